@@ -1,0 +1,175 @@
+//! Host data as the data clauses see it (OpenACC 3.3 sections 2.6 and 2.7): which types may
+//! appear in a data clause, the host memory a variable occupies, and subarrays.
+//!
+//! On devices that share host memory (host, multicore) the data clauses and data routines move
+//! nothing: "if var is in shared memory, no action is taken" (3.3 L1758 and the same sentence
+//! for each clause). Devices with their own memory keep a present table over these host ranges.
+
+use crate::error::{Error, Location, Result};
+
+/// Element types that can live in device memory: plain data, copied bit for bit.
+///
+/// # Safety
+/// Implementors must be `Copy`, contain no pointers or references, and be valid for any bit
+/// pattern a device computation can produce from valid values. `#[derive(acc::DeviceCopy)]`
+/// implements it for structs whose fields all implement it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be used on an OpenACC device",
+    note = "device data are the scalars `f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 isize usize bool`, \
+            `#[derive(acc::DeviceCopy)]` structs of them, and slices, `Vec`s and arrays of those"
+)]
+pub unsafe trait DeviceCopy: Copy + Send + Sync + 'static {}
+
+macro_rules! device_copy {
+    ($($t:ty),*) => {$( unsafe impl DeviceCopy for $t {} )*};
+}
+device_copy!(f32, f64, i8, i16, i32, i64, u8, u16, u32, u64, isize, usize, bool);
+unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
+
+/// A variable that may appear in a data clause: a device scalar, or an array of them (a slice,
+/// a `Vec`, a fixed-size array), or a reference to one.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot appear in a data clause",
+    label = "not device data",
+    note = "data clauses take scalars, slices, `Vec`s and fixed-size arrays of device types \
+            (`f32 f64 i8 .. u64 isize usize bool` and `#[derive(acc::DeviceCopy)]` structs)"
+)]
+pub trait DataVar {
+    /// The element type.
+    type Elem: DeviceCopy;
+    /// The elements, as one contiguous host range.
+    fn elems(&self) -> &[Self::Elem];
+}
+
+impl<T: DeviceCopy> DataVar for [T] {
+    type Elem = T;
+    fn elems(&self) -> &[T] {
+        self
+    }
+}
+impl<T: DeviceCopy> DataVar for Vec<T> {
+    type Elem = T;
+    fn elems(&self) -> &[T] {
+        self
+    }
+}
+impl<T: DeviceCopy> DataVar for Box<[T]> {
+    type Elem = T;
+    fn elems(&self) -> &[T] {
+        self
+    }
+}
+impl<T: DataVar + ?Sized> DataVar for &T {
+    type Elem = T::Elem;
+    fn elems(&self) -> &[T::Elem] {
+        (**self).elems()
+    }
+}
+impl<T: DataVar + ?Sized> DataVar for &mut T {
+    type Elem = T::Elem;
+    fn elems(&self) -> &[T::Elem] {
+        (**self).elems()
+    }
+}
+macro_rules! scalar_data_var {
+    ($($t:ty),*) => {$(
+        impl DataVar for $t {
+            type Elem = $t;
+            fn elems(&self) -> &[$t] { std::slice::from_ref(self) }
+        }
+    )*};
+}
+scalar_data_var!(f32, f64, i8, i16, i32, i64, u8, u16, u32, u64, isize, usize, bool);
+
+/// A host range named by a data clause: a whole variable or a subarray of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostRange {
+    /// Address of the first byte.
+    pub addr: usize,
+    /// Length in bytes.
+    pub bytes: usize,
+}
+
+/// A variable as a data clause names it: its name and source location for errors, and the host
+/// range it covers.
+#[derive(Clone, Copy, Debug)]
+pub struct ClauseVar {
+    /// The variable as written in the clause, subarray included (`a[0..n]`).
+    pub name: &'static str,
+    /// Where the clause is written.
+    pub location: Location,
+    /// The host memory it covers.
+    pub range: HostRange,
+}
+
+impl ClauseVar {
+    /// The whole of `var`.
+    pub fn whole<V: DataVar + ?Sized>(var: &V, name: &'static str, location: Location) -> ClauseVar {
+        let e = var.elems();
+        let range = HostRange { addr: e.as_ptr() as usize, bytes: std::mem::size_of_val(e) };
+        ClauseVar { name, location, range }
+    }
+
+    /// Elements `start..end` of `var` (a subarray `var[start..end]`); an error when they are not
+    /// all inside `var`.
+    pub fn subarray<V: DataVar + ?Sized>(
+        var: &V,
+        start: usize,
+        end: usize,
+        name: &'static str,
+        location: Location,
+    ) -> Result<ClauseVar> {
+        let e = var.elems();
+        if start > end || end > e.len() {
+            return Err(Error::SubarrayOutOfBounds {
+                var: name.to_string(),
+                start,
+                end,
+                len: e.len(),
+                location,
+            });
+        }
+        let size = std::mem::size_of::<V::Elem>();
+        let range = HostRange { addr: e.as_ptr() as usize + start * size, bytes: (end - start) * size };
+        Ok(ClauseVar { name, location, range })
+    }
+}
+
+/// Resolves a Rust range written in a subarray (`a..b`, `..b`, `a..`, `..`, `a..=b`) against the
+/// array's length into `(start, end)`.
+pub fn subarray_bounds(range: impl std::ops::RangeBounds<usize>, len: usize) -> (usize, usize) {
+    use std::ops::Bound::*;
+    let start = match range.start_bound() {
+        Included(&s) => s,
+        Excluded(&s) => s.saturating_add(1),
+        Unbounded => 0,
+    };
+    let end = match range.end_bound() {
+        Included(&e) => e.saturating_add(1),
+        Excluded(&e) => e,
+        Unbounded => len,
+    };
+    (start, end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loc() -> Location {
+        Location { file: "x.rs", line: 1, column: 1 }
+    }
+
+    #[test]
+    fn subarray_in_and_out_of_bounds() {
+        let v = vec![0f64; 10];
+        let c = ClauseVar::subarray(&v, 2, 5, "v[2..5]", loc()).unwrap();
+        assert_eq!(c.range.bytes, 24);
+        assert_eq!(c.range.addr, v.as_ptr() as usize + 16);
+        let e = ClauseVar::subarray(&v, 4, 11, "v[4..11]", loc()).unwrap_err().to_string();
+        assert!(e.contains("v[4..11]") && e.contains("length 10") && e.contains("x.rs:1:1"), "{e}");
+        assert_eq!(subarray_bounds(..3, 10), (0, 3));
+        assert_eq!(subarray_bounds(4.., 10), (4, 10));
+        assert_eq!(subarray_bounds(1..=3, 10), (1, 4));
+    }
+}

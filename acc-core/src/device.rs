@@ -1,0 +1,74 @@
+//! The `Device` trait every backend implements, and what a device can tell about itself.
+
+use crate::device_type::DeviceType;
+use crate::error::Result;
+
+/// A device property for `acc::get_property` (`acc_device_property_t`, OpenACC 3.x 3.2.6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Property {
+    /// Total memory of the device in bytes (0 where it shares the host's memory).
+    Memory,
+    /// Free memory of the device in bytes (0 where it shares the host's memory).
+    FreeMemory,
+    /// Whether the device shares memory with the host: `"1"` or `"0"`.
+    SharedMemorySupport,
+    /// The device's name.
+    Name,
+    /// The device's vendor.
+    Vendor,
+    /// The driver, or for host devices the `acc` version.
+    Driver,
+}
+
+/// One device of one [`DeviceType`], as a backend in `acc-device` provides it.
+///
+/// Devices that run the host twin (the region's Rust code compiled by rustc) return the way they
+/// run it from [`Device::host_execution`]; devices with their own memory add kernel launches and
+/// data movement in later backends.
+pub trait Device: Send + Sync + 'static {
+    /// The type of this device.
+    fn device_type(&self) -> DeviceType;
+    /// Its number among the devices of its type, from 0.
+    fn number(&self) -> usize;
+    /// A property, as text (numbers in decimal).
+    fn property(&self, property: Property) -> String;
+    /// Whether the device reads and writes host memory directly, so data clauses move nothing
+    /// (OpenACC 3.3 section 2.6.1, "shared memory").
+    fn shares_host_memory(&self) -> bool;
+    /// How the device runs a region's host twin: `None` for sequentially on the calling thread,
+    /// or the threads that share its parallel loops.
+    fn host_threads(&self) -> Option<&dyn HostThreads> {
+        None
+    }
+    /// Releases what the device holds (`acc_shutdown`); it may be initialized again later.
+    fn shutdown(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Threads that run chunks of a parallel loop's iteration space (the multicore device).
+pub trait HostThreads: Send + Sync {
+    /// How many threads run chunks at once.
+    fn parallelism(&self) -> usize;
+    /// Runs `task(0)`, ..., `task(tasks - 1)`, spread over the threads, and returns when all
+    /// have finished. A panic in a task is resumed on the calling thread.
+    fn run(&self, tasks: usize, task: &(dyn Fn(usize) + Sync));
+}
+
+/// A backend: the devices of one type that this build and machine provide.
+pub trait Backend: Send + Sync + 'static {
+    /// The type of the devices it provides.
+    fn device_type(&self) -> DeviceType;
+    /// How many devices of that type are present (0 when none are).
+    fn count(&self) -> usize;
+    /// Opens device `num` (`num < count()`); later calls return the same device.
+    fn open(&self, num: usize) -> Result<std::sync::Arc<dyn Device>>;
+    /// Why there are no devices, when `count()` is 0.
+    fn absent_reason(&self) -> String {
+        String::from("none was found")
+    }
+    /// Forgets opened devices after shutting them down (`acc_shutdown`).
+    fn shutdown(&self) -> Result<()> {
+        Ok(())
+    }
+}

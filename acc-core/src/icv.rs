@@ -1,0 +1,133 @@
+//! Internal control variables (OpenACC 3.3 section 2.3).
+//!
+//! The spec keeps one copy of the ICVs per host thread; a thread created by a compute construct
+//! inherits the copy of the thread that launched it, and modifying an ICV changes only the
+//! calling thread's copy (3.3 L932-936). Here each thread holds its ICVs in a `thread_local!`,
+//! seeded from the environment, which is read once per process (3.3 L930-932).
+
+use std::cell::Cell;
+use std::sync::OnceLock;
+
+use crate::device_type::DeviceType;
+use crate::error::Error;
+use crate::queue::ASYNC_NOVAL;
+
+/// What `ACC_DEVICE_TYPE` and `ACC_DEVICE_NUM` said when the process first asked.
+#[derive(Clone, Debug)]
+pub struct EnvSettings {
+    /// `ACC_DEVICE_TYPE`: `Ok(None)` when unset or empty.
+    pub device_type: Result<Option<DeviceType>, Error>,
+    /// `ACC_DEVICE_NUM`: `Ok(None)` when unset or empty.
+    pub device_num: Result<Option<usize>, Error>,
+}
+
+impl EnvSettings {
+    fn read() -> EnvSettings {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        let device_type = var("ACC_DEVICE_TYPE").map(|v| DeviceType::parse_env(&v)).transpose();
+        let device_num = var("ACC_DEVICE_NUM")
+            .map(|v| v.trim().parse::<usize>().map_err(|_| Error::InvalidDeviceNum { value: v }))
+            .transpose();
+        EnvSettings { device_type, device_num }
+    }
+}
+
+/// The environment, read once per process.
+pub fn env() -> &'static EnvSettings {
+    static ENV: OnceLock<EnvSettings> = OnceLock::new();
+    ENV.get_or_init(EnvSettings::read)
+}
+
+/// One thread's copy of the ICVs. `None` means "not set on this thread": the environment, then
+/// the implementation's default, applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Icvs {
+    /// `acc-current-device-type-var`, when set by `acc::set_device_type` or a directive.
+    pub device_type: Option<DeviceType>,
+    /// `acc-current-device-num-var`, when set by `acc::set_device_num` or a directive.
+    pub device_num: Option<usize>,
+    /// `acc-default-async-var`.
+    pub default_async: i32,
+}
+
+impl Default for Icvs {
+    fn default() -> Self {
+        Icvs { device_type: None, device_num: None, default_async: ASYNC_NOVAL }
+    }
+}
+
+thread_local! {
+    static ICVS: Cell<Icvs> = Cell::new(Icvs::default());
+    static EXECUTING_ON: Cell<Option<DeviceType>> = const { Cell::new(None) };
+}
+
+/// The calling thread's ICVs.
+pub fn current() -> Icvs {
+    ICVS.with(|c| c.get())
+}
+
+/// Changes the calling thread's ICVs.
+pub fn update(f: impl FnOnce(&mut Icvs)) {
+    ICVS.with(|c| {
+        let mut v = c.get();
+        f(&mut v);
+        c.set(v);
+    })
+}
+
+/// The device type the calling thread is executing a compute region on, if it is inside one
+/// (read by `acc::on_device`).
+pub fn executing_on() -> Option<DeviceType> {
+    EXECUTING_ON.with(|c| c.get())
+}
+
+/// What a thread that runs part of a compute region inherits from the thread that launched it.
+#[derive(Clone, Copy, Debug)]
+pub struct Inherited {
+    icvs: Icvs,
+    device_type: DeviceType,
+}
+
+impl Inherited {
+    /// Captures the calling thread's ICVs for a region that runs on `device_type`.
+    pub fn capture(device_type: DeviceType) -> Inherited {
+        Inherited { icvs: current(), device_type }
+    }
+
+    /// Runs `f` on this thread with the inherited ICVs and "executing on" state, restoring the
+    /// thread's own afterwards (also when `f` panics).
+    pub fn run<R>(&self, f: impl FnOnce() -> R) -> R {
+        struct Restore(Icvs, Option<DeviceType>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                ICVS.with(|c| c.set(self.0));
+                EXECUTING_ON.with(|c| c.set(self.1));
+            }
+        }
+        let _restore = Restore(current(), executing_on());
+        ICVS.with(|c| c.set(self.icvs));
+        EXECUTING_ON.with(|c| c.set(Some(self.device_type)));
+        f()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn icvs_are_per_thread() {
+        update(|i| i.device_type = Some(DeviceType::Host));
+        let other = std::thread::spawn(|| current().device_type).join().unwrap();
+        assert_eq!(other, None);
+        assert_eq!(current().device_type, Some(DeviceType::Host));
+    }
+
+    #[test]
+    fn inherited_state_is_restored() {
+        let inh = Inherited::capture(DeviceType::Multicore);
+        assert_eq!(executing_on(), None);
+        inh.run(|| assert_eq!(executing_on(), Some(DeviceType::Multicore)));
+        assert_eq!(executing_on(), None);
+    }
+}

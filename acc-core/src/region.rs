@@ -1,0 +1,105 @@
+//! Launching a compute construct (OpenACC 3.3 section 2.5): deciding where it runs from its `if`
+//! and `self` clauses and the current device, and honouring `async` and `wait`.
+
+use std::sync::Arc;
+
+use crate::device::{Device, HostThreads};
+use crate::device_type::DeviceType;
+use crate::error::{Location, Result};
+use crate::icv::Inherited;
+use crate::queue::Queue;
+use crate::runtime::Runtime;
+
+/// The compute constructs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ComputeKind {
+    /// `parallel` (3.3 section 2.5.1).
+    Parallel,
+    /// `kernels` (3.3 section 2.5.3).
+    Kernels,
+    /// `serial` (3.3 section 2.5.2): one gang, one worker, vector length 1.
+    Serial,
+}
+
+/// A compute construct in the user's source: what it is and where.
+#[derive(Clone, Copy, Debug)]
+pub struct RegionSite {
+    /// Which construct.
+    pub kind: ComputeKind,
+    /// The enclosing function's name.
+    pub function: &'static str,
+    /// Where the directive is written.
+    pub location: Location,
+}
+
+/// The run-time values of a compute construct's launch clauses.
+#[derive(Clone, Debug, Default)]
+pub struct LaunchClauses {
+    /// `if(cond)`: `Some(false)` runs the region on the local thread (3.3 L1155-1156).
+    pub if_cond: Option<bool>,
+    /// `self(cond)`: `Some(true)` runs the region on the host (3.3 L1159-1163).
+    pub self_cond: Option<bool>,
+    /// `async(n)` (`Some(ASYNC_NOVAL)` for a bare `async`).
+    pub async_arg: Option<i64>,
+    /// `wait(q, ..)`: `Some(vec![])` for a bare `wait`.
+    pub wait: Option<Vec<i64>>,
+}
+
+/// How a launched region's host twin runs.
+pub enum Exec<'a> {
+    /// Sequentially on the calling thread.
+    Sequential,
+    /// With its outermost parallel loops split across these threads.
+    Threads(&'a dyn HostThreads, Inherited),
+}
+
+/// A compute region that has been launched: the device it runs on and how.
+pub struct Launch {
+    device: Option<Arc<dyn Device>>,
+    kind: ComputeKind,
+    queue: Queue,
+}
+
+impl Launch {
+    /// Decides where the region runs and waits for the queues its `wait` clause names.
+    pub fn begin(rt: &Runtime, site: &RegionSite, clauses: &LaunchClauses) -> Result<Launch> {
+        let queue = Queue::resolve(clauses.async_arg)?;
+        if let Some(w) = &clauses.wait {
+            for &q in w {
+                Queue::for_wait(q)?;
+            }
+        }
+        let local = clauses.if_cond == Some(false)
+            || (clauses.if_cond != Some(false) && clauses.self_cond == Some(true));
+        let device = if local { None } else { Some(rt.current_device()?) };
+        // Shared-memory devices complete every operation before the launching call returns, so
+        // the queues named by `wait` are already drained and queue order holds trivially.
+        Ok(Launch { device, kind: site.kind, queue })
+    }
+
+    /// The device the region runs on: `Host` when it runs on the local thread.
+    pub fn device_type(&self) -> DeviceType {
+        self.device.as_ref().map_or(DeviceType::Host, |d| d.device_type())
+    }
+
+    /// The queue the region was launched on.
+    pub fn queue(&self) -> Queue {
+        self.queue
+    }
+
+    /// How the host twin runs. A `serial` region runs on the calling thread even on multicore.
+    pub fn exec(&self) -> Exec<'_> {
+        match (&self.device, self.kind) {
+            (Some(d), kind) if kind != ComputeKind::Serial => match d.host_threads() {
+                Some(t) => Exec::Threads(t, Inherited::capture(d.device_type())),
+                None => Exec::Sequential,
+            },
+            _ => Exec::Sequential,
+        }
+    }
+
+    /// Runs `body` as the sequential host twin, with the "executing on" state of the device.
+    pub fn run_sequential<R>(&self, body: impl FnOnce() -> R) -> R {
+        Inherited::capture(self.device_type()).run(body)
+    }
+}

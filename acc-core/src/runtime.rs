@@ -1,0 +1,188 @@
+//! The runtime: which devices exist, which one the calling thread uses, and the semantics of the
+//! device-management routines of OpenACC chapter 3 (`acc_get_num_devices`, `acc_set_device_type`,
+//! `acc_init`, `acc_on_device`, ...). The facade crate `acc` builds one [`Runtime`] with the
+//! backends of its build and exposes these as the public `acc::*` functions.
+
+use std::sync::Arc;
+
+use crate::device::{Backend, Device, Property};
+use crate::device_type::DeviceType;
+use crate::error::{Error, Result};
+use crate::icv;
+
+/// The backends of this build, and the routines that choose among their devices.
+pub struct Runtime {
+    backends: Vec<Box<dyn Backend>>,
+}
+
+impl Runtime {
+    /// A runtime over `backends` (at most one per device type).
+    pub fn new(backends: Vec<Box<dyn Backend>>) -> Runtime {
+        Runtime { backends }
+    }
+
+    fn backend(&self, ty: DeviceType) -> Option<&dyn Backend> {
+        self.backends.iter().find(|b| b.device_type() == ty).map(|b| b.as_ref())
+    }
+
+    fn count(&self, ty: DeviceType) -> usize {
+        self.backend(ty).map_or(0, |b| b.count())
+    }
+
+    /// The best device type present: nvidia, then wgpu, then multicore, then host (DESIGN.md
+    /// section 1).
+    pub fn default_device_type(&self) -> DeviceType {
+        DeviceType::CONCRETE
+            .into_iter()
+            .find(|&t| self.count(t) > 0)
+            .unwrap_or(DeviceType::Host)
+    }
+
+    /// `acc_get_num_devices`: devices of a type (`Default`: of the default type; `NotHost`: of
+    /// every type but the host).
+    pub fn num_devices(&self, ty: DeviceType) -> usize {
+        match ty {
+            DeviceType::None => 0,
+            DeviceType::Default => self.count(self.default_device_type()),
+            DeviceType::NotHost => DeviceType::CONCRETE
+                .into_iter()
+                .filter(|&t| t != DeviceType::Host)
+                .map(|t| self.count(t))
+                .sum(),
+            t => self.count(t),
+        }
+    }
+
+    /// Resolves `Default` to the concrete default type; other types are returned as they are.
+    pub fn resolve_type(&self, ty: DeviceType) -> DeviceType {
+        if ty == DeviceType::Default {
+            self.default_device_type()
+        } else {
+            ty
+        }
+    }
+
+    /// `acc-current-device-type-var` of the calling thread: what it set, else `ACC_DEVICE_TYPE`,
+    /// else the default type. Fails when `ACC_DEVICE_TYPE` names no type.
+    pub fn current_device_type(&self) -> Result<DeviceType> {
+        let ty = match icv::current().device_type {
+            Some(t) => t,
+            None => icv::env().device_type.clone()?.unwrap_or(DeviceType::Default),
+        };
+        Ok(self.resolve_type(ty))
+    }
+
+    /// `acc-current-device-num-var` of the calling thread for the current device type.
+    pub fn current_device_num(&self) -> Result<usize> {
+        match icv::current().device_num {
+            Some(n) => Ok(n),
+            None => Ok(icv::env().device_num.clone()?.unwrap_or(0)),
+        }
+    }
+
+    /// `acc_get_device_num(ty)`: the current device number if `ty` is the current type, else 0.
+    pub fn device_num(&self, ty: DeviceType) -> Result<usize> {
+        if self.resolve_type(ty) == self.current_device_type()? {
+            self.current_device_num()
+        } else {
+            Ok(0)
+        }
+    }
+
+    /// `acc_set_device_type`: the calling thread's device type from now on.
+    pub fn set_device_type(&self, ty: DeviceType) {
+        icv::update(|i| {
+            i.device_type = Some(ty);
+            i.device_num = None;
+        });
+    }
+
+    /// `acc_set_device_num(n, ty)`: device `n` of type `ty` (a concrete type also becomes the
+    /// current type; `Default` keeps the current type).
+    pub fn set_device_num(&self, num: usize, ty: DeviceType) {
+        icv::update(|i| {
+            if ty.is_concrete() {
+                i.device_type = Some(ty);
+            }
+            i.device_num = Some(num);
+        });
+    }
+
+    /// Opens device `num` of type `ty`.
+    pub fn device(&self, ty: DeviceType, num: usize) -> Result<Arc<dyn Device>> {
+        let ty = self.resolve_type(ty);
+        if !ty.is_concrete() {
+            return Err(Error::NotConcrete { device_type: ty, what: "selecting a device" });
+        }
+        let Some(backend) = self.backend(ty) else {
+            return Err(Error::NoDevice {
+                device_type: ty,
+                reason: format!("this build of acc has no {ty} backend"),
+            });
+        };
+        let count = backend.count();
+        if count == 0 {
+            return Err(Error::NoDevice { device_type: ty, reason: backend.absent_reason() });
+        }
+        if num >= count {
+            return Err(Error::DeviceNumOutOfRange { device_type: ty, num, count });
+        }
+        backend.open(num)
+    }
+
+    /// The calling thread's current device, opened.
+    pub fn current_device(&self) -> Result<Arc<dyn Device>> {
+        self.device(self.current_device_type()?, self.current_device_num()?)
+    }
+
+    /// `acc_init(ty)`: opens the current device of type `ty` now (to keep start-up cost out of
+    /// timings) and makes `ty` the calling thread's device type.
+    pub fn init(&self, ty: DeviceType) -> Result<()> {
+        let ty = self.resolve_type(ty);
+        let num = if self.current_device_type()? == ty { self.current_device_num()? } else { 0 };
+        self.device(ty, num)?;
+        icv::update(|i| {
+            i.device_type = Some(ty);
+            i.device_num = Some(num);
+        });
+        Ok(())
+    }
+
+    /// `acc_shutdown(ty)`: releases the devices of type `ty` (every concrete type for `NotHost`).
+    pub fn shutdown(&self, ty: DeviceType) -> Result<()> {
+        let ty = self.resolve_type(ty);
+        let types: Vec<DeviceType> = match ty {
+            DeviceType::None => return Ok(()),
+            DeviceType::NotHost => {
+                DeviceType::CONCRETE.into_iter().filter(|&t| t != DeviceType::Host).collect()
+            }
+            t => vec![t],
+        };
+        for t in types {
+            if let Some(b) = self.backend(t) {
+                b.shutdown()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `acc_on_device(ty)`: whether the calling code runs on a device of type `ty`. Outside
+    /// compute regions (and in regions run on the local thread) the code runs on the host.
+    pub fn on_device(&self, ty: DeviceType) -> bool {
+        let here = icv::executing_on().unwrap_or(DeviceType::Host);
+        match ty {
+            DeviceType::None => false,
+            DeviceType::NotHost => here != DeviceType::Host,
+            DeviceType::Default => {
+                self.current_device_type().map(|t| t == here).unwrap_or(false)
+            }
+            t => t == here,
+        }
+    }
+
+    /// `acc_get_property(n, ty, p)`: a property of device `n` of type `ty`, or an error when
+    /// there is no such device.
+    pub fn property(&self, num: usize, ty: DeviceType, p: Property) -> Result<String> {
+        Ok(self.device(ty, num)?.property(p))
+    }
+}

@@ -1,0 +1,6 @@
+//! The host device: regions run as their host twin, sequentially, on the calling thread.
+
+mod runtime;
+
+pub use runtime::{HostBackend, HostDevice};
+pub(crate) use runtime::host_property as runtime_property;

@@ -1,0 +1,50 @@
+use std::sync::Arc;
+
+use acc_core::device::{Backend, Device, Property};
+use acc_core::{DeviceType, Result};
+
+/// The one host device.
+#[derive(Debug, Default)]
+pub struct HostDevice;
+
+impl Device for HostDevice {
+    fn device_type(&self) -> DeviceType {
+        DeviceType::Host
+    }
+    fn number(&self) -> usize {
+        0
+    }
+    fn property(&self, p: Property) -> String {
+        host_property(p, "host (sequential)")
+    }
+    fn shares_host_memory(&self) -> bool {
+        true
+    }
+}
+
+/// Properties common to devices that are the host's own processor.
+pub(crate) fn host_property(p: Property, name: &str) -> String {
+    match p {
+        Property::Memory | Property::FreeMemory => "0".into(),
+        Property::SharedMemorySupport => "1".into(),
+        Property::Name => name.into(),
+        Property::Vendor => "acc".into(),
+        Property::Driver => concat!("acc ", env!("CARGO_PKG_VERSION")).into(),
+    }
+}
+
+/// Provides the host device.
+#[derive(Debug, Default)]
+pub struct HostBackend;
+
+impl Backend for HostBackend {
+    fn device_type(&self) -> DeviceType {
+        DeviceType::Host
+    }
+    fn count(&self) -> usize {
+        1
+    }
+    fn open(&self, _num: usize) -> Result<Arc<dyn Device>> {
+        Ok(Arc::new(HostDevice))
+    }
+}

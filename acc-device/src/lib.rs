@@ -1,0 +1,24 @@
+//! Backends of `acc` behind the [`acc_core::Device`] trait.
+//!
+//! Each backend is a folder with the same shape: `runtime` for devices, memory, queues and
+//! launches (and, for GPU backends, `lower` from the kernel IR). This build has:
+//! - [`host`]: the calling thread, running each region's host twin sequentially;
+//! - [`multicore`] (feature `multicore`): all host cores, splitting each region's outermost
+//!   parallel loops across a thread pool.
+
+#![warn(missing_docs)]
+
+pub mod host;
+#[cfg(feature = "multicore")]
+pub mod multicore;
+
+use acc_core::device::Backend;
+
+/// The backends of this build, one per device type.
+pub fn backends() -> Vec<Box<dyn Backend>> {
+    #[allow(unused_mut)]
+    let mut v: Vec<Box<dyn Backend>> = vec![Box::new(host::HostBackend::default())];
+    #[cfg(feature = "multicore")]
+    v.push(Box::new(multicore::MulticoreBackend::default()));
+    v
+}

@@ -1,0 +1,93 @@
+use std::sync::{Arc, Mutex};
+
+use acc_core::device::{Backend, Device, HostThreads, Property};
+use acc_core::{DeviceType, Error, Result};
+
+use crate::host::runtime_property;
+
+/// The multicore device: a thread pool.
+pub struct MulticoreDevice {
+    pool: rayon::ThreadPool,
+}
+
+impl MulticoreDevice {
+    fn new() -> Result<MulticoreDevice> {
+        let threads = match std::env::var("ACC_NUM_CORES") {
+            Ok(v) if !v.trim().is_empty() => match v.trim().parse::<usize>() {
+                Ok(n) if n > 0 => n,
+                _ => {
+                    return Err(Error::NoDevice {
+                        device_type: DeviceType::Multicore,
+                        reason: format!("ACC_NUM_CORES={v:?} is not a positive integer"),
+                    })
+                }
+            },
+            _ => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("acc-multicore-{i}"))
+            .build()
+            .map_err(|e| Error::NoDevice {
+                device_type: DeviceType::Multicore,
+                reason: format!("could not start its threads: {e}"),
+            })?;
+        Ok(MulticoreDevice { pool })
+    }
+}
+
+impl Device for MulticoreDevice {
+    fn device_type(&self) -> DeviceType {
+        DeviceType::Multicore
+    }
+    fn number(&self) -> usize {
+        0
+    }
+    fn property(&self, p: Property) -> String {
+        runtime_property(p, &format!("multicore ({} threads)", self.pool.current_num_threads()))
+    }
+    fn shares_host_memory(&self) -> bool {
+        true
+    }
+    fn host_threads(&self) -> Option<&dyn HostThreads> {
+        Some(self)
+    }
+}
+
+impl HostThreads for MulticoreDevice {
+    fn parallelism(&self) -> usize {
+        self.pool.current_num_threads()
+    }
+    fn run(&self, tasks: usize, task: &(dyn Fn(usize) + Sync)) {
+        use rayon::prelude::*;
+        self.pool.install(|| (0..tasks).into_par_iter().with_max_len(1).for_each(task));
+    }
+}
+
+/// Provides the multicore device; the pool starts on first use and stops at `acc::shutdown`.
+#[derive(Default)]
+pub struct MulticoreBackend {
+    device: Mutex<Option<Arc<MulticoreDevice>>>,
+}
+
+impl Backend for MulticoreBackend {
+    fn device_type(&self) -> DeviceType {
+        DeviceType::Multicore
+    }
+    fn count(&self) -> usize {
+        1
+    }
+    fn open(&self, _num: usize) -> Result<Arc<dyn Device>> {
+        let mut d = self.device.lock().unwrap_or_else(|e| e.into_inner());
+        if d.is_none() {
+            *d = Some(Arc::new(MulticoreDevice::new()?));
+        }
+        let dev: Arc<MulticoreDevice> = d.as_ref().map(Arc::clone).expect("set above");
+        Ok(dev)
+    }
+    fn shutdown(&self) -> Result<()> {
+        // Regions still running hold their own Arc; the pool stops when the last one ends.
+        self.device.lock().unwrap_or_else(|e| e.into_inner()).take();
+        Ok(())
+    }
+}

@@ -1,0 +1,163 @@
+//! Checks of a parsed directive that need no knowledge of the code around it: clauses the
+//! directive does not take, clauses not allowed after `device_type`, modifiers, repeated and
+//! conflicting clauses, and required clauses. Every violation is collected with its span.
+
+use std::collections::HashMap;
+
+use crate::directive::allowed::{allows, allows_after_device_type};
+use crate::directive::{ClauseArgs, ClauseName as C, DeviceTypeSel, Directive, DirectiveKind as D};
+
+/// Device type names a `device_type` clause accepts.
+pub const DEVICE_TYPE_NAMES: &[&str] = &["host", "multicore", "nvidia", "wgpu", "default"];
+
+/// Every problem with `dir`, each at its span.
+pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
+    let mut errs = Vec::new();
+    let name = dir.kind.spelling();
+    let mut err = |span, msg: String| errs.push(syn::Error::new(span, msg));
+
+    for c in &dir.clauses {
+        if !allows(dir.kind, c.name) {
+            err(c.span, format!("clause `{}` is not allowed on `{name}`", c.name.spelling()));
+            continue;
+        }
+        if c.device_types.is_some() && c.name != C::DeviceType && !allows_after_device_type(dir.kind, c.name) {
+            err(
+                c.span,
+                format!(
+                    "clause `{}` may not follow `device_type` on `{name}` (3.3 section 2.4: only tuning clauses are device specific)",
+                    c.name.spelling()
+                ),
+            );
+        }
+        if let Some(m) = c.modifier() {
+            let ok = match (m.to_string().as_str(), c.name) {
+                ("readonly", C::Copyin) => dir.kind != D::EnterData,
+                ("zero", C::Copyout) => dir.kind != D::ExitData,
+                ("zero", C::Create) => true,
+                _ => false,
+            };
+            if !ok {
+                err(m.span(), format!("modifier `{m}:` is not allowed on `{}` in `{name}`", c.name.spelling()));
+            }
+        }
+        if let ClauseArgs::DeviceTypes(list) = &c.args {
+            for t in list {
+                if let DeviceTypeSel::Named(id) = t {
+                    let n = id.to_string().to_ascii_lowercase();
+                    if !DEVICE_TYPE_NAMES.contains(&n.as_str()) {
+                        err(
+                            id.span(),
+                            format!("unknown device type `{id}`; the device types are {} and `*`", DEVICE_TYPE_NAMES.join(", ")),
+                        );
+                    }
+                }
+            }
+        }
+        if c.name == C::NumGangs {
+            if let ClauseArgs::Exprs(v) = &c.args {
+                let max = if dir.kind.compute() == Some(crate::directive::ComputeKind::Kernels) { 1 } else { 3 };
+                if v.len() > max {
+                    err(c.span, format!("`num_gangs` takes at most {max} value{} on `{name}` (3.3 section 2.5.10)", if max == 1 { "" } else { "s" }));
+                }
+            }
+        }
+        if let ClauseArgs::Gang { dim: Some(d), .. } = &c.args {
+            if let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(l), .. }) = &**d {
+                if !matches!(l.base10_parse::<u32>(), Ok(1..=3)) {
+                    err(l.span(), "`gang(dim: ..)` must be 1, 2 or 3 (3.3 section 2.9.2)".into());
+                }
+            }
+        }
+    }
+
+    // Clauses that may appear once per device-type section.
+    let once = [
+        C::If, C::SelfClause, C::Default, C::Collapse, C::NumGangs, C::NumWorkers, C::VectorLength,
+        C::Async, C::Tile, C::Bind, C::DeviceNum, C::DefaultAsync,
+    ];
+    let mut seen: HashMap<(C, String), proc_macro2::Span> = HashMap::new();
+    for c in &dir.clauses {
+        if !once.contains(&c.name) || (c.name == C::SelfClause && dir.kind == D::Update) {
+            continue;
+        }
+        let section = c.device_types.as_ref().map(|t| format!("{}", t.len())).unwrap_or_default();
+        if seen.insert((c.name, section), c.span).is_some() {
+            err(c.span, format!("clause `{}` appears more than once on `{name}`", c.name.spelling()));
+        }
+    }
+
+    // Loop-level conflicts (3.3 section 2.9: seq excludes the others; independent excludes auto).
+    if let Some(seq) = dir.general(C::Seq).next() {
+        for other in [C::Gang, C::Worker, C::Vector, C::Independent, C::Auto] {
+            if dir.general(other).next().is_some() {
+                err(seq.span, format!("`seq` cannot be combined with `{}` on `{name}` (3.3 section 2.9.5)", other.spelling()));
+            }
+        }
+    }
+    if let (Some(a), Some(_)) = (dir.general(C::Auto).next(), dir.general(C::Independent).next()) {
+        err(a.span, format!("`auto` cannot be combined with `independent` on `{name}` (3.3 section 2.9.7)"));
+    }
+    if let (Some(t), Some(_)) = (dir.find(C::Tile), dir.find(C::Collapse)) {
+        err(t.span, format!("`tile` cannot be combined with `collapse` on `{name}` (3.3 section 2.9.8)"));
+    }
+    let atomic_clauses = dir.clauses.iter().filter(|c| matches!(c.name, C::Read | C::Write | C::Update | C::Capture)).count();
+    if atomic_clauses > 1 {
+        err(dir.span, "`atomic` takes at most one of `read`, `write`, `update`, `capture` (3.3 section 2.12)".into());
+    }
+    if dir.kind == D::Routine {
+        let levels = dir.clauses.iter().filter(|c| c.device_types.is_none() && matches!(c.name, C::Gang | C::Worker | C::Vector | C::Seq)).count();
+        if levels != 1 {
+            err(dir.span, "`routine` needs exactly one of `gang`, `worker`, `vector`, `seq` (3.3 section 2.15.1)".into());
+        }
+    }
+
+    // The same variable in two data-sharing clauses of one directive.
+    let mut var_clause: HashMap<String, (C, proc_macro2::Span)> = HashMap::new();
+    for c in &dir.clauses {
+        let sharing = matches!(
+            c.name,
+            C::Copy | C::Copyin | C::Copyout | C::Create | C::NoCreate | C::Present | C::Deviceptr | C::Private | C::Firstprivate | C::Reduction
+        );
+        if !sharing {
+            continue;
+        }
+        for v in c.vars() {
+            let key = v.name.to_string();
+            if let Some((prev, _)) = var_clause.get(&key) {
+                let combined_ok = dir.kind.is_combined() && ((*prev == C::Reduction) != (c.name == C::Reduction)) && matches!(if *prev == C::Reduction { c.name } else { *prev }, C::Copy | C::Copyin | C::Copyout | C::Create | C::Present);
+                if !combined_ok && !(*prev == C::Reduction && c.name == C::Reduction) {
+                    err(v.span, format!("`{key}` appears in both `{}` and `{}` on `{name}`", prev.spelling(), c.name.spelling()));
+                }
+                if *prev == C::Reduction && c.name == C::Reduction {
+                    err(v.span, format!("`{key}` appears in two `reduction` clauses on `{name}`"));
+                }
+            } else {
+                var_clause.insert(key, (c.name, v.span));
+            }
+        }
+    }
+
+    // Required clauses.
+    let has_any = |names: &[C]| dir.clauses.iter().any(|c| names.contains(&c.name));
+    match dir.kind {
+        D::Update if !has_any(&[C::SelfClause, C::Host, C::Device]) => {
+            err(dir.span, "`update` needs at least one of `self(..)`, `host(..)`, `device(..)` (3.3 section 2.14.4)".into())
+        }
+        D::EnterData if !has_any(&[C::Copyin, C::Create, C::Attach]) => {
+            err(dir.span, "`enter_data` needs at least one data clause: `copyin`, `create` or `attach` (3.3 section 2.6.6)".into())
+        }
+        D::ExitData if !has_any(&[C::Copyout, C::Delete, C::Detach]) => {
+            err(dir.span, "`exit_data` needs at least one data clause: `copyout`, `delete` or `detach` (3.3 section 2.6.6)".into())
+        }
+        D::HostData if !has_any(&[C::UseDevice]) => {
+            err(dir.span, "`host_data` needs a `use_device(..)` clause (3.3 section 2.8)".into())
+        }
+        D::Data if !has_any(&[C::Copy, C::Copyin, C::Copyout, C::Create, C::NoCreate, C::Present, C::Deviceptr, C::Attach, C::Default]) => {
+            err(dir.span, "`data` needs at least one data clause or `default` (3.3 section 2.6.5)".into())
+        }
+        D::Declare if dir.clauses.is_empty() => err(dir.span, "`declare` needs at least one data clause (3.3 section 2.13)".into()),
+        _ => {}
+    }
+    errs
+}

@@ -1,0 +1,36 @@
+//! `#[derive(acc::DeviceCopy)]`.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{Data, DeriveInput};
+
+pub fn device_copy(input: TokenStream) -> TokenStream {
+    let input: DeriveInput = match syn::parse2(input) {
+        Ok(i) => i,
+        Err(e) => return e.to_compile_error(),
+    };
+    let Data::Struct(s) = &input.data else {
+        return syn::Error::new_spanned(&input.ident, "`DeviceCopy` can be derived for structs only").to_compile_error();
+    };
+    let repr_c = input.attrs.iter().any(|a| {
+        a.path().is_ident("repr") && a.parse_args::<syn::Ident>().is_ok_and(|i| i == "C")
+    });
+    if !repr_c {
+        return syn::Error::new_spanned(
+            &input.ident,
+            "`DeviceCopy` needs `#[repr(C)]`, so that the struct has the same layout on every device",
+        )
+        .to_compile_error();
+    }
+    let name = &input.ident;
+    let (ig, tg, wc) = input.generics.split_for_impl();
+    let checks = s.fields.iter().map(|f| {
+        let ty = &f.ty;
+        quote!(::acc::__rt::assert_device_copy::<#ty>();)
+    });
+    quote! {
+        // SAFETY: a `#[repr(C)]` struct of `DeviceCopy` fields is plain data (checked below).
+        unsafe impl #ig ::acc::DeviceCopy for #name #tg #wc {}
+        const _: fn() = || { #(#checks)* };
+    }
+}

@@ -1,0 +1,154 @@
+//! The typed model of an OpenACC directive: which directive, and its clauses with their spans.
+//!
+//! `parse` turns attribute arguments into a [`Directive`]; `allowed` knows which clauses each
+//! directive takes (OpenACC 3.3 sections 2.5-2.16, tables D1-D18 of the checklist).
+
+pub mod allowed;
+pub mod clause;
+pub mod parse;
+
+pub use clause::{Clause, ClauseArgs, ClauseName, DeviceTypeSel, RedOp, VarRef};
+
+use proc_macro2::Span;
+
+/// Every directive `acc` spells as an attribute or a function-like macro.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DirectiveKind {
+    Parallel,
+    Kernels,
+    Serial,
+    ParallelLoop,
+    KernelsLoop,
+    SerialLoop,
+    Loop,
+    Data,
+    HostData,
+    Atomic,
+    Routine,
+    Declare,
+    Offload,
+    Update,
+    EnterData,
+    ExitData,
+    Wait,
+    Init,
+    Shutdown,
+    Set,
+    Cache,
+}
+
+impl DirectiveKind {
+    /// The directive as the user spells it in Rust.
+    pub fn spelling(self) -> &'static str {
+        use DirectiveKind::*;
+        match self {
+            Parallel => "parallel",
+            Kernels => "kernels",
+            Serial => "serial",
+            ParallelLoop => "parallel_loop",
+            KernelsLoop => "kernels_loop",
+            SerialLoop => "serial_loop",
+            Loop => "loop",
+            Data => "data",
+            HostData => "host_data",
+            Atomic => "atomic",
+            Routine => "routine",
+            Declare => "declare",
+            Offload => "offload",
+            Update => "update",
+            EnterData => "enter_data",
+            ExitData => "exit_data",
+            Wait => "wait",
+            Init => "init",
+            Shutdown => "shutdown",
+            Set => "set",
+            Cache => "cache",
+        }
+    }
+
+    /// The directive named by the last segment of an attribute path (`acc::parallel`).
+    pub fn from_attr_name(name: &str) -> Option<DirectiveKind> {
+        use DirectiveKind::*;
+        Some(match name {
+            "parallel" => Parallel,
+            "kernels" => Kernels,
+            "serial" => Serial,
+            "parallel_loop" => ParallelLoop,
+            "kernels_loop" => KernelsLoop,
+            "serial_loop" => SerialLoop,
+            "loop" | "r#loop" => Loop,
+            "data" => Data,
+            "host_data" => HostData,
+            "atomic" => Atomic,
+            "routine" => Routine,
+            "declare" => Declare,
+            "offload" => Offload,
+            _ => return None,
+        })
+    }
+
+    /// The compute construct of a compute or combined directive.
+    pub fn compute(self) -> Option<ComputeKind> {
+        use DirectiveKind::*;
+        match self {
+            Parallel | ParallelLoop => Some(ComputeKind::Parallel),
+            Kernels | KernelsLoop => Some(ComputeKind::Kernels),
+            Serial | SerialLoop => Some(ComputeKind::Serial),
+            _ => None,
+        }
+    }
+
+    /// Whether this is a combined construct (`parallel loop` and the like, spec 2.11).
+    pub fn is_combined(self) -> bool {
+        matches!(self, DirectiveKind::ParallelLoop | DirectiveKind::KernelsLoop | DirectiveKind::SerialLoop)
+    }
+}
+
+/// The three compute constructs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ComputeKind {
+    Parallel,
+    Kernels,
+    Serial,
+}
+
+impl ComputeKind {
+    pub fn spelling(self) -> &'static str {
+        match self {
+            ComputeKind::Parallel => "parallel",
+            ComputeKind::Kernels => "kernels",
+            ComputeKind::Serial => "serial",
+        }
+    }
+}
+
+/// A parsed directive.
+#[derive(Clone)]
+pub struct Directive {
+    pub kind: DirectiveKind,
+    /// Span of the directive's name (for errors about the directive as a whole).
+    pub span: Span,
+    pub clauses: Vec<Clause>,
+}
+
+impl Directive {
+    /// Clauses named `name` that apply to every device type (outside `device_type` sections).
+    pub fn general(&self, name: ClauseName) -> impl Iterator<Item = &Clause> {
+        self.clauses.iter().filter(move |c| c.name == name && c.device_types.is_none())
+    }
+
+    /// The first clause named `name`, in any section.
+    pub fn find(&self, name: ClauseName) -> Option<&Clause> {
+        self.clauses.iter().find(|c| c.name == name)
+    }
+
+    /// Whether a clause named `name` appears anywhere.
+    pub fn has(&self, name: ClauseName) -> bool {
+        self.find(name).is_some()
+    }
+
+    /// All clauses named `name`, in any section.
+    pub fn all(&self, name: ClauseName) -> impl Iterator<Item = &Clause> {
+        self.clauses.iter().filter(move |c| c.name == name)
+    }
+}

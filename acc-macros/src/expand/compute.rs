@@ -1,0 +1,225 @@
+//! Compute constructs (`parallel`, `kernels`, `serial`, 3.3 section 2.5) and the combined
+//! constructs (section 2.11): the launch, the data clauses, the privatization and reductions of
+//! the construct, and the region's body twice: as the sequential host twin and as the multicore
+//! twin.
+
+use std::collections::HashSet;
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::{Block, Expr, ExprForLoop, Ident, Stmt};
+
+use super::region::{Mode, RegionCx};
+use super::{attrs, data, location, opt, Ctx};
+use crate::analysis::bindings::Env;
+use crate::analysis::uses::scan_stmts;
+use crate::directive::parse::parse_directive;
+use crate::directive::{ClauseArgs, ClauseName as C, ComputeKind, Directive, DirectiveKind, RedOp};
+
+/// What a compute construct applies to.
+pub enum RegionBody {
+    /// `#[acc::parallel] { .. }` or a function body.
+    Block(Block),
+    /// The `for` loop of a combined construct.
+    Loop(ExprForLoop),
+}
+
+/// Clauses of the construct that give data attributes to variables.
+const DATA_CLAUSES: &[C] = &[C::Copy, C::Copyin, C::Copyout, C::Create, C::NoCreate, C::Present, C::Deviceptr, C::Attach];
+
+/// The launch clauses as `::acc::__rt::LaunchClauses`.
+fn launch_clauses(dir: &Directive) -> TokenStream {
+    let if_cond = opt(dir.general(C::If).next().and_then(|c| c.expr()).map(|e| quote!(#e)));
+    let self_cond = opt(dir.general(C::SelfClause).next().map(|c| match c.expr() {
+        Some(e) => quote!(#e),
+        None => quote!(true),
+    }));
+    let async_arg = opt(dir.all(C::Async).last().map(|c| match c.expr() {
+        Some(e) => quote!((#e) as i64),
+        None => quote!(::acc::ASYNC_NOVAL as i64),
+    }));
+    let wait = opt(dir.all(C::Wait).last().map(|c| match &c.args {
+        ClauseArgs::Exprs(v) => quote!(::std::vec![#((#v) as i64),*]),
+        _ => quote!(::std::vec::Vec::new()),
+    }));
+    quote!(::acc::__rt::LaunchClauses { if_cond: #if_cond, self_cond: #self_cond, async_arg: #async_arg, wait: #wait })
+}
+
+/// Expands a compute or combined construct.
+pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &Env) -> TokenStream {
+    let compute = dir.kind.compute().expect("a compute construct");
+    let stmts: Vec<Stmt> = match &body {
+        RegionBody::Block(b) => b.stmts.clone(),
+        RegionBody::Loop(f) => vec![Stmt::Expr(Expr::ForLoop(f.clone()), None)],
+    };
+
+    // Ways out of the region (3.3 section 2.5: a region is entered and left as a whole).
+    let uses = scan_stmts(&stmts, &[]);
+    for (span, what) in uses.returns.iter().chain(&uses.escapes) {
+        ctx.error(*span, format!("`{what}` would leave the `{}` region; a compute region must run to its end (3.3 section 2.5)", dir.kind.spelling()));
+    }
+
+    // Variables named by the construct's clauses.
+    let mut listed: HashSet<String> = HashSet::new();
+    for c in &dir.clauses {
+        listed.extend(c.vars().iter().map(|v| v.name.to_string()));
+    }
+    let loop_reductions = nested_loop_vars(&stmts);
+    listed.extend(loop_reductions.iter().cloned());
+    listed.extend(ctx_enclosing(ctx));
+
+    // Compute-level private, firstprivate and reduction; on combined constructs `private` and
+    // `reduction` belong to the loop (3.3 section 2.11).
+    let combined = dir.kind.is_combined();
+    let mut privates: Vec<Ident> = Vec::new();
+    let mut reductions: Vec<(RedOp, Ident)> = Vec::new();
+    for c in dir.clauses.iter().filter(|c| c.device_types.is_none()) {
+        match (c.name, &c.args) {
+            (C::Firstprivate, _) => privates.extend(c.vars().iter().map(|v| v.name.clone())),
+            (C::Private, _) if !combined => privates.extend(c.vars().iter().map(|v| v.name.clone())),
+            (C::Reduction, ClauseArgs::Reduction { op, vars, .. }) if !combined => {
+                reductions.extend(vars.iter().map(|v| (*op, v.name.clone())))
+            }
+            _ => {}
+        }
+    }
+    // Implicitly firstprivate (3.3 section 2.6.2): in `parallel` and `serial`, a variable the
+    // region assigns as a whole and that no clause names gets a private copy.
+    if compute != ComputeKind::Kernels {
+        for (name, u) in &uses.vars {
+            if u.assigned && !listed.contains(name) && !privates.iter().any(|p| p == name) {
+                privates.push(Ident::new(name, u.span.unwrap_or_else(Span::call_site)));
+            }
+        }
+    }
+
+    // default(none): every variable the region uses needs a clause (3.3 section 2.6.2).
+    if let Some(d) = dir.general(C::Default).next() {
+        if matches!(&d.args, ClauseArgs::Default(v) if v == "none") {
+            for (name, u) in &uses.vars {
+                let is_const = name.chars().next().is_some_and(|c| c.is_uppercase());
+                if listed.contains(name) || is_const {
+                    continue;
+                }
+                let suggestion = if u.is_written() { format!("copy({name})") } else { format!("copyin({name})` or `firstprivate({name})") };
+                ctx.error(
+                    u.span.unwrap_or(d.span),
+                    format!(
+                        "`{name}` is used in this `{}` region, which has `default(none)`, but no clause names it; add `{suggestion}` (3.3 section 2.6.2)",
+                        dir.kind.spelling()
+                    ),
+                );
+            }
+        }
+    }
+
+    let region_stmts = |ctx: &mut Ctx, mode: Mode| -> Vec<Stmt> {
+        let mut cx = RegionCx::new(ctx, compute, mode, env.clone(), reductions.clone(), privates.clone());
+        match &body {
+            RegionBody::Block(_) => cx.transform_stmts(stmts.clone(), false),
+            RegionBody::Loop(f) => {
+                let loop_dir = loop_part(dir);
+                vec![cx.expand_loop(Some(loop_dir), f.clone(), false)]
+            }
+        }
+    };
+    let host = wrap(&region_stmts(ctx, Mode::Host), &privates, &reductions);
+    let site_kind = match compute {
+        ComputeKind::Parallel => quote!(Parallel),
+        ComputeKind::Kernels => quote!(Kernels),
+        ComputeKind::Serial => quote!(Serial),
+    };
+    let fn_name = ctx.fn_name.clone();
+    let loc = location(dir.span);
+    let clauses = launch_clauses(dir);
+    let data_vars = data::clause_vars(dir, DATA_CLAUSES, &loc);
+    let run = if compute == ComputeKind::Serial {
+        quote!(__acc_launch.run_sequential(|| #host))
+    } else {
+        let threads = wrap(&region_stmts(ctx, Mode::Multicore), &privates, &reductions);
+        quote! {
+            match __acc_launch.exec() {
+                ::acc::__rt::Exec::Sequential => __acc_launch.run_sequential(|| #host),
+                ::acc::__rt::Exec::Threads(__acc_threads, __acc_inh) => __acc_inh.run(|| #threads),
+            }
+        }
+    };
+    quote! {
+        {
+            static __ACC_SITE: ::acc::__rt::RegionSite = ::acc::__rt::RegionSite {
+                kind: ::acc::__rt::ComputeKind::#site_kind,
+                function: #fn_name,
+                location: #loc,
+            };
+            let __acc_launch = ::acc::__rt::launch(&__ACC_SITE, #clauses);
+            let __acc_data = ::acc::__rt::region_data(&__acc_launch, &[#(#data_vars),*]);
+            let __acc_value = #run;
+            ::core::mem::drop(__acc_data);
+            __acc_value
+        }
+    }
+}
+
+/// The loop part of a combined directive, as a `loop` directive.
+fn loop_part(dir: &Directive) -> Directive {
+    let clauses = dir
+        .clauses
+        .iter()
+        .filter(|c| crate::directive::allowed::allows(DirectiveKind::Loop, c.name))
+        .cloned()
+        .collect();
+    Directive { kind: DirectiveKind::Loop, span: dir.span, clauses }
+}
+
+/// Privatization and reductions of the construct around a rewritten body.
+fn wrap(stmts: &[Stmt], privates: &[Ident], reductions: &[(RedOp, Ident)]) -> TokenStream {
+    let privs = quote!(#(#[allow(unused_mut)] let mut #privates = ::core::clone::Clone::clone(&#privates);)*);
+    if reductions.is_empty() {
+        return quote!({ #privs #(#stmts)* });
+    }
+    let vars: Vec<&Ident> = reductions.iter().map(|(_, v)| v).collect();
+    let ops: Vec<Ident> = reductions.iter().map(|(op, _)| Ident::new(op.marker(), Span::call_site())).collect();
+    let idx: Vec<syn::Index> = (0..reductions.len()).map(syn::Index::from).collect();
+    quote!({
+        #privs
+        let (__acc_value, __acc_red) = {
+            #(#[allow(unused_mut)] let mut #vars = ::acc::__rt::reduce::identity_like::<::acc::__rt::reduce::#ops, _>(&#vars);)*
+            let __acc_value = { #(#stmts)* };
+            (__acc_value, (#(#vars,)*))
+        };
+        #(#vars = ::acc::__rt::reduce::combine::<::acc::__rt::reduce::#ops, _>(#vars, __acc_red.#idx);)*
+        __acc_value
+    })
+}
+
+/// Names in `reduction` and `private` clauses of loop directives inside a region.
+fn nested_loop_vars(stmts: &[Stmt]) -> HashSet<String> {
+    struct Collect(HashSet<String>);
+    impl<'a> syn::visit::Visit<'a> for Collect {
+        fn visit_stmt(&mut self, st: &'a Stmt) {
+            for a in attrs::stmt_attrs(st) {
+                if attrs::directive_of(a) == Some(DirectiveKind::Loop) {
+                    if let Ok(args) = attrs::attr_args(a) {
+                        if let Ok(d) = parse_directive(DirectiveKind::Loop, Span::call_site(), args) {
+                            for c in d.clauses.iter().filter(|c| matches!(c.name, C::Reduction | C::Private)) {
+                                self.0.extend(c.vars().iter().map(|v| v.name.to_string()));
+                            }
+                        }
+                    }
+                }
+            }
+            syn::visit::visit_stmt(self, st);
+        }
+    }
+    let mut c = Collect(HashSet::new());
+    for st in stmts {
+        syn::visit::Visit::visit_stmt(&mut c, st);
+    }
+    c.0
+}
+
+/// Names given data clauses by lexically enclosing `data` constructs.
+fn ctx_enclosing(ctx: &Ctx) -> Vec<String> {
+    ctx.enclosing_data.iter().flatten().cloned().collect()
+}
+

@@ -1,0 +1,103 @@
+//! Data constructs and clauses (3.3 sections 2.6 and 2.7): `data`, `declare` on a function,
+//! `host_data`, and the data clauses of compute constructs. Each variable becomes a
+//! `ClauseVar` (name, source location, host range, checked against the variable's bounds) and
+//! the construct a guard over the data environment of the current device.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::{location, opt, Ctx};
+use crate::directive::{ClauseArgs, ClauseName as C, Directive, VarRef};
+
+/// The data-clause kind as `::acc::__rt::DataClause::X`.
+fn clause_kind(c: C) -> Option<TokenStream> {
+    Some(match c {
+        C::Copy => quote!(Copy),
+        C::Copyin => quote!(Copyin),
+        C::Copyout => quote!(Copyout),
+        C::Create => quote!(Create),
+        C::NoCreate => quote!(NoCreate),
+        C::Present => quote!(Present),
+        C::Deviceptr => quote!(Deviceptr),
+        C::Attach => quote!(Attach),
+        C::Detach => quote!(Detach),
+        C::Delete => quote!(Delete),
+        C::DeviceResident => quote!(DeviceResident),
+        C::Link => quote!(Link),
+        C::UseDevice => quote!(UseDevice),
+        C::SelfClause | C::Host => quote!(UpdateSelf),
+        C::Device => quote!(UpdateDevice),
+        _ => return None,
+    })
+}
+
+/// `::acc::__rt::clause_var(..)` for one variable of a clause.
+pub fn var_tokens(kind: &TokenStream, v: &VarRef, loc: &TokenStream) -> TokenStream {
+    let (name, text) = (&v.name, &v.text);
+    match &v.subarray {
+        None => quote!(::acc::__rt::clause_var(::acc::__rt::DataClause::#kind, &#name, #text, #loc)),
+        Some(range) => quote!(::acc::__rt::clause_subarray(::acc::__rt::DataClause::#kind, &#name, #range, #text, #loc)),
+    }
+}
+
+/// The variables of `dir`'s clauses among `names`, as `ClauseVar` expressions.
+pub fn clause_vars(dir: &Directive, names: &[C], loc: &TokenStream) -> Vec<TokenStream> {
+    let mut out = Vec::new();
+    for c in dir.clauses.iter().filter(|c| names.contains(&c.name) && c.device_types.is_none()) {
+        let Some(kind) = clause_kind(c.name) else { continue };
+        for v in c.vars() {
+            out.push(var_tokens(&kind, v, loc));
+        }
+    }
+    out
+}
+
+/// Names of the variables in `dir`'s clauses.
+pub fn named_vars(dir: &Directive) -> Vec<String> {
+    dir.clauses.iter().flat_map(|c| c.vars().iter().map(|v| v.name.to_string())).collect()
+}
+
+const DATA_CLAUSES: &[C] = &[
+    C::Copy, C::Copyin, C::Copyout, C::Create, C::NoCreate, C::Present, C::Deviceptr, C::Attach,
+    C::DeviceResident, C::Link,
+];
+
+/// `#[acc::data(..)] { body }`, or `#[acc::data]` / `#[acc::declare]` on a function: a
+/// structured data region, left on every path out of `body` (the guard's `Drop`).
+pub fn expand_data_region(_ctx: &mut Ctx, dir: &Directive, body: TokenStream) -> TokenStream {
+    let loc = location(dir.span);
+    let vars = clause_vars(dir, DATA_CLAUSES, &loc);
+    let if_cond = opt(dir.general(C::If).next().and_then(|c| c.expr()).map(|e| quote!(#e)));
+    let async_arg = opt(dir.all(C::Async).last().map(|c| match c.expr() {
+        Some(e) => quote!((#e) as i64),
+        None => quote!(::acc::ASYNC_NOVAL as i64),
+    }));
+    let wait = opt(dir.all(C::Wait).last().map(|c| match &c.args {
+        ClauseArgs::Exprs(v) => quote!(::std::vec![#((#v) as i64),*]),
+        _ => quote!(::std::vec::Vec::new()),
+    }));
+    quote! {
+        {
+            let __acc_data = ::acc::__rt::data_region(#loc, #if_cond, #async_arg, #wait, &[#(#vars),*]);
+            let __acc_value = #body;
+            ::core::mem::drop(__acc_data);
+            __acc_value
+        }
+    }
+}
+
+/// `#[acc::host_data(use_device(..))] { body }` (3.3 section 2.8). On devices that share host
+/// memory the device address of a variable is its host address, so the body runs unchanged
+/// after the variables are checked.
+pub fn expand_host_data(_ctx: &mut Ctx, dir: &Directive, body: TokenStream) -> TokenStream {
+    let loc = location(dir.span);
+    let vars = clause_vars(dir, &[C::UseDevice], &loc);
+    let if_cond = opt(dir.general(C::If).next().and_then(|c| c.expr()).map(|e| quote!(#e)));
+    let if_present = dir.has(C::IfPresent);
+    quote! {
+        {
+            ::acc::__rt::host_data(#loc, #if_cond, #if_present, &[#(#vars),*]);
+            #body
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! Executable directives as function-like macros (3.3 sections 2.14 and 2.16): `update!`,
+//! `enter_data!`, `exit_data!`, `wait!`, `init!`, `shutdown!`, `set!`, and `cache!` (2.10).
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::ext::IdentExt;
+use syn::parse::{ParseStream, Parser};
+use syn::{Expr, Ident, Token};
+
+use super::data::clause_vars;
+use super::{location, opt, Ctx};
+use crate::directive::parse::parse_directive;
+use crate::directive::{ClauseArgs, ClauseName as C, DeviceTypeSel, Directive, DirectiveKind};
+
+fn async_wait_if(dir: &Directive) -> (TokenStream, TokenStream, TokenStream) {
+    let if_cond = opt(dir.general(C::If).next().and_then(|c| c.expr()).map(|e| quote!(#e)));
+    let async_arg = opt(dir.all(C::Async).last().map(|c| match c.expr() {
+        Some(e) => quote!((#e) as i64),
+        None => quote!(::acc::ASYNC_NOVAL as i64),
+    }));
+    let wait = opt(dir.all(C::Wait).last().map(|c| match &c.args {
+        ClauseArgs::Exprs(v) => quote!(::std::vec![#((#v) as i64),*]),
+        _ => quote!(::std::vec::Vec::new()),
+    }));
+    (if_cond, async_arg, wait)
+}
+
+fn device_type_tokens(ctx: &mut Ctx, sel: &DeviceTypeSel) -> Option<TokenStream> {
+    match sel {
+        DeviceTypeSel::Star(_) => Some(quote!(::acc::DeviceType::Default)),
+        DeviceTypeSel::Named(id) => Some(match id.to_string().to_ascii_lowercase().as_str() {
+            "host" => quote!(::acc::DeviceType::Host),
+            "multicore" => quote!(::acc::DeviceType::Multicore),
+            "nvidia" => quote!(::acc::DeviceType::Nvidia),
+            "wgpu" => quote!(::acc::DeviceType::Wgpu),
+            "default" => quote!(::acc::DeviceType::Default),
+            _ => {
+                ctx.error(id.span(), format!("unknown device type `{id}`"));
+                return None;
+            }
+        }),
+    }
+}
+
+/// Expands an executable directive macro.
+pub fn expand(kind: DirectiveKind, input: TokenStream) -> TokenStream {
+    let span = Span::call_site();
+    let mut ctx = Ctx::new(String::new());
+    let loc = location(span);
+    let out = match kind {
+        DirectiveKind::Cache => expand_cache(&mut ctx, input),
+        DirectiveKind::Wait => expand_wait(&mut ctx, input, &loc),
+        _ => match ctx.directive(kind, span, input) {
+            None => TokenStream::new(),
+            Some(dir) => {
+                let (if_cond, async_arg, wait) = async_wait_if(&dir);
+                match kind {
+                    DirectiveKind::Update => {
+                        let vars = clause_vars(&dir, &[C::SelfClause, C::Host, C::Device], &loc);
+                        let if_present = dir.has(C::IfPresent);
+                        quote!(::acc::__rt::update_directive(#loc, #if_cond, #async_arg, #wait, #if_present, &[#(#vars),*]))
+                    }
+                    DirectiveKind::EnterData => {
+                        let vars = clause_vars(&dir, &[C::Copyin, C::Create, C::Attach], &loc);
+                        quote!(::acc::__rt::enter_data_directive(#loc, #if_cond, #async_arg, #wait, &[#(#vars),*]))
+                    }
+                    DirectiveKind::ExitData => {
+                        let vars = clause_vars(&dir, &[C::Copyout, C::Delete, C::Detach], &loc);
+                        let finalize = dir.has(C::Finalize);
+                        quote!(::acc::__rt::exit_data_directive(#loc, #if_cond, #async_arg, #wait, #finalize, &[#(#vars),*]))
+                    }
+                    DirectiveKind::Init | DirectiveKind::Shutdown | DirectiveKind::Set => {
+                        let mut types = Vec::new();
+                        for c in dir.all(C::DeviceType) {
+                            if let ClauseArgs::DeviceTypes(list) = &c.args {
+                                types.extend(list.iter().filter_map(|t| device_type_tokens(&mut ctx, t)));
+                            }
+                        }
+                        let num = opt(dir.find(C::DeviceNum).and_then(|c| c.expr()).map(|e| quote!((#e) as usize)));
+                        let f = match kind {
+                            DirectiveKind::Init => quote!(init_directive),
+                            DirectiveKind::Shutdown => quote!(shutdown_directive),
+                            _ => quote!(set_directive),
+                        };
+                        if kind == DirectiveKind::Set {
+                            let default_async = opt(dir.find(C::DefaultAsync).and_then(|c| c.expr()).map(|e| quote!((#e) as i32)));
+                            if types.len() > 1 {
+                                ctx.error(span, "`set` takes one device type (3.3 section 2.14.3)");
+                            }
+                            if !dir.has(C::DefaultAsync) && !dir.has(C::DeviceNum) && !dir.has(C::DeviceType) {
+                                ctx.error(span, "`set` needs at least one of `default_async`, `device_num`, `device_type` (3.3 section 2.14.3)");
+                            }
+                            let ty = opt(types.first());
+                            quote!(::acc::__rt::#f(#loc, #if_cond, #ty, #num, #default_async))
+                        } else {
+                            quote!(::acc::__rt::#f(#loc, #if_cond, &[#(#types),*], #num))
+                        }
+                    }
+                    _ => unreachable!("executable directives only"),
+                }
+            }
+        },
+    };
+    let errors: TokenStream = ctx_errors(ctx);
+    if errors.is_empty() {
+        out
+    } else {
+        quote!({ #errors })
+    }
+}
+
+fn ctx_errors(ctx: Ctx) -> TokenStream {
+    ctx.into_compile_errors()
+}
+
+/// `wait!()`, `wait!(1, 2)`, `wait!(1, async(3))`, `wait!(if(c))` (3.3 section 2.16.3).
+fn expand_wait(ctx: &mut Ctx, input: TokenStream, loc: &TokenStream) -> TokenStream {
+    let parser = |input: ParseStream| -> syn::Result<(Vec<Expr>, TokenStream)> {
+        let mut queues = Vec::new();
+        let mut clauses = TokenStream::new();
+        while !input.is_empty() {
+            let fork = input.fork();
+            let is_clause = fork.call(Ident::parse_any).is_ok_and(|i| i == "async" || i == "if");
+            if is_clause {
+                let rest: TokenStream = input.parse()?;
+                clauses = rest;
+                break;
+            }
+            queues.push(input.parse::<Expr>()?);
+            if !input.is_empty() {
+                input.parse::<Token![,]>()?;
+            }
+        }
+        Ok((queues, clauses))
+    };
+    let (queues, clauses) = match parser.parse2(input) {
+        Ok(v) => v,
+        Err(e) => {
+            ctx.push(e);
+            return TokenStream::new();
+        }
+    };
+    let Some(dir) = ctx.directive(DirectiveKind::Wait, Span::call_site(), clauses) else { return TokenStream::new() };
+    let (if_cond, async_arg, _) = async_wait_if(&dir);
+    let queues = if queues.is_empty() { quote!(::core::option::Option::None) } else { quote!(::core::option::Option::Some(&[#((#queues) as i64),*])) };
+    quote!(::acc::__rt::wait_directive(#loc, #if_cond, #queues, #async_arg))
+}
+
+/// `cache!(a[lo..hi], ..)` (3.3 section 2.10): a hint about what to keep in the fastest
+/// memory for a loop body. It is checked and then has no effect on devices that run the host
+/// twin.
+fn expand_cache(ctx: &mut Ctx, input: TokenStream) -> TokenStream {
+    match parse_directive(DirectiveKind::Cache, Span::call_site(), quote!(copyin(#input))) {
+        Ok(_) => quote!(()),
+        Err(e) => {
+            ctx.push(syn::Error::new(e.span(), format!("`cache!` takes a list of variables or subarrays: {e}")));
+            TokenStream::new()
+        }
+    }
+}

@@ -1,0 +1,284 @@
+//! Expansion: directives on functions and statements become Rust code that calls the runtime
+//! (`::acc::__rt`) and runs the region's host twin (DESIGN.md section 3, step 2).
+
+pub mod atomic;
+pub mod attrs;
+pub mod compute;
+pub mod data;
+pub mod executable;
+pub mod region;
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned, ToTokens};
+use syn::visit_mut::{self, VisitMut};
+use syn::{Block, Expr, ItemFn, Stmt};
+
+use crate::analysis::bindings::Env;
+use crate::check::check_directive;
+use crate::directive::parse::parse_directive;
+use crate::directive::{Directive, DirectiveKind};
+
+/// Errors collected while expanding one item, and what the expansion knows of the item.
+pub struct Ctx {
+    errors: Vec<syn::Error>,
+    /// The enclosing function's name, for region sites.
+    pub fn_name: String,
+    /// Variables named by the data clauses of lexically enclosing `data` constructs.
+    pub enclosing_data: Vec<Vec<String>>,
+}
+
+impl Ctx {
+    pub fn new(fn_name: String) -> Ctx {
+        Ctx { errors: Vec::new(), fn_name, enclosing_data: Vec::new() }
+    }
+    pub fn error(&mut self, span: Span, msg: impl std::fmt::Display) {
+        self.errors.push(syn::Error::new(span, msg.to_string()));
+    }
+    pub fn push(&mut self, e: syn::Error) {
+        self.errors.push(e);
+    }
+    pub fn has_errors(&self) -> bool {
+        !self.errors.is_empty()
+    }
+    pub fn into_compile_errors(self) -> TokenStream {
+        // The region body is rewritten once per way of running it; report each problem once.
+        let mut seen = std::collections::HashSet::new();
+        self.errors
+            .into_iter()
+            .filter(|e| seen.insert(format!("{:?} {}", e.span(), e)))
+            .map(|e| e.to_compile_error())
+            .collect()
+    }
+
+    /// Parses and checks a directive; `None` (with the errors recorded) when it is malformed.
+    pub fn directive(&mut self, kind: DirectiveKind, span: Span, args: TokenStream) -> Option<Directive> {
+        match parse_directive(kind, span, args) {
+            Ok(d) => {
+                let errs = check_directive(&d);
+                let ok = errs.is_empty();
+                self.errors.extend(errs);
+                ok.then_some(d)
+            }
+            Err(e) => {
+                self.errors.push(e);
+                None
+            }
+        }
+    }
+}
+
+/// `::acc::__rt::Location` of `span`.
+pub fn location(span: Span) -> TokenStream {
+    quote_spanned!(span=> ::acc::__rt::Location { file: ::core::file!(), line: ::core::line!(), column: ::core::column!() })
+}
+
+/// Parses generated tokens back into an expression, so later rewrites can see inside it.
+pub fn reparse_expr(ts: TokenStream) -> Expr {
+    syn::parse2(ts.clone()).unwrap_or(Expr::Verbatim(ts))
+}
+
+/// A statement made of an expression.
+pub fn expr_stmt(ts: TokenStream) -> Stmt {
+    Stmt::Expr(reparse_expr(quote!({ #ts })), None)
+}
+
+/// Expands a function attribute (`#[acc::parallel]` .. `#[acc::offload]`).
+pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut f: ItemFn = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(_) => {
+            let msg = format!("`#[acc::{}]` goes on a function", kind.spelling());
+            let e = syn::Error::new(Span::call_site(), msg).to_compile_error();
+            return quote!(#e #item);
+        }
+    };
+    let mut ctx = Ctx::new(f.sig.ident.to_string());
+    let span = Span::call_site();
+    let dir = ctx.directive(kind, span, args);
+    let mut env = Env::new();
+    env.add_fn_inputs(&f.sig.inputs);
+
+    match (kind, dir) {
+        (DirectiveKind::Loop | DirectiveKind::Atomic | DirectiveKind::HostData, _) => {
+            ctx.error(span, format!(
+                "`{}` goes on a statement inside a function that carries an acc attribute (for example `#[acc::offload]`), not on a function",
+                kind.spelling()
+            ));
+            strip_all(&mut f.block);
+        }
+        (_, None) => strip_all(&mut f.block),
+        (DirectiveKind::Offload, Some(_)) => HostWalker { ctx: &mut ctx, env }.visit_block_mut(&mut f.block),
+        (DirectiveKind::Routine, Some(_)) => {
+            let mut cx = region::RegionCx::for_routine(&mut ctx, env);
+            cx.transform_block(&mut f.block, true);
+        }
+        (DirectiveKind::Data | DirectiveKind::Declare, Some(dir)) => {
+            ctx.enclosing_data.push(data::named_vars(&dir));
+            HostWalker { ctx: &mut ctx, env: env.clone() }.visit_block_mut(&mut f.block);
+            ctx.enclosing_data.pop();
+            let body = &f.block;
+            let expanded = data::expand_data_region(&mut ctx, &dir, quote!(#body));
+            f.block = Box::new(syn::parse2(quote!({ #expanded })).expect("a block"));
+        }
+        (k, Some(dir)) if k.compute().is_some() => {
+            let body = std::mem::replace(&mut f.block, Box::new(syn::parse_quote!({})));
+            let region = if k.is_combined() {
+                match single_for(&body) {
+                    Some(fl) => compute::RegionBody::Loop(fl),
+                    None => {
+                        ctx.error(dir.span, format!("`{}` on a function needs a body that is one `for` loop", k.spelling()));
+                        f.block = body;
+                        strip_all(&mut f.block);
+                        return finish(ctx, f);
+                    }
+                }
+            } else {
+                compute::RegionBody::Block(*body.clone())
+            };
+            let expanded = compute::expand_compute(&mut ctx, &dir, region, &env);
+            f.block = Box::new(syn::parse2(quote!({ #expanded })).unwrap_or_else(|e| {
+                ctx.push(e);
+                *body
+            }));
+        }
+        (_, Some(_)) => unreachable!("every function attribute is handled above"),
+    }
+    finish(ctx, f)
+}
+
+fn finish(ctx: Ctx, f: ItemFn) -> TokenStream {
+    let errors = ctx.into_compile_errors();
+    quote!(#errors #f)
+}
+
+/// The one `for` loop a block consists of.
+fn single_for(b: &Block) -> Option<syn::ExprForLoop> {
+    match b.stmts.as_slice() {
+        [Stmt::Expr(Expr::ForLoop(f), _)] => Some(f.clone()),
+        _ => None,
+    }
+}
+
+/// Removes every acc attribute in a block (after an error, so rustc reports nothing more about
+/// attributes it cannot place on statements).
+pub fn strip_all(b: &mut Block) {
+    struct Strip;
+    impl VisitMut for Strip {
+        fn visit_stmt_mut(&mut self, st: &mut Stmt) {
+            attrs::take_directives(st);
+            visit_mut::visit_stmt_mut(self, st);
+        }
+    }
+    Strip.visit_block_mut(b);
+}
+
+/// Walks host code, expanding the statement directives it finds (compute constructs, `data`,
+/// `host_data`, `atomic`) and keeping track of the bindings in scope.
+pub struct HostWalker<'a> {
+    pub ctx: &'a mut Ctx,
+    pub env: Env,
+}
+
+impl HostWalker<'_> {
+    fn expand_stmt(&mut self, kind: DirectiveKind, attr: &syn::Attribute, st: Stmt) -> Stmt {
+        let span = attr.path().segments.last().map_or(Span::call_site(), |s| s.ident.span());
+        let args = match attrs::attr_args(attr) {
+            Ok(a) => a,
+            Err(e) => {
+                self.ctx.push(e);
+                return st;
+            }
+        };
+        let Some(dir) = self.ctx.directive(kind, span, args) else { return st };
+        match kind {
+            k if k.compute().is_some() => {
+                let region = match (&st, k.is_combined()) {
+                    (Stmt::Expr(Expr::ForLoop(f), _), true) => compute::RegionBody::Loop(f.clone()),
+                    (Stmt::Expr(Expr::Block(b), _), false) => compute::RegionBody::Block(b.block.clone()),
+                    _ => {
+                        let want = if k.is_combined() { "a `for` loop" } else { "a block `{ .. }`" };
+                        self.ctx.error(span, format!("`{}` goes on {want}", k.spelling()));
+                        return st;
+                    }
+                };
+                expr_stmt(compute::expand_compute(self.ctx, &dir, region, &self.env))
+            }
+            DirectiveKind::Data | DirectiveKind::HostData => {
+                let Stmt::Expr(Expr::Block(mut b), _) = st else {
+                    self.ctx.error(span, format!("`{}` goes on a block `{{ .. }}`", kind.spelling()));
+                    return st;
+                };
+                self.ctx.enclosing_data.push(data::named_vars(&dir));
+                self.visit_block_mut(&mut b.block);
+                self.ctx.enclosing_data.pop();
+                let body = &b.block;
+                let ts = if kind == DirectiveKind::Data {
+                    data::expand_data_region(self.ctx, &dir, quote!(#body))
+                } else {
+                    data::expand_host_data(self.ctx, &dir, quote!(#body))
+                };
+                expr_stmt(ts)
+            }
+            DirectiveKind::Atomic => atomic::expand_atomic(self.ctx, &dir, st),
+            DirectiveKind::Loop => {
+                self.ctx.error(span, "`loop` must be inside a compute region (`parallel`, `kernels`, `serial`) or an `#[acc::routine]` (3.3 section 2.9)");
+                st
+            }
+            other => {
+                self.ctx.error(span, format!("`{}` goes on a function, not on a statement", other.spelling()));
+                st
+            }
+        }
+    }
+}
+
+impl VisitMut for HostWalker<'_> {
+    fn visit_block_mut(&mut self, b: &mut Block) {
+        self.env.push();
+        let stmts = std::mem::take(&mut b.stmts);
+        for mut st in stmts {
+            let dirs = attrs::take_directives(&mut st);
+            if let Some((kind, attr)) = dirs.first() {
+                for (_, extra) in dirs.iter().skip(1) {
+                    self.ctx.error(extra.path().segments.last().map_or(Span::call_site(), |s| s.ident.span()), "only one acc directive may be written on a statement");
+                }
+                let st = self.expand_stmt(*kind, attr, st);
+                b.stmts.push(st);
+                continue;
+            }
+            self.visit_stmt_mut(&mut st);
+            if let Stmt::Local(l) = &st {
+                self.env.add_local(l);
+            }
+            b.stmts.push(st);
+        }
+        self.env.pop();
+    }
+
+    fn visit_expr_for_loop_mut(&mut self, f: &mut syn::ExprForLoop) {
+        self.visit_expr_mut(&mut f.expr);
+        self.env.push();
+        self.env.add_pat(&f.pat, false);
+        self.visit_block_mut(&mut f.body);
+        self.env.pop();
+    }
+
+    fn visit_expr_closure_mut(&mut self, c: &mut syn::ExprClosure) {
+        self.env.push();
+        for p in &c.inputs {
+            self.env.add_pat(p, false);
+        }
+        self.visit_expr_mut(&mut c.body);
+        self.env.pop();
+    }
+
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// Tokens for an optional expression: `Some(expr)` or `None`.
+pub fn opt<T: ToTokens>(v: Option<T>) -> TokenStream {
+    match v {
+        Some(v) => quote!(::core::option::Option::Some(#v)),
+        None => quote!(::core::option::Option::None),
+    }
+}

@@ -1,0 +1,429 @@
+//! The body of a compute region (or routine), rewritten for one way of running it: `loop`
+//! directives, `atomic` statements and, on multicore, the outermost parallel loop of each nest
+//! split into chunks across the device's threads (DESIGN.md section 3, step 2).
+
+use std::collections::{HashMap, HashSet};
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::spanned::Spanned;
+use syn::visit_mut::{self, VisitMut};
+use syn::{Block, Expr, ExprForLoop, Ident, Pat, Stmt};
+
+use super::{atomic, attrs, expr_stmt, reparse_expr, Ctx};
+use crate::analysis::bindings::Env;
+use crate::analysis::depend::provably_independent;
+use crate::analysis::subst::substitute;
+use crate::analysis::uses::{path_ident, scan_expr, scan_stmts};
+use crate::directive::{ClauseArgs, ClauseName as C, ComputeKind, Directive, DirectiveKind, RedOp};
+
+/// How the rewritten body will run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Sequentially (host device, `if(false)`, `self`, serial regions, routines).
+    Host,
+    /// On the multicore device: outermost parallel loops split across `__acc_threads`.
+    Multicore,
+}
+
+/// Rewrites region bodies for one mode.
+pub struct RegionCx<'a> {
+    pub ctx: &'a mut Ctx,
+    compute: Option<ComputeKind>,
+    mode: Mode,
+    env: Env,
+    region_reductions: Vec<(RedOp, Ident)>,
+    region_privates: Vec<Ident>,
+}
+
+/// One loop of a nest associated with a loop construct.
+struct Level {
+    pat: Pat,
+    iter: Expr,
+    label: Option<syn::Label>,
+    span: Span,
+}
+
+/// A loop's iterator as a space: a range and the `.rev()` / `.step_by(s)` applied to it.
+struct SpaceSpec {
+    range: syn::ExprRange,
+    ops: Vec<Option<Expr>>, // None: rev(); Some(s): step_by(s)
+}
+
+fn parse_space(e: &Expr) -> Option<SpaceSpec> {
+    match e {
+        Expr::Paren(p) => parse_space(&p.expr),
+        Expr::Group(g) => parse_space(&g.expr),
+        Expr::Range(r) if r.start.is_some() && r.end.is_some() => Some(SpaceSpec { range: r.clone(), ops: vec![] }),
+        Expr::MethodCall(m) if m.method == "rev" && m.args.is_empty() => {
+            let mut s = parse_space(&m.receiver)?;
+            s.ops.push(None);
+            Some(s)
+        }
+        Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
+            let mut s = parse_space(&m.receiver)?;
+            s.ops.push(Some(m.args[0].clone()));
+            Some(s)
+        }
+        _ => None,
+    }
+}
+
+impl SpaceSpec {
+    fn tokens(&self) -> TokenStream {
+        let r = &self.range;
+        let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
+        let ctor = if inclusive { quote!(inclusive) } else { quote!(new) };
+        if self.ops.is_empty() {
+            return quote!(::acc::__rt::space::UnitSpace::#ctor(#r));
+        }
+        let ops = self.ops.iter().map(|o| match o {
+            None => quote!(.rev()),
+            Some(s) => quote!(.step_by(#s)),
+        });
+        quote!(::acc::__rt::space::StridedSpace::#ctor(#r) #(#ops)*)
+    }
+}
+
+const RANGE_MSG: &str = "a loop associated with a loop construct iterates over a range: `a..b` or `a..=b`, \
+     optionally with `.rev()` and `.step_by(s)`, so its trip count is known before it starts (3.3 section 2.9)";
+
+impl<'a> RegionCx<'a> {
+    /// A rewriter for the body of a compute region.
+    pub fn new(
+        ctx: &'a mut Ctx,
+        compute: ComputeKind,
+        mode: Mode,
+        env: Env,
+        region_reductions: Vec<(RedOp, Ident)>,
+        region_privates: Vec<Ident>,
+    ) -> Self {
+        RegionCx { ctx, compute: Some(compute), mode, env, region_reductions, region_privates }
+    }
+
+    /// A rewriter for the body of an `#[acc::routine]`: loops run sequentially.
+    pub fn for_routine(ctx: &'a mut Ctx, env: Env) -> Self {
+        RegionCx { ctx, compute: None, mode: Mode::Host, env, region_reductions: vec![], region_privates: vec![] }
+    }
+
+    pub fn transform_block(&mut self, b: &mut Block, in_parallel: bool) {
+        let stmts = std::mem::take(&mut b.stmts);
+        self.env.push();
+        b.stmts = self.transform_stmts(stmts, in_parallel);
+        self.env.pop();
+    }
+
+    /// Rewrites statements; `in_parallel` when they already run inside a split loop.
+    pub fn transform_stmts(&mut self, stmts: Vec<Stmt>, in_parallel: bool) -> Vec<Stmt> {
+        let mut out = Vec::with_capacity(stmts.len());
+        for mut st in stmts {
+            let dirs = attrs::take_directives(&mut st);
+            if let Some((kind, attr)) = dirs.first() {
+                out.push(self.directive_stmt(*kind, attr, st, in_parallel));
+                continue;
+            }
+            let auto_loop = self.compute == Some(ComputeKind::Kernels) && self.mode == Mode::Multicore && !in_parallel;
+            match st {
+                Stmt::Expr(Expr::ForLoop(f), _) if auto_loop => out.push(self.expand_loop(None, f, in_parallel)),
+                mut other => {
+                    Nested { cx: self, in_parallel }.visit_stmt_mut(&mut other);
+                    if let Stmt::Local(l) = &other {
+                        self.env.add_local(l);
+                    }
+                    out.push(other);
+                }
+            }
+        }
+        out
+    }
+
+    fn directive_stmt(&mut self, kind: DirectiveKind, attr: &syn::Attribute, st: Stmt, in_parallel: bool) -> Stmt {
+        let span = attr.path().segments.last().map_or(Span::call_site(), |s| s.ident.span());
+        let args = match attrs::attr_args(attr) {
+            Ok(a) => a,
+            Err(e) => {
+                self.ctx.push(e);
+                return st;
+            }
+        };
+        let Some(dir) = self.ctx.directive(kind, span, args) else { return st };
+        match kind {
+            DirectiveKind::Loop => match st {
+                Stmt::Expr(Expr::ForLoop(f), _) => self.expand_loop(Some(dir), f, in_parallel),
+                other => {
+                    self.ctx.error(span, "`loop` goes on a `for` loop");
+                    other
+                }
+            },
+            DirectiveKind::Atomic => atomic::expand_atomic(self.ctx, &dir, st),
+            k if k.compute().is_some() => {
+                self.ctx.error(span, format!("`{}` cannot be nested inside a compute region or routine (3.3 section 2.5: compute constructs do not nest)", k.spelling()));
+                st
+            }
+            DirectiveKind::Data | DirectiveKind::HostData => {
+                self.ctx.error(span, format!("`{}` is not allowed inside a compute region or routine (3.3 section {})", kind.spelling(), if kind == DirectiveKind::Data { "2.6.5" } else { "2.8" }));
+                st
+            }
+            other => {
+                self.ctx.error(span, format!("`{}` goes on a function, not on a statement", other.spelling()));
+                st
+            }
+        }
+    }
+
+    /// A loop construct (or, in `kernels` on multicore, a bare `for`, treated as `auto`).
+    pub fn expand_loop(&mut self, dir: Option<Directive>, f: ExprForLoop, in_parallel: bool) -> Stmt {
+        let depth = dir.as_ref().map_or(1, |d| {
+            d.clauses.iter().find_map(|c| match &c.args {
+                ClauseArgs::Collapse { n, .. } if c.device_types.is_none() => Some(*n),
+                ClauseArgs::Tile(sizes) if c.device_types.is_none() => Some(sizes.len()),
+                _ => None,
+            }).unwrap_or(1)
+        });
+
+        // The nest: `depth` tightly nested loops.
+        let mut levels = Vec::new();
+        let mut cur = f;
+        loop {
+            levels.push(Level { pat: (*cur.pat).clone(), iter: (*cur.expr).clone(), label: cur.label.clone(), span: cur.for_token.span });
+            if levels.len() == depth {
+                break;
+            }
+            match cur.body.stmts.as_slice() {
+                [Stmt::Expr(Expr::ForLoop(inner), _)] if attrs::stmt_attrs(&cur.body.stmts[0]).is_empty() => cur = inner.clone(),
+                _ => {
+                    self.ctx.error(cur.for_token.span, format!(
+                        "`collapse`/`tile` over {depth} loops needs {depth} tightly nested `for` loops with nothing between them (3.3 section 2.9.1)"
+                    ));
+                    return Stmt::Expr(Expr::ForLoop(cur), None);
+                }
+            }
+        }
+        let body_stmts = cur.body.stmts.clone();
+        let names: Vec<String> = levels.iter().flat_map(|l| crate::analysis::bindings::pat_bindings(&l.pat, false)).map(|(n, _)| n).collect();
+
+        // Checks that hold for every loop construct.
+        let mut spaces = Vec::new();
+        if let Some(d) = &dir {
+            for (i, l) in levels.iter().enumerate() {
+                match parse_space(&l.iter) {
+                    Some(s) => spaces.push(s),
+                    None => self.ctx.error(l.iter.span(), RANGE_MSG),
+                }
+                if !matches!(&l.pat, Pat::Ident(_) | Pat::Wild(_)) {
+                    self.ctx.error(l.pat.span(), "the variable of a loop associated with a loop construct is a plain name");
+                }
+                if i > 0 {
+                    let inner = scan_expr(&l.iter, &[]);
+                    for outer in &names[..i] {
+                        if inner.vars.contains_key(outer) {
+                            self.ctx.error(l.iter.span(), format!(
+                                "the trip count of a collapsed loop may not depend on `{outer}`: collapsed loops must be rectangular (3.3 section 2.9.1)"
+                            ));
+                        }
+                    }
+                }
+            }
+            let uses = scan_stmts(&body_stmts, &names);
+            for (span, what) in &uses.escapes {
+                if *what == "break" || depth > 1 {
+                    self.ctx.error(*span, format!("`{what}` leaves a loop associated with `{}`; every iteration must run (3.3 section 2.9)", d.kind.spelling()));
+                }
+            }
+        } else {
+            spaces = levels.iter().filter_map(|l| parse_space(&l.iter)).collect();
+        }
+
+        let reductions: Vec<(RedOp, Ident)> = dir.iter().flat_map(|d| d.general(C::Reduction)).flat_map(|c| match &c.args {
+            ClauseArgs::Reduction { op, vars, .. } => vars.iter().map(|v| (*op, v.name.clone())).collect::<Vec<_>>(),
+            _ => vec![],
+        }).collect();
+        let privates: Vec<Ident> = dir.iter().flat_map(|d| d.general(C::Private)).flat_map(|c| c.vars().iter().map(|v| v.name.clone())).collect();
+
+        let parallel = self.mode == Mode::Multicore
+            && !in_parallel
+            && spaces.len() == levels.len()
+            && levels.iter().all(|l| matches!(&l.pat, Pat::Ident(_) | Pat::Wild(_)))
+            && self.parallelizable(dir.as_ref(), &names, &body_stmts, &reductions);
+
+        // Rewrite the body with the loop variables in scope.
+        self.env.push();
+        for l in &levels {
+            self.env.add_pat(&l.pat, false);
+        }
+        let body = self.transform_stmts(body_stmts, in_parallel || parallel);
+        self.env.pop();
+
+        let ts = if parallel {
+            self.threaded(&levels, &spaces, body, &names, &reductions, &privates)
+        } else {
+            sequential(&levels, body, &privates)
+        };
+        expr_stmt(ts)
+    }
+
+    fn parallelizable(&self, dir: Option<&Directive>, names: &[String], body: &[Stmt], reductions: &[(RedOp, Ident)]) -> bool {
+        let Some(compute) = self.compute else { return false };
+        if compute == ComputeKind::Serial || dir.is_some_and(|d| d.general(C::Seq).next().is_some()) {
+            return false;
+        }
+        let independent = dir.is_some_and(|d| d.general(C::Independent).next().is_some());
+        let auto = dir.is_none_or(|d| d.general(C::Auto).next().is_some()) || compute == ComputeKind::Kernels;
+        if independent || !auto {
+            return true;
+        }
+        // An `auto` loop: parallel only where the dependence test proves it.
+        let mut reds: HashSet<String> = reductions.iter().map(|(_, v)| v.to_string()).collect();
+        reds.extend(self.region_reductions.iter().map(|(_, v)| v.to_string()));
+        names.len() == 1 && provably_independent(&names[0], body, &reds)
+    }
+
+    /// The nest split into chunks run by `__acc_threads`.
+    fn threaded(
+        &mut self,
+        levels: &[Level],
+        spaces: &[SpaceSpec],
+        mut body: Vec<Stmt>,
+        names: &[String],
+        loop_reductions: &[(RedOp, Ident)],
+        loop_privates: &[Ident],
+    ) -> TokenStream {
+        let uses = scan_stmts(&body, names);
+        // Reductions: the loop's own, and the region's that the loop updates.
+        let mut reductions: Vec<(RedOp, Ident)> = loop_reductions.to_vec();
+        for (op, v) in &self.region_reductions {
+            if uses.vars.contains_key(&v.to_string()) && !reductions.iter().any(|(_, r)| r == v) {
+                reductions.push((*op, v.clone()));
+            }
+        }
+        // Private per chunk: the loop's private variables and region-private ones it writes.
+        let mut privates: Vec<Ident> = loop_privates.to_vec();
+        for p in &self.region_privates {
+            let written = uses.vars.get(&p.to_string()).is_some_and(|u| u.is_definitely_written());
+            if written && !privates.contains(p) {
+                privates.push(p.clone());
+            }
+        }
+        let excluded: HashSet<String> =
+            reductions.iter().map(|(_, v)| v.to_string()).chain(privates.iter().map(|p| p.to_string())).collect();
+
+        // Variables the chunks write are shared through raw views (the loop is independent, so
+        // no two iterations touch the same element: 3.3 section 2.9.6).
+        let mut shares = Vec::new();
+        let mut map = HashMap::new();
+        for (name, u) in &uses.vars {
+            if excluded.contains(name) || name.starts_with("__acc") {
+                continue;
+            }
+            let binding = self.env.get(name);
+            let may_write = binding.is_none_or(|b| b.mutable || b.ref_mut);
+            if !(u.is_definitely_written() || (u.maybe_mut && may_write && binding.is_some())) {
+                continue;
+            }
+            let var = Ident::new(name, u.span.unwrap_or_else(Span::call_site));
+            let view = format_ident!("__acc_w_{}", name);
+            let through_ref = binding.is_some_and(|b| !b.mutable);
+            if through_ref {
+                shares.push(quote!(let #view = ::acc::__rt::SharedMut::new(&mut *#var);));
+                map.insert(name.clone(), reparse_expr(quote!((unsafe { #view.get() }))));
+            } else {
+                shares.push(quote!(let #view = ::acc::__rt::SharedMut::new(&mut #var);));
+                map.insert(name.clone(), reparse_expr(quote!((*unsafe { #view.get() }))));
+            }
+        }
+        substitute(&mut body, &map);
+
+        let space_vars: Vec<Ident> = (0..levels.len()).map(|i| format_ident!("__acc_s{}", i)).collect();
+        let space_inits = space_vars.iter().zip(spaces).map(|(v, s)| {
+            let t = s.tokens();
+            quote!(let #v = #t;)
+        });
+        let trips = if levels.len() == 1 {
+            quote!(__acc_s0.trips())
+        } else {
+            quote!(::acc::__rt::space::collapsed_trips(&[#(#space_vars.trips()),*]))
+        };
+        let inner_label = &levels[levels.len() - 1].label;
+        let inner_pat = &levels[levels.len() - 1].pat;
+        let iterate = if levels.len() == 1 {
+            quote!(#inner_label for #inner_pat in __acc_s0.chunk(__acc_k0, __acc_k1) { #(#body)* })
+        } else {
+            let last = &space_vars[levels.len() - 1];
+            let outer = levels[..levels.len() - 1].iter().enumerate().map(|(i, l)| {
+                let (pat, sv) = (&l.pat, &space_vars[i]);
+                quote!(let #pat = #sv.value(__acc_o[#i]);)
+            });
+            quote! {
+                ::acc::__rt::space::collapsed_runs([#(#space_vars.trips()),*], __acc_k0, __acc_k1, |__acc_o, __acc_lo, __acc_hi| {
+                    #(#outer)*
+                    #inner_label for #inner_pat in #last.chunk(__acc_lo, __acc_hi) { #(#body)* }
+                });
+            }
+        };
+        let red_vars: Vec<&Ident> = reductions.iter().map(|(_, v)| v).collect();
+        let red_ops: Vec<Ident> = reductions.iter().map(|(op, _)| Ident::new(op.marker(), Span::call_site())).collect();
+        let red_idx: Vec<syn::Index> = (0..reductions.len()).map(syn::Index::from).collect();
+        let span = levels[0].span;
+        let _ = span;
+        quote! {
+            #(#space_inits)*
+            #(#shares)*
+            #[allow(unused_unsafe, unused_mut, unused_variables, clippy::needless_range_loop)]
+            let __acc_parts = ::acc::__rt::parallel_chunks(__acc_threads, &__acc_inh, #trips, |__acc_k0: u64, __acc_k1: u64| {
+                #(let mut #red_vars = ::acc::__rt::reduce::identity_like::<::acc::__rt::reduce::#red_ops, _>(&#red_vars);)*
+                #(let mut #privates = ::core::clone::Clone::clone(&#privates);)*
+                #iterate
+                (#(#red_vars,)*)
+            });
+            #[allow(unused_variables)]
+            for __acc_part in __acc_parts {
+                #(#red_vars = ::acc::__rt::reduce::combine::<::acc::__rt::reduce::#red_ops, _>(#red_vars, __acc_part.#red_idx);)*
+            }
+        }
+    }
+}
+
+/// The nest as written, with its private variables copied first.
+fn sequential(levels: &[Level], body: Vec<Stmt>, privates: &[Ident]) -> TokenStream {
+    let mut ts = quote!(#(#body)*);
+    for l in levels.iter().rev() {
+        let (label, pat, iter) = (&l.label, &l.pat, &l.iter);
+        ts = quote!(#label for #pat in #iter { #ts });
+    }
+    quote! {
+        #(#[allow(unused_mut)] let mut #privates = ::core::clone::Clone::clone(&#privates);)*
+        #ts
+    }
+}
+
+/// Finds statement directives inside the blocks nested in a statement (`if`, `while`, bare
+/// `for` bodies, blocks).
+struct Nested<'c, 'a> {
+    cx: &'c mut RegionCx<'a>,
+    in_parallel: bool,
+}
+
+impl VisitMut for Nested<'_, '_> {
+    fn visit_block_mut(&mut self, b: &mut Block) {
+        self.cx.transform_block(b, self.in_parallel);
+    }
+    fn visit_expr_for_loop_mut(&mut self, f: &mut ExprForLoop) {
+        self.visit_expr_mut(&mut f.expr);
+        self.cx.env.push();
+        self.cx.env.add_pat(&f.pat, false);
+        self.visit_block_mut(&mut f.body);
+        self.cx.env.pop();
+    }
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Expr::Closure(_) = e {
+            return;
+        }
+        visit_mut::visit_expr_mut(self, e);
+    }
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// Whether an expression is a plain variable name.
+pub fn is_var(e: &Expr) -> bool {
+    path_ident(e).is_some()
+}

@@ -1,0 +1,281 @@
+//! What the expansions of `acc`'s macros call. Not a public API: its items change without
+//! notice.
+
+pub use acc_core::error::Location;
+pub use acc_core::parallel::parallel_chunks;
+pub use acc_core::region::{ComputeKind, Exec, Launch, LaunchClauses, RegionSite};
+pub use acc_core::{reduce, space};
+
+use acc_core::data::{subarray_bounds, ClauseVar, DataVar, DeviceCopy};
+use acc_core::queue::Queue;
+use acc_core::DeviceType;
+
+use crate::routines::runtime;
+
+/// Panics with an `acc` error found while running a directive, naming where it was written.
+#[cold]
+#[track_caller]
+fn fail(what: &str, loc: Location, e: impl std::fmt::Display) -> ! {
+    panic!("acc: {what} at {loc}: {e}")
+}
+
+/// Launches a compute region; a region that cannot start panics with the reason.
+pub fn launch(site: &RegionSite, clauses: LaunchClauses) -> Launch {
+    let kind = match site.kind {
+        ComputeKind::Parallel => "parallel",
+        ComputeKind::Kernels => "kernels",
+        ComputeKind::Serial => "serial",
+    };
+    Launch::begin(runtime(), site, &clauses)
+        .unwrap_or_else(|e| fail(&format!("`{kind}` region in `{}`", site.function), site.location, e))
+}
+
+/// A variable a parallel loop's chunks write, shared between the threads that run them. The
+/// loop construct asserts its iterations are independent (3.3 section 2.9.6), so no two
+/// threads touch the same element.
+pub struct SharedMut<T: ?Sized> {
+    ptr: *mut T,
+}
+
+// SAFETY: the threads of one parallel loop write disjoint parts of the variable (the user's
+// `independent` assertion, or the dependence test for `auto` loops); `T: Send` moves nothing
+// across threads that is not itself sendable.
+unsafe impl<T: ?Sized + Send> Send for SharedMut<T> {}
+unsafe impl<T: ?Sized + Send> Sync for SharedMut<T> {}
+
+impl<T: ?Sized> SharedMut<T> {
+    /// Shares `v` for the duration of the loop (the exclusive borrow lasts as long).
+    #[inline(always)]
+    pub fn new(v: &mut T) -> SharedMut<T> {
+        SharedMut { ptr: v }
+    }
+
+    /// The shared variable.
+    ///
+    /// # Safety
+    /// Only from the loop's iterations, which touch disjoint parts of it.
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn get(&self) -> &mut T {
+        &mut *self.ptr
+    }
+}
+
+/// Atomic accesses for the `atomic` construct.
+pub mod atomic {
+    use acc_core::atomic::AtomicScalar;
+
+    /// Atomically reads `*p`.
+    ///
+    /// # Safety
+    /// `p` comes from `&raw const` of a live place, accessed atomically by every thread.
+    #[inline(always)]
+    pub unsafe fn load<T: AtomicScalar>(p: *const T) -> T {
+        T::atomic_load(p as *mut T)
+    }
+    /// Atomically writes `v` to `*p`.
+    ///
+    /// # Safety
+    /// As [`load`], from `&raw mut`.
+    #[inline(always)]
+    pub unsafe fn store<T: AtomicScalar>(p: *mut T, v: T) {
+        T::atomic_store(p, v)
+    }
+    /// Atomically replaces `*p` by `f(*p)`; returns the old and the new value.
+    ///
+    /// # Safety
+    /// As [`store`].
+    #[inline(always)]
+    pub unsafe fn update<T: AtomicScalar>(p: *mut T, f: impl FnMut(T) -> T) -> (T, T) {
+        T::atomic_update(p, f)
+    }
+}
+
+/// The data clause a variable appears in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum DataClause {
+    Copy,
+    Copyin,
+    Copyout,
+    Create,
+    NoCreate,
+    Present,
+    Deviceptr,
+    Attach,
+    Detach,
+    Delete,
+    DeviceResident,
+    Link,
+    UseDevice,
+    UpdateSelf,
+    UpdateDevice,
+}
+
+/// A variable of a data clause.
+#[derive(Clone, Copy, Debug)]
+pub struct ClauseEntry {
+    /// The clause.
+    pub clause: DataClause,
+    /// The variable: name, location, host range.
+    pub var: ClauseVar,
+}
+
+/// The whole of `v` in clause `clause`.
+#[inline]
+pub fn clause_var<V: DataVar + ?Sized>(clause: DataClause, v: &V, name: &'static str, loc: Location) -> ClauseEntry {
+    ClauseEntry { clause, var: ClauseVar::whole(v, name, loc) }
+}
+
+/// The subarray `v[range]` in clause `clause`; panics, naming it, when it is out of bounds.
+#[inline]
+pub fn clause_subarray<V: DataVar + ?Sized>(
+    clause: DataClause,
+    v: &V,
+    range: impl std::ops::RangeBounds<usize>,
+    name: &'static str,
+    loc: Location,
+) -> ClauseEntry {
+    let (s, e) = subarray_bounds(range, v.elems().len());
+    match ClauseVar::subarray(v, s, e, name, loc) {
+        Ok(var) => ClauseEntry { clause, var },
+        Err(err) => fail("data clause", loc, err),
+    }
+}
+
+/// The data environment a construct opened, closed when dropped (on every way out of the
+/// construct's block).
+#[must_use]
+pub struct DataGuard {
+    _entries: usize,
+}
+
+fn enter(what: &str, loc: Location, entries: &[ClauseEntry]) -> DataGuard {
+    // Devices that share host memory have every variable present already; the clauses move
+    // nothing and count nothing (3.3 section 2.7: "if var is in shared memory, no action").
+    match runtime().current_device() {
+        Ok(d) if d.shares_host_memory() => DataGuard { _entries: entries.len() },
+        Ok(d) => fail(what, loc, acc_core::Error::Unsupported {
+            what: format!("data clauses on the {} device, which has its own memory", d.device_type()),
+        }),
+        Err(e) => fail(what, loc, e),
+    }
+}
+
+/// The data clauses of a compute construct.
+pub fn region_data(launch: &Launch, entries: &[ClauseEntry]) -> DataGuard {
+    let _ = launch.queue();
+    if launch.device_type() == DeviceType::Host {
+        return DataGuard { _entries: entries.len() };
+    }
+    let loc = entries.first().map(|e| e.var.location).unwrap_or(Location { file: "", line: 0, column: 0 });
+    enter("data clause", loc, entries)
+}
+
+fn check_queues(what: &str, loc: Location, async_arg: Option<i64>, wait: &Option<Vec<i64>>) {
+    if let Err(e) = Queue::resolve(async_arg) {
+        fail(what, loc, e)
+    }
+    for &q in wait.iter().flatten() {
+        if let Err(e) = Queue::for_wait(q) {
+            fail(what, loc, e)
+        }
+    }
+}
+
+/// A `data` construct (or `declare` on a function).
+pub fn data_region(loc: Location, if_cond: Option<bool>, async_arg: Option<i64>, wait: Option<Vec<i64>>, entries: &[ClauseEntry]) -> DataGuard {
+    check_queues("`data`", loc, async_arg, &wait);
+    if if_cond == Some(false) {
+        return DataGuard { _entries: 0 };
+    }
+    enter("`data`", loc, entries)
+}
+
+/// A `host_data` construct.
+pub fn host_data(loc: Location, if_cond: Option<bool>, _if_present: bool, entries: &[ClauseEntry]) {
+    if if_cond != Some(false) {
+        let _guard = enter("`host_data`", loc, entries);
+    }
+}
+
+/// `update!`.
+pub fn update_directive(loc: Location, if_cond: Option<bool>, async_arg: Option<i64>, wait: Option<Vec<i64>>, _if_present: bool, entries: &[ClauseEntry]) {
+    check_queues("`update`", loc, async_arg, &wait);
+    if if_cond != Some(false) {
+        let _guard = enter("`update`", loc, entries);
+    }
+}
+
+/// `enter_data!`.
+pub fn enter_data_directive(loc: Location, if_cond: Option<bool>, async_arg: Option<i64>, wait: Option<Vec<i64>>, entries: &[ClauseEntry]) {
+    check_queues("`enter data`", loc, async_arg, &wait);
+    if if_cond != Some(false) {
+        let _guard = enter("`enter data`", loc, entries);
+    }
+}
+
+/// `exit_data!`.
+pub fn exit_data_directive(loc: Location, if_cond: Option<bool>, async_arg: Option<i64>, wait: Option<Vec<i64>>, _finalize: bool, entries: &[ClauseEntry]) {
+    check_queues("`exit data`", loc, async_arg, &wait);
+    if if_cond != Some(false) {
+        let _guard = enter("`exit data`", loc, entries);
+    }
+}
+
+/// `wait!`.
+pub fn wait_directive(loc: Location, if_cond: Option<bool>, queues: Option<&[i64]>, async_arg: Option<i64>) {
+    check_queues("`wait`", loc, async_arg, &queues.map(|q| q.to_vec()));
+    let _ = if_cond;
+}
+
+/// `init!`.
+pub fn init_directive(loc: Location, if_cond: Option<bool>, types: &[DeviceType], num: Option<usize>) {
+    if if_cond == Some(false) {
+        return;
+    }
+    let types: Vec<DeviceType> = if types.is_empty() { vec![crate::get_device_type()] } else { types.to_vec() };
+    for ty in types {
+        if let Some(n) = num {
+            crate::set_device_num(n, ty);
+        }
+        if let Err(e) = crate::init(ty) {
+            fail("`init`", loc, e)
+        }
+    }
+}
+
+/// `shutdown!`.
+pub fn shutdown_directive(loc: Location, if_cond: Option<bool>, types: &[DeviceType], _num: Option<usize>) {
+    if if_cond == Some(false) {
+        return;
+    }
+    let types: Vec<DeviceType> = if types.is_empty() { vec![crate::get_device_type()] } else { types.to_vec() };
+    for ty in types {
+        if let Err(e) = crate::shutdown(ty) {
+            fail("`shutdown`", loc, e)
+        }
+    }
+}
+
+/// `set!`.
+pub fn set_directive(loc: Location, if_cond: Option<bool>, ty: Option<DeviceType>, num: Option<usize>, default_async: Option<i32>) {
+    if if_cond == Some(false) {
+        return;
+    }
+    if let Some(q) = default_async {
+        if let Err(e) = Queue::resolve(Some(q as i64)) {
+            fail("`set`", loc, e)
+        }
+        crate::set_default_async(q);
+    }
+    match (ty, num) {
+        (Some(t), Some(n)) => crate::set_device_num(n, t),
+        (Some(t), None) => crate::set_device_type(t),
+        (None, Some(n)) => crate::set_device_num(n, DeviceType::Default),
+        (None, None) => {}
+    }
+}
+
+/// Compile-time check that a struct field is device data (used by `#[derive(DeviceCopy)]`).
+pub fn assert_device_copy<T: DeviceCopy>() {}

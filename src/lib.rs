@@ -1,0 +1,57 @@
+//! # acc — OpenACC for Rust
+//!
+//! Annotate ordinary Rust loops with OpenACC directives and run them on all host cores, or
+//! sequentially on the host, from the same source; GPU backends plug in behind the same
+//! [`Device`](acc_core::Device) trait.
+//!
+//! ```
+//! #[acc::parallel_loop(copyin(x), copy(y))]
+//! fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
+//!     for i in 0..y.len() {
+//!         y[i] = a * x[i] + y[i];
+//!     }
+//! }
+//!
+//! let x = vec![1.0f32; 1000];
+//! let mut y = vec![2.0f32; 1000];
+//! saxpy(3.0, &x, &mut y);
+//! assert!(y.iter().all(|&v| v == 5.0));
+//! ```
+//!
+//! ## Directives
+//! Function attributes: [`parallel`], [`kernels`], [`serial`], [`parallel_loop`],
+//! [`kernels_loop`], [`serial_loop`], [`data`], [`routine`], [`declare`], [`offload`]. Inside a
+//! function that carries one of them, the same names (and [`r#loop`], [`atomic`],
+//! [`host_data`]) work on statements. Executable directives are macros: [`update!`],
+//! [`enter_data!`], [`exit_data!`], [`wait!`], [`init!`], [`shutdown!`], [`set!`], [`cache!`].
+//! DESIGN.md section 4 is the full contract.
+//!
+//! ## Devices
+//! The device is chosen at run time: `ACC_DEVICE_TYPE` (`host`, `multicore`, `nvidia`, `wgpu`,
+//! any case) or [`set_device_type`]; by default the best one present. This build provides
+//! `host` and (feature `multicore`, on by default) `multicore`. Asking for a device type this
+//! build lacks is an [`Error`] naming it, never a silent fallback.
+
+#![warn(missing_docs)]
+
+mod memory;
+mod routines;
+#[doc(hidden)]
+pub mod __rt;
+
+pub use acc_core::data::{DataVar, DeviceCopy};
+pub use acc_core::queue::{ASYNC_NOVAL, ASYNC_SYNC};
+pub use acc_core::{DeviceType, Error, Location, Property, Result};
+pub use acc_macros::{
+    atomic, cache, data, declare, enter_data, exit_data, host_data, init, kernels, kernels_loop,
+    offload, parallel, parallel_loop, r#loop, routine, serial, serial_loop, set, shutdown, update,
+    wait, DeviceCopy,
+};
+pub use memory::{
+    attach, deviceptr, detach, free, hostptr, malloc, map_data, memcpy_device, memcpy_from_device,
+    memcpy_to_device, unmap_data, DevicePtr,
+};
+pub use routines::*;
+
+/// The OpenACC version whose semantics this crate implements (`_OPENACC`, 3.3 section 2.2).
+pub const OPENACC_VERSION: u32 = 202211;

@@ -1,0 +1,197 @@
+//! The runtime routines of OpenACC chapter 3, named without the `acc_` prefix (DESIGN.md
+//! section 4.3). Queries return plain values; actions return [`Result`].
+
+use std::sync::OnceLock;
+
+use acc_core::data::DataVar;
+use acc_core::queue::Queue;
+use acc_core::runtime::Runtime;
+use acc_core::{icv, DeviceType, Error, Property, Result};
+
+/// The runtime of this build: its backends and the calling thread's ICVs.
+pub(crate) fn runtime() -> &'static Runtime {
+    static RT: OnceLock<Runtime> = OnceLock::new();
+    RT.get_or_init(|| Runtime::new(acc_device::backends()))
+}
+
+/// `acc_get_num_devices`: how many devices of type `ty` this build and machine have.
+pub fn get_num_devices(ty: DeviceType) -> usize {
+    runtime().num_devices(ty)
+}
+
+/// `acc_set_device_type`: the device type the calling thread's regions run on from now on.
+/// A type with no device makes the next region (or [`init`]) fail with [`Error::NoDevice`].
+pub fn set_device_type(ty: DeviceType) {
+    runtime().set_device_type(ty)
+}
+
+/// `acc_get_device_type`: the calling thread's current device type.
+///
+/// # Panics
+/// When `ACC_DEVICE_TYPE` names no device type; the message lists the valid names. Use
+/// [`try_get_device_type`] to get that as an error.
+pub fn get_device_type() -> DeviceType {
+    try_get_device_type().unwrap_or_else(|e| panic!("acc: {e}"))
+}
+
+/// The calling thread's current device type, or the error in `ACC_DEVICE_TYPE`.
+pub fn try_get_device_type() -> Result<DeviceType> {
+    runtime().current_device_type()
+}
+
+/// `acc_set_device_num`: device `num` of type `ty` (a concrete type also becomes the current
+/// device type; `DeviceType::Default` keeps it).
+pub fn set_device_num(num: usize, ty: DeviceType) {
+    runtime().set_device_num(num, ty)
+}
+
+/// `acc_get_device_num`: the current device number if `ty` is the current type, else 0.
+///
+/// # Panics
+/// When `ACC_DEVICE_TYPE` or `ACC_DEVICE_NUM` is malformed.
+pub fn get_device_num(ty: DeviceType) -> usize {
+    runtime().device_num(ty).unwrap_or_else(|e| panic!("acc: {e}"))
+}
+
+/// `acc_init`: starts the current device of type `ty` now (keeping start-up cost out of later
+/// timings) and makes `ty` the calling thread's device type.
+pub fn init(ty: DeviceType) -> Result<()> {
+    runtime().init(ty)
+}
+
+/// `acc_shutdown`: releases the devices of type `ty`; they start again when next used.
+pub fn shutdown(ty: DeviceType) -> Result<()> {
+    runtime().shutdown(ty)
+}
+
+/// `acc_on_device`: whether the calling code runs on a device of type `ty`.
+pub fn on_device(ty: DeviceType) -> bool {
+    runtime().on_device(ty)
+}
+
+/// `acc_get_property` / `acc_get_property_string`: property `p` of device `num` of type `ty`,
+/// as text; empty when there is no such device.
+pub fn get_property(num: usize, ty: DeviceType, p: Property) -> String {
+    runtime().property(num, ty, p).unwrap_or_default()
+}
+
+/// The current device, which must share host memory for data routines to be meaningful on it
+/// in this build.
+fn shared_memory_device(what: &str) -> Result<()> {
+    let dev = runtime().current_device()?;
+    if dev.shares_host_memory() {
+        Ok(())
+    } else {
+        Err(Error::Unsupported {
+            what: format!("{what} on the {} device: data movement to device memory", dev.device_type()),
+        })
+    }
+}
+
+/// `acc_copyin`: makes `a` present on the current device, copying it there (dynamic reference
+/// counter, 3.3 section 2.6.7). Moves nothing on devices that share host memory.
+pub fn copyin<V: DataVar + ?Sized>(a: &V) -> Result<()> {
+    let _ = a.elems();
+    shared_memory_device("acc::copyin")
+}
+
+/// `acc_create`: makes `a` present on the current device without copying it.
+pub fn create<V: DataVar + ?Sized>(a: &V) -> Result<()> {
+    let _ = a.elems();
+    shared_memory_device("acc::create")
+}
+
+/// `acc_copyout`: copies `a` back from the device and releases it when no reference remains.
+pub fn copyout<V: DataVar + ?Sized>(a: &mut V) -> Result<()> {
+    let _ = a.elems();
+    shared_memory_device("acc::copyout")
+}
+
+/// `acc_copyout_finalize`: as [`copyout`], setting the dynamic reference counter to 0.
+pub fn copyout_finalize<V: DataVar + ?Sized>(a: &mut V) -> Result<()> {
+    let _ = a.elems();
+    shared_memory_device("acc::copyout_finalize")
+}
+
+/// `acc_delete`: releases `a` on the device without copying it back.
+pub fn delete<V: DataVar + ?Sized>(a: &V) -> Result<()> {
+    let _ = a.elems();
+    shared_memory_device("acc::delete")
+}
+
+/// `acc_delete_finalize`: as [`delete`], setting the dynamic reference counter to 0.
+pub fn delete_finalize<V: DataVar + ?Sized>(a: &V) -> Result<()> {
+    let _ = a.elems();
+    shared_memory_device("acc::delete_finalize")
+}
+
+/// `acc_update_device`: copies the host's `a` to the device copy.
+pub fn update_device<V: DataVar + ?Sized>(a: &V) -> Result<()> {
+    let _ = a.elems();
+    shared_memory_device("acc::update_device")
+}
+
+/// `acc_update_self`: copies the device copy of `a` to the host's.
+pub fn update_self<V: DataVar + ?Sized>(a: &mut V) -> Result<()> {
+    let _ = a.elems();
+    shared_memory_device("acc::update_self")
+}
+
+/// `acc_is_present`: whether `a` is present on the current device. Data in memory the device
+/// shares with the host is always present (3.3 section 2.6.1).
+pub fn is_present<V: DataVar + ?Sized>(a: &V) -> bool {
+    let _ = a.elems();
+    runtime().current_device().is_ok_and(|d| d.shares_host_memory())
+}
+
+/// `acc_wait`: waits for every operation on queue `q`.
+pub fn wait(q: i32) -> Result<()> {
+    Queue::for_wait(q as i64)?;
+    // Devices that share host memory complete each operation before enqueueing returns.
+    Ok(())
+}
+
+/// `acc_wait_all`: waits for every queue.
+pub fn wait_all() -> Result<()> {
+    Ok(())
+}
+
+/// `acc_wait_any`: waits until one of `queues` has finished its operations and returns its
+/// index; `None` when no entry names a queue (`ASYNC_SYNC` entries are skipped).
+pub fn wait_any(queues: &[i32]) -> Result<Option<usize>> {
+    for (i, &q) in queues.iter().enumerate() {
+        if q == acc_core::queue::ASYNC_SYNC {
+            continue;
+        }
+        Queue::for_wait(q as i64)?;
+        return Ok(Some(i));
+    }
+    Ok(None)
+}
+
+/// `acc_wait_async`: makes queue `q2` wait for what is enqueued on `q` so far.
+pub fn wait_async(q: i32, q2: i32) -> Result<()> {
+    Queue::for_wait(q as i64)?;
+    Queue::for_wait(q2 as i64)?;
+    Ok(())
+}
+
+/// `acc_async_test`: whether every operation on queue `q` has finished.
+pub fn async_test(q: i32) -> bool {
+    Queue::for_wait(q as i64).is_ok()
+}
+
+/// `acc_async_test_all`: whether every operation on every queue has finished.
+pub fn async_test_all() -> bool {
+    true
+}
+
+/// `acc_get_default_async`: the queue `async` without an argument uses on this thread.
+pub fn get_default_async() -> i32 {
+    icv::current().default_async
+}
+
+/// `acc_set_default_async`: sets the queue `async` without an argument uses on this thread.
+pub fn set_default_async(q: i32) {
+    icv::update(|i| i.default_async = q)
+}
