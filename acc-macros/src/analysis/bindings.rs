@@ -41,9 +41,6 @@ impl Env {
     pub fn get(&self, name: &str) -> Option<Binding> {
         self.scopes.iter().rev().find_map(|s| s.get(name).copied())
     }
-    pub fn contains(&self, name: &str) -> bool {
-        self.get(name).is_some()
-    }
 
     /// Adds the bindings of a function's parameters.
     pub fn add_fn_inputs<'a>(&mut self, inputs: impl IntoIterator<Item = &'a FnArg>) {

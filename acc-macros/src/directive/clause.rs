@@ -78,6 +78,7 @@ clause_names! {
 }
 
 /// A device type named in a `device_type(..)` clause.
+#[allow(dead_code)]
 #[derive(Clone, Debug)]
 pub enum DeviceTypeSel {
     /// `*`: every device type not named in another `device_type` clause.
@@ -118,6 +119,8 @@ impl RedOp {
 }
 
 /// A `size-expr` of `tile(..)` and `gang(static: ..)`: `*` or an integer expression.
+// Scheduling arguments are parsed and checked here; the GPU lowering reads them.
+#[allow(dead_code)]
 #[derive(Clone)]
 pub enum SizeExpr {
     Star(Span),
@@ -136,6 +139,8 @@ pub struct VarRef {
 }
 
 /// A clause's arguments, by shape.
+// Scheduling arguments (gang/worker/vector sizes, bind names) only matter to GPU lowering.
+#[allow(dead_code)]
 #[derive(Clone)]
 pub enum ClauseArgs {
     /// No argument (`seq`, `finalize`, a bare `async` or `self`).

@@ -112,15 +112,6 @@ pub enum ComputeKind {
     Serial,
 }
 
-impl ComputeKind {
-    pub fn spelling(self) -> &'static str {
-        match self {
-            ComputeKind::Parallel => "parallel",
-            ComputeKind::Kernels => "kernels",
-            ComputeKind::Serial => "serial",
-        }
-    }
-}
 
 /// A parsed directive.
 #[derive(Clone)]

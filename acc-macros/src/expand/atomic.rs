@@ -124,6 +124,7 @@ pub fn expand_atomic(ctx: &mut Ctx, dir: &Directive, st: Stmt) -> Stmt {
         _ => capture(&st, span),
     };
     match out {
+        Ok(ts) if matches!(st, Stmt::Local(_)) => syn::parse2(ts.clone()).unwrap_or_else(|_| expr_stmt(ts)),
         Ok(ts) => expr_stmt(ts),
         Err(msg) => {
             ctx.error(span, msg);

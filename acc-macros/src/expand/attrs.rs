@@ -25,7 +25,53 @@ pub fn attr_args(attr: &Attribute) -> syn::Result<TokenStream> {
     }
 }
 
+/// The expression along whose left spine outer attributes of a statement end up: syn, like
+/// rustc, attaches `#[a] x += 1` to `x`, the leftmost operand.
+fn left_child(e: &Expr) -> Option<&Expr> {
+    match e {
+        Expr::Binary(b) => Some(&b.left),
+        Expr::Assign(a) => Some(&a.left),
+        Expr::Index(i) => Some(&i.expr),
+        Expr::Field(f) => Some(&f.base),
+        Expr::MethodCall(m) => Some(&m.receiver),
+        Expr::Cast(c) => Some(&c.expr),
+        Expr::Range(r) => r.start.as_deref(),
+        Expr::Try(t) => Some(&t.expr),
+        _ => None,
+    }
+}
+
+fn left_child_mut(e: &mut Expr) -> Option<&mut Expr> {
+    match e {
+        Expr::Binary(b) => Some(&mut b.left),
+        Expr::Assign(a) => Some(&mut a.left),
+        Expr::Index(i) => Some(&mut i.expr),
+        Expr::Field(f) => Some(&mut f.base),
+        Expr::MethodCall(m) => Some(&mut m.receiver),
+        Expr::Cast(c) => Some(&mut c.expr),
+        Expr::Range(r) => r.start.as_deref_mut(),
+        Expr::Try(t) => Some(&mut t.expr),
+        _ => None,
+    }
+}
+
 fn expr_attrs(e: &Expr) -> &[Attribute] {
+    let own = own_attrs(e);
+    if !own.is_empty() {
+        return own;
+    }
+    left_child(e).map_or(&[], expr_attrs)
+}
+
+fn expr_attrs_mut(e: &mut Expr) -> Option<&mut Vec<Attribute>> {
+    let has_own = !own_attrs(e).is_empty();
+    if !has_own && left_child(e).is_some_and(|l| !expr_attrs(l).is_empty()) {
+        return left_child_mut(e).and_then(expr_attrs_mut);
+    }
+    own_attrs_mut(e)
+}
+
+fn own_attrs(e: &Expr) -> &[Attribute] {
     match e {
         Expr::ForLoop(x) => &x.attrs,
         Expr::Block(x) => &x.attrs,
@@ -39,11 +85,16 @@ fn expr_attrs(e: &Expr) -> &[Attribute] {
         Expr::Call(x) => &x.attrs,
         Expr::MethodCall(x) => &x.attrs,
         Expr::Paren(x) => &x.attrs,
+        Expr::Path(x) => &x.attrs,
+        Expr::Index(x) => &x.attrs,
+        Expr::Field(x) => &x.attrs,
+        Expr::Unary(x) => &x.attrs,
+        Expr::Lit(x) => &x.attrs,
         _ => &[],
     }
 }
 
-fn expr_attrs_mut(e: &mut Expr) -> Option<&mut Vec<Attribute>> {
+fn own_attrs_mut(e: &mut Expr) -> Option<&mut Vec<Attribute>> {
     Some(match e {
         Expr::ForLoop(x) => &mut x.attrs,
         Expr::Block(x) => &mut x.attrs,
@@ -57,6 +108,11 @@ fn expr_attrs_mut(e: &mut Expr) -> Option<&mut Vec<Attribute>> {
         Expr::Call(x) => &mut x.attrs,
         Expr::MethodCall(x) => &mut x.attrs,
         Expr::Paren(x) => &mut x.attrs,
+        Expr::Path(x) => &mut x.attrs,
+        Expr::Index(x) => &mut x.attrs,
+        Expr::Field(x) => &mut x.attrs,
+        Expr::Unary(x) => &mut x.attrs,
+        Expr::Lit(x) => &mut x.attrs,
         _ => return None,
     })
 }

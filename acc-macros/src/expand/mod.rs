@@ -37,9 +37,6 @@ impl Ctx {
     pub fn push(&mut self, e: syn::Error) {
         self.errors.push(e);
     }
-    pub fn has_errors(&self) -> bool {
-        !self.errors.is_empty()
-    }
     pub fn into_compile_errors(self) -> TokenStream {
         // The region body is rewritten once per way of running it; report each problem once.
         let mut seen = std::collections::HashSet::new();

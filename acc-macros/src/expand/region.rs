@@ -14,7 +14,7 @@ use super::{atomic, attrs, expr_stmt, reparse_expr, Ctx};
 use crate::analysis::bindings::Env;
 use crate::analysis::depend::provably_independent;
 use crate::analysis::subst::substitute;
-use crate::analysis::uses::{path_ident, scan_expr, scan_stmts};
+use crate::analysis::uses::{scan_expr, scan_stmts};
 use crate::directive::{ClauseArgs, ClauseName as C, ComputeKind, Directive, DirectiveKind, RedOp};
 
 /// How the rewritten body will run.
@@ -423,7 +423,3 @@ impl VisitMut for Nested<'_, '_> {
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }
 
-/// Whether an expression is a plain variable name.
-pub fn is_var(e: &Expr) -> bool {
-    path_ident(e).is_some()
-}

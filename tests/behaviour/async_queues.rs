@@ -1,0 +1,74 @@
+//! Asynchronous execution (3.3 section 2.16): `async`, `wait` clauses and directives, and the
+//! queue routines. Operations on one queue complete in order.
+
+use crate::devices::on_each_device;
+
+#[acc::offload]
+fn chained(n: usize) -> Vec<u64> {
+    let mut v = vec![0u64; n];
+    #[acc::parallel_loop(copy(v), async(1))]
+    for i in 0..n {
+        v[i] = i as u64;
+    }
+    #[acc::parallel_loop(copy(v), async(1))]
+    for i in 0..n {
+        v[i] *= 3;
+    }
+    #[acc::parallel_loop(copy(v), async, wait(1))]
+    for i in 0..n {
+        v[i] += 1;
+    }
+    acc::wait!(1);
+    acc::wait!();
+    v
+}
+
+#[test]
+fn operations_on_one_queue_keep_their_order() {
+    on_each_device(|_| {
+        let v = chained(10_000);
+        assert!(v.iter().enumerate().all(|(i, &x)| x == 3 * i as u64 + 1));
+        assert!(acc::async_test(1));
+        assert!(acc::async_test_all());
+        acc::wait(1).unwrap();
+        acc::wait_all().unwrap();
+    });
+}
+
+#[test]
+fn queue_arguments_are_checked() {
+    on_each_device(|_| {
+        assert!(acc::wait(-7).is_err());
+        assert_eq!(acc::wait_any(&[acc::ASYNC_SYNC, 4]).unwrap(), Some(1));
+        assert_eq!(acc::wait_any(&[acc::ASYNC_SYNC]).unwrap(), None);
+        acc::wait_async(1, 2).unwrap();
+        assert!(acc::wait_async(1, -9).is_err());
+    });
+}
+
+#[test]
+fn default_async_queue_is_per_thread() {
+    on_each_device(|_| {
+        assert_eq!(acc::get_default_async(), acc::ASYNC_NOVAL);
+        acc::set!(default_async(5));
+        assert_eq!(acc::get_default_async(), 5);
+        let other = std::thread::spawn(acc::get_default_async).join().unwrap();
+        assert_eq!(other, acc::ASYNC_NOVAL);
+        acc::set_default_async(acc::ASYNC_NOVAL);
+    });
+}
+
+#[acc::offload]
+fn bad_queue(q: i32) {
+    #[acc::parallel(async(q))]
+    {}
+}
+
+#[test]
+fn an_invalid_queue_on_a_region_is_reported_with_its_location() {
+    on_each_device(|_| {
+        let err = std::panic::catch_unwind(|| bad_queue(-3)).unwrap_err();
+        let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(msg.contains("invalid async argument -3") && msg.contains("async_queues.rs:"), "{msg}");
+    });
+}

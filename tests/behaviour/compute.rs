@@ -1,0 +1,243 @@
+//! Compute constructs: parallel, kernels, serial (3.3 section 2.5) and the combined forms
+//! (2.11); `if` and `self` (2.5.6, 2.5.7); private, firstprivate and implicit attributes
+//! (2.5.13, 2.5.14, 2.6.2).
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use acc::DeviceType;
+
+use crate::devices::{on_each_device, parallelism};
+
+#[acc::parallel_loop(copyin(x), copy(y))]
+fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
+    for i in 0..y.len() {
+        y[i] = a * x[i] + y[i];
+    }
+}
+
+#[test]
+fn parallel_loop_on_a_function() {
+    on_each_device(|_| {
+        let x: Vec<f32> = (0..10_000).map(|i| i as f32).collect();
+        let mut y = vec![1.0f32; 10_000];
+        saxpy(2.0, &x, &mut y);
+        for i in 0..y.len() {
+            assert_eq!(y[i], 2.0 * i as f32 + 1.0);
+        }
+    });
+}
+
+#[acc::offload]
+fn two_loops_in_parallel(a: &mut [i64], b: &mut [i64]) {
+    let n = a.len();
+    #[acc::parallel(copy(a, b))]
+    {
+        #[acc::r#loop(gang)]
+        for i in 0..n {
+            a[i] = i as i64 * 3;
+        }
+        #[acc::r#loop(gang, vector)]
+        for i in 0..n {
+            b[i] = a[i] + 1;
+        }
+    }
+}
+
+#[test]
+fn parallel_region_runs_its_loops_in_order() {
+    on_each_device(|_| {
+        let mut a = vec![0i64; 5000];
+        let mut b = vec![0i64; 5000];
+        two_loops_in_parallel(&mut a, &mut b);
+        assert!(b.iter().enumerate().all(|(i, &v)| v == i as i64 * 3 + 1));
+    });
+}
+
+#[acc::kernels(copyin(x), copyout(y, z))]
+fn kernels_nests(x: &[f64], y: &mut [f64], z: &mut [f64]) {
+    let n = x.len();
+    for i in 0..n {
+        y[i] = x[i] * x[i];
+    }
+    for i in 1..n {
+        // Depends on the previous iteration: must stay sequential.
+        z[i] = z[i - 1] + y[i];
+    }
+}
+
+#[test]
+fn kernels_runs_each_nest_in_order_and_keeps_dependences() {
+    on_each_device(|_| {
+        let x: Vec<f64> = (0..20_000).map(|i| (i % 7) as f64).collect();
+        let mut y = vec![0.0; x.len()];
+        let mut z = vec![0.0; x.len()];
+        kernels_nests(&x, &mut y, &mut z);
+        let mut acc = 0.0;
+        for i in 1..x.len() {
+            acc += x[i] * x[i];
+            assert_eq!(z[i], acc, "z[{i}]");
+        }
+    });
+}
+
+#[acc::serial(copy(v))]
+fn prefix_sum(v: &mut [u32]) {
+    for i in 1..v.len() {
+        v[i] += v[i - 1];
+    }
+}
+
+#[test]
+fn serial_region_is_sequential() {
+    on_each_device(|_| {
+        let mut v = vec![1u32; 1000];
+        prefix_sum(&mut v);
+        assert!(v.iter().enumerate().all(|(i, &x)| x == i as u32 + 1));
+    });
+}
+
+#[acc::offload]
+fn where_it_ran(cond: bool, on_self: bool) -> (bool, bool) {
+    let mut host = false;
+    let mut multicore = false;
+    #[acc::parallel_loop(if(cond), self(on_self), reduction(||: host, multicore))]
+    for _ in 0..64 {
+        host = host || acc::on_device(DeviceType::Host);
+        multicore = multicore || acc::on_device(DeviceType::Multicore);
+    }
+    (host, multicore)
+}
+
+#[test]
+fn if_false_and_self_run_on_the_host() {
+    on_each_device(|ty| {
+        assert_eq!(where_it_ran(false, false), (true, false), "if(false) on {ty}");
+        assert_eq!(where_it_ran(true, true), (true, false), "self(true) on {ty}");
+        // `self` is ignored when `if` is false (3.3 L1159-1163): still the host.
+        assert_eq!(where_it_ran(false, true), (true, false));
+        let expect = (ty == DeviceType::Host, ty == DeviceType::Multicore);
+        assert_eq!(where_it_ran(true, false), expect, "on {ty}");
+    });
+}
+
+#[test]
+fn multicore_uses_several_threads() {
+    on_each_device(|ty| {
+        if parallelism(ty) < 2 {
+            return;
+        }
+        let seen = Mutex::new(HashSet::new());
+        #[acc::parallel_loop]
+        fn spread(seen: &Mutex<HashSet<std::thread::ThreadId>>) {
+            for _ in 0..64 {
+                seen.lock().unwrap().insert(std::thread::current().id());
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+        }
+        spread(&seen);
+        assert!(seen.lock().unwrap().len() >= 2, "one thread ran every chunk on {ty}");
+    });
+}
+
+#[acc::offload]
+fn private_and_firstprivate(n: usize) -> (f64, [f64; 3], Vec<f64>) {
+    let mut scale = 2.0;
+    let mut tmp = [0.0f64; 3];
+    let mut out = vec![0.0; n];
+    #[acc::parallel(firstprivate(scale), copyout(out))]
+    {
+        #[acc::r#loop(gang, private(tmp))]
+        for i in 0..n {
+            for k in 0..3 {
+                tmp[k] = (i + k) as f64;
+            }
+            out[i] = scale * (tmp[0] + tmp[1] + tmp[2]);
+        }
+        scale = -1.0;
+    }
+    (scale, tmp, out)
+}
+
+#[test]
+fn private_copies_leave_the_originals_alone() {
+    on_each_device(|_| {
+        let (scale, tmp, out) = private_and_firstprivate(1000);
+        assert_eq!(scale, 2.0, "firstprivate copy was written back");
+        assert_eq!(tmp, [0.0; 3], "private copy was written back");
+        assert!(out.iter().enumerate().all(|(i, &v)| v == 2.0 * (3 * i + 3) as f64));
+    });
+}
+
+#[acc::offload]
+fn implicit_scalars() -> (i32, i32) {
+    let mut p = 1;
+    let mut k = 1;
+    #[acc::parallel]
+    {
+        p = 5;
+    }
+    #[acc::kernels]
+    {
+        k = 5;
+    }
+    (p, k)
+}
+
+#[test]
+fn scalars_are_firstprivate_in_parallel_and_copy_in_kernels() {
+    on_each_device(|_| {
+        // 3.3 section 2.6.2: firstprivate in parallel and serial, copy in kernels.
+        assert_eq!(implicit_scalars(), (1, 5));
+    });
+}
+
+#[acc::parallel(copyin(x))]
+fn region_value(x: &[u64]) -> u64 {
+    let mut s = 0;
+    #[acc::r#loop(reduction(+: s))]
+    for i in 0..x.len() {
+        s += x[i];
+    }
+    s
+}
+
+#[test]
+fn a_region_on_a_function_returns_its_value() {
+    on_each_device(|_| {
+        let x: Vec<u64> = (1..=1000).collect();
+        assert_eq!(region_value(&x), 500_500);
+    });
+}
+
+#[acc::offload]
+fn statement_forms(n: usize) -> Vec<usize> {
+    let mut v = vec![0usize; n];
+    #[acc::parallel_loop(copyout(v), num_gangs(8), vector_length(128), async(2), wait(1))]
+    for i in 0..n {
+        v[i] = i * i;
+    }
+    acc::wait!(2);
+    #[acc::kernels_loop(independent, device_type(nvidia), num_gangs(80))]
+    for i in 0..n {
+        v[i] += 1;
+    }
+    #[acc::serial_loop]
+    for i in 1..n {
+        v[i] += v[i - 1] % 3;
+    }
+    v
+}
+
+#[test]
+fn combined_constructs_on_statements() {
+    on_each_device(|_| {
+        let n = 3000;
+        let got = statement_forms(n);
+        let mut want: Vec<usize> = (0..n).map(|i| i * i + 1).collect();
+        for i in 1..n {
+            want[i] += want[i - 1] % 3;
+        }
+        assert_eq!(got, want);
+    });
+}

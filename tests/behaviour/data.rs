@@ -1,0 +1,175 @@
+//! Data constructs, clauses and routines (3.3 sections 2.6, 2.7, 2.14; chapter 3). On devices
+//! that share host memory every variable is present and nothing moves; what must hold
+//! everywhere is tested here: the constructs run their bodies, `if(false)` skips them, bounds
+//! of subarrays are checked, and errors name the variable and the source line.
+
+use crate::devices::on_each_device;
+
+#[acc::offload]
+fn data_region(a: &mut Vec<f64>, b: &[f64], n: usize) -> f64 {
+    let mut t = vec![0.0; n];
+    let mut total = 0.0;
+    #[acc::data(copy(a), copyin(b[0..n]), create(t), copyout(zero: total))]
+    {
+        #[acc::parallel_loop(present(a, b, t))]
+        for i in 0..n {
+            t[i] = b[i] * 2.0;
+            a[i] += t[i];
+        }
+        acc::update!(self(a[0..n]), device(t), if_present);
+        #[acc::parallel_loop(present(a), reduction(+: total))]
+        for i in 0..n {
+            total += a[i];
+        }
+    }
+    total
+}
+
+#[test]
+fn data_region_with_nested_compute_regions() {
+    on_each_device(|_| {
+        let n = 1000;
+        let mut a = vec![1.0; n];
+        let b: Vec<f64> = (0..n).map(|i| i as f64).collect();
+        let total = data_region(&mut a, &b, n);
+        assert!(a.iter().enumerate().all(|(i, &v)| v == 1.0 + 2.0 * i as f64));
+        assert_eq!(total, n as f64 + (n * (n - 1)) as f64);
+    });
+}
+
+#[acc::offload]
+fn early_exit(a: &mut [i32], stop: bool) -> Result<i32, String> {
+    #[acc::data(copy(a))]
+    {
+        #[acc::parallel_loop]
+        for i in 0..a.len() {
+            a[i] = 1;
+        }
+        if stop {
+            return Err(String::from("stopped"));
+        }
+    }
+    Ok(a.iter().sum())
+}
+
+#[test]
+fn leaving_a_data_region_early() {
+    on_each_device(|_| {
+        let mut a = vec![0; 100];
+        assert_eq!(early_exit(&mut a, true), Err("stopped".into()));
+        assert_eq!(a.iter().sum::<i32>(), 100);
+        assert_eq!(early_exit(&mut a, false), Ok(100));
+    });
+}
+
+#[acc::data(copyin(x), if(x.len() > 4))]
+fn sum_with_conditional_data(x: &[u64]) -> u64 {
+    let mut s = 0;
+    #[acc::parallel_loop(reduction(+: s))]
+    for i in 0..x.len() {
+        s += x[i];
+    }
+    s
+}
+
+#[test]
+fn data_on_a_function_and_if_clause() {
+    on_each_device(|_| {
+        assert_eq!(sum_with_conditional_data(&[1, 2, 3]), 6);
+        assert_eq!(sum_with_conditional_data(&(1..=100).collect::<Vec<_>>()), 5050);
+    });
+}
+
+#[acc::declare(create(scratch))]
+fn with_declare(scratch: &mut [f32]) -> f32 {
+    #[acc::parallel_loop]
+    for i in 0..scratch.len() {
+        scratch[i] = i as f32;
+    }
+    scratch.iter().sum()
+}
+
+#[test]
+fn declare_on_a_function() {
+    on_each_device(|_| {
+        let mut s = vec![0.0f32; 64];
+        assert_eq!(with_declare(&mut s), (0..64).sum::<i32>() as f32);
+    });
+}
+
+#[test]
+fn enter_exit_and_routines() {
+    on_each_device(|ty| {
+        let mut a = vec![3u16; 50];
+        let b = vec![1u8; 8];
+        acc::enter_data!(copyin(a), create(b[2..6]));
+        assert!(acc::is_present(&a));
+        acc::exit_data!(copyout(a), delete(b), finalize);
+        acc::copyin(&a).unwrap();
+        acc::create(&b[..]).unwrap();
+        acc::update_device(&a).unwrap();
+        acc::update_self(&mut a).unwrap();
+        acc::copyout(&mut a).unwrap();
+        acc::delete(&b).unwrap();
+        acc::copyout_finalize(&mut a).unwrap();
+        acc::delete_finalize(&b).unwrap();
+        assert!(a.iter().all(|&v| v == 3), "shared memory: nothing is moved on {ty}");
+        // In memory the device shares, the device address is the host address.
+        assert_eq!(acc::deviceptr(&a).map(|p| p.addr()), Some(a.as_ptr() as usize));
+    });
+}
+
+#[test]
+fn device_memory_routines_check_every_access() {
+    on_each_device(|_| {
+        let p = acc::malloc(64).unwrap();
+        acc::memcpy_to_device(p, &[1.5f64, 2.5, 3.5]).unwrap();
+        acc::memcpy_device(p.offset(32), p, 24).unwrap();
+        let mut back = [0.0f64; 3];
+        acc::memcpy_from_device(&mut back, p.offset(32)).unwrap();
+        assert_eq!(back, [1.5, 2.5, 3.5]);
+        let too_far = acc::memcpy_to_device(p.offset(40), &[0u8; 32]).unwrap_err();
+        assert!(too_far.to_string().contains("past the end"), "{too_far}");
+        acc::free(p).unwrap();
+        assert!(acc::free(p).is_err());
+        let gone = acc::memcpy_from_device(&mut back, p).unwrap_err();
+        assert!(gone.to_string().contains("not a live allocation"), "{gone}");
+    });
+}
+
+#[acc::offload]
+fn out_of_bounds_subarray(a: &[f32]) {
+    #[acc::data(copyin(a[2..40]))]
+    {}
+}
+
+#[test]
+fn subarray_out_of_bounds_names_the_variable_and_line() {
+    on_each_device(|ty| {
+        let a = vec![0.0f32; 10];
+        let err = std::panic::catch_unwind(|| out_of_bounds_subarray(&a)).unwrap_err();
+        let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(msg.contains("a[2..40]") && msg.contains("length 10"), "{msg} on {ty}");
+        assert!(msg.contains("tests/behaviour/data.rs:"), "{msg}");
+    });
+}
+
+#[acc::offload]
+fn host_data_addresses(a: &mut [i32]) -> usize {
+    let mut addr = 0;
+    #[acc::host_data(use_device(a))]
+    {
+        addr = a.as_ptr() as usize;
+    }
+    addr
+}
+
+#[test]
+fn host_data_in_shared_memory_gives_the_host_address() {
+    on_each_device(|ty| {
+        let mut a = vec![0; 4];
+        let shared = acc::get_property(0, ty, acc::Property::SharedMemorySupport) == "1";
+        let host_addr = a.as_ptr() as usize;
+        assert_eq!(host_data_addresses(&mut a) == host_addr, shared, "on {ty}");
+    });
+}

@@ -1,0 +1,61 @@
+//! Which device types the suite runs on, and running a test on each.
+
+use std::sync::OnceLock;
+
+use acc::DeviceType;
+
+fn parse_list(var: &str) -> Option<Vec<DeviceType>> {
+    let v = std::env::var(var).ok().filter(|v| !v.trim().is_empty())?;
+    Some(
+        v.split(',')
+            .map(|s| s.trim().parse::<DeviceType>().unwrap_or_else(|e| panic!("{var}: {e}")))
+            .collect(),
+    )
+}
+
+/// The device types to test on, checked once: a required type without a device fails every
+/// test; an optional one is skipped with its reason printed once.
+pub fn devices() -> &'static [DeviceType] {
+    static LIST: OnceLock<Vec<DeviceType>> = OnceLock::new();
+    LIST.get_or_init(|| {
+        let wanted = parse_list("ACC_TEST_DEVICES").unwrap_or_else(|| DeviceType::CONCRETE.to_vec());
+        let required = parse_list("ACC_REQUIRE_DEVICES").unwrap_or_default();
+        let mut run = Vec::new();
+        for ty in wanted.iter().chain(&required) {
+            if run.contains(ty) {
+                continue;
+            }
+            match acc::init(*ty) {
+                Ok(()) => run.push(*ty),
+                Err(e) if required.contains(ty) => {
+                    panic!("ACC_REQUIRE_DEVICES names {ty}, but it cannot be used: {e}")
+                }
+                Err(e) => eprintln!("behaviour suite: not testing on {ty}: {e}"),
+            }
+        }
+        assert!(!run.is_empty(), "no device to test on");
+        run
+    })
+}
+
+/// Runs `test` once per device type, with that type current on this thread.
+pub fn on_each_device(test: impl Fn(DeviceType)) {
+    for &ty in devices() {
+        acc::set_device_type(ty);
+        assert_eq!(acc::get_device_type(), ty);
+        test(ty);
+    }
+    acc::set_device_type(DeviceType::Host);
+}
+
+/// Number of threads the multicore device runs loops on (1 elsewhere).
+pub fn parallelism(ty: DeviceType) -> usize {
+    if ty == DeviceType::Multicore {
+        acc::get_property(0, ty, acc::Property::Name)
+            .split(['(', ' '])
+            .find_map(|w| w.parse().ok())
+            .unwrap_or(1)
+    } else {
+        1
+    }
+}

@@ -1,0 +1,237 @@
+//! The loop construct (3.3 section 2.9): iteration spaces, collapse, tile, private, the levels,
+//! `seq`, `auto` in kernels.
+
+use crate::devices::on_each_device;
+
+#[acc::offload]
+fn visit_2d(n: usize, m: usize) -> Vec<u32> {
+    let mut hits = vec![0u32; n * m];
+    #[acc::parallel_loop(collapse(2), copy(hits))]
+    for i in 0..n {
+        for j in 0..m {
+            hits[i * m + j] += 1 + (i + j) as u32;
+        }
+    }
+    hits
+}
+
+#[test]
+fn collapse_2_visits_every_point_once() {
+    on_each_device(|_| {
+        for (n, m) in [(0, 5), (1, 1), (7, 13), (300, 211)] {
+            let hits = visit_2d(n, m);
+            for i in 0..n {
+                for j in 0..m {
+                    assert_eq!(hits[i * m + j], 1 + (i + j) as u32, "({i}, {j}) of {n}x{m}");
+                }
+            }
+        }
+    });
+}
+
+#[acc::offload]
+fn visit_3d(n: i32) -> Vec<i32> {
+    let size = (n * n * n) as usize;
+    let mut v = vec![0i32; size];
+    #[acc::parallel_loop(collapse(3))]
+    for i in (0..n).rev() {
+        for j in (0..n).step_by(1) {
+            for k in 0..=n - 1 {
+                v[((i * n + j) * n + k) as usize] = i * 10_000 + j * 100 + k;
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn collapse_3_with_rev_and_inclusive_ranges() {
+    on_each_device(|_| {
+        let n = 23;
+        let v = visit_3d(n);
+        for i in 0..n {
+            for j in 0..n {
+                for k in 0..n {
+                    assert_eq!(v[((i * n + j) * n + k) as usize], i * 10_000 + j * 100 + k);
+                }
+            }
+        }
+    });
+}
+
+#[acc::offload]
+fn strided(lo: i64, hi: i64, step: usize) -> Vec<i64> {
+    let mut out = vec![0i64; (hi - lo + 1) as usize];
+    #[acc::parallel_loop]
+    for x in (lo..=hi).rev().step_by(step) {
+        out[(x - lo) as usize] = x;
+    }
+    out
+}
+
+#[test]
+fn rev_step_by_and_negative_ranges() {
+    on_each_device(|_| {
+        for (lo, hi, step) in [(-50i64, 49, 3usize), (-7, -7, 1), (0, 1000, 7), (5, 4, 2)] {
+            let got = strided(lo, hi, step);
+            let mut want = vec![0i64; (hi - lo + 1).max(0) as usize];
+            for x in (lo..=hi).rev().step_by(step) {
+                want[(x - lo) as usize] = x;
+            }
+            assert_eq!(got, want, "{lo}..={hi} rev step {step}");
+        }
+    });
+}
+
+#[acc::offload]
+fn full_u8_range() -> Vec<u8> {
+    let mut v = vec![0u8; 256];
+    #[acc::parallel_loop]
+    for b in 0u8..=255 {
+        v[b as usize] = b.wrapping_mul(3);
+    }
+    v
+}
+
+#[test]
+fn inclusive_range_to_the_type_maximum() {
+    on_each_device(|_| {
+        let v = full_u8_range();
+        assert!(v.iter().enumerate().all(|(i, &b)| b == (i as u8).wrapping_mul(3)));
+    });
+}
+
+#[acc::offload]
+fn tiled(n: usize) -> Vec<usize> {
+    let mut v = vec![0; n * n];
+    #[acc::parallel_loop(tile(8, 4))]
+    for i in 0..n {
+        for j in 0..n {
+            v[i * n + j] = i * 1000 + j;
+        }
+    }
+    v
+}
+
+#[test]
+fn tile_computes_the_same_iterations() {
+    on_each_device(|_| {
+        let n = 37;
+        let v = tiled(n);
+        assert!((0..n * n).all(|k| v[k] == (k / n) * 1000 + k % n));
+    });
+}
+
+#[acc::offload]
+fn levels(n: usize, m: usize, a: &[f64]) -> Vec<f64> {
+    let mut rows = vec![0.0; n];
+    #[acc::parallel(copyin(a), copyout(rows))]
+    {
+        #[acc::r#loop(gang)]
+        for i in 0..n {
+            let mut s = 0.0;
+            #[acc::r#loop(vector, reduction(+: s))]
+            for j in 0..m {
+                s += a[i * m + j];
+            }
+            #[acc::r#loop(seq)]
+            for _ in 0..2 {
+                s *= 0.5;
+            }
+            rows[i] = s;
+        }
+    }
+    rows
+}
+
+#[test]
+fn gang_vector_and_seq_levels() {
+    on_each_device(|_| {
+        let (n, m) = (200, 64);
+        let a: Vec<f64> = (0..n * m).map(|k| (k % 17) as f64).collect();
+        let rows = levels(n, m, &a);
+        for i in 0..n {
+            let s: f64 = a[i * m..(i + 1) * m].iter().sum();
+            assert_eq!(rows[i], s * 0.25, "row {i}");
+        }
+    });
+}
+
+#[acc::offload]
+fn with_continue(n: usize) -> Vec<i32> {
+    let mut v = vec![-1; n];
+    #[acc::parallel_loop]
+    for i in 0..n {
+        if i % 3 == 0 {
+            continue;
+        }
+        v[i] = i as i32;
+    }
+    v
+}
+
+#[test]
+fn continue_skips_one_iteration() {
+    on_each_device(|_| {
+        let v = with_continue(1000);
+        assert!(v.iter().enumerate().all(|(i, &x)| x == if i % 3 == 0 { -1 } else { i as i32 }));
+    });
+}
+
+#[acc::offload]
+fn kernels_mix(x: &[f32]) -> (Vec<f32>, Vec<f32>) {
+    let n = x.len();
+    let mut y = vec![0.0f32; n];
+    let mut shifted = vec![0.0f32; n + 1];
+    #[acc::kernels_loop]
+    for i in 0..n {
+        y[i] = 2.0 * x[i];
+    }
+    #[acc::kernels]
+    {
+        for i in 0..n {
+            shifted[i + 1] = y[i] + 1.0;
+        }
+        // Reads what the previous iteration wrote: the dependence test must keep it in order.
+        for i in 1..n {
+            shifted[i] += shifted[i - 1];
+        }
+    }
+    (y, shifted)
+}
+
+#[test]
+fn auto_loops_in_kernels() {
+    on_each_device(|_| {
+        let x: Vec<f32> = (0..4096).map(|i| (i % 5) as f32).collect();
+        let (y, shifted) = kernels_mix(&x);
+        assert!(y.iter().zip(&x).all(|(a, b)| *a == 2.0 * b));
+        let mut want = vec![0.0f32; x.len() + 1];
+        for i in 0..x.len() {
+            want[i + 1] = 2.0 * x[i] + 1.0;
+        }
+        for i in 1..x.len() {
+            want[i] += want[i - 1];
+        }
+        assert_eq!(shifted, want);
+    });
+}
+
+#[acc::offload]
+fn empty_and_single(n: usize) -> u64 {
+    let mut s = 7u64;
+    #[acc::parallel_loop(reduction(+: s))]
+    for i in 0..n {
+        s += i as u64 + 1;
+    }
+    s
+}
+
+#[test]
+fn zero_and_one_trip_loops() {
+    on_each_device(|_| {
+        assert_eq!(empty_and_single(0), 7);
+        assert_eq!(empty_and_single(1), 8);
+        assert_eq!(empty_and_single(100_000), 7 + 100_000 * 100_001 / 2);
+    });
+}

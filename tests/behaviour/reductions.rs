@@ -1,0 +1,213 @@
+//! Reductions (3.3 sections 2.5.15 and 2.9.11): every operator on every scalar type it fits,
+//! on combined constructs, on the compute construct, on loops; original values are combined
+//! in; arrays reduce element-wise.
+
+use crate::devices::on_each_device;
+
+const N: usize = 100;
+
+/// One test per (operator, type): the region's result equals the same updates in a plain loop.
+/// `$r`, `$v`, `$i` name the reduction variable, the data and the loop variable.
+macro_rules! reduction_tests {
+    ($($name:ident: $t:ty, [$($op:tt)+], $init:expr, |$k:ident| $val:expr, ($r:ident, $v:ident, $i:ident) => $upd:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            #[acc::offload]
+            fn run($v: &[$t]) -> $t {
+                let mut $r: $t = $init;
+                #[acc::parallel_loop(copyin($v), reduction($($op)+: $r))]
+                for $i in 0..$v.len() {
+                    $upd;
+                }
+                $r
+            }
+            let $v: Vec<$t> = (0..N).map(|$k| $val).collect();
+            let want = {
+                let mut $r: $t = $init;
+                for $i in 0..$v.len() {
+                    $upd;
+                }
+                $r
+            };
+            on_each_device(|ty| assert_eq!(run(&$v), want, "{} on {ty}", stringify!($name)));
+        }
+    )*};
+}
+
+reduction_tests! {
+    add_i8: i8, [+], 3, |k| (k % 3) as i8 - 1, (r, v, i) => r += v[i];
+    add_i16: i16, [+], 3, |k| (k * 7 % 100) as i16 - 50, (r, v, i) => r += v[i];
+    add_i32: i32, [+], -9, |k| k as i32 * 1000 - 3, (r, v, i) => r += v[i];
+    add_i64: i64, [+], 1 << 40, |k| k as i64 * -77, (r, v, i) => r += v[i];
+    add_isize: isize, [+], 0, |k| k as isize, (r, v, i) => r += v[i];
+    add_u8: u8, [+], 1, |k| (k % 2) as u8, (r, v, i) => r += v[i];
+    add_u16: u16, [+], 1, |k| k as u16, (r, v, i) => r += v[i];
+    add_u32: u32, [+], 1, |k| k as u32 * 99, (r, v, i) => r += v[i];
+    add_u64: u64, [+], 1, |k| k as u64 * 12345, (r, v, i) => r += v[i];
+    add_usize: usize, [+], 1, |k| k, (r, v, i) => r += v[i];
+    add_f32: f32, [+], 0.5, |k| k as f32, (r, v, i) => r += v[i];
+    add_f64: f64, [+], 0.25, |k| k as f64 - 20.0, (r, v, i) => r += v[i];
+    mul_i8: i8, [*], 1, |k| if k % 33 == 0 { -2 } else { 1 }, (r, v, i) => r *= v[i];
+    mul_i16: i16, [*], 3, |k| if k % 25 == 0 { 2 } else { 1 }, (r, v, i) => r *= v[i];
+    mul_i32: i32, [*], -1, |k| if k % 10 == 0 { 3 } else { 1 }, (r, v, i) => r *= v[i];
+    mul_i64: i64, [*], 1, |k| if k % 5 == 0 { -2 } else { 1 }, (r, v, i) => r *= v[i];
+    mul_isize: isize, [*], 1, |k| if k % 9 == 0 { 2 } else { 1 }, (r, v, i) => r *= v[i];
+    mul_u8: u8, [*], 1, |k| if k % 40 == 0 { 2 } else { 1 }, (r, v, i) => r *= v[i];
+    mul_u16: u16, [*], 1, |k| if k % 9 == 0 { 2 } else { 1 }, (r, v, i) => r *= v[i];
+    mul_u32: u32, [*], 2, |k| if k % 20 == 0 { 3 } else { 1 }, (r, v, i) => r *= v[i];
+    mul_u64: u64, [*], 1, |k| if k % 4 == 0 { 3 } else { 1 }, (r, v, i) => r *= v[i];
+    mul_usize: usize, [*], 1, |k| if k % 6 == 0 { 2 } else { 1 }, (r, v, i) => r *= v[i];
+    mul_f32: f32, [*], 1.0, |k| if k % 7 == 0 { 2.0 } else { 1.0 }, (r, v, i) => r *= v[i];
+    mul_f64: f64, [*], -1.0, |k| if k % 3 == 0 { 0.5 } else { 1.0 }, (r, v, i) => r *= v[i];
+    max_i8: i8, [max], i8::MIN, |k| (k * 37 % 101) as i8, (r, v, i) => r = r.max(v[i]);
+    max_i16: i16, [max], 0, |k| (k * 37 % 101) as i16 - 70, (r, v, i) => r = r.max(v[i]);
+    max_i32: i32, [max], -5, |k| -(k as i32) * 3, (r, v, i) => r = r.max(v[i]);
+    max_i64: i64, [max], i64::MIN, |k| (k as i64 * 7919) % 1013, (r, v, i) => r = r.max(v[i]);
+    max_isize: isize, [max], 0, |k| k as isize % 50, (r, v, i) => r = r.max(v[i]);
+    max_u8: u8, [max], 0, |k| (k * 37 % 101) as u8, (r, v, i) => r = r.max(v[i]);
+    max_u16: u16, [max], 200, |k| (k * 37 % 101) as u16, (r, v, i) => r = r.max(v[i]);
+    max_u32: u32, [max], 0, |k| (k as u32 * 7919) % 1013, (r, v, i) => r = r.max(v[i]);
+    max_u64: u64, [max], 0, |k| (k as u64 * 7919) % 1013, (r, v, i) => r = r.max(v[i]);
+    max_usize: usize, [max], 0, |k| k * 3 % 71, (r, v, i) => r = r.max(v[i]);
+    max_f32: f32, [max], f32::NEG_INFINITY, |k| ((k * 37 % 101) as f32).sin(), (r, v, i) => r = r.max(v[i]);
+    max_f64: f64, [max], 0.0, |k| -((k * 37 % 101) as f64), (r, v, i) => r = f64::max(r, v[i]);
+    min_i8: i8, [min], i8::MAX, |k| (k * 37 % 101) as i8 - 60, (r, v, i) => r = r.min(v[i]);
+    min_i16: i16, [min], 0, |k| (k * 37 % 101) as i16, (r, v, i) => r = r.min(v[i]);
+    min_i32: i32, [min], 1000, |k| (k as i32 * 7919) % 1013, (r, v, i) => r = r.min(v[i]);
+    min_i64: i64, [min], 1000, |k| -(k as i64), (r, v, i) => r = r.min(v[i]);
+    min_isize: isize, [min], 3, |k| 50 - k as isize, (r, v, i) => r = r.min(v[i]);
+    min_u8: u8, [min], u8::MAX, |k| (k * 37 % 101) as u8 + 5, (r, v, i) => r = r.min(v[i]);
+    min_u16: u16, [min], 7, |k| (k * 37 % 101) as u16 + 9, (r, v, i) => r = r.min(v[i]);
+    min_u32: u32, [min], u32::MAX, |k| (k as u32 * 7919) % 1013 + 1, (r, v, i) => r = r.min(v[i]);
+    min_u64: u64, [min], u64::MAX, |k| (k as u64 * 7919) % 1013 + 2, (r, v, i) => r = r.min(v[i]);
+    min_usize: usize, [min], usize::MAX, |k| k * 3 % 71 + 4, (r, v, i) => r = r.min(v[i]);
+    min_f32: f32, [min], f32::INFINITY, |k| ((k * 37 % 101) as f32).cos(), (r, v, i) => r = r.min(v[i]);
+    min_f64: f64, [min], 0.0, |k| (k * 37 % 101) as f64, (r, v, i) => r = f64::min(r, v[i]);
+    and_i8: i8, [&], -1, |k| !(1i8 << (k % 7)) | 0x40, (r, v, i) => r &= v[i];
+    and_i16: i16, [&], -1, |k| !(1i16 << (k % 13)) | 0x2000, (r, v, i) => r &= v[i];
+    and_i32: i32, [&], -1, |k| !(1i32 << (k % 29)), (r, v, i) => r &= v[i];
+    and_i64: i64, [&], 0x7fff, |k| !(1i64 << (k % 7)), (r, v, i) => r &= v[i];
+    and_isize: isize, [&], -1, |k| !(1isize << (k % 11)), (r, v, i) => r &= v[i];
+    and_u8: u8, [&], 0xff, |k| !(1u8 << (k % 5)), (r, v, i) => r &= v[i];
+    and_u16: u16, [&], 0xffff, |k| !(1u16 << (k % 9)), (r, v, i) => r &= v[i];
+    and_u32: u32, [&], u32::MAX, |k| !(1u32 << (k % 31)), (r, v, i) => r &= v[i];
+    and_u64: u64, [&], u64::MAX, |k| !(1u64 << (k % 63)), (r, v, i) => r &= v[i];
+    and_usize: usize, [&], usize::MAX, |k| !(1usize << (k % 17)), (r, v, i) => r &= v[i];
+    and_bool: bool, [&], true, |k| k % 2 == 0 || k < 1000, (r, v, i) => r &= v[i];
+    or_i8: i8, [|], 0, |k| 1i8 << (k % 6), (r, v, i) => r |= v[i];
+    or_i16: i16, [|], 0, |k| 1i16 << (k % 11), (r, v, i) => r |= v[i];
+    or_i32: i32, [|], 0, |k| 1i32 << (k % 23), (r, v, i) => r |= v[i];
+    or_i64: i64, [|], 1 << 62, |k| 1i64 << (k % 40), (r, v, i) => r |= v[i];
+    or_isize: isize, [|], 0, |k| 1isize << (k % 20), (r, v, i) => r |= v[i];
+    or_u8: u8, [|], 0, |k| 1u8 << (k % 7), (r, v, i) => r |= v[i];
+    or_u16: u16, [|], 0, |k| 1u16 << (k % 15), (r, v, i) => r |= v[i];
+    or_u32: u32, [|], 0, |k| 1u32 << (k % 31), (r, v, i) => r |= v[i];
+    or_u64: u64, [|], 0, |k| 1u64 << (k % 63), (r, v, i) => r |= v[i];
+    or_usize: usize, [|], 0, |k| 1usize << (k % 30), (r, v, i) => r |= v[i];
+    or_bool: bool, [|], false, |k| k == 57, (r, v, i) => r |= v[i];
+    xor_i8: i8, [^], 0, |k| (k * 37 % 101) as i8, (r, v, i) => r ^= v[i];
+    xor_i16: i16, [^], 5, |k| (k * 37 % 1001) as i16, (r, v, i) => r ^= v[i];
+    xor_i32: i32, [^], 0, |k| (k as i32).wrapping_mul(0x9E37), (r, v, i) => r ^= v[i];
+    xor_i64: i64, [^], 0, |k| (k as i64).wrapping_mul(0x9E3779B9), (r, v, i) => r ^= v[i];
+    xor_isize: isize, [^], 0, |k| k as isize * 977, (r, v, i) => r ^= v[i];
+    xor_u8: u8, [^], 0, |k| (k * 37 % 256) as u8, (r, v, i) => r ^= v[i];
+    xor_u16: u16, [^], 0, |k| (k * 377 % 65536) as u16, (r, v, i) => r ^= v[i];
+    xor_u32: u32, [^], 9, |k| (k as u32).wrapping_mul(0x9E3779B9), (r, v, i) => r ^= v[i];
+    xor_u64: u64, [^], 0, |k| (k as u64).wrapping_mul(0x9E3779B97F4A7C15), (r, v, i) => r ^= v[i];
+    xor_usize: usize, [^], 0, |k| k * 1_000_003, (r, v, i) => r ^= v[i];
+    xor_bool: bool, [^], true, |k| k % 3 == 0, (r, v, i) => r ^= v[i];
+    land_bool: bool, [&&], true, |k| k != 1000, (r, v, i) => r = r && v[i];
+    land_bool_false: bool, [&&], true, |k| k != 42, (r, v, i) => r = r && v[i];
+    lor_bool: bool, [||], false, |k| k == 99, (r, v, i) => r = r || v[i];
+    lor_bool_none: bool, [||], false, |k| k > 1000, (r, v, i) => r = r || v[i];
+}
+
+#[acc::offload]
+fn gang_reduction_on_the_construct(x: &[f64]) -> (f64, f64) {
+    let mut s = 1.0;
+    let mut hi = f64::NEG_INFINITY;
+    #[acc::parallel(copyin(x), reduction(+: s), reduction(max: hi))]
+    {
+        #[acc::r#loop(gang)]
+        for i in 0..x.len() {
+            s += x[i];
+            hi = hi.max(x[i]);
+        }
+    }
+    (s, hi)
+}
+
+#[test]
+fn reduction_on_the_compute_construct() {
+    on_each_device(|_| {
+        let x: Vec<f64> = (0..50_000).map(|i| (i % 1000) as f64).collect();
+        assert_eq!(gang_reduction_on_the_construct(&x), (1.0 + 50.0 * 499_500.0, 999.0));
+    });
+}
+
+#[acc::offload]
+fn array_reduction(x: &[u32]) -> [u32; 4] {
+    let mut hist = [0u32; 4];
+    #[acc::parallel_loop(reduction(+: hist))]
+    for i in 0..x.len() {
+        hist[(x[i] % 4) as usize] += 1;
+    }
+    hist
+}
+
+#[test]
+fn arrays_reduce_element_wise() {
+    on_each_device(|_| {
+        let x: Vec<u32> = (0..10_001).collect();
+        assert_eq!(array_reduction(&x), [2501, 2500, 2500, 2500]);
+    });
+}
+
+#[acc::offload]
+fn many_at_once(x: &[i64]) -> (i64, i64, i64, bool) {
+    let (mut s, mut lo, mut hi, mut all_pos) = (0i64, i64::MAX, i64::MIN, true);
+    #[acc::parallel_loop(reduction(+: s), reduction(min: lo), reduction(max: hi), reduction(&&: all_pos))]
+    for i in 0..x.len() {
+        s += x[i];
+        lo = lo.min(x[i]);
+        hi = hi.max(x[i]);
+        all_pos = all_pos && x[i] > 0;
+    }
+    (s, lo, hi, all_pos)
+}
+
+#[test]
+fn several_reductions_on_one_loop() {
+    on_each_device(|_| {
+        let x: Vec<i64> = (0..7777).map(|i| (i * 7919) % 1000 - 300).collect();
+        let want = (x.iter().sum(), *x.iter().min().unwrap(), *x.iter().max().unwrap(), false);
+        assert_eq!(many_at_once(&x), want);
+    });
+}
+
+#[acc::offload]
+fn dot_collapsed(a: &[f64], n: usize) -> f64 {
+    let mut s = 0.0;
+    #[acc::parallel_loop(collapse(2), reduction(+: s))]
+    for i in 0..n {
+        for j in 0..n {
+            s += a[i * n + j] * (i as f64);
+        }
+    }
+    s
+}
+
+#[test]
+fn reduction_over_a_collapsed_nest() {
+    on_each_device(|_| {
+        let n = 300;
+        let a: Vec<f64> = (0..n * n).map(|k| (k % 3) as f64).collect();
+        let mut want = 0.0;
+        for i in 0..n {
+            for j in 0..n {
+                want += a[i * n + j] * i as f64;
+            }
+        }
+        assert_eq!(dot_collapsed(&a, n), want);
+    });
+}

@@ -1,0 +1,98 @@
+//! Runtime routines and environment variables (chapters 3 and 4; ICVs, 3.3 section 2.3).
+
+use acc::{DeviceType, Property};
+
+use crate::devices::on_each_device;
+
+#[test]
+fn device_counts() {
+    assert_eq!(acc::get_num_devices(DeviceType::Host), 1);
+    assert_eq!(acc::get_num_devices(DeviceType::None), 0);
+    assert_eq!(acc::get_num_devices(DeviceType::Multicore), usize::from(cfg!(feature = "multicore")));
+    assert_eq!(
+        acc::get_num_devices(DeviceType::NotHost),
+        acc::get_num_devices(DeviceType::Multicore) + acc::get_num_devices(DeviceType::Nvidia) + acc::get_num_devices(DeviceType::Wgpu)
+    );
+    assert!(acc::get_num_devices(DeviceType::Default) >= 1);
+}
+
+#[test]
+fn device_type_is_per_thread_and_on_device_follows_regions() {
+    on_each_device(|ty| {
+        assert_eq!(acc::get_device_type(), ty);
+        assert_eq!(acc::get_device_num(ty), 0);
+        // Outside regions the code runs on the host.
+        assert!(acc::on_device(DeviceType::Host));
+        assert!(!acc::on_device(DeviceType::NotHost));
+        assert!(!acc::on_device(DeviceType::None));
+        let t = std::thread::spawn(move || {
+            acc::set_device_type(DeviceType::Host);
+            acc::get_device_type()
+        });
+        assert_eq!(t.join().unwrap(), DeviceType::Host);
+        assert_eq!(acc::get_device_type(), ty, "another thread's setting leaked");
+    });
+}
+
+#[test]
+fn properties() {
+    on_each_device(|ty| {
+        assert!(!acc::get_property(0, ty, Property::Name).is_empty());
+        assert!(!acc::get_property(0, ty, Property::Vendor).is_empty());
+        assert!(acc::get_property(0, ty, Property::Driver).contains(env!("CARGO_PKG_VERSION")) || ty != DeviceType::Host);
+        assert!(acc::get_property(0, ty, Property::Memory).parse::<u64>().is_ok());
+        assert_eq!(acc::get_property(7, ty, Property::Name), "", "no device 7");
+    });
+}
+
+#[test]
+fn missing_devices_are_errors_that_say_why() {
+    for ty in [DeviceType::Nvidia, DeviceType::Wgpu] {
+        if acc::get_num_devices(ty) > 0 {
+            continue;
+        }
+        let e = acc::init(ty).unwrap_err().to_string();
+        assert!(e.contains(ty.name()), "{e}");
+    }
+    let e = acc::init(DeviceType::None).unwrap_err().to_string();
+    assert!(e.contains("concrete"), "{e}");
+}
+
+#[acc::offload]
+fn tiny_region() -> bool {
+    let mut ran = false;
+    #[acc::parallel_loop(reduction(||: ran))]
+    for _ in 0..4 {
+        ran = true;
+    }
+    ran
+}
+
+#[test]
+fn a_region_on_a_missing_device_panics_with_the_reason() {
+    std::thread::spawn(|| {
+        acc::set_device_num(3, DeviceType::Host);
+        let err = std::panic::catch_unwind(tiny_region).unwrap_err();
+        let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(msg.contains("device number 3 of type host does not exist"), "{msg}");
+        assert!(msg.contains("`parallel` region in `tiny_region`") && msg.contains("runtime.rs:"), "{msg}");
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+fn init_shutdown_and_set_directives() {
+    on_each_device(|ty| {
+        acc::init(ty).unwrap();
+        acc::shutdown(ty).unwrap();
+        // A device that was shut down starts again when next used.
+        assert!(tiny_region());
+        acc::init!(device_type(host));
+        assert_eq!(acc::get_device_type(), DeviceType::Host);
+        acc::set!(device_type(multicore), device_num(0));
+        assert_eq!(acc::get_device_type(), DeviceType::Multicore);
+        acc::shutdown!(device_type(multicore));
+        acc::set_device_type(ty);
+    });
+}
