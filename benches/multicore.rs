@@ -1,1 +1,168 @@
-fn main() {}
+//! Multicore benchmarks: saxpy, dot and Jacobi through `acc` on the multicore device, each
+//! against the same computation written by hand with rayon, measured in the same run.
+//! Prints each figure as a ratio: reference time / acc time (1.0 = as fast as hand-written;
+//! above 1 = faster).
+//!
+//! `cargo bench --bench multicore` (ACC_BENCH_REPS=n to change the repetitions).
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+
+#[acc::parallel_loop(copyin(x), copy(y))]
+fn saxpy_acc(a: f32, x: &[f32], y: &mut [f32]) {
+    for i in 0..y.len() {
+        y[i] = a * x[i] + y[i];
+    }
+}
+
+fn saxpy_rayon(a: f32, x: &[f32], y: &mut [f32]) {
+    y.par_iter_mut().zip(x.par_iter()).for_each(|(y, x)| *y = a * x + *y);
+}
+
+#[acc::offload]
+fn dot_acc(x: &[f64], y: &[f64]) -> f64 {
+    let mut s = 0.0;
+    #[acc::parallel_loop(copyin(x, y), reduction(+: s))]
+    for i in 0..x.len() {
+        s += x[i] * y[i];
+    }
+    s
+}
+
+fn dot_rayon(x: &[f64], y: &[f64]) -> f64 {
+    x.par_iter().zip(y.par_iter()).map(|(a, b)| a * b).sum()
+}
+
+#[acc::offload]
+fn jacobi_acc(a: &mut [f64], anew: &mut [f64], n: usize, m: usize, iters: usize) -> f64 {
+    let mut err = 0.0;
+    #[acc::data(copy(a), create(anew))]
+    {
+        for _ in 0..iters {
+            err = 0.0;
+            #[acc::parallel_loop(reduction(max: err))]
+            for j in 1..n - 1 {
+                #[acc::r#loop(vector)]
+                for i in 1..m - 1 {
+                    anew[j * m + i] = 0.25
+                        * (a[j * m + i + 1] + a[j * m + i - 1] + a[(j - 1) * m + i] + a[(j + 1) * m + i]);
+                    err = f64::max(err, (anew[j * m + i] - a[j * m + i]).abs());
+                }
+            }
+            #[acc::parallel_loop(collapse(2))]
+            for j in 1..n - 1 {
+                for i in 1..m - 1 {
+                    a[j * m + i] = anew[j * m + i];
+                }
+            }
+        }
+    }
+    err
+}
+
+fn jacobi_rayon(a: &mut [f64], anew: &mut [f64], n: usize, m: usize, iters: usize) -> f64 {
+    let mut err = 0.0;
+    for _ in 0..iters {
+        let a_ro: &[f64] = a;
+        err = anew[m..(n - 1) * m]
+            .par_chunks_mut(m)
+            .enumerate()
+            .map(|(jj, row)| {
+                let j = jj + 1;
+                let mut e = 0.0f64;
+                for i in 1..m - 1 {
+                    row[i] = 0.25
+                        * (a_ro[j * m + i + 1] + a_ro[j * m + i - 1] + a_ro[(j - 1) * m + i] + a_ro[(j + 1) * m + i]);
+                    e = e.max((row[i] - a_ro[j * m + i]).abs());
+                }
+                e
+            })
+            .reduce(|| 0.0, f64::max);
+        let anew_ro: &[f64] = anew;
+        a[m..(n - 1) * m].par_chunks_mut(m).enumerate().for_each(|(jj, row)| {
+            let j = jj + 1;
+            row[1..m - 1].copy_from_slice(&anew_ro[j * m + 1..j * m + m - 1]);
+        });
+    }
+    err
+}
+
+/// Best of `reps` runs of `f` (after one warm-up run).
+fn best(reps: usize, mut f: impl FnMut()) -> Duration {
+    f();
+    (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .min()
+        .expect("at least one repetition")
+}
+
+fn report(name: &str, acc: Duration, reference: Duration) -> f64 {
+    let ratio = reference.as_secs_f64() / acc.as_secs_f64();
+    println!(
+        "{name:<8} acc {:>9.3} ms   rayon {:>9.3} ms   ratio {ratio:.3}x",
+        acc.as_secs_f64() * 1e3,
+        reference.as_secs_f64() * 1e3
+    );
+    ratio
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; any other argument is a filter, as libtest's.
+    let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with("--"));
+    let run = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
+    let reps: usize = std::env::var("ACC_BENCH_REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(10);
+    acc::set_device_type(acc::DeviceType::Multicore);
+    acc::init(acc::DeviceType::Multicore).expect("the multicore device");
+    println!(
+        "multicore benchmarks on {} (rayon: {} threads), best of {reps}",
+        acc::get_property(0, acc::DeviceType::Multicore, acc::Property::Name),
+        rayon::current_num_threads()
+    );
+    let mut ratios = Vec::new();
+
+    if run("saxpy") {
+        let n = 1 << 25;
+        let x: Vec<f32> = (0..n).map(|i| (i % 100) as f32).collect();
+        let mut y1 = vec![1.0f32; n];
+        let mut y2 = vec![1.0f32; n];
+        let t_acc = best(reps, || saxpy_acc(black_box(0.5), &x, &mut y1));
+        let t_ref = best(reps, || saxpy_rayon(black_box(0.5), &x, &mut y2));
+        assert_eq!(y1, y2, "saxpy results differ");
+        ratios.push(("saxpy", report("saxpy", t_acc, t_ref)));
+    }
+    if run("dot") {
+        let n = 1 << 25;
+        let x: Vec<f64> = (0..n).map(|i| (i % 7) as f64).collect();
+        let y: Vec<f64> = (0..n).map(|i| (i % 5) as f64).collect();
+        let (mut s1, mut s2) = (0.0, 0.0);
+        let t_acc = best(reps, || s1 = dot_acc(black_box(&x), &y));
+        let t_ref = best(reps, || s2 = dot_rayon(black_box(&x), &y));
+        assert_eq!(s1, s2, "dot results differ");
+        ratios.push(("dot", report("dot", t_acc, t_ref)));
+    }
+    if run("jacobi") {
+        let (n, iters) = (4096, 10);
+        let init = || {
+            let mut a = vec![0.0f64; n * n];
+            a[..n].fill(1.0);
+            a
+        };
+        let (mut a1, mut b1, mut a2, mut b2) = (init(), init(), init(), init());
+        let (mut e1, mut e2) = (0.0, 0.0);
+        let t_acc = best(reps.div_ceil(3), || e1 = jacobi_acc(&mut a1, &mut b1, n, n, iters));
+        let t_ref = best(reps.div_ceil(3), || e2 = jacobi_rayon(&mut a2, &mut b2, n, n, iters));
+        assert_eq!(e1, e2, "jacobi errors differ");
+        assert_eq!(a1, a2, "jacobi grids differ");
+        ratios.push(("jacobi", report("jacobi", t_acc, t_ref)));
+    }
+    let worst = ratios.iter().map(|r| r.1).fold(f64::INFINITY, f64::min);
+    if !ratios.is_empty() {
+        println!("worst ratio: {worst:.3}x (target: at least 0.9x)");
+    }
+}

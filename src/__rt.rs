@@ -279,3 +279,151 @@ pub fn set_directive(loc: Location, if_cond: Option<bool>, ty: Option<DeviceType
 
 /// Compile-time check that a struct field is device data (used by `#[derive(DeviceCopy)]`).
 pub fn assert_device_copy<T: DeviceCopy>() {}
+
+/// Reading without a bounds check, for the copy of a parallel loop's body that runs only when
+/// every such index of the chunk was checked to be in bounds before the chunk started.
+pub trait UncheckedIndex {
+    /// The element type.
+    type Output: ?Sized;
+    /// The number of elements.
+    fn length(&self) -> usize;
+    /// Element `i`.
+    ///
+    /// # Safety
+    /// `i < self.length()`.
+    unsafe fn at(&self, i: usize) -> &Self::Output;
+}
+
+/// Writing without a bounds check (see [`UncheckedIndex`]).
+pub trait UncheckedIndexMut: UncheckedIndex {
+    /// Element `i`.
+    ///
+    /// # Safety
+    /// `i < self.length()`.
+    unsafe fn at_mut(&mut self, i: usize) -> &mut Self::Output;
+}
+
+impl<T> UncheckedIndex for [T] {
+    type Output = T;
+    #[inline(always)]
+    fn length(&self) -> usize {
+        self.len()
+    }
+    #[inline(always)]
+    unsafe fn at(&self, i: usize) -> &T {
+        debug_assert!(i < self.len());
+        self.get_unchecked(i)
+    }
+}
+
+impl<T> UncheckedIndexMut for [T] {
+    #[inline(always)]
+    unsafe fn at_mut(&mut self, i: usize) -> &mut T {
+        debug_assert!(i < self.len());
+        self.get_unchecked_mut(i)
+    }
+}
+
+macro_rules! unchecked_via_slice {
+    ($($ty:ty => [$($g:tt)*]),*) => {$(
+        impl<$($g)*> UncheckedIndex for $ty {
+            type Output = T;
+            #[inline(always)]
+            fn length(&self) -> usize { self.len() }
+            #[inline(always)]
+            unsafe fn at(&self, i: usize) -> &T { <[T]>::at(self, i) }
+        }
+        impl<$($g)*> UncheckedIndexMut for $ty {
+            #[inline(always)]
+            unsafe fn at_mut(&mut self, i: usize) -> &mut T { <[T]>::at_mut(self, i) }
+        }
+    )*};
+}
+unchecked_via_slice!(Vec<T> => [T], Box<[T]> => [T], [T; N] => [T, const N: usize]);
+
+impl<U: UncheckedIndex + ?Sized> UncheckedIndex for &U {
+    type Output = U::Output;
+    #[inline(always)]
+    fn length(&self) -> usize {
+        (**self).length()
+    }
+    #[inline(always)]
+    unsafe fn at(&self, i: usize) -> &U::Output {
+        (**self).at(i)
+    }
+}
+
+impl<U: UncheckedIndex + ?Sized> UncheckedIndex for &mut U {
+    type Output = U::Output;
+    #[inline(always)]
+    fn length(&self) -> usize {
+        (**self).length()
+    }
+    #[inline(always)]
+    unsafe fn at(&self, i: usize) -> &U::Output {
+        (**self).at(i)
+    }
+}
+
+impl<U: UncheckedIndexMut + ?Sized> UncheckedIndexMut for &mut U {
+    #[inline(always)]
+    unsafe fn at_mut(&mut self, i: usize) -> &mut U::Output {
+        (**self).at_mut(i)
+    }
+}
+
+/// `call_n(a1, .., an, f)` calls `f(a1, .., an)`. A parallel loop's chunk body takes its
+/// variables as parameters of `f` (`&T` for those it reads, `&mut T` for those it writes),
+/// which tells the compiler they do not alias, so it can keep them in registers and vectorize.
+/// The parameter types are inferred from the arguments, which rustc checks before the closure.
+macro_rules! call_with {
+    ($($name:ident: $($a:ident),*;)*) => {$(
+        #[inline(always)]
+        #[allow(non_snake_case, clippy::too_many_arguments)]
+        pub fn $name<$($a,)* R>($($a: $a,)* f: impl FnOnce($($a),*) -> R) -> R {
+            f($($a),*)
+        }
+    )*};
+}
+
+call_with! {
+    call_0: ;
+    call_1: A1;
+    call_2: A1, A2;
+    call_3: A1, A2, A3;
+    call_4: A1, A2, A3, A4;
+    call_5: A1, A2, A3, A4, A5;
+    call_6: A1, A2, A3, A4, A5, A6;
+    call_7: A1, A2, A3, A4, A5, A6, A7;
+    call_8: A1, A2, A3, A4, A5, A6, A7, A8;
+    call_9: A1, A2, A3, A4, A5, A6, A7, A8, A9;
+    call_10: A1, A2, A3, A4, A5, A6, A7, A8, A9, A10;
+    call_11: A1, A2, A3, A4, A5, A6, A7, A8, A9, A10, A11;
+    call_12: A1, A2, A3, A4, A5, A6, A7, A8, A9, A10, A11, A12;
+}
+
+/// The first and last value of a non-empty `usize` range (for loop versioning).
+#[inline(always)]
+pub fn range_bounds<R: RangeLimits>(r: &R) -> Option<(usize, usize)> {
+    r.first_last()
+}
+
+/// Ranges a versioned loop may iterate over.
+pub trait RangeLimits {
+    /// The first and last value, when there is one.
+    fn first_last(&self) -> Option<(usize, usize)>;
+}
+
+impl RangeLimits for std::ops::Range<usize> {
+    #[inline(always)]
+    fn first_last(&self) -> Option<(usize, usize)> {
+        (self.start < self.end).then(|| (self.start, self.end - 1))
+    }
+}
+
+impl RangeLimits for std::ops::RangeInclusive<usize> {
+    #[inline(always)]
+    fn first_last(&self) -> Option<(usize, usize)> {
+        (self.start() <= self.end() && !self.is_empty()).then(|| (*self.start(), *self.end()))
+    }
+}

@@ -16,12 +16,29 @@ mod expand;
 use directive::DirectiveKind;
 use proc_macro::TokenStream;
 
+/// Runs an expansion; a panic inside it (a bug in acc-macros) becomes a compile error at the
+/// directive instead of rustc's bare "custom attribute panicked".
+fn guard(name: &str, f: impl FnOnce() -> proc_macro2::TokenStream) -> TokenStream {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(ts) => ts.into(),
+        Err(p) => {
+            let what = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            let msg = format!("internal error in `acc::{name}` ({what}); please report it with this directive");
+            syn::Error::new(proc_macro2::Span::call_site(), msg).to_compile_error().into()
+        }
+    }
+}
+
 macro_rules! function_attributes {
     ($($(#[$doc:meta])* $name:ident => $kind:ident;)*) => {$(
         $(#[$doc])*
         #[proc_macro_attribute]
         pub fn $name(args: TokenStream, item: TokenStream) -> TokenStream {
-            expand::expand_fn(DirectiveKind::$kind, args.into(), item.into()).into()
+            guard(stringify!($name), || expand::expand_fn(DirectiveKind::$kind, args.into(), item.into()))
         }
     )*};
 }
@@ -64,7 +81,7 @@ macro_rules! executable_directives {
         $(#[$doc])*
         #[proc_macro]
         pub fn $name(input: TokenStream) -> TokenStream {
-            expand::executable::expand(DirectiveKind::$kind, input.into()).into()
+            guard(stringify!($name), || expand::executable::expand(DirectiveKind::$kind, input.into()))
         }
     )*};
 }
@@ -91,5 +108,5 @@ executable_directives! {
 /// Derives `acc::DeviceCopy` for a `#[repr(C)]` struct whose fields are all device data.
 #[proc_macro_derive(DeviceCopy)]
 pub fn derive_device_copy(input: TokenStream) -> TokenStream {
-    derive::device_copy(input.into()).into()
+    guard("DeviceCopy", || derive::device_copy(input.into()))
 }

@@ -235,3 +235,45 @@ fn zero_and_one_trip_loops() {
         assert_eq!(empty_and_single(100_000), 7 + 100_000 * 100_001 / 2);
     });
 }
+
+/// The rayon worker running the caller, or `usize::MAX` off the pool.
+fn worker() -> usize {
+    rayon::current_thread_index().unwrap_or(usize::MAX)
+}
+
+#[acc::offload]
+fn who_ran(n: usize) -> (Vec<usize>, Vec<usize>) {
+    let mut in_kernels = vec![0; n];
+    let mut in_gang_loop = vec![0; n];
+    #[acc::kernels]
+    {
+        for i in 0..n {
+            in_kernels[i] = worker();
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+    }
+    #[acc::parallel]
+    {
+        #[acc::r#loop(gang)]
+        for i in 0..n {
+            in_gang_loop[i] = worker();
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+    }
+    (in_kernels, in_gang_loop)
+}
+
+#[test]
+fn kernels_auto_loops_and_gang_loops_spread_over_threads() {
+    on_each_device(|ty| {
+        let (k, g) = who_ran(64);
+        let distinct = |v: &[usize]| v.iter().collect::<std::collections::HashSet<_>>().len();
+        if crate::devices::parallelism(ty) >= 2 {
+            assert!(distinct(&k) >= 2, "kernels loop ran on one thread on {ty}: {k:?}");
+            assert!(distinct(&g) >= 2, "gang loop ran on one thread on {ty}: {g:?}");
+        } else {
+            assert_eq!(distinct(&k), 1, "{ty}");
+            assert_eq!(distinct(&g), 1, "{ty}");
+        }
+    });
+}

@@ -3,5 +3,6 @@
 
 pub mod bindings;
 pub mod depend;
+pub mod fastpath;
 pub mod uses;
 pub mod subst;

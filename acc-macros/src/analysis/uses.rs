@@ -29,6 +29,8 @@ pub struct VarUse {
     pub atomic_target: bool,
     /// Index expressions applied directly to it (`x[e]`), as text.
     pub indexes: Vec<String>,
+    /// The same index expressions, as written (with their spans).
+    pub index_exprs: Vec<Expr>,
     /// Used other than as `x[e]` or `x.len()`.
     pub unindexed: bool,
 }
@@ -158,7 +160,10 @@ impl Scanner {
             (How::Read, _) => {}
         }
         match index {
-            Some(ix) => u.indexes.push(tidy(ix.to_token_stream())),
+            Some(ix) => {
+                u.indexes.push(tidy(ix.to_token_stream()));
+                u.index_exprs.push(ix.clone());
+            }
             None if how != How::Read || direct => u.unindexed = true,
             None => {}
         }

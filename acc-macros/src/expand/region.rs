@@ -13,6 +13,7 @@ use syn::{Block, Expr, ExprForLoop, Ident, Pat, Stmt};
 use super::{atomic, attrs, expr_stmt, reparse_expr, Ctx};
 use crate::analysis::bindings::Env;
 use crate::analysis::depend::provably_independent;
+use crate::analysis::fastpath;
 use crate::analysis::subst::substitute;
 use crate::analysis::uses::{scan_expr, scan_stmts};
 use crate::directive::{ClauseArgs, ClauseName as C, ComputeKind, Directive, DirectiveKind, RedOp};
@@ -283,7 +284,7 @@ impl<'a> RegionCx<'a> {
         &mut self,
         levels: &[Level],
         spaces: &[SpaceSpec],
-        mut body: Vec<Stmt>,
+        body: Vec<Stmt>,
         names: &[String],
         loop_reductions: &[(RedOp, Ident)],
         loop_privates: &[Ident],
@@ -308,31 +309,53 @@ impl<'a> RegionCx<'a> {
             reductions.iter().map(|(_, v)| v.to_string()).chain(privates.iter().map(|p| p.to_string())).collect();
 
         // Variables the chunks write are shared through raw views (the loop is independent, so
-        // no two iterations touch the same element: 3.3 section 2.9.6).
+        // no two iterations touch the same element: 3.3 section 2.9.6). The chunk body takes
+        // them, and the variables it only reads, as parameters: `&mut T` and `&T`, which the
+        // compiler knows do not alias. Uses become `(*param)`, a place of the original type.
         let mut shares = Vec::new();
         let mut map = HashMap::new();
+        let mut params = Vec::new();
+        let mut args = Vec::new();
         for (name, u) in &uses.vars {
             if excluded.contains(name) || name.starts_with("__acc") {
                 continue;
             }
+            let span = u.span.unwrap_or_else(Span::call_site);
+            let var = Ident::new(name, span);
             let binding = self.env.get(name);
             let may_write = binding.is_none_or(|b| b.mutable || b.ref_mut);
-            if !(u.is_definitely_written() || (u.maybe_mut && may_write && binding.is_some())) {
-                continue;
-            }
-            let var = Ident::new(name, u.span.unwrap_or_else(Span::call_site));
-            let view = format_ident!("__acc_w_{}", name);
-            let through_ref = binding.is_some_and(|b| !b.mutable);
-            if through_ref {
-                shares.push(quote!(let #view = ::acc::__rt::SharedMut::new(&mut *#var);));
-                map.insert(name.clone(), reparse_expr(quote!((unsafe { #view.get() }))));
-            } else {
-                shares.push(quote!(let #view = ::acc::__rt::SharedMut::new(&mut #var);));
-                map.insert(name.clone(), reparse_expr(quote!((*unsafe { #view.get() }))));
+            let writes = u.is_definitely_written() || (u.maybe_mut && may_write && binding.is_some());
+            if writes {
+                let view = format_ident!("__acc_sw_{}", name);
+                let param = format_ident!("__acc_w_{}", name);
+                let through_ref = binding.is_some_and(|b| !b.mutable);
+                if through_ref {
+                    shares.push(quote!(let #view = ::acc::__rt::SharedMut::new(&mut *#var);));
+                    map.insert(name.clone(), reparse_expr(quote!((&mut *#param))));
+                } else {
+                    shares.push(quote!(let #view = ::acc::__rt::SharedMut::new(&mut #var);));
+                    map.insert(name.clone(), reparse_expr(quote!((*#param))));
+                }
+                params.push(param);
+                args.push(quote!(unsafe { #view.get() }));
+            } else if name.chars().next().is_some_and(|c| c.is_lowercase() || c == '_') {
+                // Capitalized names are constants, statics and unit variants: left as they are.
+                let param = format_ident!("__acc_r_{}", name);
+                map.insert(name.clone(), reparse_expr(quote!((*#param))));
+                params.push(param);
+                args.push(quote!(&#var));
             }
         }
-        substitute(&mut body, &map);
-
+        if params.len() > 12 {
+            // `::acc::__rt` has `call_0` to `call_12`. Past that: the body reads its variables where they are.
+            let reads: Vec<String> = map.iter().filter(|(_, e)| quote!(#e).to_string().contains("__acc_r_")).map(|(n, _)| n.clone()).collect();
+            for n in reads {
+                map.remove(&n);
+            }
+            let keep: Vec<usize> = (0..params.len()).filter(|&i| !params[i].to_string().starts_with("__acc_r_")).collect();
+            params = keep.iter().map(|&i| params[i].clone()).collect();
+            args = keep.iter().map(|&i| args[i].clone()).collect();
+        }
         let space_vars: Vec<Ident> = (0..levels.len()).map(|i| format_ident!("__acc_s{}", i)).collect();
         let space_inits = space_vars.iter().zip(spaces).map(|(v, s)| {
             let t = s.tokens();
@@ -345,10 +368,32 @@ impl<'a> RegionCx<'a> {
         };
         let inner_label = &levels[levels.len() - 1].label;
         let inner_pat = &levels[levels.len() - 1].pat;
+        let inner_space = &space_vars[levels.len() - 1];
+        // Loop versioning (see `fastpath`): inner sequential loops, then the chunk's own loop.
+        let mut body = body;
+        fastpath::version_inner_loops(&mut body);
+        let (k0, k1) = if levels.len() == 1 { (quote!(__acc_k0), quote!(__acc_k1)) } else { (quote!(__acc_lo), quote!(__acc_hi)) };
+        let plan = match (inner_pat, spaces[levels.len() - 1].ops.is_empty()) {
+            (Pat::Ident(pi), true) if pi.by_ref.is_none() && pi.subpat.is_none() => fastpath::Plan::new(&body, &pi.ident, &excluded),
+            _ => None,
+        };
+        let run = match plan {
+            None => quote!(#inner_label for #inner_pat in #inner_space.chunk(#k0, #k1) { #(#body)* }),
+            Some(plan) => {
+                let checks = plan.checks(&quote!(#inner_space.value(#k0)), &quote!(#inner_space.value(#k1 - 1)));
+                let fast = plan.fast_body(&body);
+                quote! {
+                    if #k0 < #k1 && #checks {
+                        #inner_label for #inner_pat in #inner_space.chunk(#k0, #k1) { #(#fast)* }
+                    } else {
+                        #inner_label for #inner_pat in #inner_space.chunk(#k0, #k1) { #(#body)* }
+                    }
+                }
+            }
+        };
         let iterate = if levels.len() == 1 {
-            quote!(#inner_label for #inner_pat in __acc_s0.chunk(__acc_k0, __acc_k1) { #(#body)* })
+            run
         } else {
-            let last = &space_vars[levels.len() - 1];
             let outer = levels[..levels.len() - 1].iter().enumerate().map(|(i, l)| {
                 let (pat, sv) = (&l.pat, &space_vars[i]);
                 quote!(let #pat = #sv.value(__acc_o[#i]);)
@@ -356,10 +401,20 @@ impl<'a> RegionCx<'a> {
             quote! {
                 ::acc::__rt::space::collapsed_runs([#(#space_vars.trips()),*], __acc_k0, __acc_k1, |__acc_o, __acc_lo, __acc_hi| {
                     #(#outer)*
-                    #inner_label for #inner_pat in #last.chunk(__acc_lo, __acc_hi) { #(#body)* }
+                    #run
                 });
             }
         };
+        // Route the chunk's uses of shared variables through their views.
+        let mut chunk: Vec<Stmt> = match syn::parse2::<Block>(quote!({ #iterate })) {
+            Ok(b) => b.stmts,
+            Err(e) => {
+                self.ctx.push(e);
+                Vec::new()
+            }
+        };
+        substitute(&mut chunk, &map);
+        let call = format_ident!("call_{}", params.len());
         let red_vars: Vec<&Ident> = reductions.iter().map(|(_, v)| v).collect();
         let red_ops: Vec<Ident> = reductions.iter().map(|(op, _)| Ident::new(op.marker(), Span::call_site())).collect();
         let red_idx: Vec<syn::Index> = (0..reductions.len()).map(syn::Index::from).collect();
@@ -370,10 +425,12 @@ impl<'a> RegionCx<'a> {
             #(#shares)*
             #[allow(unused_unsafe, unused_mut, unused_variables, clippy::needless_range_loop)]
             let __acc_parts = ::acc::__rt::parallel_chunks(__acc_threads, &__acc_inh, #trips, |__acc_k0: u64, __acc_k1: u64| {
-                #(let mut #red_vars = ::acc::__rt::reduce::identity_like::<::acc::__rt::reduce::#red_ops, _>(&#red_vars);)*
-                #(let mut #privates = ::core::clone::Clone::clone(&#privates);)*
-                #iterate
-                (#(#red_vars,)*)
+                ::acc::__rt::#call(#(#args,)* |#(#params),*| {
+                    #(let mut #red_vars = ::acc::__rt::reduce::identity_like::<::acc::__rt::reduce::#red_ops, _>(&#red_vars);)*
+                    #(let mut #privates = ::core::clone::Clone::clone(&#privates);)*
+                    #(#chunk)*
+                    (#(#red_vars,)*)
+                })
             });
             #[allow(unused_variables)]
             for __acc_part in __acc_parts {
