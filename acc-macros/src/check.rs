@@ -18,7 +18,7 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
 
     for c in &dir.clauses {
         if !allows(dir.kind, c.name) {
-            err(c.span, format!("clause `{}` is not allowed on `{name}`", c.name.spelling()));
+            err(c.span, format!("clause `{}` is not allowed on `{name}` (3.3 section {})", c.name.spelling(), dir.kind.section()));
             continue;
         }
         if c.device_types.is_some() && c.name != C::DeviceType && !allows_after_device_type(dir.kind, c.name) {

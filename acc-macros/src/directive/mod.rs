@@ -66,6 +66,31 @@ impl DirectiveKind {
         }
     }
 
+    /// The section of OpenACC 3.3 that defines the directive.
+    pub fn section(self) -> &'static str {
+        use DirectiveKind::*;
+        match self {
+            Parallel => "2.5.1",
+            Serial => "2.5.2",
+            Kernels => "2.5.3",
+            ParallelLoop | KernelsLoop | SerialLoop => "2.11",
+            Loop => "2.9",
+            Data => "2.6.5",
+            EnterData | ExitData => "2.6.6",
+            HostData => "2.8",
+            Atomic => "2.12",
+            Routine => "2.15.1",
+            Declare => "2.13",
+            Offload => "DESIGN.md 4.1",
+            Update => "2.14.4",
+            Wait => "2.16.3",
+            Init => "2.14.1",
+            Shutdown => "2.14.2",
+            Set => "2.14.3",
+            Cache => "2.10",
+        }
+    }
+
     /// The directive named by the last segment of an attribute path (`acc::parallel`).
     pub fn from_attr_name(name: &str) -> Option<DirectiveKind> {
         use DirectiveKind::*;

@@ -38,12 +38,13 @@ fn parse_clauses(kind: DirectiveKind, input: ParseStream) -> syn::Result<Vec<Cla
 
 fn unknown_clause(kind: DirectiveKind, name: &Ident) -> syn::Error {
     let n = name.unraw().to_string();
-    let suggestion = ClauseName::ALL
+    let best = ClauseName::ALL.iter().map(|c| edit_distance(c, &n)).min().unwrap_or(usize::MAX);
+    let close: Vec<String> = ClauseName::ALL
         .iter()
-        .filter(|c| edit_distance(c, &n) <= 2)
-        .min_by_key(|c| edit_distance(c, &n))
-        .map(|c| format!("; did you mean `{c}`?"))
-        .unwrap_or_default();
+        .filter(|c| best <= 2 && edit_distance(c, &n) == best && super::allowed::allows(kind, ClauseName::from_spelling(c).expect("a clause name")))
+        .map(|c| format!("`{c}`"))
+        .collect();
+    let suggestion = if close.is_empty() { String::new() } else { format!("; did you mean {}?", close.join(" or ")) };
     syn::Error::new(
         name.span(),
         format!("unknown clause `{n}` on `{}`{suggestion}", kind.spelling()),

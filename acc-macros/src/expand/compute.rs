@@ -48,6 +48,7 @@ fn launch_clauses(dir: &Directive) -> TokenStream {
 /// Expands a compute or combined construct.
 pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &Env) -> TokenStream {
     let compute = dir.kind.compute().expect("a compute construct");
+    let errors_before = ctx.error_count();
     let stmts: Vec<Stmt> = match &body {
         RegionBody::Block(b) => b.stmts.clone(),
         RegionBody::Loop(f) => vec![Stmt::Expr(Expr::ForLoop(f.clone()), None)],
@@ -124,6 +125,12 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
         }
     };
     let host = wrap(&region_stmts(ctx, Mode::Host), &privates, &reductions);
+    if ctx.error_count() > errors_before {
+        // Report the directive's errors alone: the body as written, without its directives.
+        let mut block = Block { brace_token: Default::default(), stmts };
+        super::strip_all(&mut block);
+        return quote!(#block);
+    }
     let site_kind = match compute {
         ComputeKind::Parallel => quote!(Parallel),
         ComputeKind::Kernels => quote!(Kernels),
@@ -180,16 +187,32 @@ fn wrap(stmts: &[Stmt], privates: &[Ident], reductions: &[(RedOp, Ident)]) -> To
     let vars: Vec<&Ident> = reductions.iter().map(|(_, v)| v).collect();
     let ops: Vec<Ident> = reductions.iter().map(|(op, _)| Ident::new(op.marker(), Span::call_site())).collect();
     let idx: Vec<syn::Index> = (0..reductions.len()).map(syn::Index::from).collect();
+    let inits = reduction_inits(reductions);
     quote!({
         #privs
         let (__acc_value, __acc_red) = {
-            #(#[allow(unused_mut)] let mut #vars = ::acc::__rt::reduce::identity_like::<::acc::__rt::reduce::#ops, _>(&#vars);)*
+            #(#inits)*
             let __acc_value = { #(#stmts)* };
             (__acc_value, (#(#vars,)*))
         };
         #(#vars = ::acc::__rt::reduce::combine::<::acc::__rt::reduce::#ops, _>(#vars, __acc_red.#idx);)*
         __acc_value
     })
+}
+
+/// `let mut v = <initial value of op>;` for each reduction variable, spanned at the variable
+/// so that an operator that does not fit its type is reported there.
+pub fn reduction_inits(reductions: &[(RedOp, Ident)]) -> Vec<TokenStream> {
+    reductions
+        .iter()
+        .map(|(op, v)| {
+            let op = Ident::new(op.marker(), v.span());
+            quote::quote_spanned!(v.span()=>
+                #[allow(unused_mut)]
+                let mut #v = ::acc::__rt::reduce::identity_like::<::acc::__rt::reduce::#op, _>(&#v);
+            )
+        })
+        .collect()
 }
 
 /// Names in `reduction` and `private` clauses of loop directives inside a region.

@@ -4,7 +4,7 @@
 //! the construct a guard over the data environment of the current device.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{quote, quote_spanned};
 
 use super::{location, opt, Ctx};
 use crate::directive::{ClauseArgs, ClauseName as C, Directive, VarRef};
@@ -34,9 +34,12 @@ fn clause_kind(c: C) -> Option<TokenStream> {
 /// `::acc::__rt::clause_var(..)` for one variable of a clause.
 pub fn var_tokens(kind: &TokenStream, v: &VarRef, loc: &TokenStream) -> TokenStream {
     let (name, text) = (&v.name, &v.text);
+    // Spanned at the variable, so a type that is not device data is reported there.
     match &v.subarray {
-        None => quote!(::acc::__rt::clause_var(::acc::__rt::DataClause::#kind, &#name, #text, #loc)),
-        Some(range) => quote!(::acc::__rt::clause_subarray(::acc::__rt::DataClause::#kind, &#name, #range, #text, #loc)),
+        None => quote_spanned!(v.span=> ::acc::__rt::clause_var(::acc::__rt::DataClause::#kind, &#name, #text, #loc)),
+        Some(range) => {
+            quote_spanned!(v.span=> ::acc::__rt::clause_subarray(::acc::__rt::DataClause::#kind, &#name, #range, #text, #loc))
+        }
     }
 }
 

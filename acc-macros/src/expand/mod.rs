@@ -37,6 +37,14 @@ impl Ctx {
     pub fn push(&mut self, e: syn::Error) {
         self.errors.push(e);
     }
+    /// An error spanning all of `tokens` (a whole expression, not just its first token).
+    pub fn error_spanned(&mut self, tokens: impl ToTokens, msg: impl std::fmt::Display) {
+        self.errors.push(syn::Error::new_spanned(tokens, msg.to_string()));
+    }
+    /// How many errors have been recorded so far.
+    pub fn error_count(&self) -> usize {
+        self.errors.len()
+    }
     pub fn into_compile_errors(self) -> TokenStream {
         // The region body is rewritten once per way of running it; report each problem once.
         let mut seen = std::collections::HashSet::new();

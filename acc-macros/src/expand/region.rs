@@ -209,7 +209,7 @@ impl<'a> RegionCx<'a> {
             for (i, l) in levels.iter().enumerate() {
                 match parse_space(&l.iter) {
                     Some(s) => spaces.push(s),
-                    None => self.ctx.error(l.iter.span(), RANGE_MSG),
+                    None => self.ctx.error_spanned(&l.iter, RANGE_MSG),
                 }
                 if !matches!(&l.pat, Pat::Ident(_) | Pat::Wild(_)) {
                     self.ctx.error(l.pat.span(), "the variable of a loop associated with a loop construct is a plain name");
@@ -218,7 +218,7 @@ impl<'a> RegionCx<'a> {
                     let inner = scan_expr(&l.iter, &[]);
                     for outer in &names[..i] {
                         if inner.vars.contains_key(outer) {
-                            self.ctx.error(l.iter.span(), format!(
+                            self.ctx.error_spanned(&l.iter, format!(
                                 "the trip count of a collapsed loop may not depend on `{outer}`: collapsed loops must be rectangular (3.3 section 2.9.1)"
                             ));
                         }
@@ -415,6 +415,7 @@ impl<'a> RegionCx<'a> {
         };
         substitute(&mut chunk, &map);
         let call = format_ident!("call_{}", params.len());
+        let red_inits = super::compute::reduction_inits(&reductions);
         let red_vars: Vec<&Ident> = reductions.iter().map(|(_, v)| v).collect();
         let red_ops: Vec<Ident> = reductions.iter().map(|(op, _)| Ident::new(op.marker(), Span::call_site())).collect();
         let red_idx: Vec<syn::Index> = (0..reductions.len()).map(syn::Index::from).collect();
@@ -426,7 +427,7 @@ impl<'a> RegionCx<'a> {
             #[allow(unused_unsafe, unused_mut, unused_variables, clippy::needless_range_loop)]
             let __acc_parts = ::acc::__rt::parallel_chunks(__acc_threads, &__acc_inh, #trips, |__acc_k0: u64, __acc_k1: u64| {
                 ::acc::__rt::#call(#(#args,)* |#(#params),*| {
-                    #(let mut #red_vars = ::acc::__rt::reduce::identity_like::<::acc::__rt::reduce::#red_ops, _>(&#red_vars);)*
+                    #(#red_inits)*
                     #(let mut #privates = ::core::clone::Clone::clone(&#privates);)*
                     #(#chunk)*
                     (#(#red_vars,)*)

@@ -1,0 +1,8 @@
+#[acc::parallel]
+fn f(y: &mut [f32]) {
+    #[acc::parallel_loop]
+    for i in 0..y.len() {
+        y[i] = 0.0;
+    }
+}
+fn main() {}
