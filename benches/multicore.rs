@@ -13,12 +13,12 @@ use rayon::prelude::*;
 #[acc::parallel_loop(copyin(x), copy(y))]
 fn saxpy_acc(a: f32, x: &[f32], y: &mut [f32]) {
     for i in 0..y.len() {
-        y[i] = a * x[i] + y[i];
+        y[i] += a * x[i];
     }
 }
 
 fn saxpy_rayon(a: f32, x: &[f32], y: &mut [f32]) {
-    y.par_iter_mut().zip(x.par_iter()).for_each(|(y, x)| *y = a * x + *y);
+    y.par_iter_mut().zip(x.par_iter()).for_each(|(y, x)| *y += a * x);
 }
 
 #[acc::offload]

@@ -6,7 +6,7 @@ use std::time::Instant;
 #[acc::parallel_loop(copyin(x), copy(y))]
 fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
     for i in 0..y.len() {
-        y[i] = a * x[i] + y[i];
+        y[i] += a * x[i];
     }
 }
 

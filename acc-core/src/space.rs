@@ -196,7 +196,8 @@ mod tests {
         );
         let u = 0u8..=255;
         assert_eq!(all(&StridedSpace::inclusive(u.clone()).rev()), u.clone().rev().collect::<Vec<_>>());
-        assert_eq!(UnitSpace::new(5usize..2).trips(), 0);
+        let (hi, lo) = (5usize, 2usize);
+        assert_eq!(UnitSpace::new(hi..lo).trips(), 0);
         assert_eq!(UnitSpace::inclusive(-3i64..=3).chunk(2, 5).collect::<Vec<_>>(), vec![-1, 0, 1]);
     }
 

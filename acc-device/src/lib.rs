@@ -17,7 +17,7 @@ use acc_core::device::Backend;
 /// The backends of this build, one per device type.
 pub fn backends() -> Vec<Box<dyn Backend>> {
     #[allow(unused_mut)]
-    let mut v: Vec<Box<dyn Backend>> = vec![Box::new(host::HostBackend::default())];
+    let mut v: Vec<Box<dyn Backend>> = vec![Box::new(host::HostBackend)];
     #[cfg(feature = "multicore")]
     v.push(Box::new(multicore::MulticoreBackend::default()));
     v

@@ -126,7 +126,7 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
             let key = v.name.to_string();
             if let Some((prev, _)) = var_clause.get(&key) {
                 let combined_ok = dir.kind.is_combined() && ((*prev == C::Reduction) != (c.name == C::Reduction)) && matches!(if *prev == C::Reduction { c.name } else { *prev }, C::Copy | C::Copyin | C::Copyout | C::Create | C::Present);
-                if !combined_ok && !(*prev == C::Reduction && c.name == C::Reduction) {
+                if !(combined_ok || *prev == C::Reduction && c.name == C::Reduction) {
                     err(v.span, format!("`{key}` appears in both `{}` and `{}` on `{name}`", prev.spelling(), c.name.spelling()));
                 }
                 if *prev == C::Reduction && c.name == C::Reduction {

@@ -140,6 +140,8 @@ fn multicore_uses_several_threads() {
     });
 }
 
+// The private copies are written and never read back: that is what the test checks.
+#[allow(unused_mut, unused_assignments)]
 #[acc::offload]
 fn private_and_firstprivate(n: usize) -> (f64, [f64; 3], Vec<f64>) {
     let mut scale = 2.0;
@@ -169,6 +171,7 @@ fn private_copies_leave_the_originals_alone() {
     });
 }
 
+#[allow(unused_mut, unused_assignments)]
 #[acc::offload]
 fn implicit_scalars() -> (i32, i32) {
     let mut p = 1;

@@ -156,7 +156,7 @@ fn subarray_out_of_bounds_names_the_variable_and_line() {
 
 #[acc::offload]
 fn host_data_addresses(a: &mut [i32]) -> usize {
-    let mut addr = 0;
+    let addr;
     #[acc::host_data(use_device(a))]
     {
         addr = a.as_ptr() as usize;

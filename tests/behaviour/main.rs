@@ -5,6 +5,9 @@
 //! has a device for). `ACC_REQUIRE_DEVICES=..` turns a missing device into a failure (CI sets
 //! it); without it a missing device is skipped with the reason printed.
 
+// Index loops are the OpenACC idiom these tests exercise.
+#![allow(clippy::needless_range_loop, clippy::assign_op_pattern)]
+
 mod devices;
 
 mod async_queues;

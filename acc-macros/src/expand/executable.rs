@@ -151,7 +151,7 @@ fn expand_wait(ctx: &mut Ctx, input: TokenStream, loc: &TokenStream) -> TokenStr
 /// twin.
 fn expand_cache(ctx: &mut Ctx, input: TokenStream) -> TokenStream {
     match parse_directive(DirectiveKind::Cache, Span::call_site(), quote!(copyin(#input))) {
-        Ok(_) => quote!(()),
+        Ok(_) => quote!({}),
         Err(e) => {
             ctx.push(syn::Error::new(e.span(), format!("`cache!` takes a list of variables or subarrays: {e}")));
             TokenStream::new()

@@ -418,19 +418,21 @@ impl<'a> RegionCx<'a> {
         let red_inits = super::compute::reduction_inits(&reductions);
         let red_vars: Vec<&Ident> = reductions.iter().map(|(_, v)| v).collect();
         let red_ops: Vec<Ident> = reductions.iter().map(|(op, _)| Ident::new(op.marker(), Span::call_site())).collect();
+        let partials = if reductions.is_empty() { quote!() } else { quote!((#(#red_vars,)*)) };
         let red_idx: Vec<syn::Index> = (0..reductions.len()).map(syn::Index::from).collect();
         let span = levels[0].span;
         let _ = span;
         quote! {
             #(#space_inits)*
             #(#shares)*
-            #[allow(unused_unsafe, unused_mut, unused_variables, clippy::needless_range_loop)]
+            // A second copy of the user's code: its lints are reported once, on the host twin.
+            #[allow(unused_unsafe, unused_mut, unused_variables, clippy::all)]
             let __acc_parts = ::acc::__rt::parallel_chunks(__acc_threads, &__acc_inh, #trips, |__acc_k0: u64, __acc_k1: u64| {
                 ::acc::__rt::#call(#(#args,)* |#(#params),*| {
                     #(#red_inits)*
                     #(let mut #privates = ::core::clone::Clone::clone(&#privates);)*
                     #(#chunk)*
-                    (#(#red_vars,)*)
+                    #partials
                 })
             });
             #[allow(unused_variables)]
