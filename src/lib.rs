@@ -40,6 +40,9 @@ mod routines;
 pub mod __rt;
 
 pub use acc_core::data::{DataVar, DeviceCopy};
+/// Reduction operators and the trait that says which types they fit, for bounds on generic
+/// functions with reductions (`T: acc::reduce::Reduce<acc::reduce::Add>`).
+pub use acc_core::reduce;
 pub use acc_core::queue::{ASYNC_NOVAL, ASYNC_SYNC};
 pub use acc_core::{DeviceType, Error, Location, Property, Result};
 pub use acc_macros::{

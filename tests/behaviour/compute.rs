@@ -244,3 +244,86 @@ fn combined_constructs_on_statements() {
         assert_eq!(got, want);
     });
 }
+
+#[derive(Clone, Copy, Debug, PartialEq, acc::DeviceCopy)]
+#[repr(C)]
+struct Particle {
+    x: f64,
+    v: f64,
+    id: u32,
+}
+
+struct System {
+    particles: Vec<Particle>,
+    dt: f64,
+}
+
+impl System {
+    #[acc::parallel_loop]
+    fn step(&mut self) {
+        for i in 0..self.particles.len() {
+            self.particles[i].x += self.particles[i].v * self.dt;
+        }
+    }
+
+    #[acc::offload]
+    fn total_x(&self) -> f64 {
+        let mut s = 0.0;
+        #[acc::parallel_loop(reduction(+: s))]
+        for i in 0..self.particles.len() {
+            s += self.particles[i].x;
+        }
+        s
+    }
+}
+
+#[test]
+fn methods_and_device_copy_structs() {
+    on_each_device(|_| {
+        let particles = (0..1000).map(|i| Particle { x: i as f64, v: 2.0, id: i }).collect();
+        let mut sys = System { particles, dt: 0.5 };
+        sys.step();
+        sys.step();
+        assert!(sys.particles.iter().all(|p| p.x == p.id as f64 + 2.0));
+        assert_eq!(sys.total_x(), (0..1000).map(|i| i as f64 + 2.0).sum::<f64>());
+    });
+}
+
+#[acc::parallel_loop(copyin(x), copy(y))]
+fn axpy<T>(a: T, x: &[T], y: &mut [T])
+where
+    T: acc::DeviceCopy + std::ops::Mul<Output = T> + std::ops::AddAssign,
+{
+    for i in 0..y.len() {
+        y[i] += a * x[i];
+    }
+}
+
+#[acc::offload]
+fn generic_sum<T>(x: &[T]) -> T
+where
+    T: Copy + Send + Sync + Default + std::ops::AddAssign + acc::reduce::Reduce<acc::reduce::Add>,
+{
+    let mut s = T::default();
+    #[acc::parallel_loop(reduction(+: s))]
+    for i in 0..x.len() {
+        s += x[i];
+    }
+    s
+}
+
+#[test]
+fn generic_functions() {
+    on_each_device(|_| {
+        let x: Vec<i64> = (0..5000).collect();
+        let mut y = vec![1i64; 5000];
+        axpy(3, &x, &mut y);
+        assert!(y.iter().enumerate().all(|(i, &v)| v == 3 * i as i64 + 1));
+        let xf: Vec<f32> = (0..100).map(|i| i as f32).collect();
+        let mut yf = vec![0.0f32; 100];
+        axpy(0.5, &xf, &mut yf);
+        assert_eq!(yf[10], 5.0);
+        assert_eq!(generic_sum(&x), 4999 * 5000 / 2);
+        assert_eq!(generic_sum(&xf), 4950.0);
+    });
+}

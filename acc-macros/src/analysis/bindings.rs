@@ -45,9 +45,17 @@ impl Env {
     /// Adds the bindings of a function's parameters.
     pub fn add_fn_inputs<'a>(&mut self, inputs: impl IntoIterator<Item = &'a FnArg>) {
         for arg in inputs {
-            if let FnArg::Typed(pt) = arg {
-                let ref_mut = is_ref_mut_type(&pt.ty);
-                self.add_pat(&pt.pat, ref_mut);
+            match arg {
+                FnArg::Typed(pt) => {
+                    let ref_mut = is_ref_mut_type(&pt.ty);
+                    self.add_pat(&pt.pat, ref_mut);
+                }
+                // `&mut self` holds a `&mut` reference; `mut self` is a mutable binding.
+                FnArg::Receiver(r) => {
+                    let ref_mut = r.reference.is_some() && r.mutability.is_some();
+                    let mutable = r.reference.is_none() && r.mutability.is_some();
+                    self.insert(String::from("self"), Binding { mutable, ref_mut });
+                }
             }
         }
     }

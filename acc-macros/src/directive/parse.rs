@@ -419,7 +419,7 @@ fn parse_red_op(input: ParseStream) -> syn::Result<(RedOp, Span)> {
 fn parse_vars(input: ParseStream) -> syn::Result<Vec<VarRef>> {
     let mut vars = Vec::new();
     while !input.is_empty() {
-        let name: Ident = input.parse().map_err(|e| {
+        let name: Ident = Ident::parse_any(input).map_err(|e| {
             syn::Error::new(e.span(), "expected a variable name (optionally with a subarray, `a[lo..hi]`)")
         })?;
         let mut span = name.span();
@@ -456,3 +456,97 @@ pub fn tidy(ts: TokenStream) -> String {
     s.replace(" . ", ".").replace(" .. ", "..").replace(" ..", "..").replace(".. ", "..").replace(" ..= ", "..=")
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::check_directive;
+
+    fn parse(kind: DirectiveKind, src: &str) -> syn::Result<Directive> {
+        parse_directive(kind, Span::call_site(), src.parse().expect("tokens"))
+    }
+
+    /// Parses and checks without error.
+    fn ok(kind: DirectiveKind, src: &str) -> Directive {
+        let d = parse(kind, src).unwrap_or_else(|e| panic!("{src}: {e}"));
+        let errs = check_directive(&d);
+        assert!(errs.is_empty(), "{src}: {}", errs.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "));
+        d
+    }
+
+    fn err(kind: DirectiveKind, src: &str) -> String {
+        match parse(kind, src) {
+            Err(e) => e.to_string(),
+            Ok(d) => check_directive(&d).into_iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "),
+        }
+    }
+
+    #[test]
+    fn every_directive_with_its_clauses() {
+        use DirectiveKind as D;
+        let d = ok(D::Parallel, "async(1), wait(1, 2), num_gangs(4, 2, 1), num_workers = 4, vector_length(128), \
+            if(n > 10), self(on_host), reduction(+: a, b), copy(c), copyin(readonly: d), copyout(zero: e), \
+            create(zero: f), no_create(g), present(h), deviceptr(k), attach(l), private(m), firstprivate(o), \
+            default(present), device_type(nvidia) num_gangs(80) vector_length(256), device_type(*) async");
+        let specific = d.clauses.iter().filter(|c| c.device_types.is_some() && c.name != ClauseName::DeviceType);
+        assert_eq!(specific.count(), 3, "num_gangs, vector_length (nvidia) and async (*)");
+        ok(D::Serial, "async, wait, if(true), self, reduction(max: m), copy(a[0..n]), private(t), firstprivate(u), default(none)");
+        ok(D::Kernels, "num_gangs(1), num_workers(2), vector_length(32), copy(a), pcopyin(b), present_or_copyout(c), pcreate(d), default(none)");
+        ok(D::ParallelLoop, "collapse(force: 2), gang(num: 4, dim: 1, static: *), worker(num: 2), vector(length: 64), \
+            independent, reduction(&&: all), reduction(||: any), reduction(^: x), reduction(&: y), \
+            reduction(|: z), reduction(*: p), reduction(min: q), private(t), copyin(v[..n]), copyout(w[lo..]), \
+            dtype(host) seq");
+        ok(D::KernelsLoop, "auto, gang(32), worker, vector(128), collapse = 3");
+        ok(D::SerialLoop, "seq, pcopy(a)");
+        ok(D::ParallelLoop, "tile(*, 4), gang, vector");
+        ok(D::Loop, "gang(static: 8), worker, vector, private(t), reduction(+: s), device_type(nvidia) vector(64)");
+        ok(D::Data, "if(c), async(2), wait(devnum: 0: queues: 1, 2), copy(a), copyin(readonly: b[1..=4]), copyout(c), create(d), no_create(e), present(f), deviceptr(g), attach(h), default(present)");
+        ok(D::EnterData, "if(c), async, wait(1), copyin(a), create(zero: b), attach(p)");
+        ok(D::ExitData, "if(c), async(1), wait, copyout(a), delete(b), detach(p), finalize");
+        ok(D::HostData, "use_device(a, b), if(c), if_present");
+        for a in ["", "read", "write", "update", "capture"] {
+            ok(D::Atomic, a);
+        }
+        ok(D::Declare, "copy(a), copyin(b), copyout(c), create(d), present(e), deviceptr(f), device_resident(g), link(h)");
+        ok(D::Routine, "seq, bind(\"fast_poly\"), nohost");
+        ok(D::Routine, "gang(dim: 2), device_type(nvidia) bind(poly_gpu)");
+        ok(D::Update, "self(a), host(b[0..4]), device(c), async(1), wait(2), if(x), if_present, device_type(wgpu) async(3)");
+        ok(D::Wait, "async(1), if(c)");
+        ok(D::Init, "device_type(nvidia, wgpu), device_num(0), if(c)");
+        ok(D::Shutdown, "device_type(multicore)");
+        ok(D::Set, "default_async(2), device_num(1), device_type(host), if(c)");
+    }
+
+    #[test]
+    fn errors_name_the_directive_and_the_clause() {
+        use DirectiveKind as D;
+        assert!(err(D::Loop, "copyin(a)").contains("clause `copyin` is not allowed on `loop`"));
+        assert!(err(D::Kernels, "private(a)").contains("not allowed on `kernels`"));
+        assert!(err(D::EnterData, "copyin(readonly: a)").contains("modifier `readonly:`"));
+        assert!(err(D::ExitData, "copyout(zero: a)").contains("modifier `zero:`"));
+        assert!(err(D::Parallel, "reduction(avg: s)").contains("unknown reduction operator `avg`"));
+        assert!(err(D::Parallel, "reduction(+ s)").contains("expected `:`"));
+        assert!(err(D::Loop, "collapse(n)").contains("positive integer literal"));
+        assert!(err(D::Loop, "gang(dim: 4)").contains("1, 2 or 3"));
+        assert!(err(D::Loop, "seq, independent").contains("`seq` cannot be combined"));
+        assert!(err(D::Loop, "tile(4), collapse(2)").contains("`tile` cannot be combined with `collapse`"));
+        assert!(err(D::Kernels, "num_gangs(1, 2)").contains("at most 1 value"));
+        assert!(err(D::Parallel, "if(a), if(b)").contains("appears more than once"));
+        assert!(err(D::Parallel, "copy(a), copyin(a)").contains("`a` appears in both"));
+        assert!(err(D::Parallel, "device_type(radeon)").contains("unknown device type `radeon`"));
+        assert!(err(D::Update, "if_present").contains("needs at least one of"));
+        assert!(err(D::Routine, "seq, gang").contains("exactly one of"));
+        assert!(err(D::Atomic, "read, write").contains("at most one"));
+        assert!(err(D::Loop, "seq(1)").contains("takes no arguments"));
+        assert!(err(D::Parallel, "copy()").contains("at least one variable"));
+        assert!(err(D::Parallel, "copy(a[3])").contains("subarray is a range"));
+        assert!(err(D::Parallel, "num_gangs").contains("needs an argument"));
+        assert!(err(D::Parallel, "firstprivat(x)").contains("did you mean `firstprivate`?"));
+    }
+
+    #[test]
+    fn combined_reduction_variable_may_also_be_in_a_data_clause() {
+        // 3.3 L1292-1293: reduction on a combined construct implies copy; naming it is allowed.
+        ok(DirectiveKind::ParallelLoop, "reduction(+: s), copy(s)");
+    }
+}
