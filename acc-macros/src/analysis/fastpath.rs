@@ -14,7 +14,7 @@ use syn::visit_mut::{self, VisitMut};
 use syn::{BinOp, Expr, Ident, Stmt};
 
 use super::bindings::pat_bindings;
-use super::uses::{path_ident, scan_expr, scan_stmts, Uses};
+use super::uses::{is_compound, path_ident, scan_expr, scan_stmts, Uses};
 use crate::directive::parse::tidy;
 
 /// The accesses of one loop body that versioning makes unchecked.
@@ -222,22 +222,6 @@ impl VisitMut for Rewrite<'_> {
         }
     }
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
-}
-
-fn is_compound(op: &BinOp) -> bool {
-    matches!(
-        op,
-        BinOp::AddAssign(_)
-            | BinOp::SubAssign(_)
-            | BinOp::MulAssign(_)
-            | BinOp::DivAssign(_)
-            | BinOp::RemAssign(_)
-            | BinOp::BitAndAssign(_)
-            | BinOp::BitOrAssign(_)
-            | BinOp::BitXorAssign(_)
-            | BinOp::ShlAssign(_)
-            | BinOp::ShrAssign(_)
-    )
 }
 
 /// Versions every sequential `for i in a..b` / `a..=b` loop inside `stmts` (innermost first).

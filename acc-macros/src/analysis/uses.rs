@@ -98,7 +98,8 @@ enum How {
     Atomic,
 }
 
-fn is_compound(op: &BinOp) -> bool {
+/// Whether `op` is a compound assignment (`+=`, `<<=`, ...).
+pub fn is_compound(op: &BinOp) -> bool {
     matches!(
         op,
         BinOp::AddAssign(_)

@@ -10,7 +10,7 @@ use quote::quote;
 use syn::{Block, Expr, ExprForLoop, Ident, Stmt};
 
 use super::region::{Mode, RegionCx};
-use super::{attrs, data, location, opt, Ctx};
+use super::{attrs, data, if_async_wait, location, opt, Ctx};
 use crate::analysis::bindings::Env;
 use crate::analysis::uses::scan_stmts;
 use crate::directive::parse::parse_directive;
@@ -29,18 +29,10 @@ const DATA_CLAUSES: &[C] = &[C::Copy, C::Copyin, C::Copyout, C::Create, C::NoCre
 
 /// The launch clauses as `::acc::__rt::LaunchClauses`.
 fn launch_clauses(dir: &Directive) -> TokenStream {
-    let if_cond = opt(dir.general(C::If).next().and_then(|c| c.expr()).map(|e| quote!(#e)));
+    let (if_cond, async_arg, wait) = if_async_wait(dir);
     let self_cond = opt(dir.general(C::SelfClause).next().map(|c| match c.expr() {
         Some(e) => quote!(#e),
         None => quote!(true),
-    }));
-    let async_arg = opt(dir.all(C::Async).last().map(|c| match c.expr() {
-        Some(e) => quote!((#e) as i64),
-        None => quote!(::acc::ASYNC_NOVAL as i64),
-    }));
-    let wait = opt(dir.all(C::Wait).last().map(|c| match &c.args {
-        ClauseArgs::Exprs(v) => quote!(::std::vec![#((#v) as i64),*]),
-        _ => quote!(::std::vec::Vec::new()),
     }));
     quote!(::acc::__rt::LaunchClauses { if_cond: #if_cond, self_cond: #self_cond, async_arg: #async_arg, wait: #wait })
 }
@@ -185,9 +177,8 @@ fn wrap(stmts: &[Stmt], privates: &[Ident], reductions: &[(RedOp, Ident)]) -> To
         return quote!({ #privs #(#stmts)* });
     }
     let vars: Vec<&Ident> = reductions.iter().map(|(_, v)| v).collect();
-    let ops: Vec<Ident> = reductions.iter().map(|(op, _)| Ident::new(op.marker(), Span::call_site())).collect();
-    let idx: Vec<syn::Index> = (0..reductions.len()).map(syn::Index::from).collect();
     let inits = reduction_inits(reductions);
+    let combines = reduction_combines(reductions, &quote!(__acc_red));
     quote!({
         #privs
         let (__acc_value, __acc_red) = {
@@ -195,7 +186,7 @@ fn wrap(stmts: &[Stmt], privates: &[Ident], reductions: &[(RedOp, Ident)]) -> To
             let __acc_value = { #(#stmts)* };
             (__acc_value, (#(#vars,)*))
         };
-        #(#vars = ::acc::__rt::reduce::combine::<::acc::__rt::reduce::#ops, _>(#vars, __acc_red.#idx);)*
+        #(#combines)*
         __acc_value
     })
 }
@@ -210,6 +201,22 @@ pub fn reduction_inits(reductions: &[(RedOp, Ident)]) -> Vec<TokenStream> {
             quote::quote_spanned!(v.span()=>
                 #[allow(unused_mut)]
                 let mut #v = ::acc::__rt::reduce::identity_like::<::acc::__rt::reduce::#op, _>(&#v);
+            )
+        })
+        .collect()
+}
+
+/// `v = combine(v, partials.k);` for each reduction variable `v` (the `k`-th), spanned at the
+/// variable like [`reduction_inits`].
+pub fn reduction_combines(reductions: &[(RedOp, Ident)], partials: &TokenStream) -> Vec<TokenStream> {
+    reductions
+        .iter()
+        .enumerate()
+        .map(|(k, (op, v))| {
+            let op = Ident::new(op.marker(), v.span());
+            let k = syn::Index::from(k);
+            quote::quote_spanned!(v.span()=>
+                #v = ::acc::__rt::reduce::combine::<::acc::__rt::reduce::#op, _>(#v, #partials.#k);
             )
         })
         .collect()

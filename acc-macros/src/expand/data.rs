@@ -6,8 +6,8 @@
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 
-use super::{location, opt, Ctx};
-use crate::directive::{ClauseArgs, ClauseName as C, Directive, VarRef};
+use super::{if_async_wait, location, opt, Ctx};
+use crate::directive::{ClauseName as C, Directive, VarRef};
 
 /// The data-clause kind as `::acc::__rt::DataClause::X`.
 fn clause_kind(c: C) -> Option<TokenStream> {
@@ -70,15 +70,7 @@ const DATA_CLAUSES: &[C] = &[
 pub fn expand_data_region(_ctx: &mut Ctx, dir: &Directive, body: TokenStream) -> TokenStream {
     let loc = location(dir.span);
     let vars = clause_vars(dir, DATA_CLAUSES, &loc);
-    let if_cond = opt(dir.general(C::If).next().and_then(|c| c.expr()).map(|e| quote!(#e)));
-    let async_arg = opt(dir.all(C::Async).last().map(|c| match c.expr() {
-        Some(e) => quote!((#e) as i64),
-        None => quote!(::acc::ASYNC_NOVAL as i64),
-    }));
-    let wait = opt(dir.all(C::Wait).last().map(|c| match &c.args {
-        ClauseArgs::Exprs(v) => quote!(::std::vec![#((#v) as i64),*]),
-        _ => quote!(::std::vec::Vec::new()),
-    }));
+    let (if_cond, async_arg, wait) = if_async_wait(dir);
     quote! {
         {
             let __acc_data = ::acc::__rt::data_region(#loc, #if_cond, #async_arg, #wait, &[#(#vars),*]);

@@ -8,22 +8,9 @@ use syn::parse::{ParseStream, Parser};
 use syn::{Expr, Ident, Token};
 
 use super::data::clause_vars;
-use super::{location, opt, Ctx};
+use super::{if_async_wait, location, opt, Ctx};
 use crate::directive::parse::parse_directive;
-use crate::directive::{ClauseArgs, ClauseName as C, DeviceTypeSel, Directive, DirectiveKind};
-
-fn async_wait_if(dir: &Directive) -> (TokenStream, TokenStream, TokenStream) {
-    let if_cond = opt(dir.general(C::If).next().and_then(|c| c.expr()).map(|e| quote!(#e)));
-    let async_arg = opt(dir.all(C::Async).last().map(|c| match c.expr() {
-        Some(e) => quote!((#e) as i64),
-        None => quote!(::acc::ASYNC_NOVAL as i64),
-    }));
-    let wait = opt(dir.all(C::Wait).last().map(|c| match &c.args {
-        ClauseArgs::Exprs(v) => quote!(::std::vec![#((#v) as i64),*]),
-        _ => quote!(::std::vec::Vec::new()),
-    }));
-    (if_cond, async_arg, wait)
-}
+use crate::directive::{ClauseArgs, ClauseName as C, DeviceTypeSel, DirectiveKind};
 
 fn device_type_tokens(ctx: &mut Ctx, sel: &DeviceTypeSel) -> Option<TokenStream> {
     match sel {
@@ -53,7 +40,7 @@ pub fn expand(kind: DirectiveKind, input: TokenStream) -> TokenStream {
         _ => match ctx.directive(kind, span, input) {
             None => TokenStream::new(),
             Some(dir) => {
-                let (if_cond, async_arg, wait) = async_wait_if(&dir);
+                let (if_cond, async_arg, wait) = if_async_wait(&dir);
                 match kind {
                     DirectiveKind::Update => {
                         let vars = clause_vars(&dir, &[C::SelfClause, C::Host, C::Device], &loc);
@@ -141,7 +128,7 @@ fn expand_wait(ctx: &mut Ctx, input: TokenStream, loc: &TokenStream) -> TokenStr
         }
     };
     let Some(dir) = ctx.directive(DirectiveKind::Wait, Span::call_site(), clauses) else { return TokenStream::new() };
-    let (if_cond, async_arg, _) = async_wait_if(&dir);
+    let (if_cond, async_arg, _) = if_async_wait(&dir);
     let queues = if queues.is_empty() { quote!(::core::option::Option::None) } else { quote!(::core::option::Option::Some(&[#((#queues) as i64),*])) };
     quote!(::acc::__rt::wait_directive(#loc, #if_cond, #queues, #async_arg))
 }

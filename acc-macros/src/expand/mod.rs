@@ -55,6 +55,20 @@ impl Ctx {
             .collect()
     }
 
+    /// Parses and checks the directive of a statement attribute; returns it with the span of
+    /// its name, or `None` (with the errors recorded) when it is malformed.
+    pub fn stmt_directive(&mut self, kind: DirectiveKind, attr: &syn::Attribute) -> Option<(Directive, Span)> {
+        let span = attr.path().segments.last().map_or(Span::call_site(), |s| s.ident.span());
+        let args = match attrs::attr_args(attr) {
+            Ok(a) => a,
+            Err(e) => {
+                self.errors.push(e);
+                return None;
+            }
+        };
+        self.directive(kind, span, args).map(|d| (d, span))
+    }
+
     /// Parses and checks a directive; `None` (with the errors recorded) when it is malformed.
     pub fn directive(&mut self, kind: DirectiveKind, span: Span, args: TokenStream) -> Option<Directive> {
         match parse_directive(kind, span, args) {
@@ -186,15 +200,7 @@ pub struct HostWalker<'a> {
 
 impl HostWalker<'_> {
     fn expand_stmt(&mut self, kind: DirectiveKind, attr: &syn::Attribute, st: Stmt) -> Stmt {
-        let span = attr.path().segments.last().map_or(Span::call_site(), |s| s.ident.span());
-        let args = match attrs::attr_args(attr) {
-            Ok(a) => a,
-            Err(e) => {
-                self.ctx.push(e);
-                return st;
-            }
-        };
-        let Some(dir) = self.ctx.directive(kind, span, args) else { return st };
+        let Some((dir, span)) = self.ctx.stmt_directive(kind, attr) else { return st };
         match kind {
             k if k.compute().is_some() => {
                 let region = match (&st, k.is_combined()) {
@@ -278,6 +284,23 @@ impl VisitMut for HostWalker<'_> {
     }
 
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// The run-time values of a directive's `if`, `async` and `wait` clauses, as
+/// `Option<bool>`, `Option<i64>` (a bare `async` is `ASYNC_NOVAL`) and `Option<Vec<i64>>`
+/// (a bare `wait` is the empty list) expressions.
+pub fn if_async_wait(dir: &Directive) -> (TokenStream, TokenStream, TokenStream) {
+    use crate::directive::{ClauseArgs, ClauseName as C};
+    let if_cond = opt(dir.general(C::If).next().and_then(|c| c.expr()).map(|e| quote!(#e)));
+    let async_arg = opt(dir.all(C::Async).last().map(|c| match c.expr() {
+        Some(e) => quote!((#e) as i64),
+        None => quote!(::acc::ASYNC_NOVAL as i64),
+    }));
+    let wait = opt(dir.all(C::Wait).last().map(|c| match &c.args {
+        ClauseArgs::Exprs(v) => quote!(::std::vec![#((#v) as i64),*]),
+        _ => quote!(::std::vec::Vec::new()),
+    }));
+    (if_cond, async_arg, wait)
 }
 
 /// Tokens for an optional expression: `Some(expr)` or `None`.

@@ -139,15 +139,7 @@ impl<'a> RegionCx<'a> {
     }
 
     fn directive_stmt(&mut self, kind: DirectiveKind, attr: &syn::Attribute, st: Stmt, in_parallel: bool) -> Stmt {
-        let span = attr.path().segments.last().map_or(Span::call_site(), |s| s.ident.span());
-        let args = match attrs::attr_args(attr) {
-            Ok(a) => a,
-            Err(e) => {
-                self.ctx.push(e);
-                return st;
-            }
-        };
-        let Some(dir) = self.ctx.directive(kind, span, args) else { return st };
+        let Some((dir, span)) = self.ctx.stmt_directive(kind, attr) else { return st };
         match kind {
             DirectiveKind::Loop => match st {
                 Stmt::Expr(Expr::ForLoop(f), _) => self.expand_loop(Some(dir), f, in_parallel),
@@ -416,10 +408,9 @@ impl<'a> RegionCx<'a> {
         substitute(&mut chunk, &map);
         let call = format_ident!("call_{}", params.len());
         let red_inits = super::compute::reduction_inits(&reductions);
+        let red_combines = super::compute::reduction_combines(&reductions, &quote!(__acc_part));
         let red_vars: Vec<&Ident> = reductions.iter().map(|(_, v)| v).collect();
-        let red_ops: Vec<Ident> = reductions.iter().map(|(op, _)| Ident::new(op.marker(), Span::call_site())).collect();
         let partials = if reductions.is_empty() { quote!() } else { quote!((#(#red_vars,)*)) };
-        let red_idx: Vec<syn::Index> = (0..reductions.len()).map(syn::Index::from).collect();
         let span = levels[0].span;
         let _ = span;
         quote! {
@@ -437,7 +428,7 @@ impl<'a> RegionCx<'a> {
             });
             #[allow(unused_variables)]
             for __acc_part in __acc_parts {
-                #(#red_vars = ::acc::__rt::reduce::combine::<::acc::__rt::reduce::#red_ops, _>(#red_vars, __acc_part.#red_idx);)*
+                #(#red_combines)*
             }
         }
     }
