@@ -144,32 +144,36 @@ pub fn clause_subarray<V: DataVar + ?Sized>(
 }
 
 /// The data environment a construct opened, closed when dropped (on every way out of the
-/// construct's block).
+/// construct's block). On devices that share host memory there is nothing to close.
 #[must_use]
-pub struct DataGuard {
-    _entries: usize,
+pub struct DataGuard(());
+
+/// Opens the data clauses `entries` on `device`. Devices that share host memory have every
+/// variable present already: the clauses move and count nothing (3.3 section 2.7: "if var is
+/// in shared memory, no action is taken").
+fn enter_on(device: &dyn acc_core::Device, what: &str, loc: Location, _entries: &[ClauseEntry]) -> DataGuard {
+    if device.shares_host_memory() {
+        return DataGuard(());
+    }
+    fail(what, loc, acc_core::Error::Unsupported {
+        what: format!("data clauses on the {} device, which has its own memory", device.device_type()),
+    })
 }
 
 fn enter(what: &str, loc: Location, entries: &[ClauseEntry]) -> DataGuard {
-    // Devices that share host memory have every variable present already; the clauses move
-    // nothing and count nothing (3.3 section 2.7: "if var is in shared memory, no action").
     match runtime().current_device() {
-        Ok(d) if d.shares_host_memory() => DataGuard { _entries: entries.len() },
-        Ok(d) => fail(what, loc, acc_core::Error::Unsupported {
-            what: format!("data clauses on the {} device, which has its own memory", d.device_type()),
-        }),
+        Ok(d) => enter_on(d.as_ref(), what, loc, entries),
         Err(e) => fail(what, loc, e),
     }
 }
 
-/// The data clauses of a compute construct.
-pub fn region_data(launch: &Launch, entries: &[ClauseEntry]) -> DataGuard {
-    let _ = launch.queue();
-    if launch.device_type() == DeviceType::Host {
-        return DataGuard { _entries: entries.len() };
+/// The data clauses of a compute construct, on the device it was launched on (none when it
+/// runs on the local thread).
+pub fn region_data(launch: &Launch, loc: Location, entries: &[ClauseEntry]) -> DataGuard {
+    match launch.device() {
+        Some(d) => enter_on(d.as_ref(), "data clause", loc, entries),
+        None => DataGuard(()),
     }
-    let loc = entries.first().map(|e| e.var.location).unwrap_or(Location { file: "", line: 0, column: 0 });
-    enter("data clause", loc, entries)
 }
 
 fn check_queues(what: &str, loc: Location, async_arg: Option<i64>, wait: &Option<Vec<i64>>) {
@@ -187,7 +191,7 @@ fn check_queues(what: &str, loc: Location, async_arg: Option<i64>, wait: &Option
 pub fn data_region(loc: Location, if_cond: Option<bool>, async_arg: Option<i64>, wait: Option<Vec<i64>>, entries: &[ClauseEntry]) -> DataGuard {
     check_queues("`data`", loc, async_arg, &wait);
     if if_cond == Some(false) {
-        return DataGuard { _entries: 0 };
+        return DataGuard(());
     }
     enter("`data`", loc, entries)
 }

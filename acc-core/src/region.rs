@@ -82,6 +82,12 @@ impl Launch {
         self.device.as_ref().map_or(DeviceType::Host, |d| d.device_type())
     }
 
+    /// The device the region runs on; `None` when it runs on the local thread (`if(false)`,
+    /// `self`).
+    pub fn device(&self) -> Option<&Arc<dyn Device>> {
+        self.device.as_ref()
+    }
+
     /// The queue the region was launched on.
     pub fn queue(&self) -> Queue {
         self.queue

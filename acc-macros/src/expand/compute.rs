@@ -151,7 +151,7 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
                 location: #loc,
             };
             let __acc_launch = ::acc::__rt::launch(&__ACC_SITE, #clauses);
-            let __acc_data = ::acc::__rt::region_data(&__acc_launch, &[#(#data_vars),*]);
+            let __acc_data = ::acc::__rt::region_data(&__acc_launch, #loc, &[#(#data_vars),*]);
             let __acc_value = #run;
             ::core::mem::drop(__acc_data);
             __acc_value
