@@ -277,3 +277,32 @@ fn kernels_auto_loops_and_gang_loops_spread_over_threads() {
         }
     });
 }
+
+#[acc::offload]
+fn device_specific(n: usize) -> (Vec<usize>, Vec<usize>) {
+    let mut seq_on_multicore = vec![0; n];
+    let mut parallel_elsewhere = vec![0; n];
+    #[acc::parallel_loop(gang, device_type(multicore) seq)]
+    for i in 0..n {
+        seq_on_multicore[i] = worker();
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+    #[acc::parallel_loop(device_type(nvidia, wgpu) seq, device_type(*) gang)]
+    for i in 0..n {
+        parallel_elsewhere[i] = worker();
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+    (seq_on_multicore, parallel_elsewhere)
+}
+
+#[test]
+fn device_type_sections_apply_on_their_device() {
+    on_each_device(|ty| {
+        let (s, p) = device_specific(64);
+        let distinct = |v: &[usize]| v.iter().collect::<std::collections::HashSet<_>>().len();
+        assert_eq!(distinct(&s), 1, "`device_type(multicore) seq` ran in parallel on {ty}");
+        if crate::devices::parallelism(ty) >= 2 {
+            assert!(distinct(&p) >= 2, "`device_type(*) gang` did not run in parallel on {ty}");
+        }
+    });
+}

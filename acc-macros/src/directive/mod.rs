@@ -163,6 +163,42 @@ impl Directive {
         self.find(name).is_some()
     }
 
+    /// The clauses that apply on device type `device` (3.3 section 2.4): the clauses of
+    /// `device_type` sections naming it (or, when none does, of `device_type(*)` sections)
+    /// replace the like-named clauses outside any section. The result has no sections.
+    pub fn for_device(&self, device: &str) -> Directive {
+        let names = |sel: &[DeviceTypeSel]| -> (bool, bool) {
+            let named = sel.iter().any(|t| matches!(t, DeviceTypeSel::Named(id) if id.to_string().eq_ignore_ascii_case(device)));
+            let star = sel.iter().any(|t| matches!(t, DeviceTypeSel::Star(_)));
+            (named, star)
+        };
+        let named_exists = self.clauses.iter().any(|c| c.device_types.as_deref().is_some_and(|s| names(s).0));
+        let specific: Vec<&Clause> = self
+            .clauses
+            .iter()
+            .filter(|c| c.name != ClauseName::DeviceType)
+            .filter(|c| match c.device_types.as_deref() {
+                Some(sel) => {
+                    let (named, star) = names(sel);
+                    named || (!named_exists && star)
+                }
+                None => false,
+            })
+            .collect();
+        let mut clauses: Vec<Clause> = self
+            .clauses
+            .iter()
+            .filter(|c| c.device_types.is_none() && c.name != ClauseName::DeviceType)
+            .filter(|c| !specific.iter().any(|s| s.name == c.name))
+            .cloned()
+            .collect();
+        clauses.extend(specific.into_iter().cloned().map(|mut c| {
+            c.device_types = None;
+            c
+        }));
+        Directive { kind: self.kind, span: self.span, clauses }
+    }
+
     /// All clauses named `name`, in any section.
     pub fn all(&self, name: ClauseName) -> impl Iterator<Item = &Clause> {
         self.clauses.iter().filter(move |c| c.name == name)

@@ -166,6 +166,9 @@ impl<'a> RegionCx<'a> {
 
     /// A loop construct (or, in `kernels` on multicore, a bare `for`, treated as `auto`).
     pub fn expand_loop(&mut self, dir: Option<Directive>, f: ExprForLoop, in_parallel: bool) -> Stmt {
+        // The clauses that apply on the device this rewrite runs on (3.3 section 2.4).
+        let device = if self.mode == Mode::Multicore { "multicore" } else { "host" };
+        let dir = dir.map(|d| d.for_device(device));
         let depth = dir.as_ref().map_or(1, |d| {
             d.clauses.iter().find_map(|c| match &c.args {
                 ClauseArgs::Collapse { n, .. } if c.device_types.is_none() => Some(*n),
@@ -185,9 +188,13 @@ impl<'a> RegionCx<'a> {
             match cur.body.stmts.as_slice() {
                 [Stmt::Expr(Expr::ForLoop(inner), _)] if attrs::stmt_attrs(&cur.body.stmts[0]).is_empty() => cur = inner.clone(),
                 _ => {
-                    self.ctx.error(cur.for_token.span, format!(
-                        "`collapse`/`tile` over {depth} loops needs {depth} tightly nested `for` loops with nothing between them (3.3 section 2.9.1)"
-                    ));
+                    let force = dir.iter().flat_map(|d| &d.clauses).any(|c| matches!(c.args, ClauseArgs::Collapse { force: true, .. }));
+                    let msg = if force {
+                        format!("`collapse(force: {depth})` with code between the collapsed loops is not supported yet; move that code into the innermost loop")
+                    } else {
+                        format!("`collapse`/`tile` over {depth} loops needs {depth} tightly nested `for` loops with nothing between them (3.3 section 2.9.1)")
+                    };
+                    self.ctx.error(cur.for_token.span, msg);
                     return Stmt::Expr(Expr::ForLoop(cur), None);
                 }
             }
