@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use crate::directive::allowed::{allows, allows_after_device_type};
-use crate::directive::{ClauseArgs, ClauseName as C, DeviceTypeSel, Directive, DirectiveKind as D};
+use crate::directive::{ClauseArgs, ClauseName as C, ComputeKind, DeviceTypeSel, Directive, DirectiveKind as D, SizeExpr};
 
 /// Device type names a `device_type` clause accepts.
 pub const DEVICE_TYPE_NAMES: &[&str] = &["host", "multicore", "nvidia", "wgpu", "default"];
@@ -138,6 +138,114 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
         }
     }
 
+    // Constant arguments that must be positive (3.3 sections 2.5.10-2.5.12; R16, R68).
+    for c in dir.clauses.iter() {
+        let exprs: Vec<&syn::Expr> = match &c.args {
+            ClauseArgs::Exprs(v) if c.name == C::NumGangs => v.iter().collect(),
+            ClauseArgs::Expr(e) if matches!(c.name, C::NumWorkers | C::VectorLength) => vec![&**e],
+            _ => vec![],
+        };
+        for e in exprs {
+            if int_literal(e) == Some(0) {
+                err(lit_span(e), format!("`{}` must be at least 1 (3.3 section 2.5.10-2.5.12)", c.name.spelling()));
+            }
+        }
+        if let ClauseArgs::Tile(sizes) = &c.args {
+            for s in sizes {
+                if let SizeExpr::Expr(e) = s {
+                    match int_literal(e) {
+                        Some(0) => err(lit_span(e), "a `tile` size must be positive (3.3 section 2.9.8)".into()),
+                        Some(_) => {}
+                        None => err(lit_span(e), "a `tile` size is a constant positive integer or `*` (3.3 section 2.9.8)".into()),
+                    }
+                }
+            }
+        }
+        // A constant async argument: a queue (>= 0), or acc_async_noval / acc_async_sync (R112).
+        if c.name == C::Async {
+            if let Some(v) = c.expr().and_then(negative_literal) {
+                if v != 1 && v != 2 {
+                    err(c.span, format!("`async(-{v})` names no queue: an async argument is >= 0, `acc::ASYNC_NOVAL` or `acc::ASYNC_SYNC` (3.3 section 2.16.1)"));
+                }
+            }
+        }
+    }
+
+    // gang, worker and vector arguments by context (3.3 sections 2.9.2-2.9.4; R72-R77, R115).
+    for c in &dir.clauses {
+        match (&c.args, c.name) {
+            (ClauseArgs::Gang { num, dim, static_ }, _) => {
+                if dir.kind == D::Routine && (num.is_some() || static_.is_some()) {
+                    err(c.span, "`gang` on `routine` takes only `dim:` (3.3 section 2.15.1)".into());
+                }
+                let compute = dir.kind.compute();
+                if num.is_some() && matches!(compute, Some(ComputeKind::Parallel | ComputeKind::Serial)) {
+                    err(c.span, format!("`gang(num: ..)` is not allowed on `{name}`: in a parallel or serial region the gang count is the construct's `num_gangs` (3.3 section 2.9.2)"));
+                }
+                if compute == Some(ComputeKind::Kernels) {
+                    if dim.is_some() {
+                        err(c.span, "`gang(dim: ..)` is not allowed in a kernels region (3.3 section 2.9.2)".into());
+                    }
+                    if num.is_some() && dir.has(C::NumGangs) {
+                        err(c.span, "`gang(num: ..)` is not allowed together with `num_gangs` (3.3 section 2.9.2)".into());
+                    }
+                }
+                if let Some(d) = dim.as_deref().and_then(int_literal) {
+                    if d > 1 && dir.has(C::Reduction) {
+                        err(c.span, "`reduction` is not allowed on a loop with `gang(dim: 2 or 3)` (3.3 section 2.9.11)".into());
+                    }
+                }
+            }
+            (ClauseArgs::Level { arg: Some(_) }, C::Worker | C::Vector) => {
+                let (what, sizing) = if c.name == C::Worker { ("worker", C::NumWorkers) } else { ("vector", C::VectorLength) };
+                let compute = dir.kind.compute();
+                let ok = match compute {
+                    Some(ComputeKind::Kernels) => !dir.has(sizing),
+                    Some(ComputeKind::Parallel) => c.name == C::Vector,
+                    _ => false,
+                };
+                if dir.kind == D::Routine {
+                    err(c.span, format!("`{what}` on `routine` takes no argument (3.3 section 2.15.1)"));
+                } else if compute.is_some() && !ok {
+                    err(c.span, format!(
+                        "`{what}(..)` takes an argument only in a kernels region without `{}` (3.3 section {})",
+                        sizing.spelling(),
+                        if c.name == C::Worker { "2.9.3" } else { "2.9.4" }
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    // reduction with several gang dimensions (3.3 L1136-1137; R11).
+    if dir.has(C::Reduction) {
+        if let Some(ng) = dir.general(C::NumGangs).next() {
+            if matches!(&ng.args, ClauseArgs::Exprs(v) if v.len() > 1) {
+                err(ng.span, format!("`reduction` is not allowed on `{name}` when `num_gangs` has more than one value (3.3 section 2.5.4)"));
+            }
+        }
+    }
+    // Variables that must be whole: no subarrays (R54, R56, R91).
+    for c in &dir.clauses {
+        let whole_only = matches!(c.name, C::Attach | C::Detach | C::UseDevice) || dir.kind == D::Declare;
+        if whole_only {
+            for v in c.vars().iter().filter(|v| v.subarray.is_some()) {
+                err(v.span, format!("`{}` on `{name}` takes whole variables, not subarrays (3.3 section {})", c.name.spelling(), dir.kind.section()));
+            }
+        }
+    }
+    // init, shutdown and set name one device type (R107).
+    if matches!(dir.kind, D::Init | D::Shutdown | D::Set) {
+        for c in dir.all(C::DeviceType) {
+            if matches!(&c.args, ClauseArgs::DeviceTypes(t) if t.len() > 1) {
+                err(c.span, format!("`device_type` on `{name}` names one device type (3.3 section {})", dir.kind.section()));
+            }
+        }
+        if dir.all(C::DeviceType).count() > 1 {
+            err(dir.span, format!("`device_type` appears more than once on `{name}`"));
+        }
+    }
+
     // Required clauses.
     let has_any = |names: &[C]| dir.clauses.iter().any(|c| names.contains(&c.name));
     match dir.kind {
@@ -160,4 +268,26 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
         _ => {}
     }
     errs
+}
+
+/// The value of an integer literal expression.
+fn int_literal(e: &syn::Expr) -> Option<u64> {
+    match e {
+        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(l), .. }) => l.base10_parse().ok(),
+        syn::Expr::Paren(p) => int_literal(&p.expr),
+        _ => None,
+    }
+}
+
+/// `n` for the literal `-n`.
+fn negative_literal(e: &syn::Expr) -> Option<u64> {
+    match e {
+        syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => int_literal(&u.expr),
+        syn::Expr::Paren(p) => negative_literal(&p.expr),
+        _ => None,
+    }
+}
+
+fn lit_span(e: &syn::Expr) -> proc_macro2::Span {
+    syn::spanned::Spanned::span(e)
 }

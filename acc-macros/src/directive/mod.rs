@@ -7,7 +7,7 @@ pub mod allowed;
 pub mod clause;
 pub mod parse;
 
-pub use clause::{Clause, ClauseArgs, ClauseName, DeviceTypeSel, RedOp, VarRef};
+pub use clause::{Clause, ClauseArgs, ClauseName, DeviceTypeSel, RedOp, SizeExpr, VarRef};
 
 use proc_macro2::Span;
 

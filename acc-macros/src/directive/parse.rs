@@ -243,6 +243,13 @@ fn parse_args(kind: DirectiveKind, name: ClauseName, span: Span, input: ParseStr
             input.parse::<Token![:]>().map_err(|e| {
                 syn::Error::new(e.span(), "expected `:` after the reduction operator, as in `reduction(+: sum)`")
             })?;
+            if input.peek(Ident) && input.peek2(Token![.]) && !input.peek2(Token![..]) {
+                let v: Ident = input.fork().parse()?;
+                return Err(syn::Error::new(
+                    v.span(),
+                    format!("a reduction variable is a whole variable or array, not a member of one (`{v}.field`) (3.3 section 2.5.15)"),
+                ));
+            }
             let vars = parse_vars(input)?;
             if vars.is_empty() {
                 return Err(syn::Error::new(span, "`reduction(op: ..)` needs at least one variable"));
@@ -280,10 +287,26 @@ fn parse_args(kind: DirectiveKind, name: ClauseName, span: Span, input: ParseStr
                 if input.peek(Ident::peek_any) && input.peek2(Token![:]) && !input.peek2(Token![::]) {
                     let label = Ident::parse_any(input)?;
                     input.parse::<Token![:]>()?;
+                    let once = |present: bool| {
+                        if present {
+                            Err(syn::Error::new(label.span(), format!("`gang` takes at most one `{}:` (3.3 section 2.9.2)", label.unraw())))
+                        } else {
+                            Ok(())
+                        }
+                    };
                     match label.unraw().to_string().as_str() {
-                        "num" => num = Some(Box::new(input.parse()?)),
-                        "dim" => dim = Some(Box::new(input.parse()?)),
-                        "static" => static_ = Some(parse_size(input)?),
+                        "num" => {
+                            once(num.is_some())?;
+                            num = Some(Box::new(input.parse()?))
+                        }
+                        "dim" => {
+                            once(dim.is_some())?;
+                            dim = Some(Box::new(input.parse()?))
+                        }
+                        "static" => {
+                            once(static_.is_some())?;
+                            static_ = Some(parse_size(input)?)
+                        }
                         other => {
                             return Err(syn::Error::new(
                                 label.span(),
@@ -292,6 +315,9 @@ fn parse_args(kind: DirectiveKind, name: ClauseName, span: Span, input: ParseStr
                         }
                     }
                 } else {
+                    if num.is_some() {
+                        return Err(input.error("`gang` takes at most one `num:` (3.3 section 2.9.2)"));
+                    }
                     num = Some(Box::new(input.parse()?));
                 }
                 if !input.is_empty() {
@@ -423,6 +449,12 @@ fn parse_vars(input: ParseStream) -> syn::Result<Vec<VarRef>> {
             syn::Error::new(e.span(), "expected a variable name (optionally with a subarray, `a[lo..hi]`)")
         })?;
         let mut span = name.span();
+        if input.peek(Token![.]) && !input.peek(Token![..]) {
+            return Err(syn::Error::new(
+                name.span(),
+                format!("members (`{name}.field`) cannot be listed yet; list the whole variable `{name}`"),
+            ));
+        }
         let subarray = if input.peek(token::Bracket) {
             let content;
             let br = syn::bracketed!(content in input);
@@ -484,7 +516,7 @@ mod tests {
     #[test]
     fn every_directive_with_its_clauses() {
         use DirectiveKind as D;
-        let d = ok(D::Parallel, "async(1), wait(1, 2), num_gangs(4, 2, 1), num_workers = 4, vector_length(128), \
+        let d = ok(D::Parallel, "async(1), wait(1, 2), num_gangs(4), num_workers = 4, vector_length(128), \
             if(n > 10), self(on_host), reduction(+: a, b), copy(c), copyin(readonly: d), copyout(zero: e), \
             create(zero: f), no_create(g), present(h), deviceptr(k), attach(l), private(m), firstprivate(o), \
             default(present), device_type(nvidia) num_gangs(80) vector_length(256), device_type(*) async");
@@ -492,7 +524,7 @@ mod tests {
         assert_eq!(specific.count(), 3, "num_gangs, vector_length (nvidia) and async (*)");
         ok(D::Serial, "async, wait, if(true), self, reduction(max: m), copy(a[0..n]), private(t), firstprivate(u), default(none)");
         ok(D::Kernels, "num_gangs(1), num_workers(2), vector_length(32), copy(a), pcopyin(b), present_or_copyout(c), pcreate(d), default(none)");
-        ok(D::ParallelLoop, "collapse(force: 2), gang(num: 4, dim: 1, static: *), worker(num: 2), vector(length: 64), \
+        ok(D::ParallelLoop, "collapse(force: 2), gang(dim: 1, static: *), worker, vector(length: 64), \
             independent, reduction(&&: all), reduction(||: any), reduction(^: x), reduction(&: y), \
             reduction(|: z), reduction(*: p), reduction(min: q), private(t), copyin(v[..n]), copyout(w[lo..]), \
             dtype(host) seq");
@@ -512,7 +544,7 @@ mod tests {
         ok(D::Routine, "gang(dim: 2), device_type(nvidia) bind(poly_gpu)");
         ok(D::Update, "self(a), host(b[0..4]), device(c), async(1), wait(2), if(x), if_present, device_type(wgpu) async(3)");
         ok(D::Wait, "async(1), if(c)");
-        ok(D::Init, "device_type(nvidia, wgpu), device_num(0), if(c)");
+        ok(D::Init, "device_type(nvidia), device_num(0), if(c)");
         ok(D::Shutdown, "device_type(multicore)");
         ok(D::Set, "default_async(2), device_num(1), device_type(host), if(c)");
     }
@@ -542,6 +574,25 @@ mod tests {
         assert!(err(D::Parallel, "copy(a[3])").contains("subarray is a range"));
         assert!(err(D::Parallel, "num_gangs").contains("needs an argument"));
         assert!(err(D::Parallel, "firstprivat(x)").contains("did you mean `firstprivate`?"));
+        assert!(err(D::Parallel, "num_gangs(2, 2), reduction(+: s)").contains("more than one value"));
+        assert!(err(D::Parallel, "num_gangs(0)").contains("at least 1"));
+        assert!(err(D::Loop, "tile(0)").contains("must be positive"));
+        assert!(err(D::Loop, "tile(n)").contains("constant positive integer"));
+        assert!(err(D::Parallel, "async(-3)").contains("names no queue"));
+        assert!(err(D::ParallelLoop, "gang(num: 4)").contains("not allowed on `parallel_loop`"));
+        assert!(err(D::KernelsLoop, "gang(dim: 2)").contains("not allowed in a kernels region"));
+        assert!(err(D::KernelsLoop, "num_gangs(4), gang(8)").contains("together with `num_gangs`"));
+        assert!(err(D::ParallelLoop, "worker(4)").contains("only in a kernels region"));
+        assert!(err(D::KernelsLoop, "vector_length(64), vector(32)").contains("without `vector_length`"));
+        assert!(err(D::Routine, "gang(num: 2)").contains("takes only `dim:`"));
+        assert!(err(D::Routine, "vector(32)").contains("takes no argument"));
+        assert!(err(D::Loop, "gang(dim: 2), reduction(+: s)").contains("`gang(dim: 2 or 3)`"));
+        assert!(err(D::Loop, "gang(num: 2, num: 3)").contains("at most one `num:`"));
+        assert!(err(D::Parallel, "reduction(+: s.total)").contains("not a member"));
+        assert!(err(D::HostData, "use_device(a[0..4])").contains("whole variables"));
+        assert!(err(D::Declare, "create(a[0..4])").contains("whole variables"));
+        assert!(err(D::Init, "device_type(nvidia, wgpu)").contains("one device type"));
+        assert!(err(D::EnterData, "attach(p[1..])").contains("whole variables"));
     }
 
     #[test]

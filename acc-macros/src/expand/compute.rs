@@ -52,6 +52,28 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
         ctx.error(*span, format!("`{what}` would leave the `{}` region; a compute region must run to its end (3.3 section 2.5)", dir.kind.spelling()));
     }
 
+    // The loop variables of a combined construct are predetermined private: no data clause may
+    // name them (3.3 section 2.6.1; R26).
+    if let RegionBody::Loop(f) = &body {
+        let mut loop_vars = Vec::new();
+        let mut cur = Some(f);
+        while let Some(l) = cur {
+            loop_vars.extend(crate::analysis::bindings::pat_bindings(&l.pat, false).into_iter().map(|(n, _)| n));
+            cur = match l.body.stmts.as_slice() {
+                [Stmt::Expr(Expr::ForLoop(inner), _)] => Some(inner),
+                _ => None,
+            };
+        }
+        for c in dir.clauses.iter().filter(|c| DATA_CLAUSES.contains(&c.name) || matches!(c.name, C::Private | C::Firstprivate | C::Reduction)) {
+            for v in c.vars().iter().filter(|v| loop_vars.contains(&v.name.to_string())) {
+                ctx.error(v.span, format!(
+                    "`{}` is the variable of a loop of this `{}`, which is private to each iteration; it cannot appear in `{}` (3.3 section 2.6.1)",
+                    v.name, dir.kind.spelling(), c.name.spelling()
+                ));
+            }
+        }
+    }
+
     // Variables named by the construct's clauses.
     let mut listed: HashSet<String> = HashSet::new();
     for c in &dir.clauses {

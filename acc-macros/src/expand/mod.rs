@@ -113,6 +113,20 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
     };
     let mut ctx = Ctx::new(f.sig.ident.to_string());
     let span = Span::call_site();
+    // One directive per item (3.3 section 2.1; R1): a second acc attribute would expand over
+    // this one's output.
+    for extra in f.attrs.iter().filter(|a| attrs::directive_of(a).is_some()) {
+        let other = attrs::directive_of(extra).map_or("", |k| k.spelling());
+        ctx.error(
+            extra.path().segments.last().map_or(span, |s| s.ident.span()),
+            format!("only one acc directive goes on a function; `{}` and `{other}` are both here (combined forms: `parallel_loop`, `kernels_loop`, `serial_loop`) (3.3 section 2.1)", kind.spelling()),
+        );
+    }
+    if ctx.error_count() > 0 {
+        f.attrs.retain(|a| attrs::directive_of(a).is_none());
+        strip_all(&mut f.block);
+        return finish(ctx, f);
+    }
     let dir = ctx.directive(kind, span, args);
     let mut env = Env::new();
     env.add_fn_inputs(&f.sig.inputs);
