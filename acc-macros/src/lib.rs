@@ -9,6 +9,7 @@
 
 mod analysis;
 mod check;
+mod check_region;
 mod derive;
 mod directive;
 mod expand;

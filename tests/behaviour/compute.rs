@@ -3,7 +3,6 @@
 //! (2.5.13, 2.5.14, 2.6.2).
 
 use std::collections::HashSet;
-use std::sync::Mutex;
 
 use acc::DeviceType;
 
@@ -124,19 +123,21 @@ fn if_false_and_self_run_on_the_host() {
 #[test]
 fn multicore_uses_several_threads() {
     on_each_device(|ty| {
-        if parallelism(ty) < 2 {
-            return;
-        }
-        let seen = Mutex::new(HashSet::new());
         #[acc::parallel_loop]
-        fn spread(seen: &Mutex<HashSet<std::thread::ThreadId>>) {
-            for _ in 0..64 {
-                seen.lock().unwrap().insert(std::thread::current().id());
-                std::thread::sleep(std::time::Duration::from_millis(2));
+        fn spread(ids: &mut [usize]) {
+            for i in 0..ids.len() {
+                ids[i] = rayon::current_thread_index().unwrap_or(usize::MAX);
+                std::thread::sleep(std::time::Duration::from_millis(1));
             }
         }
-        spread(&seen);
-        assert!(seen.lock().unwrap().len() >= 2, "one thread ran every chunk on {ty}");
+        let mut ids = vec![0; 64];
+        spread(&mut ids);
+        let distinct = ids.iter().collect::<HashSet<_>>().len();
+        if parallelism(ty) >= 2 {
+            assert!(distinct >= 2, "one thread ran every chunk on {ty}");
+        } else {
+            assert_eq!(distinct, 1, "{ty} ran a loop on several threads");
+        }
     });
 }
 

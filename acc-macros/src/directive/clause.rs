@@ -102,6 +102,21 @@ pub enum RedOp {
 }
 
 impl RedOp {
+    /// The operator as written.
+    pub fn spelling(self) -> &'static str {
+        match self {
+            RedOp::Add => "+",
+            RedOp::Mul => "*",
+            RedOp::Max => "max",
+            RedOp::Min => "min",
+            RedOp::BitAnd => "&",
+            RedOp::BitOr => "|",
+            RedOp::BitXor => "^",
+            RedOp::And => "&&",
+            RedOp::Or => "||",
+        }
+    }
+
     /// The marker type in `acc::__rt::reduce`.
     pub fn marker(self) -> &'static str {
         match self {

@@ -107,9 +107,33 @@ fn stmt_expr(st: &Stmt) -> Option<&Expr> {
     }
 }
 
+/// The variable an atomic target names (`x` in `x`, `x[i]`, `x.f`).
+fn root(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Index(i) => root(&i.expr),
+        Expr::Field(f) => root(&f.base),
+        Expr::Paren(p) => root(&p.expr),
+        Expr::Unary(u) => root(&u.expr),
+        other => crate::analysis::uses::path_ident(other).map(|i| i.to_string()),
+    }
+}
+
+/// 3.3 section 2.12: in `x op= expr`, `expr` must not access `x` (R87).
+fn check_operand(ctx: &mut Ctx, target: &Expr, value: &Expr) {
+    let Some(x) = root(target) else { return };
+    if crate::analysis::uses::scan_expr(value, &[]).vars.contains_key(&x) {
+        ctx.error_spanned(value, format!(
+            "in an atomic update of `{x}`, the other operand must not read `{x}`: only one access to it is atomic (3.3 section 2.12)"
+        ));
+    }
+}
+
 /// Expands `#[acc::atomic(..)]` on `st`.
 pub fn expand_atomic(ctx: &mut Ctx, dir: &Directive, st: Stmt) -> Stmt {
     let span = st.span();
+    if let Some(u) = stmt_expr(&st).and_then(as_update) {
+        check_operand(ctx, &u.target, &u.value);
+    }
     let clause = [ClauseName::Read, ClauseName::Write, ClauseName::Update, ClauseName::Capture]
         .into_iter()
         .find(|c| dir.has(*c))

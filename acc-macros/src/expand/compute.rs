@@ -46,7 +46,14 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
         RegionBody::Loop(f) => vec![Stmt::Expr(Expr::ForLoop(f.clone()), None)],
     };
 
-    // Ways out of the region (3.3 section 2.5: a region is entered and left as a whole).
+    // What cannot run on a device, and ways out of the region (3.3 section 2.5: a region is
+    // entered and left as a whole).
+    for e in crate::check_region::check_body(&stmts, crate::check_region::Body::Region(dir.kind.spelling())) {
+        ctx.push(e);
+    }
+    for e in crate::check_region::check_loop_nesting(&stmts, None) {
+        ctx.push(e);
+    }
     let uses = scan_stmts(&stmts, &[]);
     for (span, what) in uses.returns.iter().chain(&uses.escapes) {
         ctx.error(*span, format!("`{what}` would leave the `{}` region; a compute region must run to its end (3.3 section 2.5)", dir.kind.spelling()));
@@ -83,6 +90,18 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
     listed.extend(loop_reductions.iter().cloned());
     listed.extend(ctx_enclosing(ctx));
 
+    // `copyin(readonly: x)`: the region may not write `x` (R53).
+    for c in dir.general(C::Copyin).filter(|c| c.modifier().is_some_and(|m| m == "readonly")) {
+        for v in c.vars() {
+            if uses.vars.get(&v.name.to_string()).is_some_and(|u| u.is_definitely_written()) {
+                ctx.error(v.span, format!(
+                    "`{}` is `copyin(readonly: ..)` on this `{}`, but the region writes it; drop `readonly:` or use `copy` (3.3 section 2.7.7)",
+                    v.name, dir.kind.spelling()
+                ));
+            }
+        }
+    }
+
     // Compute-level private, firstprivate and reduction; on combined constructs `private` and
     // `reduction` belong to the loop (3.3 section 2.11).
     let combined = dir.kind.is_combined();
@@ -98,6 +117,39 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
             _ => {}
         }
     }
+    // A variable reduced by a loop inside `parallel`/`serial` and used outside the region must be
+    // named on the construct (3.3 L1314-1320; R28), and nested reductions of one variable use
+    // one operator (R79).
+    let loop_reductions = nested_loop_reductions(&stmts);
+    if !combined && compute != ComputeKind::Kernels {
+        let on_construct: HashSet<String> = dir
+            .clauses
+            .iter()
+            .filter(|c| DATA_CLAUSES.contains(&c.name) || matches!(c.name, C::Private | C::Firstprivate | C::Reduction))
+            .flat_map(|c| c.vars().iter().map(|v| v.name.to_string()))
+            .chain(ctx_enclosing(ctx))
+            .collect();
+        let mut reported = HashSet::new();
+        for (name, span, op) in &loop_reductions {
+            if uses.vars.contains_key(name) && !on_construct.contains(name) && reported.insert(name.clone()) {
+                ctx.error(*span, format!(
+                    "`{name}` is reduced by a loop inside this `{}` region, so the region must say what happens to it: add `reduction({}: {name})` or `copy({name})` to the `{}` (3.3 section 2.6.2)",
+                    dir.kind.spelling(), op.spelling(), dir.kind.spelling()
+                ));
+            }
+        }
+    }
+    for (op, v) in &reductions {
+        for (name, span, inner) in &loop_reductions {
+            if v == name && op != inner {
+                ctx.error(*span, format!(
+                    "`{name}` is reduced with `{}` here but with `{}` on the enclosing `{}`; nested reductions of one variable use one operator (3.3 section 2.9.11)",
+                    inner.spelling(), op.spelling(), dir.kind.spelling()
+                ));
+            }
+        }
+    }
+
     // Implicitly firstprivate (3.3 section 2.6.2): in `parallel` and `serial`, a variable the
     // region assigns as a whole and that no clause names gets a private copy.
     if compute != ComputeKind::Kernels {
@@ -242,6 +294,32 @@ pub fn reduction_combines(reductions: &[(RedOp, Ident)], partials: &TokenStream)
             )
         })
         .collect()
+}
+
+/// The variables of `reduction` clauses on loop directives inside a region: name, span, op.
+fn nested_loop_reductions(stmts: &[Stmt]) -> Vec<(String, Span, RedOp)> {
+    struct Collect(Vec<(String, Span, RedOp)>);
+    impl<'a> syn::visit::Visit<'a> for Collect {
+        fn visit_stmt(&mut self, st: &'a Stmt) {
+            for a in attrs::stmt_attrs(st) {
+                if attrs::directive_of(a) == Some(DirectiveKind::Loop) {
+                    if let Ok(d) = attrs::attr_args(a).and_then(|args| parse_directive(DirectiveKind::Loop, Span::call_site(), args)) {
+                        for c in d.general(C::Reduction) {
+                            if let ClauseArgs::Reduction { op, vars, .. } = &c.args {
+                                self.0.extend(vars.iter().map(|v| (v.name.to_string(), v.span, *op)));
+                            }
+                        }
+                    }
+                }
+            }
+            syn::visit::visit_stmt(self, st);
+        }
+    }
+    let mut c = Collect(Vec::new());
+    for st in stmts {
+        syn::visit::Visit::visit_stmt(&mut c, st);
+    }
+    c.0
 }
 
 /// Names in `reduction` and `private` clauses of loop directives inside a region.

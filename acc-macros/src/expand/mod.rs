@@ -141,7 +141,13 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
         }
         (_, None) => strip_all(&mut f.block),
         (DirectiveKind::Offload, Some(_)) => HostWalker { ctx: &mut ctx, env }.visit_block_mut(&mut f.block),
-        (DirectiveKind::Routine, Some(_)) => {
+        (DirectiveKind::Routine, Some(dir)) => {
+            for e in crate::check_region::check_body(&f.block.stmts, crate::check_region::Body::Routine) {
+                ctx.push(e);
+            }
+            for e in crate::check_region::check_loop_nesting(&f.block.stmts, Some(crate::check_region::routine_level(&dir))) {
+                ctx.push(e);
+            }
             let mut cx = region::RegionCx::for_routine(&mut ctx, env);
             cx.transform_block(&mut f.block, true);
         }

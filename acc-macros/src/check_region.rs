@@ -1,0 +1,249 @@
+//! Checks of a compute region's or routine's body: what cannot run on a device (3.3 sections
+//! 2.5 and 2.15; checklist R12, R110, R116, R124 and DESIGN.md 4.2). Each construct is reported
+//! at its span with its own message.
+
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+use syn::visit::{self, Visit};
+use syn::{Expr, Item, Stmt};
+
+/// What the body belongs to, for messages.
+#[derive(Clone, Copy)]
+pub enum Body {
+    Region(&'static str),
+    Routine,
+}
+
+impl Body {
+    fn what(self) -> String {
+        match self {
+            Body::Region(k) => format!("a `{k}` region"),
+            Body::Routine => String::from("an `#[acc::routine]`"),
+        }
+    }
+}
+
+/// Runtime routines that only the host may call (OpenACC chapter 3 preamble; R124). Only
+/// `acc::on_device` is callable on a device.
+const HOST_ONLY_ROUTINES: &[&str] = &[
+    "get_num_devices", "set_device_type", "get_device_type", "try_get_device_type", "set_device_num",
+    "get_device_num", "init", "shutdown", "get_property", "copyin", "create", "copyout",
+    "copyout_finalize", "delete", "delete_finalize", "update_device", "update_self", "is_present",
+    "wait", "wait_all", "wait_any", "wait_async", "async_test", "async_test_all",
+    "get_default_async", "set_default_async", "malloc", "free", "deviceptr", "hostptr", "map_data",
+    "unmap_data", "memcpy_to_device", "memcpy_from_device", "memcpy_device", "attach", "detach",
+];
+
+/// Executable directives, which the host runs (R110).
+const HOST_DIRECTIVES: &[&str] = &["update", "enter_data", "exit_data", "wait", "init", "shutdown", "set"];
+
+/// Functions and methods that allocate on the heap.
+const ALLOCATING_PATHS: &[&str] = &["Vec", "Box", "String", "Rc", "Arc", "HashMap", "BTreeMap", "HashSet", "VecDeque"];
+const ALLOCATING_METHODS: &[&str] =
+    &["to_vec", "to_string", "to_owned", "collect", "push", "push_str", "extend", "insert", "resize", "into_boxed_slice"];
+
+/// Every construct in `stmts` that cannot run on a device.
+pub fn check_body(stmts: &[Stmt], body: Body) -> Vec<syn::Error> {
+    let mut c = Checker { body, errors: Vec::new() };
+    for st in stmts {
+        c.visit_stmt(st);
+    }
+    c.errors
+}
+
+struct Checker {
+    body: Body,
+    errors: Vec<syn::Error>,
+}
+
+impl Checker {
+    fn err(&mut self, span: Span, msg: String) {
+        self.errors.push(syn::Error::new(span, msg));
+    }
+}
+
+fn acc_path_last(path: &syn::Path) -> Option<String> {
+    let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    (segs.len() == 2 && segs[0] == "acc").then(|| segs[1].clone())
+}
+
+impl<'ast> Visit<'ast> for Checker {
+    fn visit_expr(&mut self, e: &'ast Expr) {
+        let what = self.body.what();
+        match e {
+            Expr::Closure(c) => {
+                self.err(c.or1_token.span, format!(
+                    "closures cannot run on a device: inside {what}, write the code inline or call an `#[acc::routine]` (DESIGN.md 4.2)"
+                ));
+                return;
+            }
+            Expr::Await(a) => {
+                self.err(a.await_token.span, format!("`.await` cannot run inside {what} (3.3 section 2.5: no branching out of a region)"));
+            }
+            Expr::Call(call) => {
+                if let Expr::Path(p) = &*call.func {
+                    if let Some(name) = acc_path_last(&p.path) {
+                        if HOST_ONLY_ROUTINES.contains(&name.as_str()) {
+                            self.err(p.span(), format!(
+                                "`acc::{name}` is a host routine and cannot be called inside {what}; only `acc::on_device` runs on a device (OpenACC chapter 3)"
+                            ));
+                        }
+                    }
+                    let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+                    if segs.len() >= 2 && ALLOCATING_PATHS.contains(&segs[segs.len() - 2].as_str()) {
+                        self.err(p.span(), format!(
+                            "`{}` allocates on the heap, which cannot happen inside {what}; allocate before the region and pass the data in a data clause",
+                            segs.join("::")
+                        ));
+                    }
+                }
+            }
+            Expr::MethodCall(m) if ALLOCATING_METHODS.contains(&m.method.to_string().as_str()) => {
+                self.err(m.method.span(), format!(
+                    "`.{}()` allocates or grows a collection on the heap, which cannot happen inside {what}",
+                    m.method
+                ));
+            }
+            Expr::Macro(m) => self.mac(&m.mac),
+            _ => {}
+        }
+        visit::visit_expr(self, e);
+    }
+
+    fn visit_stmt(&mut self, st: &'ast Stmt) {
+        match st {
+            Stmt::Macro(m) => self.mac(&m.mac),
+            Stmt::Item(Item::Static(s)) => {
+                let what = self.body.what();
+                self.err(s.static_token.span, format!(
+                    "a `static` inside {what} is not supported on devices (3.3 section 2.15.1); use a local variable or a `declare`d global"
+                ));
+            }
+            Stmt::Item(Item::Fn(f)) => {
+                let what = self.body.what();
+                self.err(f.sig.ident.span(), format!("functions cannot be defined inside {what}; define an `#[acc::routine]` outside it"));
+            }
+            other => visit::visit_stmt(self, other),
+        }
+    }
+
+    fn visit_item(&mut self, _: &'ast Item) {}
+}
+
+impl Checker {
+    fn mac(&mut self, m: &syn::Macro) {
+        let what = self.body.what();
+        match acc_path_last(&m.path) {
+            Some(n) if n == "cache" => {}
+            Some(n) if HOST_DIRECTIVES.contains(&n.as_str()) => self.err(m.path.span(), format!(
+                "`acc::{n}!` is an executable directive for the host; it cannot appear inside {what} (3.3 section 2.14)"
+            )),
+            _ => {
+                let name = m.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+                self.err(m.path.span(), format!(
+                    "macros cannot run on a device: `{name}!` is not allowed inside {what} (only `acc::cache!` is)"
+                ));
+            }
+        }
+    }
+}
+
+/// The parallelism levels of loops, outermost first (3.3 section 2.9).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub enum Level {
+    Gang,
+    Worker,
+    Vector,
+}
+
+impl Level {
+    fn name(self) -> &'static str {
+        match self {
+            Level::Gang => "gang",
+            Level::Worker => "worker",
+            Level::Vector => "vector",
+        }
+    }
+}
+
+/// Where loops may start inside a routine of `dir`'s level: `None` for `seq` (no loops with a
+/// level at all), else the routine's own level (3.3 section 2.15.1; R122).
+pub fn routine_level(dir: &crate::directive::Directive) -> Option<Level> {
+    use crate::directive::ClauseName as C;
+    if dir.general(C::Gang).next().is_some() {
+        Some(Level::Gang)
+    } else if dir.general(C::Worker).next().is_some() {
+        Some(Level::Worker)
+    } else if dir.general(C::Vector).next().is_some() {
+        Some(Level::Vector)
+    } else {
+        None
+    }
+}
+
+/// Checks that loops with explicit levels nest gang ⊃ worker ⊃ vector (R69-R71) and, inside a
+/// routine (`routine = Some(level)`, `Some(None)` for `seq`), stay at or below its level (R122).
+pub fn check_loop_nesting(stmts: &[Stmt], routine: Option<Option<Level>>) -> Vec<syn::Error> {
+    let mut n = Nesting { enclosing: Vec::new(), routine, errors: Vec::new() };
+    for st in stmts {
+        n.visit_stmt(st);
+    }
+    n.errors
+}
+
+struct Nesting {
+    /// Explicit levels of the enclosing loop directives, with the span of each.
+    enclosing: Vec<(Level, Span)>,
+    routine: Option<Option<Level>>,
+    errors: Vec<syn::Error>,
+}
+
+impl<'ast> Visit<'ast> for Nesting {
+    fn visit_stmt(&mut self, st: &'ast Stmt) {
+        use crate::directive::{ClauseName as C, DirectiveKind};
+        use crate::expand::attrs;
+        let mut pushed = 0;
+        for a in attrs::stmt_attrs(st) {
+            if attrs::directive_of(a) != Some(DirectiveKind::Loop) {
+                continue;
+            }
+            let Ok(d) = attrs::attr_args(a).and_then(|args| crate::directive::parse::parse_directive(DirectiveKind::Loop, Span::call_site(), args)) else {
+                continue;
+            };
+            let mut levels: Vec<(Level, Span)> = Vec::new();
+            for (name, level) in [(C::Gang, Level::Gang), (C::Worker, Level::Worker), (C::Vector, Level::Vector)] {
+                if let Some(c) = d.general(name).next() {
+                    levels.push((level, c.span));
+                }
+            }
+            let Some(&(innermost_new, span)) = levels.iter().min_by_key(|l| l.0) else { continue };
+            if let Some(&(outer, _)) = self.enclosing.iter().max_by_key(|l| l.0) {
+                if innermost_new <= outer {
+                    self.errors.push(syn::Error::new(span, format!(
+                        "a `{}` loop cannot be inside a `{}` loop: levels nest gang, then worker, then vector (3.3 section 2.9.{})",
+                        innermost_new.name(), outer.name(), match outer { Level::Gang => 2, Level::Worker => 3, Level::Vector => 4 }
+                    )));
+                }
+            }
+            match self.routine {
+                Some(None) => self.errors.push(syn::Error::new(span, format!(
+                    "a `routine(seq)` contains no `{}` loops: make it `routine({})` or the loop `seq` (3.3 section 2.15.1)",
+                    innermost_new.name(), innermost_new.name()
+                ))),
+                Some(Some(r)) if innermost_new < r => self.errors.push(syn::Error::new(span, format!(
+                    "a `routine({})` can contain only loops at its level or below, not `{}` (3.3 section 2.15.1)",
+                    r.name(), innermost_new.name()
+                ))),
+                _ => {}
+            }
+            let deepest = *levels.iter().max_by_key(|l| l.0).expect("non-empty");
+            self.enclosing.push(deepest);
+            pushed += 1;
+        }
+        visit::visit_stmt(self, st);
+        for _ in 0..pushed {
+            self.enclosing.pop();
+        }
+    }
+    fn visit_item(&mut self, _: &'ast Item) {}
+}
