@@ -16,9 +16,12 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
     let name = dir.kind.spelling();
     let mut err = |span, msg: String| errs.push(syn::Error::new(span, msg));
 
+    let section = dir.kind.section();
+    let mut disallowed = false;
     for c in &dir.clauses {
         if !allows(dir.kind, c.name) {
-            err(c.span, format!("clause `{}` is not allowed on `{name}` (3.3 section {})", c.name.spelling(), dir.kind.section()));
+            err(c.span, format!("clause `{}` is not allowed on `{name}` (3.3 section {section})", c.name.spelling()));
+            disallowed = true;
             continue;
         }
         if c.device_types.is_some() && c.name != C::DeviceType && !allows_after_device_type(dir.kind, c.name) {
@@ -38,7 +41,7 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
                 _ => false,
             };
             if !ok {
-                err(m.span(), format!("modifier `{m}:` is not allowed on `{}` in `{name}`", c.name.spelling()));
+                err(m.span(), format!("modifier `{m}:` is not allowed on `{}` in `{name}` (3.3 section {section})", c.name.spelling()));
             }
         }
         if let ClauseArgs::DeviceTypes(list) = &c.args {
@@ -81,14 +84,15 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
         if !once.contains(&c.name) || (c.name == C::SelfClause && dir.kind == D::Update) {
             continue;
         }
-        let section = c.device_types.as_ref().map(|t| format!("{}", t.len())).unwrap_or_default();
-        if seen.insert((c.name, section), c.span).is_some() {
-            err(c.span, format!("clause `{}` appears more than once on `{name}`", c.name.spelling()));
+        let group = c.device_types.as_ref().map(|t| format!("{}", t.len())).unwrap_or_default();
+        if seen.insert((c.name, group), c.span).is_some() {
+            err(c.span, format!("clause `{}` appears more than once on `{name}` (3.3 section {section})", c.name.spelling()));
         }
     }
 
     // Loop-level conflicts (3.3 section 2.9: seq excludes the others; independent excludes auto).
-    if let Some(seq) = dir.general(C::Seq).next() {
+    // On `routine` the rule is "exactly one level", reported below.
+    if let Some(seq) = dir.general(C::Seq).next().filter(|_| dir.kind != D::Routine) {
         for other in [C::Gang, C::Worker, C::Vector, C::Independent, C::Auto] {
             if dir.general(other).next().is_some() {
                 err(seq.span, format!("`seq` cannot be combined with `{}` on `{name}` (3.3 section 2.9.5)", other.spelling()));
@@ -127,7 +131,7 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
             if let Some((prev, _)) = var_clause.get(&key) {
                 let combined_ok = dir.kind.is_combined() && ((*prev == C::Reduction) != (c.name == C::Reduction)) && matches!(if *prev == C::Reduction { c.name } else { *prev }, C::Copy | C::Copyin | C::Copyout | C::Create | C::Present);
                 if !(combined_ok || *prev == C::Reduction && c.name == C::Reduction) {
-                    err(v.span, format!("`{key}` appears in both `{}` and `{}` on `{name}`", prev.spelling(), c.name.spelling()));
+                    err(v.span, format!("`{key}` appears in both `{}` and `{}` on `{name}`; a variable has one data attribute (3.3 section 2.7)", prev.spelling(), c.name.spelling()));
                 }
                 if *prev == C::Reduction && c.name == C::Reduction {
                     err(v.span, format!("`{key}` appears in two `reduction` clauses on `{name}`"));
@@ -246,9 +250,10 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
         }
     }
 
-    // Required clauses.
+    // Required clauses (not reported when a clause that is not allowed was probably meant as one).
     let has_any = |names: &[C]| dir.clauses.iter().any(|c| names.contains(&c.name));
     match dir.kind {
+        _ if disallowed => {}
         D::Update if !has_any(&[C::SelfClause, C::Host, C::Device]) => {
             err(dir.span, "`update` needs at least one of `self(..)`, `host(..)`, `device(..)` (3.3 section 2.14.4)".into())
         }

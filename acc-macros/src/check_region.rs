@@ -183,12 +183,27 @@ pub fn routine_level(dir: &crate::directive::Directive) -> Option<Level> {
 
 /// Checks that loops with explicit levels nest gang ⊃ worker ⊃ vector (R69-R71) and, inside a
 /// routine (`routine = Some(level)`, `Some(None)` for `seq`), stay at or below its level (R122).
-pub fn check_loop_nesting(stmts: &[Stmt], routine: Option<Option<Level>>) -> Vec<syn::Error> {
-    let mut n = Nesting { enclosing: Vec::new(), routine, errors: Vec::new() };
+/// `outer` is the directive of the loop the statements are the body of (a combined construct).
+pub fn check_loop_nesting(stmts: &[Stmt], routine: Option<Option<Level>>, outer: Option<&crate::directive::Directive>) -> Vec<syn::Error> {
+    let mut n = Nesting { enclosing: outer.into_iter().filter_map(levels_of).collect(), routine, errors: Vec::new() };
     for st in stmts {
         n.visit_stmt(st);
     }
     n.errors
+}
+
+/// The levels a loop directive names explicitly, with their spans.
+fn explicit_levels(d: &crate::directive::Directive) -> Vec<(Level, Span)> {
+    use crate::directive::ClauseName as C;
+    [(C::Gang, Level::Gang), (C::Worker, Level::Worker), (C::Vector, Level::Vector)]
+        .into_iter()
+        .filter_map(|(name, level)| d.general(name).next().map(|c| (level, c.span)))
+        .collect()
+}
+
+/// The deepest level a loop directive names, which loops inside it must go below.
+fn levels_of(d: &crate::directive::Directive) -> Option<(Level, Span)> {
+    explicit_levels(d).into_iter().max_by_key(|l| l.0)
 }
 
 struct Nesting {
@@ -200,7 +215,7 @@ struct Nesting {
 
 impl<'ast> Visit<'ast> for Nesting {
     fn visit_stmt(&mut self, st: &'ast Stmt) {
-        use crate::directive::{ClauseName as C, DirectiveKind};
+        use crate::directive::DirectiveKind;
         use crate::expand::attrs;
         let mut pushed = 0;
         for a in attrs::stmt_attrs(st) {
@@ -210,12 +225,7 @@ impl<'ast> Visit<'ast> for Nesting {
             let Ok(d) = attrs::attr_args(a).and_then(|args| crate::directive::parse::parse_directive(DirectiveKind::Loop, Span::call_site(), args)) else {
                 continue;
             };
-            let mut levels: Vec<(Level, Span)> = Vec::new();
-            for (name, level) in [(C::Gang, Level::Gang), (C::Worker, Level::Worker), (C::Vector, Level::Vector)] {
-                if let Some(c) = d.general(name).next() {
-                    levels.push((level, c.span));
-                }
-            }
+            let levels = explicit_levels(&d);
             let Some(&(innermost_new, span)) = levels.iter().min_by_key(|l| l.0) else { continue };
             if let Some(&(outer, _)) = self.enclosing.iter().max_by_key(|l| l.0) {
                 if innermost_new <= outer {
@@ -236,8 +246,7 @@ impl<'ast> Visit<'ast> for Nesting {
                 ))),
                 _ => {}
             }
-            let deepest = *levels.iter().max_by_key(|l| l.0).expect("non-empty");
-            self.enclosing.push(deepest);
+            self.enclosing.extend(levels_of(&d));
             pushed += 1;
         }
         visit::visit_stmt(self, st);

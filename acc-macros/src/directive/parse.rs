@@ -172,7 +172,7 @@ fn parse_eq_arg(name: ClauseName, span: Span, input: ParseStream) -> syn::Result
             Expr::Path(p) if p.path.get_ident().is_some() => {
                 Ok(ClauseArgs::Default(p.path.get_ident().cloned().expect("checked")))
             }
-            other => Err(syn::Error::new_spanned(other, "expected `none` or `present`")),
+            other => Err(syn::Error::new_spanned(other, "`default` takes `none` or `present` (3.3 section 2.5.16)")),
         },
         ClauseName::Gang => Ok(ClauseArgs::Gang { num: Some(Box::new(e)), dim: None, static_: None }),
         ClauseName::Worker | ClauseName::Vector => Ok(ClauseArgs::Level { arg: Some(Box::new(e)) }),
@@ -259,7 +259,7 @@ fn parse_args(kind: DirectiveKind, name: ClauseName, span: Span, input: ParseStr
         Shape::Default => {
             let v = Ident::parse_any(input)?;
             if v != "none" && v != "present" {
-                return Err(syn::Error::new(v.span(), "`default` takes `none` or `present`"));
+                return Err(syn::Error::new(v.span(), "`default` takes `none` or `present` (3.3 section 2.5.16)"));
             }
             ClauseArgs::Default(v)
         }
@@ -277,7 +277,7 @@ fn parse_args(kind: DirectiveKind, name: ClauseName, span: Span, input: ParseStr
                 }
             }
             if list.is_empty() {
-                return Err(syn::Error::new(span, "`device_type(..)` needs a device type or `*`"));
+                return Err(syn::Error::new(span, "`device_type(..)` needs a device type or `*` (3.3 section 2.4)"));
             }
             ClauseArgs::DeviceTypes(list)
         }
@@ -460,6 +460,9 @@ fn parse_vars(input: ParseStream) -> syn::Result<Vec<VarRef>> {
             let br = syn::bracketed!(content in input);
             span = span.join(br.span.join()).unwrap_or(span);
             let e: Expr = content.parse()?;
+            if input.peek(token::Bracket) {
+                return Err(input.error("a subarray has one range (`a[lo..hi]`): arrays in data clauses are one-dimensional (3.3 section 2.7.1)"));
+            }
             if !matches!(e, Expr::Range(_)) {
                 return Err(syn::Error::new_spanned(
                     &e,
@@ -475,8 +478,11 @@ fn parse_vars(input: ParseStream) -> syn::Result<Vec<VarRef>> {
             None => name.to_string(),
         };
         vars.push(VarRef { name, subarray, text, span });
+        if input.peek(token::Paren) {
+            return Err(input.error("a clause lists variables, not calls: name the variable that holds the value"));
+        }
         if !input.is_empty() {
-            input.parse::<Token![,]>()?;
+            input.parse::<Token![,]>().map_err(|e| syn::Error::new(e.span(), "expected `,` between the variables of a clause"))?;
         }
     }
     Ok(vars)

@@ -51,7 +51,11 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
     for e in crate::check_region::check_body(&stmts, crate::check_region::Body::Region(dir.kind.spelling())) {
         ctx.push(e);
     }
-    for e in crate::check_region::check_loop_nesting(&stmts, None) {
+    let nesting = match &body {
+        RegionBody::Block(_) => crate::check_region::check_loop_nesting(&stmts, None, None),
+        RegionBody::Loop(f) => crate::check_region::check_loop_nesting(&f.body.stmts, None, Some(dir)),
+    };
+    for e in nesting {
         ctx.push(e);
     }
     let uses = scan_stmts(&stmts, &[]);

@@ -145,7 +145,7 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
             for e in crate::check_region::check_body(&f.block.stmts, crate::check_region::Body::Routine) {
                 ctx.push(e);
             }
-            for e in crate::check_region::check_loop_nesting(&f.block.stmts, Some(crate::check_region::routine_level(&dir))) {
+            for e in crate::check_region::check_loop_nesting(&f.block.stmts, Some(crate::check_region::routine_level(&dir)), None) {
                 ctx.push(e);
             }
             let mut cx = region::RegionCx::for_routine(&mut ctx, env);

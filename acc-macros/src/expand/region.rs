@@ -144,7 +144,7 @@ impl<'a> RegionCx<'a> {
             DirectiveKind::Loop => match st {
                 Stmt::Expr(Expr::ForLoop(f), _) => self.expand_loop(Some(dir), f, in_parallel),
                 other => {
-                    self.ctx.error(span, "`loop` goes on a `for` loop");
+                    self.ctx.error(span, "`loop` goes on a `for` loop over a range (3.3 section 2.9)");
                     other
                 }
             },

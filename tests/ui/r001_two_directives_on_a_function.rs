@@ -1,0 +1,6 @@
+#[acc::parallel]
+#[acc::kernels]
+fn f(y: &mut [f32]) {
+    for i in 0..y.len() { y[i] = 0.0; }
+}
+fn main() {}

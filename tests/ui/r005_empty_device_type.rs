@@ -1,0 +1,3 @@
+#[acc::parallel(device_type())]
+fn f() {}
+fn main() {}

@@ -1,0 +1,3 @@
+#[acc::parallel(device_type(radeon) num_gangs(4))]
+fn f() {}
+fn main() {}

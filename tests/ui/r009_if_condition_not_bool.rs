@@ -1,0 +1,3 @@
+#[acc::parallel(if(1))]
+fn f() {}
+fn main() {}

@@ -1,0 +1,3 @@
+#[acc::parallel(if(true), if(false))]
+fn f() {}
+fn main() {}

@@ -1,0 +1,3 @@
+#[acc::parallel(default(shared))]
+fn f() {}
+fn main() {}

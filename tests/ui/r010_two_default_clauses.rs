@@ -1,0 +1,3 @@
+#[acc::parallel(default(none), default(present))]
+fn f() {}
+fn main() {}

@@ -1,0 +1,3 @@
+#[acc::serial(num_gangs(2))]
+fn f() {}
+fn main() {}

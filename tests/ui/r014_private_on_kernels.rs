@@ -1,0 +1,3 @@
+#[acc::kernels(private(t))]
+fn f(t: f32) { let _ = t; }
+fn main() {}

@@ -1,0 +1,3 @@
+#[acc::parallel(num_gangs(0))]
+fn f() {}
+fn main() {}

@@ -1,0 +1,3 @@
+#[acc::parallel(reduction(+: f()))]
+fn g() {}
+fn main() {}

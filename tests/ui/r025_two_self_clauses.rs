@@ -1,0 +1,3 @@
+#[acc::parallel(self(true), self(false))]
+fn f() {}
+fn main() {}

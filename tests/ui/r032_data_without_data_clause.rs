@@ -1,0 +1,3 @@
+#[acc::data(if(true))]
+fn f() {}
+fn main() {}

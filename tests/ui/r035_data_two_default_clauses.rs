@@ -1,0 +1,3 @@
+#[acc::data(default(none), default(present))]
+fn f() {}
+fn main() {}

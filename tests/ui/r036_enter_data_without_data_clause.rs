@@ -1,0 +1,2 @@
+fn f() { acc::enter_data!(async(1)); }
+fn main() {}

@@ -1,0 +1,2 @@
+fn f() { acc::exit_data!(finalize); }
+fn main() {}

@@ -1,0 +1,2 @@
+fn f(a: &[f32]) { acc::enter_data!(copyin(readonly: a)); }
+fn main() {}

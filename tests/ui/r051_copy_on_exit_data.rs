@@ -1,0 +1,2 @@
+fn f(a: &mut [f32]) { acc::exit_data!(copy(a)); }
+fn main() {}

@@ -1,0 +1,8 @@
+#[acc::offload]
+fn f(a: &[f32]) {
+    #[acc::host_data(if_present)]
+    {
+        let _ = a;
+    }
+}
+fn main() {}

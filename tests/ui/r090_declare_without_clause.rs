@@ -1,0 +1,3 @@
+#[acc::declare()]
+fn f() {}
+fn main() {}

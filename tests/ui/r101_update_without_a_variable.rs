@@ -1,0 +1,2 @@
+fn f() { acc::update!(async(1)); }
+fn main() {}

@@ -1,0 +1,2 @@
+fn f() { acc::set!(if(true)); }
+fn main() {}

@@ -1,0 +1,5 @@
+#[acc::serial]
+fn f() {
+    acc::init!(device_type(host));
+}
+fn main() {}

@@ -1,0 +1,8 @@
+#[acc::offload]
+fn f(a: &mut [f32]) {
+    #[acc::parallel(copy(a))]
+    {
+        acc::update!(self(a));
+    }
+}
+fn main() {}

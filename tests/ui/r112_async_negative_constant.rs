@@ -1,0 +1,3 @@
+#[acc::parallel(async(-5))]
+fn f() {}
+fn main() {}

@@ -1,0 +1,3 @@
+#[acc::routine(seq, device_type(nvidia) nohost)]
+fn f(x: f32) -> f32 { x }
+fn main() {}

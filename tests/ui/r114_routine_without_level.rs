@@ -1,0 +1,3 @@
+#[acc::routine]
+fn f(x: f32) -> f32 { x }
+fn main() {}

@@ -1,0 +1,3 @@
+#[acc::routine(gang(num: 4))]
+fn f(x: f32) -> f32 { x }
+fn main() {}
