@@ -13,6 +13,8 @@ mod check_region;
 mod derive;
 mod directive;
 mod expand;
+#[cfg(test)]
+mod fuzz_tests;
 
 use directive::DirectiveKind;
 use proc_macro::TokenStream;
