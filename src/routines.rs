@@ -69,6 +69,13 @@ pub fn on_device(ty: DeviceType) -> bool {
     runtime().on_device(ty)
 }
 
+/// The index of the gang running the calling code: on the multicore device, the pool thread
+/// running the chunk of a split loop (`0..threads`); 0 on the host and outside split loops.
+/// Callable inside compute regions. An extension, after NVHPC's `__pgi_gangidx()`.
+pub fn gang_idx() -> usize {
+    acc_core::icv::gang_index()
+}
+
 /// `acc_get_property` / `acc_get_property_string`: property `p` of device `num` of type `ty`,
 /// as text; empty when there is no such device.
 pub fn get_property(num: usize, ty: DeviceType, p: Property) -> String {

@@ -59,6 +59,26 @@ impl Default for Icvs {
 thread_local! {
     static ICVS: Cell<Icvs> = Cell::new(Icvs::default());
     static EXECUTING_ON: Cell<Option<DeviceType>> = const { Cell::new(None) };
+    static GANG: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The index of the gang running the calling code (0 outside split loops).
+pub fn gang_index() -> usize {
+    GANG.with(|g| g.get())
+}
+
+/// Runs `f` as gang `gang` (the thread of a device's pool that runs a chunk), restoring the
+/// previous index afterwards.
+pub fn as_gang<R>(gang: usize, f: impl FnOnce() -> R) -> R {
+    struct Restore(usize);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            GANG.with(|g| g.set(self.0));
+        }
+    }
+    let _restore = Restore(gang_index());
+    GANG.with(|g| g.set(gang));
+    f()
 }
 
 /// The calling thread's ICVs.

@@ -42,18 +42,55 @@ const ALLOCATING_PATHS: &[&str] = &["Vec", "Box", "String", "Rc", "Arc", "HashMa
 const ALLOCATING_METHODS: &[&str] =
     &["to_vec", "to_string", "to_owned", "collect", "push", "push_str", "extend", "insert", "resize", "into_boxed_slice"];
 
-/// Every construct in `stmts` that cannot run on a device.
-pub fn check_body(stmts: &[Stmt], body: Body) -> Vec<syn::Error> {
-    let mut c = Checker { body, errors: Vec::new() };
+/// Primitive types whose associated functions (`f64::max`, `i32::pow`) run on a device.
+const PRIMITIVES: &[&str] = &[
+    "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize", "bool",
+];
+
+/// Methods a device runs: the float and integer methods of std (DESIGN.md 4.2) and `len`.
+const DEVICE_METHODS: &[&str] = &[
+    "len", "is_empty", "abs", "sqrt", "cbrt", "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
+    "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "exp", "exp2", "exp_m1", "ln", "ln_1p", "log",
+    "log2", "log10", "powi", "powf", "pow", "min", "max", "clamp", "floor", "ceil", "round", "trunc",
+    "fract", "mul_add", "hypot", "signum", "copysign", "recip", "to_degrees", "to_radians", "is_nan",
+    "is_finite", "is_infinite", "is_sign_positive", "is_sign_negative", "to_bits", "abs_diff",
+    "rem_euclid", "div_euclid", "wrapping_add", "wrapping_sub", "wrapping_mul", "wrapping_neg",
+    "wrapping_shl", "wrapping_shr", "saturating_add", "saturating_sub", "saturating_mul",
+    "count_ones", "count_zeros", "leading_zeros", "trailing_zeros", "rotate_left", "rotate_right",
+    "swap_bytes", "reverse_bits", "is_power_of_two", "next_power_of_two", "isqrt", "ilog2",
+    "is_positive", "is_negative", "min_value", "max_value",
+];
+
+/// What checking a body found: errors, and the routine markers its calls refer to (each a
+/// statement `let _ = path_is_an_acc_routine;` that fails to compile when the callee is not an
+/// `#[acc::routine]`, 3.3 section 2.15; R120).
+pub struct BodyCheck {
+    pub errors: Vec<syn::Error>,
+    pub routine_checks: Vec<proc_macro2::TokenStream>,
+}
+
+/// The name of the marker `#[acc::routine]` puts next to function `name`.
+pub fn routine_marker(name: &syn::Ident) -> syn::Ident {
+    syn::Ident::new(&format!("{name}_is_an_acc_routine"), name.span())
+}
+
+/// Every construct in `stmts` that cannot run on a device. `combined` when `stmts` is the loop
+/// of a combined construct (whose iterator the loop construct's own rules check).
+pub fn check_body(stmts: &[Stmt], body: Body, combined: bool) -> BodyCheck {
+    let mut c = Checker { body, errors: Vec::new(), routine_checks: Vec::new(), loop_construct: combined };
     for st in stmts {
         c.visit_stmt(st);
     }
-    c.errors
+    BodyCheck { errors: c.errors, routine_checks: c.routine_checks }
 }
 
 struct Checker {
     body: Body,
     errors: Vec<syn::Error>,
+    routine_checks: Vec<proc_macro2::TokenStream>,
+    /// The next `for` is associated with a loop construct: an iterator that is not a range is
+    /// reported by the loop construct's rules (3.3 section 2.9), not as a method call here.
+    loop_construct: bool,
 }
 
 impl Checker {
@@ -71,6 +108,26 @@ impl<'ast> Visit<'ast> for Checker {
     fn visit_expr(&mut self, e: &'ast Expr) {
         let what = self.body.what();
         match e {
+            // `for i in (a..b).rev().step_by(s)`: the range methods are loop-header grammar.
+            Expr::ForLoop(f) => {
+                let mut it = &*f.expr;
+                loop {
+                    match it {
+                        Expr::Paren(p) => it = &p.expr,
+                        Expr::MethodCall(m) if m.method == "rev" || m.method == "step_by" => {
+                            m.args.iter().for_each(|a| self.visit_expr(a));
+                            it = &m.receiver;
+                        }
+                        _ => break,
+                    }
+                }
+                let construct = std::mem::take(&mut self.loop_construct);
+                if !construct || matches!(it, Expr::Range(_)) {
+                    self.visit_expr(it);
+                }
+                self.visit_block(&f.body);
+                return;
+            }
             Expr::Closure(c) => {
                 self.err(c.or1_token.span, format!(
                     "closures cannot run on a device: inside {what}, write the code inline or call an `#[acc::routine]` (DESIGN.md 4.2)"
@@ -80,29 +137,27 @@ impl<'ast> Visit<'ast> for Checker {
             Expr::Await(a) => {
                 self.err(a.await_token.span, format!("`.await` cannot run inside {what} (3.3 section 2.5: no branching out of a region)"));
             }
-            Expr::Call(call) => {
-                if let Expr::Path(p) = &*call.func {
-                    if let Some(name) = acc_path_last(&p.path) {
-                        if HOST_ONLY_ROUTINES.contains(&name.as_str()) {
-                            self.err(p.span(), format!(
-                                "`acc::{name}` is a host routine and cannot be called inside {what}; only `acc::on_device` runs on a device (OpenACC chapter 3)"
-                            ));
-                        }
-                    }
-                    let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
-                    if segs.len() >= 2 && ALLOCATING_PATHS.contains(&segs[segs.len() - 2].as_str()) {
-                        self.err(p.span(), format!(
-                            "`{}` allocates on the heap, which cannot happen inside {what}; allocate before the region and pass the data in a data clause",
-                            segs.join("::")
-                        ));
-                    }
+            Expr::Call(call) => match &*call.func {
+                Expr::Path(p) => self.call(p, &what),
+                other => self.err(other.span(), format!(
+                    "inside {what} only named functions can be called (an `#[acc::routine]`, or a function of std's numeric types)"
+                )),
+            },
+            Expr::MethodCall(m) => {
+                let method = m.method.to_string();
+                if ALLOCATING_METHODS.contains(&method.as_str()) {
+                    self.err(m.method.span(), format!(
+                        "`.{method}()` allocates or grows a collection on the heap, which cannot happen inside {what}"
+                    ));
+                } else if crate::analysis::uses::path_ident(&m.receiver).is_some_and(|r| r == "self") && !DEVICE_METHODS.contains(&method.as_str()) {
+                    // `self.f(..)` inside an impl: `f` must be an `#[acc::routine]` method.
+                    let marker = routine_marker(&m.method);
+                    self.routine_checks.push(quote::quote_spanned!(m.method.span()=> let _ = Self::#marker;));
+                } else if !DEVICE_METHODS.contains(&method.as_str()) {
+                    self.err(m.method.span(), format!(
+                        "`.{method}()` cannot run on a device: inside {what}, methods are limited to the float and integer methods of std and `len`; call your own code as an `#[acc::routine]` function"
+                    ));
                 }
-            }
-            Expr::MethodCall(m) if ALLOCATING_METHODS.contains(&m.method.to_string().as_str()) => {
-                self.err(m.method.span(), format!(
-                    "`.{}()` allocates or grows a collection on the heap, which cannot happen inside {what}",
-                    m.method
-                ));
             }
             Expr::Macro(m) => self.mac(&m.mac),
             _ => {}
@@ -111,6 +166,10 @@ impl<'ast> Visit<'ast> for Checker {
     }
 
     fn visit_stmt(&mut self, st: &'ast Stmt) {
+        use crate::expand::attrs;
+        if attrs::stmt_attrs(st).iter().any(|a| attrs::directive_of(a) == Some(crate::directive::DirectiveKind::Loop)) {
+            self.loop_construct = true;
+        }
         match st {
             Stmt::Macro(m) => self.mac(&m.mac),
             Stmt::Item(Item::Static(s)) => {
@@ -131,6 +190,42 @@ impl<'ast> Visit<'ast> for Checker {
 }
 
 impl Checker {
+    /// A call of the function at path `p`.
+    fn call(&mut self, p: &syn::ExprPath, what: &str) {
+        let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let last = segs.last().cloned().unwrap_or_default();
+        if let Some(name) = acc_path_last(&p.path) {
+            if HOST_ONLY_ROUTINES.contains(&name.as_str()) {
+                self.err(p.span(), format!(
+                    "`acc::{name}` is a host routine and cannot be called inside {what}; only `acc::on_device` and `acc::gang_idx` run on a device (OpenACC chapter 3)"
+                ));
+            }
+            return;
+        }
+        if segs.len() >= 2 && ALLOCATING_PATHS.contains(&segs[segs.len() - 2].as_str()) {
+            self.err(p.span(), format!(
+                "`{}` allocates on the heap, which cannot happen inside {what}; allocate before the region and pass the data in a data clause",
+                segs.join("::")
+            ));
+            return;
+        }
+        let std_numeric = segs.len() >= 2 && PRIMITIVES.contains(&segs[segs.len() - 2].as_str());
+        let std_cmp = matches!(segs.first().map(String::as_str), Some("std" | "core"))
+            && matches!(segs.get(segs.len().saturating_sub(2)).map(String::as_str), Some("cmp" | "mem"))
+            && matches!(last.as_str(), "min" | "max" | "swap");
+        let constructor = last.chars().next().is_some_and(char::is_uppercase);
+        if std_numeric || std_cmp || constructor || p.qself.is_some() {
+            return;
+        }
+        // A function of the user's: it must be an `#[acc::routine]`, whose marker sits next to it.
+        let mut marker = p.path.clone();
+        if let Some(seg) = marker.segments.last_mut() {
+            seg.ident = routine_marker(&seg.ident);
+            seg.arguments = syn::PathArguments::None;
+        }
+        self.routine_checks.push(quote::quote_spanned!(p.span()=> let _ = #marker;));
+    }
+
     fn mac(&mut self, m: &syn::Macro) {
         let what = self.body.what();
         match acc_path_last(&m.path) {

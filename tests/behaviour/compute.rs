@@ -124,14 +124,16 @@ fn if_false_and_self_run_on_the_host() {
 fn multicore_uses_several_threads() {
     on_each_device(|ty| {
         #[acc::parallel_loop]
-        fn spread(ids: &mut [usize]) {
+        fn spread(ids: &mut [usize], work: &mut [u64]) {
             for i in 0..ids.len() {
-                ids[i] = rayon::current_thread_index().unwrap_or(usize::MAX);
-                std::thread::sleep(std::time::Duration::from_millis(1));
+                ids[i] = acc::gang_idx();
+                work[i] = crate::devices::spin(200_000);
             }
         }
         let mut ids = vec![0; 64];
-        spread(&mut ids);
+        let mut work = vec![0; 64];
+        spread(&mut ids, &mut work);
+        assert!(work.iter().all(|&w| w == crate::devices::spin(200_000)));
         let distinct = ids.iter().collect::<HashSet<_>>().len();
         if parallelism(ty) >= 2 {
             assert!(distinct >= 2, "one thread ran every chunk on {ty}");

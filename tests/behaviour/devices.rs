@@ -59,3 +59,13 @@ pub fn parallelism(ty: DeviceType) -> usize {
         1
     }
 }
+
+/// Busy work for tests that need iterations to take a while: a routine, so regions may call it.
+#[acc::routine(seq)]
+pub fn spin(n: u64) -> u64 {
+    let mut x = 0u64;
+    for k in 0..n {
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(k);
+    }
+    x
+}

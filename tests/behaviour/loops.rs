@@ -236,11 +236,6 @@ fn zero_and_one_trip_loops() {
     });
 }
 
-/// The rayon worker running the caller, or `usize::MAX` off the pool.
-fn worker() -> usize {
-    rayon::current_thread_index().unwrap_or(usize::MAX)
-}
-
 #[acc::offload]
 fn who_ran(n: usize) -> (Vec<usize>, Vec<usize>) {
     let mut in_kernels = vec![0; n];
@@ -248,16 +243,14 @@ fn who_ran(n: usize) -> (Vec<usize>, Vec<usize>) {
     #[acc::kernels]
     {
         for i in 0..n {
-            in_kernels[i] = worker();
-            std::thread::sleep(std::time::Duration::from_micros(200));
+            in_kernels[i] = acc::gang_idx() + usize::from(crate::devices::spin(50_000) == u64::MAX);
         }
     }
     #[acc::parallel]
     {
         #[acc::r#loop(gang)]
         for i in 0..n {
-            in_gang_loop[i] = worker();
-            std::thread::sleep(std::time::Duration::from_micros(200));
+            in_gang_loop[i] = acc::gang_idx() + usize::from(crate::devices::spin(50_000) == u64::MAX);
         }
     }
     (in_kernels, in_gang_loop)
@@ -284,13 +277,11 @@ fn device_specific(n: usize) -> (Vec<usize>, Vec<usize>) {
     let mut parallel_elsewhere = vec![0; n];
     #[acc::parallel_loop(gang, device_type(multicore) seq)]
     for i in 0..n {
-        seq_on_multicore[i] = worker();
-        std::thread::sleep(std::time::Duration::from_micros(200));
+        seq_on_multicore[i] = acc::gang_idx() + usize::from(crate::devices::spin(50_000) == u64::MAX);
     }
     #[acc::parallel_loop(device_type(nvidia, wgpu) seq, device_type(*) gang)]
     for i in 0..n {
-        parallel_elsewhere[i] = worker();
-        std::thread::sleep(std::time::Duration::from_micros(200));
+        parallel_elsewhere[i] = acc::gang_idx() + usize::from(crate::devices::spin(50_000) == u64::MAX);
     }
     (seq_on_multicore, parallel_elsewhere)
 }

@@ -17,4 +17,5 @@ mod data;
 mod loops;
 mod reductions;
 mod routine;
+mod routine_methods;
 mod runtime;

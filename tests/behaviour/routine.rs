@@ -23,8 +23,8 @@ fn row_sum(a: &[f64], row: usize, m: usize) -> f64 {
 
 #[acc::routine(seq)]
 fn clamp_all(v: &mut [i32], lo: i32, hi: i32) {
-    for x in v.iter_mut() {
-        *x = (*x).clamp(lo, hi);
+    for k in 0..v.len() {
+        v[k] = v[k].clamp(lo, hi);
     }
 }
 

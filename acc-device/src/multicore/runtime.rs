@@ -60,7 +60,13 @@ impl HostThreads for MulticoreDevice {
     }
     fn run(&self, tasks: usize, task: &(dyn Fn(usize) + Sync)) {
         use rayon::prelude::*;
-        self.pool.install(|| (0..tasks).into_par_iter().with_max_len(1).for_each(task));
+        self.pool.install(|| {
+            (0..tasks).into_par_iter().with_max_len(1).for_each(|t| {
+                // Each pool thread is a gang (acc::gang_idx).
+                let gang = rayon::current_thread_index().unwrap_or(0);
+                acc_core::icv::as_gang(gang, || task(t))
+            })
+        });
     }
 }
 

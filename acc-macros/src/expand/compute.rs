@@ -48,9 +48,15 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
 
     // What cannot run on a device, and ways out of the region (3.3 section 2.5: a region is
     // entered and left as a whole).
-    for e in crate::check_region::check_body(&stmts, crate::check_region::Body::Region(dir.kind.spelling())) {
+    let body_check = crate::check_region::check_body(
+        &stmts,
+        crate::check_region::Body::Region(dir.kind.spelling()),
+        matches!(body, RegionBody::Loop(_)),
+    );
+    for e in body_check.errors {
         ctx.push(e);
     }
+    let routine_checks = body_check.routine_checks;
     let nesting = match &body {
         RegionBody::Block(_) => crate::check_region::check_loop_nesting(&stmts, None, None),
         RegionBody::Loop(f) => crate::check_region::check_loop_nesting(&f.body.stmts, None, Some(dir)),
@@ -223,6 +229,8 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
     };
     quote! {
         {
+            // Functions called in the region must be `#[acc::routine]`s (3.3 section 2.15).
+            #(#routine_checks)*
             static __ACC_SITE: ::acc::__rt::RegionSite = ::acc::__rt::RegionSite {
                 kind: ::acc::__rt::ComputeKind::#site_kind,
                 function: #fn_name,

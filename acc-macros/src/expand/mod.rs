@@ -142,8 +142,14 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
         (_, None) => strip_all(&mut f.block),
         (DirectiveKind::Offload, Some(_)) => HostWalker { ctx: &mut ctx, env }.visit_block_mut(&mut f.block),
         (DirectiveKind::Routine, Some(dir)) => {
-            for e in crate::check_region::check_body(&f.block.stmts, crate::check_region::Body::Routine) {
+            let body_check = crate::check_region::check_body(&f.block.stmts, crate::check_region::Body::Routine, false);
+            for e in body_check.errors {
                 ctx.push(e);
+            }
+            let checks = body_check.routine_checks;
+            if !checks.is_empty() {
+                let check_stmts: Block = syn::parse2(quote!({ #(#checks)* })).expect("statements");
+                f.block.stmts.splice(0..0, check_stmts.stmts);
             }
             for e in crate::check_region::check_loop_nesting(&f.block.stmts, Some(crate::check_region::routine_level(&dir)), None) {
                 ctx.push(e);
@@ -182,12 +188,28 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
         }
         (_, Some(_)) => unreachable!("every function attribute is handled above"),
     }
-    finish(ctx, f)
+    let marker = if kind == DirectiveKind::Routine { routine_marker_item(&f) } else { TokenStream::new() };
+    let out = finish(ctx, f);
+    quote!(#out #marker)
 }
 
 fn finish(ctx: Ctx, f: ItemFn) -> TokenStream {
     let errors = ctx.into_compile_errors();
     quote!(#errors #f)
+}
+
+/// The marker `#[acc::routine]` leaves next to its function, which calls from regions refer to
+/// (see `check_region::routine_marker`). Inside an impl it is an associated constant.
+fn routine_marker_item(f: &ItemFn) -> TokenStream {
+    let vis = &f.vis;
+    let marker = crate::check_region::routine_marker(&f.sig.ident);
+    let doc = format!("`{}` is an `#[acc::routine]`: regions may call it.", f.sig.ident);
+    quote! {
+        #[doc = #doc]
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals, dead_code)]
+        #vis const #marker: () = ();
+    }
 }
 
 /// The one `for` loop a block consists of.

@@ -1,0 +1,52 @@
+//! Routines as methods and in modules (3.3 section 2.15): calls from regions through paths,
+//! `Self::` and `self.`.
+
+use crate::devices::on_each_device;
+
+mod kernels_lib {
+    #[acc::routine(seq)]
+    pub fn smooth(a: f64, b: f64, c: f64) -> f64 {
+        0.25 * a + 0.5 * b + 0.25 * c
+    }
+}
+
+struct Rod {
+    t: Vec<f64>,
+    k: f64,
+}
+
+impl Rod {
+    #[acc::routine(seq)]
+    fn conduct(&self, x: f64) -> f64 {
+        self.k * x
+    }
+
+    #[acc::routine(seq)]
+    fn clamp01(x: f64) -> f64 {
+        x.clamp(0.0, 1.0)
+    }
+
+    #[acc::offload]
+    fn step(&mut self) -> Vec<f64> {
+        let n = self.t.len();
+        let mut out = vec![0.0; n];
+        #[acc::parallel_loop(copyout(out))]
+        for i in 1..n - 1 {
+            let s = kernels_lib::smooth(self.t[i - 1], self.t[i], self.t[i + 1]);
+            out[i] = Self::clamp01(self.conduct(s));
+        }
+        out
+    }
+}
+
+#[test]
+fn routines_through_paths_self_and_methods() {
+    on_each_device(|_| {
+        let mut rod = Rod { t: (0..100).map(|i| (i % 10) as f64 / 5.0).collect(), k: 0.5 };
+        let out = rod.step();
+        for i in 1..99 {
+            let s = 0.25 * rod.t[i - 1] + 0.5 * rod.t[i] + 0.25 * rod.t[i + 1];
+            assert_eq!(out[i], (0.5 * s).clamp(0.0, 1.0), "{i}");
+        }
+    });
+}
