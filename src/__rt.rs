@@ -431,3 +431,9 @@ impl RangeLimits for std::ops::RangeInclusive<usize> {
         (self.start() <= self.end() && !self.is_empty()).then(|| (*self.start(), *self.end()))
     }
 }
+
+/// The type of the marker `#[acc::routine]` leaves next to its function
+/// (`<name>_is_an_acc_routine`); each call in a region refers to the callee's marker, so a call
+/// to a function that is not a routine does not compile (3.3 section 2.15).
+#[derive(Clone, Copy, Debug)]
+pub struct RoutineMarker;

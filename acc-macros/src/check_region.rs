@@ -62,7 +62,7 @@ const DEVICE_METHODS: &[&str] = &[
 ];
 
 /// What checking a body found: errors, and the routine markers its calls refer to (each a
-/// statement `let _ = path_is_an_acc_routine;` that fails to compile when the callee is not an
+/// statement `let _: RoutineMarker = path_is_an_acc_routine;` that fails to compile when the callee is not an
 /// `#[acc::routine]`, 3.3 section 2.15; R120).
 pub struct BodyCheck {
     pub errors: Vec<syn::Error>,
@@ -152,7 +152,7 @@ impl<'ast> Visit<'ast> for Checker {
                 } else if crate::analysis::uses::path_ident(&m.receiver).is_some_and(|r| r == "self") && !DEVICE_METHODS.contains(&method.as_str()) {
                     // `self.f(..)` inside an impl: `f` must be an `#[acc::routine]` method.
                     let marker = routine_marker(&m.method);
-                    self.routine_checks.push(quote::quote_spanned!(m.method.span()=> let _ = Self::#marker;));
+                    self.routine_checks.push(quote::quote_spanned!(m.method.span()=> let _: ::acc::__rt::RoutineMarker = Self::#marker;));
                 } else if !DEVICE_METHODS.contains(&method.as_str()) {
                     self.err(m.method.span(), format!(
                         "`.{method}()` cannot run on a device: inside {what}, methods are limited to the float and integer methods of std and `len`; call your own code as an `#[acc::routine]` function"
@@ -223,7 +223,7 @@ impl Checker {
             seg.ident = routine_marker(&seg.ident);
             seg.arguments = syn::PathArguments::None;
         }
-        self.routine_checks.push(quote::quote_spanned!(p.span()=> let _ = #marker;));
+        self.routine_checks.push(quote::quote_spanned!(p.span()=> let _: ::acc::__rt::RoutineMarker = #marker;));
     }
 
     fn mac(&mut self, m: &syn::Macro) {

@@ -148,7 +148,7 @@ fn must_not_panic(args: &TokenStream) {
 
 #[test]
 fn random_clause_streams_never_panic() {
-    let mut rng = Rng(0x5EED_0F_ACC);
+    let mut rng = Rng(0x0005_EED0_FACC);
     let mut tried = 0;
     for _ in 0..3000 {
         let src = random_tokens(&mut rng, 2);

@@ -208,7 +208,7 @@ fn routine_marker_item(f: &ItemFn) -> TokenStream {
         #[doc = #doc]
         #[doc(hidden)]
         #[allow(non_upper_case_globals, dead_code)]
-        #vis const #marker: () = ();
+        #vis const #marker: ::acc::__rt::RoutineMarker = ::acc::__rt::RoutineMarker;
     }
 }
 
