@@ -134,6 +134,12 @@ impl<'ast> Visit<'ast> for Checker {
                 ));
                 return;
             }
+            Expr::Unsafe(u) => {
+                self.err(u.unsafe_token.span, format!(
+                    "`unsafe` code cannot be checked for a device: not allowed inside {what} (a `static mut` shared with a region needs `declare`, 3.3 section 2.13)"
+                ));
+                return;
+            }
             Expr::Await(a) => {
                 self.err(a.await_token.span, format!("`.await` cannot run inside {what} (3.3 section 2.5: no branching out of a region)"));
             }
