@@ -17,6 +17,7 @@ pub mod device_type;
 pub mod error;
 pub mod host_alloc;
 pub mod icv;
+pub mod ir;
 pub mod parallel;
 pub mod queue;
 pub mod reduce;

@@ -1,0 +1,469 @@
+//! Building a [`Kernel`]: the API the expansion of a compute region calls, once per call site
+//! and type signature, to describe the region's body.
+//!
+//! rustc has already type-checked the body (it is also the host twin), so types here follow
+//! from the parameters' types and Rust's rules; the one thing left to infer is the type of
+//! unsuffixed literals (`2.0`, `1`), which take the type of what they meet, like in Rust, and
+//! default to `f64` / `i32`. A mismatch is reported as an [`IrError`]: it means the front end
+//! produced IR rustc would not have accepted.
+
+use super::*;
+
+/// A problem found while building or validating IR.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IrError {
+    /// What is wrong, and where in the region.
+    pub message: String,
+}
+
+impl fmt::Display for IrError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for IrError {}
+
+/// What is known of a value's type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ty {
+    Known(Scalar),
+    /// An unsuffixed integer literal, or something equal to one.
+    AnyInt,
+    /// An unsuffixed float literal, or something equal to one.
+    AnyFloat,
+    /// Nothing yet (`let x;` before its first assignment).
+    Unknown,
+}
+
+/// A type variable (union-find), so a literal's type can be fixed by a later use.
+type TyVar = usize;
+
+/// A value under construction: an expression and its type variable.
+#[derive(Clone, Copy, Debug)]
+pub struct Value {
+    expr: Handle<Expr>,
+    ty: TyVar,
+}
+
+/// A local variable under construction.
+#[derive(Clone, Copy, Debug)]
+pub struct Var {
+    id: LocalId,
+    ty: TyVar,
+}
+
+impl Var {
+    /// The local's index.
+    pub fn id(self) -> LocalId {
+        self.id
+    }
+}
+
+/// An array parameter under construction.
+#[derive(Clone, Copy, Debug)]
+pub struct ArrayRef {
+    id: ParamId,
+    elem: Scalar,
+}
+
+/// Builds a [`Kernel`]: its parameters, locals, expressions and statements. Routines called
+/// by the region are inlined: their IR is built by calling their builder function on this one.
+pub struct KernelBuilder {
+    name: String,
+    params: Vec<Param>,
+    reductions: Vec<(Var, ReduceOp, ParamId)>,
+    unchecked: bool,
+    function: Function,
+    local_ty: Vec<TyVar>,
+    expr_ty: Vec<TyVar>,
+    /// Type variables: each points to its parent, or is a root holding a type.
+    parent: Vec<TyVar>,
+    types: Vec<Ty>,
+    blocks: Vec<Block>,
+    errors: Vec<String>,
+    loop_depth: u32,
+}
+
+impl KernelBuilder {
+    /// A kernel named `name` (function and location of the region).
+    pub fn new(name: impl Into<String>) -> KernelBuilder {
+        KernelBuilder {
+            name: name.into(),
+            params: Vec::new(),
+            reductions: Vec::new(),
+            unchecked: false,
+            function: Function::default(),
+            local_ty: Vec::new(),
+            expr_ty: Vec::new(),
+            parent: Vec::new(),
+            types: Vec::new(),
+            blocks: Vec::new(),
+            errors: Vec::new(),
+            loop_depth: 0,
+        }
+    }
+
+    fn new_var(&mut self, t: Ty) -> TyVar {
+        self.parent.push(self.parent.len());
+        self.types.push(t);
+        self.parent.len() - 1
+    }
+
+    fn root(&mut self, v: TyVar) -> TyVar {
+        let mut r = v;
+        while self.parent[r] != r {
+            r = self.parent[r];
+        }
+        let mut c = v;
+        while self.parent[c] != r {
+            let n = self.parent[c];
+            self.parent[c] = r;
+            c = n;
+        }
+        r
+    }
+
+    fn ty(&mut self, v: TyVar) -> Ty {
+        let r = self.root(v);
+        self.types[r]
+    }
+
+    /// Makes `a` and `b` the same type, as Rust requires of the operands of `+` or `=`.
+    fn unify(&mut self, a: TyVar, b: TyVar, what: &str) {
+        let (ra, rb) = (self.root(a), self.root(b));
+        if ra == rb {
+            return;
+        }
+        let merged = match (self.types[ra], self.types[rb]) {
+            (Ty::Unknown, t) | (t, Ty::Unknown) => t,
+            (Ty::Known(x), Ty::Known(y)) if x == y => Ty::Known(x),
+            (Ty::Known(x), Ty::AnyInt) | (Ty::AnyInt, Ty::Known(x)) if x.is_int() => Ty::Known(x),
+            (Ty::Known(x), Ty::AnyFloat) | (Ty::AnyFloat, Ty::Known(x)) if x.is_float() => Ty::Known(x),
+            (Ty::AnyInt, Ty::AnyInt) => Ty::AnyInt,
+            (Ty::AnyFloat, Ty::AnyFloat) => Ty::AnyFloat,
+            (x, y) => {
+                self.errors.push(format!("{what}: types {x:?} and {y:?} differ"));
+                x
+            }
+        };
+        self.parent[rb] = ra;
+        self.types[ra] = merged;
+    }
+
+    fn push_expr(&mut self, e: Expr, ty: TyVar) -> Value {
+        let h = self.function.exprs.append(e);
+        self.expr_ty.push(ty);
+        Value { expr: h, ty }
+    }
+
+    fn emit(&mut self, s: Stmt) {
+        match self.blocks.last_mut() {
+            Some(b) => b.push(s),
+            None => self.function.body.push(s),
+        }
+    }
+
+    fn block(&mut self, f: impl FnOnce(&mut Self)) -> Block {
+        self.blocks.push(Vec::new());
+        f(self);
+        self.blocks.pop().unwrap_or_default()
+    }
+
+    /// A typed or unsuffixed integer literal.
+    pub fn lit_int(&mut self, v: i128, ty: Option<Scalar>) -> Value {
+        let t = self.new_var(ty.map_or(Ty::AnyInt, Ty::Known));
+        self.push_expr(Expr::Literal(Literal::Int(ty.unwrap_or(Scalar::I32), v)), t)
+    }
+
+    /// A typed or unsuffixed float literal.
+    pub fn lit_float(&mut self, v: f64, ty: Option<Scalar>) -> Value {
+        let t = self.new_var(ty.map_or(Ty::AnyFloat, Ty::Known));
+        self.push_expr(Expr::Literal(Literal::Float(ty.unwrap_or(Scalar::F64), v)), t)
+    }
+
+    /// A boolean literal.
+    pub fn lit_bool(&mut self, v: bool) -> Value {
+        let t = self.new_var(Ty::Known(Scalar::Bool));
+        self.push_expr(Expr::Literal(Literal::Bool(v)), t)
+    }
+
+    /// `let name = init;` (or a declared-later `let name;` when `init` is `None`).
+    pub fn local(&mut self, name: &str, ty: Option<Scalar>, init: Option<Value>) -> Var {
+        // Without a type, the initializer or the first assignment gives it.
+        let t = self.new_var(ty.map_or(Ty::Unknown, Ty::Known));
+        let id = self.function.locals.len() as LocalId;
+        self.function.locals.push(Local { name: name.to_string(), ty: ty.unwrap_or(Scalar::I32), len: None });
+        self.local_ty.push(t);
+        let var = Var { id, ty: t };
+        if let Some(v) = init {
+            self.set(var, v);
+        }
+        var
+    }
+
+    /// A private array local `[elem; len]` (its elements are set by the body).
+    pub fn local_array(&mut self, name: &str, elem: Scalar, len: u32) -> Var {
+        let t = self.new_var(Ty::Known(elem));
+        let id = self.function.locals.len() as LocalId;
+        self.function.locals.push(Local { name: name.to_string(), ty: elem, len: Some(len) });
+        self.local_ty.push(t);
+        Var { id, ty: t }
+    }
+
+    /// The value of a scalar local.
+    pub fn get(&mut self, v: Var) -> Value {
+        self.push_expr(Expr::Local(v.id), v.ty)
+    }
+
+    /// `v = value`.
+    pub fn set(&mut self, v: Var, value: Value) {
+        self.unify(v.ty, value.ty, "assignment");
+        self.emit(Stmt::Assign { local: v.id, value: value.expr });
+    }
+
+    /// Element `index` of a private array.
+    pub fn get_elem(&mut self, v: Var, index: Value) -> Value {
+        self.index_type(index);
+        self.push_expr(Expr::LocalElem { local: v.id, index: index.expr }, v.ty)
+    }
+
+    /// `v[index] = value` on a private array.
+    pub fn set_elem(&mut self, v: Var, index: Value, value: Value) {
+        self.index_type(index);
+        self.unify(v.ty, value.ty, "array element assignment");
+        self.emit(Stmt::AssignElem { local: v.id, index: index.expr, value: value.expr });
+    }
+
+    fn index_type(&mut self, index: Value) {
+        let u = self.new_var(Ty::Known(Scalar::U64));
+        self.unify(index.ty, u, "index (usize)");
+    }
+
+    /// `-v`, `!v`.
+    pub fn unary(&mut self, op: UnaryOp, v: Value) -> Value {
+        let t = v.ty;
+        self.push_expr(Expr::Unary(op, v.expr), t)
+    }
+
+    /// `a op b`. Shifts keep the left type; comparisons give `bool`.
+    pub fn binary(&mut self, op: BinaryOp, a: Value, b: Value) -> Value {
+        let ty = match op {
+            BinaryOp::Shl | BinaryOp::Shr => a.ty,
+            _ => {
+                self.unify(a.ty, b.ty, op.symbol());
+                if op.is_comparison() {
+                    self.new_var(Ty::Known(Scalar::Bool))
+                } else {
+                    a.ty
+                }
+            }
+        };
+        self.push_expr(Expr::Binary(op, a.expr, b.expr), ty)
+    }
+
+    /// `v as ty`.
+    pub fn cast(&mut self, v: Value, ty: Scalar) -> Value {
+        let t = self.new_var(Ty::Known(ty));
+        self.push_expr(Expr::Cast(v.expr, ty), t)
+    }
+
+    /// A math function; all arguments share the receiver's type except `powi`'s exponent
+    /// (`i32`).
+    pub fn math(&mut self, f: MathFn, args: &[Value]) -> Value {
+        if args.len() != f.arity() {
+            self.errors.push(format!("`{}` takes {} arguments, got {}", f.name(), f.arity(), args.len()));
+        }
+        for (i, a) in args.iter().enumerate().skip(1) {
+            if f == MathFn::Powi || (f == MathFn::Pow && i == 1) {
+                let t = self.new_var(Ty::Known(if f == MathFn::Pow { Scalar::U32 } else { Scalar::I32 }));
+                self.unify(a.ty, t, f.name());
+            } else {
+                self.unify(args[0].ty, a.ty, f.name());
+            }
+        }
+        let ty = args.first().map_or_else(|| self.new_var(Ty::AnyFloat), |a| a.ty);
+        self.push_expr(Expr::Math(f, args.iter().map(|a| a.expr).collect()), ty)
+    }
+
+    /// `if cond { accept } else { reject }` on values.
+    pub fn select(&mut self, cond: Value, accept: Value, reject: Value) -> Value {
+        let b = self.new_var(Ty::Known(Scalar::Bool));
+        self.unify(cond.ty, b, "condition");
+        self.unify(accept.ty, reject.ty, "if/else arms");
+        self.push_expr(Expr::Select { cond: cond.expr, accept: accept.expr, reject: reject.expr }, accept.ty)
+    }
+
+    /// `if cond { .. } else { .. }` on statements.
+    pub fn if_(&mut self, cond: Value, accept: impl FnOnce(&mut Self), reject: impl FnOnce(&mut Self)) {
+        let b = self.new_var(Ty::Known(Scalar::Bool));
+        self.unify(cond.ty, b, "condition");
+        let a = self.block(accept);
+        let r = self.block(reject);
+        self.emit(Stmt::If { cond: cond.expr, accept: a, reject: r });
+    }
+
+    /// `loop { .. }`.
+    pub fn loop_(&mut self, body: impl FnOnce(&mut Self)) {
+        self.loop_depth += 1;
+        let b = self.block(body);
+        self.loop_depth -= 1;
+        self.emit(Stmt::Loop { body: b });
+    }
+
+    /// `break` of the innermost loop.
+    pub fn break_(&mut self) {
+        if self.loop_depth == 0 {
+            self.errors.push("`break` outside a loop".into());
+        }
+        self.emit(Stmt::Break);
+    }
+
+    /// `continue` of the innermost loop.
+    pub fn continue_(&mut self) {
+        if self.loop_depth == 0 {
+            self.errors.push("`continue` outside a loop".into());
+        }
+        self.emit(Stmt::Continue);
+    }
+
+    /// A counted loop nest: each level is `(name, type, start, step, trips)`; `body` gets the
+    /// loop variables.
+    pub fn for_(
+        &mut self,
+        levels: &[(&str, Scalar, Value, Value, Value)],
+        schedule: Option<Schedule>,
+        reductions: &[(Var, ReduceOp)],
+        private: &[Var],
+        body: impl FnOnce(&mut Self, &[Var]),
+    ) {
+        let mut ir_levels = Vec::new();
+        let mut vars = Vec::new();
+        for &(name, ty, start, step, trips) in levels {
+            let var = self.local(name, Some(ty), None);
+            self.unify(start.ty, var.ty, "loop start");
+            self.unify(step.ty, var.ty, "loop step");
+            let u = self.new_var(Ty::Known(Scalar::U64));
+            self.unify(trips.ty, u, "trip count");
+            ir_levels.push(LoopLevel { var: var.id, start: start.expr, step: step.expr, trips: trips.expr });
+            vars.push(var);
+        }
+        self.loop_depth += 1;
+        let b = self.block(|fb| body(fb, &vars));
+        self.loop_depth -= 1;
+        self.emit(Stmt::For {
+            levels: ir_levels,
+            schedule,
+            reductions: reductions.iter().map(|&(v, op)| Reduction { local: v.id, op }).collect(),
+            private: private.iter().map(|v| v.id).collect(),
+            body: b,
+        });
+    }
+
+    /// Defaults unconstrained literal types (`i32`, `f64`) and writes every local's and
+    /// literal's resolved type.
+    fn resolve_types(&mut self) {
+        for i in 0..self.local_ty.len() {
+            let t = self.resolved(self.local_ty[i]);
+            self.function.locals[i].ty = t;
+        }
+        for (i, tv) in self.expr_ty.clone().into_iter().enumerate() {
+            let t = self.resolved(tv);
+            let h = Handle::<Expr>::new(i);
+            if let Some(Expr::Literal(l)) = self.function.exprs.items.get_mut(h.index()) {
+                *l = match *l {
+                    Literal::Int(_, v) if t.is_float() => Literal::Float(t, v as f64),
+                    Literal::Int(_, v) => Literal::Int(t, v),
+                    Literal::Float(_, v) => Literal::Float(t, v),
+                    b => b,
+                };
+            }
+        }
+    }
+
+    fn resolved(&mut self, v: TyVar) -> Scalar {
+        match self.ty(v) {
+            Ty::Known(s) => s,
+            Ty::AnyInt | Ty::Unknown => Scalar::I32,
+            Ty::AnyFloat => Scalar::F64,
+        }
+    }
+
+    /// Turns bounds checks off (`unchecked` on the construct).
+    pub fn set_unchecked(&mut self, unchecked: bool) {
+        self.unchecked = unchecked;
+    }
+
+    /// A scalar captured by value.
+    pub fn param_scalar(&mut self, name: &str, ty: Scalar) -> Value {
+        let id = self.params.len() as ParamId;
+        self.params.push(Param { name: name.to_string(), kind: ParamKind::Scalar(ty) });
+        let t = self.new_var(Ty::Known(ty));
+        self.push_expr(Expr::Param(id), t)
+    }
+
+    /// An array in device memory.
+    pub fn param_array(&mut self, name: &str, elem: Scalar, writable: bool) -> ArrayRef {
+        let id = self.params.len() as ParamId;
+        self.params.push(Param { name: name.to_string(), kind: ParamKind::Array { elem, writable } });
+        ArrayRef { id, elem }
+    }
+
+    /// `array[index]`.
+    pub fn load(&mut self, a: ArrayRef, index: Value) -> Value {
+        self.index_type(index);
+        let t = self.new_var(Ty::Known(a.elem));
+        self.push_expr(Expr::Load { array: a.id, index: index.expr }, t)
+    }
+
+    /// `array[index] = value`.
+    pub fn store(&mut self, a: ArrayRef, index: Value, value: Value) {
+        self.index_type(index);
+        let t = self.new_var(Ty::Known(a.elem));
+        self.unify(value.ty, t, "store");
+        if !matches!(self.params[a.id as usize].kind, ParamKind::Array { writable: true, .. }) {
+            let name = self.params[a.id as usize].name.clone();
+            self.errors.push(format!("`{name}` is written but was captured read-only"));
+        }
+        self.emit(Stmt::Store { array: a.id, index: index.expr, value: value.expr });
+    }
+
+    /// `array.len()` as `usize`.
+    pub fn len(&mut self, a: ArrayRef) -> Value {
+        let t = self.new_var(Ty::Known(Scalar::U64));
+        self.push_expr(Expr::Len(a.id), t)
+    }
+
+    /// `array[index] op= value` atomically, keeping the old and/or new value in locals.
+    pub fn atomic(&mut self, a: ArrayRef, index: Value, op: AtomicOp, value: Value, old: Option<Var>, new: Option<Var>) {
+        self.index_type(index);
+        let t = self.new_var(Ty::Known(a.elem));
+        self.unify(value.ty, t, "atomic operand");
+        for v in old.iter().chain(new.iter()) {
+            self.unify(v.ty, t, "atomic capture");
+        }
+        self.emit(Stmt::Atomic { array: a.id, index: index.expr, op, value: value.expr, old: old.map(|v| v.id), new: new.map(|v| v.id) });
+    }
+
+    /// A compute-level reduction of `local`, combined into scalar parameter `into`.
+    pub fn reduce_into(&mut self, local: Var, op: ReduceOp, into: ParamId) {
+        self.reductions.push((local, op, into));
+    }
+
+    /// The finished, validated kernel.
+    pub fn finish(mut self) -> Result<Kernel, IrError> {
+        self.resolve_types();
+        if !self.errors.is_empty() {
+            return Err(IrError { message: format!("kernel `{}`: {}", self.name, self.errors.join("; ")) });
+        }
+        let kernel = Kernel {
+            name: self.name,
+            params: self.params,
+            function: self.function,
+            reductions: self.reductions.into_iter().map(|(v, op, p)| (Reduction { local: v.id, op }, p)).collect(),
+            unchecked: self.unchecked,
+        };
+        super::validate::validate(&kernel)?;
+        Ok(kernel)
+    }
+}

@@ -1,0 +1,509 @@
+//! The kernel IR: what a compute region becomes before a GPU backend lowers it (DESIGN.md
+//! section 3, steps 3-5).
+//!
+//! Modelled on naga's IR: each function owns an arena of expressions referenced by [`Handle`]s;
+//! statements form structured control flow (`if`, loops, `break`, `continue`); parallel loops
+//! carry their OpenACC annotations (levels, collapse, reductions, private variables). Values are
+//! typed by [`Scalar`]; arrays are kernel parameters (device buffers) or private locals.
+//! Expressions are pure trees evaluated where a statement uses them; loads read memory at that
+//! point. The [`builder`] constructs it (the macros emit calls to it), [`validate`] checks it
+//! and [`print`] writes it for `ACC_DUMP=ir`.
+
+// Variants and fields named after the Rust construct they stand for (`Scalar::F32`,
+// `BinaryOp::Add`, `MathFn::Sqrt`, `LoopLevel::start`) carry no doc of their own.
+#![allow(missing_docs)]
+
+pub mod builder;
+pub mod print;
+pub mod validate;
+
+use std::fmt;
+use std::marker::PhantomData;
+
+/// A scalar type. `isize`/`usize` are 64-bit here; backends may narrow index arithmetic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Scalar {
+    Bool,
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+    F32,
+    F64,
+}
+
+impl Scalar {
+    /// Size in bytes.
+    pub fn size(self) -> u32 {
+        match self {
+            Scalar::Bool | Scalar::I8 | Scalar::U8 => 1,
+            Scalar::I16 | Scalar::U16 => 2,
+            Scalar::I32 | Scalar::U32 | Scalar::F32 => 4,
+            Scalar::I64 | Scalar::U64 | Scalar::F64 => 8,
+        }
+    }
+    /// Whether it is a float type.
+    pub fn is_float(self) -> bool {
+        matches!(self, Scalar::F32 | Scalar::F64)
+    }
+    /// Whether it is an integer type.
+    pub fn is_int(self) -> bool {
+        !self.is_float() && self != Scalar::Bool
+    }
+    /// Whether it is a signed integer type.
+    pub fn is_signed(self) -> bool {
+        matches!(self, Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64)
+    }
+    /// The Rust spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scalar::Bool => "bool",
+            Scalar::I8 => "i8",
+            Scalar::I16 => "i16",
+            Scalar::I32 => "i32",
+            Scalar::I64 => "i64",
+            Scalar::U8 => "u8",
+            Scalar::U16 => "u16",
+            Scalar::U32 => "u32",
+            Scalar::U64 => "u64",
+            Scalar::F32 => "f32",
+            Scalar::F64 => "f64",
+        }
+    }
+}
+
+impl fmt::Display for Scalar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A handle into an [`Arena`].
+pub struct Handle<T> {
+    index: u32,
+    _marker: PhantomData<fn() -> T>,
+}
+
+impl<T> Handle<T> {
+    fn new(index: usize) -> Self {
+        Handle { index: index as u32, _marker: PhantomData }
+    }
+    /// The position in its arena.
+    pub fn index(self) -> usize {
+        self.index as usize
+    }
+}
+impl<T> Clone for Handle<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Handle<T> {}
+impl<T> PartialEq for Handle<T> {
+    fn eq(&self, o: &Self) -> bool {
+        self.index == o.index
+    }
+}
+impl<T> Eq for Handle<T> {}
+impl<T> std::hash::Hash for Handle<T> {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.index.hash(h)
+    }
+}
+impl<T> fmt::Debug for Handle<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "%{}", self.index)
+    }
+}
+
+/// A growable store of `T`s addressed by [`Handle`]s.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Arena<T> {
+    items: Vec<T>,
+}
+
+impl<T> Default for Arena<T> {
+    fn default() -> Self {
+        Arena { items: Vec::new() }
+    }
+}
+
+impl<T> Arena<T> {
+    /// Adds `item`; returns its handle.
+    pub fn append(&mut self, item: T) -> Handle<T> {
+        self.items.push(item);
+        Handle::new(self.items.len() - 1)
+    }
+    /// The item at `h`.
+    pub fn get(&self, h: Handle<T>) -> Option<&T> {
+        self.items.get(h.index())
+    }
+    /// Every handle and item, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (Handle<T>, &T)> {
+        self.items.iter().enumerate().map(|(i, t)| (Handle::new(i), t))
+    }
+    /// Number of items.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
+impl<T> std::ops::Index<Handle<T>> for Arena<T> {
+    type Output = T;
+    fn index(&self, h: Handle<T>) -> &T {
+        &self.items[h.index()]
+    }
+}
+
+/// A kernel parameter: what the region captures.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    /// The variable's name in the source.
+    pub name: String,
+    /// What it is.
+    pub kind: ParamKind,
+}
+
+/// How a parameter reaches the kernel.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParamKind {
+    /// A scalar passed by value (firstprivate, 3.3 section 2.6.2).
+    Scalar(Scalar),
+    /// An array in device memory; `writable` when the region writes it.
+    Array { elem: Scalar, writable: bool },
+}
+
+/// A local variable of a function: a scalar or a private fixed-size array.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Local {
+    /// Its name in the source (or a generated one).
+    pub name: String,
+    /// Element type.
+    pub ty: Scalar,
+    /// `Some(n)` for a private array of `n` elements.
+    pub len: Option<u32>,
+}
+
+/// Index of a parameter of the kernel.
+pub type ParamId = u32;
+/// Index of a local of the function.
+pub type LocalId = u32;
+
+/// A literal value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Literal {
+    Bool(bool),
+    /// An integer of the given type (two's complement bits, sign-extended).
+    Int(Scalar, i128),
+    /// A float of the given type.
+    Float(Scalar, f64),
+}
+
+impl Literal {
+    /// Its type.
+    pub fn ty(&self) -> Scalar {
+        match *self {
+            Literal::Bool(_) => Scalar::Bool,
+            Literal::Int(t, _) | Literal::Float(t, _) => t,
+        }
+    }
+}
+
+/// Unary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnaryOp {
+    /// `-x`
+    Neg,
+    /// `!x` (logical for bool, bitwise for integers)
+    Not,
+}
+
+/// Binary operators. Integer arithmetic wraps (DESIGN.md 4.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    /// `&&` (both operands are evaluated; the front end keeps short-circuit code as `if`s).
+    And,
+    /// `||`
+    Or,
+}
+
+impl BinaryOp {
+    /// Whether the result is `bool` whatever the operands.
+    pub fn is_comparison(self) -> bool {
+        matches!(self, BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge)
+    }
+    /// The Rust spelling.
+    pub fn symbol(self) -> &'static str {
+        use BinaryOp::*;
+        match self {
+            Add => "+",
+            Sub => "-",
+            Mul => "*",
+            Div => "/",
+            Rem => "%",
+            BitAnd => "&",
+            BitOr => "|",
+            BitXor => "^",
+            Shl => "<<",
+            Shr => ">>",
+            Eq => "==",
+            Ne => "!=",
+            Lt => "<",
+            Le => "<=",
+            Gt => ">",
+            Ge => ">=",
+            And => "&&",
+            Or => "||",
+        }
+    }
+}
+
+/// Math functions (the float methods of std, integer `min max abs pow`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MathFn {
+    Abs,
+    Min,
+    Max,
+    Clamp,
+    Sqrt,
+    Cbrt,
+    Exp,
+    Exp2,
+    Ln,
+    Log2,
+    Log10,
+    Sin,
+    Cos,
+    Tan,
+    Asin,
+    Acos,
+    Atan,
+    Atan2,
+    Sinh,
+    Cosh,
+    Tanh,
+    Floor,
+    Ceil,
+    Round,
+    Trunc,
+    Fract,
+    Powi,
+    Powf,
+    Pow,
+    MulAdd,
+    Hypot,
+    Signum,
+    Recip,
+}
+
+impl MathFn {
+    /// Number of arguments, the receiver included.
+    pub fn arity(self) -> usize {
+        use MathFn::*;
+        match self {
+            Min | Max | Atan2 | Powi | Powf | Pow | Hypot => 2,
+            Clamp | MulAdd => 3,
+            _ => 1,
+        }
+    }
+    /// The method name in std.
+    pub fn name(self) -> &'static str {
+        use MathFn::*;
+        match self {
+            Abs => "abs",
+            Min => "min",
+            Max => "max",
+            Clamp => "clamp",
+            Sqrt => "sqrt",
+            Cbrt => "cbrt",
+            Exp => "exp",
+            Exp2 => "exp2",
+            Ln => "ln",
+            Log2 => "log2",
+            Log10 => "log10",
+            Sin => "sin",
+            Cos => "cos",
+            Tan => "tan",
+            Asin => "asin",
+            Acos => "acos",
+            Atan => "atan",
+            Atan2 => "atan2",
+            Sinh => "sinh",
+            Cosh => "cosh",
+            Tanh => "tanh",
+            Floor => "floor",
+            Ceil => "ceil",
+            Round => "round",
+            Trunc => "trunc",
+            Fract => "fract",
+            Powi => "powi",
+            Powf => "powf",
+            Pow => "pow",
+            MulAdd => "mul_add",
+            Hypot => "hypot",
+            Signum => "signum",
+            Recip => "recip",
+        }
+    }
+    /// The function for a std method name.
+    pub fn from_name(name: &str) -> Option<MathFn> {
+        use MathFn::*;
+        const ALL: [MathFn; 33] = [
+            Abs, Min, Max, Clamp, Sqrt, Cbrt, Exp, Exp2, Ln, Log2, Log10, Sin, Cos, Tan, Asin, Acos, Atan, Atan2,
+            Sinh, Cosh, Tanh, Floor, Ceil, Round, Trunc, Fract, Powi, Powf, Pow, MulAdd, Hypot, Signum, Recip,
+        ];
+        ALL.into_iter().find(|m| m.name() == name)
+    }
+    /// Whether it applies only to floats.
+    pub fn float_only(self) -> bool {
+        !matches!(self, MathFn::Abs | MathFn::Min | MathFn::Max | MathFn::Clamp | MathFn::Pow | MathFn::Signum)
+    }
+}
+
+/// An expression: a pure tree over values, evaluated where a statement uses it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    Literal(Literal),
+    /// The value of a scalar parameter.
+    Param(ParamId),
+    /// The value of a scalar local.
+    Local(LocalId),
+    /// Element `index` of a private array local.
+    LocalElem { local: LocalId, index: Handle<Expr> },
+    /// Element `index` of an array parameter (bounds-checked unless the kernel is `unchecked`).
+    Load { array: ParamId, index: Handle<Expr> },
+    /// The length of an array parameter, in elements, as `u64`.
+    Len(ParamId),
+    Unary(UnaryOp, Handle<Expr>),
+    Binary(BinaryOp, Handle<Expr>, Handle<Expr>),
+    /// `if cond { a } else { b }` on values.
+    Select { cond: Handle<Expr>, accept: Handle<Expr>, reject: Handle<Expr> },
+    /// `e as T`.
+    Cast(Handle<Expr>, Scalar),
+    Math(MathFn, Vec<Handle<Expr>>),
+}
+
+/// A sequence of statements.
+pub type Block = Vec<Stmt>;
+
+/// How a loop is scheduled (3.3 section 2.9).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Schedule {
+    pub gang: bool,
+    pub worker: bool,
+    pub vector: bool,
+}
+
+/// A reduction of a loop or a kernel (3.3 section 2.5.15).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reduction {
+    /// The local that holds the running value.
+    pub local: LocalId,
+    /// The operator.
+    pub op: ReduceOp,
+}
+
+/// The reduction operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    Add,
+    Mul,
+    Max,
+    Min,
+    BitAnd,
+    BitOr,
+    BitXor,
+    And,
+    Or,
+}
+
+/// One loop of a nest: `for var in start + k * step, k in 0..trips`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoopLevel {
+    pub var: LocalId,
+    pub start: Handle<Expr>,
+    /// Step (signed, of the loop variable's type).
+    pub step: Handle<Expr>,
+    /// Number of iterations, `u64`.
+    pub trips: Handle<Expr>,
+}
+
+/// Atomic operations (3.3 section 2.12) on an array element or a scalar parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicOp {
+    /// Read-modify-write with a binary operator.
+    Update(BinaryOp),
+    /// Replace the value.
+    Exchange,
+}
+
+/// A statement.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    /// `local = value`.
+    Assign { local: LocalId, value: Handle<Expr> },
+    /// `local[index] = value` on a private array.
+    AssignElem { local: LocalId, index: Handle<Expr>, value: Handle<Expr> },
+    /// `array[index] = value` on an array parameter.
+    Store { array: ParamId, index: Handle<Expr>, value: Handle<Expr> },
+    If { cond: Handle<Expr>, accept: Block, reject: Block },
+    /// A counted loop nest (`collapse` gives several levels). `schedule: None` runs it
+    /// sequentially; `Some` shares its iterations per the OpenACC levels.
+    For { levels: Vec<LoopLevel>, schedule: Option<Schedule>, reductions: Vec<Reduction>, private: Vec<LocalId>, body: Block },
+    /// `loop { body }`; `while c { b }` is `loop { if !c { break } b }`.
+    Loop { body: Block },
+    Break,
+    Continue,
+    /// `array[index] op= value` atomically; the old value goes to `old`, the new to `new`.
+    Atomic { array: ParamId, index: Handle<Expr>, op: AtomicOp, value: Handle<Expr>, old: Option<LocalId>, new: Option<LocalId> },
+}
+
+/// A function body: locals, expressions and statements.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Function {
+    pub locals: Vec<Local>,
+    pub exprs: Arena<Expr>,
+    pub body: Block,
+}
+
+/// A compute region as a kernel. Routines it calls are inlined (their bodies are built into
+/// the kernel's function), as GPUs need for routines that take arrays.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    /// The region's name (function and source location), for messages and dumps.
+    pub name: String,
+    pub params: Vec<Param>,
+    pub function: Function,
+    /// Compute-level reductions: each names a local and the scalar parameter it is combined
+    /// into at the end (3.3 section 2.5.15).
+    pub reductions: Vec<(Reduction, ParamId)>,
+    /// `unchecked`: no bounds checks (DESIGN.md 4.2).
+    pub unchecked: bool,
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,115 @@
+use super::builder::KernelBuilder;
+use super::print::print;
+use super::validate::validate;
+use super::*;
+
+/// `for i in 0..y.len() { y[i] = a * x[i] + y[i]; }` as a gang/vector loop.
+fn saxpy() -> Kernel {
+    let mut b = KernelBuilder::new("saxpy");
+    let a = b.param_scalar("a", Scalar::F32);
+    let x = b.param_array("x", Scalar::F32, false);
+    let y = b.param_array("y", Scalar::F32, true);
+    let start = b.lit_int(0, None);
+    let step = b.lit_int(1, None);
+    let n = b.len(y);
+    let gang_vector = Some(Schedule { gang: true, worker: false, vector: true });
+    b.for_(&[("i", Scalar::U64, start, step, n)], gang_vector, &[], &[], |b, vars| {
+        let i = b.get(vars[0]);
+        let xi = b.load(x, i);
+        let ax = b.binary(BinaryOp::Mul, a, xi);
+        let i = b.get(vars[0]);
+        let yi = b.load(y, i);
+        let sum = b.binary(BinaryOp::Add, ax, yi);
+        let i = b.get(vars[0]);
+        b.store(y, i, sum);
+    });
+    b.finish().expect("valid")
+}
+
+#[test]
+fn builds_validates_and_prints_saxpy() {
+    let k = saxpy();
+    validate(&k).expect("valid");
+    let text = print(&k);
+    assert!(text.contains("param p2 y: mut [f32]"), "{text}");
+    assert!(text.contains("for l0 = 0u64 step 1u64 x len(p2) parallel(gang vector)"), "{text}");
+    assert!(text.contains("p2[l0] = ((p0 * p1[l0]) + p2[l0])"), "{text}");
+}
+
+#[test]
+fn unsuffixed_literals_take_the_type_they_meet() {
+    let mut b = KernelBuilder::new("lits");
+    let s = b.local("s", None, None);
+    let zero = b.lit_float(0.0, None);
+    b.set(s, zero);
+    let x = b.param_array("x", Scalar::F32, false);
+    let i = b.lit_int(3, None);
+    let xi = b.load(x, i);
+    let cur = b.get(s);
+    let two = b.lit_float(2.0, None);
+    let scaled = b.binary(BinaryOp::Mul, two, xi);
+    let sum = b.binary(BinaryOp::Add, cur, scaled);
+    b.set(s, sum);
+    let k = b.finish().expect("valid");
+    assert_eq!(k.function.locals[0].ty, Scalar::F32, "s takes x's element type");
+    let text = print(&k);
+    assert!(text.contains("l0 = 0.0f32") && text.contains("2.0f32") && text.contains("p0[3u64]"), "{text}");
+}
+
+#[test]
+fn defaults_are_i32_and_f64() {
+    let mut b = KernelBuilder::new("defaults");
+    let one = b.lit_int(1, None);
+    let half = b.lit_float(0.5, None);
+    let i = b.local("i", None, Some(one));
+    let h = b.local("h", None, Some(half));
+    let _ = (i, h);
+    let k = b.finish().expect("valid");
+    assert_eq!(k.function.locals[0].ty, Scalar::I32);
+    assert_eq!(k.function.locals[1].ty, Scalar::F64);
+}
+
+#[test]
+fn reductions_and_control_flow() {
+    let mut b = KernelBuilder::new("dot");
+    let x = b.param_array("x", Scalar::F64, false);
+    let s_param = b.param_scalar("s", Scalar::F64);
+    let _ = s_param;
+    let zero = b.lit_float(0.0, None);
+    let s = b.local("s", None, Some(zero));
+    let start = b.lit_int(0, None);
+    let step = b.lit_int(1, None);
+    let n = b.len(x);
+    b.for_(&[("i", Scalar::U64, start, step, n)], Some(Schedule::default()), &[(s, ReduceOp::Add)], &[], |f, vars| {
+        let i = f.get(vars[0]);
+        let limit = f.lit_int(10, None);
+        let small = f.binary(BinaryOp::Lt, i, limit);
+        f.if_(small, |f| f.continue_(), |_| {});
+    });
+    b.reduce_into(s, ReduceOp::Add, 1);
+    let k = b.finish().expect("valid");
+    let text = print(&k);
+    assert!(text.contains("reduction(Add:l0)") && text.contains("continue") && text.contains("reduction Add: l0 into p1"), "{text}");
+}
+
+#[test]
+fn the_validator_reports_what_is_wrong() {
+    let mut b = KernelBuilder::new("bad");
+    let x = b.param_array("x", Scalar::F32, false);
+    let i = b.lit_int(0, None);
+    let v = b.lit_float(1.0, None);
+    b.store(x, i, v);
+    let e = b.finish().unwrap_err().to_string();
+    assert!(e.contains("`x` is written but was captured read-only"), "{e}");
+
+    let mut b = KernelBuilder::new("mismatch");
+    let p = b.param_scalar("p", Scalar::F64);
+    let q = b.param_scalar("q", Scalar::F32);
+    let _ = b.binary(BinaryOp::Add, p, q);
+    let e = b.finish().unwrap_err().to_string();
+    assert!(e.contains("types"), "{e}");
+
+    let mut b = KernelBuilder::new("stray");
+    b.break_();
+    assert!(b.finish().unwrap_err().to_string().contains("`break` outside a loop"));
+}

@@ -1,0 +1,266 @@
+//! Checks a [`Kernel`] is well formed, separately from how it was built (like naga's
+//! validator): handles in range, every expression typed consistently, parameters used as
+//! what they are, `break`/`continue` inside loops.
+
+use super::builder::IrError;
+use super::*;
+
+/// Validates `k`; the error says what and where.
+pub fn validate(k: &Kernel) -> Result<(), IrError> {
+    let mut v = Validator { k, f: &k.function, errors: Vec::new(), types: Vec::new() };
+    v.function();
+    for (red, p) in &k.reductions {
+        if k.function.locals.get(red.local as usize).is_none() {
+            v.errors.push(format!("reduction of undefined local {}", red.local));
+        }
+        if !matches!(k.params.get(*p as usize).map(|p| &p.kind), Some(ParamKind::Scalar(_))) {
+            v.errors.push(format!("reduction into parameter {p}, which is not a scalar"));
+        }
+    }
+    if v.errors.is_empty() {
+        Ok(())
+    } else {
+        Err(IrError { message: format!("kernel `{}`: {}", k.name, v.errors.join("; ")) })
+    }
+}
+
+struct Validator<'a> {
+    k: &'a Kernel,
+    f: &'a Function,
+    errors: Vec<String>,
+    /// The type of each expression, computed in order (operands come first in the arena).
+    types: Vec<Option<Scalar>>,
+}
+
+impl Validator<'_> {
+    fn err(&mut self, m: String) {
+        self.errors.push(m);
+    }
+
+    fn function(&mut self) {
+        for (h, e) in self.f.exprs.iter() {
+            let t = self.expr_type(h, e);
+            self.types.push(t);
+        }
+        let body = &self.f.body;
+        self.block(body, 0);
+    }
+
+    fn operand(&mut self, at: Handle<Expr>, h: Handle<Expr>) -> Option<Scalar> {
+        if h.index() >= at.index() {
+            self.err(format!("{at:?} uses {h:?}, which does not come before it"));
+            return None;
+        }
+        self.types[h.index()]
+    }
+
+    fn local(&mut self, id: LocalId) -> Option<&Local> {
+        let l = self.f.locals.get(id as usize);
+        if l.is_none() {
+            self.errors.push(format!("undefined local {id}"));
+        }
+        l
+    }
+
+    fn array(&mut self, id: ParamId) -> Option<Scalar> {
+        match self.k.params.get(id as usize).map(|p| &p.kind) {
+            Some(ParamKind::Array { elem, .. }) => Some(*elem),
+            _ => {
+                self.err(format!("parameter {id} is not an array"));
+                None
+            }
+        }
+    }
+
+    fn expr_type(&mut self, h: Handle<Expr>, e: &Expr) -> Option<Scalar> {
+        Some(match e {
+            Expr::Literal(l) => l.ty(),
+            Expr::Param(p) => match self.k.params.get(*p as usize).map(|p| &p.kind) {
+                Some(ParamKind::Scalar(s)) => *s,
+                _ => {
+                    self.err(format!("{h:?}: parameter {p} is not a scalar"));
+                    return None;
+                }
+            },
+            Expr::Local(l) => {
+                let local = self.local(*l)?;
+                if local.len.is_some() {
+                    let name = local.name.clone();
+                    self.err(format!("{h:?}: `{name}` is an array; read an element"));
+                }
+                self.f.locals[*l as usize].ty
+            }
+            Expr::LocalElem { local, index } => {
+                self.index(h, *index);
+                let l = self.local(*local)?;
+                if l.len.is_none() {
+                    let name = l.name.clone();
+                    self.err(format!("{h:?}: `{name}` is not an array"));
+                }
+                self.f.locals[*local as usize].ty
+            }
+            Expr::Load { array, index } => {
+                self.index(h, *index);
+                self.array(*array)?
+            }
+            Expr::Len(a) => {
+                self.array(*a)?;
+                Scalar::U64
+            }
+            Expr::Unary(op, a) => {
+                let t = self.operand(h, *a)?;
+                match (op, t) {
+                    (UnaryOp::Neg, t) if t.is_float() || t.is_signed() => t,
+                    (UnaryOp::Not, t) if t == Scalar::Bool || t.is_int() => t,
+                    _ => {
+                        self.err(format!("{h:?}: {op:?} does not apply to {t}"));
+                        t
+                    }
+                }
+            }
+            Expr::Binary(op, a, b) => {
+                let (ta, tb) = (self.operand(h, *a)?, self.operand(h, *b)?);
+                let shift = matches!(op, BinaryOp::Shl | BinaryOp::Shr);
+                if !shift && ta != tb {
+                    self.err(format!("{h:?}: `{}` on {ta} and {tb}", op.symbol()));
+                }
+                if shift && !(ta.is_int() && tb.is_int()) {
+                    self.err(format!("{h:?}: shift of {ta} by {tb}"));
+                }
+                let ok = match op {
+                    BinaryOp::And | BinaryOp::Or => ta == Scalar::Bool,
+                    BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor => ta.is_int() || ta == Scalar::Bool,
+                    BinaryOp::Eq | BinaryOp::Ne => true,
+                    BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => ta != Scalar::Bool,
+                    _ => ta != Scalar::Bool,
+                };
+                if !ok {
+                    self.err(format!("{h:?}: `{}` does not apply to {ta}", op.symbol()));
+                }
+                if op.is_comparison() {
+                    Scalar::Bool
+                } else {
+                    ta
+                }
+            }
+            Expr::Select { cond, accept, reject } => {
+                let c = self.operand(h, *cond)?;
+                let (a, r) = (self.operand(h, *accept)?, self.operand(h, *reject)?);
+                if c != Scalar::Bool || a != r {
+                    self.err(format!("{h:?}: select on {c} between {a} and {r}"));
+                }
+                a
+            }
+            Expr::Cast(a, t) => {
+                self.operand(h, *a)?;
+                *t
+            }
+            Expr::Math(f, args) => {
+                if args.len() != f.arity() {
+                    self.err(format!("{h:?}: `{}` with {} arguments", f.name(), args.len()));
+                }
+                let ts: Vec<Option<Scalar>> = args.iter().map(|a| self.operand(h, *a)).collect();
+                let t = ts.first().copied().flatten()?;
+                if f.float_only() && !t.is_float() {
+                    self.err(format!("{h:?}: `{}` on {t}", f.name()));
+                }
+                t
+            }
+        })
+    }
+
+    fn index(&mut self, at: Handle<Expr>, index: Handle<Expr>) {
+        if let Some(t) = self.operand(at, index) {
+            if t != Scalar::U64 {
+                self.err(format!("{at:?}: index of type {t}, not usize"));
+            }
+        }
+    }
+
+    fn type_of(&mut self, h: Handle<Expr>) -> Option<Scalar> {
+        match self.types.get(h.index()) {
+            Some(t) => *t,
+            None => {
+                self.err(format!("statement uses undefined expression {h:?}"));
+                None
+            }
+        }
+    }
+
+    fn expect(&mut self, h: Handle<Expr>, want: Scalar, what: &str) {
+        if let Some(t) = self.type_of(h) {
+            if t != want {
+                self.err(format!("{what}: {t}, expected {want}"));
+            }
+        }
+    }
+
+    fn block(&mut self, b: &[Stmt], loops: u32) {
+        for s in b {
+            self.stmt(s, loops);
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt, loops: u32) {
+        match s {
+            Stmt::Assign { local, value } => {
+                if let Some(l) = self.local(*local).cloned() {
+                    if l.len.is_some() {
+                        self.err(format!("assignment to array `{}` as a whole", l.name));
+                    }
+                    self.expect(*value, l.ty, &format!("assignment to `{}`", l.name));
+                }
+            }
+            Stmt::AssignElem { local, index, value } => {
+                if let Some(l) = self.local(*local).cloned() {
+                    self.expect(*index, Scalar::U64, "index");
+                    self.expect(*value, l.ty, &format!("assignment to `{}[..]`", l.name));
+                }
+            }
+            Stmt::Store { array, index, value } => {
+                if let Some(elem) = self.array(*array) {
+                    if matches!(self.k.params[*array as usize].kind, ParamKind::Array { writable: false, .. }) {
+                        let n = self.k.params[*array as usize].name.clone();
+                        self.err(format!("store to read-only `{n}`"));
+                    }
+                    self.expect(*index, Scalar::U64, "index");
+                    self.expect(*value, elem, "stored value");
+                }
+            }
+            Stmt::If { cond, accept, reject } => {
+                self.expect(*cond, Scalar::Bool, "condition");
+                self.block(accept, loops);
+                self.block(reject, loops);
+            }
+            Stmt::For { levels, reductions, private, body, .. } => {
+                for l in levels {
+                    if let Some(local) = self.local(l.var).cloned() {
+                        self.expect(l.start, local.ty, "loop start");
+                        self.expect(l.step, local.ty, "loop step");
+                    }
+                    self.expect(l.trips, Scalar::U64, "trip count");
+                }
+                for id in reductions.iter().map(|r| r.local).chain(private.iter().copied()) {
+                    self.local(id);
+                }
+                self.block(body, loops + 1);
+            }
+            Stmt::Loop { body } => self.block(body, loops + 1),
+            Stmt::Break | Stmt::Continue if loops == 0 => self.err("`break`/`continue` outside a loop".into()),
+            Stmt::Break | Stmt::Continue => {}
+            Stmt::Atomic { array, index, value, old, new, .. } => {
+                if let Some(elem) = self.array(*array) {
+                    self.expect(*index, Scalar::U64, "index");
+                    self.expect(*value, elem, "atomic operand");
+                    for l in old.iter().chain(new.iter()) {
+                        if let Some(local) = self.local(*l).cloned() {
+                            if local.ty != elem {
+                                self.err(format!("atomic capture into `{}` of type {}", local.name, local.ty));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
