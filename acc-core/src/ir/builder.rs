@@ -236,7 +236,7 @@ impl KernelBuilder {
     }
 
     fn index_type(&mut self, index: Value) {
-        let u = self.new_var(Ty::Known(Scalar::U64));
+        let u = self.new_var(Ty::Known(Scalar::USize));
         self.unify(index.ty, u, "index (usize)");
     }
 
@@ -343,8 +343,7 @@ impl KernelBuilder {
             let var = self.local(name, Some(ty), None);
             self.unify(start.ty, var.ty, "loop start");
             self.unify(step.ty, var.ty, "loop step");
-            let u = self.new_var(Ty::Known(Scalar::U64));
-            self.unify(trips.ty, u, "trip count");
+            let trips = self.to_u64(trips);
             ir_levels.push(LoopLevel { var: var.id, start: start.expr, step: step.expr, trips: trips.expr });
             vars.push(var);
         }
@@ -358,6 +357,52 @@ impl KernelBuilder {
             private: private.iter().map(|v| v.id).collect(),
             body: b,
         });
+    }
+
+    /// `v` as `u64` (unchanged when it already is).
+    fn to_u64(&mut self, v: Value) -> Value {
+        match self.ty(v.ty) {
+            Ty::Known(Scalar::U64) => v,
+            Ty::AnyInt | Ty::Unknown => {
+                let u = self.new_var(Ty::Known(Scalar::U64));
+                self.unify(v.ty, u, "trip count");
+                v
+            }
+            _ => self.cast(v, Scalar::U64),
+        }
+    }
+
+    /// `for name in start..end` (`..=end` when `inclusive`) with step 1: the trip count is
+    /// `end - start` (plus one), or 0 when the range is empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn for_range(
+        &mut self,
+        name: &str,
+        ty: Scalar,
+        start: Value,
+        end: Value,
+        inclusive: bool,
+        schedule: Option<Schedule>,
+        reductions: &[(Var, ReduceOp)],
+        private: &[Var],
+        body: impl FnOnce(&mut Self, &[Var]),
+    ) {
+        let s = self.local("__start", Some(ty), Some(start));
+        let e = self.local("__end", Some(ty), Some(end));
+        let (sv, ev) = (self.get(s), self.get(e));
+        let nonempty = self.binary(if inclusive { BinaryOp::Le } else { BinaryOp::Lt }, sv, ev);
+        let (sv, ev) = (self.get(s), self.get(e));
+        let span = self.binary(BinaryOp::Sub, ev, sv);
+        let mut count = self.cast(span, Scalar::U64);
+        if inclusive {
+            let one = self.lit_int(1, Some(Scalar::U64));
+            count = self.binary(BinaryOp::Add, count, one);
+        }
+        let zero = self.lit_int(0, Some(Scalar::U64));
+        let trips = self.select(nonempty, count, zero);
+        let step = self.lit_int(1, Some(ty));
+        let sv = self.get(s);
+        self.for_(&[(name, ty, sv, step, trips)], schedule, reductions, private, body);
     }
 
     /// Defaults unconstrained literal types (`i32`, `f64`) and writes every local's and
@@ -430,7 +475,7 @@ impl KernelBuilder {
 
     /// `array.len()` as `usize`.
     pub fn len(&mut self, a: ArrayRef) -> Value {
-        let t = self.new_var(Ty::Known(Scalar::U64));
+        let t = self.new_var(Ty::Known(Scalar::USize));
         self.push_expr(Expr::Len(a.id), t)
     }
 

@@ -20,7 +20,9 @@ pub mod validate;
 use std::fmt;
 use std::marker::PhantomData;
 
-/// A scalar type. `isize`/`usize` are 64-bit here; backends may narrow index arithmetic.
+/// A scalar type. `usize`/`isize` stay distinct from `u64`/`i64` (as in Rust): they index
+/// arrays, and a backend may give them fewer bits than the host (wgpu buffers are indexed by
+/// 32-bit integers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Scalar {
     Bool,
@@ -28,10 +30,12 @@ pub enum Scalar {
     I16,
     I32,
     I64,
+    ISize,
     U8,
     U16,
     U32,
     U64,
+    USize,
     F32,
     F64,
 }
@@ -43,7 +47,7 @@ impl Scalar {
             Scalar::Bool | Scalar::I8 | Scalar::U8 => 1,
             Scalar::I16 | Scalar::U16 => 2,
             Scalar::I32 | Scalar::U32 | Scalar::F32 => 4,
-            Scalar::I64 | Scalar::U64 | Scalar::F64 => 8,
+            Scalar::I64 | Scalar::U64 | Scalar::F64 | Scalar::ISize | Scalar::USize => 8,
         }
     }
     /// Whether it is a float type.
@@ -56,7 +60,7 @@ impl Scalar {
     }
     /// Whether it is a signed integer type.
     pub fn is_signed(self) -> bool {
-        matches!(self, Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64)
+        matches!(self, Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64 | Scalar::ISize)
     }
     /// The Rust spelling.
     pub fn name(self) -> &'static str {
@@ -66,10 +70,12 @@ impl Scalar {
             Scalar::I16 => "i16",
             Scalar::I32 => "i32",
             Scalar::I64 => "i64",
+            Scalar::ISize => "isize",
             Scalar::U8 => "u8",
             Scalar::U16 => "u16",
             Scalar::U32 => "u32",
             Scalar::U64 => "u64",
+            Scalar::USize => "usize",
             Scalar::F32 => "f32",
             Scalar::F64 => "f64",
         }
@@ -396,7 +402,7 @@ pub enum Expr {
     LocalElem { local: LocalId, index: Handle<Expr> },
     /// Element `index` of an array parameter (bounds-checked unless the kernel is `unchecked`).
     Load { array: ParamId, index: Handle<Expr> },
-    /// The length of an array parameter, in elements, as `u64`.
+    /// The length of an array parameter, in elements, as `usize`.
     Len(ParamId),
     Unary(UnaryOp, Handle<Expr>),
     Binary(BinaryOp, Handle<Expr>, Handle<Expr>),
@@ -448,7 +454,7 @@ pub struct LoopLevel {
     pub start: Handle<Expr>,
     /// Step (signed, of the loop variable's type).
     pub step: Handle<Expr>,
-    /// Number of iterations, `u64`.
+    /// Number of iterations, `u64` (the IR counts iterations in 64 bits; see `Scalar::USize`).
     pub trips: Handle<Expr>,
 }
 

@@ -13,7 +13,7 @@ fn saxpy() -> Kernel {
     let step = b.lit_int(1, None);
     let n = b.len(y);
     let gang_vector = Some(Schedule { gang: true, worker: false, vector: true });
-    b.for_(&[("i", Scalar::U64, start, step, n)], gang_vector, &[], &[], |b, vars| {
+    b.for_(&[("i", Scalar::USize, start, step, n)], gang_vector, &[], &[], |b, vars| {
         let i = b.get(vars[0]);
         let xi = b.load(x, i);
         let ax = b.binary(BinaryOp::Mul, a, xi);
@@ -32,7 +32,7 @@ fn builds_validates_and_prints_saxpy() {
     validate(&k).expect("valid");
     let text = print(&k);
     assert!(text.contains("param p2 y: mut [f32]"), "{text}");
-    assert!(text.contains("for l0 = 0u64 step 1u64 x len(p2) parallel(gang vector)"), "{text}");
+    assert!(text.contains("for l0 = 0usize step 1usize x (len(p2) as u64) parallel(gang vector)"), "{text}");
     assert!(text.contains("p2[l0] = ((p0 * p1[l0]) + p2[l0])"), "{text}");
 }
 
@@ -53,7 +53,7 @@ fn unsuffixed_literals_take_the_type_they_meet() {
     let k = b.finish().expect("valid");
     assert_eq!(k.function.locals[0].ty, Scalar::F32, "s takes x's element type");
     let text = print(&k);
-    assert!(text.contains("l0 = 0.0f32") && text.contains("2.0f32") && text.contains("p0[3u64]"), "{text}");
+    assert!(text.contains("l0 = 0.0f32") && text.contains("2.0f32") && text.contains("p0[3usize]"), "{text}");
 }
 
 #[test]
@@ -80,7 +80,7 @@ fn reductions_and_control_flow() {
     let start = b.lit_int(0, None);
     let step = b.lit_int(1, None);
     let n = b.len(x);
-    b.for_(&[("i", Scalar::U64, start, step, n)], Some(Schedule::default()), &[(s, ReduceOp::Add)], &[], |f, vars| {
+    b.for_(&[("i", Scalar::USize, start, step, n)], Some(Schedule::default()), &[(s, ReduceOp::Add)], &[], |f, vars| {
         let i = f.get(vars[0]);
         let limit = f.lit_int(10, None);
         let small = f.binary(BinaryOp::Lt, i, limit);
@@ -112,4 +112,20 @@ fn the_validator_reports_what_is_wrong() {
     let mut b = KernelBuilder::new("stray");
     b.break_();
     assert!(b.finish().unwrap_err().to_string().contains("`break` outside a loop"));
+}
+
+#[test]
+fn for_range_counts_trips_and_guards_empty_ranges() {
+    let mut b = KernelBuilder::new("range");
+    let y = b.param_array("y", Scalar::I64, true);
+    let lo = b.lit_int(-5, None);
+    let hi = b.lit_int(5, None);
+    b.for_range("k", Scalar::I64, lo, hi, true, None, &[], &[], |b, v| {
+        let k = b.get(v[0]);
+        let idx = b.lit_int(0, None);
+        b.store(y, idx, k);
+    });
+    let k = b.finish().expect("valid");
+    let text = print(&k);
+    assert!(text.contains("select((l0 <= l1), (((l1 - l0) as u64) + 1u64), 0u64)"), "{text}");
 }

@@ -105,7 +105,7 @@ impl Validator<'_> {
             }
             Expr::Len(a) => {
                 self.array(*a)?;
-                Scalar::U64
+                Scalar::USize
             }
             Expr::Unary(op, a) => {
                 let t = self.operand(h, *a)?;
@@ -171,7 +171,7 @@ impl Validator<'_> {
 
     fn index(&mut self, at: Handle<Expr>, index: Handle<Expr>) {
         if let Some(t) = self.operand(at, index) {
-            if t != Scalar::U64 {
+            if t != Scalar::USize {
                 self.err(format!("{at:?}: index of type {t}, not usize"));
             }
         }
@@ -213,7 +213,7 @@ impl Validator<'_> {
             }
             Stmt::AssignElem { local, index, value } => {
                 if let Some(l) = self.local(*local).cloned() {
-                    self.expect(*index, Scalar::U64, "index");
+                    self.expect(*index, Scalar::USize, "index");
                     self.expect(*value, l.ty, &format!("assignment to `{}[..]`", l.name));
                 }
             }
@@ -223,7 +223,7 @@ impl Validator<'_> {
                         let n = self.k.params[*array as usize].name.clone();
                         self.err(format!("store to read-only `{n}`"));
                     }
-                    self.expect(*index, Scalar::U64, "index");
+                    self.expect(*index, Scalar::USize, "index");
                     self.expect(*value, elem, "stored value");
                 }
             }
@@ -250,7 +250,7 @@ impl Validator<'_> {
             Stmt::Break | Stmt::Continue => {}
             Stmt::Atomic { array, index, value, old, new, .. } => {
                 if let Some(elem) = self.array(*array) {
-                    self.expect(*index, Scalar::U64, "index");
+                    self.expect(*index, Scalar::USize, "index");
                     self.expect(*value, elem, "atomic operand");
                     for l in old.iter().chain(new.iter()) {
                         if let Some(local) = self.local(*l).cloned() {
