@@ -4,13 +4,17 @@
 //! launches (and, for GPU backends, `lower` from the kernel IR). This build has:
 //! - [`host`]: the calling thread, running each region's host twin sequentially;
 //! - [`multicore`] (feature `multicore`): all host cores, splitting each region's outermost
-//!   parallel loops across a thread pool.
+//!   parallel loops across a thread pool;
+//! - `wgsl` (feature `wgpu`): the lowering of kernel IR to WGSL validated by naga; the wgpu
+//!   device that runs it is not part of this build yet.
 
 #![warn(missing_docs)]
 
 pub mod host;
 #[cfg(feature = "multicore")]
 pub mod multicore;
+#[cfg(feature = "wgpu")]
+pub mod wgsl;
 
 use acc_core::device::Backend;
 

@@ -343,7 +343,7 @@ impl KernelBuilder {
             let var = self.local(name, Some(ty), None);
             self.unify(start.ty, var.ty, "loop start");
             self.unify(step.ty, var.ty, "loop step");
-            let trips = self.to_u64(trips);
+            let trips = self.as_usize(trips);
             ir_levels.push(LoopLevel { var: var.id, start: start.expr, step: step.expr, trips: trips.expr });
             vars.push(var);
         }
@@ -359,16 +359,16 @@ impl KernelBuilder {
         });
     }
 
-    /// `v` as `u64` (unchanged when it already is).
-    fn to_u64(&mut self, v: Value) -> Value {
+    /// `v` as `usize` (unchanged when it already is).
+    fn as_usize(&mut self, v: Value) -> Value {
         match self.ty(v.ty) {
-            Ty::Known(Scalar::U64) => v,
+            Ty::Known(Scalar::USize) => v,
             Ty::AnyInt | Ty::Unknown => {
-                let u = self.new_var(Ty::Known(Scalar::U64));
+                let u = self.new_var(Ty::Known(Scalar::USize));
                 self.unify(v.ty, u, "trip count");
                 v
             }
-            _ => self.cast(v, Scalar::U64),
+            _ => self.cast(v, Scalar::USize),
         }
     }
 
@@ -393,12 +393,12 @@ impl KernelBuilder {
         let nonempty = self.binary(if inclusive { BinaryOp::Le } else { BinaryOp::Lt }, sv, ev);
         let (sv, ev) = (self.get(s), self.get(e));
         let span = self.binary(BinaryOp::Sub, ev, sv);
-        let mut count = self.cast(span, Scalar::U64);
+        let mut count = self.cast(span, Scalar::USize);
         if inclusive {
-            let one = self.lit_int(1, Some(Scalar::U64));
+            let one = self.lit_int(1, Some(Scalar::USize));
             count = self.binary(BinaryOp::Add, count, one);
         }
-        let zero = self.lit_int(0, Some(Scalar::U64));
+        let zero = self.lit_int(0, Some(Scalar::USize));
         let trips = self.select(nonempty, count, zero);
         let step = self.lit_int(1, Some(ty));
         let sv = self.get(s);

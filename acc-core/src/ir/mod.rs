@@ -454,7 +454,7 @@ pub struct LoopLevel {
     pub start: Handle<Expr>,
     /// Step (signed, of the loop variable's type).
     pub step: Handle<Expr>,
-    /// Number of iterations, `u64` (the IR counts iterations in 64 bits; see `Scalar::USize`).
+    /// Number of iterations, `usize` (index-like: 32 bits on wgpu, which checks it fits).
     pub trips: Handle<Expr>,
 }
 

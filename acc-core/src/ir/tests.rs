@@ -32,7 +32,7 @@ fn builds_validates_and_prints_saxpy() {
     validate(&k).expect("valid");
     let text = print(&k);
     assert!(text.contains("param p2 y: mut [f32]"), "{text}");
-    assert!(text.contains("for l0 = 0usize step 1usize x (len(p2) as u64) parallel(gang vector)"), "{text}");
+    assert!(text.contains("for l0 = 0usize step 1usize x len(p2) parallel(gang vector)"), "{text}");
     assert!(text.contains("p2[l0] = ((p0 * p1[l0]) + p2[l0])"), "{text}");
 }
 
@@ -127,5 +127,5 @@ fn for_range_counts_trips_and_guards_empty_ranges() {
     });
     let k = b.finish().expect("valid");
     let text = print(&k);
-    assert!(text.contains("select((l0 <= l1), (((l1 - l0) as u64) + 1u64), 0u64)"), "{text}");
+    assert!(text.contains("select((l0 <= l1), (((l1 - l0) as usize) + 1usize), 0usize)"), "{text}");
 }

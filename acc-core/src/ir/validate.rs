@@ -7,6 +7,12 @@ use super::*;
 
 /// Validates `k`; the error says what and where.
 pub fn validate(k: &Kernel) -> Result<(), IrError> {
+    expr_types(k).map(|_| ())
+}
+
+/// Validates `k` and returns the type of each of its function's expressions, by handle index
+/// (what a backend needs to lower them).
+pub fn expr_types(k: &Kernel) -> Result<Vec<Scalar>, IrError> {
     let mut v = Validator { k, f: &k.function, errors: Vec::new(), types: Vec::new() };
     v.function();
     for (red, p) in &k.reductions {
@@ -18,7 +24,7 @@ pub fn validate(k: &Kernel) -> Result<(), IrError> {
         }
     }
     if v.errors.is_empty() {
-        Ok(())
+        Ok(v.types.into_iter().map(|t| t.unwrap_or(Scalar::Bool)).collect())
     } else {
         Err(IrError { message: format!("kernel `{}`: {}", k.name, v.errors.join("; ")) })
     }
@@ -238,7 +244,7 @@ impl Validator<'_> {
                         self.expect(l.start, local.ty, "loop start");
                         self.expect(l.step, local.ty, "loop step");
                     }
-                    self.expect(l.trips, Scalar::U64, "trip count");
+                    self.expect(l.trips, Scalar::USize, "trip count");
                 }
                 for id in reductions.iter().map(|r| r.local).chain(private.iter().copied()) {
                     self.local(id);

@@ -1,0 +1,626 @@
+// Fields named after what they hold (offsets, entry points) carry no doc of their own.
+#![allow(missing_docs)]
+
+use std::fmt::Write;
+
+use acc_core::ir::validate::expr_types;
+use acc_core::ir::*;
+use acc_core::{Error, Result};
+
+/// Invocations per workgroup (along x).
+pub const WORKGROUP_SIZE: u32 = 256;
+
+/// What the adapter can do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Target {
+    /// `f64` in shaders (naga `FLOAT64`).
+    pub f64: bool,
+    /// `i64`/`u64` in shaders (naga `SHADER_INT64`).
+    pub int64: bool,
+}
+
+/// What a binding of the lowered module holds (all in bind group 0, binding = index).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Binding {
+    /// An array parameter.
+    Array(ParamId),
+    /// The scalar parameters, laid out as [`Lowered::params`] says.
+    Params,
+    /// Four `u32`: an out-of-bounds flag, then parameter, index and length of the first one.
+    Status,
+    /// Per-workgroup partial results of reduction `n` of [`Lowered::reductions`].
+    Partials(usize),
+}
+
+/// Where a scalar parameter sits in the parameter buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParamSlot {
+    pub param: ParamId,
+    pub ty: Scalar,
+    /// Byte offset (WGSL storage layout: each scalar aligned to its size).
+    pub offset: u32,
+}
+
+/// A kernel-level reduction: which entry point computes its per-workgroup partials.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReductionSlot {
+    pub op: ReduceOp,
+    pub ty: Scalar,
+    /// The scalar parameter the result is combined into (with its original value).
+    pub into: ParamId,
+    /// The entry point (index into [`Lowered::entry_points`]) that writes the partials.
+    pub entry: usize,
+}
+
+/// A kernel lowered to a validated module.
+pub struct Lowered {
+    /// The WGSL source (`ACC_DUMP=wgsl`).
+    pub wgsl: String,
+    pub module: naga::Module,
+    pub info: naga::valid::ModuleInfo,
+    /// Entry points, dispatched in this order.
+    pub entry_points: Vec<String>,
+    pub bindings: Vec<Binding>,
+    pub params: Vec<ParamSlot>,
+    /// Size of the parameter buffer in bytes (at least 4).
+    pub params_size: u32,
+    pub reductions: Vec<ReductionSlot>,
+}
+
+fn unsupported(what: impl Into<String>) -> Error {
+    Error::Unsupported { what: format!("on wgpu: {}", what.into()) }
+}
+
+/// The WGSL type of an IR scalar on `target` (`usize`/`isize` are 32-bit on wgpu).
+fn wgsl_type(t: Scalar, target: Target) -> Result<&'static str> {
+    Ok(match t {
+        Scalar::Bool => "bool",
+        Scalar::I32 | Scalar::ISize => "i32",
+        Scalar::U32 | Scalar::USize => "u32",
+        Scalar::F32 => "f32",
+        Scalar::F64 if target.f64 => "f64",
+        Scalar::I64 if target.int64 => "i64",
+        Scalar::U64 if target.int64 => "u64",
+        Scalar::F64 => return Err(unsupported("this adapter has no f64 in shaders")),
+        Scalar::I64 | Scalar::U64 => return Err(unsupported("this adapter has no 64-bit integers in shaders")),
+        Scalar::I8 | Scalar::I16 | Scalar::U8 | Scalar::U16 => {
+            return Err(unsupported(format!("{t} values (8- and 16-bit types are not supported yet)")))
+        }
+    })
+}
+
+/// The type an array element has in a storage buffer.
+fn storage_type(t: Scalar, target: Target) -> Result<&'static str> {
+    match t {
+        Scalar::Bool => Err(unsupported("arrays of bool (not supported yet)")),
+        Scalar::USize | Scalar::ISize => Err(unsupported("arrays of usize/isize (64-bit on the host, 32-bit here)")),
+        other => wgsl_type(other, target),
+    }
+}
+
+fn literal(l: Literal, target: Target) -> Result<String> {
+    Ok(match l {
+        Literal::Bool(b) => b.to_string(),
+        Literal::Int(t, v) => match t {
+            Scalar::I32 | Scalar::ISize => format!("i32({v})"),
+            Scalar::U32 | Scalar::USize => format!("{}u", v as u32),
+            Scalar::I64 => {
+                wgsl_type(t, target)?;
+                if v == i64::MIN as i128 {
+                    String::from("(-9223372036854775807li - 1li)")
+                } else {
+                    format!("{}li", v as i64)
+                }
+            }
+            Scalar::U64 => {
+                wgsl_type(t, target)?;
+                format!("{}lu", v as u64)
+            }
+            Scalar::F32 | Scalar::F64 => literal(Literal::Float(t, v as f64), target)?,
+            other => return Err(unsupported(format!("an integer literal of type {other}"))),
+        },
+        Literal::Float(t, v) => {
+            let ty = wgsl_type(t, target)?;
+            if v.is_finite() {
+                let text = if v == v.trunc() && v.abs() < 1e15 { format!("{v:.1}") } else { format!("{v:e}") };
+                format!("{ty}({text})")
+            } else if t == Scalar::F32 {
+                let bits = (v as f32).to_bits();
+                format!("bitcast<f32>({bits}u)")
+            } else {
+                let bits = v.to_bits();
+                format!("bitcast<f64>({bits}lu)")
+            }
+        }
+    })
+}
+
+/// Lowers `kernel` for `target`.
+pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
+    let types = expr_types(kernel).map_err(|e| Error::Unsupported { what: format!("invalid kernel IR: {e}") })?;
+    let mut w = Writer { k: kernel, target, types, helpers: String::new() };
+    w.module()
+}
+
+struct Writer<'a> {
+    k: &'a Kernel,
+    target: Target,
+    types: Vec<Scalar>,
+    /// Helper functions the body needs (bounds checks, powi), each once.
+    helpers: String,
+}
+
+/// Identity of a reduction operator for a type, as WGSL.
+fn identity(op: ReduceOp, t: Scalar, target: Target) -> Result<String> {
+    let lit = |l| literal(l, target);
+    Ok(match (op, t) {
+        (ReduceOp::Add | ReduceOp::BitOr | ReduceOp::BitXor, t) if t.is_float() => lit(Literal::Float(t, 0.0))?,
+        (ReduceOp::Add | ReduceOp::BitOr | ReduceOp::BitXor, Scalar::Bool) | (ReduceOp::Or, _) => "false".into(),
+        (ReduceOp::Add | ReduceOp::BitOr | ReduceOp::BitXor, t) => lit(Literal::Int(t, 0))?,
+        (ReduceOp::Mul, t) if t.is_float() => lit(Literal::Float(t, 1.0))?,
+        (ReduceOp::Mul, t) => lit(Literal::Int(t, 1))?,
+        (ReduceOp::And, _) | (ReduceOp::BitAnd, Scalar::Bool) => "true".into(),
+        (ReduceOp::BitAnd, t) if t.is_signed() => lit(Literal::Int(t, -1))?,
+        (ReduceOp::BitAnd, t) => lit(Literal::Int(t, if t == Scalar::U64 { u64::MAX as i128 } else { u32::MAX as i128 }))?,
+        (ReduceOp::Max, t) if t.is_float() => lit(Literal::Float(t, f64::NEG_INFINITY))?,
+        (ReduceOp::Min, t) if t.is_float() => lit(Literal::Float(t, f64::INFINITY))?,
+        (ReduceOp::Max, Scalar::I32 | Scalar::ISize) => lit(Literal::Int(t, i32::MIN as i128))?,
+        (ReduceOp::Min, Scalar::I32 | Scalar::ISize) => lit(Literal::Int(t, i32::MAX as i128))?,
+        (ReduceOp::Max, Scalar::I64) => lit(Literal::Int(t, i64::MIN as i128))?,
+        (ReduceOp::Min, Scalar::I64) => lit(Literal::Int(t, i64::MAX as i128))?,
+        (ReduceOp::Max, _) => lit(Literal::Int(t, 0))?,
+        (ReduceOp::Min, Scalar::U64) => lit(Literal::Int(t, u64::MAX as i128))?,
+        (ReduceOp::Min, _) => lit(Literal::Int(t, u32::MAX as i128))?,
+    })
+}
+
+/// `a op b` for a reduction, as WGSL.
+fn combine(op: ReduceOp, t: Scalar, a: &str, b: &str) -> String {
+    match op {
+        ReduceOp::Add => format!("({a} + {b})"),
+        ReduceOp::Mul => format!("({a} * {b})"),
+        // NaN is ignored, as by f64::max/min on the host.
+        ReduceOp::Max if t.is_float() => format!("select(max({a}, {b}), {a}, {b} != {b})"),
+        ReduceOp::Min if t.is_float() => format!("select(min({a}, {b}), {a}, {b} != {b})"),
+        ReduceOp::Max => format!("max({a}, {b})"),
+        ReduceOp::Min => format!("min({a}, {b})"),
+        ReduceOp::BitAnd | ReduceOp::And => format!("({a} & {b})"),
+        ReduceOp::BitOr | ReduceOp::Or => format!("({a} | {b})"),
+        ReduceOp::BitXor if t == Scalar::Bool => format!("({a} != {b})"),
+        ReduceOp::BitXor => format!("({a} ^ {b})"),
+    }
+}
+
+impl Writer<'_> {
+    fn ty(&self, t: Scalar) -> Result<&'static str> {
+        wgsl_type(t, self.target)
+    }
+
+    fn module(&mut self) -> Result<Lowered> {
+        let k = self.k;
+        let mut bindings = Vec::new();
+        let mut decls = String::new();
+        // Arrays.
+        for (id, p) in k.params.iter().enumerate() {
+            if let ParamKind::Array { elem, writable } = &p.kind {
+                let ty = storage_type(*elem, self.target).map_err(|e| annotate(e, &p.name))?;
+                let access = if *writable { "read_write" } else { "read" };
+                let _ = writeln!(decls, "@group(0) @binding({}) var<storage, {access}> p{id}: array<{ty}>; // {}", bindings.len(), p.name);
+                bindings.push(Binding::Array(id as ParamId));
+            }
+        }
+        // Scalars, in one buffer laid out by size.
+        let mut params = Vec::new();
+        let mut offset = 0u32;
+        let mut fields = String::new();
+        let mut scalars: Vec<(usize, Scalar)> = k
+            .params
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| match p.kind {
+                ParamKind::Scalar(s) => Some((i, s)),
+                _ => None,
+            })
+            .collect();
+        scalars.sort_by_key(|&(_, s)| std::cmp::Reverse(self.param_size(s)));
+        for (id, s) in scalars {
+            let size = self.param_size(s);
+            offset = offset.next_multiple_of(size);
+            let ty = if s == Scalar::Bool { "u32" } else { self.ty(s).map_err(|e| annotate(e, &k.params[id].name))? };
+            let _ = writeln!(fields, "    p{id}: {ty},");
+            params.push(ParamSlot { param: id as ParamId, ty: s, offset });
+            offset += size;
+        }
+        if fields.is_empty() {
+            fields.push_str("    unused: u32,\n");
+            offset = 4;
+        }
+        let params_size = offset.next_multiple_of(8).max(4);
+        let _ = writeln!(decls, "struct Params {{\n{fields}}}");
+        let _ = writeln!(decls, "@group(0) @binding({}) var<storage, read> params: Params;", bindings.len());
+        bindings.push(Binding::Params);
+        let _ = writeln!(decls, "@group(0) @binding({}) var<storage, read_write> acc_status: array<atomic<u32>, 4>;", bindings.len());
+        bindings.push(Binding::Status);
+
+        // Entry points: one per top-level parallel loop; scalar assignments before it are the
+        // gang-redundant prelude every invocation runs.
+        let mut entry_points = Vec::new();
+        let mut reductions = Vec::new();
+        let mut prelude: Vec<&Stmt> = Vec::new();
+        let mut bodies = String::new();
+        for s in &k.function.body {
+            match s {
+                Stmt::Assign { .. } => prelude.push(s),
+                Stmt::For { schedule: Some(_), .. } => {
+                    let n = entry_points.len();
+                    let name = format!("acc_main_{n}");
+                    let mut slots = Vec::new();
+                    for (r, (red, into)) in self.loop_reductions(s)?.into_iter().enumerate() {
+                        let ty = k.function.locals[red.local as usize].ty;
+                        let wty = storage_type(ty, self.target)?;
+                        let b = bindings.len();
+                        let _ = writeln!(decls, "@group(0) @binding({b}) var<storage, read_write> acc_partials_{}: array<{wty}>;", reductions.len());
+                        let _ = writeln!(decls, "var<workgroup> acc_shared_{n}_{r}: array<{wty}, {WORKGROUP_SIZE}>;");
+                        bindings.push(Binding::Partials(reductions.len()));
+                        slots.push(reductions.len());
+                        reductions.push(ReductionSlot { op: red.op, ty, into, entry: n });
+                    }
+                    let body = self.entry(n, &prelude, s, &slots)?;
+                    bodies.push_str(&body);
+                    entry_points.push(name);
+                }
+                other => {
+                    return Err(unsupported(format!(
+                        "code outside the parallel loops of a region ({}); regions of one or more `parallel loop`s and scalar `let`s are supported so far",
+                        stmt_kind(other)
+                    )))
+                }
+            }
+        }
+        if entry_points.is_empty() {
+            return Err(unsupported("a region without a parallel loop (not supported yet)"));
+        }
+        let mut wgsl = String::new();
+        let _ = writeln!(wgsl, "// {}", k.name);
+        wgsl.push_str(&decls);
+        wgsl.push_str(&self.helpers);
+        wgsl.push_str(&bodies);
+        let module = naga::front::wgsl::parse_str(&wgsl)
+            .map_err(|e| Error::Unsupported { what: format!("internal error: generated WGSL does not parse:\n{}\n{wgsl}", e.emit_to_string(&wgsl)) })?;
+        let mut caps = naga::valid::Capabilities::empty();
+        if self.target.f64 {
+            caps |= naga::valid::Capabilities::FLOAT64;
+        }
+        if self.target.int64 {
+            caps |= naga::valid::Capabilities::SHADER_INT64;
+        }
+        let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)
+            .validate(&module)
+            .map_err(|e| Error::Unsupported { what: format!("internal error: generated WGSL does not validate:\n{}\n{wgsl}", e.emit_to_string(&wgsl)) })?;
+        Ok(Lowered { wgsl, module, info, entry_points, bindings, params, params_size, reductions })
+    }
+
+    fn param_size(&self, s: Scalar) -> u32 {
+        match s {
+            Scalar::F64 | Scalar::I64 | Scalar::U64 => 8,
+            _ => 4,
+        }
+    }
+
+    /// The reductions of a parallel loop, each with the parameter it goes to: only reductions
+    /// the kernel combines into a parameter are supported so far.
+    fn loop_reductions(&self, s: &Stmt) -> Result<Vec<(Reduction, ParamId)>> {
+        let Stmt::For { reductions, .. } = s else { return Ok(Vec::new()) };
+        reductions
+            .iter()
+            .map(|r| {
+                self.k
+                    .reductions
+                    .iter()
+                    .find(|(kr, _)| kr.local == r.local)
+                    .map(|(_, p)| (*r, *p))
+                    .ok_or_else(|| unsupported("a loop reduction of a variable local to the region (not supported yet)"))
+            })
+            .collect()
+    }
+
+    /// One entry point: the prelude, then the loop's share of iterations, then the
+    /// workgroup's reduction partials.
+    fn entry(&mut self, n: usize, prelude: &[&Stmt], s: &Stmt, slots: &[usize]) -> Result<String> {
+        let Stmt::For { levels, reductions, private: _, body, .. } = s else {
+            return Err(unsupported("internal error: an entry point without its loop"));
+        };
+        let mut out = String::new();
+        let _ = writeln!(out, "@compute @workgroup_size({WORKGROUP_SIZE})");
+        let _ = writeln!(
+            out,
+            "fn acc_main_{n}(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local_invocation_index) acc_lid: u32, @builtin(workgroup_id) acc_wg: vec3<u32>, @builtin(num_workgroups) acc_nwg: vec3<u32>) {{"
+        );
+        for (i, l) in self.k.function.locals.iter().enumerate() {
+            let ty = self.ty(l.ty).map_err(|e| annotate(e, &l.name))?;
+            match l.len {
+                Some(len) => {
+                    let _ = writeln!(out, "    var l{i}: array<{ty}, {len}>;");
+                }
+                None => {
+                    let _ = writeln!(out, "    var l{i}: {ty};");
+                }
+            }
+        }
+        for st in prelude {
+            self.stmt(&mut out, st, 1)?;
+        }
+        // Trip counts of the (collapsed) levels, and their product.
+        for (i, lv) in levels.iter().enumerate() {
+            let t = self.expr(lv.trips)?;
+            let _ = writeln!(out, "    let acc_trips_{i}: u32 = {t};");
+        }
+        let product: Vec<String> = (0..levels.len()).map(|i| format!("acc_trips_{i}")).collect();
+        let _ = writeln!(out, "    let acc_trips: u32 = {};", product.join(" * "));
+        for r in reductions {
+            let ty = self.k.function.locals[r.local as usize].ty;
+            let _ = writeln!(out, "    l{} = {};", r.local, identity(r.op, ty, self.target)?);
+        }
+        let _ = writeln!(out, "    let acc_stride: u32 = acc_nwg.x * {WORKGROUP_SIZE}u;");
+        let _ = writeln!(out, "    for (var acc_k: u32 = acc_gid.x; acc_k < acc_trips; acc_k = acc_k + acc_stride) {{");
+        let _ = writeln!(out, "        var acc_rest: u32 = acc_k;");
+        for (i, lv) in levels.iter().enumerate().rev() {
+            let ty = self.ty(self.k.function.locals[lv.var as usize].ty)?;
+            let (start, step) = (self.expr(lv.start)?, self.expr(lv.step)?);
+            let _ = writeln!(out, "        l{} = {start} + {ty}(acc_rest % acc_trips_{i}) * {step};", lv.var);
+            let _ = writeln!(out, "        acc_rest = acc_rest / acc_trips_{i};");
+        }
+        self.block(&mut out, body, 2)?;
+        let _ = writeln!(out, "    }}");
+        for (r, (red, slot)) in reductions.iter().zip(slots).enumerate() {
+            let ty = self.k.function.locals[red.local as usize].ty;
+            let sh = format!("acc_shared_{n}_{r}");
+            let _ = writeln!(out, "    {sh}[acc_lid] = l{};", red.local);
+            let _ = writeln!(out, "    workgroupBarrier();");
+            let _ = writeln!(out, "    for (var acc_s: u32 = {}u; acc_s > 0u; acc_s = acc_s >> 1u) {{", WORKGROUP_SIZE / 2);
+            let c = combine(red.op, ty, &format!("{sh}[acc_lid]"), &format!("{sh}[acc_lid + acc_s]"));
+            let _ = writeln!(out, "        if (acc_lid < acc_s) {{ {sh}[acc_lid] = {c}; }}");
+            let _ = writeln!(out, "        workgroupBarrier();");
+            let _ = writeln!(out, "    }}");
+            let _ = writeln!(out, "    if (acc_lid == 0u) {{ acc_partials_{slot}[acc_wg.x] = {sh}[0]; }}");
+        }
+        let _ = writeln!(out, "}}");
+        Ok(out)
+    }
+
+    fn block(&mut self, out: &mut String, b: &[Stmt], depth: usize) -> Result<()> {
+        for s in b {
+            self.stmt(out, s, depth)?;
+        }
+        Ok(())
+    }
+
+    fn stmt(&mut self, out: &mut String, s: &Stmt, depth: usize) -> Result<()> {
+        let pad = "    ".repeat(depth);
+        match s {
+            Stmt::Assign { local, value } => {
+                let v = self.expr(*value)?;
+                let _ = writeln!(out, "{pad}l{local} = {v};");
+            }
+            Stmt::AssignElem { local, index, value } => {
+                let (i, v) = (self.expr(*index)?, self.expr(*value)?);
+                let _ = writeln!(out, "{pad}l{local}[{i}] = {v};");
+            }
+            Stmt::Store { array, index, value } => {
+                let (i, v) = (self.expr(*index)?, self.expr(*value)?);
+                if self.k.unchecked {
+                    let _ = writeln!(out, "{pad}p{array}[{i}] = {v};");
+                } else {
+                    let _ = writeln!(out, "{pad}{{ let acc_i = {i}; if (acc_in_bounds({array}u, acc_i, arrayLength(&p{array}))) {{ p{array}[acc_i] = {v}; }} }}");
+                    self.bounds_helper();
+                }
+            }
+            Stmt::If { cond, accept, reject } => {
+                let c = self.expr(*cond)?;
+                let _ = writeln!(out, "{pad}if ({c}) {{");
+                self.block(out, accept, depth + 1)?;
+                if !reject.is_empty() {
+                    let _ = writeln!(out, "{pad}}} else {{");
+                    self.block(out, reject, depth + 1)?;
+                }
+                let _ = writeln!(out, "{pad}}}");
+            }
+            Stmt::For { levels, schedule: _, reductions: _, private: _, body } => {
+                // Inside a parallel loop every loop runs sequentially in its invocation.
+                if levels.len() != 1 {
+                    return Err(unsupported("a collapsed loop nested inside another loop"));
+                }
+                let lv = &levels[0];
+                let ty = self.ty(self.k.function.locals[lv.var as usize].ty)?;
+                let (start, step, trips) = (self.expr(lv.start)?, self.expr(lv.step)?, self.expr(lv.trips)?);
+                let k = format!("acc_k{depth}");
+                let _ = writeln!(out, "{pad}for (var {k}: u32 = 0u; {k} < {trips}; {k} = {k} + 1u) {{");
+                let _ = writeln!(out, "{pad}    l{} = {start} + {ty}({k}) * {step};", lv.var);
+                self.block(out, body, depth + 1)?;
+                let _ = writeln!(out, "{pad}}}");
+            }
+            Stmt::Loop { body } => {
+                let _ = writeln!(out, "{pad}loop {{");
+                self.block(out, body, depth + 1)?;
+                let _ = writeln!(out, "{pad}}}");
+            }
+            Stmt::Break => {
+                let _ = writeln!(out, "{pad}break;");
+            }
+            Stmt::Continue => {
+                let _ = writeln!(out, "{pad}continue;");
+            }
+            Stmt::Atomic { .. } => return Err(unsupported("atomic constructs (not supported yet)")),
+        }
+        Ok(())
+    }
+
+    fn bounds_helper(&mut self) {
+        if self.helpers.contains("fn acc_in_bounds") {
+            return;
+        }
+        // The first out-of-range access of a launch is recorded; the host turns it into the
+        // same panic as on the other devices (DESIGN.md 4.2).
+        self.helpers.push_str(
+            "fn acc_in_bounds(param: u32, i: u32, len: u32) -> bool {\n\
+             \x20   if (i < len) { return true; }\n\
+             \x20   if (atomicCompareExchangeWeak(&acc_status[0], 0u, 1u).exchanged) {\n\
+             \x20       atomicStore(&acc_status[1], param);\n\
+             \x20       atomicStore(&acc_status[2], i);\n\
+             \x20       atomicStore(&acc_status[3], len);\n\
+             \x20   }\n\
+             \x20   return false;\n\
+             }\n",
+        );
+    }
+
+    fn expr(&mut self, h: Handle<Expr>) -> Result<String> {
+        let f = &self.k.function;
+        let ty = self.types[h.index()];
+        Ok(match &f.exprs[h] {
+            Expr::Literal(l) => literal(*l, self.target)?,
+            Expr::Param(p) => {
+                if ty == Scalar::Bool {
+                    format!("(params.p{p} != 0u)")
+                } else {
+                    format!("params.p{p}")
+                }
+            }
+            Expr::Local(l) => format!("l{l}"),
+            Expr::LocalElem { local, index } => format!("l{local}[{}]", self.expr(*index)?),
+            Expr::Load { array, index } => {
+                let i = self.expr(*index)?;
+                if self.k.unchecked {
+                    format!("p{array}[{i}]")
+                } else {
+                    self.bounds_helper();
+                    // Out of range: the access is recorded and reads element 0 (or zero).
+                    format!("p{array}[select(0u, {i}, acc_in_bounds({array}u, {i}, arrayLength(&p{array})))]")
+                }
+            }
+            Expr::Len(a) => format!("arrayLength(&p{a})"),
+            Expr::Unary(UnaryOp::Neg, a) => format!("(-{})", self.expr(*a)?),
+            Expr::Unary(UnaryOp::Not, a) => {
+                let inner = self.expr(*a)?;
+                if ty == Scalar::Bool {
+                    format!("(!{inner})")
+                } else {
+                    format!("(~{inner})")
+                }
+            }
+            Expr::Binary(op, a, b) => {
+                let (x, y) = (self.expr(*a)?, self.expr(*b)?);
+                let operand = self.types[a.index()];
+                match op {
+                    BinaryOp::And => format!("({x} && {y})"),
+                    BinaryOp::Or => format!("({x} || {y})"),
+                    BinaryOp::Shl | BinaryOp::Shr => format!("({x} {} u32({y}))", op.symbol()),
+                    BinaryOp::Rem if operand.is_float() => format!("({x} - trunc({x} / {y}) * {y})"),
+                    _ => format!("({x} {} {y})", op.symbol()),
+                }
+            }
+            Expr::Select { cond, accept, reject } => {
+                format!("select({}, {}, {})", self.expr(*reject)?, self.expr(*accept)?, self.expr(*cond)?)
+            }
+            Expr::Cast(a, t) => {
+                let from = self.types[a.index()];
+                let inner = self.expr(*a)?;
+                let to = self.ty(*t)?;
+                if from == Scalar::Bool && *t != Scalar::Bool {
+                    format!("select({to}(0), {to}(1), {inner})")
+                } else {
+                    format!("{to}({inner})")
+                }
+            }
+            Expr::Math(m, args) => {
+                let a: Vec<String> = args.iter().map(|x| self.expr(*x)).collect::<Result<_>>()?;
+                self.math(*m, ty, &a)
+            }
+        })
+    }
+
+    fn math(&mut self, m: MathFn, ty: Scalar, a: &[String]) -> String {
+        let x = &a[0];
+        let wty = wgsl_type(ty, self.target).unwrap_or("f32");
+        match m {
+            MathFn::Abs => format!("abs({x})"),
+            MathFn::Min => format!("min({x}, {})", a[1]),
+            MathFn::Max => format!("max({x}, {})", a[1]),
+            MathFn::Clamp => format!("clamp({x}, {}, {})", a[1], a[2]),
+            MathFn::Sqrt => format!("sqrt({x})"),
+            MathFn::Cbrt => format!("(sign({x}) * pow(abs({x}), {wty}(1.0) / {wty}(3.0)))"),
+            MathFn::Exp => format!("exp({x})"),
+            MathFn::Exp2 => format!("exp2({x})"),
+            MathFn::Ln => format!("log({x})"),
+            MathFn::Log2 => format!("log2({x})"),
+            MathFn::Log10 => format!("(log({x}) / log({wty}(10.0)))"),
+            MathFn::Sin => format!("sin({x})"),
+            MathFn::Cos => format!("cos({x})"),
+            MathFn::Tan => format!("tan({x})"),
+            MathFn::Asin => format!("asin({x})"),
+            MathFn::Acos => format!("acos({x})"),
+            MathFn::Atan => format!("atan({x})"),
+            MathFn::Atan2 => format!("atan2({x}, {})", a[1]),
+            MathFn::Sinh => format!("sinh({x})"),
+            MathFn::Cosh => format!("cosh({x})"),
+            MathFn::Tanh => format!("tanh({x})"),
+            MathFn::Floor => format!("floor({x})"),
+            MathFn::Ceil => format!("ceil({x})"),
+            // Rust rounds half away from zero; WGSL's round() rounds half to even.
+            MathFn::Round => format!("select(ceil({x} - {wty}(0.5)), floor({x} + {wty}(0.5)), {x} >= {wty}(0.0))"),
+            MathFn::Trunc => format!("trunc({x})"),
+            MathFn::Fract => format!("({x} - trunc({x}))"),
+            MathFn::Powf => format!("pow({x}, {})", a[1]),
+            MathFn::Powi => {
+                self.powi_helper(wty);
+                format!("acc_powi_{wty}({x}, {})", a[1])
+            }
+            MathFn::Pow => {
+                self.powi_helper(wty);
+                format!("acc_powi_{wty}({x}, i32({}))", a[1])
+            }
+            MathFn::MulAdd => format!("fma({x}, {}, {})", a[1], a[2]),
+            MathFn::Hypot => format!("sqrt({x} * {x} + {} * {})", a[1], a[1]),
+            MathFn::Signum if ty.is_float() => format!("select({wty}(1.0), {wty}(-1.0), {x} < {wty}(0.0))"),
+            MathFn::Signum => format!("sign({x})"),
+            MathFn::Recip => format!("({wty}(1.0) / {x})"),
+        }
+    }
+
+    fn powi_helper(&mut self, wty: &str) {
+        let name = format!("fn acc_powi_{wty}(");
+        if self.helpers.contains(&name) {
+            return;
+        }
+        // Exponentiation by squaring: exact for integers (wrapping), and defined for negative
+        // float bases, unlike pow(); a negative exponent (floats only) takes the reciprocal.
+        let negative = if wty.starts_with('f') { format!("    if (e < 0) {{ return {wty}(1) / r; }}\n") } else { String::new() };
+        let _ = writeln!(
+            self.helpers,
+            "fn acc_powi_{wty}(base: {wty}, e: i32) -> {wty} {{\n    var r: {wty} = {wty}(1);\n    var b: {wty} = base;\n    var n: u32 = u32(abs(e));\n    loop {{\n        if (n == 0u) {{ break; }}\n        if ((n & 1u) == 1u) {{ r = r * b; }}\n        b = b * b;\n        n = n >> 1u;\n    }}\n{negative}    return r;\n}}"
+        );
+    }
+}
+
+fn annotate(e: Error, var: &str) -> Error {
+    match e {
+        Error::Unsupported { what } => Error::Unsupported { what: format!("{what} (variable `{var}`)") },
+        other => other,
+    }
+}
+
+fn stmt_kind(s: &Stmt) -> &'static str {
+    match s {
+        Stmt::Assign { .. } => "an assignment",
+        Stmt::AssignElem { .. } => "an array element assignment",
+        Stmt::Store { .. } => "a store",
+        Stmt::If { .. } => "an `if`",
+        Stmt::For { .. } => "a sequential loop",
+        Stmt::Loop { .. } => "a loop",
+        Stmt::Break | Stmt::Continue => "`break`/`continue`",
+        Stmt::Atomic { .. } => "an atomic",
+    }
+}
+
+#[cfg(test)]
+mod tests;
