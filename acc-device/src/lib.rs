@@ -14,6 +14,8 @@ pub mod host;
 #[cfg(feature = "multicore")]
 pub mod multicore;
 #[cfg(feature = "wgpu")]
+pub mod wgpu;
+#[cfg(feature = "wgpu")]
 pub mod wgsl;
 
 use acc_core::device::Backend;

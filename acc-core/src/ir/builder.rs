@@ -447,6 +447,19 @@ impl KernelBuilder {
         self.push_expr(Expr::Param(id), t)
     }
 
+    /// The value of scalar parameter `id` again (a fresh expression, for another use).
+    pub fn param_scalar_value(&mut self, id: ParamId) -> Value {
+        let ty = match self.params.get(id as usize).map(|p| &p.kind) {
+            Some(ParamKind::Scalar(s)) => *s,
+            _ => {
+                self.errors.push(format!("parameter {id} is not a scalar"));
+                Scalar::Bool
+            }
+        };
+        let t = self.new_var(Ty::Known(ty));
+        self.push_expr(Expr::Param(id), t)
+    }
+
     /// An array in device memory.
     pub fn param_array(&mut self, name: &str, elem: Scalar, writable: bool) -> ArrayRef {
         let id = self.params.len() as ParamId;

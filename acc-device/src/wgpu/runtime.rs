@@ -1,0 +1,416 @@
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use acc_core::ir::{Kernel, ParamId, ParamKind, ReduceOp, Scalar};
+use acc_core::{DeviceType, Error, Result};
+
+use crate::wgsl::{lower, Binding, Lowered, Target, WORKGROUP_SIZE};
+
+/// A scalar argument's value (variants named after the Rust type they hold).
+#[allow(missing_docs)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ScalarValue {
+    Bool(bool),
+    I32(i32),
+    U32(u32),
+    I64(i64),
+    U64(u64),
+    F32(f32),
+    F64(f64),
+}
+
+impl ScalarValue {
+    fn bytes(self) -> Vec<u8> {
+        match self {
+            ScalarValue::Bool(b) => (b as u32).to_le_bytes().to_vec(),
+            ScalarValue::I32(v) => v.to_le_bytes().to_vec(),
+            ScalarValue::U32(v) => v.to_le_bytes().to_vec(),
+            ScalarValue::I64(v) => v.to_le_bytes().to_vec(),
+            ScalarValue::U64(v) => v.to_le_bytes().to_vec(),
+            ScalarValue::F32(v) => v.to_le_bytes().to_vec(),
+            ScalarValue::F64(v) => v.to_le_bytes().to_vec(),
+        }
+    }
+
+    fn from_bytes(t: Scalar, b: &[u8]) -> Option<ScalarValue> {
+        Some(match t {
+            Scalar::Bool => ScalarValue::Bool(u32::from_le_bytes(b.get(..4)?.try_into().ok()?) != 0),
+            Scalar::I32 | Scalar::ISize => ScalarValue::I32(i32::from_le_bytes(b.get(..4)?.try_into().ok()?)),
+            Scalar::U32 | Scalar::USize => ScalarValue::U32(u32::from_le_bytes(b.get(..4)?.try_into().ok()?)),
+            Scalar::I64 => ScalarValue::I64(i64::from_le_bytes(b.get(..8)?.try_into().ok()?)),
+            Scalar::U64 => ScalarValue::U64(u64::from_le_bytes(b.get(..8)?.try_into().ok()?)),
+            Scalar::F32 => ScalarValue::F32(f32::from_le_bytes(b.get(..4)?.try_into().ok()?)),
+            Scalar::F64 => ScalarValue::F64(f64::from_le_bytes(b.get(..8)?.try_into().ok()?)),
+            _ => return None,
+        })
+    }
+
+    /// `self op other`, for combining reduction partials in order.
+    fn combine(self, op: ReduceOp, other: ScalarValue) -> ScalarValue {
+        use ScalarValue::*;
+        macro_rules! num {
+            ($a:expr, $b:expr, $ctor:ident) => {
+                match op {
+                    ReduceOp::Add => $ctor($a + $b),
+                    ReduceOp::Mul => $ctor($a * $b),
+                    ReduceOp::Max => $ctor(if $b > $a { $b } else { $a }),
+                    ReduceOp::Min => $ctor(if $b < $a { $b } else { $a }),
+                    _ => $ctor($a),
+                }
+            };
+        }
+        macro_rules! int {
+            ($a:expr, $b:expr, $ctor:ident) => {
+                match op {
+                    ReduceOp::Add => $ctor($a.wrapping_add($b)),
+                    ReduceOp::Mul => $ctor($a.wrapping_mul($b)),
+                    ReduceOp::BitAnd => $ctor($a & $b),
+                    ReduceOp::BitOr => $ctor($a | $b),
+                    ReduceOp::BitXor => $ctor($a ^ $b),
+                    _ => num!($a, $b, $ctor),
+                }
+            };
+        }
+        match (self, other) {
+            (F32(a), F32(b)) => match op {
+                ReduceOp::Max => F32(a.max(b)),
+                ReduceOp::Min => F32(a.min(b)),
+                _ => num!(a, b, F32),
+            },
+            (F64(a), F64(b)) => match op {
+                ReduceOp::Max => F64(a.max(b)),
+                ReduceOp::Min => F64(a.min(b)),
+                _ => num!(a, b, F64),
+            },
+            (I32(a), I32(b)) => int!(a, b, I32),
+            (U32(a), U32(b)) => int!(a, b, U32),
+            (I64(a), I64(b)) => int!(a, b, I64),
+            (U64(a), U64(b)) => int!(a, b, U64),
+            (Bool(a), Bool(b)) => Bool(match op {
+                ReduceOp::BitAnd | ReduceOp::And | ReduceOp::Min => a & b,
+                ReduceOp::BitXor => a ^ b,
+                _ => a | b,
+            }),
+            (a, _) => a,
+        }
+    }
+}
+
+/// A kernel argument, by parameter: array data to copy in (and out, for `Write`), or a scalar.
+pub enum Arg<'a> {
+    /// An array the kernel only reads.
+    Read(&'a [u8]),
+    /// An array the kernel writes: copied in, then back out after the launch.
+    Write(&'a mut [u8]),
+    /// A scalar by value.
+    Scalar(ScalarValue),
+}
+
+/// What a launch gives back besides the arrays it wrote.
+#[derive(Debug, Default)]
+pub struct Launched {
+    /// Each kernel reduction's combined partials (without the original value), by parameter.
+    pub reductions: Vec<(ParamId, ScalarValue)>,
+}
+
+/// The adapters wgpu finds, best first (discrete, integrated, virtual, CPU).
+pub fn adapters() -> Vec<wgpu::Adapter> {
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    let mut list = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
+    list.sort_by_key(|a| match a.get_info().device_type {
+        wgpu::DeviceType::DiscreteGpu => 0,
+        wgpu::DeviceType::IntegratedGpu => 1,
+        wgpu::DeviceType::VirtualGpu => 2,
+        wgpu::DeviceType::Cpu => 3,
+        wgpu::DeviceType::Other => 4,
+    });
+    list
+}
+
+struct Compiled {
+    lowered: Lowered,
+    layout: wgpu::BindGroupLayout,
+    pipelines: Vec<wgpu::ComputePipeline>,
+}
+
+/// One wgpu adapter, opened.
+pub struct WgpuDevice {
+    info: wgpu::AdapterInfo,
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    target: Target,
+    max_workgroups: u32,
+    cache: Mutex<HashMap<String, Arc<Compiled>>>,
+}
+
+fn no_device(reason: impl Into<String>) -> Error {
+    Error::NoDevice { device_type: DeviceType::Wgpu, reason: reason.into() }
+}
+
+impl WgpuDevice {
+    /// Opens adapter `index` of [`adapters`], with f64 and 64-bit integers where it has them.
+    pub fn open(index: usize) -> Result<WgpuDevice> {
+        let list = adapters();
+        let count = list.len();
+        let adapter = list
+            .into_iter()
+            .nth(index)
+            .ok_or(Error::DeviceNumOutOfRange { device_type: DeviceType::Wgpu, num: index, count })?;
+        let info = adapter.get_info();
+        let available = adapter.features();
+        let mut features = wgpu::Features::empty();
+        for f in [wgpu::Features::SHADER_F64, wgpu::Features::SHADER_INT64] {
+            if available.contains(f) {
+                features |= f;
+            }
+        }
+        let limits = adapter.limits();
+        let desc = wgpu::DeviceDescriptor {
+            label: Some("acc"),
+            required_features: features,
+            required_limits: limits.clone(),
+            ..Default::default()
+        };
+        let (device, queue) = pollster::block_on(adapter.request_device(&desc))
+            .map_err(|e| no_device(format!("adapter {} could not start: {e}", info.name)))?;
+        let target = Target {
+            f64: features.contains(wgpu::Features::SHADER_F64),
+            int64: features.contains(wgpu::Features::SHADER_INT64),
+        };
+        Ok(WgpuDevice {
+            info,
+            device,
+            queue,
+            target,
+            max_workgroups: limits.max_compute_workgroups_per_dimension.max(1),
+            cache: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The adapter's name and backend.
+    pub fn name(&self) -> String {
+        format!("{} ({:?}, {:?})", self.info.name, self.info.backend, self.info.device_type)
+    }
+
+    /// What its shaders can do.
+    pub fn target(&self) -> Target {
+        self.target
+    }
+
+    fn compile(&self, kernel: &Kernel) -> Result<Arc<Compiled>> {
+        let key = acc_core::ir::print::print(kernel);
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = cache.get(&key) {
+            return Ok(Arc::clone(c));
+        }
+        let lowered = lower(kernel, self.target)?;
+        let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(&kernel.name),
+            source: wgpu::ShaderSource::Naga(Cow::Owned(lowered.module.clone())),
+        });
+        let entries: Vec<wgpu::BindGroupLayoutEntry> = lowered
+            .bindings
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let read_only = match b {
+                    Binding::Array(p) => matches!(kernel.params[*p as usize].kind, ParamKind::Array { writable: false, .. }),
+                    Binding::Params => true,
+                    Binding::Status | Binding::Partials(_) => false,
+                };
+                wgpu::BindGroupLayoutEntry {
+                    binding: i as u32,
+                    visibility: wgpu::ShaderStages::COMPUTE,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Storage { read_only },
+                        has_dynamic_offset: false,
+                        min_binding_size: None,
+                    },
+                    count: None,
+                }
+            })
+            .collect();
+        let layout = self.device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some("acc"), entries: &entries });
+        let pipeline_layout = self.device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("acc"),
+            bind_group_layouts: &[Some(&layout)],
+            ..Default::default()
+        });
+        let pipelines = lowered
+            .entry_points
+            .iter()
+            .map(|ep| {
+                self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(ep),
+                    layout: Some(&pipeline_layout),
+                    module: &module,
+                    entry_point: Some(ep),
+                    compilation_options: Default::default(),
+                    cache: None,
+                })
+            })
+            .collect();
+        let compiled = Arc::new(Compiled { lowered, layout, pipelines });
+        cache.insert(key, Arc::clone(&compiled));
+        Ok(compiled)
+    }
+
+    /// Runs `kernel` with `args` (one per parameter, in order): arrays are copied in, written
+    /// arrays copied back, reductions combined. An out-of-range access is an error naming the
+    /// array, the index and the length.
+    pub fn launch(&self, kernel: &Kernel, args: &mut [Arg<'_>]) -> Result<Launched> {
+        if args.len() != kernel.params.len() {
+            return Err(Error::Unsupported { what: format!("internal error: {} arguments for {} parameters", args.len(), kernel.params.len()) });
+        }
+        let compiled = self.compile(kernel)?;
+        let l = &compiled.lowered;
+        use wgpu::util::DeviceExt;
+        let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+
+        // The grid: enough workgroups for the largest array, within the device's limit; the
+        // grid-stride loops cover any trip count.
+        let largest = args
+            .iter()
+            .zip(&kernel.params)
+            .filter_map(|(a, p)| match (a, &p.kind) {
+                (Arg::Read(d), ParamKind::Array { elem, .. }) => Some(d.len() / elem.size() as usize),
+                (Arg::Write(d), ParamKind::Array { elem, .. }) => Some(d.len() / elem.size() as usize),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(1);
+        let groups = (largest.div_ceil(WORKGROUP_SIZE as usize)).clamp(1, self.max_workgroups.min(65_535) as usize) as u32;
+
+        let mut params = vec![0u8; l.params_size as usize];
+        for slot in &l.params {
+            let Arg::Scalar(v) = &args[slot.param as usize] else {
+                return Err(Error::Unsupported { what: format!("internal error: parameter {} is a scalar", slot.param) });
+            };
+            let b = v.bytes();
+            params[slot.offset as usize..slot.offset as usize + b.len()].copy_from_slice(&b);
+        }
+        let mut buffers: Vec<wgpu::Buffer> = Vec::new();
+        let mut readback: Vec<(usize, usize)> = Vec::new(); // (binding, bytes) copied out
+        for (i, b) in l.bindings.iter().enumerate() {
+            let buf = match b {
+                Binding::Array(p) => {
+                    let data: &[u8] = match &args[*p as usize] {
+                        Arg::Read(d) => d,
+                        Arg::Write(d) => d,
+                        Arg::Scalar(_) => {
+                            return Err(Error::Unsupported { what: format!("internal error: parameter {p} is an array") })
+                        }
+                    };
+                    if matches!(args[*p as usize], Arg::Write(_)) {
+                        readback.push((i, data.len()));
+                    }
+                    // wgpu buffers may not be empty; an empty array gets 4 bytes it never reads.
+                    let contents: Cow<[u8]> = if data.is_empty() { Cow::Owned(vec![0; 4]) } else { Cow::Borrowed(data) };
+                    self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: None, contents: &contents, usage: storage })
+                }
+                Binding::Params => {
+                    self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some("params"), contents: &params, usage: storage })
+                }
+                Binding::Status => {
+                    readback.push((i, 16));
+                    self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some("status"), contents: &[0; 16], usage: storage })
+                }
+                Binding::Partials(r) => {
+                    let bytes = groups as usize * l.reductions[*r].ty.size() as usize;
+                    readback.push((i, bytes));
+                    self.device.create_buffer(&wgpu::BufferDescriptor { label: Some("partials"), size: bytes as u64, usage: storage, mapped_at_creation: false })
+                }
+            };
+            buffers.push(buf);
+        }
+        // Array lengths in the shader come from the buffer size: an empty array must read as
+        // empty, so bind it with a zero-length... wgpu forbids that; such a kernel never
+        // indexes it (every access is bounds-checked against 0 elements in the IR's `len`).
+        let entries: Vec<wgpu::BindGroupEntry> =
+            buffers.iter().enumerate().map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() }).collect();
+        let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &compiled.layout, entries: &entries });
+
+        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(&kernel.name) });
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
+            pass.set_bind_group(0, &group, &[]);
+            for p in &compiled.pipelines {
+                pass.set_pipeline(p);
+                pass.dispatch_workgroups(groups, 1, 1);
+            }
+        }
+        let staging: Vec<(usize, wgpu::Buffer)> = readback
+            .iter()
+            .map(|&(i, bytes)| {
+                let s = self.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("readback"),
+                    size: bytes.max(4) as u64,
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                });
+                encoder.copy_buffer_to_buffer(&buffers[i], 0, &s, 0, bytes.max(4) as u64);
+                (i, s)
+            })
+            .collect();
+        self.queue.submit([encoder.finish()]);
+        for (_, s) in &staging {
+            s.slice(..).map_async(wgpu::MapMode::Read, |_| {});
+        }
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Unsupported { what: format!("wgpu device lost while running `{}`: {e}", kernel.name) })?;
+
+        let mut launched = Launched::default();
+        let mut oob = None;
+        for (i, s) in &staging {
+            let data = s
+                .slice(..)
+                .get_mapped_range()
+                .map_err(|e| Error::Unsupported { what: format!("reading back the results of `{}`: {e}", kernel.name) })?
+                .to_vec();
+            s.unmap();
+            match &l.bindings[*i] {
+                Binding::Array(p) => {
+                    if let Arg::Write(d) = &mut args[*p as usize] {
+                        let n = d.len();
+                        d.copy_from_slice(&data[..n]);
+                    }
+                }
+                Binding::Status => {
+                    let w = |k: usize| u32::from_le_bytes(data[4 * k..4 * k + 4].try_into().expect("4 bytes"));
+                    if w(0) != 0 {
+                        oob = Some((w(1), w(2), w(3)));
+                    }
+                }
+                Binding::Partials(r) => {
+                    let slot = l.reductions[*r];
+                    let size = slot.ty.size() as usize;
+                    let mut acc: Option<ScalarValue> = None;
+                    for g in 0..groups as usize {
+                        if let Some(v) = ScalarValue::from_bytes(slot.ty, &data[g * size..]) {
+                            acc = Some(match acc {
+                                None => v,
+                                Some(a) => a.combine(slot.op, v),
+                            });
+                        }
+                    }
+                    if let Some(v) = acc {
+                        launched.reductions.push((slot.into, v));
+                    }
+                }
+                Binding::Params => {}
+            }
+        }
+        if let Some((p, index, len)) = oob {
+            let name = kernel.params.get(p as usize).map_or("?", |p| p.name.as_str());
+            return Err(Error::Unsupported {
+                what: format!("index out of bounds: the len is {len} but the index is {index} (array `{name}`)"),
+            });
+        }
+        Ok(launched)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,166 @@
+//! End-to-end: kernels built as IR, lowered, run on the first wgpu adapter (lavapipe in CI).
+//! Without an adapter the tests say so and pass, unless `ACC_REQUIRE_DEVICES` names wgpu.
+
+use acc_core::ir::builder::KernelBuilder;
+use acc_core::ir::*;
+
+use super::*;
+
+fn device() -> Option<WgpuDevice> {
+    match WgpuDevice::open(0) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            let required = std::env::var("ACC_REQUIRE_DEVICES").unwrap_or_default();
+            if required.split(',').any(|t| t.trim().eq_ignore_ascii_case("wgpu")) {
+                panic!("ACC_REQUIRE_DEVICES names wgpu, but: {e}");
+            }
+            eprintln!("wgpu tests: no adapter ({e}); not run");
+            None
+        }
+    }
+}
+
+fn bytes<T: Copy>(v: &[T]) -> &[u8] {
+    // SAFETY: the element types used here are plain numbers.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), std::mem::size_of_val(v)) }
+}
+
+fn bytes_mut<T: Copy>(v: &mut [T]) -> &mut [u8] {
+    // SAFETY: as above, and any bytes form a valid f32/u32.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast(), std::mem::size_of_val(v)) }
+}
+
+fn saxpy() -> Kernel {
+    let mut b = KernelBuilder::new("saxpy");
+    let a = b.param_scalar("a", Scalar::F32);
+    let x = b.param_array("x", Scalar::F32, false);
+    let y = b.param_array("y", Scalar::F32, true);
+    let start = b.lit_int(0, None);
+    let n = b.len(y);
+    b.for_range("i", Scalar::USize, start, n, false, Some(Schedule { gang: true, worker: false, vector: true }), &[], &[], |b, v| {
+        let i = b.get(v[0]);
+        let xi = b.load(x, i);
+        let ax = b.binary(BinaryOp::Mul, a, xi);
+        let i = b.get(v[0]);
+        let yi = b.load(y, i);
+        let s = b.binary(BinaryOp::Add, ax, yi);
+        let i = b.get(v[0]);
+        b.store(y, i, s);
+    });
+    b.finish().expect("valid")
+}
+
+#[test]
+fn saxpy_runs_on_the_adapter() {
+    let Some(dev) = device() else { return };
+    let n = 1_000_003;
+    let x: Vec<f32> = (0..n).map(|i| (i % 1000) as f32).collect();
+    let mut y = vec![1.0f32; n];
+    let k = saxpy();
+    dev.launch(&k, &mut [Arg::Scalar(ScalarValue::F32(2.0)), Arg::Read(bytes(&x)), Arg::Write(bytes_mut(&mut y))]).expect("runs");
+    for i in 0..n {
+        assert_eq!(y[i], 2.0 * x[i] + 1.0, "y[{i}] on {}", dev.name());
+    }
+    // A second launch reuses the compiled pipeline.
+    dev.launch(&k, &mut [Arg::Scalar(ScalarValue::F32(1.0)), Arg::Read(bytes(&x)), Arg::Write(bytes_mut(&mut y))]).expect("runs");
+    assert_eq!(y[7], 3.0 * 7.0 + 1.0);
+}
+
+fn reduce(op: ReduceOp) -> Kernel {
+    let mut b = KernelBuilder::new("reduce");
+    let x = b.param_array("x", Scalar::U32, false);
+    let _s = b.param_scalar("s", Scalar::U32);
+    let init = b.lit_int(0, None);
+    let s = b.local("s", Some(Scalar::U32), Some(init));
+    let start = b.lit_int(0, None);
+    let n = b.len(x);
+    b.for_range("i", Scalar::USize, start, n, false, Some(Schedule::default()), &[(s, op)], &[], |b, v| {
+        let i = b.get(v[0]);
+        let xi = b.load(x, i);
+        let cur = b.get(s);
+        let next = match op {
+            ReduceOp::Max => b.math(MathFn::Max, &[cur, xi]),
+            ReduceOp::Min => b.math(MathFn::Min, &[cur, xi]),
+            ReduceOp::BitXor => b.binary(BinaryOp::BitXor, cur, xi),
+            _ => b.binary(BinaryOp::Add, cur, xi),
+        };
+        b.set(s, next);
+    });
+    b.reduce_into(s, op, 1);
+    b.finish().expect("valid")
+}
+
+#[test]
+fn reductions_combine_every_workgroup() {
+    let Some(dev) = device() else { return };
+    let x: Vec<u32> = (0..300_001u32).map(|i| i.wrapping_mul(2_654_435_761) >> 12).collect();
+    for (op, want) in [
+        (ReduceOp::Add, x.iter().fold(0u32, |a, &b| a.wrapping_add(b))),
+        (ReduceOp::Max, *x.iter().max().unwrap()),
+        (ReduceOp::Min, *x.iter().min().unwrap()),
+        (ReduceOp::BitXor, x.iter().fold(0, |a, &b| a ^ b)),
+    ] {
+        let r = dev.launch(&reduce(op), &mut [Arg::Read(bytes(&x)), Arg::Scalar(ScalarValue::U32(0))]).expect("runs");
+        assert_eq!(r.reductions, vec![(1, ScalarValue::U32(want))], "{op:?}");
+    }
+}
+
+#[test]
+fn collapsed_loops_cover_the_whole_space() {
+    let Some(dev) = device() else { return };
+    let (n, m) = (123usize, 77usize);
+    let mut b = KernelBuilder::new("collapse");
+    let out = b.param_array("out", Scalar::U32, true);
+    let nn = b.param_scalar("n", Scalar::U32);
+    let mm = b.param_scalar("m", Scalar::U32);
+    let zero = b.lit_int(0, None);
+    let one = b.lit_int(1, None);
+    let zero2 = b.lit_int(0, None);
+    let one2 = b.lit_int(1, None);
+    let t0 = b.cast(nn, Scalar::USize);
+    let t1 = b.cast(mm, Scalar::USize);
+    b.for_(&[("i", Scalar::U32, zero, one, t0), ("j", Scalar::U32, zero2, one2, t1)], Some(Schedule::default()), &[], &[], |b, v| {
+        let i = b.get(v[0]);
+        let m = b.param_scalar_value(2);
+        let row = b.binary(BinaryOp::Mul, i, m);
+        let j = b.get(v[1]);
+        let idx = b.binary(BinaryOp::Add, row, j);
+        let idx = b.cast(idx, Scalar::USize);
+        let thousand = b.lit_int(1000, None);
+        let i = b.get(v[0]);
+        let v1 = b.binary(BinaryOp::Mul, i, thousand);
+        let j = b.get(v[1]);
+        let val = b.binary(BinaryOp::Add, v1, j);
+        b.store(out, idx, val);
+    });
+    let k = b.finish().expect("valid");
+    let mut o = vec![0u32; n * m];
+    dev.launch(&k, &mut [Arg::Write(bytes_mut(&mut o)), Arg::Scalar(ScalarValue::U32(n as u32)), Arg::Scalar(ScalarValue::U32(m as u32))])
+        .expect("runs");
+    for i in 0..n {
+        for j in 0..m {
+            assert_eq!(o[i * m + j], (i * 1000 + j) as u32);
+        }
+    }
+}
+
+#[test]
+fn an_out_of_range_index_is_reported() {
+    let Some(dev) = device() else { return };
+    let mut b = KernelBuilder::new("oob");
+    let x = b.param_array("x", Scalar::F32, true);
+    let zero = b.lit_int(0, None);
+    let ten = b.lit_int(10, None);
+    b.for_range("i", Scalar::USize, zero, ten, false, Some(Schedule::default()), &[], &[], |b, v| {
+        let i = b.get(v[0]);
+        let two = b.lit_int(2, None);
+        let idx = b.binary(BinaryOp::Mul, i, two);
+        let one = b.lit_float(1.0, None);
+        b.store(x, idx, one);
+    });
+    let k = b.finish().expect("valid");
+    let mut v = vec![0.0f32; 10];
+    let e = dev.launch(&k, &mut [Arg::Write(bytes_mut(&mut v))]).unwrap_err().to_string();
+    assert!(e.contains("the len is 10") && e.contains("array `x`"), "{e}");
+    assert!(v[..10].iter().step_by(2).all(|&x| x == 1.0), "in-range stores still happen: {v:?}");
+}
