@@ -6,6 +6,8 @@ pub use acc_core::parallel::parallel_chunks;
 pub use acc_core::region::{ComputeKind, Exec, Launch, LaunchClauses, RegionSite};
 pub use acc_core::{reduce, space};
 
+pub mod kernel;
+
 use acc_core::data::{subarray_bounds, ClauseVar, DataVar, DeviceCopy};
 use acc_core::queue::Queue;
 use acc_core::DeviceType;
@@ -152,7 +154,10 @@ pub struct DataGuard(());
 /// variable present already: the clauses move and count nothing (3.3 section 2.7: "if var is
 /// in shared memory, no action is taken").
 fn enter_on(device: &dyn acc_core::Device, what: &str, loc: Location, _entries: &[ClauseEntry]) -> DataGuard {
-    if device.shares_host_memory() {
+    // Devices that run kernels move each launch's arrays themselves (read ones in, written
+    // ones in and back out), so host and device copies agree after every region; the present
+    // table that keeps data on the device between regions is still to come.
+    if device.shares_host_memory() || device.runs_kernels() {
         return DataGuard(());
     }
     fail(what, loc, acc_core::Error::Unsupported {

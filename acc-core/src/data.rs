@@ -18,12 +18,16 @@ use crate::error::{Error, Location, Result};
     note = "device data are the scalars `f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 isize usize bool`, \
             `#[derive(acc::DeviceCopy)]` structs of them, and slices, `Vec`s and arrays of those"
 )]
-pub unsafe trait DeviceCopy: Copy + Send + Sync + 'static {}
+pub unsafe trait DeviceCopy: Copy + Send + Sync + 'static {
+    /// The kernel IR scalar this type is, if it is one (structs and arrays are not).
+    const SCALAR: Option<crate::ir::Scalar> = None;
+}
 
 macro_rules! device_copy {
-    ($($t:ty),*) => {$( unsafe impl DeviceCopy for $t {} )*};
+    ($($t:ty => $ir:ident),*) => {$( unsafe impl DeviceCopy for $t { const SCALAR: Option<crate::ir::Scalar> = Some(crate::ir::Scalar::$ir); } )*};
 }
-device_copy!(f32, f64, i8, i16, i32, i64, u8, u16, u32, u64, isize, usize, bool);
+device_copy!(f32 => F32, f64 => F64, i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, u16 => U16,
+    u32 => U32, u64 => U64, isize => ISize, usize => USize, bool => Bool);
 unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
 
 /// A variable that may appear in a data clause: a device scalar, or an array of them (a slice,
@@ -37,8 +41,50 @@ unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
 pub trait DataVar {
     /// The element type.
     type Elem: DeviceCopy;
+    /// Whether the variable is one scalar rather than an array of elements.
+    const IS_SCALAR: bool = false;
     /// The elements, as one contiguous host range.
     fn elems(&self) -> &[Self::Elem];
+}
+
+/// A [`DataVar`] whose elements can be written (what `copyout` and kernels writing an array
+/// need).
+pub trait DataVarMut: DataVar {
+    /// The elements, writable.
+    fn elems_mut(&mut self) -> &mut [Self::Elem];
+}
+
+impl<T: DeviceCopy> DataVarMut for [T] {
+    fn elems_mut(&mut self) -> &mut [T] {
+        self
+    }
+}
+impl<T: DeviceCopy> DataVarMut for Vec<T> {
+    fn elems_mut(&mut self) -> &mut [T] {
+        self
+    }
+}
+impl<T: DeviceCopy> DataVarMut for Box<[T]> {
+    fn elems_mut(&mut self) -> &mut [T] {
+        self
+    }
+}
+impl<T: DeviceCopy, const N: usize> DataVarMut for [T; N] {
+    fn elems_mut(&mut self) -> &mut [T] {
+        self
+    }
+}
+impl<T: DataVarMut + ?Sized> DataVarMut for &mut T {
+    fn elems_mut(&mut self) -> &mut [T::Elem] {
+        (**self).elems_mut()
+    }
+}
+
+impl<T: DeviceCopy, const N: usize> DataVar for [T; N] {
+    type Elem = T;
+    fn elems(&self) -> &[T] {
+        self
+    }
 }
 
 impl<T: DeviceCopy> DataVar for [T] {
@@ -61,12 +107,14 @@ impl<T: DeviceCopy> DataVar for Box<[T]> {
 }
 impl<T: DataVar + ?Sized> DataVar for &T {
     type Elem = T::Elem;
+    const IS_SCALAR: bool = T::IS_SCALAR;
     fn elems(&self) -> &[T::Elem] {
         (**self).elems()
     }
 }
 impl<T: DataVar + ?Sized> DataVar for &mut T {
     type Elem = T::Elem;
+    const IS_SCALAR: bool = T::IS_SCALAR;
     fn elems(&self) -> &[T::Elem] {
         (**self).elems()
     }
@@ -75,7 +123,11 @@ macro_rules! scalar_data_var {
     ($($t:ty),*) => {$(
         impl DataVar for $t {
             type Elem = $t;
+            const IS_SCALAR: bool = true;
             fn elems(&self) -> &[$t] { std::slice::from_ref(self) }
+        }
+        impl DataVarMut for $t {
+            fn elems_mut(&mut self) -> &mut [$t] { std::slice::from_mut(self) }
         }
     )*};
 }

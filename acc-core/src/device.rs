@@ -40,6 +40,17 @@ pub trait Device: Send + Sync + 'static {
     fn host_threads(&self) -> Option<&dyn HostThreads> {
         None
     }
+    /// Whether the device runs regions as kernels (see [`Device::launch_kernel`]) rather than
+    /// as their host twin.
+    fn runs_kernels(&self) -> bool {
+        false
+    }
+    /// Runs `kernel` with `args` (one per parameter): read arrays are copied in, written ones
+    /// copied in and back out, reductions returned. Devices that run host twins refuse.
+    fn launch_kernel(&self, kernel: &crate::ir::Kernel, args: &mut [crate::ir::launch::KernelArg<'_>]) -> Result<crate::ir::launch::KernelOutput> {
+        let _ = (kernel, args);
+        Err(crate::Error::Unsupported { what: format!("the {} device runs regions on the host, not as kernels", self.device_type()) })
+    }
     /// Releases what the device holds (`acc_shutdown`); it may be initialized again later.
     fn shutdown(&self) -> Result<()> {
         Ok(())
@@ -63,6 +74,11 @@ pub trait Backend: Send + Sync + 'static {
     fn count(&self) -> usize;
     /// Opens device `num` (`num < count()`); later calls return the same device.
     fn open(&self, num: usize) -> Result<std::sync::Arc<dyn Device>>;
+    /// Whether the best of these devices may be chosen when the user names no device type:
+    /// software rasterizers are usable on request but are not "the best device present".
+    fn is_default_candidate(&self) -> bool {
+        self.count() > 0
+    }
     /// Why there are no devices, when `count()` is 0.
     fn absent_reason(&self) -> String {
         String::from("none was found")

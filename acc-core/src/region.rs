@@ -51,6 +51,8 @@ pub enum Exec<'a> {
     Sequential,
     /// With its outermost parallel loops split across these threads.
     Threads(&'a dyn HostThreads, Inherited),
+    /// As a kernel on this device.
+    Kernel(&'a dyn Device),
 }
 
 /// A compute region that has been launched: the device it runs on and how.
@@ -96,6 +98,7 @@ impl Launch {
     /// How the host twin runs. A `serial` region runs on the calling thread even on multicore.
     pub fn exec(&self) -> Exec<'_> {
         match (&self.device, self.kind) {
+            (Some(d), _) if d.runs_kernels() => Exec::Kernel(d.as_ref()),
             (Some(d), kind) if kind != ComputeKind::Serial => match d.host_threads() {
                 Some(t) => Exec::Threads(t, Inherited::capture(d.device_type())),
                 None => Exec::Sequential,

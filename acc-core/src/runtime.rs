@@ -34,7 +34,7 @@ impl Runtime {
     pub fn default_device_type(&self) -> DeviceType {
         DeviceType::CONCRETE
             .into_iter()
-            .find(|&t| self.count(t) > 0)
+            .find(|&t| self.backend(t).is_some_and(|b| b.is_default_candidate()))
             .unwrap_or(DeviceType::Host)
     }
 

@@ -5,8 +5,8 @@
 //! - [`host`]: the calling thread, running each region's host twin sequentially;
 //! - [`multicore`] (feature `multicore`): all host cores, splitting each region's outermost
 //!   parallel loops across a thread pool;
-//! - `wgsl` (feature `wgpu`): the lowering of kernel IR to WGSL validated by naga; the wgpu
-//!   device that runs it is not part of this build yet.
+//! - `wgpu` (feature `wgpu`): any GPU wgpu reaches, running regions as WGSL compute shaders
+//!   lowered by `wgsl` (IR to WGSL validated by naga).
 
 #![warn(missing_docs)]
 
@@ -26,5 +26,7 @@ pub fn backends() -> Vec<Box<dyn Backend>> {
     let mut v: Vec<Box<dyn Backend>> = vec![Box::new(host::HostBackend)];
     #[cfg(feature = "multicore")]
     v.push(Box::new(multicore::MulticoreBackend::default()));
+    #[cfg(feature = "wgpu")]
+    v.push(Box::new(wgpu::WgpuBackend::default()));
     v
 }

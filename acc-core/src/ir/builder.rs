@@ -67,6 +67,17 @@ pub struct ArrayRef {
     elem: Scalar,
 }
 
+/// The largest (`max`) or smallest value of an integer type.
+fn int_limit(t: Scalar, max: bool) -> i128 {
+    let bits = t.size() * 8;
+    match (t.is_signed(), max) {
+        (true, true) => (1i128 << (bits - 1)) - 1,
+        (true, false) => -(1i128 << (bits - 1)),
+        (false, true) => (1i128 << bits) - 1,
+        (false, false) => 0,
+    }
+}
+
 /// Builds a [`Kernel`]: its parameters, locals, expressions and statements. Routines called
 /// by the region are inlined: their IR is built by calling their builder function on this one.
 pub struct KernelBuilder {
@@ -331,7 +342,7 @@ impl KernelBuilder {
     /// loop variables.
     pub fn for_(
         &mut self,
-        levels: &[(&str, Scalar, Value, Value, Value)],
+        levels: &[(&str, Option<Scalar>, Value, Value, Value)],
         schedule: Option<Schedule>,
         reductions: &[(Var, ReduceOp)],
         private: &[Var],
@@ -340,7 +351,7 @@ impl KernelBuilder {
         let mut ir_levels = Vec::new();
         let mut vars = Vec::new();
         for &(name, ty, start, step, trips) in levels {
-            let var = self.local(name, Some(ty), None);
+            let var = self.local(name, ty, None);
             self.unify(start.ty, var.ty, "loop start");
             self.unify(step.ty, var.ty, "loop step");
             let trips = self.as_usize(trips);
@@ -378,7 +389,7 @@ impl KernelBuilder {
     pub fn for_range(
         &mut self,
         name: &str,
-        ty: Scalar,
+        ty: Option<Scalar>,
         start: Value,
         end: Value,
         inclusive: bool,
@@ -387,8 +398,16 @@ impl KernelBuilder {
         private: &[Var],
         body: impl FnOnce(&mut Self, &[Var]),
     ) {
-        let s = self.local("__start", Some(ty), Some(start));
-        let e = self.local("__end", Some(ty), Some(end));
+        let (start, step, trips) = self.range_space(start, end, inclusive, ty);
+        self.for_(&[(name, ty, start, step, trips)], schedule, reductions, private, body);
+    }
+
+    /// The start, step (1) and trip count of `start..end` (`..=end` when `inclusive`), for a
+    /// level of [`KernelBuilder::for_`]; the trip count is 0 for an empty range.
+    pub fn range_space(&mut self, start: Value, end: Value, inclusive: bool, ty: Option<Scalar>) -> (Value, Value, Value) {
+        let s = self.local("__start", ty, Some(start));
+        let e = self.local("__end", ty, Some(end));
+        self.unify(s.ty, e.ty, "range bounds");
         let (sv, ev) = (self.get(s), self.get(e));
         let nonempty = self.binary(if inclusive { BinaryOp::Le } else { BinaryOp::Lt }, sv, ev);
         let (sv, ev) = (self.get(s), self.get(e));
@@ -400,9 +419,31 @@ impl KernelBuilder {
         }
         let zero = self.lit_int(0, Some(Scalar::USize));
         let trips = self.select(nonempty, count, zero);
-        let step = self.lit_int(1, Some(ty));
+        let step = self.lit_int(1, None);
+        self.unify(step.ty, s.ty, "loop step");
         let sv = self.get(s);
-        self.for_(&[(name, ty, sv, step, trips)], schedule, reductions, private, body);
+        (sv, step, trips)
+    }
+
+    /// A local holding a reduction's running value, of type `ty`, set to `op`'s initial value
+    /// (3.3 section 2.5.15).
+    pub fn reduction_local(&mut self, name: &str, ty: Scalar, op: ReduceOp) -> Var {
+        let init = match (op, ty) {
+            (ReduceOp::And, _) | (ReduceOp::BitAnd, Scalar::Bool) | (ReduceOp::Min, Scalar::Bool) => self.lit_bool(true),
+            (ReduceOp::Or | ReduceOp::BitOr | ReduceOp::BitXor | ReduceOp::Max, Scalar::Bool) | (ReduceOp::Add, Scalar::Bool) => self.lit_bool(false),
+            (ReduceOp::Mul, Scalar::Bool) => self.lit_bool(true),
+            (ReduceOp::Or, _) => self.lit_bool(false),
+            (ReduceOp::Add | ReduceOp::BitOr | ReduceOp::BitXor, t) if t.is_float() => self.lit_float(0.0, Some(t)),
+            (ReduceOp::Add | ReduceOp::BitOr | ReduceOp::BitXor, t) => self.lit_int(0, Some(t)),
+            (ReduceOp::Mul, t) if t.is_float() => self.lit_float(1.0, Some(t)),
+            (ReduceOp::Mul, t) => self.lit_int(1, Some(t)),
+            (ReduceOp::BitAnd, t) => self.lit_int(-1, Some(t)),
+            (ReduceOp::Max, t) if t.is_float() => self.lit_float(f64::NEG_INFINITY, Some(t)),
+            (ReduceOp::Min, t) if t.is_float() => self.lit_float(f64::INFINITY, Some(t)),
+            (ReduceOp::Max, t) => self.lit_int(int_limit(t, false), Some(t)),
+            (ReduceOp::Min, t) => self.lit_int(int_limit(t, true), Some(t)),
+        };
+        self.local(name, Some(ty), Some(init))
     }
 
     /// Defaults unconstrained literal types (`i32`, `f64`) and writes every local's and
@@ -445,6 +486,14 @@ impl KernelBuilder {
         self.params.push(Param { name: name.to_string(), kind: ParamKind::Scalar(ty) });
         let t = self.new_var(Ty::Known(ty));
         self.push_expr(Expr::Param(id), t)
+    }
+
+    /// The type of parameter `id` (an array's element type).
+    pub fn param_type(&self, id: ParamId) -> Scalar {
+        match self.params.get(id as usize).map(|p| &p.kind) {
+            Some(ParamKind::Scalar(s)) | Some(ParamKind::Array { elem: s, .. }) => *s,
+            None => Scalar::Bool,
+        }
     }
 
     /// The value of scalar parameter `id` again (a fresh expression, for another use).

@@ -14,6 +14,7 @@
 #![allow(missing_docs)]
 
 pub mod builder;
+pub mod launch;
 pub mod print;
 pub mod validate;
 
@@ -179,7 +180,7 @@ pub struct Param {
 }
 
 /// How a parameter reaches the kernel.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ParamKind {
     /// A scalar passed by value (firstprivate, 3.3 section 2.6.2).
     Scalar(Scalar),

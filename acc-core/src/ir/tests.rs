@@ -13,7 +13,7 @@ fn saxpy() -> Kernel {
     let step = b.lit_int(1, None);
     let n = b.len(y);
     let gang_vector = Some(Schedule { gang: true, worker: false, vector: true });
-    b.for_(&[("i", Scalar::USize, start, step, n)], gang_vector, &[], &[], |b, vars| {
+    b.for_(&[("i", Some(Scalar::USize), start, step, n)], gang_vector, &[], &[], |b, vars| {
         let i = b.get(vars[0]);
         let xi = b.load(x, i);
         let ax = b.binary(BinaryOp::Mul, a, xi);
@@ -80,7 +80,7 @@ fn reductions_and_control_flow() {
     let start = b.lit_int(0, None);
     let step = b.lit_int(1, None);
     let n = b.len(x);
-    b.for_(&[("i", Scalar::USize, start, step, n)], Some(Schedule::default()), &[(s, ReduceOp::Add)], &[], |f, vars| {
+    b.for_(&[("i", Some(Scalar::USize), start, step, n)], Some(Schedule::default()), &[(s, ReduceOp::Add)], &[], |f, vars| {
         let i = f.get(vars[0]);
         let limit = f.lit_int(10, None);
         let small = f.binary(BinaryOp::Lt, i, limit);
@@ -120,7 +120,7 @@ fn for_range_counts_trips_and_guards_empty_ranges() {
     let y = b.param_array("y", Scalar::I64, true);
     let lo = b.lit_int(-5, None);
     let hi = b.lit_int(5, None);
-    b.for_range("k", Scalar::I64, lo, hi, true, None, &[], &[], |b, v| {
+    b.for_range("k", Some(Scalar::I64), lo, hi, true, None, &[], &[], |b, v| {
         let k = b.get(v[0]);
         let idx = b.lit_int(0, None);
         b.store(y, idx, k);

@@ -8,4 +8,4 @@
 
 mod runtime;
 
-pub use runtime::{adapters, Arg, Launched, ScalarValue, WgpuDevice};
+pub use runtime::{adapters, WgpuBackend, WgpuDevice};

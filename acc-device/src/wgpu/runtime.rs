@@ -2,116 +2,60 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use acc_core::ir::{Kernel, ParamId, ParamKind, ReduceOp, Scalar};
+use acc_core::ir::launch::{KernelArg as Arg, KernelOutput as Launched, ScalarValue};
+use acc_core::ir::{Kernel, ParamKind, Scalar};
 use acc_core::{DeviceType, Error, Result};
 
 use crate::wgsl::{lower, Binding, Lowered, Target, WORKGROUP_SIZE};
 
-/// A scalar argument's value (variants named after the Rust type they hold).
-#[allow(missing_docs)]
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ScalarValue {
-    Bool(bool),
-    I32(i32),
-    U32(u32),
-    I64(i64),
-    U64(u64),
-    F32(f32),
-    F64(f64),
+/// The bytes of a scalar parameter, as the lowered module lays it out (`usize`/`isize` are
+/// 32-bit on wgpu: larger values are an error).
+fn scalar_bytes(v: ScalarValue) -> Result<Vec<u8>> {
+    let narrow = |x: i128, what: &str| -> Result<Vec<u8>> {
+        if (i32::MIN as i128..=u32::MAX as i128).contains(&x) {
+            Ok((x as u32).to_le_bytes().to_vec())
+        } else {
+            Err(Error::Unsupported { what: format!("on wgpu: a {what} value of {x} (32-bit there)") })
+        }
+    };
+    Ok(match v {
+        ScalarValue::Bool(b) => (b as u32).to_le_bytes().to_vec(),
+        ScalarValue::I32(v) => v.to_le_bytes().to_vec(),
+        ScalarValue::U32(v) => v.to_le_bytes().to_vec(),
+        ScalarValue::I64(v) => v.to_le_bytes().to_vec(),
+        ScalarValue::U64(v) => v.to_le_bytes().to_vec(),
+        ScalarValue::ISize(v) => narrow(v as i128, "isize")?,
+        ScalarValue::USize(v) => narrow(v as i128, "usize")?,
+        ScalarValue::F32(v) => v.to_le_bytes().to_vec(),
+        ScalarValue::F64(v) => v.to_le_bytes().to_vec(),
+    })
 }
 
-impl ScalarValue {
-    fn bytes(self) -> Vec<u8> {
-        match self {
-            ScalarValue::Bool(b) => (b as u32).to_le_bytes().to_vec(),
-            ScalarValue::I32(v) => v.to_le_bytes().to_vec(),
-            ScalarValue::U32(v) => v.to_le_bytes().to_vec(),
-            ScalarValue::I64(v) => v.to_le_bytes().to_vec(),
-            ScalarValue::U64(v) => v.to_le_bytes().to_vec(),
-            ScalarValue::F32(v) => v.to_le_bytes().to_vec(),
-            ScalarValue::F64(v) => v.to_le_bytes().to_vec(),
-        }
-    }
-
-    fn from_bytes(t: Scalar, b: &[u8]) -> Option<ScalarValue> {
-        Some(match t {
-            Scalar::Bool => ScalarValue::Bool(u32::from_le_bytes(b.get(..4)?.try_into().ok()?) != 0),
-            Scalar::I32 | Scalar::ISize => ScalarValue::I32(i32::from_le_bytes(b.get(..4)?.try_into().ok()?)),
-            Scalar::U32 | Scalar::USize => ScalarValue::U32(u32::from_le_bytes(b.get(..4)?.try_into().ok()?)),
-            Scalar::I64 => ScalarValue::I64(i64::from_le_bytes(b.get(..8)?.try_into().ok()?)),
-            Scalar::U64 => ScalarValue::U64(u64::from_le_bytes(b.get(..8)?.try_into().ok()?)),
-            Scalar::F32 => ScalarValue::F32(f32::from_le_bytes(b.get(..4)?.try_into().ok()?)),
-            Scalar::F64 => ScalarValue::F64(f64::from_le_bytes(b.get(..8)?.try_into().ok()?)),
-            _ => return None,
-        })
-    }
-
-    /// `self op other`, for combining reduction partials in order.
-    fn combine(self, op: ReduceOp, other: ScalarValue) -> ScalarValue {
-        use ScalarValue::*;
-        macro_rules! num {
-            ($a:expr, $b:expr, $ctor:ident) => {
-                match op {
-                    ReduceOp::Add => $ctor($a + $b),
-                    ReduceOp::Mul => $ctor($a * $b),
-                    ReduceOp::Max => $ctor(if $b > $a { $b } else { $a }),
-                    ReduceOp::Min => $ctor(if $b < $a { $b } else { $a }),
-                    _ => $ctor($a),
-                }
-            };
-        }
-        macro_rules! int {
-            ($a:expr, $b:expr, $ctor:ident) => {
-                match op {
-                    ReduceOp::Add => $ctor($a.wrapping_add($b)),
-                    ReduceOp::Mul => $ctor($a.wrapping_mul($b)),
-                    ReduceOp::BitAnd => $ctor($a & $b),
-                    ReduceOp::BitOr => $ctor($a | $b),
-                    ReduceOp::BitXor => $ctor($a ^ $b),
-                    _ => num!($a, $b, $ctor),
-                }
-            };
-        }
-        match (self, other) {
-            (F32(a), F32(b)) => match op {
-                ReduceOp::Max => F32(a.max(b)),
-                ReduceOp::Min => F32(a.min(b)),
-                _ => num!(a, b, F32),
-            },
-            (F64(a), F64(b)) => match op {
-                ReduceOp::Max => F64(a.max(b)),
-                ReduceOp::Min => F64(a.min(b)),
-                _ => num!(a, b, F64),
-            },
-            (I32(a), I32(b)) => int!(a, b, I32),
-            (U32(a), U32(b)) => int!(a, b, U32),
-            (I64(a), I64(b)) => int!(a, b, I64),
-            (U64(a), U64(b)) => int!(a, b, U64),
-            (Bool(a), Bool(b)) => Bool(match op {
-                ReduceOp::BitAnd | ReduceOp::And | ReduceOp::Min => a & b,
-                ReduceOp::BitXor => a ^ b,
-                _ => a | b,
-            }),
-            (a, _) => a,
-        }
+/// Bytes of one reduction partial on the device (`bool` travels as a `u32`).
+fn partial_size(t: Scalar) -> usize {
+    if t == Scalar::Bool {
+        4
+    } else {
+        t.size() as usize
     }
 }
 
-/// A kernel argument, by parameter: array data to copy in (and out, for `Write`), or a scalar.
-pub enum Arg<'a> {
-    /// An array the kernel only reads.
-    Read(&'a [u8]),
-    /// An array the kernel writes: copied in, then back out after the launch.
-    Write(&'a mut [u8]),
-    /// A scalar by value.
-    Scalar(ScalarValue),
-}
-
-/// What a launch gives back besides the arrays it wrote.
-#[derive(Debug, Default)]
-pub struct Launched {
-    /// Each kernel reduction's combined partials (without the original value), by parameter.
-    pub reductions: Vec<(ParamId, ScalarValue)>,
+/// A partial result read back from the device.
+fn scalar_from_bytes(t: Scalar, b: &[u8]) -> Option<ScalarValue> {
+    let w4 = |b: &[u8]| -> Option<[u8; 4]> { b.get(..4)?.try_into().ok() };
+    let w8 = |b: &[u8]| -> Option<[u8; 8]> { b.get(..8)?.try_into().ok() };
+    Some(match t {
+        Scalar::Bool => ScalarValue::Bool(u32::from_le_bytes(w4(b)?) != 0),
+        Scalar::I32 => ScalarValue::I32(i32::from_le_bytes(w4(b)?)),
+        Scalar::ISize => ScalarValue::ISize(i32::from_le_bytes(w4(b)?) as i64),
+        Scalar::U32 => ScalarValue::U32(u32::from_le_bytes(w4(b)?)),
+        Scalar::USize => ScalarValue::USize(u32::from_le_bytes(w4(b)?) as u64),
+        Scalar::I64 => ScalarValue::I64(i64::from_le_bytes(w8(b)?)),
+        Scalar::U64 => ScalarValue::U64(u64::from_le_bytes(w8(b)?)),
+        Scalar::F32 => ScalarValue::F32(f32::from_le_bytes(w4(b)?)),
+        Scalar::F64 => ScalarValue::F64(f64::from_le_bytes(w8(b)?)),
+        _ => return None,
+    })
 }
 
 /// The adapters wgpu finds, best first (discrete, integrated, virtual, CPU).
@@ -136,6 +80,7 @@ struct Compiled {
 
 /// One wgpu adapter, opened.
 pub struct WgpuDevice {
+    number: usize,
     info: wgpu::AdapterInfo,
     device: wgpu::Device,
     queue: wgpu::Queue,
@@ -179,6 +124,7 @@ impl WgpuDevice {
             int64: features.contains(wgpu::Features::SHADER_INT64),
         };
         Ok(WgpuDevice {
+            number: index,
             info,
             device,
             queue,
@@ -287,7 +233,7 @@ impl WgpuDevice {
             let Arg::Scalar(v) = &args[slot.param as usize] else {
                 return Err(Error::Unsupported { what: format!("internal error: parameter {} is a scalar", slot.param) });
             };
-            let b = v.bytes();
+            let b = scalar_bytes(*v)?;
             params[slot.offset as usize..slot.offset as usize + b.len()].copy_from_slice(&b);
         }
         let mut buffers: Vec<wgpu::Buffer> = Vec::new();
@@ -317,7 +263,7 @@ impl WgpuDevice {
                     self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some("status"), contents: &[0; 16], usage: storage })
                 }
                 Binding::Partials(r) => {
-                    let bytes = groups as usize * l.reductions[*r].ty.size() as usize;
+                    let bytes = groups as usize * partial_size(l.reductions[*r].ty);
                     readback.push((i, bytes));
                     self.device.create_buffer(&wgpu::BufferDescriptor { label: Some("partials"), size: bytes as u64, usage: storage, mapped_at_creation: false })
                 }
@@ -385,10 +331,10 @@ impl WgpuDevice {
                 }
                 Binding::Partials(r) => {
                     let slot = l.reductions[*r];
-                    let size = slot.ty.size() as usize;
+                    let size = partial_size(slot.ty);
                     let mut acc: Option<ScalarValue> = None;
                     for g in 0..groups as usize {
-                        if let Some(v) = ScalarValue::from_bytes(slot.ty, &data[g * size..]) {
+                        if let Some(v) = scalar_from_bytes(slot.ty, &data[g * size..]) {
                             acc = Some(match acc {
                                 None => v,
                                 Some(a) => a.combine(slot.op, v),
@@ -414,3 +360,71 @@ impl WgpuDevice {
 
 #[cfg(test)]
 mod tests;
+
+impl acc_core::Device for WgpuDevice {
+    fn device_type(&self) -> DeviceType {
+        DeviceType::Wgpu
+    }
+    fn number(&self) -> usize {
+        self.number
+    }
+    fn property(&self, p: acc_core::Property) -> String {
+        use acc_core::Property;
+        match p {
+            Property::Name => self.name(),
+            Property::Vendor => format!("{:#06x}", self.info.vendor),
+            Property::Driver => format!("{} {}", self.info.driver, self.info.driver_info).trim().to_string(),
+            Property::SharedMemorySupport => "0".into(),
+            // wgpu does not report memory sizes.
+            Property::Memory | Property::FreeMemory => "0".into(),
+        }
+    }
+    fn shares_host_memory(&self) -> bool {
+        false
+    }
+    fn runs_kernels(&self) -> bool {
+        true
+    }
+    fn launch_kernel(&self, kernel: &Kernel, args: &mut [Arg<'_>]) -> Result<Launched> {
+        self.launch(kernel, args)
+    }
+}
+
+/// Provides the wgpu adapters as devices, best first.
+#[derive(Default)]
+pub struct WgpuBackend {
+    count: std::sync::OnceLock<usize>,
+    devices: Mutex<HashMap<usize, Arc<WgpuDevice>>>,
+}
+
+impl acc_core::device::Backend for WgpuBackend {
+    fn device_type(&self) -> DeviceType {
+        DeviceType::Wgpu
+    }
+    fn count(&self) -> usize {
+        *self.count.get_or_init(|| adapters().len())
+    }
+    fn open(&self, num: usize) -> Result<Arc<dyn acc_core::Device>> {
+        let mut devices = self.devices.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(d) = devices.get(&num) {
+            return Ok(Arc::clone(d) as Arc<dyn acc_core::Device>);
+        }
+        let d = Arc::new(WgpuDevice::open(num)?);
+        devices.insert(num, Arc::clone(&d));
+        Ok(d)
+    }
+    // Regions run on wgpu when asked for (`ACC_DEVICE_TYPE=wgpu`); it becomes a default choice
+    // once it runs every region the other devices run.
+    fn is_default_candidate(&self) -> bool {
+        false
+    }
+    fn absent_reason(&self) -> String {
+        "wgpu found no adapter (it needs a Vulkan, Metal or DX12 driver; on Linux without a GPU, \
+         Mesa's software Vulkan: `apt-get install mesa-vulkan-drivers`)"
+            .into()
+    }
+    fn shutdown(&self) -> Result<()> {
+        self.devices.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        Ok(())
+    }
+}

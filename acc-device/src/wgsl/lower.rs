@@ -257,7 +257,8 @@ impl Writer<'_> {
                     let mut slots = Vec::new();
                     for (r, (red, into)) in self.loop_reductions(s)?.into_iter().enumerate() {
                         let ty = k.function.locals[red.local as usize].ty;
-                        let wty = storage_type(ty, self.target)?;
+                        // bool is not host-shareable: its partials are u32 0/1.
+                        let wty = if ty == Scalar::Bool { "u32" } else { storage_type(ty, self.target)? };
                         let b = bindings.len();
                         let _ = writeln!(decls, "@group(0) @binding({b}) var<storage, read_write> acc_partials_{}: array<{wty}>;", reductions.len());
                         let _ = writeln!(decls, "var<workgroup> acc_shared_{n}_{r}: array<{wty}, {WORKGROUP_SIZE}>;");
@@ -375,11 +376,13 @@ impl Writer<'_> {
         for (r, (red, slot)) in reductions.iter().zip(slots).enumerate() {
             let ty = self.k.function.locals[red.local as usize].ty;
             let sh = format!("acc_shared_{n}_{r}");
-            let _ = writeln!(out, "    {sh}[acc_lid] = l{};", red.local);
+            let as_word = |v: String| if ty == Scalar::Bool { format!("select(0u, 1u, {v})") } else { v };
+            let from_word = |v: String| if ty == Scalar::Bool { format!("({v} != 0u)") } else { v };
+            let _ = writeln!(out, "    {sh}[acc_lid] = {};", as_word(format!("l{}", red.local)));
             let _ = writeln!(out, "    workgroupBarrier();");
             let _ = writeln!(out, "    for (var acc_s: u32 = {}u; acc_s > 0u; acc_s = acc_s >> 1u) {{", WORKGROUP_SIZE / 2);
-            let c = combine(red.op, ty, &format!("{sh}[acc_lid]"), &format!("{sh}[acc_lid + acc_s]"));
-            let _ = writeln!(out, "        if (acc_lid < acc_s) {{ {sh}[acc_lid] = {c}; }}");
+            let c = combine(red.op, ty, &from_word(format!("{sh}[acc_lid]")), &from_word(format!("{sh}[acc_lid + acc_s]")));
+            let _ = writeln!(out, "        if (acc_lid < acc_s) {{ {sh}[acc_lid] = {}; }}", as_word(c));
             let _ = writeln!(out, "        workgroupBarrier();");
             let _ = writeln!(out, "    }}");
             let _ = writeln!(out, "    if (acc_lid == 0u) {{ acc_partials_{slot}[acc_wg.x] = {sh}[0]; }}");

@@ -216,15 +216,22 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
     let loc = location(dir.span);
     let clauses = launch_clauses(dir);
     let data_vars = data::clause_vars(dir, DATA_CLAUSES, &loc);
-    let run = if compute == ComputeKind::Serial {
+    let combined_loop = if combined { Some(loop_part(dir)) } else { None };
+    let kernel_arm =
+        super::kernel::kernel_arm(compute, &stmts, combined_loop.as_ref(), env, &reductions, &privates, ctx.generic_fn);
+    let threads = if compute == ComputeKind::Serial {
+        // A serial region runs on one thread even on multicore (`Launch::exec` never gives
+        // threads for it).
         quote!(__acc_launch.run_sequential(|| #host))
     } else {
         let threads = wrap(&region_stmts(ctx, Mode::Multicore), &privates, &reductions);
-        quote! {
-            match __acc_launch.exec() {
-                ::acc::__rt::Exec::Sequential => __acc_launch.run_sequential(|| #host),
-                ::acc::__rt::Exec::Threads(__acc_threads, __acc_inh) => __acc_inh.run(|| #threads),
-            }
+        quote!(__acc_inh.run(|| #threads))
+    };
+    let run = quote! {
+        match __acc_launch.exec() {
+            ::acc::__rt::Exec::Sequential => __acc_launch.run_sequential(|| #host),
+            ::acc::__rt::Exec::Threads(__acc_threads, __acc_inh) => #threads,
+            ::acc::__rt::Exec::Kernel(__acc_dev) => #kernel_arm,
         }
     };
     quote! {

@@ -6,6 +6,7 @@ pub mod attrs;
 pub mod compute;
 pub mod data;
 pub mod executable;
+pub mod kernel;
 pub mod region;
 
 use proc_macro2::{Span, TokenStream};
@@ -25,11 +26,13 @@ pub struct Ctx {
     pub fn_name: String,
     /// Variables named by the data clauses of lexically enclosing `data` constructs.
     pub enclosing_data: Vec<Vec<String>>,
+    /// The enclosing function has type or const parameters.
+    pub generic_fn: bool,
 }
 
 impl Ctx {
     pub fn new(fn_name: String) -> Ctx {
-        Ctx { errors: Vec::new(), fn_name, enclosing_data: Vec::new() }
+        Ctx { errors: Vec::new(), fn_name, enclosing_data: Vec::new(), generic_fn: false }
     }
     pub fn error(&mut self, span: Span, msg: impl std::fmt::Display) {
         self.errors.push(syn::Error::new(span, msg.to_string()));
@@ -112,6 +115,7 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
         }
     };
     let mut ctx = Ctx::new(f.sig.ident.to_string());
+    ctx.generic_fn = f.sig.generics.params.iter().any(|p| !matches!(p, syn::GenericParam::Lifetime(_)));
     let span = Span::call_site();
     // One directive per item (3.3 section 2.1; R1): a second acc attribute would expand over
     // this one's output.

@@ -4,6 +4,8 @@
 use acc_core::ir::builder::KernelBuilder;
 use acc_core::ir::*;
 
+use acc_core::ir::launch::{KernelArg as Arg, ScalarValue};
+
 use super::*;
 
 fn device() -> Option<WgpuDevice> {
@@ -37,7 +39,7 @@ fn saxpy() -> Kernel {
     let y = b.param_array("y", Scalar::F32, true);
     let start = b.lit_int(0, None);
     let n = b.len(y);
-    b.for_range("i", Scalar::USize, start, n, false, Some(Schedule { gang: true, worker: false, vector: true }), &[], &[], |b, v| {
+    b.for_range("i", Some(Scalar::USize), start, n, false, Some(Schedule { gang: true, worker: false, vector: true }), &[], &[], |b, v| {
         let i = b.get(v[0]);
         let xi = b.load(x, i);
         let ax = b.binary(BinaryOp::Mul, a, xi);
@@ -74,7 +76,7 @@ fn reduce(op: ReduceOp) -> Kernel {
     let s = b.local("s", Some(Scalar::U32), Some(init));
     let start = b.lit_int(0, None);
     let n = b.len(x);
-    b.for_range("i", Scalar::USize, start, n, false, Some(Schedule::default()), &[(s, op)], &[], |b, v| {
+    b.for_range("i", Some(Scalar::USize), start, n, false, Some(Schedule::default()), &[(s, op)], &[], |b, v| {
         let i = b.get(v[0]);
         let xi = b.load(x, i);
         let cur = b.get(s);
@@ -119,7 +121,7 @@ fn collapsed_loops_cover_the_whole_space() {
     let one2 = b.lit_int(1, None);
     let t0 = b.cast(nn, Scalar::USize);
     let t1 = b.cast(mm, Scalar::USize);
-    b.for_(&[("i", Scalar::U32, zero, one, t0), ("j", Scalar::U32, zero2, one2, t1)], Some(Schedule::default()), &[], &[], |b, v| {
+    b.for_(&[("i", Some(Scalar::U32), zero, one, t0), ("j", Some(Scalar::U32), zero2, one2, t1)], Some(Schedule::default()), &[], &[], |b, v| {
         let i = b.get(v[0]);
         let m = b.param_scalar_value(2);
         let row = b.binary(BinaryOp::Mul, i, m);
@@ -151,7 +153,7 @@ fn an_out_of_range_index_is_reported() {
     let x = b.param_array("x", Scalar::F32, true);
     let zero = b.lit_int(0, None);
     let ten = b.lit_int(10, None);
-    b.for_range("i", Scalar::USize, zero, ten, false, Some(Schedule::default()), &[], &[], |b, v| {
+    b.for_range("i", Some(Scalar::USize), zero, ten, false, Some(Schedule::default()), &[], &[], |b, v| {
         let i = b.get(v[0]);
         let two = b.lit_int(2, None);
         let idx = b.binary(BinaryOp::Mul, i, two);

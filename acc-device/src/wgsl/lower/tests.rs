@@ -14,7 +14,7 @@ fn saxpy(elem: Scalar) -> Kernel {
     let start = b.lit_int(0, None);
     let n = b.len(y);
     let gv = Some(Schedule { gang: true, worker: false, vector: true });
-    b.for_range("i", Scalar::USize, start, n, false, gv, &[], &[], |b, v| {
+    b.for_range("i", Some(Scalar::USize), start, n, false, gv, &[], &[], |b, v| {
         let i = b.get(v[0]);
         let xi = b.load(x, i);
         let ax = b.binary(BinaryOp::Mul, a, xi);
@@ -36,7 +36,7 @@ fn dot(elem: Scalar, op: ReduceOp) -> Kernel {
     let s = b.local("s", Some(elem), Some(init));
     let start = b.lit_int(0, None);
     let n = b.len(x);
-    b.for_range("i", Scalar::USize, start, n, false, Some(Schedule::default()), &[(s, op)], &[], |b, v| {
+    b.for_range("i", Some(Scalar::USize), start, n, false, Some(Schedule::default()), &[(s, op)], &[], |b, v| {
         let i = b.get(v[0]);
         let xi = b.load(x, i);
         let i = b.get(v[0]);
@@ -106,7 +106,7 @@ fn math_and_control_flow_validate() {
     let flag = b.param_scalar("flag", Scalar::Bool);
     let zero = b.lit_int(0, None);
     let n = b.len(x);
-    b.for_range("i", Scalar::USize, zero, n, false, Some(Schedule::default()), &[], &[], |b, v| {
+    b.for_range("i", Some(Scalar::USize), zero, n, false, Some(Schedule::default()), &[], &[], |b, v| {
         let i = b.get(v[0]);
         let xi = b.load(x, i);
         let mut acc = xi;
@@ -117,7 +117,7 @@ fn math_and_control_flow_validate() {
         let t = b.local("t", Some(Scalar::F32), Some(p));
         let three = b.lit_int(3, None);
         let zero = b.lit_int(0, None);
-        b.for_range("j", Scalar::I32, zero, three, true, None, &[], &[], |b, w| {
+        b.for_range("j", Some(Scalar::I32), zero, three, true, None, &[], &[], |b, w| {
             let j = b.get(w[0]);
             let jf = b.cast(j, Scalar::F32);
             let cur = b.get(t);

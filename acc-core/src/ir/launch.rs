@@ -1,0 +1,105 @@
+//! What a kernel launch takes and gives back, the same for every device that runs kernels.
+
+use super::{ParamId, ReduceOp, Scalar};
+
+/// A scalar argument's value (variants named after the Rust type they hold; `USize` and
+/// `ISize` keep the host's 64 bits, a backend narrows them if its indices are smaller).
+#[allow(missing_docs)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ScalarValue {
+    Bool(bool),
+    I32(i32),
+    U32(u32),
+    I64(i64),
+    U64(u64),
+    ISize(i64),
+    USize(u64),
+    F32(f32),
+    F64(f64),
+}
+
+impl ScalarValue {
+    /// The IR type of the value.
+    pub fn ty(self) -> Scalar {
+        match self {
+            ScalarValue::Bool(_) => Scalar::Bool,
+            ScalarValue::I32(_) => Scalar::I32,
+            ScalarValue::U32(_) => Scalar::U32,
+            ScalarValue::I64(_) => Scalar::I64,
+            ScalarValue::U64(_) => Scalar::U64,
+            ScalarValue::ISize(_) => Scalar::ISize,
+            ScalarValue::USize(_) => Scalar::USize,
+            ScalarValue::F32(_) => Scalar::F32,
+            ScalarValue::F64(_) => Scalar::F64,
+        }
+    }
+
+    /// `self op other`, for combining reduction partials in order.
+    pub fn combine(self, op: ReduceOp, other: ScalarValue) -> ScalarValue {
+        use ScalarValue::*;
+        macro_rules! num {
+            ($a:expr, $b:expr, $ctor:ident) => {
+                match op {
+                    ReduceOp::Add => $ctor($a + $b),
+                    ReduceOp::Mul => $ctor($a * $b),
+                    ReduceOp::Max => $ctor(if $b > $a { $b } else { $a }),
+                    ReduceOp::Min => $ctor(if $b < $a { $b } else { $a }),
+                    _ => $ctor($a),
+                }
+            };
+        }
+        macro_rules! int {
+            ($a:expr, $b:expr, $ctor:ident) => {
+                match op {
+                    ReduceOp::Add => $ctor($a.wrapping_add($b)),
+                    ReduceOp::Mul => $ctor($a.wrapping_mul($b)),
+                    ReduceOp::BitAnd => $ctor($a & $b),
+                    ReduceOp::BitOr => $ctor($a | $b),
+                    ReduceOp::BitXor => $ctor($a ^ $b),
+                    _ => num!($a, $b, $ctor),
+                }
+            };
+        }
+        match (self, other) {
+            (F32(a), F32(b)) => match op {
+                ReduceOp::Max => F32(a.max(b)),
+                ReduceOp::Min => F32(a.min(b)),
+                _ => num!(a, b, F32),
+            },
+            (F64(a), F64(b)) => match op {
+                ReduceOp::Max => F64(a.max(b)),
+                ReduceOp::Min => F64(a.min(b)),
+                _ => num!(a, b, F64),
+            },
+            (I32(a), I32(b)) => int!(a, b, I32),
+            (U32(a), U32(b)) => int!(a, b, U32),
+            (I64(a), I64(b)) => int!(a, b, I64),
+            (U64(a), U64(b)) => int!(a, b, U64),
+            (ISize(a), ISize(b)) => int!(a, b, ISize),
+            (USize(a), USize(b)) => int!(a, b, USize),
+            (Bool(a), Bool(b)) => Bool(match op {
+                ReduceOp::BitAnd | ReduceOp::And | ReduceOp::Min => a & b,
+                ReduceOp::BitXor => a ^ b,
+                _ => a | b,
+            }),
+            (a, _) => a,
+        }
+    }
+}
+
+/// A kernel argument, one per parameter.
+pub enum KernelArg<'a> {
+    /// An array the kernel only reads.
+    Read(&'a [u8]),
+    /// An array the kernel writes: copied in, then back out after the launch.
+    Write(&'a mut [u8]),
+    /// A scalar by value.
+    Scalar(ScalarValue),
+}
+
+/// What a launch gives back besides the arrays it wrote.
+#[derive(Debug, Default, PartialEq)]
+pub struct KernelOutput {
+    /// Each kernel reduction's combined partials (without the original value), by parameter.
+    pub reductions: Vec<(ParamId, ScalarValue)>,
+}

@@ -1,0 +1,734 @@
+//! The kernel arm of a compute region: the region's body translated into calls of the kernel
+//! IR builder (`::acc::__rt::kernel`), and the captured variables marshalled as the kernel's
+//! arguments (DESIGN.md section 3, step 3). What the translation does not cover yet makes the
+//! arm an `acc::Error` at run time naming the construct, on kernel devices only; the host and
+//! multicore arms are unaffected.
+
+use std::collections::{BTreeMap, HashMap};
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, ToTokens};
+use syn::{BinOp, Expr, Ident, Lit, Pat, Stmt, UnOp};
+
+use super::attrs;
+use crate::analysis::bindings::Env;
+use crate::analysis::uses::{path_ident, scan_stmts};
+use crate::directive::parse::parse_directive;
+use crate::directive::{ClauseArgs, ClauseName as C, ComputeKind, Directive, DirectiveKind, RedOp};
+
+/// How the kernel takes a captured variable.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Cap {
+    Read,
+    Write,
+    Reduction(RedOp),
+}
+
+#[derive(Clone)]
+enum Local {
+    Scalar(Ident),
+    /// A private array (declared by `let t: [T; N]`, not translated yet).
+    #[allow(dead_code)]
+    Array(Ident),
+}
+
+struct Tr {
+    /// Captured variables the body indexes: resolved to array handles once, up front.
+    arrays_used: std::collections::BTreeSet<String>,
+    compute: ComputeKind,
+    captured: BTreeMap<String, (Cap, Ident)>,
+    scopes: Vec<HashMap<String, Local>>,
+    region_reductions: Vec<(RedOp, Ident)>,
+    counter: usize,
+}
+
+type R<T> = Result<T, String>;
+
+fn no<T>(what: impl Into<String>) -> R<T> {
+    Err(what.into())
+}
+
+fn red_op(op: RedOp) -> TokenStream {
+    let v = Ident::new(op.marker(), Span::call_site());
+    quote!(::acc::__rt::kernel::ReduceOp::#v)
+}
+
+fn scalar_of(ty: &syn::Type) -> Option<TokenStream> {
+    let syn::Type::Path(p) = ty else { return None };
+    let id = p.path.get_ident()?.to_string();
+    let v = match id.as_str() {
+        "bool" => "Bool",
+        "i8" => "I8",
+        "i16" => "I16",
+        "i32" => "I32",
+        "i64" => "I64",
+        "isize" => "ISize",
+        "u8" => "U8",
+        "u16" => "U16",
+        "u32" => "U32",
+        "u64" => "U64",
+        "usize" => "USize",
+        "f32" => "F32",
+        "f64" => "F64",
+        _ => return None,
+    };
+    let v = Ident::new(v, Span::call_site());
+    Some(quote!(::acc::__rt::kernel::Scalar::#v))
+}
+
+fn suffix_scalar(suffix: &str) -> R<TokenStream> {
+    if suffix.is_empty() {
+        return Ok(quote!(::core::option::Option::None));
+    }
+    let ty: syn::Type = syn::parse_str(suffix).map_err(|_| format!("literal suffix `{suffix}`"))?;
+    let s = scalar_of(&ty).ok_or_else(|| format!("literal suffix `{suffix}`"))?;
+    Ok(quote!(::core::option::Option::Some(#s)))
+}
+
+fn bin_op(op: &BinOp) -> Option<(&'static str, bool)> {
+    // (IR operator, is compound assignment)
+    Some(match op {
+        BinOp::Add(_) => ("Add", false),
+        BinOp::Sub(_) => ("Sub", false),
+        BinOp::Mul(_) => ("Mul", false),
+        BinOp::Div(_) => ("Div", false),
+        BinOp::Rem(_) => ("Rem", false),
+        BinOp::BitAnd(_) => ("BitAnd", false),
+        BinOp::BitOr(_) => ("BitOr", false),
+        BinOp::BitXor(_) => ("BitXor", false),
+        BinOp::Shl(_) => ("Shl", false),
+        BinOp::Shr(_) => ("Shr", false),
+        BinOp::Eq(_) => ("Eq", false),
+        BinOp::Ne(_) => ("Ne", false),
+        BinOp::Lt(_) => ("Lt", false),
+        BinOp::Le(_) => ("Le", false),
+        BinOp::Gt(_) => ("Gt", false),
+        BinOp::Ge(_) => ("Ge", false),
+        BinOp::And(_) => ("And", false),
+        BinOp::Or(_) => ("Or", false),
+        BinOp::AddAssign(_) => ("Add", true),
+        BinOp::SubAssign(_) => ("Sub", true),
+        BinOp::MulAssign(_) => ("Mul", true),
+        BinOp::DivAssign(_) => ("Div", true),
+        BinOp::RemAssign(_) => ("Rem", true),
+        BinOp::BitAndAssign(_) => ("BitAnd", true),
+        BinOp::BitOrAssign(_) => ("BitOr", true),
+        BinOp::BitXorAssign(_) => ("BitXor", true),
+        BinOp::ShlAssign(_) => ("Shl", true),
+        BinOp::ShrAssign(_) => ("Shr", true),
+        _ => return None,
+    })
+}
+
+const MATH: &[(&str, &str)] = &[
+    ("abs", "Abs"), ("min", "Min"), ("max", "Max"), ("clamp", "Clamp"), ("sqrt", "Sqrt"), ("cbrt", "Cbrt"),
+    ("exp", "Exp"), ("exp2", "Exp2"), ("ln", "Ln"), ("log2", "Log2"), ("log10", "Log10"), ("sin", "Sin"),
+    ("cos", "Cos"), ("tan", "Tan"), ("asin", "Asin"), ("acos", "Acos"), ("atan", "Atan"), ("atan2", "Atan2"),
+    ("sinh", "Sinh"), ("cosh", "Cosh"), ("tanh", "Tanh"), ("floor", "Floor"), ("ceil", "Ceil"),
+    ("round", "Round"), ("trunc", "Trunc"), ("fract", "Fract"), ("powi", "Powi"), ("powf", "Powf"),
+    ("pow", "Pow"), ("mul_add", "MulAdd"), ("hypot", "Hypot"), ("signum", "Signum"), ("recip", "Recip"),
+];
+
+fn math_fn(name: &str) -> Option<TokenStream> {
+    MATH.iter().find(|(n, _)| *n == name).map(|(_, v)| {
+        let v = Ident::new(v, Span::call_site());
+        quote!(::acc::__rt::kernel::MathFn::#v)
+    })
+}
+
+impl Tr {
+    fn fresh(&mut self, base: &str) -> Ident {
+        self.counter += 1;
+        format_ident!("__acc_v{}_{}", self.counter, base.trim_start_matches("r#"))
+    }
+
+    fn lookup(&self, name: &str) -> Option<Local> {
+        self.scopes.iter().rev().find_map(|s| s.get(name).cloned())
+    }
+
+    fn bind(&mut self, name: String, l: Local) {
+        self.scopes.last_mut().expect("a scope").insert(name, l);
+    }
+
+    fn array(&mut self, e: &Expr) -> R<TokenStream> {
+        let id = path_ident(e).ok_or_else(|| format!("indexing `{}`", e.to_token_stream()))?;
+        match self.captured.get(&id.to_string()) {
+            Some((Cap::Read | Cap::Write, _)) => {
+                self.arrays_used.insert(id.to_string());
+                let a = format_ident!("__acc_a_{}", id.to_string());
+                Ok(quote!(#a))
+            }
+            _ => no(format!("indexing `{id}`")),
+        }
+    }
+
+    fn expr(&mut self, e: &Expr) -> R<TokenStream> {
+        Ok(match e {
+            Expr::Paren(p) => self.expr(&p.expr)?,
+            Expr::Group(g) => self.expr(&g.expr)?,
+            Expr::Lit(l) => match &l.lit {
+                Lit::Int(i) => {
+                    let v: i128 = i.base10_parse().map_err(|_| "an integer literal".to_string())?;
+                    let s = suffix_scalar(i.suffix())?;
+                    quote!(__acc_b.lit_int(#v, #s))
+                }
+                Lit::Float(f) => {
+                    let v: f64 = f.base10_parse().map_err(|_| "a float literal".to_string())?;
+                    let s = suffix_scalar(f.suffix())?;
+                    quote!(__acc_b.lit_float(#v, #s))
+                }
+                Lit::Bool(b) => {
+                    let v = b.value;
+                    quote!(__acc_b.lit_bool(#v))
+                }
+                other => return no(format!("the literal `{}`", other.to_token_stream())),
+            },
+            Expr::Path(_) => {
+                let id = path_ident(e).ok_or_else(|| format!("the path `{}`", e.to_token_stream()))?;
+                let name = id.to_string();
+                match self.lookup(&name) {
+                    Some(Local::Scalar(v)) => quote!(__acc_b.get(#v)),
+                    Some(Local::Array(_)) => return no(format!("the private array `{name}` used as a value")),
+                    None => match self.captured.get(&name) {
+                        Some((Cap::Read, p)) => quote!(__acc_h.scalar(__acc_b, #p)),
+                        _ => return no(format!("the value of `{name}`")),
+                    },
+                }
+            }
+            Expr::Index(ix) => {
+                let i = self.expr(&ix.index)?;
+                if let Some(id) = path_ident(&ix.expr) {
+                    if let Some(Local::Array(v)) = self.lookup(&id.to_string()) {
+                        return Ok(quote!({ let __i = #i; __acc_b.get_elem(#v, __i) }));
+                    }
+                }
+                let a = self.array(&ix.expr)?;
+                quote!({ let __a = #a; let __i = #i; __acc_b.load(__a, __i) })
+            }
+            Expr::Binary(b) => {
+                let (op, compound) = bin_op(&b.op).ok_or_else(|| "an operator".to_string())?;
+                if compound {
+                    return no("an assignment used as a value");
+                }
+                let op = Ident::new(op, Span::call_site());
+                let (l, r) = (self.expr(&b.left)?, self.expr(&b.right)?);
+                quote!({ let __l = #l; let __r = #r; __acc_b.binary(::acc::__rt::kernel::BinaryOp::#op, __l, __r) })
+            }
+            Expr::Unary(u) => {
+                let op = match u.op {
+                    UnOp::Neg(_) => quote!(Neg),
+                    UnOp::Not(_) => quote!(Not),
+                    _ => return no("`*` (dereference)"),
+                };
+                let x = self.expr(&u.expr)?;
+                quote!({ let __x = #x; __acc_b.unary(::acc::__rt::kernel::UnaryOp::#op, __x) })
+            }
+            Expr::Cast(c) => {
+                let t = scalar_of(&c.ty).ok_or_else(|| format!("a cast to `{}`", c.ty.to_token_stream()))?;
+                let x = self.expr(&c.expr)?;
+                quote!({ let __x = #x; __acc_b.cast(__x, #t) })
+            }
+            Expr::MethodCall(m) => {
+                let name = m.method.to_string();
+                if name == "len" && m.args.is_empty() {
+                    let a = self.array(&m.receiver)?;
+                    return Ok(quote!({ let __a = #a; __acc_b.len(__a) }));
+                }
+                // Integer arithmetic on devices wraps (DESIGN.md 4.2).
+                let wrapping = match name.as_str() {
+                    "wrapping_add" => Some(quote!(Add)),
+                    "wrapping_sub" => Some(quote!(Sub)),
+                    "wrapping_mul" => Some(quote!(Mul)),
+                    _ => None,
+                };
+                if let (Some(op), [arg]) = (wrapping, m.args.iter().collect::<Vec<_>>().as_slice()) {
+                    let (l, r) = (self.expr(&m.receiver)?, self.expr(arg)?);
+                    return Ok(quote!({ let __l = #l; let __r = #r; __acc_b.binary(::acc::__rt::kernel::BinaryOp::#op, __l, __r) }));
+                }
+                let f = math_fn(&name).ok_or_else(|| format!("the method `.{name}()`"))?;
+                let mut args = vec![self.expr(&m.receiver)?];
+                for a in &m.args {
+                    args.push(self.expr(a)?);
+                }
+                quote!({ let __args = [#(#args),*]; __acc_b.math(#f, &__args) })
+            }
+            Expr::Call(c) => {
+                let Expr::Path(p) = &*c.func else { return no("a call") };
+                let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+                let last = segs.last().cloned().unwrap_or_default();
+                let prim = segs.len() == 2 && scalar_of(&syn::parse_str(&segs[0]).map_err(|_| "a call".to_string())?).is_some();
+                let cmp = segs.len() >= 2 && matches!(segs[segs.len() - 2].as_str(), "cmp") && matches!(last.as_str(), "min" | "max");
+                let f = if prim || cmp { math_fn(&last) } else { None };
+                let f = f.ok_or_else(|| format!("a call of `{}` (routines are not supported in kernels yet)", segs.join("::")))?;
+                let args: Vec<TokenStream> = c.args.iter().map(|a| self.expr(a)).collect::<R<_>>()?;
+                quote!({ let __args = [#(#args),*]; __acc_b.math(#f, &__args) })
+            }
+            Expr::If(i) => {
+                let Some((_, els)) = &i.else_branch else { return no("`if` without `else` as a value") };
+                let a = self.block_value(&i.then_branch.stmts)?;
+                let r = match &**els {
+                    Expr::Block(b) => self.block_value(&b.block.stmts)?,
+                    other => self.expr(other)?,
+                };
+                let c = self.expr(&i.cond)?;
+                quote!({ let __c = #c; let __a = #a; let __r = #r; __acc_b.select(__c, __a, __r) })
+            }
+            Expr::Block(b) if b.block.stmts.len() == 1 => self.block_value(&b.block.stmts)?,
+            other => return no(format!("the expression `{}`", short(other))),
+        })
+    }
+
+    /// A block that is one expression, as a value (`if` arms).
+    fn block_value(&mut self, stmts: &[Stmt]) -> R<TokenStream> {
+        match stmts {
+            [Stmt::Expr(e, None)] => self.expr(e),
+            _ => no("an `if` arm with statements, used as a value"),
+        }
+    }
+
+    fn stmts(&mut self, stmts: &[Stmt], in_parallel: bool) -> R<TokenStream> {
+        self.scopes.push(HashMap::new());
+        let mut out = TokenStream::new();
+        for st in stmts {
+            out.extend(self.stmt(st, in_parallel)?);
+        }
+        self.scopes.pop();
+        Ok(out)
+    }
+
+    fn stmt(&mut self, st: &Stmt, in_parallel: bool) -> R<TokenStream> {
+        let dirs: Vec<_> = attrs::stmt_attrs(st).iter().filter_map(|a| attrs::directive_of(a).map(|k| (k, a))).collect();
+        let loop_dir = match dirs.first() {
+            Some((DirectiveKind::Loop, a)) => {
+                let args = attrs::attr_args(a).map_err(|e| e.to_string())?;
+                Some(parse_directive(DirectiveKind::Loop, Span::call_site(), args).map_err(|e| e.to_string())?)
+            }
+            Some((k, _)) => return no(format!("`{}` inside a region", k.spelling())),
+            None => None,
+        };
+        Ok(match st {
+            Stmt::Local(l) => {
+                let Pat::Ident(pi) = strip_type(&l.pat) else { return no("a `let` pattern") };
+                let name = pi.ident.to_string();
+                let ty = match &l.pat {
+                    Pat::Type(pt) => Some(&*pt.ty),
+                    _ => None,
+                };
+                if let Some(syn::Type::Array(_)) = ty {
+                    return no(format!("the private array `{name}`"));
+                }
+                let ty_tokens = match ty {
+                    Some(t) => {
+                        let s = scalar_of(t).ok_or_else(|| format!("`let {name}: {}`", t.to_token_stream()))?;
+                        quote!(::core::option::Option::Some(#s))
+                    }
+                    None => quote!(::core::option::Option::None),
+                };
+                let init = match &l.init {
+                    Some(i) if i.diverge.is_some() => return no("`let .. else`"),
+                    Some(i) => {
+                        let v = self.expr(&i.expr)?;
+                        quote!(::core::option::Option::Some(#v))
+                    }
+                    None => quote!(::core::option::Option::None),
+                };
+                let v = self.fresh(&name);
+                let name_lit = name.clone();
+                self.bind(name, Local::Scalar(v.clone()));
+                quote!(let #v = { let __init = #init; __acc_b.local(#name_lit, #ty_tokens, __init) };)
+            }
+            Stmt::Expr(e, _) => self.expr_stmt(e, loop_dir, in_parallel)?,
+            Stmt::Macro(m) if m.mac.path.segments.last().is_some_and(|s| s.ident == "cache") => quote!(),
+            Stmt::Macro(_) => return no("a macro"),
+            Stmt::Item(_) => return no("an item"),
+        })
+    }
+
+    fn expr_stmt(&mut self, e: &Expr, loop_dir: Option<Directive>, in_parallel: bool) -> R<TokenStream> {
+        Ok(match e {
+            // Statements from `macro_rules!` arrive in invisible groups.
+            Expr::Group(g) => self.expr_stmt(&g.expr, loop_dir, in_parallel)?,
+            Expr::Assign(a) => self.assign(&a.left, None, &a.right)?,
+            Expr::Binary(b) => match bin_op(&b.op) {
+                Some((op, true)) => self.assign(&b.left, Some(op), &b.right)?,
+                _ => return no("an expression statement"),
+            },
+            Expr::If(i) => {
+                let c = self.expr(&i.cond)?;
+                let a = self.stmts(&i.then_branch.stmts, in_parallel)?;
+                let r = match &i.else_branch {
+                    None => quote!(),
+                    Some((_, els)) => match &**els {
+                        Expr::Block(b) => self.stmts(&b.block.stmts, in_parallel)?,
+                        other => self.expr_stmt(other, None, in_parallel)?,
+                    },
+                };
+                quote!({ let __c = #c; __acc_b.if_(__c, |__acc_b| { #a }, |__acc_b| { #r }); })
+            }
+            Expr::Block(b) if b.label.is_none() => {
+                let s = self.stmts(&b.block.stmts, in_parallel)?;
+                quote!({ #s })
+            }
+            Expr::While(w) if w.label.is_none() => {
+                let c = self.expr(&w.cond)?;
+                let body = self.stmts(&w.body.stmts, in_parallel)?;
+                quote!(__acc_b.loop_(|__acc_b| {
+                    let __c = #c;
+                    let __stop = __acc_b.unary(::acc::__rt::kernel::UnaryOp::Not, __c);
+                    __acc_b.if_(__stop, |__acc_b| __acc_b.break_(), |_| {});
+                    #body
+                });)
+            }
+            Expr::Loop(l) if l.label.is_none() => {
+                let body = self.stmts(&l.body.stmts, in_parallel)?;
+                quote!(__acc_b.loop_(|__acc_b| { #body });)
+            }
+            Expr::Break(b) if b.label.is_none() && b.expr.is_none() => quote!(__acc_b.break_();),
+            Expr::Continue(c) if c.label.is_none() => quote!(__acc_b.continue_();),
+            Expr::ForLoop(f) if f.label.is_none() => self.for_loop(f, loop_dir, in_parallel)?,
+            other => return no(format!("the statement `{}`", short(other))),
+        })
+    }
+
+    fn assign(&mut self, target: &Expr, op: Option<&str>, value: &Expr) -> R<TokenStream> {
+        let v = self.expr(value)?;
+        let combine = |cur: TokenStream| -> TokenStream {
+            match op {
+                None => quote!(#v),
+                Some(op) => {
+                    let op = Ident::new(op, Span::call_site());
+                    quote!({ let __cur = #cur; let __v = #v; __acc_b.binary(::acc::__rt::kernel::BinaryOp::#op, __cur, __v) })
+                }
+            }
+        };
+        if let Some(id) = path_ident(target) {
+            return match self.lookup(&id.to_string()) {
+                Some(Local::Scalar(var)) => {
+                    let value = combine(quote!(__acc_b.get(#var)));
+                    Ok(quote!({ let __v = #value; __acc_b.set(#var, __v); }))
+                }
+                _ => no(format!("assigning the captured variable `{id}` (only arrays and reductions are written in kernels yet)")),
+            };
+        }
+        if let Expr::Index(ix) = target {
+            let i = self.expr(&ix.index)?;
+            if let Some(id) = path_ident(&ix.expr) {
+                if let Some(Local::Array(var)) = self.lookup(&id.to_string()) {
+                    let value = combine(quote!(__acc_b.get_elem(#var, __i)));
+                    return Ok(quote!({ let __i = #i; let __v = #value; __acc_b.set_elem(#var, __i, __v); }));
+                }
+            }
+            let a = self.array(&ix.expr)?;
+            let value = combine(quote!(__acc_b.load(__a, __i)));
+            return Ok(quote!({ let __a = #a; let __i = #i; let __v = #value; __acc_b.store(__a, __i, __v); }));
+        }
+        no(format!("assigning `{}`", target.to_token_stream()))
+    }
+
+    fn for_loop(&mut self, f: &syn::ExprForLoop, dir: Option<Directive>, in_parallel: bool) -> R<TokenStream> {
+        let depth = dir
+            .as_ref()
+            .and_then(|d| {
+                d.clauses.iter().find_map(|c| match &c.args {
+                    ClauseArgs::Collapse { n, .. } if c.device_types.is_none() => Some(*n),
+                    ClauseArgs::Tile(s) if c.device_types.is_none() => Some(s.len()),
+                    _ => None,
+                })
+            })
+            .unwrap_or(1);
+        let mut levels = Vec::new();
+        let mut cur = f;
+        loop {
+            let name = match &*cur.pat {
+                Pat::Ident(pi) => pi.ident.clone(),
+                Pat::Wild(w) => Ident::new("_unused", w.underscore_token.span),
+                _ => return no("a loop pattern other than a name"),
+            };
+            let (start, end, incl) = match strip(&cur.expr) {
+                Expr::Range(r) => match (&r.start, &r.end) {
+                    (Some(s), Some(e)) => (s.clone(), e.clone(), matches!(r.limits, syn::RangeLimits::Closed(_))),
+                    _ => return no("an open range"),
+                },
+                _ => return no("a loop over something other than `a..b` (`.rev()` and `.step_by()` are not supported in kernels yet)"),
+            };
+            levels.push((name, start, end, incl));
+            if levels.len() == depth {
+                break;
+            }
+            match cur.body.stmts.as_slice() {
+                [Stmt::Expr(Expr::ForLoop(inner), _)] => cur = inner,
+                _ => return no("collapsed loops with code between them"),
+            }
+        }
+        let body_stmts = &cur.body.stmts;
+
+        // Parallel only at the outermost parallelizable loop, as on multicore.
+        let parallel = !in_parallel && self.parallel(dir.as_ref(), &levels, body_stmts);
+        let schedule = if parallel {
+            let has = |c| dir.as_ref().is_some_and(|d| d.general(c).next().is_some());
+            let (g, w, v) = (has(C::Gang), has(C::Worker), has(C::Vector));
+            let (g, w, v) = if !(g || w || v) { (true, false, true) } else { (g, w, v) };
+            quote!(::core::option::Option::Some(::acc::__rt::kernel::Schedule { gang: #g, worker: #w, vector: #v }))
+        } else {
+            quote!(::core::option::Option::None)
+        };
+        // Reductions: the loop's own, and the region's it updates (on a parallel loop).
+        let mut reductions: Vec<(RedOp, Ident)> = dir
+            .iter()
+            .flat_map(|d| d.general(C::Reduction))
+            .flat_map(|c| match &c.args {
+                ClauseArgs::Reduction { op, vars, .. } => vars.iter().map(|v| (*op, v.name.clone())).collect::<Vec<_>>(),
+                _ => vec![],
+            })
+            .collect();
+        if parallel {
+            let used = scan_stmts(body_stmts, &[]);
+            for (op, v) in &self.region_reductions {
+                if used.vars.contains_key(&v.to_string()) && !reductions.iter().any(|(_, r)| r == v) {
+                    reductions.push((*op, v.clone()));
+                }
+            }
+        }
+        if dir.as_ref().is_some_and(|d| d.general(C::Private).next().is_some()) {
+            return no("`private` on a loop");
+        }
+        let mut red_tokens = Vec::new();
+        for (op, v) in &reductions {
+            match self.lookup(&v.to_string()) {
+                Some(Local::Scalar(var)) => {
+                    let o = red_op(*op);
+                    red_tokens.push(quote!((#var, #o)));
+                }
+                _ => return no(format!("a reduction of `{v}`")),
+            }
+        }
+        self.scopes.push(HashMap::new());
+        let mut level_tokens = Vec::new();
+        let mut binds = Vec::new();
+        for (k, (name, start, end, incl)) in levels.iter().enumerate() {
+            let (s, e) = (self.expr(start)?, self.expr(end)?);
+            let (sv, stv, tv) = (format_ident!("__s{}", k), format_ident!("__st{}", k), format_ident!("__t{}", k));
+            let name_lit = name.to_string();
+            level_tokens.push(quote!(let (#sv, #stv, #tv) = { let __a = #s; let __b = #e; __acc_b.range_space(__a, __b, #incl, ::core::option::Option::None) };));
+            binds.push(quote!((#name_lit, ::core::option::Option::None, #sv, #stv, #tv)));
+            let var = self.fresh(&name_lit);
+            self.scopes.last_mut().expect("a scope").insert(name_lit, Local::Scalar(var.clone()));
+        }
+        let vars: Vec<Ident> = levels.iter().map(|(n, ..)| match self.lookup(&n.to_string()) {
+            Some(Local::Scalar(v)) => v,
+            _ => n.clone(),
+        }).collect();
+        let idx: Vec<usize> = (0..vars.len()).collect();
+        let body = self.stmts(body_stmts, in_parallel || parallel)?;
+        self.scopes.pop();
+        Ok(quote!({
+            #(#level_tokens)*
+            __acc_b.for_(&[#(#binds),*], #schedule, &[#(#red_tokens),*], &[], |__acc_b, __lv| {
+                #(let #vars = __lv[#idx];)*
+                #body
+            });
+        }))
+    }
+
+    fn parallel(&self, dir: Option<&Directive>, levels: &[(Ident, Box<Expr>, Box<Expr>, bool)], body: &[Stmt]) -> bool {
+        if self.compute == ComputeKind::Serial || dir.is_some_and(|d| d.general(C::Seq).next().is_some()) {
+            return false;
+        }
+        let independent = dir.is_some_and(|d| d.general(C::Independent).next().is_some());
+        match (self.compute, dir) {
+            (_, _) if independent => true,
+            (ComputeKind::Parallel, Some(d)) => d.general(C::Auto).next().is_none(),
+            (ComputeKind::Parallel, None) => false,
+            _ => {
+                let reds: std::collections::HashSet<String> = self.region_reductions.iter().map(|(_, v)| v.to_string()).collect();
+                levels.len() == 1 && crate::analysis::depend::provably_independent(&levels[0].0.to_string(), body, &reds)
+            }
+        }
+    }
+}
+
+fn strip(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => strip(&p.expr),
+        Expr::Group(g) => strip(&g.expr),
+        other => other,
+    }
+}
+
+fn strip_type(p: &Pat) -> &Pat {
+    match p {
+        Pat::Type(t) => strip_type(&t.pat),
+        other => other,
+    }
+}
+
+fn short(e: &Expr) -> String {
+    let s = crate::directive::parse::tidy(e.to_token_stream());
+    if s.len() > 60 {
+        format!("{}..", &s[..s.char_indices().nth(57).map_or(s.len(), |(i, _)| i)])
+    } else {
+        s
+    }
+}
+
+/// The kernel arm: argument marshalling, the kernel builder and the launch; or, when the body
+/// uses what kernels do not support yet, an error at run time naming it.
+#[allow(clippy::too_many_arguments)]
+pub fn kernel_arm(
+    compute: ComputeKind,
+    stmts: &[Stmt],
+    combined_loop: Option<&Directive>,
+    env: &Env,
+    region_reductions: &[(RedOp, Ident)],
+    privates: &[Ident],
+    generic_fn: bool,
+) -> TokenStream {
+    match translate(compute, stmts, combined_loop, env, region_reductions, privates, generic_fn) {
+        Ok(ts) => ts,
+        Err(why) => quote!(::acc::__rt::kernel::unsupported(&__ACC_SITE, __acc_dev, #why)),
+    }
+}
+
+fn translate(
+    compute: ComputeKind,
+    stmts: &[Stmt],
+    combined_loop: Option<&Directive>,
+    env: &Env,
+    region_reductions: &[(RedOp, Ident)],
+    privates: &[Ident],
+    generic_fn: bool,
+) -> R<TokenStream> {
+    if generic_fn {
+        return no("regions in generic functions");
+    }
+    if !privates.is_empty() {
+        return no("`private`/`firstprivate` variables");
+    }
+    if let Some(Stmt::Expr(_, None)) = stmts.last() {
+        if !matches!(stmts.last(), Some(Stmt::Expr(Expr::ForLoop(_) | Expr::If(_) | Expr::While(_) | Expr::Loop(_) | Expr::Block(_), None))) {
+            return no("a region that computes a value");
+        }
+    }
+    let uses = scan_stmts(stmts, &[]);
+    // Loop-level reductions of captured variables (on the combined loop or any loop inside).
+    let mut loop_reds: Vec<(RedOp, Ident)> = Vec::new();
+    if let Some(d) = combined_loop {
+        for c in d.general(C::Reduction) {
+            if let ClauseArgs::Reduction { op, vars, .. } = &c.args {
+                loop_reds.extend(vars.iter().map(|v| (*op, v.name.clone())));
+            }
+        }
+    }
+    collect_loop_reductions(stmts, &mut loop_reds);
+
+    let mut tr = Tr { arrays_used: Default::default(), compute, captured: BTreeMap::new(), scopes: vec![HashMap::new()], region_reductions: region_reductions.to_vec(), counter: 0 };
+    let mut arg_lines = Vec::new();
+    let mut after = Vec::new();
+    let mut locals = Vec::new();
+    for (name, u) in &uses.vars {
+        if name.starts_with("__acc") {
+            continue;
+        }
+        if name.chars().next().is_some_and(|c| c.is_uppercase()) {
+            return no(format!("the constant or static `{name}`"));
+        }
+        let span = u.span.unwrap_or_else(Span::call_site);
+        let var = Ident::new(name, span);
+        let p = format_ident!("__acc_p_{}", name);
+        let red = region_reductions.iter().chain(&loop_reds).find(|(_, v)| v == name).map(|(op, _)| *op);
+        let binding = env.get(name);
+        let mut_ref = |var: &Ident| if binding.is_some_and(|b| !b.mutable) { quote!(&mut *#var) } else { quote!(&mut #var) };
+        let (cap, line) = if let Some(op) = red {
+            let o = red_op(op);
+            let target = mut_ref(&var);
+            after.push(quote!(::acc::__rt::kernel::reduce_back(#target, &__acc_out, #p, #o);));
+            let v = tr.fresh(name);
+            let name_lit = name.clone();
+            locals.push(quote! {
+                let #v = { let __t = __acc_h.scalar_type(__acc_b, #p); __acc_b.reduction_local(#name_lit, __t, #o) };
+                __acc_b.reduce_into(#v, #o, #p as u32);
+            });
+            tr.bind(name.clone(), Local::Scalar(v));
+            (Cap::Reduction(op), quote!(let #p = __acc_args.reduction(#name, &#var, #o);))
+        } else if u.assigned || u.mut_borrowed {
+            return no(format!("writing the captured variable `{name}` as a whole"));
+        } else if u.place_written || u.atomic_target {
+            let target = mut_ref(&var);
+            (Cap::Write, quote!(let #p = __acc_args.write(#name, #target);))
+        } else {
+            (Cap::Read, quote!(let #p = __acc_args.read(#name, &#var);))
+        };
+        tr.captured.insert(name.clone(), (cap, p));
+        arg_lines.push(line);
+    }
+    let body = match combined_loop {
+        Some(d) => match stmts {
+            [Stmt::Expr(e, _)] => tr.expr_stmt(e, Some(d.clone()), false)?,
+            _ => return no("a combined construct without its loop"),
+        },
+        None => {
+            let mut out = TokenStream::new();
+            for st in stmts {
+                out.extend(tr.stmt(st, false)?);
+            }
+            out
+        }
+    };
+    let resolve: Vec<TokenStream> = tr
+        .arrays_used
+        .iter()
+        .map(|name| {
+            let (_, p) = &tr.captured[name];
+            let a = format_ident!("__acc_a_{}", name);
+            let msg = format!("`{name}` is used as an array but is not one");
+            quote!(let #a = match __acc_h.array(#p) {
+                ::core::option::Option::Some(a) => a,
+                ::core::option::Option::None => return ::core::result::Result::Err(#msg.into()),
+            };)
+        })
+        .collect();
+    Ok(quote! {{
+        let mut __acc_args = ::acc::__rt::kernel::Args::new();
+        #(#arg_lines)*
+        static __ACC_KERNEL: ::acc::__rt::kernel::KernelCache = ::acc::__rt::kernel::KernelCache::new();
+        #[allow(unused_variables, unused_braces)]
+        let __acc_out = ::acc::__rt::kernel::launch(
+            __acc_dev,
+            &__ACC_SITE,
+            &__ACC_KERNEL,
+            &mut __acc_args,
+            &|__acc_b: &mut ::acc::__rt::kernel::KernelBuilder, __acc_h: &::acc::__rt::kernel::Params| -> ::core::result::Result<(), ::std::string::String> {
+                #(#resolve)*
+                #(#locals)*
+                #body
+                ::core::result::Result::Ok(())
+            },
+        );
+        ::core::mem::drop(__acc_args);
+        #(#after)*
+    }})
+}
+
+fn collect_loop_reductions(stmts: &[Stmt], out: &mut Vec<(RedOp, Ident)>) {
+    struct V<'a>(&'a mut Vec<(RedOp, Ident)>);
+    impl<'ast> syn::visit::Visit<'ast> for V<'_> {
+        fn visit_stmt(&mut self, st: &'ast Stmt) {
+            for a in attrs::stmt_attrs(st) {
+                if attrs::directive_of(a) == Some(DirectiveKind::Loop) {
+                    if let Ok(d) = attrs::attr_args(a).and_then(|t| parse_directive(DirectiveKind::Loop, Span::call_site(), t)) {
+                        for c in d.general(C::Reduction) {
+                            if let ClauseArgs::Reduction { op, vars, .. } = &c.args {
+                                self.0.extend(vars.iter().map(|v| (*op, v.name.clone())));
+                            }
+                        }
+                    }
+                }
+            }
+            syn::visit::visit_stmt(self, st);
+        }
+    }
+    let mut v = V(out);
+    for st in stmts {
+        syn::visit::Visit::visit_stmt(&mut v, st);
+    }
+}

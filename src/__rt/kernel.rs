@@ -1,0 +1,254 @@
+//! Running a region as a kernel (what the `Exec::Kernel` arm of an expansion calls): the
+//! captured variables become kernel arguments through traits (their types are known to rustc,
+//! not to the macro), the kernel's IR is built once per call site and argument signature, and
+//! the launch's reductions are combined back into the host's variables.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+pub use acc_core::ir::builder::{ArrayRef, KernelBuilder, Value, Var};
+pub use acc_core::ir::ReduceOp as Op;
+pub use acc_core::ir::launch::{KernelArg, KernelOutput, ScalarValue};
+pub use acc_core::ir::{BinaryOp, Kernel, MathFn, ParamKind, ReduceOp, Scalar, Schedule, UnaryOp};
+use acc_core::region::RegionSite;
+use acc_core::Device;
+
+use acc_core::data::{DataVar, DataVarMut, DeviceCopy};
+
+/// The bytes of device data (plain numbers: every byte initialized).
+fn bytes_of<T: DeviceCopy>(s: &[T]) -> &[u8] {
+    // SAFETY: `DeviceCopy` types are plain data without padding-dependent invariants.
+    unsafe { std::slice::from_raw_parts(s.as_ptr().cast(), std::mem::size_of_val(s)) }
+}
+
+fn bytes_of_mut<T: DeviceCopy>(s: &mut [T]) -> &mut [u8] {
+    // SAFETY: as above; a device writes back only values of the element's own type (kernel
+    // arrays are numbers: see `Args::write`).
+    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast(), std::mem::size_of_val(s)) }
+}
+
+/// A scalar of IR type `t` from its bytes.
+fn scalar_value(t: Scalar, b: &[u8]) -> Option<ScalarValue> {
+    let w4 = |b: &[u8]| -> Option<[u8; 4]> { b.get(..4)?.try_into().ok() };
+    let w8 = |b: &[u8]| -> Option<[u8; 8]> { b.get(..8)?.try_into().ok() };
+    Some(match t {
+        Scalar::Bool => ScalarValue::Bool(*b.first()? != 0),
+        Scalar::I32 => ScalarValue::I32(i32::from_le_bytes(w4(b)?)),
+        Scalar::U32 => ScalarValue::U32(u32::from_le_bytes(w4(b)?)),
+        Scalar::F32 => ScalarValue::F32(f32::from_le_bytes(w4(b)?)),
+        Scalar::I64 => ScalarValue::I64(i64::from_le_bytes(w8(b)?)),
+        Scalar::U64 => ScalarValue::U64(u64::from_le_bytes(w8(b)?)),
+        Scalar::ISize => ScalarValue::ISize(i64::from_le_bytes(w8(b)?)),
+        Scalar::USize => ScalarValue::USize(u64::from_le_bytes(w8(b)?)),
+        Scalar::F64 => ScalarValue::F64(f64::from_le_bytes(w8(b)?)),
+        Scalar::I8 | Scalar::I16 | Scalar::U8 | Scalar::U16 => return None,
+    })
+}
+
+/// A scalar's bytes, as the host stores it.
+fn value_bytes(v: ScalarValue) -> Vec<u8> {
+    match v {
+        ScalarValue::Bool(b) => vec![b as u8],
+        ScalarValue::I32(x) => x.to_le_bytes().to_vec(),
+        ScalarValue::U32(x) => x.to_le_bytes().to_vec(),
+        ScalarValue::F32(x) => x.to_le_bytes().to_vec(),
+        ScalarValue::I64(x) | ScalarValue::ISize(x) => x.to_le_bytes().to_vec(),
+        ScalarValue::U64(x) | ScalarValue::USize(x) => x.to_le_bytes().to_vec(),
+        ScalarValue::F64(x) => x.to_le_bytes().to_vec(),
+    }
+}
+
+fn type_name<T: ?Sized>() -> &'static str {
+    std::any::type_name::<T>()
+}
+
+/// The arguments of one launch, in parameter order.
+#[derive(Default)]
+pub struct Args<'a> {
+    args: Vec<KernelArg<'a>>,
+    params: Vec<(&'static str, ParamKind)>,
+    /// The first argument a kernel cannot take, and why.
+    unsupported: Option<String>,
+}
+
+impl<'a> Args<'a> {
+    /// No arguments yet.
+    pub fn new() -> Args<'a> {
+        Args::default()
+    }
+
+    fn refuse(&mut self, name: &str, why: String) -> usize {
+        self.unsupported.get_or_insert(format!("`{name}`: {why}"));
+        self.args.push(KernelArg::Scalar(ScalarValue::Bool(false)));
+        self.params.push(("", ParamKind::Scalar(Scalar::Bool)));
+        self.args.len() - 1
+    }
+
+    /// A variable the region only reads; returns its parameter index.
+    pub fn read<V: DataVar + ?Sized>(&mut self, name: &'static str, v: &'a V) -> usize {
+        let Some(elem) = V::Elem::SCALAR else {
+            return self.refuse(name, format!("elements of type `{}` (not a scalar) are not supported in kernels yet", type_name::<V::Elem>()));
+        };
+        let bytes = bytes_of(v.elems());
+        if V::IS_SCALAR {
+            match scalar_value(elem, bytes) {
+                Some(s) => {
+                    self.args.push(KernelArg::Scalar(s));
+                    self.params.push((name, ParamKind::Scalar(elem)));
+                }
+                None => return self.refuse(name, format!("{elem} scalars are not supported in kernels yet")),
+            }
+        } else {
+            self.args.push(KernelArg::Read(bytes));
+            self.params.push((name, ParamKind::Array { elem, writable: false }));
+        }
+        self.args.len() - 1
+    }
+
+    /// An array the region writes; returns its parameter index.
+    pub fn write<V: DataVarMut + ?Sized>(&mut self, name: &'static str, v: &'a mut V) -> usize {
+        match V::Elem::SCALAR {
+            Some(elem) if !V::IS_SCALAR && elem != Scalar::Bool => {
+                let bytes = bytes_of_mut(v.elems_mut());
+                self.args.push(KernelArg::Write(bytes));
+                self.params.push((name, ParamKind::Array { elem, writable: true }));
+                self.args.len() - 1
+            }
+            _ => self.refuse(name, format!("writing `{}` in a kernel is not supported yet", type_name::<V>())),
+        }
+    }
+
+    /// A scalar reduced with `op`: its value goes in, the partial result comes back.
+    pub fn reduction<V: DataVar>(&mut self, name: &'static str, v: &V, op: ReduceOp) -> usize {
+        let _ = op;
+        match (V::IS_SCALAR, V::Elem::SCALAR) {
+            (true, Some(elem)) => match scalar_value(elem, bytes_of(v.elems())) {
+                Some(s) => {
+                    self.args.push(KernelArg::Scalar(s));
+                    self.params.push((name, ParamKind::Scalar(elem)));
+                    self.args.len() - 1
+                }
+                None => self.refuse(name, format!("{elem} reductions are not supported in kernels yet")),
+            },
+            _ => self.refuse(name, format!("reductions of `{}` are not supported in kernels yet", type_name::<V>())),
+        }
+    }
+}
+
+/// A parameter as the kernel builder sees it.
+#[derive(Clone, Copy)]
+pub enum Param {
+    /// A scalar's value.
+    Scalar(Value),
+    /// An array.
+    Array(ArrayRef),
+}
+
+/// The parameters of a kernel under construction, by index.
+pub struct Params {
+    params: Vec<Param>,
+}
+
+impl Params {
+    /// Scalar parameter `i` (a fresh expression each time).
+    pub fn scalar(&self, b: &mut KernelBuilder, i: usize) -> Value {
+        let _ = &self.params[i];
+        b.param_scalar_value(i as u32)
+    }
+    /// Array parameter `i`.
+    pub fn array(&self, i: usize) -> Option<ArrayRef> {
+        match self.params.get(i) {
+            Some(Param::Array(a)) => Some(*a),
+            _ => None,
+        }
+    }
+    /// The IR type of scalar parameter `i`.
+    pub fn scalar_type(&self, b: &KernelBuilder, i: usize) -> Scalar {
+        b.param_type(i as u32)
+    }
+}
+
+/// Kernels built at one call site, by argument signature.
+pub struct KernelCache {
+    map: Mutex<Option<HashMap<Vec<ParamKind>, Arc<Result<Kernel, String>>>>>,
+}
+
+impl KernelCache {
+    /// An empty cache (for a `static`).
+    pub const fn new() -> KernelCache {
+        KernelCache { map: Mutex::new(None) }
+    }
+}
+
+impl Default for KernelCache {
+    fn default() -> Self {
+        KernelCache::new()
+    }
+}
+
+/// The function building a region's kernel body.
+pub type BuildFn<'f> = &'f dyn Fn(&mut KernelBuilder, &Params) -> Result<(), String>;
+
+/// Builds (once per signature) and launches the region's kernel; panics, naming the region,
+/// when it cannot run there.
+pub fn launch(device: &dyn Device, site: &RegionSite, cache: &KernelCache, args: &mut Args<'_>, build: BuildFn<'_>) -> KernelOutput {
+    let signature: Vec<ParamKind> = args.params.iter().map(|(_, k)| k.clone()).collect();
+    let kernel = {
+        let mut map = cache.map.lock().unwrap_or_else(|e| e.into_inner());
+        let map = map.get_or_insert_with(HashMap::new);
+        Arc::clone(map.entry(signature).or_insert_with(|| Arc::new(build_kernel(site, args, build))))
+    };
+    if let Some(why) = &args.unsupported {
+        fail(site, device, why);
+    }
+    let kernel = match kernel.as_ref() {
+        Ok(k) => k,
+        Err(e) => fail(site, device, e),
+    };
+    match device.launch_kernel(kernel, &mut args.args) {
+        Ok(out) => out,
+        Err(e) => fail(site, device, &e.to_string()),
+    }
+}
+
+fn build_kernel(site: &RegionSite, args: &Args<'_>, build: BuildFn<'_>) -> Result<Kernel, String> {
+    let mut b = KernelBuilder::new(format!("{} at {}", site.function, site.location));
+    let mut params = Vec::new();
+    for (name, kind) in &args.params {
+        params.push(match kind {
+            ParamKind::Scalar(s) => Param::Scalar(b.param_scalar(name, *s)),
+            ParamKind::Array { elem, writable } => Param::Array(b.param_array(name, *elem, *writable)),
+        });
+    }
+    let params = Params { params };
+    build(&mut b, &params)?;
+    b.finish().map_err(|e| e.to_string())
+}
+
+/// The reduction of parameter `i`'s launch: `original op partial`, written into `var`.
+pub fn reduce_back<V: DataVar + DataVarMut>(var: &mut V, out: &KernelOutput, i: usize, op: ReduceOp) {
+    let Some((_, partial)) = out.reductions.iter().find(|(p, _)| *p as usize == i) else { return };
+    let Some(elem) = V::Elem::SCALAR else { return };
+    let Some(original) = scalar_value(elem, bytes_of(var.elems())) else { return };
+    let bytes = value_bytes(original.combine(op, *partial));
+    let dst = bytes_of_mut(var.elems_mut());
+    if dst.len() == bytes.len() {
+        dst.copy_from_slice(&bytes);
+    }
+}
+
+#[cold]
+fn fail(site: &RegionSite, device: &dyn Device, why: &str) -> ! {
+    let kind = match site.kind {
+        acc_core::region::ComputeKind::Parallel => "parallel",
+        acc_core::region::ComputeKind::Kernels => "kernels",
+        acc_core::region::ComputeKind::Serial => "serial",
+    };
+    panic!("acc: `{kind}` region in `{}` at {}: cannot run on the {} device: {why}", site.function, site.location, device.device_type())
+}
+
+/// The arm of a region the macro could not translate for kernel devices.
+#[cold]
+pub fn unsupported(site: &RegionSite, device: &dyn Device, why: &str) -> ! {
+    fail(site, device, &format!("not supported on kernel devices yet: {why}"))
+}
