@@ -41,12 +41,23 @@ fn scalar_value(t: Scalar, b: &[u8]) -> Option<ScalarValue> {
         Scalar::ISize => ScalarValue::ISize(i64::from_le_bytes(w8(b)?)),
         Scalar::USize => ScalarValue::USize(u64::from_le_bytes(w8(b)?)),
         Scalar::F64 => ScalarValue::F64(f64::from_le_bytes(w8(b)?)),
-        Scalar::I8 | Scalar::I16 | Scalar::U8 | Scalar::U16 => return None,
+        // Narrow integers travel widened to 32 bits.
+        Scalar::I8 => ScalarValue::I32(*b.first()? as i8 as i32),
+        Scalar::U8 => ScalarValue::U32(*b.first()? as u32),
+        Scalar::I16 => ScalarValue::I32(i16::from_le_bytes(b.get(..2)?.try_into().ok()?) as i32),
+        Scalar::U16 => ScalarValue::U32(u16::from_le_bytes(b.get(..2)?.try_into().ok()?) as u32),
     })
 }
 
-/// A scalar's bytes, as the host stores it.
-fn value_bytes(v: ScalarValue) -> Vec<u8> {
+/// A scalar's bytes, as the host stores a value of type `t` (narrow integers truncate, as
+/// the device's wrapping arithmetic does).
+fn value_bytes(v: ScalarValue, t: Scalar) -> Vec<u8> {
+    let mut b = value_bytes_wide(v);
+    b.truncate(t.size() as usize);
+    b
+}
+
+fn value_bytes_wide(v: ScalarValue) -> Vec<u8> {
     match v {
         ScalarValue::Bool(b) => vec![b as u8],
         ScalarValue::I32(x) => x.to_le_bytes().to_vec(),
@@ -108,7 +119,7 @@ impl<'a> Args<'a> {
     /// An array the region writes; returns its parameter index.
     pub fn write<V: DataVarMut + ?Sized>(&mut self, name: &'static str, v: &'a mut V) -> usize {
         match V::Elem::SCALAR {
-            Some(elem) if !V::IS_SCALAR && elem != Scalar::Bool => {
+            Some(elem) if !V::IS_SCALAR => {
                 let bytes = bytes_of_mut(v.elems_mut());
                 self.args.push(KernelArg::Write(bytes));
                 self.params.push((name, ParamKind::Array { elem, writable: true }));
@@ -230,7 +241,7 @@ pub fn reduce_back<V: DataVar + DataVarMut>(var: &mut V, out: &KernelOutput, i: 
     let Some((_, partial)) = out.reductions.iter().find(|(p, _)| *p as usize == i) else { return };
     let Some(elem) = V::Elem::SCALAR else { return };
     let Some(original) = scalar_value(elem, bytes_of(var.elems())) else { return };
-    let bytes = value_bytes(original.combine(op, *partial));
+    let bytes = value_bytes(original.combine(op, *partial), elem);
     let dst = bytes_of_mut(var.elems_mut());
     if dst.len() == bytes.len() {
         dst.copy_from_slice(&bytes);

@@ -6,7 +6,14 @@ use acc_core::ir::launch::{KernelArg as Arg, KernelOutput as Launched, ScalarVal
 use acc_core::ir::{Kernel, ParamKind, Scalar};
 use acc_core::{DeviceType, Error, Result};
 
-use crate::wgsl::{lower, Binding, Lowered, Target, WORKGROUP_SIZE};
+use crate::wgsl::{lower, widened_in_buffers, Binding, Lowered, Target, WORKGROUP_SIZE};
+
+fn annotate_param(e: Error, name: &str) -> Error {
+    match e {
+        Error::Unsupported { what } => Error::Unsupported { what: format!("{what} (variable `{name}`)") },
+        other => other,
+    }
+}
 
 /// The bytes of a scalar parameter, as the lowered module lays it out (`usize`/`isize` are
 /// 32-bit on wgpu: larger values are an error).
@@ -31,9 +38,47 @@ fn scalar_bytes(v: ScalarValue) -> Result<Vec<u8>> {
     })
 }
 
+/// The 32-bit words a device buffer holds for host array data of element type `t` (booleans,
+/// 8/16-bit integers and `usize`/`isize`, which wgpu indexes with 32 bits).
+fn widen(t: Scalar, host: &[u8], name: &str) -> Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(host.len() * 4);
+    let word = |w: u32, out: &mut Vec<u8>| out.extend_from_slice(&w.to_le_bytes());
+    match t {
+        Scalar::Bool | Scalar::U8 => host.iter().for_each(|&b| word(b as u32, &mut out)),
+        Scalar::I8 => host.iter().for_each(|&b| word(b as i8 as i32 as u32, &mut out)),
+        Scalar::U16 => host.chunks_exact(2).for_each(|c| word(u16::from_le_bytes([c[0], c[1]]) as u32, &mut out)),
+        Scalar::I16 => host.chunks_exact(2).for_each(|c| word(i16::from_le_bytes([c[0], c[1]]) as i32 as u32, &mut out)),
+        Scalar::USize | Scalar::ISize => {
+            for c in host.chunks_exact(8) {
+                let v = i64::from_le_bytes(c.try_into().expect("8 bytes"));
+                let fits = if t == Scalar::USize { (0..=u32::MAX as i64).contains(&v) || (v as u64) <= u32::MAX as u64 } else { (i32::MIN as i64..=i32::MAX as i64).contains(&v) };
+                if !fits {
+                    return Err(Error::Unsupported { what: format!("on wgpu: `{name}` holds {} {v}, beyond the 32 bits of {t} there", if t == Scalar::USize { "the value" } else { "the value" }) });
+                }
+                word(v as u32, &mut out);
+            }
+        }
+        _ => out.extend_from_slice(host),
+    }
+    Ok(out)
+}
+
+/// Writes device words back into host array data of element type `t`.
+fn narrow(t: Scalar, words: &[u8], host: &mut [u8]) {
+    let w = |i: usize| u32::from_le_bytes(words[4 * i..4 * i + 4].try_into().expect("4 bytes"));
+    match t {
+        Scalar::Bool => host.iter_mut().enumerate().for_each(|(i, b)| *b = (w(i) != 0) as u8),
+        Scalar::U8 | Scalar::I8 => host.iter_mut().enumerate().for_each(|(i, b)| *b = w(i) as u8),
+        Scalar::U16 | Scalar::I16 => host.chunks_exact_mut(2).enumerate().for_each(|(i, c)| c.copy_from_slice(&(w(i) as u16).to_le_bytes())),
+        Scalar::USize => host.chunks_exact_mut(8).enumerate().for_each(|(i, c)| c.copy_from_slice(&(w(i) as u64).to_le_bytes())),
+        Scalar::ISize => host.chunks_exact_mut(8).enumerate().for_each(|(i, c)| c.copy_from_slice(&(w(i) as i32 as i64).to_le_bytes())),
+        _ => host.copy_from_slice(&words[..host.len()]),
+    }
+}
+
 /// Bytes of one reduction partial on the device (`bool` travels as a `u32`).
 fn partial_size(t: Scalar) -> usize {
-    if t == Scalar::Bool {
+    if widened_in_buffers(t) {
         4
     } else {
         t.size() as usize
@@ -46,15 +91,14 @@ fn scalar_from_bytes(t: Scalar, b: &[u8]) -> Option<ScalarValue> {
     let w8 = |b: &[u8]| -> Option<[u8; 8]> { b.get(..8)?.try_into().ok() };
     Some(match t {
         Scalar::Bool => ScalarValue::Bool(u32::from_le_bytes(w4(b)?) != 0),
-        Scalar::I32 => ScalarValue::I32(i32::from_le_bytes(w4(b)?)),
+        Scalar::I32 | Scalar::I8 | Scalar::I16 => ScalarValue::I32(i32::from_le_bytes(w4(b)?)),
         Scalar::ISize => ScalarValue::ISize(i32::from_le_bytes(w4(b)?) as i64),
-        Scalar::U32 => ScalarValue::U32(u32::from_le_bytes(w4(b)?)),
+        Scalar::U32 | Scalar::U8 | Scalar::U16 => ScalarValue::U32(u32::from_le_bytes(w4(b)?)),
         Scalar::USize => ScalarValue::USize(u32::from_le_bytes(w4(b)?) as u64),
         Scalar::I64 => ScalarValue::I64(i64::from_le_bytes(w8(b)?)),
         Scalar::U64 => ScalarValue::U64(u64::from_le_bytes(w8(b)?)),
         Scalar::F32 => ScalarValue::F32(f32::from_le_bytes(w4(b)?)),
         Scalar::F64 => ScalarValue::F64(f64::from_le_bytes(w8(b)?)),
-        _ => return None,
     })
 }
 
@@ -233,7 +277,15 @@ impl WgpuDevice {
             let Arg::Scalar(v) = &args[slot.param as usize] else {
                 return Err(Error::Unsupported { what: format!("internal error: parameter {} is a scalar", slot.param) });
             };
-            let b = scalar_bytes(*v)?;
+            // A scalar the kernel never reads (a reduction's original value, combined on the
+            // host) need not fit the device's types.
+            let read = kernel.function.exprs.iter().any(|(_, e)| *e == acc_core::ir::Expr::Param(slot.param));
+            let b = match scalar_bytes(*v) {
+                Ok(b) => b,
+                Err(_) if !read => vec![0; 8],
+                Err(e) => return Err(annotate_param(e, &kernel.params[slot.param as usize].name)),
+            };
+            let b = &b[..(b.len()).min(l.params_size as usize - slot.offset as usize)];
             params[slot.offset as usize..slot.offset as usize + b.len()].copy_from_slice(&b);
         }
         let mut buffers: Vec<wgpu::Buffer> = Vec::new();
@@ -248,11 +300,20 @@ impl WgpuDevice {
                             return Err(Error::Unsupported { what: format!("internal error: parameter {p} is an array") })
                         }
                     };
+                    let elem = match kernel.params[*p as usize].kind {
+                        ParamKind::Array { elem, .. } => elem,
+                        ParamKind::Scalar(s) => s,
+                    };
+                    let data: Cow<[u8]> = if widened_in_buffers(elem) {
+                        Cow::Owned(widen(elem, data, &kernel.params[*p as usize].name)?)
+                    } else {
+                        Cow::Borrowed(data)
+                    };
                     if matches!(args[*p as usize], Arg::Write(_)) {
                         readback.push((i, data.len()));
                     }
                     // wgpu buffers may not be empty; an empty array gets 4 bytes it never reads.
-                    let contents: Cow<[u8]> = if data.is_empty() { Cow::Owned(vec![0; 4]) } else { Cow::Borrowed(data) };
+                    let contents: Cow<[u8]> = if data.is_empty() { Cow::Owned(vec![0; 4]) } else { data };
                     self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: None, contents: &contents, usage: storage })
                 }
                 Binding::Params => {
@@ -318,9 +379,12 @@ impl WgpuDevice {
             s.unmap();
             match &l.bindings[*i] {
                 Binding::Array(p) => {
+                    let elem = match kernel.params[*p as usize].kind {
+                        ParamKind::Array { elem, .. } => elem,
+                        ParamKind::Scalar(s) => s,
+                    };
                     if let Arg::Write(d) = &mut args[*p as usize] {
-                        let n = d.len();
-                        d.copy_from_slice(&data[..n]);
+                        narrow(elem, &data, d);
                     }
                 }
                 Binding::Status => {

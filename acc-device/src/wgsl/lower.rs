@@ -83,17 +83,34 @@ fn wgsl_type(t: Scalar, target: Target) -> Result<&'static str> {
         Scalar::U64 if target.int64 => "u64",
         Scalar::F64 => return Err(unsupported("this adapter has no f64 in shaders")),
         Scalar::I64 | Scalar::U64 => return Err(unsupported("this adapter has no 64-bit integers in shaders")),
-        Scalar::I8 | Scalar::I16 | Scalar::U8 | Scalar::U16 => {
-            return Err(unsupported(format!("{t} values (8- and 16-bit types are not supported yet)")))
-        }
+        // Held in 32-bit words; arithmetic results are wrapped back to the type's width.
+        Scalar::I8 | Scalar::I16 => "i32",
+        Scalar::U8 | Scalar::U16 => "u32",
     })
+}
+
+/// How a value of a narrow type is wrapped to its width after arithmetic (None for types held
+/// at their own width).
+fn wrap(t: Scalar, x: &str) -> Option<String> {
+    Some(match t {
+        Scalar::U8 => format!("({x} & 0xffu)"),
+        Scalar::U16 => format!("({x} & 0xffffu)"),
+        Scalar::I8 => format!("(({x} << 24u) >> 24u)"),
+        Scalar::I16 => format!("(({x} << 16u) >> 16u)"),
+        _ => return None,
+    })
+}
+
+/// Whether arrays of `t` travel as 32-bit words (the runtime widens them on the way in and
+/// narrows them on the way out).
+pub fn widened_in_buffers(t: Scalar) -> bool {
+    matches!(t, Scalar::Bool | Scalar::I8 | Scalar::I16 | Scalar::U8 | Scalar::U16 | Scalar::USize | Scalar::ISize)
 }
 
 /// The type an array element has in a storage buffer.
 fn storage_type(t: Scalar, target: Target) -> Result<&'static str> {
     match t {
-        Scalar::Bool => Err(unsupported("arrays of bool (not supported yet)")),
-        Scalar::USize | Scalar::ISize => Err(unsupported("arrays of usize/isize (64-bit on the host, 32-bit here)")),
+        Scalar::Bool => Ok("u32"),
         other => wgsl_type(other, target),
     }
 }
@@ -102,8 +119,27 @@ fn literal(l: Literal, target: Target) -> Result<String> {
     Ok(match l {
         Literal::Bool(b) => b.to_string(),
         Literal::Int(t, v) => match t {
-            Scalar::I32 | Scalar::ISize => format!("i32({v})"),
-            Scalar::U32 | Scalar::USize => format!("{}u", v as u32),
+            // usize/isize are 32-bit here: their 64-bit limits (reduction identities) become
+            // the 32-bit limits; other values must fit.
+            Scalar::ISize | Scalar::USize => {
+                let v = match v {
+                    v if v == i64::MIN as i128 => i32::MIN as i128,
+                    v if v == i64::MAX as i128 => i32::MAX as i128,
+                    v if v == u64::MAX as i128 => u32::MAX as i128,
+                    v => v,
+                };
+                let fits = if t == Scalar::ISize { (i32::MIN as i128..=i32::MAX as i128).contains(&v) } else { (0..=u32::MAX as i128).contains(&v) };
+                if !fits {
+                    return Err(unsupported(format!("the {t} literal {v} (32-bit there)")));
+                }
+                if t == Scalar::ISize {
+                    format!("i32({v})")
+                } else {
+                    format!("{v}u")
+                }
+            }
+            Scalar::I32 | Scalar::I8 | Scalar::I16 => format!("i32({v})"),
+            Scalar::U32 | Scalar::U8 | Scalar::U16 => format!("{}u", v as u32),
             Scalar::I64 => {
                 wgsl_type(t, target)?;
                 if v == i64::MIN as i128 {
@@ -166,6 +202,12 @@ fn identity(op: ReduceOp, t: Scalar, target: Target) -> Result<String> {
         (ReduceOp::Min, t) if t.is_float() => lit(Literal::Float(t, f64::INFINITY))?,
         (ReduceOp::Max, Scalar::I32 | Scalar::ISize) => lit(Literal::Int(t, i32::MIN as i128))?,
         (ReduceOp::Min, Scalar::I32 | Scalar::ISize) => lit(Literal::Int(t, i32::MAX as i128))?,
+        (ReduceOp::Max, Scalar::I8) => lit(Literal::Int(t, i8::MIN as i128))?,
+        (ReduceOp::Min, Scalar::I8) => lit(Literal::Int(t, i8::MAX as i128))?,
+        (ReduceOp::Max, Scalar::I16) => lit(Literal::Int(t, i16::MIN as i128))?,
+        (ReduceOp::Min, Scalar::I16) => lit(Literal::Int(t, i16::MAX as i128))?,
+        (ReduceOp::Min, Scalar::U8) => lit(Literal::Int(t, u8::MAX as i128))?,
+        (ReduceOp::Min, Scalar::U16) => lit(Literal::Int(t, u16::MAX as i128))?,
         (ReduceOp::Max, Scalar::I64) => lit(Literal::Int(t, i64::MIN as i128))?,
         (ReduceOp::Min, Scalar::I64) => lit(Literal::Int(t, i64::MAX as i128))?,
         (ReduceOp::Max, _) => lit(Literal::Int(t, 0))?,
@@ -410,7 +452,10 @@ impl Writer<'_> {
                 let _ = writeln!(out, "{pad}l{local}[{i}] = {v};");
             }
             Stmt::Store { array, index, value } => {
-                let (i, v) = (self.expr(*index)?, self.expr(*value)?);
+                let (i, mut v) = (self.expr(*index)?, self.expr(*value)?);
+                if self.types[value.index()] == Scalar::Bool {
+                    v = format!("select(0u, 1u, {v})");
+                }
                 if self.k.unchecked {
                     let _ = writeln!(out, "{pad}p{array}[{i}] = {v};");
                 } else {
@@ -493,16 +538,24 @@ impl Writer<'_> {
             Expr::LocalElem { local, index } => format!("l{local}[{}]", self.expr(*index)?),
             Expr::Load { array, index } => {
                 let i = self.expr(*index)?;
-                if self.k.unchecked {
+                let load = if self.k.unchecked {
                     format!("p{array}[{i}]")
                 } else {
                     self.bounds_helper();
                     // Out of range: the access is recorded and reads element 0 (or zero).
                     format!("p{array}[select(0u, {i}, acc_in_bounds({array}u, {i}, arrayLength(&p{array})))]")
+                };
+                if ty == Scalar::Bool {
+                    format!("({load} != 0u)")
+                } else {
+                    load
                 }
             }
             Expr::Len(a) => format!("arrayLength(&p{a})"),
-            Expr::Unary(UnaryOp::Neg, a) => format!("(-{})", self.expr(*a)?),
+            Expr::Unary(UnaryOp::Neg, a) => {
+                let x = format!("(-{})", self.expr(*a)?);
+                wrap(ty, &x).unwrap_or(x)
+            }
             Expr::Unary(UnaryOp::Not, a) => {
                 let inner = self.expr(*a)?;
                 if ty == Scalar::Bool {
@@ -514,12 +567,16 @@ impl Writer<'_> {
             Expr::Binary(op, a, b) => {
                 let (x, y) = (self.expr(*a)?, self.expr(*b)?);
                 let operand = self.types[a.index()];
-                match op {
+                let r = match op {
                     BinaryOp::And => format!("({x} && {y})"),
                     BinaryOp::Or => format!("({x} || {y})"),
                     BinaryOp::Shl | BinaryOp::Shr => format!("({x} {} u32({y}))", op.symbol()),
                     BinaryOp::Rem if operand.is_float() => format!("({x} - trunc({x} / {y}) * {y})"),
                     _ => format!("({x} {} {y})", op.symbol()),
+                };
+                match op {
+                    BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Shl | BinaryOp::Div => wrap(ty, &r).unwrap_or(r),
+                    _ => r,
                 }
             }
             Expr::Select { cond, accept, reject } => {
@@ -529,11 +586,23 @@ impl Writer<'_> {
                 let from = self.types[a.index()];
                 let inner = self.expr(*a)?;
                 let to = self.ty(*t)?;
-                if from == Scalar::Bool && *t != Scalar::Bool {
+                let (lo, hi) = match t {
+                    Scalar::I8 => (-128.0, 127.0),
+                    Scalar::I16 => (-32768.0, 32767.0),
+                    Scalar::U8 => (0.0, 255.0),
+                    Scalar::U16 => (0.0, 65535.0),
+                    _ => (0.0, 0.0),
+                };
+                let converted = if from == Scalar::Bool && *t != Scalar::Bool {
                     format!("select({to}(0), {to}(1), {inner})")
+                } else if from.is_float() && hi > 0.0 {
+                    // Rust's float-to-int `as` saturates at the type's bounds.
+                    let fty = self.ty(from)?;
+                    format!("{to}(clamp({inner}, {fty}({lo:.1}), {fty}({hi:.1})))")
                 } else {
                     format!("{to}({inner})")
-                }
+                };
+                wrap(*t, &converted).unwrap_or(converted)
             }
             Expr::Math(m, args) => {
                 let a: Vec<String> = args.iter().map(|x| self.expr(*x)).collect::<Result<_>>()?;
