@@ -179,9 +179,12 @@ impl Params {
     }
 }
 
+/// A kernel built for one argument signature, or why it could not be.
+type Built = Arc<Result<Kernel, String>>;
+
 /// Kernels built at one call site, by argument signature.
 pub struct KernelCache {
-    map: Mutex<Option<HashMap<Vec<ParamKind>, Arc<Result<Kernel, String>>>>>,
+    map: Mutex<Option<HashMap<Vec<ParamKind>, Built>>>,
 }
 
 impl KernelCache {

@@ -53,7 +53,7 @@ fn widen(t: Scalar, host: &[u8], name: &str) -> Result<Vec<u8>> {
                 let v = i64::from_le_bytes(c.try_into().expect("8 bytes"));
                 let fits = if t == Scalar::USize { (0..=u32::MAX as i64).contains(&v) || (v as u64) <= u32::MAX as u64 } else { (i32::MIN as i64..=i32::MAX as i64).contains(&v) };
                 if !fits {
-                    return Err(Error::Unsupported { what: format!("on wgpu: `{name}` holds {} {v}, beyond the 32 bits of {t} there", if t == Scalar::USize { "the value" } else { "the value" }) });
+                    return Err(Error::Unsupported { what: format!("on wgpu: `{name}` holds the value {v}, beyond the 32 bits of {t} there") });
                 }
                 word(v as u32, &mut out);
             }
@@ -286,7 +286,7 @@ impl WgpuDevice {
                 Err(e) => return Err(annotate_param(e, &kernel.params[slot.param as usize].name)),
             };
             let b = &b[..(b.len()).min(l.params_size as usize - slot.offset as usize)];
-            params[slot.offset as usize..slot.offset as usize + b.len()].copy_from_slice(&b);
+            params[slot.offset as usize..slot.offset as usize + b.len()].copy_from_slice(b);
         }
         let mut buffers: Vec<wgpu::Buffer> = Vec::new();
         let mut readback: Vec<(usize, usize)> = Vec::new(); // (binding, bytes) copied out
