@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 pub use acc_core::ir::builder::{ArrayRef, KernelBuilder, Value, Var};
 pub use acc_core::ir::ReduceOp as Op;
 pub use acc_core::ir::launch::{KernelArg, KernelOutput, ScalarValue};
-pub use acc_core::ir::{BinaryOp, Kernel, MathFn, ParamKind, ReduceOp, Scalar, Schedule, UnaryOp};
+pub use acc_core::ir::{AtomicOp, BinaryOp, Kernel, MathFn, ParamKind, ReduceOp, Scalar, Schedule, UnaryOp};
 use acc_core::region::RegionSite;
 use acc_core::Device;
 
@@ -116,10 +116,11 @@ impl<'a> Args<'a> {
         self.args.len() - 1
     }
 
-    /// An array the region writes; returns its parameter index.
+    /// An array the region writes (or a scalar it writes, as an array of one element);
+    /// returns its parameter index.
     pub fn write<V: DataVarMut + ?Sized>(&mut self, name: &'static str, v: &'a mut V) -> usize {
         match V::Elem::SCALAR {
-            Some(elem) if !V::IS_SCALAR => {
+            Some(elem) => {
                 let bytes = bytes_of_mut(v.elems_mut());
                 self.args.push(KernelArg::Write(bytes));
                 self.params.push((name, ParamKind::Array { elem, writable: true }));

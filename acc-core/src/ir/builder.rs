@@ -425,6 +425,63 @@ impl KernelBuilder {
         (sv, step, trips)
     }
 
+    /// The space of `.rev()` applied to `(start, step, trips)`: the last value first, stepping
+    /// back (in the loop variable's wrapping arithmetic).
+    pub fn space_rev(&mut self, start: Value, step: Value, trips: Value) -> (Value, Value, Value) {
+        let t = self.local("__trips", Some(Scalar::USize), Some(trips));
+        let tv = self.get(t);
+        let one = self.lit_int(1, Some(Scalar::USize));
+        let zero = self.lit_int(0, Some(Scalar::USize));
+        let empty = self.binary(BinaryOp::Eq, tv, zero);
+        let tv = self.get(t);
+        let one2 = self.lit_int(1, Some(Scalar::USize));
+        let last_k = self.binary(BinaryOp::Sub, tv, one);
+        let zero2 = self.lit_int(0, Some(Scalar::USize));
+        let last_k = self.select(empty, zero2, last_k);
+        let _ = one2;
+        // start + last_k * step, in the loop variable's type.
+        let st = self.local("__step", None, Some(step));
+        let stv = self.get(st);
+        let k = self.cast_like(last_k, stv);
+        let stv = self.get(st);
+        let off = self.binary(BinaryOp::Mul, k, stv);
+        let new_start = self.binary(BinaryOp::Add, start, off);
+        let stv = self.get(st);
+        let zero_like = self.lit_int(0, None);
+        let neg = self.binary(BinaryOp::Sub, zero_like, stv);
+        let tv = self.get(t);
+        (new_start, neg, tv)
+    }
+
+    /// The space of `.step_by(s)` applied to `(start, step, trips)`.
+    pub fn space_step_by(&mut self, start: Value, step: Value, trips: Value, s: Value) -> (Value, Value, Value) {
+        let u = self.new_var(Ty::Known(Scalar::USize));
+        self.unify(s.ty, u, "step_by (usize)");
+        let sv = self.local("__by", Some(Scalar::USize), Some(s));
+        let by = self.get(sv);
+        let one = self.lit_int(1, Some(Scalar::USize));
+        let by_minus = self.binary(BinaryOp::Sub, by, one);
+        let sum = self.binary(BinaryOp::Add, trips, by_minus);
+        let by = self.get(sv);
+        let new_trips = self.binary(BinaryOp::Div, sum, by);
+        let by = self.get(sv);
+        let by_like = self.cast_like(by, step);
+        let new_step = self.binary(BinaryOp::Mul, step, by_like);
+        (start, new_step, new_trips)
+    }
+
+    /// `v` cast to the type of `like` (when that is known, else left for unification).
+    fn cast_like(&mut self, v: Value, like: Value) -> Value {
+        match self.ty(like.ty) {
+            Ty::Known(t) if self.ty(v.ty) != Ty::Known(t) => self.cast(v, t),
+            Ty::Known(_) => v,
+            _ => {
+                self.unify(v.ty, like.ty, "loop step");
+                v
+            }
+        }
+    }
+
     /// A local holding a reduction's running value, of type `ty`, set to `op`'s initial value
     /// (3.3 section 2.5.15).
     pub fn reduction_local(&mut self, name: &str, ty: Scalar, op: ReduceOp) -> Var {
@@ -545,7 +602,9 @@ impl KernelBuilder {
     pub fn atomic(&mut self, a: ArrayRef, index: Value, op: AtomicOp, value: Value, old: Option<Var>, new: Option<Var>) {
         self.index_type(index);
         let t = self.new_var(Ty::Known(a.elem));
-        self.unify(value.ty, t, "atomic operand");
+        if op != AtomicOp::Read {
+            self.unify(value.ty, t, "atomic operand");
+        }
         for v in old.iter().chain(new.iter()) {
             self.unify(v.ty, t, "atomic capture");
         }

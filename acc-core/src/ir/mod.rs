@@ -466,6 +466,8 @@ pub enum AtomicOp {
     Update(BinaryOp),
     /// Replace the value.
     Exchange,
+    /// Read the value (into `old`); the operand is not used.
+    Read,
 }
 
 /// A statement.

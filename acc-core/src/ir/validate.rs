@@ -254,10 +254,12 @@ impl Validator<'_> {
             Stmt::Loop { body } => self.block(body, loops + 1),
             Stmt::Break | Stmt::Continue if loops == 0 => self.err("`break`/`continue` outside a loop".into()),
             Stmt::Break | Stmt::Continue => {}
-            Stmt::Atomic { array, index, value, old, new, .. } => {
+            Stmt::Atomic { array, index, value, old, new, op } => {
                 if let Some(elem) = self.array(*array) {
                     self.expect(*index, Scalar::USize, "index");
-                    self.expect(*value, elem, "atomic operand");
+                    if *op != AtomicOp::Read {
+                        self.expect(*value, elem, "atomic operand");
+                    }
                     for l in old.iter().chain(new.iter()) {
                         if let Some(local) = self.local(*l).cloned() {
                             if local.ty != elem {

@@ -31,6 +31,10 @@ fn scalar_bytes(v: ScalarValue) -> Result<Vec<u8>> {
         ScalarValue::U32(v) => v.to_le_bytes().to_vec(),
         ScalarValue::I64(v) => v.to_le_bytes().to_vec(),
         ScalarValue::U64(v) => v.to_le_bytes().to_vec(),
+        // The limits map to the 32-bit limits, as in arrays.
+        ScalarValue::ISize(i64::MAX) => i32::MAX.to_le_bytes().to_vec(),
+        ScalarValue::ISize(i64::MIN) => i32::MIN.to_le_bytes().to_vec(),
+        ScalarValue::USize(u64::MAX) => u32::MAX.to_le_bytes().to_vec(),
         ScalarValue::ISize(v) => narrow(v as i128, "isize")?,
         ScalarValue::USize(v) => narrow(v as i128, "usize")?,
         ScalarValue::F32(v) => v.to_le_bytes().to_vec(),
@@ -51,7 +55,15 @@ fn widen(t: Scalar, host: &[u8], name: &str) -> Result<Vec<u8>> {
         Scalar::USize | Scalar::ISize => {
             for c in host.chunks_exact(8) {
                 let v = i64::from_le_bytes(c.try_into().expect("8 bytes"));
-                let fits = if t == Scalar::USize { (0..=u32::MAX as i64).contains(&v) || (v as u64) <= u32::MAX as u64 } else { (i32::MIN as i64..=i32::MAX as i64).contains(&v) };
+                // The limits map to the 32-bit limits (as `usize::MAX` in kernel code does):
+                // sentinels keep their meaning; other values must fit.
+                let v = match (t, v) {
+                    (Scalar::USize, -1) => u32::MAX as i64,
+                    (Scalar::ISize, i64::MAX) => i32::MAX as i64,
+                    (Scalar::ISize, i64::MIN) => i32::MIN as i64,
+                    (_, v) => v,
+                };
+                let fits = if t == Scalar::USize { (0..=u32::MAX as i64).contains(&v) } else { (i32::MIN as i64..=i32::MAX as i64).contains(&v) };
                 if !fits {
                     return Err(Error::Unsupported { what: format!("on wgpu: `{name}` holds the value {v}, beyond the 32 bits of {t} there") });
                 }
@@ -70,8 +82,18 @@ fn narrow(t: Scalar, words: &[u8], host: &mut [u8]) {
         Scalar::Bool => host.iter_mut().enumerate().for_each(|(i, b)| *b = (w(i) != 0) as u8),
         Scalar::U8 | Scalar::I8 => host.iter_mut().enumerate().for_each(|(i, b)| *b = w(i) as u8),
         Scalar::U16 | Scalar::I16 => host.chunks_exact_mut(2).enumerate().for_each(|(i, c)| c.copy_from_slice(&(w(i) as u16).to_le_bytes())),
-        Scalar::USize => host.chunks_exact_mut(8).enumerate().for_each(|(i, c)| c.copy_from_slice(&(w(i) as u64).to_le_bytes())),
-        Scalar::ISize => host.chunks_exact_mut(8).enumerate().for_each(|(i, c)| c.copy_from_slice(&(w(i) as i32 as i64).to_le_bytes())),
+        Scalar::USize => host.chunks_exact_mut(8).enumerate().for_each(|(i, c)| {
+            let v = if w(i) == u32::MAX { u64::MAX } else { w(i) as u64 };
+            c.copy_from_slice(&v.to_le_bytes())
+        }),
+        Scalar::ISize => host.chunks_exact_mut(8).enumerate().for_each(|(i, c)| {
+            let v = match w(i) as i32 {
+                i32::MAX => i64::MAX,
+                i32::MIN => i64::MIN,
+                v => v as i64,
+            };
+            c.copy_from_slice(&v.to_le_bytes())
+        }),
         _ => host.copy_from_slice(&words[..host.len()]),
     }
 }
@@ -94,7 +116,10 @@ fn scalar_from_bytes(t: Scalar, b: &[u8]) -> Option<ScalarValue> {
         Scalar::I32 | Scalar::I8 | Scalar::I16 => ScalarValue::I32(i32::from_le_bytes(w4(b)?)),
         Scalar::ISize => ScalarValue::ISize(i32::from_le_bytes(w4(b)?) as i64),
         Scalar::U32 | Scalar::U8 | Scalar::U16 => ScalarValue::U32(u32::from_le_bytes(w4(b)?)),
-        Scalar::USize => ScalarValue::USize(u32::from_le_bytes(w4(b)?) as u64),
+        Scalar::USize => ScalarValue::USize(match u32::from_le_bytes(w4(b)?) {
+            u32::MAX => u64::MAX,
+            v => v as u64,
+        }),
         Scalar::I64 => ScalarValue::I64(i64::from_le_bytes(w8(b)?)),
         Scalar::U64 => ScalarValue::U64(u64::from_le_bytes(w8(b)?)),
         Scalar::F32 => ScalarValue::F32(f32::from_le_bytes(w4(b)?)),
@@ -131,6 +156,9 @@ pub struct WgpuDevice {
     target: Target,
     max_workgroups: u32,
     cache: Mutex<HashMap<String, Arc<Compiled>>>,
+    /// One launch at a time: wgpu's error scopes belong to the device, so a launch's errors are
+    /// its own only while no other launch runs.
+    launching: Mutex<()>,
 }
 
 fn no_device(reason: impl Into<String>) -> Error {
@@ -163,6 +191,8 @@ impl WgpuDevice {
         };
         let (device, queue) = pollster::block_on(adapter.request_device(&desc))
             .map_err(|e| no_device(format!("adapter {} could not start: {e}", info.name)))?;
+        // Errors outside a launch's error scopes are reported, not turned into panics.
+        device.on_uncaptured_error(Arc::new(|e: wgpu::Error| eprintln!("acc: wgpu error outside a launch: {e}")));
         let target = Target {
             f64: features.contains(wgpu::Features::SHADER_F64),
             int64: features.contains(wgpu::Features::SHADER_INT64),
@@ -175,6 +205,7 @@ impl WgpuDevice {
             target,
             max_workgroups: limits.max_compute_workgroups_per_dimension.max(1),
             cache: Mutex::new(HashMap::new()),
+            launching: Mutex::new(()),
         })
     }
 
@@ -250,6 +281,18 @@ impl WgpuDevice {
     /// arrays copied back, reductions combined. An out-of-range access is an error naming the
     /// array, the index and the length.
     pub fn launch(&self, kernel: &Kernel, args: &mut [Arg<'_>]) -> Result<Launched> {
+        let _one_at_a_time = self.launching.lock().unwrap_or_else(|e| e.into_inner());
+        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let memory = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let result = self.launch_in_scope(kernel, args);
+        let wgpu_error = pollster::block_on(memory.pop()).or_else(|| pollster::block_on(validation.pop()));
+        match wgpu_error {
+            Some(e) => Err(Error::Unsupported { what: format!("internal error: wgpu refused `{}`: {e}", kernel.name) }),
+            None => result,
+        }
+    }
+
+    fn launch_in_scope(&self, kernel: &Kernel, args: &mut [Arg<'_>]) -> Result<Launched> {
         if args.len() != kernel.params.len() {
             return Err(Error::Unsupported { what: format!("internal error: {} arguments for {} parameters", args.len(), kernel.params.len()) });
         }
@@ -312,8 +355,10 @@ impl WgpuDevice {
                     if matches!(args[*p as usize], Arg::Write(_)) {
                         readback.push((i, data.len()));
                     }
-                    // wgpu buffers may not be empty; an empty array gets 4 bytes it never reads.
-                    let contents: Cow<[u8]> = if data.is_empty() { Cow::Owned(vec![0; 4]) } else { data };
+                    // wgpu buffers may not be empty; an empty array gets one element it never
+                    // reads (its length in the shader comes from `len`, which the IR passes).
+                    let device_elem = if widened_in_buffers(elem) { 4 } else { elem.size() as usize };
+                    let contents: Cow<[u8]> = if data.is_empty() { Cow::Owned(vec![0; device_elem]) } else { data };
                     self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: None, contents: &contents, usage: storage })
                 }
                 Binding::Params => {

@@ -124,8 +124,8 @@ fn literal(l: Literal, target: Target) -> Result<String> {
             Scalar::ISize | Scalar::USize => {
                 let v = match v {
                     v if v == i64::MIN as i128 => i32::MIN as i128,
-                    v if v == i64::MAX as i128 => i32::MAX as i128,
-                    v if v == u64::MAX as i128 => u32::MAX as i128,
+                    v if v == i64::MAX as i128 && t == Scalar::ISize => i32::MAX as i128,
+                    v if v == u64::MAX as i128 || (v == -1 && t == Scalar::USize) => u32::MAX as i128,
                     v => v,
                 };
                 let fits = if t == Scalar::ISize { (i32::MIN as i128..=i32::MAX as i128).contains(&v) } else { (0..=u32::MAX as i128).contains(&v) };
@@ -174,7 +174,9 @@ fn literal(l: Literal, target: Target) -> Result<String> {
 /// Lowers `kernel` for `target`.
 pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
     let types = expr_types(kernel).map_err(|e| Error::Unsupported { what: format!("invalid kernel IR: {e}") })?;
-    let mut w = Writer { k: kernel, target, types, helpers: String::new() };
+    let mut atomic = std::collections::BTreeSet::new();
+    collect_atomic_arrays(&kernel.function.body, &mut atomic);
+    let mut w = Writer { k: kernel, target, types, helpers: String::new(), atomic };
     w.module()
 }
 
@@ -184,6 +186,34 @@ struct Writer<'a> {
     types: Vec<Scalar>,
     /// Helper functions the body needs (bounds checks, powi), each once.
     helpers: String,
+    /// Arrays some `atomic` statement updates: declared `array<atomic<..>>`, every access
+    /// atomic.
+    atomic: std::collections::BTreeSet<ParamId>,
+}
+
+fn collect_atomic_arrays(b: &[Stmt], out: &mut std::collections::BTreeSet<ParamId>) {
+    for s in b {
+        match s {
+            Stmt::Atomic { array, .. } => {
+                out.insert(*array);
+            }
+            Stmt::If { accept, reject, .. } => {
+                collect_atomic_arrays(accept, out);
+                collect_atomic_arrays(reject, out);
+            }
+            Stmt::For { body, .. } | Stmt::Loop { body } => collect_atomic_arrays(body, out),
+            _ => {}
+        }
+    }
+}
+
+/// The word type of an atomic array of `t` (`f32` travels as its bits).
+fn atomic_word(t: Scalar) -> Result<&'static str> {
+    match t {
+        Scalar::I32 | Scalar::ISize | Scalar::I8 | Scalar::I16 => Ok("i32"),
+        Scalar::U32 | Scalar::USize | Scalar::U8 | Scalar::U16 | Scalar::Bool | Scalar::F32 => Ok("u32"),
+        _ => Err(unsupported(format!("atomics on {t} (64-bit atomics are not available in WGSL)"))),
+    }
 }
 
 /// Identity of a reduction operator for a type, as WGSL.
@@ -245,7 +275,12 @@ impl Writer<'_> {
         // Arrays.
         for (id, p) in k.params.iter().enumerate() {
             if let ParamKind::Array { elem, writable } = &p.kind {
-                let ty = storage_type(*elem, self.target).map_err(|e| annotate(e, &p.name))?;
+                let ty = if self.atomic.contains(&(id as ParamId)) {
+                    let w = atomic_word(*elem).map_err(|e| annotate(e, &p.name))?;
+                    if w == "i32" { "atomic<i32>" } else { "atomic<u32>" }
+                } else {
+                    storage_type(*elem, self.target).map_err(|e| annotate(e, &p.name))?
+                };
                 let access = if *writable { "read_write" } else { "read" };
                 let _ = writeln!(decls, "@group(0) @binding({}) var<storage, {access}> p{id}: array<{ty}>; // {}", bindings.len(), p.name);
                 bindings.push(Binding::Array(id as ParamId));
@@ -456,7 +491,12 @@ impl Writer<'_> {
                 if self.types[value.index()] == Scalar::Bool {
                     v = format!("select(0u, 1u, {v})");
                 }
-                if self.k.unchecked {
+                if self.atomic.contains(array) {
+                    let elem = self.types[value.index()];
+                    let w = encode(elem, &v);
+                    let _ = writeln!(out, "{pad}{{ let acc_i = {i}; if (acc_in_bounds({array}u, acc_i, arrayLength(&p{array}))) {{ atomicStore(&p{array}[acc_i], {w}); }} }}");
+                    self.bounds_helper();
+                } else if self.k.unchecked {
                     let _ = writeln!(out, "{pad}p{array}[{i}] = {v};");
                 } else {
                     let _ = writeln!(out, "{pad}{{ let acc_i = {i}; if (acc_in_bounds({array}u, acc_i, arrayLength(&p{array}))) {{ p{array}[acc_i] = {v}; }} }}");
@@ -498,8 +538,91 @@ impl Writer<'_> {
             Stmt::Continue => {
                 let _ = writeln!(out, "{pad}continue;");
             }
-            Stmt::Atomic { .. } => return Err(unsupported("atomic constructs (not supported yet)")),
+            Stmt::Atomic { array, index, op, value, old, new } => {
+                self.atomic_stmt(out, &pad, *array, *index, *op, *value, *old, *new)?;
+            }
         }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn atomic_stmt(
+        &mut self,
+        out: &mut String,
+        pad: &str,
+        array: ParamId,
+        index: Handle<Expr>,
+        op: AtomicOp,
+        value: Handle<Expr>,
+        old: Option<LocalId>,
+        new: Option<LocalId>,
+    ) -> Result<()> {
+        let elem = match self.k.params[array as usize].kind {
+            ParamKind::Array { elem, .. } => elem,
+            ParamKind::Scalar(s) => s,
+        };
+        atomic_word(elem)?;
+        self.bounds_helper();
+        let i = self.expr(index)?;
+        let place = format!("p{array}[acc_i]");
+        let _ = writeln!(out, "{pad}{{ let acc_i = {i}; if (acc_in_bounds({array}u, acc_i, arrayLength(&p{array}))) {{");
+        let set = |out: &mut String, local: Option<LocalId>, v: &str| {
+            if let Some(l) = local {
+                let _ = writeln!(out, "{pad}    l{l} = {v};");
+            }
+        };
+        match op {
+            AtomicOp::Read => set(out, old, &decode(elem, &format!("atomicLoad(&{place})"))),
+            AtomicOp::Exchange => {
+                let v = self.expr(value)?;
+                let _ = writeln!(out, "{pad}    let acc_old = atomicExchange(&{place}, {});", encode(elem, &v));
+                set(out, old, &decode(elem, "acc_old"));
+                set(out, new, &v);
+            }
+            AtomicOp::Update(bop) => {
+                let v = self.expr(value)?;
+                let _ = writeln!(out, "{pad}    let acc_v = {v};");
+                let native = match bop {
+                    BinaryOp::Add => Some("atomicAdd"),
+                    BinaryOp::Sub => Some("atomicSub"),
+                    BinaryOp::BitAnd => Some("atomicAnd"),
+                    BinaryOp::BitOr => Some("atomicOr"),
+                    BinaryOp::BitXor => Some("atomicXor"),
+                    _ => None,
+                };
+                // Native read-modify-write where WGSL has it for the word type and the value
+                // needs no wrapping; a compare-exchange loop otherwise.
+                let exact_word = matches!(elem, Scalar::I32 | Scalar::U32 | Scalar::ISize | Scalar::USize);
+                let combined = |o: &str| {
+                    let r = format!("({o} {} acc_v)", bop.symbol());
+                    wrap(elem, &r).unwrap_or(r)
+                };
+                match native {
+                    Some(f) if exact_word => {
+                        let _ = writeln!(out, "{pad}    let acc_old = {f}(&{place}, acc_v);");
+                        set(out, old, "acc_old");
+                        set(out, new, &combined("acc_old"));
+                    }
+                    _ => {
+                        let _ = writeln!(out, "{pad}    loop {{");
+                        let _ = writeln!(out, "{pad}        let acc_old_w = atomicLoad(&{place});");
+                        let _ = writeln!(out, "{pad}        let acc_old = {};", decode(elem, "acc_old_w"));
+                        let _ = writeln!(out, "{pad}        let acc_new = {};", combined("acc_old"));
+                        let _ = writeln!(out, "{pad}        if (atomicCompareExchangeWeak(&{place}, acc_old_w, {}).exchanged) {{", encode(elem, "acc_new"));
+                        if let Some(l) = old {
+                            let _ = writeln!(out, "{pad}            l{l} = acc_old;");
+                        }
+                        if let Some(l) = new {
+                            let _ = writeln!(out, "{pad}            l{l} = acc_new;");
+                        }
+                        let _ = writeln!(out, "{pad}            break;");
+                        let _ = writeln!(out, "{pad}        }}");
+                        let _ = writeln!(out, "{pad}    }}");
+                    }
+                }
+            }
+        }
+        let _ = writeln!(out, "{pad}}} }}");
         Ok(())
     }
 
@@ -538,17 +661,19 @@ impl Writer<'_> {
             Expr::LocalElem { local, index } => format!("l{local}[{}]", self.expr(*index)?),
             Expr::Load { array, index } => {
                 let i = self.expr(*index)?;
-                let load = if self.k.unchecked {
+                let place = if self.k.unchecked {
                     format!("p{array}[{i}]")
                 } else {
                     self.bounds_helper();
                     // Out of range: the access is recorded and reads element 0 (or zero).
                     format!("p{array}[select(0u, {i}, acc_in_bounds({array}u, {i}, arrayLength(&p{array})))]")
                 };
-                if ty == Scalar::Bool {
-                    format!("({load} != 0u)")
+                if self.atomic.contains(array) {
+                    decode(ty, &format!("atomicLoad(&{place})"))
+                } else if ty == Scalar::Bool {
+                    format!("({place} != 0u)")
                 } else {
-                    load
+                    place
                 }
             }
             Expr::Len(a) => format!("arrayLength(&p{a})"),
@@ -671,6 +796,24 @@ impl Writer<'_> {
             self.helpers,
             "fn acc_powi_{wty}(base: {wty}, e: i32) -> {wty} {{\n    var r: {wty} = {wty}(1);\n    var b: {wty} = base;\n    var n: u32 = u32(abs(e));\n    loop {{\n        if (n == 0u) {{ break; }}\n        if ((n & 1u) == 1u) {{ r = r * b; }}\n        b = b * b;\n        n = n >> 1u;\n    }}\n{negative}    return r;\n}}"
         );
+    }
+}
+
+/// A value of type `t` from its atomic word.
+fn decode(t: Scalar, w: &str) -> String {
+    match t {
+        Scalar::F32 => format!("bitcast<f32>({w})"),
+        Scalar::Bool => format!("({w} != 0u)"),
+        _ => w.to_string(),
+    }
+}
+
+/// The atomic word of a value of type `t`.
+fn encode(t: Scalar, v: &str) -> String {
+    match t {
+        Scalar::F32 => format!("bitcast<u32>({v})"),
+        Scalar::Bool => format!("select(0u, 1u, {v})"),
+        _ => v.to_string(),
     }
 }
 

@@ -36,6 +36,11 @@ pub struct VarUse {
 }
 
 impl VarUse {
+    /// Used other than as a whole-variable read or write (field access, method receiver).
+    pub fn unindexed_other(&self) -> bool {
+        self.place_written || self.maybe_mut
+    }
+
     /// Written in any way, or possibly written.
     pub fn is_written(&self) -> bool {
         self.assigned || self.place_written || self.mut_borrowed || self.maybe_mut || self.atomic_target

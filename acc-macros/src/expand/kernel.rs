@@ -21,6 +21,8 @@ use crate::directive::{ClauseArgs, ClauseName as C, ComputeKind, Directive, Dire
 enum Cap {
     Read,
     Write,
+    /// A scalar the region writes: a one-element array in device memory.
+    WriteScalar,
     Reduction(RedOp),
 }
 
@@ -162,6 +164,140 @@ impl Tr {
         }
     }
 
+    /// The array and index of an atomic or written place: `a[i]`, or a written scalar `x`
+    /// (element 0 of its one-element array).
+    fn place(&mut self, e: &Expr) -> R<(TokenStream, TokenStream)> {
+        match strip(e) {
+            Expr::Index(ix) => Ok((self.array(&ix.expr)?, self.expr(&ix.index)?)),
+            other => {
+                let id = path_ident(other).ok_or_else(|| format!("the atomic target `{}`", other.to_token_stream()))?;
+                match self.captured.get(&id.to_string()) {
+                    Some((Cap::WriteScalar, _)) => {
+                        self.arrays_used.insert(id.to_string());
+                        let a = format_ident!("__acc_a_{}", id.to_string());
+                        Ok((quote!(#a), quote!(__acc_b.lit_int(0, ::core::option::Option::Some(::acc::__rt::kernel::Scalar::USize)))))
+                    }
+                    _ => no(format!("the atomic target `{id}`")),
+                }
+            }
+        }
+    }
+
+    fn local_var(&self, e: &Expr) -> R<Ident> {
+        match path_ident(strip(e)).and_then(|id| self.lookup(&id.to_string())) {
+            Some(Local::Scalar(v)) => Ok(v),
+            _ => no(format!("capturing into `{}`", e.to_token_stream())),
+        }
+    }
+
+    /// An `atomic` statement (3.3 section 2.12) as an IR atomic.
+    fn atomic(&mut self, dir: &Directive, st: &Stmt) -> R<TokenStream> {
+        let clause = [C::Read, C::Write, C::Capture].into_iter().find(|c| dir.has(*c)).unwrap_or(C::Update);
+        let expr_of = |st: &Stmt| -> Option<Expr> {
+            match st {
+                Stmt::Expr(e, _) => Some(strip(e).clone()),
+                _ => None,
+            }
+        };
+        let emit = |arr: TokenStream, idx: TokenStream, op: TokenStream, val: TokenStream, old: Option<Ident>, new: Option<Ident>| {
+            let opt = |v: Option<Ident>| match v {
+                Some(v) => quote!(::core::option::Option::Some(#v)),
+                None => quote!(::core::option::Option::None),
+            };
+            let (old, new) = (opt(old), opt(new));
+            quote!({ let __a = #arr; let __i = #idx; let __v = #val; __acc_b.atomic(__a, __i, #op, __v, #old, #new); })
+        };
+        let update = |tr: &mut Tr, e: &Expr| -> R<(TokenStream, TokenStream, TokenStream, TokenStream)> {
+            let (target, op, value) = match e {
+                Expr::Binary(b) => match bin_op(&b.op) {
+                    Some((op, true)) => ((*b.left).clone(), op, (*b.right).clone()),
+                    _ => return no("this atomic update form"),
+                },
+                Expr::Assign(a) => match strip(&a.right) {
+                    Expr::Binary(rhs) => {
+                        let (op, _) = bin_op(&rhs.op).ok_or_else(|| "this atomic update form".to_string())?;
+                        let same = |x: &Expr| x.to_token_stream().to_string() == a.left.to_token_stream().to_string();
+                        if same(&rhs.left) {
+                            ((*a.left).clone(), op, (*rhs.right).clone())
+                        } else if same(&rhs.right) && matches!(op, "Add" | "Mul" | "BitAnd" | "BitOr" | "BitXor") {
+                            ((*a.left).clone(), op, (*rhs.left).clone())
+                        } else {
+                            return no("this atomic update form");
+                        }
+                    }
+                    _ => return no("this atomic update form"),
+                },
+                _ => return no("this atomic update form"),
+            };
+            let (arr, idx) = tr.place(&target)?;
+            let v = tr.expr(&value)?;
+            let op = Ident::new(op, Span::call_site());
+            Ok((arr, idx, quote!(::acc::__rt::kernel::AtomicOp::Update(::acc::__rt::kernel::BinaryOp::#op)), v))
+        };
+        match clause {
+            C::Update => {
+                let e = expr_of(st).ok_or_else(|| "this atomic update form".to_string())?;
+                let (arr, idx, op, v) = update(self, &e)?;
+                Ok(emit(arr, idx, op, v, None, None))
+            }
+            C::Write => match expr_of(st) {
+                Some(Expr::Assign(a)) => {
+                    let (arr, idx) = self.place(&a.left)?;
+                    let v = self.expr(&a.right)?;
+                    Ok(emit(arr, idx, quote!(::acc::__rt::kernel::AtomicOp::Exchange), v, None, None))
+                }
+                _ => no("this atomic write form"),
+            },
+            C::Read => {
+                let (target, x, decl) = match st {
+                    Stmt::Local(l) => {
+                        let Pat::Ident(pi) = strip_type(&l.pat) else { return no("this atomic read form") };
+                        let init = l.init.as_ref().ok_or_else(|| "this atomic read form".to_string())?;
+                        let name = pi.ident.to_string();
+                        let v = self.fresh(&name);
+                        let name_lit = name.clone();
+                        let decl = quote!(let #v = __acc_b.local(#name_lit, ::core::option::Option::None, ::core::option::Option::None););
+                        self.bind(name, Local::Scalar(v.clone()));
+                        (v, (*init.expr).clone(), decl)
+                    }
+                    Stmt::Expr(e, _) => match strip(e) {
+                        Expr::Assign(a) => (self.local_var(&a.left)?, (*a.right).clone(), quote!()),
+                        _ => return no("this atomic read form"),
+                    },
+                    _ => return no("this atomic read form"),
+                };
+                let (arr, idx) = self.place(&x)?;
+                let read = emit(arr, idx, quote!(::acc::__rt::kernel::AtomicOp::Read), quote!(__acc_b.lit_int(0, ::core::option::Option::None)), Some(target), None);
+                Ok(quote!(#decl #read))
+            }
+            _ => {
+                // capture: `{ v = x; x op= e; }`, `{ x op= e; v = x; }` or `{ v = x; x = e; }`.
+                let Some(Expr::Block(b)) = expr_of(st) else { return no("this atomic capture form") };
+                let [s1, s2] = b.block.stmts.as_slice() else { return no("this atomic capture form") };
+                let (e1, e2) = (expr_of(s1).ok_or("this atomic capture form")?, expr_of(s2).ok_or("this atomic capture form")?);
+                if let Expr::Assign(read) = &e1 {
+                    if let Expr::Assign(w) = &e2 {
+                        if w.left.to_token_stream().to_string() == read.right.to_token_stream().to_string() && !matches!(strip(&w.right), Expr::Binary(_)) {
+                            let v = self.local_var(&read.left)?;
+                            let (arr, idx) = self.place(&w.left)?;
+                            let val = self.expr(&w.right)?;
+                            return Ok(emit(arr, idx, quote!(::acc::__rt::kernel::AtomicOp::Exchange), val, Some(v), None));
+                        }
+                    }
+                    let v = self.local_var(&read.left)?;
+                    let (arr, idx, op, val) = update(self, &e2)?;
+                    return Ok(emit(arr, idx, op, val, Some(v), None));
+                }
+                if let Expr::Assign(read) = &e2 {
+                    let v = self.local_var(&read.left)?;
+                    let (arr, idx, op, val) = update(self, &e1)?;
+                    return Ok(emit(arr, idx, op, val, None, Some(v)));
+                }
+                no("this atomic capture form")
+            }
+        }
+    }
+
     fn expr(&mut self, e: &Expr) -> R<TokenStream> {
         Ok(match e {
             Expr::Paren(p) => self.expr(&p.expr)?,
@@ -191,6 +327,10 @@ impl Tr {
                     Some(Local::Array(_)) => return no(format!("the private array `{name}` used as a value")),
                     None => match self.captured.get(&name) {
                         Some((Cap::Read, p)) => quote!(__acc_h.scalar(__acc_b, #p)),
+                        Some((Cap::WriteScalar, _)) => {
+                            let (a, i) = self.place(e)?;
+                            quote!({ let __a = #a; let __i = #i; __acc_b.load(__a, __i) })
+                        }
                         _ => return no(format!("the value of `{name}`")),
                     },
                 }
@@ -303,10 +443,17 @@ impl Tr {
                 let args = attrs::attr_args(a).map_err(|e| e.to_string())?;
                 Some(parse_directive(DirectiveKind::Loop, Span::call_site(), args).map_err(|e| e.to_string())?)
             }
+            Some((DirectiveKind::Atomic, a)) => {
+                let args = attrs::attr_args(a).map_err(|e| e.to_string())?;
+                let d = parse_directive(DirectiveKind::Atomic, Span::call_site(), args).map_err(|e| e.to_string())?;
+                return self.atomic(&d, st);
+            }
             Some((k, _)) => return no(format!("`{}` inside a region", k.spelling())),
             None => None,
         };
         Ok(match st {
+            // `let _ = e;` evaluates nothing a kernel must keep (expressions are pure).
+            Stmt::Local(l) if matches!(strip_type(&l.pat), Pat::Wild(_)) => quote!(),
             Stmt::Local(l) => {
                 let Pat::Ident(pi) = strip_type(&l.pat) else { return no("a `let` pattern") };
                 let name = pi.ident.to_string();
@@ -407,7 +554,12 @@ impl Tr {
                     let value = combine(quote!(__acc_b.get(#var)));
                     Ok(quote!({ let __v = #value; __acc_b.set(#var, __v); }))
                 }
-                _ => no(format!("assigning the captured variable `{id}` (only arrays and reductions are written in kernels yet)")),
+                _ if matches!(self.captured.get(&id.to_string()), Some((Cap::WriteScalar, _))) => {
+                    let (a, i) = self.place(target)?;
+                    let value = combine(quote!(__acc_b.load(__a, __i)));
+                    Ok(quote!({ let __a = #a; let __i = #i; let __v = #value; __acc_b.store(__a, __i, __v); }))
+                }
+                _ => no(format!("assigning the captured variable `{id}`")),
             };
         }
         if let Expr::Index(ix) = target {
@@ -444,14 +596,27 @@ impl Tr {
                 Pat::Wild(w) => Ident::new("_unused", w.underscore_token.span),
                 _ => return no("a loop pattern other than a name"),
             };
-            let (start, end, incl) = match strip(&cur.expr) {
+            // `(a..b)`, with `.rev()` / `.step_by(s)` applied in order.
+            let mut ops: Vec<Option<Expr>> = Vec::new();
+            let mut it = strip(&cur.expr);
+            loop {
+                match it {
+                    Expr::MethodCall(m) if m.method == "rev" && m.args.is_empty() => ops.push(None),
+                    Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => ops.push(Some(m.args[0].clone())),
+                    _ => break,
+                }
+                let Expr::MethodCall(m) = it else { break };
+                it = strip(&m.receiver);
+            }
+            ops.reverse();
+            let (start, end, incl) = match it {
                 Expr::Range(r) => match (&r.start, &r.end) {
                     (Some(s), Some(e)) => (s.clone(), e.clone(), matches!(r.limits, syn::RangeLimits::Closed(_))),
                     _ => return no("an open range"),
                 },
-                _ => return no("a loop over something other than `a..b` (`.rev()` and `.step_by()` are not supported in kernels yet)"),
+                _ => return no("a loop over something other than a range"),
             };
-            levels.push((name, start, end, incl));
+            levels.push((name, start, end, incl, ops));
             if levels.len() == depth {
                 break;
             }
@@ -505,11 +670,20 @@ impl Tr {
         self.scopes.push(HashMap::new());
         let mut level_tokens = Vec::new();
         let mut binds = Vec::new();
-        for (k, (name, start, end, incl)) in levels.iter().enumerate() {
+        for (k, (name, start, end, incl, ops)) in levels.iter().enumerate() {
             let (s, e) = (self.expr(start)?, self.expr(end)?);
             let (sv, stv, tv) = (format_ident!("__s{}", k), format_ident!("__st{}", k), format_ident!("__t{}", k));
             let name_lit = name.to_string();
             level_tokens.push(quote!(let (#sv, #stv, #tv) = { let __a = #s; let __b = #e; __acc_b.range_space(__a, __b, #incl, ::core::option::Option::None) };));
+            for op in ops {
+                level_tokens.push(match op {
+                    None => quote!(let (#sv, #stv, #tv) = __acc_b.space_rev(#sv, #stv, #tv);),
+                    Some(by) => {
+                        let by = self.expr(by)?;
+                        quote!(let (#sv, #stv, #tv) = { let __by = #by; __acc_b.space_step_by(#sv, #stv, #tv, __by) };)
+                    }
+                });
+            }
             binds.push(quote!((#name_lit, ::core::option::Option::None, #sv, #stv, #tv)));
             let var = self.fresh(&name_lit);
             self.scopes.last_mut().expect("a scope").insert(name_lit, Local::Scalar(var.clone()));
@@ -530,7 +704,8 @@ impl Tr {
         }))
     }
 
-    fn parallel(&self, dir: Option<&Directive>, levels: &[(Ident, Box<Expr>, Box<Expr>, bool)], body: &[Stmt]) -> bool {
+    #[allow(clippy::type_complexity)]
+    fn parallel(&self, dir: Option<&Directive>, levels: &[(Ident, Box<Expr>, Box<Expr>, bool, Vec<Option<Expr>>)], body: &[Stmt]) -> bool {
         if self.compute == ComputeKind::Serial || dir.is_some_and(|d| d.general(C::Seq).next().is_some()) {
             return false;
         }
@@ -650,6 +825,9 @@ fn translate(
             });
             tr.bind(name.clone(), Local::Scalar(v));
             (Cap::Reduction(op), quote!(let #p = __acc_args.reduction(#name, &#var, #o);))
+        } else if (u.assigned || u.atomic_target) && u.indexes.is_empty() && !u.mut_borrowed && !u.unindexed_other() {
+            let target = mut_ref(&var);
+            (Cap::WriteScalar, quote!(let #p = __acc_args.write(#name, #target);))
         } else if u.assigned || u.mut_borrowed {
             return no(format!("writing the captured variable `{name}` as a whole"));
         } else if u.place_written || u.atomic_target {
@@ -680,6 +858,7 @@ fn translate(
         .map(|name| {
             let (_, p) = &tr.captured[name];
             let a = format_ident!("__acc_a_{}", name);
+            let _ = p;
             let msg = format!("`{name}` is used as an array but is not one");
             quote!(let #a = match __acc_h.array(#p) {
                 ::core::option::Option::Some(a) => a,
