@@ -28,8 +28,10 @@ pub fn launch(site: &RegionSite, clauses: LaunchClauses) -> Launch {
         ComputeKind::Kernels => "kernels",
         ComputeKind::Serial => "serial",
     };
-    Launch::begin(runtime(), site, &clauses)
-        .unwrap_or_else(|e| fail(&format!("`{kind}` region in `{}`", site.function), site.location, e))
+    let launch = Launch::begin(runtime(), site, &clauses)
+        .unwrap_or_else(|e| fail(&format!("`{kind}` region in `{}`", site.function), site.location, e));
+    acc_core::observe::notify(|| format!("launch `{kind}` region in `{}` at {} on {}", site.function, site.location, launch.device_type()));
+    launch
 }
 
 /// A variable a parallel loop's chunks write, shared between the threads that run them. The

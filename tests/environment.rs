@@ -24,6 +24,9 @@ fn child(case: &str) {
             let r = std::panic::catch_unwind(|| region_reports(DeviceType::Host));
             println!("CHILD-REGION-PANICKED: {}", r.is_err());
         }
+        "notify" => {
+            assert!(region_reports(DeviceType::Host));
+        }
         "bad-num" => {
             let r = std::panic::catch_unwind(|| region_reports(DeviceType::Host));
             println!("CHILD-REGION-PANICKED: {}", r.is_err());
@@ -74,6 +77,10 @@ fn main() {
 
     let out = run_child("bad-num", &[("ACC_DEVICE_TYPE", "host"), ("ACC_DEVICE_NUM", "1")]);
     assert!(out.contains("device number 1 of type host does not exist"), "{out}");
+    passed += 1;
+
+    let out = run_child("notify", &[("ACC_DEVICE_TYPE", "host"), ("ACC_NOTIFY", "1")]);
+    assert!(out.contains("acc: launch `parallel` region in `region_reports` at tests/environment.rs:") && out.contains("on host"), "{out}");
     passed += 1;
 
     println!("environment: {passed} passed, 0 failed");

@@ -18,6 +18,7 @@ pub mod error;
 pub mod host_alloc;
 pub mod icv;
 pub mod ir;
+pub mod observe;
 pub mod parallel;
 pub mod queue;
 pub mod reduce;

@@ -237,7 +237,9 @@ fn build_kernel(site: &RegionSite, args: &Args<'_>, build: BuildFn<'_>) -> Resul
     }
     let params = Params { params };
     build(&mut b, &params)?;
-    b.finish().map_err(|e| e.to_string())
+    let k = b.finish().map_err(|e| e.to_string())?;
+    acc_core::observe::dump("ir", &k.name, || acc_core::ir::print::print(&k));
+    Ok(k)
 }
 
 /// The reduction of parameter `i`'s launch: `original op partial`, written into `var`.

@@ -226,6 +226,7 @@ impl WgpuDevice {
             return Ok(Arc::clone(c));
         }
         let lowered = lower(kernel, self.target)?;
+        acc_core::observe::dump("wgsl", &kernel.name, || lowered.wgsl.clone());
         let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some(&kernel.name),
             source: wgpu::ShaderSource::Naga(Cow::Owned(lowered.module.clone())),
@@ -383,6 +384,21 @@ impl WgpuDevice {
             buffers.iter().enumerate().map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() }).collect();
         let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &compiled.layout, entries: &entries });
 
+        acc_core::observe::notify(|| {
+            format!("wgpu kernel `{}`: {} entry point(s), {groups} workgroups of {WORKGROUP_SIZE}", kernel.name, compiled.pipelines.len())
+        });
+        for (b, p) in l.bindings.iter().filter_map(|b| match b {
+            Binding::Array(p) => Some((b, *p)),
+            _ => None,
+        }) {
+            let _ = b;
+            let (name, bytes, back) = match &args[p as usize] {
+                Arg::Read(d) => (&kernel.params[p as usize].name, d.len(), false),
+                Arg::Write(d) => (&kernel.params[p as usize].name, d.len(), true),
+                Arg::Scalar(_) => continue,
+            };
+            acc_core::observe::notify(|| format!("transfer `{name}`: {bytes} bytes to the device{}", if back { " and back" } else { "" }));
+        }
         let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(&kernel.name) });
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
