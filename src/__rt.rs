@@ -439,8 +439,13 @@ impl RangeLimits for std::ops::RangeInclusive<usize> {
     }
 }
 
-/// The type of the marker `#[acc::routine]` leaves next to its function
-/// (`<name>_is_an_acc_routine`); each call in a region refers to the callee's marker, so a call
-/// to a function that is not a routine does not compile (3.3 section 2.15).
-#[derive(Clone, Copy, Debug)]
-pub struct RoutineMarker;
+/// The marker `#[acc::routine]` leaves next to its function (`<name>_is_an_acc_routine`):
+/// each call in a region refers to the callee's marker, so a call to a function that is not a
+/// routine does not compile (3.3 section 2.15), and kernels inline the routine's body with
+/// `build`.
+#[derive(Clone, Copy)]
+pub struct RoutineMarker {
+    /// Builds the routine's body into a kernel, with the call's arguments; gives its result
+    /// (a placeholder for routines without one). Problems are recorded in the builder.
+    pub build: fn(&mut kernel::KernelBuilder, &[kernel::RoutineArg]) -> kernel::Value,
+}

@@ -147,6 +147,15 @@ impl<'a> Args<'a> {
     }
 }
 
+/// An argument of a routine call inside a kernel.
+#[derive(Clone, Copy)]
+pub enum RoutineArg {
+    /// A value.
+    Scalar(Value),
+    /// An array (a slice argument).
+    Array(ArrayRef),
+}
+
 /// A parameter as the kernel builder sees it.
 #[derive(Clone, Copy)]
 pub enum Param {

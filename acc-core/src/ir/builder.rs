@@ -181,6 +181,12 @@ impl KernelBuilder {
         self.blocks.pop().unwrap_or_default()
     }
 
+    /// Records a problem found while building (a routine called with arguments it does not
+    /// take, say); [`KernelBuilder::finish`] reports it.
+    pub fn fail(&mut self, message: impl Into<String>) {
+        self.errors.push(message.into());
+    }
+
     /// A typed or unsuffixed integer literal.
     pub fn lit_int(&mut self, v: i128, ty: Option<Scalar>) -> Value {
         let t = self.new_var(ty.map_or(Ty::AnyInt, Ty::Known));

@@ -35,6 +35,8 @@ enum Local {
 }
 
 struct Tr {
+    /// Translating a routine's body: its captured entries are its slice parameters.
+    in_routine: bool,
     /// Captured variables the body indexes: resolved to array handles once, up front.
     arrays_used: std::collections::BTreeSet<String>,
     compute: ComputeKind,
@@ -398,10 +400,43 @@ impl Tr {
                 let last = segs.last().cloned().unwrap_or_default();
                 let prim = segs.len() == 2 && scalar_of(&syn::parse_str(&segs[0]).map_err(|_| "a call".to_string())?).is_some();
                 let cmp = segs.len() >= 2 && matches!(segs[segs.len() - 2].as_str(), "cmp") && matches!(last.as_str(), "min" | "max");
-                let f = if prim || cmp { math_fn(&last) } else { None };
-                let f = f.ok_or_else(|| format!("a call of `{}` (routines are not supported in kernels yet)", segs.join("::")))?;
-                let args: Vec<TokenStream> = c.args.iter().map(|a| self.expr(a)).collect::<R<_>>()?;
-                quote!({ let __args = [#(#args),*]; __acc_b.math(#f, &__args) })
+                if let Some(f) = if prim || cmp { math_fn(&last) } else { None } {
+                    let args: Vec<TokenStream> = c.args.iter().map(|a| self.expr(a)).collect::<R<_>>()?;
+                    return Ok(quote!({ let __args = [#(#args),*]; __acc_b.math(#f, &__args) }));
+                }
+                if segs.first().is_some_and(|s| s == "acc") || prim {
+                    return no(format!("a call of `{}` in a kernel", segs.join("::")));
+                }
+                // A routine: its body is built into the kernel here (inlined).
+                let mut marker = p.path.clone();
+                if let Some(seg) = marker.segments.last_mut() {
+                    seg.ident = crate::check_region::routine_marker(&seg.ident);
+                    seg.arguments = syn::PathArguments::None;
+                }
+                let mut args = Vec::new();
+                for a in &c.args {
+                    let bare = match strip(a) {
+                        Expr::Reference(r) => strip(&r.expr).clone(),
+                        other => other.clone(),
+                    };
+                    let captured = path_ident(&bare).and_then(|id| self.captured.get(&id.to_string()).cloned());
+                    if let (Some((Cap::Read, p)), false) = (&captured, self.in_routine) {
+                        // A scalar or an array: the argument's run-time type decides.
+                        args.push(quote!(match __acc_h.array(#p) {
+                            ::core::option::Option::Some(a) => ::acc::__rt::kernel::RoutineArg::Array(a),
+                            ::core::option::Option::None => ::acc::__rt::kernel::RoutineArg::Scalar(__acc_h.scalar(__acc_b, #p)),
+                        }));
+                    } else if matches!(captured, Some((Cap::Read | Cap::Write, _))) {
+                        let arr = self.array(&bare)?;
+                        args.push(quote!(::acc::__rt::kernel::RoutineArg::Array(#arr)));
+                    } else if matches!(strip(a), Expr::Reference(_)) {
+                        return no(format!("passing `{}` to a routine", a.to_token_stream()));
+                    } else {
+                        let v = self.expr(a)?;
+                        args.push(quote!(::acc::__rt::kernel::RoutineArg::Scalar(#v)));
+                    }
+                }
+                quote!({ let __args = [#(#args),*]; (#marker.build)(__acc_b, &__args) })
             }
             Expr::If(i) => {
                 let Some((_, els)) = &i.else_branch else { return no("`if` without `else` as a value") };
@@ -533,6 +568,10 @@ impl Tr {
             Expr::Break(b) if b.label.is_none() && b.expr.is_none() => quote!(__acc_b.break_();),
             Expr::Continue(c) if c.label.is_none() => quote!(__acc_b.continue_();),
             Expr::ForLoop(f) if f.label.is_none() => self.for_loop(f, loop_dir, in_parallel)?,
+            Expr::Call(_) => {
+                let call = self.expr(e)?;
+                quote!({ let _ = #call; })
+            }
             other => return no(format!("the statement `{}`", short(other))),
         })
     }
@@ -796,7 +835,7 @@ fn translate(
     }
     collect_loop_reductions(stmts, &mut loop_reds);
 
-    let mut tr = Tr { arrays_used: Default::default(), compute, captured: BTreeMap::new(), scopes: vec![HashMap::new()], region_reductions: region_reductions.to_vec(), counter: 0 };
+    let mut tr = Tr { in_routine: false, arrays_used: Default::default(), compute, captured: BTreeMap::new(), scopes: vec![HashMap::new()], region_reductions: region_reductions.to_vec(), counter: 0 };
     let mut arg_lines = Vec::new();
     let mut after = Vec::new();
     let mut locals = Vec::new();
@@ -828,6 +867,10 @@ fn translate(
         } else if (u.assigned || u.atomic_target) && u.indexes.is_empty() && !u.mut_borrowed && !u.unindexed_other() {
             let target = mut_ref(&var);
             (Cap::WriteScalar, quote!(let #p = __acc_args.write(#name, #target);))
+        } else if u.mut_borrowed && !u.assigned && !u.unindexed_other() {
+            // `&mut v` passed to a routine that writes the array.
+            let target = mut_ref(&var);
+            (Cap::Write, quote!(let #p = __acc_args.write(#name, #target);))
         } else if u.assigned || u.mut_borrowed {
             return no(format!("writing the captured variable `{name}` as a whole"));
         } else if u.place_written || u.atomic_target {
@@ -910,4 +953,115 @@ fn collect_loop_reductions(stmts: &[Stmt], out: &mut Vec<(RedOp, Ident)>) {
     for st in stmts {
         syn::visit::Visit::visit_stmt(&mut v, st);
     }
+}
+
+/// The builder of an `#[acc::routine]`: a function that builds the routine's body into the
+/// calling kernel (routines are inlined), for the marker's `build`.
+pub fn routine_builder(f: &syn::ItemFn) -> TokenStream {
+    let name = f.sig.ident.to_string();
+    match routine_body(f) {
+        Ok(ts) => ts,
+        Err(why) => {
+            let msg = format!("the routine `{name}` cannot run in a kernel yet: {why}");
+            quote! {
+                fn build(__acc_b: &mut ::acc::__rt::kernel::KernelBuilder, _: &[::acc::__rt::kernel::RoutineArg]) -> ::acc::__rt::kernel::Value {
+                    __acc_b.fail(#msg);
+                    __acc_b.lit_bool(false)
+                }
+            }
+        }
+    }
+}
+
+/// The element type of a slice parameter (`&[T]`, `&mut [T]`, `&Vec<T>`, `&mut Vec<T>`), and
+/// whether it is writable.
+fn slice_param(ty: &syn::Type) -> Option<bool> {
+    let syn::Type::Reference(r) = ty else { return None };
+    let is_slice = match &*r.elem {
+        syn::Type::Slice(_) => true,
+        syn::Type::Path(p) => p.path.segments.last().is_some_and(|s| s.ident == "Vec"),
+        _ => false,
+    };
+    is_slice.then_some(r.mutability.is_some())
+}
+
+fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
+    if f.sig.generics.params.iter().any(|p| !matches!(p, syn::GenericParam::Lifetime(_))) {
+        return no("generic routines are not supported in kernels yet");
+    }
+    let name = f.sig.ident.to_string();
+    let mut tr = Tr {
+        in_routine: true,
+        arrays_used: Default::default(),
+        compute: ComputeKind::Serial,
+        captured: BTreeMap::new(),
+        scopes: vec![HashMap::new()],
+        region_reductions: Vec::new(),
+        counter: 0,
+    };
+    let mut prologue = Vec::new();
+    for (k, input) in f.sig.inputs.iter().enumerate() {
+        let syn::FnArg::Typed(pt) = input else { return no("methods taking `self`") };
+        let Pat::Ident(pi) = &*pt.pat else { return no("a parameter pattern") };
+        let pname = pi.ident.to_string();
+        let wrong = format!("the routine `{name}` takes `{pname}` as {}, but the call passes {}", "{}", "{}");
+        if let Some(writable) = slice_param(&pt.ty) {
+            let a = format_ident!("__acc_a_{}", pname);
+            let msg = wrong.replacen("{}", "a slice", 1).replacen("{}", "something else", 1);
+            prologue.push(quote! {
+                let #a = match __acc_args.get(#k) {
+                    ::core::option::Option::Some(::acc::__rt::kernel::RoutineArg::Array(a)) => *a,
+                    _ => { __acc_b.fail(#msg); return __acc_b.lit_bool(false); }
+                };
+            });
+            let cap = if writable { Cap::Write } else { Cap::Read };
+            tr.captured.insert(pname, (cap, a));
+        } else if let Some(ty) = scalar_of(&pt.ty) {
+            let v = tr.fresh(&pname);
+            let msg = wrong.replacen("{}", "a value", 1).replacen("{}", "an array", 1);
+            let lit = pname.clone();
+            prologue.push(quote! {
+                let #v = match __acc_args.get(#k) {
+                    ::core::option::Option::Some(::acc::__rt::kernel::RoutineArg::Scalar(v)) => {
+                        __acc_b.local(#lit, ::core::option::Option::Some(#ty), ::core::option::Option::Some(*v))
+                    }
+                    _ => { __acc_b.fail(#msg); return __acc_b.lit_bool(false); }
+                };
+            });
+            tr.bind(pname, Local::Scalar(v));
+        } else {
+            return no(format!("the parameter `{pname}: {}`", pt.ty.to_token_stream()));
+        }
+    }
+    let stmts = &f.block.stmts;
+    let (body, result) = match stmts.split_last() {
+        Some((Stmt::Expr(e, None), rest)) => (rest, Some(e.clone())),
+        Some((Stmt::Expr(Expr::Return(r), _), rest)) => (rest, r.expr.as_deref().cloned()),
+        _ => (stmts.as_slice(), None),
+    };
+    if crate::analysis::uses::scan_stmts(body, &[]).returns.iter().any(|(_, w)| *w == "return") {
+        return no("`return` before the end of the routine");
+    }
+    let mut out = TokenStream::new();
+    for st in body {
+        out.extend(tr.stmt(st, true)?);
+    }
+    let result = match result {
+        Some(e) => tr.expr(&e)?,
+        None => quote!(__acc_b.lit_bool(false)),
+    };
+    let n = f.sig.inputs.len();
+    let count_msg = format!("the routine `{name}` takes {n} arguments");
+    Ok(quote! {
+        #[allow(unused_variables, unused_braces)]
+        fn build(__acc_b: &mut ::acc::__rt::kernel::KernelBuilder, __acc_args: &[::acc::__rt::kernel::RoutineArg]) -> ::acc::__rt::kernel::Value {
+            if __acc_args.len() != #n {
+                __acc_b.fail(#count_msg);
+                return __acc_b.lit_bool(false);
+            }
+            #(#prologue)*
+            #out
+            #result
+        }
+    })
 }

@@ -114,6 +114,9 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
             return quote!(#e #item);
         }
     };
+    // The routine's body as written, for the kernel builder (the host version below is
+    // rewritten).
+    let original = f.clone();
     let mut ctx = Ctx::new(f.sig.ident.to_string());
     ctx.generic_fn = f.sig.generics.params.iter().any(|p| !matches!(p, syn::GenericParam::Lifetime(_)));
     let span = Span::call_site();
@@ -192,7 +195,7 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
         }
         (_, Some(_)) => unreachable!("every function attribute is handled above"),
     }
-    let marker = if kind == DirectiveKind::Routine { routine_marker_item(&f) } else { TokenStream::new() };
+    let marker = if kind == DirectiveKind::Routine { routine_marker_item(&original) } else { TokenStream::new() };
     let out = finish(ctx, f);
     quote!(#out #marker)
 }
@@ -208,11 +211,15 @@ fn routine_marker_item(f: &ItemFn) -> TokenStream {
     let vis = &f.vis;
     let marker = crate::check_region::routine_marker(&f.sig.ident);
     let doc = format!("`{}` is an `#[acc::routine]`: regions may call it.", f.sig.ident);
+    let builder = kernel::routine_builder(f);
     quote! {
         #[doc = #doc]
         #[doc(hidden)]
         #[allow(non_upper_case_globals, dead_code)]
-        #vis const #marker: ::acc::__rt::RoutineMarker = ::acc::__rt::RoutineMarker;
+        #vis const #marker: ::acc::__rt::RoutineMarker = {
+            #builder
+            ::acc::__rt::RoutineMarker { build }
+        };
     }
 }
 
