@@ -239,7 +239,7 @@ impl WgpuDevice {
                 let read_only = match b {
                     Binding::Array(p) => matches!(kernel.params[*p as usize].kind, ParamKind::Array { writable: false, .. }),
                     Binding::Params => true,
-                    Binding::Status | Binding::Partials(_) => false,
+                    Binding::Status | Binding::Partials(_) | Binding::Locals => false,
                 };
                 wgpu::BindGroupLayoutEntry {
                     binding: i as u32,
@@ -369,6 +369,16 @@ impl WgpuDevice {
                     readback.push((i, 16));
                     self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some("status"), contents: &[0; 16], usage: storage })
                 }
+                Binding::Locals => {
+                    if l.reductions.iter().any(|r| r.entry.is_none()) {
+                        readback.push((i, l.locals_size as usize));
+                    }
+                    self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                        label: Some("locals"),
+                        contents: &vec![0; l.locals_size as usize],
+                        usage: storage,
+                    })
+                }
                 Binding::Partials(r) => {
                     let bytes = groups as usize * partial_size(l.reductions[*r].ty);
                     readback.push((i, bytes));
@@ -403,9 +413,9 @@ impl WgpuDevice {
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
             pass.set_bind_group(0, &group, &[]);
-            for p in &compiled.pipelines {
+            for (p, &single) in compiled.pipelines.iter().zip(&l.single) {
                 pass.set_pipeline(p);
-                pass.dispatch_workgroups(groups, 1, 1);
+                pass.dispatch_workgroups(if single { 1 } else { groups }, 1, 1);
             }
         }
         let staging: Vec<(usize, wgpu::Buffer)> = readback
@@ -468,6 +478,13 @@ impl WgpuDevice {
                     }
                     if let Some(v) = acc {
                         launched.reductions.push((slot.into, v));
+                    }
+                }
+                Binding::Locals => {
+                    for slot in l.reductions.iter().filter(|r| r.entry.is_none()) {
+                        if let Some(v) = scalar_from_bytes(slot.ty, &data[slot.local_offset as usize..]) {
+                            launched.reductions.push((slot.into, v));
+                        }
                     }
                 }
                 Binding::Params => {}

@@ -30,6 +30,9 @@ pub enum Binding {
     Status,
     /// Per-workgroup partial results of reduction `n` of [`Lowered::reductions`].
     Partials(usize),
+    /// The region-level locals, kept between entry points when the region has code between
+    /// its parallel loops ([`Lowered::locals_size`] bytes).
+    Locals,
 }
 
 /// Where a scalar parameter sits in the parameter buffer.
@@ -48,8 +51,11 @@ pub struct ReductionSlot {
     pub ty: Scalar,
     /// The scalar parameter the result is combined into (with its original value).
     pub into: ParamId,
-    /// The entry point (index into [`Lowered::entry_points`]) that writes the partials.
-    pub entry: usize,
+    /// The entry point (index into [`Lowered::entry_points`]) that writes the partials, or
+    /// `None` when the reduction ran in sequential code: its result is then the local's final
+    /// value, at `local_offset` in the locals buffer.
+    pub entry: Option<usize>,
+    pub local_offset: u32,
 }
 
 /// A kernel lowered to a validated module.
@@ -60,6 +66,11 @@ pub struct Lowered {
     pub info: naga::valid::ModuleInfo,
     /// Entry points, dispatched in this order.
     pub entry_points: Vec<String>,
+    /// For each entry point: whether it runs on one invocation (code between parallel loops)
+    /// rather than over the grid.
+    pub single: Vec<bool>,
+    /// Size in bytes of the locals buffer (0 when there is none).
+    pub locals_size: u32,
     pub bindings: Vec<Binding>,
     pub params: Vec<ParamSlot>,
     /// Size of the parameter buffer in bytes (at least 4).
@@ -319,16 +330,68 @@ impl Writer<'_> {
         let _ = writeln!(decls, "@group(0) @binding({}) var<storage, read_write> acc_status: array<atomic<u32>, 4>;", bindings.len());
         bindings.push(Binding::Status);
 
-        // Entry points: one per top-level parallel loop; scalar assignments before it are the
-        // gang-redundant prelude every invocation runs.
+        // Entry points: one per top-level parallel loop. When the region has only scalar
+        // assignments besides, they are the gang-redundant prelude every invocation runs;
+        // otherwise each run of other code is an entry point of one invocation, and the
+        // region-level locals live in a buffer between entry points.
+        let segmented = k.function.body.iter().any(|s| !matches!(s, Stmt::Assign { .. } | Stmt::For { schedule: Some(_), .. }));
+        let mut local_slots: Vec<(usize, Scalar, u32)> = Vec::new();
+        let mut locals_size = 0u32;
+        if segmented {
+            let mut fields = String::new();
+            let mut ls: Vec<(usize, Scalar)> = k.function.locals.iter().enumerate().filter(|(_, l)| l.len.is_none()).map(|(i, l)| (i, l.ty)).collect();
+            ls.sort_by_key(|&(_, t)| std::cmp::Reverse(self.param_size(t)));
+            let mut off = 0u32;
+            for (i, t) in ls {
+                let size = self.param_size(t);
+                off = off.next_multiple_of(size);
+                let ty = if t == Scalar::Bool { "u32" } else { self.ty(t)? };
+                let _ = writeln!(fields, "    l{i}: {ty},");
+                local_slots.push((i, t, off));
+                off += size;
+            }
+            if fields.is_empty() {
+                fields.push_str("    unused: u32,\n");
+                off = 4;
+            }
+            locals_size = off.next_multiple_of(8).max(8);
+            let _ = writeln!(decls, "struct Locals {{\n{fields}}}");
+            let _ = writeln!(decls, "@group(0) @binding({}) var<storage, read_write> acc_locals: Locals;", bindings.len());
+            bindings.push(Binding::Locals);
+        }
+        let load_locals: String = local_slots
+            .iter()
+            .map(|&(i, t, _)| if t == Scalar::Bool { format!("    l{i} = (acc_locals.l{i} != 0u);\n") } else { format!("    l{i} = acc_locals.l{i};\n") })
+            .collect();
+        let store_locals: String = local_slots
+            .iter()
+            .map(|&(i, t, _)| if t == Scalar::Bool { format!("    acc_locals.l{i} = select(0u, 1u, l{i});\n") } else { format!("    acc_locals.l{i} = l{i};\n") })
+            .collect();
+
         let mut entry_points = Vec::new();
+        let mut single = Vec::new();
         let mut reductions = Vec::new();
         let mut prelude: Vec<&Stmt> = Vec::new();
+        let mut pending: Vec<&Stmt> = Vec::new();
         let mut bodies = String::new();
+        let mut reduced_in_loops = std::collections::BTreeSet::new();
+        let flush = |w: &mut Self, pending: &mut Vec<&Stmt>, entry_points: &mut Vec<String>, single: &mut Vec<bool>, bodies: &mut String| -> Result<()> {
+            if pending.is_empty() {
+                return Ok(());
+            }
+            let n = entry_points.len();
+            let body = w.single_entry(n, pending, &load_locals, &store_locals)?;
+            bodies.push_str(&body);
+            entry_points.push(format!("acc_main_{n}"));
+            single.push(true);
+            pending.clear();
+            Ok(())
+        };
         for s in &k.function.body {
             match s {
-                Stmt::Assign { .. } => prelude.push(s),
+                Stmt::Assign { .. } if !segmented => prelude.push(s),
                 Stmt::For { schedule: Some(_), .. } => {
+                    flush(self, &mut pending, &mut entry_points, &mut single, &mut bodies)?;
                     let n = entry_points.len();
                     let name = format!("acc_main_{n}");
                     let mut slots = Vec::new();
@@ -341,22 +404,33 @@ impl Writer<'_> {
                         let _ = writeln!(decls, "var<workgroup> acc_shared_{n}_{r}: array<{wty}, {WORKGROUP_SIZE}>;");
                         bindings.push(Binding::Partials(reductions.len()));
                         slots.push(reductions.len());
-                        reductions.push(ReductionSlot { op: red.op, ty, into, entry: n });
+                        reductions.push(ReductionSlot { op: red.op, ty, into, entry: Some(n), local_offset: 0 });
+                        reduced_in_loops.insert(red.local);
                     }
-                    let body = self.entry(n, &prelude, s, &slots)?;
+                    let body = if segmented {
+                        self.entry(n, &[], s, &slots, &load_locals)?
+                    } else {
+                        self.entry(n, &prelude, s, &slots, "")?
+                    };
                     bodies.push_str(&body);
                     entry_points.push(name);
+                    single.push(false);
                 }
-                other => {
-                    return Err(unsupported(format!(
-                        "code outside the parallel loops of a region ({}); regions of one or more `parallel loop`s and scalar `let`s are supported so far",
-                        stmt_kind(other)
-                    )))
-                }
+                other => pending.push(other),
             }
         }
-        if entry_points.is_empty() {
-            return Err(unsupported("a region without a parallel loop (not supported yet)"));
+        flush(self, &mut pending, &mut entry_points, &mut single, &mut bodies)?;
+        if !segmented && entry_points.is_empty() {
+            return Err(unsupported("a region without code to run"));
+        }
+        // Kernel reductions computed by sequential code: the local's final value.
+        for (red, into) in &k.reductions {
+            if !reduced_in_loops.contains(&red.local) {
+                let Some(&(_, ty, off)) = local_slots.iter().find(|(i, ..)| *i == red.local as usize) else {
+                    return Err(unsupported("a reduction outside any loop of the region"));
+                };
+                reductions.push(ReductionSlot { op: red.op, ty, into: *into, entry: None, local_offset: off });
+            }
         }
         let mut wgsl = String::new();
         let _ = writeln!(wgsl, "// {}", k.name);
@@ -375,7 +449,7 @@ impl Writer<'_> {
         let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)
             .validate(&module)
             .map_err(|e| Error::Unsupported { what: format!("internal error: generated WGSL does not validate:\n{}\n{wgsl}", e.emit_to_string(&wgsl)) })?;
-        Ok(Lowered { wgsl, module, info, entry_points, bindings, params, params_size, reductions })
+        Ok(Lowered { wgsl, module, info, entry_points, single, locals_size, bindings, params, params_size, reductions })
     }
 
     fn param_size(&self, s: Scalar) -> u32 {
@@ -404,16 +478,24 @@ impl Writer<'_> {
 
     /// One entry point: the prelude, then the loop's share of iterations, then the
     /// workgroup's reduction partials.
-    fn entry(&mut self, n: usize, prelude: &[&Stmt], s: &Stmt, slots: &[usize]) -> Result<String> {
-        let Stmt::For { levels, reductions, private: _, body, .. } = s else {
-            return Err(unsupported("internal error: an entry point without its loop"));
-        };
+    /// An entry point of one invocation running `stmts` (code between parallel loops), with the
+    /// region-level locals loaded first and stored back last.
+    fn single_entry(&mut self, n: usize, stmts: &[&Stmt], load: &str, store: &str) -> Result<String> {
         let mut out = String::new();
-        let _ = writeln!(out, "@compute @workgroup_size({WORKGROUP_SIZE})");
-        let _ = writeln!(
-            out,
-            "fn acc_main_{n}(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local_invocation_index) acc_lid: u32, @builtin(workgroup_id) acc_wg: vec3<u32>, @builtin(num_workgroups) acc_nwg: vec3<u32>) {{"
-        );
+        let _ = writeln!(out, "@compute @workgroup_size(1)");
+        let _ = writeln!(out, "fn acc_main_{n}(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local_invocation_index) acc_lid: u32, @builtin(workgroup_id) acc_wg: vec3<u32>, @builtin(num_workgroups) acc_nwg: vec3<u32>) {{");
+        let _ = writeln!(out, "    if (acc_gid.x != 0u) {{ return; }}");
+        self.declare_locals(&mut out)?;
+        out.push_str(load);
+        for st in stmts {
+            self.stmt(&mut out, st, 1)?;
+        }
+        out.push_str(store);
+        let _ = writeln!(out, "}}");
+        Ok(out)
+    }
+
+    fn declare_locals(&mut self, out: &mut String) -> Result<()> {
         for (i, l) in self.k.function.locals.iter().enumerate() {
             let ty = self.ty(l.ty).map_err(|e| annotate(e, &l.name))?;
             match l.len {
@@ -425,6 +507,21 @@ impl Writer<'_> {
                 }
             }
         }
+        Ok(())
+    }
+
+    fn entry(&mut self, n: usize, prelude: &[&Stmt], s: &Stmt, slots: &[usize], load: &str) -> Result<String> {
+        let Stmt::For { levels, reductions, private: _, body, .. } = s else {
+            return Err(unsupported("internal error: an entry point without its loop"));
+        };
+        let mut out = String::new();
+        let _ = writeln!(out, "@compute @workgroup_size({WORKGROUP_SIZE})");
+        let _ = writeln!(
+            out,
+            "fn acc_main_{n}(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local_invocation_index) acc_lid: u32, @builtin(workgroup_id) acc_wg: vec3<u32>, @builtin(num_workgroups) acc_nwg: vec3<u32>) {{"
+        );
+        self.declare_locals(&mut out)?;
+        out.push_str(load);
         for st in prelude {
             self.stmt(&mut out, st, 1)?;
         }
@@ -821,19 +918,6 @@ fn annotate(e: Error, var: &str) -> Error {
     match e {
         Error::Unsupported { what } => Error::Unsupported { what: format!("{what} (variable `{var}`)") },
         other => other,
-    }
-}
-
-fn stmt_kind(s: &Stmt) -> &'static str {
-    match s {
-        Stmt::Assign { .. } => "an assignment",
-        Stmt::AssignElem { .. } => "an array element assignment",
-        Stmt::Store { .. } => "a store",
-        Stmt::If { .. } => "an `if`",
-        Stmt::For { .. } => "a sequential loop",
-        Stmt::Loop { .. } => "a loop",
-        Stmt::Break | Stmt::Continue => "`break`/`continue`",
-        Stmt::Atomic { .. } => "an atomic",
     }
 }
 

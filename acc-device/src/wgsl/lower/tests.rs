@@ -69,7 +69,7 @@ fn saxpy_lowers_to_a_validated_module() {
 fn reductions_write_per_workgroup_partials() {
     for op in [ReduceOp::Add, ReduceOp::Max] {
         let l = lower(&dot(Scalar::F32, op), BASIC).expect("lowers");
-        assert_eq!(l.reductions, vec![ReductionSlot { op, ty: Scalar::F32, into: 2, entry: 0 }]);
+        assert_eq!(l.reductions, vec![ReductionSlot { op, ty: Scalar::F32, into: 2, entry: Some(0), local_offset: 0 }]);
         assert!(l.bindings.contains(&Binding::Partials(0)));
         assert!(l.wgsl.contains("workgroupBarrier()") && l.wgsl.contains("acc_partials_0[acc_wg.x]"), "{}", l.wgsl);
     }
@@ -95,8 +95,10 @@ fn unsupported_shapes_are_errors_that_say_what() {
     let i = b.lit_int(0, None);
     let v = b.lit_float(1.0, None);
     b.store(y, i, v);
-    let e = lower(&b.finish().expect("valid"), BASIC).err().expect("outside loops").to_string();
-    assert!(e.contains("outside the parallel loops"), "{e}");
+    // Code outside parallel loops runs in an entry point of one invocation.
+    let l = lower(&b.finish().expect("valid"), BASIC).expect("lowers");
+    assert_eq!(l.single, vec![true]);
+    assert!(l.bindings.contains(&Binding::Locals) && l.wgsl.contains("@workgroup_size(1)"), "{}", l.wgsl);
 }
 
 #[test]
