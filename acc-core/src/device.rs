@@ -51,10 +51,24 @@ pub trait Device: Send + Sync + 'static {
         let _ = (kernel, args);
         Err(crate::Error::Unsupported { what: format!("the {} device runs regions on the host, not as kernels", self.device_type()) })
     }
+    /// The device's own memory and its present table, for devices that do not share the
+    /// host's memory (`None` for those that do: every variable is present there already).
+    fn own_memory(&self) -> Option<OwnMemory<'_>> {
+        None
+    }
     /// Releases what the device holds (`acc_shutdown`); it may be initialized again later.
     fn shutdown(&self) -> Result<()> {
         Ok(())
     }
+}
+
+/// A device's own memory with the present table kept over it (OpenACC 3.3 section 2.6).
+#[derive(Clone, Copy)]
+pub struct OwnMemory<'a> {
+    /// Which host ranges have a device copy.
+    pub table: &'a crate::present::PresentTable,
+    /// Where the copies live.
+    pub memory: &'a dyn crate::present::DeviceMemory,
 }
 
 /// Threads that run chunks of a parallel loop's iteration space (the multicore device).

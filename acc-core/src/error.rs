@@ -86,6 +86,15 @@ pub enum Error {
         /// Where the clause was written.
         location: Location,
     },
+    /// Part of the data is present and part is not (`acc_error_partly_present`, spec 2.7.3).
+    PartlyPresent {
+        /// The variable's name as written in the clause.
+        var: String,
+        /// The present variable it overlaps.
+        present: String,
+        /// Where the clause was written.
+        location: Location,
+    },
     /// A subarray lies outside the array it is taken from.
     SubarrayOutOfBounds {
         /// The variable's name as written in the clause.
@@ -158,6 +167,10 @@ impl fmt::Display for Error {
             Error::NotPresent { var, location } => {
                 write!(f, "`{var}` is not present on the device (at {location})")
             }
+            Error::PartlyPresent { var, present, location } => write!(
+                f,
+                "`{var}` is partly present on the device: it overlaps `{present}` without lying inside it (at {location}; 3.3 section 2.7.3)"
+            ),
             Error::SubarrayOutOfBounds { var, start, end, len, location } => write!(
                 f,
                 "subarray `{var}[{start}..{end}]` is out of bounds for length {len} (at \

@@ -20,12 +20,13 @@ pub mod icv;
 pub mod ir;
 pub mod observe;
 pub mod parallel;
+pub mod present;
 pub mod queue;
 pub mod reduce;
 pub mod region;
 pub mod runtime;
 pub mod space;
 
-pub use device::{Device, HostThreads, Property};
+pub use device::{Device, HostThreads, OwnMemory, Property};
 pub use device_type::DeviceType;
 pub use error::{Error, Location, Result};

@@ -1,11 +1,11 @@
 //! The wgpu device: kernels lowered by [`crate::wgsl`] run as compute shaders on any adapter
 //! wgpu reaches (Vulkan, Metal, DX12), Mesa's lavapipe on a plain CPU included.
 //!
-//! This build runs a kernel with its arrays copied in before the launch and the written ones
-//! copied out after it (what a region's data clauses do when no data region holds the data);
-//! the present table that keeps data on the device across regions comes with the data
-//! environment.
+//! Data that a data region or `enter_data!` made present stays in device buffers across
+//! kernels ([`memory`]); arrays a kernel uses that are not present are copied in for the launch
+//! and, when it writes them, back out after it (3.3 section 2.6.2, implicit `copy`).
 
+mod memory;
 mod runtime;
 
 pub use runtime::{adapters, WgpuBackend, WgpuDevice};

@@ -3,9 +3,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use acc_core::ir::launch::{KernelArg as Arg, KernelOutput as Launched, ScalarValue};
-use acc_core::ir::{Kernel, ParamKind, Scalar};
+use acc_core::ir::{Kernel, ParamId, ParamKind, Scalar};
 use acc_core::{DeviceType, Error, Result};
 
+use acc_core::present::{BufferId, ElemLayout, Named, PresentTable};
+use std::sync::atomic::AtomicU64;
+
+use super::memory::STORAGE;
 use crate::wgsl::{lower, widened_in_buffers, Binding, Lowered, Target, WORKGROUP_SIZE};
 
 fn annotate_param(e: Error, name: &str) -> Error {
@@ -44,7 +48,7 @@ fn scalar_bytes(v: ScalarValue) -> Result<Vec<u8>> {
 
 /// The 32-bit words a device buffer holds for host array data of element type `t` (booleans,
 /// 8/16-bit integers and `usize`/`isize`, which wgpu indexes with 32 bits).
-fn widen(t: Scalar, host: &[u8], name: &str) -> Result<Vec<u8>> {
+pub(super) fn widen(t: Scalar, host: &[u8], name: &str) -> Result<Vec<u8>> {
     let mut out = Vec::with_capacity(host.len() * 4);
     let word = |w: u32, out: &mut Vec<u8>| out.extend_from_slice(&w.to_le_bytes());
     match t {
@@ -76,7 +80,7 @@ fn widen(t: Scalar, host: &[u8], name: &str) -> Result<Vec<u8>> {
 }
 
 /// Writes device words back into host array data of element type `t`.
-fn narrow(t: Scalar, words: &[u8], host: &mut [u8]) {
+pub(super) fn narrow(t: Scalar, words: &[u8], host: &mut [u8]) {
     let w = |i: usize| u32::from_le_bytes(words[4 * i..4 * i + 4].try_into().expect("4 bytes"));
     match t {
         Scalar::Bool => host.iter_mut().enumerate().for_each(|(i, b)| *b = (w(i) != 0) as u8),
@@ -151,14 +155,18 @@ struct Compiled {
 pub struct WgpuDevice {
     number: usize,
     info: wgpu::AdapterInfo,
-    device: wgpu::Device,
-    queue: wgpu::Queue,
+    pub(super) device: wgpu::Device,
+    pub(super) queue: wgpu::Queue,
     target: Target,
     max_workgroups: u32,
     cache: Mutex<HashMap<String, Arc<Compiled>>>,
     /// One launch at a time: wgpu's error scopes belong to the device, so a launch's errors are
     /// its own only while no other launch runs.
     launching: Mutex<()>,
+    /// What is present on the device, and the buffers holding it.
+    present: PresentTable,
+    pub(super) buffers: Mutex<HashMap<BufferId, wgpu::Buffer>>,
+    pub(super) next_buffer: AtomicU64,
 }
 
 fn no_device(reason: impl Into<String>) -> Error {
@@ -206,6 +214,9 @@ impl WgpuDevice {
             max_workgroups: limits.max_compute_workgroups_per_dimension.max(1),
             cache: Mutex::new(HashMap::new()),
             launching: Mutex::new(()),
+            present: PresentTable::new(),
+            buffers: Mutex::new(HashMap::new()),
+            next_buffer: AtomicU64::new(1),
         })
     }
 
@@ -300,7 +311,7 @@ impl WgpuDevice {
         let compiled = self.compile(kernel)?;
         let l = &compiled.lowered;
         use wgpu::util::DeviceExt;
-        let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+        let storage = STORAGE;
 
         // The grid: enough workgroups for the largest array, within the device's limit; the
         // grid-stride loops cover any trip count.
@@ -332,10 +343,44 @@ impl WgpuDevice {
             let b = &b[..(b.len()).min(l.params_size as usize - slot.offset as usize)];
             params[slot.offset as usize..slot.offset as usize + b.len()].copy_from_slice(b);
         }
+        // Arrays: present ones are bound where they are (3.3 section 2.6.2: present data is
+        // used in place); the others are copied in for this launch, and out if written.
+        let mut placed: HashMap<ParamId, (wgpu::Buffer, usize, usize)> = HashMap::new();
+        for (p, param) in kernel.params.iter().enumerate() {
+            let ParamKind::Array { elem, .. } = param.kind else { continue };
+            let data: &[u8] = match &args[p] {
+                Arg::Read(d) => d,
+                Arg::Write(d) => d,
+                Arg::Scalar(_) => continue,
+            };
+            let layout = ElemLayout { scalar: Some(elem), size: elem.size() as usize };
+            let var = Named { name: &param.name, location: acc_core::Location { file: "kernel argument", line: 0, column: 0 } };
+            if let Some(at) = self.present.lookup(data.as_ptr() as usize, data.len(), layout, var)? {
+                placed.insert(p as ParamId, (self.buffer(at.buf)?, at.first, at.len));
+            }
+        }
+        for slot in &l.arrays {
+            let p = slot.param as usize;
+            let (first, len) = match (placed.get(&slot.param), &args[p], &kernel.params[p].kind) {
+                (Some(&(_, first, len)), _, _) => (first, len),
+                (None, Arg::Read(d), ParamKind::Array { elem, .. }) => (0, d.len() / elem.size() as usize),
+                (None, Arg::Write(d), ParamKind::Array { elem, .. }) => (0, d.len() / elem.size() as usize),
+                _ => (0, 0),
+            };
+            let word = |x: usize| -> Result<[u8; 4]> {
+                u32::try_from(x).map(u32::to_le_bytes).map_err(|_| Error::Unsupported {
+                    what: format!("on wgpu: array `{}` has {x} elements, more than 32-bit indices reach", kernel.params[p].name),
+                })
+            };
+            let o = slot.offset as usize;
+            params[o..o + 4].copy_from_slice(&word(first)?);
+            params[o + 4..o + 8].copy_from_slice(&word(len)?);
+        }
         let mut buffers: Vec<wgpu::Buffer> = Vec::new();
         let mut readback: Vec<(usize, usize)> = Vec::new(); // (binding, bytes) copied out
         for (i, b) in l.bindings.iter().enumerate() {
             let buf = match b {
+                Binding::Array(p) if placed.contains_key(p) => placed[p].0.clone(),
                 Binding::Array(p) => {
                     let data: &[u8] = match &args[*p as usize] {
                         Arg::Read(d) => d,
@@ -401,6 +446,9 @@ impl WgpuDevice {
             Binding::Array(p) => Some((b, *p)),
             _ => None,
         }) {
+            if placed.contains_key(&p) {
+                continue;
+            }
             let _ = b;
             let (name, bytes, back) = match &args[p as usize] {
                 Arg::Read(d) => (&kernel.params[p as usize].name, d.len(), false),
@@ -529,6 +577,13 @@ impl acc_core::Device for WgpuDevice {
     }
     fn launch_kernel(&self, kernel: &Kernel, args: &mut [Arg<'_>]) -> Result<Launched> {
         self.launch(kernel, args)
+    }
+    fn own_memory(&self) -> Option<acc_core::OwnMemory<'_>> {
+        Some(acc_core::OwnMemory { table: &self.present, memory: self })
+    }
+    fn shutdown(&self) -> Result<()> {
+        self.present.clear(self);
+        Ok(())
     }
 }
 

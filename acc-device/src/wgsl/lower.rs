@@ -44,6 +44,14 @@ pub struct ParamSlot {
     pub offset: u32,
 }
 
+/// Where an array parameter's first element (`u32`, in elements of its buffer) and length
+/// (`u32`, the next word) sit in the parameter buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArraySlot {
+    pub param: ParamId,
+    pub offset: u32,
+}
+
 /// A kernel-level reduction: which entry point computes its per-workgroup partials.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReductionSlot {
@@ -73,6 +81,7 @@ pub struct Lowered {
     pub locals_size: u32,
     pub bindings: Vec<Binding>,
     pub params: Vec<ParamSlot>,
+    pub arrays: Vec<ArraySlot>,
     /// Size of the parameter buffer in bytes (at least 4).
     pub params_size: u32,
     pub reductions: Vec<ReductionSlot>,
@@ -319,6 +328,18 @@ impl Writer<'_> {
             params.push(ParamSlot { param: id as ParamId, ty: s, offset });
             offset += size;
         }
+        // Each array's first element in its buffer and its length: an array may be a part of a
+        // present buffer (a subarray, 3.3 section 2.7.1), and an empty one is bound to a
+        // placeholder buffer.
+        let mut arrays = Vec::new();
+        for (id, p) in k.params.iter().enumerate() {
+            if matches!(p.kind, ParamKind::Array { .. }) {
+                offset = offset.next_multiple_of(4);
+                let _ = writeln!(fields, "    b{id}: u32,\n    n{id}: u32,");
+                arrays.push(ArraySlot { param: id as ParamId, offset });
+                offset += 8;
+            }
+        }
         if fields.is_empty() {
             fields.push_str("    unused: u32,\n");
             offset = 4;
@@ -449,7 +470,7 @@ impl Writer<'_> {
         let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)
             .validate(&module)
             .map_err(|e| Error::Unsupported { what: format!("internal error: generated WGSL does not validate:\n{}\n{wgsl}", e.emit_to_string(&wgsl)) })?;
-        Ok(Lowered { wgsl, module, info, entry_points, single, locals_size, bindings, params, params_size, reductions })
+        Ok(Lowered { wgsl, module, info, entry_points, single, locals_size, bindings, params, arrays, params_size, reductions })
     }
 
     fn param_size(&self, s: Scalar) -> u32 {
@@ -591,12 +612,12 @@ impl Writer<'_> {
                 if self.atomic.contains(array) {
                     let elem = self.types[value.index()];
                     let w = encode(elem, &v);
-                    let _ = writeln!(out, "{pad}{{ let acc_i = {i}; if (acc_in_bounds({array}u, acc_i, arrayLength(&p{array}))) {{ atomicStore(&p{array}[acc_i], {w}); }} }}");
+                    let _ = writeln!(out, "{pad}{{ let acc_i = {i}; if (acc_in_bounds({array}u, acc_i, params.n{array})) {{ atomicStore(&p{array}[params.b{array} + acc_i], {w}); }} }}");
                     self.bounds_helper();
                 } else if self.k.unchecked {
-                    let _ = writeln!(out, "{pad}p{array}[{i}] = {v};");
+                    let _ = writeln!(out, "{pad}p{array}[params.b{array} + {i}] = {v};");
                 } else {
-                    let _ = writeln!(out, "{pad}{{ let acc_i = {i}; if (acc_in_bounds({array}u, acc_i, arrayLength(&p{array}))) {{ p{array}[acc_i] = {v}; }} }}");
+                    let _ = writeln!(out, "{pad}{{ let acc_i = {i}; if (acc_in_bounds({array}u, acc_i, params.n{array})) {{ p{array}[params.b{array} + acc_i] = {v}; }} }}");
                     self.bounds_helper();
                 }
             }
@@ -661,8 +682,8 @@ impl Writer<'_> {
         atomic_word(elem)?;
         self.bounds_helper();
         let i = self.expr(index)?;
-        let place = format!("p{array}[acc_i]");
-        let _ = writeln!(out, "{pad}{{ let acc_i = {i}; if (acc_in_bounds({array}u, acc_i, arrayLength(&p{array}))) {{");
+        let place = format!("p{array}[params.b{array} + acc_i]");
+        let _ = writeln!(out, "{pad}{{ let acc_i = {i}; if (acc_in_bounds({array}u, acc_i, params.n{array})) {{");
         let set = |out: &mut String, local: Option<LocalId>, v: &str| {
             if let Some(l) = local {
                 let _ = writeln!(out, "{pad}    l{l} = {v};");
@@ -759,11 +780,11 @@ impl Writer<'_> {
             Expr::Load { array, index } => {
                 let i = self.expr(*index)?;
                 let place = if self.k.unchecked {
-                    format!("p{array}[{i}]")
+                    format!("p{array}[params.b{array} + {i}]")
                 } else {
                     self.bounds_helper();
                     // Out of range: the access is recorded and reads element 0 (or zero).
-                    format!("p{array}[select(0u, {i}, acc_in_bounds({array}u, {i}, arrayLength(&p{array})))]")
+                    format!("p{array}[params.b{array} + select(0u, {i}, acc_in_bounds({array}u, {i}, params.n{array}))]")
                 };
                 if self.atomic.contains(array) {
                     decode(ty, &format!("atomicLoad(&{place})"))
@@ -773,7 +794,7 @@ impl Writer<'_> {
                     place
                 }
             }
-            Expr::Len(a) => format!("arrayLength(&p{a})"),
+            Expr::Len(a) => format!("params.n{a}"),
             Expr::Unary(UnaryOp::Neg, a) => {
                 let x = format!("(-{})", self.expr(*a)?);
                 wrap(ty, &x).unwrap_or(x)

@@ -1,0 +1,355 @@
+//! The present table of a device with its own memory (OpenACC 3.3 sections 2.6.7 and 2.7.2):
+//! which host ranges have a device copy, in which device buffer, and the structured and
+//! dynamic reference counters that decide when the copy goes away.
+//!
+//! The table is device-independent: a backend provides [`DeviceMemory`] (allocate, copy in
+//! and out, free) and the table performs the clause actions on it. Host memory is only ever
+//! read through a `&[u8]` and written through a `&mut [u8]` the caller holds, so a stale entry
+//! (the host variable was dropped while its data stayed present) can never make the table
+//! write to memory nobody owns.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use crate::error::{Error, Location, Result};
+use crate::ir::Scalar;
+
+/// A device buffer, as its [`DeviceMemory`] names it.
+pub type BufferId = u64;
+
+/// How the elements of a present section are stored on the host: the device may store them
+/// differently (wgpu holds 8/16-bit integers and `bool` in 32-bit words) and converts in
+/// [`DeviceMemory::upload`] and [`DeviceMemory::download`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ElemLayout {
+    /// The element's IR scalar type, when it is one (`None` for structs of scalars).
+    pub scalar: Option<Scalar>,
+    /// Bytes per element on the host.
+    pub size: usize,
+}
+
+/// Memory of a device that does not share the host's: what the present table needs.
+pub trait DeviceMemory: Send + Sync {
+    /// A zero-filled buffer of `len` elements (`len > 0`).
+    fn alloc(&self, elem: ElemLayout, len: usize) -> Result<BufferId>;
+    /// Copies `host` (whole elements) into `buf` from element `first` on.
+    fn upload(&self, buf: BufferId, elem: ElemLayout, first: usize, host: &[u8]) -> Result<()>;
+    /// Copies elements of `buf` from `first` on into `host` (whole elements).
+    fn download(&self, buf: BufferId, elem: ElemLayout, first: usize, host: &mut [u8]) -> Result<()>;
+    /// Frees `buf`.
+    fn free(&self, buf: BufferId);
+}
+
+/// Which reference counter an action changes (3.3 section 2.6.7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Counter {
+    /// Data and compute constructs (and `declare` in a function): RAII guards.
+    Structured,
+    /// `enter data`/`exit data` and the data routines.
+    Dynamic,
+}
+
+/// What entering a clause does when the data is not present yet (3.3 section 2.7.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Absent {
+    /// Allocate and copy in (`copy`, `copyin`).
+    Copyin,
+    /// Allocate only (`copyout`, `create`).
+    Create,
+    /// It is an error (`present`).
+    Error,
+    /// Nothing (`no_create`).
+    Nothing,
+}
+
+/// What leaving a clause does when both counters reach zero.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Release {
+    /// Copy out, then free (`copy`, `copyout`).
+    Copyout,
+    /// Free (`copyin`, `create`, `present`, `delete`).
+    Delete,
+}
+
+/// Where a host range lives on the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    /// The buffer holding it.
+    pub buf: BufferId,
+    /// Its first element, counted in elements of the buffer.
+    pub first: usize,
+    /// Its length in elements.
+    pub len: usize,
+    /// The layout the buffer was created with.
+    pub elem: ElemLayout,
+}
+
+/// One present section: a host range with a device copy.
+#[derive(Debug)]
+struct Section {
+    bytes: usize,
+    buf: BufferId,
+    elem: ElemLayout,
+    structured: usize,
+    dynamic: usize,
+    /// The variable that made it present, for messages.
+    name: String,
+}
+
+/// A host range as a clause names it, for the table's messages.
+#[derive(Clone, Copy, Debug)]
+pub struct Named<'a> {
+    /// The variable as written (`a`, `a[0..n]`).
+    pub name: &'a str,
+    /// Where the clause or call is.
+    pub location: Location,
+}
+
+/// The present table of one device.
+#[derive(Default, Debug)]
+pub struct PresentTable {
+    /// Sections by host start address; they never overlap.
+    sections: Mutex<BTreeMap<usize, Section>>,
+}
+
+/// Where `addr..addr + bytes` stands in the table.
+enum Found {
+    /// Inside the section starting at this address.
+    Inside(usize),
+    /// Overlapping some section without being inside it.
+    Partly(usize),
+    Absent,
+}
+
+fn find(sections: &BTreeMap<usize, Section>, addr: usize, bytes: usize) -> Found {
+    let end = addr + bytes.max(1);
+    // The last section starting at or before `addr`, and any starting inside the range.
+    if let Some((&start, s)) = sections.range(..=addr).next_back() {
+        if addr < start + s.bytes {
+            return if addr + bytes <= start + s.bytes { Found::Inside(start) } else { Found::Partly(start) };
+        }
+    }
+    match sections.range(addr..end).next() {
+        Some((&start, _)) => Found::Partly(start),
+        None => Found::Absent,
+    }
+}
+
+fn partly(sections: &BTreeMap<usize, Section>, start: usize, var: Named<'_>) -> Error {
+    let other = sections.get(&start).map_or("another variable", |s| s.name.as_str());
+    Error::PartlyPresent { var: var.name.to_string(), present: other.to_string(), location: var.location }
+}
+
+impl PresentTable {
+    /// An empty table.
+    pub fn new() -> PresentTable {
+        PresentTable::default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<usize, Section>> {
+        self.sections.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Enters a data clause for `host` (3.3 section 2.7.2): a present increment of `counter`
+    /// when the whole range is present, otherwise what `absent` says. Returns whether the
+    /// counter was changed (a `no_create` of absent data changes nothing, and its exit must
+    /// not either). Empty ranges are always present and count nothing.
+    pub fn enter(&self, mem: &dyn DeviceMemory, host: &[u8], elem: ElemLayout, var: Named<'_>, counter: Counter, absent: Absent) -> Result<bool> {
+        if host.is_empty() {
+            return Ok(false);
+        }
+        let addr = host.as_ptr() as usize;
+        let mut sections = self.lock();
+        match find(&sections, addr, host.len()) {
+            Found::Inside(start) => {
+                let s = sections.get_mut(&start).expect("found");
+                check_layout(s, elem, addr - start, var)?;
+                match counter {
+                    Counter::Structured => s.structured += 1,
+                    Counter::Dynamic => s.dynamic += 1,
+                }
+                Ok(true)
+            }
+            Found::Partly(start) => Err(partly(&sections, start, var)),
+            Found::Absent => match absent {
+                Absent::Error => Err(Error::NotPresent { var: var.name.to_string(), location: var.location }),
+                Absent::Nothing => Ok(false),
+                Absent::Copyin | Absent::Create => {
+                    let len = host.len() / elem.size;
+                    let buf = mem.alloc(elem, len).map_err(|e| at(e, var))?;
+                    if absent == Absent::Copyin {
+                        if let Err(e) = mem.upload(buf, elem, 0, host) {
+                            mem.free(buf);
+                            return Err(at(e, var));
+                        }
+                    }
+                    let (structured, dynamic) = match counter {
+                        Counter::Structured => (1, 0),
+                        Counter::Dynamic => (0, 1),
+                    };
+                    sections.insert(addr, Section { bytes: host.len(), buf, elem, structured, dynamic, name: var.name.to_string() });
+                    crate::observe::notify(|| format!("present: `{}` ({} bytes) allocated{}", var.name, host.len(), if absent == Absent::Copyin { " and copied in" } else { "" }));
+                    Ok(true)
+                }
+            },
+        }
+    }
+
+    /// Leaves a data clause for the range `addr..addr + bytes` (3.3 section 2.7.2): a present
+    /// decrement of `counter` (to zero with `finalize`), and when both counters are zero, the
+    /// release: copy out into `host` (when given and `release` is `Copyout`), then free.
+    /// Absent data, or a counter already at zero, is left alone (3.3 L1643–1646, L1763).
+    pub fn exit(
+        &self,
+        mem: &dyn DeviceMemory,
+        (addr, bytes): (usize, usize),
+        host: Option<&mut [u8]>,
+        var: Named<'_>,
+        counter: Counter,
+        finalize: bool,
+        release: Release,
+    ) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        let mut sections = self.lock();
+        let start = match find(&sections, addr, bytes) {
+            Found::Inside(start) => start,
+            Found::Partly(start) => return Err(partly(&sections, start, var)),
+            Found::Absent => return Ok(()),
+        };
+        let s = sections.get_mut(&start).expect("found");
+        let c = match counter {
+            Counter::Structured => &mut s.structured,
+            Counter::Dynamic => &mut s.dynamic,
+        };
+        if *c == 0 {
+            return Ok(());
+        }
+        *c = if finalize { 0 } else { *c - 1 };
+        if s.structured + s.dynamic > 0 {
+            return Ok(());
+        }
+        let s = sections.remove(&start).expect("found");
+        let mut result = Ok(());
+        if release == Release::Copyout {
+            if let Some(host) = host {
+                // Only what the caller can write: the variable's own range.
+                if host.as_ptr() as usize == addr && host.len() == bytes {
+                    result = mem.download(s.buf, s.elem, (addr - start) / s.elem.size, host).map_err(|e| at(e, var));
+                } else {
+                    result = Err(Error::Unsupported {
+                        what: format!("`{}` moved or changed length while its data was present (at {}); its device copy was not copied out", var.name, var.location),
+                    });
+                }
+            }
+        }
+        mem.free(s.buf);
+        crate::observe::notify(|| format!("present: `{}` ({} bytes) {}", s.name, s.bytes, if release == Release::Copyout { "copied out and freed" } else { "freed" }));
+        result
+    }
+
+    /// `update` (3.3 section 2.14.4): copies `host` to the device copy (`to_device`), or the
+    /// device copy into `host`. Absent data is an error, or nothing with `if_present`.
+    pub fn update(&self, mem: &dyn DeviceMemory, host: HostBytes<'_>, elem: ElemLayout, var: Named<'_>, if_present: bool) -> Result<()> {
+        let (addr, bytes) = host.range();
+        if bytes == 0 {
+            return Ok(());
+        }
+        let sections = self.lock();
+        let start = match find(&sections, addr, bytes) {
+            Found::Inside(start) => start,
+            Found::Partly(start) => return Err(partly(&sections, start, var)),
+            Found::Absent if if_present => return Ok(()),
+            Found::Absent => return Err(Error::NotPresent { var: var.name.to_string(), location: var.location }),
+        };
+        let s = &sections[&start];
+        check_layout(s, elem, addr - start, var)?;
+        let first = (addr - start) / s.elem.size;
+        match host {
+            HostBytes::Read(h) => mem.upload(s.buf, s.elem, first, h),
+            HostBytes::Write(h) => mem.download(s.buf, s.elem, first, h),
+        }
+        .map_err(|e| at(e, var))
+    }
+
+    /// Where `addr..addr + bytes` is on the device, if all of it is present; an error if only
+    /// part of it is.
+    pub fn lookup(&self, addr: usize, bytes: usize, elem: ElemLayout, var: Named<'_>) -> Result<Option<Placement>> {
+        if bytes == 0 {
+            return Ok(None);
+        }
+        let sections = self.lock();
+        match find(&sections, addr, bytes) {
+            Found::Inside(start) => {
+                let s = &sections[&start];
+                check_layout(s, elem, addr - start, var)?;
+                Ok(Some(Placement { buf: s.buf, first: (addr - start) / s.elem.size, len: bytes / s.elem.size, elem: s.elem }))
+            }
+            Found::Partly(start) => Err(partly(&sections, start, var)),
+            Found::Absent => Ok(None),
+        }
+    }
+
+    /// Whether all of `addr..addr + bytes` is present (`acc_is_present`; empty ranges are).
+    pub fn is_present(&self, addr: usize, bytes: usize) -> bool {
+        bytes == 0 || matches!(find(&self.lock(), addr, bytes), Found::Inside(_))
+    }
+
+    /// The reference counters of the section holding `addr` (for tests and `ACC_NOTIFY`).
+    pub fn counters(&self, addr: usize) -> Option<(usize, usize)> {
+        let sections = self.lock();
+        match find(&sections, addr, 1) {
+            Found::Inside(start) | Found::Partly(start) => sections.get(&start).map(|s| (s.structured, s.dynamic)),
+            Found::Absent => None,
+        }
+    }
+
+    /// Frees every section without copying anything out (`acc_shutdown`).
+    pub fn clear(&self, mem: &dyn DeviceMemory) {
+        for (_, s) in std::mem::take(&mut *self.lock()) {
+            mem.free(s.buf);
+        }
+    }
+}
+
+/// Host bytes an update reads or writes.
+pub enum HostBytes<'a> {
+    /// Copied to the device.
+    Read(&'a [u8]),
+    /// Written from the device.
+    Write(&'a mut [u8]),
+}
+
+impl HostBytes<'_> {
+    fn range(&self) -> (usize, usize) {
+        match self {
+            HostBytes::Read(h) => (h.as_ptr() as usize, h.len()),
+            HostBytes::Write(h) => (h.as_ptr() as usize, h.len()),
+        }
+    }
+}
+
+/// The same memory seen with another element type, or not on an element boundary, cannot
+/// share the section's device copy.
+fn check_layout(s: &Section, elem: ElemLayout, offset: usize, var: Named<'_>) -> Result<()> {
+    if s.elem == elem && offset % s.elem.size == 0 {
+        return Ok(());
+    }
+    Err(Error::Unsupported {
+        what: format!(
+            "`{}` (at {}) is present as `{}` with another element type; the same memory cannot be present as two types",
+            var.name, var.location, s.name
+        ),
+    })
+}
+
+fn at(e: Error, var: Named<'_>) -> Error {
+    match e {
+        Error::Unsupported { what } => Error::Unsupported { what: format!("{what} (`{}` at {})", var.name, var.location) },
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,106 @@
+//! Device memory of a wgpu adapter for the present table (OpenACC 3.3 section 2.6): storage
+//! buffers named by number, filled with `Queue::write_buffer` and read back through a mapped
+//! staging buffer. Elements that wgpu holds in 32-bit words (`bool`, 8/16-bit integers,
+//! `usize`/`isize`) are widened on the way in and narrowed on the way out.
+
+use acc_core::present::{BufferId, DeviceMemory, ElemLayout};
+use acc_core::{Error, Result};
+
+use super::runtime::{narrow, widen, WgpuDevice};
+use crate::wgsl::widened_in_buffers;
+
+/// Bytes one element takes in a device buffer.
+pub(super) fn device_elem_size(elem: ElemLayout) -> Result<usize> {
+    match elem.scalar {
+        Some(t) if widened_in_buffers(t) => Ok(4),
+        Some(t) => Ok(t.size() as usize),
+        // Structs travel bit for bit; wgpu copies whole 4-byte words.
+        None if elem.size % 4 == 0 => Ok(elem.size),
+        None => Err(Error::Unsupported { what: format!("on wgpu: elements of {} bytes (copies there move whole 4-byte words)", elem.size) }),
+    }
+}
+
+/// Storage buffers for kernels, copied both ways.
+pub(super) const STORAGE: wgpu::BufferUsages =
+    wgpu::BufferUsages::STORAGE.union(wgpu::BufferUsages::COPY_SRC).union(wgpu::BufferUsages::COPY_DST);
+
+impl WgpuDevice {
+    /// A present buffer by number.
+    pub(super) fn buffer(&self, buf: BufferId) -> Result<wgpu::Buffer> {
+        self.buffers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&buf)
+            .cloned()
+            .ok_or_else(|| Error::Unsupported { what: format!("internal error: wgpu buffer {buf} is not allocated") })
+    }
+
+    /// Copies `bytes` bytes of `buffer` from `offset` to the host.
+    pub(super) fn read_back(&self, buffer: &wgpu::Buffer, offset: u64, bytes: u64) -> Result<Vec<u8>> {
+        let size = bytes.next_multiple_of(4).max(4);
+        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("acc download"),
+            size,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("acc download") });
+        encoder.copy_buffer_to_buffer(buffer, offset, &staging, 0, size);
+        self.queue.submit([encoder.finish()]);
+        staging.slice(..).map_async(wgpu::MapMode::Read, |_| {});
+        self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| Error::Unsupported { what: format!("wgpu device lost while copying out: {e}") })?;
+        let data = staging.slice(..).get_mapped_range().map_err(|e| Error::Unsupported { what: format!("wgpu: reading back a buffer: {e}") })?.to_vec();
+        staging.unmap();
+        Ok(data[..bytes as usize].to_vec())
+    }
+}
+
+impl DeviceMemory for WgpuDevice {
+    fn alloc(&self, elem: ElemLayout, len: usize) -> Result<BufferId> {
+        let bytes = len.checked_mul(device_elem_size(elem)?).ok_or(Error::OutOfMemory { bytes: usize::MAX })?;
+        let limits = self.device.limits();
+        let largest = limits.max_buffer_size.min(limits.max_storage_buffer_binding_size as u64);
+        if bytes as u64 > largest {
+            return Err(Error::OutOfMemory { bytes });
+        }
+        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("acc present"),
+            size: (bytes as u64).next_multiple_of(4).max(4),
+            usage: STORAGE,
+            mapped_at_creation: false,
+        });
+        let id = self.next_buffer.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.buffers.lock().unwrap_or_else(|e| e.into_inner()).insert(id, buffer);
+        Ok(id)
+    }
+
+    fn upload(&self, buf: BufferId, elem: ElemLayout, first: usize, host: &[u8]) -> Result<()> {
+        let buffer = self.buffer(buf)?;
+        let size = device_elem_size(elem)?;
+        let data = match elem.scalar {
+            Some(t) if widened_in_buffers(t) => widen(t, host, "data")?,
+            _ => host.to_vec(),
+        };
+        self.queue.write_buffer(&buffer, (first * size) as u64, &data);
+        self.queue.submit([]);
+        Ok(())
+    }
+
+    fn download(&self, buf: BufferId, elem: ElemLayout, first: usize, host: &mut [u8]) -> Result<()> {
+        let buffer = self.buffer(buf)?;
+        let size = device_elem_size(elem)?;
+        let len = host.len() / elem.size;
+        let words = self.read_back(&buffer, (first * size) as u64, (len * size) as u64)?;
+        match elem.scalar {
+            Some(t) if widened_in_buffers(t) => narrow(t, &words, host),
+            _ => host.copy_from_slice(&words[..host.len()]),
+        }
+        Ok(())
+    }
+
+    fn free(&self, buf: BufferId) {
+        if let Some(b) = self.buffers.lock().unwrap_or_else(|e| e.into_inner()).remove(&buf) {
+            b.destroy();
+        }
+    }
+}
