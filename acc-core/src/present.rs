@@ -71,6 +71,18 @@ pub enum Release {
     Delete,
 }
 
+/// How a clause is left: which counter goes down (to zero with `finalize`), and what happens
+/// when both reach zero.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Leave {
+    /// The counter decremented.
+    pub counter: Counter,
+    /// Set it to zero instead (`finalize`, the `_finalize` routines).
+    pub finalize: bool,
+    /// Copy out or only free.
+    pub release: Release,
+}
+
 /// Where a host range lives on the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Placement {
@@ -205,9 +217,7 @@ impl PresentTable {
         (addr, bytes): (usize, usize),
         host: Option<&mut [u8]>,
         var: Named<'_>,
-        counter: Counter,
-        finalize: bool,
-        release: Release,
+        Leave { counter, finalize, release }: Leave,
     ) -> Result<()> {
         if bytes == 0 {
             return Ok(());

@@ -68,9 +68,9 @@ fn copy_copies_in_and_out_once_both_counters_are_zero() {
     assert_eq!((m.live(), t.counters(a.as_ptr() as usize)), (1, Some((2, 0))));
     m.fill(7);
     let r = range(&a);
-    t.exit(&m, r, Some(&mut a), named("a"), Counter::Structured, false, Release::Copyout).unwrap();
+    t.exit(&m, r, Some(&mut a), named("a"), Leave { counter: Counter::Structured, finalize: false, release: Release::Copyout }).unwrap();
     assert_eq!(a[0], 1, "the inner exit leaves the data present, nothing copied out");
-    t.exit(&m, r, Some(&mut a), named("a"), Counter::Structured, false, Release::Copyout).unwrap();
+    t.exit(&m, r, Some(&mut a), named("a"), Leave { counter: Counter::Structured, finalize: false, release: Release::Copyout }).unwrap();
     assert_eq!((a[0], m.live()), (7, 0));
 }
 
@@ -81,16 +81,16 @@ fn dynamic_and_structured_counters_keep_data_alive_for_each_other() {
     let r = range(&a);
     t.enter(&m, &a, U8, named("a"), Counter::Dynamic, Absent::Copyin).unwrap();
     t.enter(&m, &a, U8, named("a"), Counter::Structured, Absent::Create).unwrap();
-    t.exit(&m, r, Some(&mut a), named("a"), Counter::Structured, false, Release::Copyout).unwrap();
+    t.exit(&m, r, Some(&mut a), named("a"), Leave { counter: Counter::Structured, finalize: false, release: Release::Copyout }).unwrap();
     assert!(t.is_present(r.0, r.1), "the dynamic reference keeps it");
     t.enter(&m, &a, U8, named("a"), Counter::Dynamic, Absent::Copyin).unwrap();
     assert_eq!(t.counters(r.0), Some((0, 2)));
     // finalize sets the dynamic counter to zero (3.3 section 2.6.7).
     m.fill(3);
-    t.exit(&m, r, Some(&mut a), named("a"), Counter::Dynamic, true, Release::Copyout).unwrap();
+    t.exit(&m, r, Some(&mut a), named("a"), Leave { counter: Counter::Dynamic, finalize: true, release: Release::Copyout }).unwrap();
     assert_eq!((a[7], t.is_present(r.0, r.1), m.live()), (3, false, 0));
     // Leaving again changes nothing: a counter never goes below zero.
-    t.exit(&m, r, Some(&mut a), named("a"), Counter::Dynamic, false, Release::Copyout).unwrap();
+    t.exit(&m, r, Some(&mut a), named("a"), Leave { counter: Counter::Dynamic, finalize: false, release: Release::Copyout }).unwrap();
 }
 
 #[test]
@@ -100,14 +100,14 @@ fn copyin_data_is_freed_without_copying_back() {
     let r = range(&a);
     t.enter(&m, &a, U8, named("a"), Counter::Structured, Absent::Copyin).unwrap();
     m.fill(9);
-    t.exit(&m, r, Some(&mut a), named("a"), Counter::Structured, false, Release::Delete).unwrap();
+    t.exit(&m, r, Some(&mut a), named("a"), Leave { counter: Counter::Structured, finalize: false, release: Release::Delete }).unwrap();
     assert_eq!((a, m.live()), (vec![5; 4], 0));
 }
 
 #[test]
 fn subarrays_of_present_data_share_its_buffer() {
     let (t, m) = (PresentTable::new(), Mock::default());
-    let a = vec![0f64; 10];
+    let a = [0f64; 10];
     let bytes = unsafe { std::slice::from_raw_parts(a.as_ptr().cast::<u8>(), 80) };
     t.enter(&m, bytes, F64, named("a"), Counter::Dynamic, Absent::Create).unwrap();
     let p = t.lookup(bytes[16..].as_ptr() as usize, 24, F64, named("a[2..5]")).unwrap().unwrap();
@@ -119,7 +119,7 @@ fn subarrays_of_present_data_share_its_buffer() {
 #[test]
 fn partly_present_and_not_present_are_errors_naming_the_variable() {
     let (t, m) = (PresentTable::new(), Mock::default());
-    let a = vec![0u8; 10];
+    let a = [0u8; 10];
     t.enter(&m, &a[2..6], U8, named("a[2..6]"), Counter::Dynamic, Absent::Copyin).unwrap();
     let e = t.enter(&m, &a[4..8], U8, named("a[4..8]"), Counter::Structured, Absent::Copyin).unwrap_err().to_string();
     assert!(e.contains("`a[4..8]` is partly present") && e.contains("`a[2..6]`") && e.contains("t.rs:1:1"), "{e}");
@@ -162,7 +162,7 @@ fn a_moved_variable_is_not_written_and_the_error_says_so() {
     let a = vec![0u8; 4];
     t.enter(&m, &a, U8, named("a"), Counter::Structured, Absent::Copyin).unwrap();
     let mut elsewhere = vec![0u8; 4];
-    let e = t.exit(&m, range(&a), Some(&mut elsewhere), named("a"), Counter::Structured, false, Release::Copyout).unwrap_err();
+    let e = t.exit(&m, range(&a), Some(&mut elsewhere), named("a"), Leave { counter: Counter::Structured, finalize: false, release: Release::Copyout }).unwrap_err();
     assert!(e.to_string().contains("moved"), "{e}");
     assert_eq!(m.live(), 0, "freed all the same");
 }

@@ -59,7 +59,7 @@ impl DeviceMemory for WgpuDevice {
     fn alloc(&self, elem: ElemLayout, len: usize) -> Result<BufferId> {
         let bytes = len.checked_mul(device_elem_size(elem)?).ok_or(Error::OutOfMemory { bytes: usize::MAX })?;
         let limits = self.device.limits();
-        let largest = limits.max_buffer_size.min(limits.max_storage_buffer_binding_size as u64);
+        let largest = limits.max_buffer_size.min(limits.max_storage_buffer_binding_size);
         if bytes as u64 > largest {
             return Err(Error::OutOfMemory { bytes });
         }
