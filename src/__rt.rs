@@ -8,7 +8,7 @@ pub use acc_core::{reduce, space};
 
 pub mod kernel;
 
-use acc_core::data::{subarray_bounds, ClauseVar, DataVar, DeviceCopy};
+use acc_core::data::DeviceCopy;
 use acc_core::queue::Queue;
 use acc_core::DeviceType;
 
@@ -95,144 +95,8 @@ pub mod atomic {
     }
 }
 
-/// The data clause a variable appears in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(missing_docs)]
-pub enum DataClause {
-    Copy,
-    Copyin,
-    Copyout,
-    Create,
-    NoCreate,
-    Present,
-    Deviceptr,
-    Attach,
-    Detach,
-    Delete,
-    DeviceResident,
-    Link,
-    UseDevice,
-    UpdateSelf,
-    UpdateDevice,
-}
-
-/// A variable of a data clause.
-#[derive(Clone, Copy, Debug)]
-pub struct ClauseEntry {
-    /// The clause.
-    pub clause: DataClause,
-    /// The variable: name, location, host range.
-    pub var: ClauseVar,
-}
-
-/// The whole of `v` in clause `clause`.
-#[inline]
-pub fn clause_var<V: DataVar + ?Sized>(clause: DataClause, v: &V, name: &'static str, loc: Location) -> ClauseEntry {
-    ClauseEntry { clause, var: ClauseVar::whole(v, name, loc) }
-}
-
-/// The subarray `v[range]` in clause `clause`; panics, naming it, when it is out of bounds.
-#[inline]
-pub fn clause_subarray<V: DataVar + ?Sized>(
-    clause: DataClause,
-    v: &V,
-    range: impl std::ops::RangeBounds<usize>,
-    name: &'static str,
-    loc: Location,
-) -> ClauseEntry {
-    let (s, e) = subarray_bounds(range, v.elems().len());
-    match ClauseVar::subarray(v, s, e, name, loc) {
-        Ok(var) => ClauseEntry { clause, var },
-        Err(err) => fail("data clause", loc, err),
-    }
-}
-
-/// The data environment a construct opened, closed when dropped (on every way out of the
-/// construct's block). On devices that share host memory there is nothing to close.
-#[must_use]
-pub struct DataGuard(());
-
-/// Opens the data clauses `entries` on `device`. Devices that share host memory have every
-/// variable present already: the clauses move and count nothing (3.3 section 2.7: "if var is
-/// in shared memory, no action is taken").
-fn enter_on(device: &dyn acc_core::Device, what: &str, loc: Location, _entries: &[ClauseEntry]) -> DataGuard {
-    // Devices that run kernels move each launch's arrays themselves (read ones in, written
-    // ones in and back out), so host and device copies agree after every region; the present
-    // table that keeps data on the device between regions is still to come.
-    if device.shares_host_memory() || device.runs_kernels() {
-        return DataGuard(());
-    }
-    fail(what, loc, acc_core::Error::Unsupported {
-        what: format!("data clauses on the {} device, which has its own memory", device.device_type()),
-    })
-}
-
-fn enter(what: &str, loc: Location, entries: &[ClauseEntry]) -> DataGuard {
-    match runtime().current_device() {
-        Ok(d) => enter_on(d.as_ref(), what, loc, entries),
-        Err(e) => fail(what, loc, e),
-    }
-}
-
-/// The data clauses of a compute construct, on the device it was launched on (none when it
-/// runs on the local thread).
-pub fn region_data(launch: &Launch, loc: Location, entries: &[ClauseEntry]) -> DataGuard {
-    match launch.device() {
-        Some(d) => enter_on(d.as_ref(), "data clause", loc, entries),
-        None => DataGuard(()),
-    }
-}
-
-fn check_queues(what: &str, loc: Location, async_arg: Option<i64>, wait: &Option<Vec<i64>>) {
-    if let Err(e) = Queue::resolve(async_arg) {
-        fail(what, loc, e)
-    }
-    for &q in wait.iter().flatten() {
-        if let Err(e) = Queue::for_wait(q) {
-            fail(what, loc, e)
-        }
-    }
-}
-
-/// A `data` construct (or `declare` on a function).
-pub fn data_region(loc: Location, if_cond: Option<bool>, async_arg: Option<i64>, wait: Option<Vec<i64>>, entries: &[ClauseEntry]) -> DataGuard {
-    check_queues("`data`", loc, async_arg, &wait);
-    if if_cond == Some(false) {
-        return DataGuard(());
-    }
-    enter("`data`", loc, entries)
-}
-
-/// A `host_data` construct.
-pub fn host_data(loc: Location, if_cond: Option<bool>, _if_present: bool, entries: &[ClauseEntry]) {
-    if if_cond != Some(false) {
-        let _guard = enter("`host_data`", loc, entries);
-    }
-}
-
-/// `update!`.
-pub fn update_directive(loc: Location, if_cond: Option<bool>, async_arg: Option<i64>, wait: Option<Vec<i64>>, _if_present: bool, entries: &[ClauseEntry]) {
-    check_queues("`update`", loc, async_arg, &wait);
-    if if_cond != Some(false) {
-        let _guard = enter("`update`", loc, entries);
-    }
-}
-
-/// `enter_data!`.
-pub fn enter_data_directive(loc: Location, if_cond: Option<bool>, async_arg: Option<i64>, wait: Option<Vec<i64>>, entries: &[ClauseEntry]) {
-    check_queues("`enter data`", loc, async_arg, &wait);
-    if if_cond != Some(false) {
-        let _guard = enter("`enter data`", loc, entries);
-    }
-}
-
-/// `exit_data!`.
-pub fn exit_data_directive(loc: Location, if_cond: Option<bool>, async_arg: Option<i64>, wait: Option<Vec<i64>>, _finalize: bool, entries: &[ClauseEntry]) {
-    check_queues("`exit data`", loc, async_arg, &wait);
-    if if_cond != Some(false) {
-        let _guard = enter("`exit data`", loc, entries);
-    }
-}
+pub mod data;
+pub use data::*;
 
 /// `wait!`.
 pub fn wait_directive(loc: Location, if_cond: Option<bool>, queues: Option<&[i64]>, async_arg: Option<i64>) {

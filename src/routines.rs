@@ -3,10 +3,13 @@
 
 use std::sync::OnceLock;
 
-use acc_core::data::DataVar;
+use acc_core::data::{bytes_of, bytes_of_mut, DataVar, DataVarMut};
+use acc_core::present::{Absent, Counter, HostBytes, Leave, Named, Release};
 use acc_core::queue::Queue;
 use acc_core::runtime::Runtime;
-use acc_core::{icv, DeviceType, Error, Property, Result};
+use acc_core::{icv, DeviceType, Location, Property, Result};
+
+use crate::__rt::layout;
 
 /// The runtime of this build: its backends and the calling thread's ICVs.
 pub(crate) fn runtime() -> &'static Runtime {
@@ -84,71 +87,107 @@ pub fn get_property(num: usize, ty: DeviceType, p: Property) -> String {
 
 /// The current device, which must share host memory for data routines to be meaningful on it
 /// in this build.
-fn shared_memory_device(what: &str) -> Result<()> {
+/// Runs a data routine's action on the current device's present table; devices that share
+/// host memory have everything present already, and do nothing.
+#[track_caller]
+fn on_present_table(what: &'static str, f: impl FnOnce(acc_core::OwnMemory<'_>, Named<'_>) -> Result<()>) -> Result<()> {
+    let location = Location::caller();
     let dev = runtime().current_device()?;
-    if dev.shares_host_memory() {
-        Ok(())
-    } else {
-        Err(Error::Unsupported {
-            what: format!("{what} on the {} device: data movement to device memory", dev.device_type()),
-        })
+    match dev.own_memory() {
+        None => Ok(()),
+        Some(m) => f(m, Named { name: what, location }),
     }
 }
 
-/// `acc_copyin`: makes `a` present on the current device, copying it there (dynamic reference
-/// counter, 3.3 section 2.6.7). Moves nothing on devices that share host memory.
+fn dynamic(release: Release, finalize: bool) -> Leave {
+    Leave { counter: Counter::Dynamic, finalize, release }
+}
+
+/// `acc_copyin`: makes `a` present on the current device, copying it there if it is not
+/// (dynamic reference counter, 3.3 section 2.6.7). Moves nothing on devices that share host
+/// memory.
+#[track_caller]
 pub fn copyin<V: DataVar + ?Sized>(a: &V) -> Result<()> {
-    let _ = a.elems();
-    shared_memory_device("acc::copyin")
+    on_present_table("argument of acc::copyin", |m, n| {
+        m.table.enter(m.memory, bytes_of(a.elems()), layout::<V::Elem>(), n, Counter::Dynamic, Absent::Copyin).map(drop)
+    })
 }
 
 /// `acc_create`: makes `a` present on the current device without copying it.
+#[track_caller]
 pub fn create<V: DataVar + ?Sized>(a: &V) -> Result<()> {
-    let _ = a.elems();
-    shared_memory_device("acc::create")
+    on_present_table("argument of acc::create", |m, n| {
+        m.table.enter(m.memory, bytes_of(a.elems()), layout::<V::Elem>(), n, Counter::Dynamic, Absent::Create).map(drop)
+    })
 }
 
-/// `acc_copyout`: copies `a` back from the device and releases it when no reference remains.
-pub fn copyout<V: DataVar + ?Sized>(a: &mut V) -> Result<()> {
-    let _ = a.elems();
-    shared_memory_device("acc::copyout")
+fn leave<V: DataVarMut + ?Sized>(m: acc_core::OwnMemory<'_>, n: Named<'_>, a: &mut V, leave: Leave) -> Result<()> {
+    let host = bytes_of_mut(a.elems_mut());
+    let range = (host.as_ptr() as usize, host.len());
+    m.table.exit(m.memory, range, Some(host), n, leave)
+}
+
+/// `acc_copyout`: decrements `a`'s dynamic reference counter; when no reference remains,
+/// copies it back from the device and releases it.
+#[track_caller]
+pub fn copyout<V: DataVarMut + ?Sized>(a: &mut V) -> Result<()> {
+    on_present_table("argument of acc::copyout", |m, n| leave(m, n, a, dynamic(Release::Copyout, false)))
 }
 
 /// `acc_copyout_finalize`: as [`copyout`], setting the dynamic reference counter to 0.
-pub fn copyout_finalize<V: DataVar + ?Sized>(a: &mut V) -> Result<()> {
-    let _ = a.elems();
-    shared_memory_device("acc::copyout_finalize")
+#[track_caller]
+pub fn copyout_finalize<V: DataVarMut + ?Sized>(a: &mut V) -> Result<()> {
+    on_present_table("argument of acc::copyout_finalize", |m, n| leave(m, n, a, dynamic(Release::Copyout, true)))
 }
 
-/// `acc_delete`: releases `a` on the device without copying it back.
+/// `acc_delete`: decrements `a`'s dynamic reference counter; when no reference remains,
+/// releases it without copying it back.
+#[track_caller]
 pub fn delete<V: DataVar + ?Sized>(a: &V) -> Result<()> {
-    let _ = a.elems();
-    shared_memory_device("acc::delete")
+    on_present_table("argument of acc::delete", |m, n| {
+        let host = bytes_of(a.elems());
+        m.table.exit(m.memory, (host.as_ptr() as usize, host.len()), None, n, dynamic(Release::Delete, false))
+    })
 }
 
 /// `acc_delete_finalize`: as [`delete`], setting the dynamic reference counter to 0.
+#[track_caller]
 pub fn delete_finalize<V: DataVar + ?Sized>(a: &V) -> Result<()> {
-    let _ = a.elems();
-    shared_memory_device("acc::delete_finalize")
+    on_present_table("argument of acc::delete_finalize", |m, n| {
+        let host = bytes_of(a.elems());
+        m.table.exit(m.memory, (host.as_ptr() as usize, host.len()), None, n, dynamic(Release::Delete, true))
+    })
 }
 
-/// `acc_update_device`: copies the host's `a` to the device copy.
+/// `acc_update_device`: copies the host's `a` to its device copy; an error if it is not
+/// present.
+#[track_caller]
 pub fn update_device<V: DataVar + ?Sized>(a: &V) -> Result<()> {
-    let _ = a.elems();
-    shared_memory_device("acc::update_device")
+    on_present_table("argument of acc::update_device", |m, n| {
+        m.table.update(m.memory, HostBytes::Read(bytes_of(a.elems())), layout::<V::Elem>(), n, false)
+    })
 }
 
-/// `acc_update_self`: copies the device copy of `a` to the host's.
-pub fn update_self<V: DataVar + ?Sized>(a: &mut V) -> Result<()> {
-    let _ = a.elems();
-    shared_memory_device("acc::update_self")
+/// `acc_update_self`: copies the device copy of `a` to the host's; an error if it is not
+/// present.
+#[track_caller]
+pub fn update_self<V: DataVarMut + ?Sized>(a: &mut V) -> Result<()> {
+    on_present_table("argument of acc::update_self", |m, n| {
+        m.table.update(m.memory, HostBytes::Write(bytes_of_mut(a.elems_mut())), layout::<V::Elem>(), n, false)
+    })
 }
 
-/// `acc_is_present`: whether `a` is present on the current device. Data in memory the device
-/// shares with the host is always present (3.3 section 2.6.1).
+/// `acc_is_present`: whether all of `a` is present on the current device. Data in memory the
+/// device shares with the host is always present (3.3 section 2.6.1).
 pub fn is_present<V: DataVar + ?Sized>(a: &V) -> bool {
-    let _ = a.elems();
-    runtime().current_device().is_ok_and(|d| d.shares_host_memory())
+    let host = bytes_of(a.elems());
+    match runtime().current_device() {
+        Ok(d) => match d.own_memory() {
+            None => d.shares_host_memory(),
+            Some(m) => m.table.is_present(host.as_ptr() as usize, host.len()),
+        },
+        Err(_) => false,
+    }
 }
 
 /// `acc_wait`: waits for every operation on queue `q`.

@@ -133,6 +133,19 @@ macro_rules! scalar_data_var {
 }
 scalar_data_var!(f32, f64, i8, i16, i32, i64, u8, u16, u32, u64, isize, usize, bool);
 
+/// The bytes of device data.
+pub fn bytes_of<T: DeviceCopy>(s: &[T]) -> &[u8] {
+    // SAFETY: `DeviceCopy` types are plain data: every byte of them may be read.
+    unsafe { std::slice::from_raw_parts(s.as_ptr().cast(), std::mem::size_of_val(s)) }
+}
+
+/// The bytes of device data, writable. Only values of the elements' own type may be written
+/// through it (what a device computed from values of that type, or a copy of them).
+pub fn bytes_of_mut<T: DeviceCopy>(s: &mut [T]) -> &mut [u8] {
+    // SAFETY: as above; writers keep to the rule in the doc comment.
+    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast(), std::mem::size_of_val(s)) }
+}
+
 /// A host range named by a data clause: a whole variable or a subarray of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HostRange {

@@ -13,19 +13,7 @@ pub use acc_core::ir::{AtomicOp, BinaryOp, Kernel, MathFn, ParamKind, ReduceOp, 
 use acc_core::region::RegionSite;
 use acc_core::Device;
 
-use acc_core::data::{DataVar, DataVarMut, DeviceCopy};
-
-/// The bytes of device data (plain numbers: every byte initialized).
-fn bytes_of<T: DeviceCopy>(s: &[T]) -> &[u8] {
-    // SAFETY: `DeviceCopy` types are plain data without padding-dependent invariants.
-    unsafe { std::slice::from_raw_parts(s.as_ptr().cast(), std::mem::size_of_val(s)) }
-}
-
-fn bytes_of_mut<T: DeviceCopy>(s: &mut [T]) -> &mut [u8] {
-    // SAFETY: as above; a device writes back only values of the element's own type (kernel
-    // arrays are numbers: see `Args::write`).
-    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast(), std::mem::size_of_val(s)) }
-}
+use acc_core::data::{bytes_of, bytes_of_mut, DataVar, DataVarMut, DeviceCopy};
 
 /// A scalar of IR type `t` from its bytes.
 fn scalar_value(t: Scalar, b: &[u8]) -> Option<ScalarValue> {
@@ -252,7 +240,7 @@ fn build_kernel(site: &RegionSite, args: &Args<'_>, build: BuildFn<'_>) -> Resul
 }
 
 /// The reduction of parameter `i`'s launch: `original op partial`, written into `var`.
-pub fn reduce_back<V: DataVar + DataVarMut>(var: &mut V, out: &KernelOutput, i: usize, op: ReduceOp) {
+pub fn reduce_back<V: DataVar + DataVarMut>(device: &dyn Device, var: &mut V, out: &KernelOutput, i: usize, op: ReduceOp) {
     let Some((_, partial)) = out.reductions.iter().find(|(p, _)| *p as usize == i) else { return };
     let Some(elem) = V::Elem::SCALAR else { return };
     let Some(original) = scalar_value(elem, bytes_of(var.elems())) else { return };
@@ -261,6 +249,7 @@ pub fn reduce_back<V: DataVar + DataVarMut>(var: &mut V, out: &KernelOutput, i: 
     if dst.len() == bytes.len() {
         dst.copy_from_slice(&bytes);
     }
+    super::data::reduction_to_device(device, &*var);
 }
 
 #[cold]

@@ -14,6 +14,7 @@ mod async_queues;
 mod atomics;
 mod compute;
 mod data;
+mod data_environment;
 mod loops;
 mod reductions;
 mod routine;

@@ -216,6 +216,7 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
     let loc = location(dir.span);
     let clauses = launch_clauses(dir);
     let data_vars = data::clause_vars(dir, DATA_CLAUSES, &loc);
+    let data_hosts = data::exit_hosts(dir, DATA_CLAUSES);
     let combined_loop = if combined { Some(loop_part(dir)) } else { None };
     let kernel_arm =
         super::kernel::kernel_arm(compute, &stmts, combined_loop.as_ref(), env, &reductions, &privates, ctx.generic_fn);
@@ -246,7 +247,11 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
             let __acc_launch = ::acc::__rt::launch(&__ACC_SITE, #clauses);
             let __acc_data = ::acc::__rt::region_data(&__acc_launch, #loc, &[#(#data_vars),*]);
             let __acc_value = #run;
-            ::core::mem::drop(__acc_data);
+            {
+                #[allow(unused_imports)]
+                use ::acc::__rt::AccMut as _;
+                __acc_data.exit(#loc, &mut [#(#data_hosts),*]);
+            }
             __acc_value
         }
     }

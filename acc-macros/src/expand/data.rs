@@ -55,6 +55,45 @@ pub fn clause_vars(dir: &Directive, names: &[C], loc: &TokenStream) -> Vec<Token
     out
 }
 
+/// The variables of `dir`'s clauses among `names` as `DirectiveVar`s of `update!`/`exit_data!`:
+/// those of `written` clauses borrowed mutably (the directive writes the host's copy).
+pub fn directive_vars(dir: &Directive, names: &[C], written: &[C], loc: &TokenStream) -> Vec<TokenStream> {
+    let mut out = Vec::new();
+    for c in dir.clauses.iter().filter(|c| names.contains(&c.name) && c.device_types.is_none()) {
+        let Some(kind) = clause_kind(c.name) else { continue };
+        for v in c.vars() {
+            if written.contains(&c.name) {
+                let (name, text) = (&v.name, &v.text);
+                out.push(match &v.subarray {
+                    None => quote_spanned!(v.span=> ::acc::__rt::clause_var_mut(::acc::__rt::DataClause::#kind, (#name).acc_mut(), #text, #loc)),
+                    Some(range) => quote_spanned!(v.span=> ::acc::__rt::clause_subarray_mut(::acc::__rt::DataClause::#kind, (#name).acc_mut(), #range, #text, #loc)),
+                });
+            } else {
+                let e = var_tokens(&kind, v, loc);
+                out.push(quote!(::acc::__rt::directive_var(#e)));
+            }
+        }
+    }
+    out
+}
+
+/// The host data the `copy`/`copyout` variables of `dir` are copied out into when its data
+/// region ends, in clause order (as `DataGuard::exit` takes them): each variable borrowed
+/// mutably there, so one that was moved meanwhile is a borrow error at its clause.
+pub fn exit_hosts(dir: &Directive, names: &[C]) -> Vec<TokenStream> {
+    let mut out = Vec::new();
+    for c in dir.clauses.iter().filter(|c| names.contains(&c.name) && c.device_types.is_none()) {
+        if !matches!(c.name, C::Copy | C::Copyout) {
+            continue;
+        }
+        for v in c.vars() {
+            let name = &v.name;
+            out.push(quote_spanned!(v.span=> ::acc::__rt::host_mut((#name).acc_mut())));
+        }
+    }
+    out
+}
+
 /// Names of the variables in `dir`'s clauses.
 pub fn named_vars(dir: &Directive) -> Vec<String> {
     dir.clauses.iter().flat_map(|c| c.vars().iter().map(|v| v.name.to_string())).collect()
@@ -67,15 +106,23 @@ const DATA_CLAUSES: &[C] = &[
 
 /// `#[acc::data(..)] { body }`, or `#[acc::data]` / `#[acc::declare]` on a function: a
 /// structured data region, left on every path out of `body` (the guard's `Drop`).
-pub fn expand_data_region(_ctx: &mut Ctx, dir: &Directive, body: TokenStream) -> TokenStream {
+pub fn expand_data_region(ctx: &mut Ctx, dir: &Directive, body: TokenStream) -> TokenStream {
     let loc = location(dir.span);
     let vars = clause_vars(dir, DATA_CLAUSES, &loc);
+    let hosts = exit_hosts(dir, DATA_CLAUSES);
     let (if_cond, async_arg, wait) = if_async_wait(dir);
+    let guard = quote::format_ident!("__acc_data_{}", ctx.next_id());
+    let exit = quote! {{
+        #[allow(unused_imports)]
+        use ::acc::__rt::AccMut as _;
+        #guard.exit(#loc, &mut [#(#hosts),*]);
+    }};
+    let body = super::leave::leave_first(body, &exit);
     quote! {
         {
-            let __acc_data = ::acc::__rt::data_region(#loc, #if_cond, #async_arg, #wait, &[#(#vars),*]);
+            let #guard = ::acc::__rt::data_region(#loc, #if_cond, #async_arg, #wait, &[#(#vars),*]);
             let __acc_value = #body;
-            ::core::mem::drop(__acc_data);
+            #exit
             __acc_value
         }
     }

@@ -7,7 +7,7 @@ use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
 use syn::{Expr, Ident, Token};
 
-use super::data::clause_vars;
+use super::data::{clause_vars, directive_vars};
 use super::{if_async_wait, location, opt, Ctx};
 use crate::directive::parse::parse_directive;
 use crate::directive::{ClauseArgs, ClauseName as C, DeviceTypeSel, DirectiveKind};
@@ -43,18 +43,26 @@ pub fn expand(kind: DirectiveKind, input: TokenStream) -> TokenStream {
                 let (if_cond, async_arg, wait) = if_async_wait(&dir);
                 match kind {
                     DirectiveKind::Update => {
-                        let vars = clause_vars(&dir, &[C::SelfClause, C::Host, C::Device], &loc);
+                        let vars = directive_vars(&dir, &[C::SelfClause, C::Host, C::Device], &[C::SelfClause, C::Host], &loc);
                         let if_present = dir.has(C::IfPresent);
-                        quote!(::acc::__rt::update_directive(#loc, #if_cond, #async_arg, #wait, #if_present, &[#(#vars),*]))
+                        quote!({
+                            #[allow(unused_imports)]
+                            use ::acc::__rt::AccMut as _;
+                            ::acc::__rt::update_directive(#loc, #if_cond, #async_arg, #wait, #if_present, &mut [#(#vars),*])
+                        })
                     }
                     DirectiveKind::EnterData => {
                         let vars = clause_vars(&dir, &[C::Copyin, C::Create, C::Attach], &loc);
                         quote!(::acc::__rt::enter_data_directive(#loc, #if_cond, #async_arg, #wait, &[#(#vars),*]))
                     }
                     DirectiveKind::ExitData => {
-                        let vars = clause_vars(&dir, &[C::Copyout, C::Delete, C::Detach], &loc);
+                        let vars = directive_vars(&dir, &[C::Copyout, C::Delete, C::Detach], &[C::Copyout], &loc);
                         let finalize = dir.has(C::Finalize);
-                        quote!(::acc::__rt::exit_data_directive(#loc, #if_cond, #async_arg, #wait, #finalize, &[#(#vars),*]))
+                        quote!({
+                            #[allow(unused_imports)]
+                            use ::acc::__rt::AccMut as _;
+                            ::acc::__rt::exit_data_directive(#loc, #if_cond, #async_arg, #wait, #finalize, &mut [#(#vars),*])
+                        })
                     }
                     DirectiveKind::Init | DirectiveKind::Shutdown | DirectiveKind::Set => {
                         let mut types = Vec::new();

@@ -855,7 +855,7 @@ fn translate(
         let (cap, line) = if let Some(op) = red {
             let o = red_op(op);
             let target = mut_ref(&var);
-            after.push(quote!(::acc::__rt::kernel::reduce_back(#target, &__acc_out, #p, #o);));
+            after.push(quote!(::acc::__rt::kernel::reduce_back(__acc_dev, #target, &__acc_out, #p, #o);));
             let v = tr.fresh(name);
             let name_lit = name.clone();
             locals.push(quote! {

@@ -7,6 +7,7 @@ pub mod compute;
 pub mod data;
 pub mod executable;
 pub mod kernel;
+pub mod leave;
 pub mod region;
 
 use proc_macro2::{Span, TokenStream};
@@ -28,11 +29,18 @@ pub struct Ctx {
     pub enclosing_data: Vec<Vec<String>>,
     /// The enclosing function has type or const parameters.
     pub generic_fn: bool,
+    /// Numbers the guards of nested data regions.
+    next_id: usize,
 }
 
 impl Ctx {
     pub fn new(fn_name: String) -> Ctx {
-        Ctx { errors: Vec::new(), fn_name, enclosing_data: Vec::new(), generic_fn: false }
+        Ctx { errors: Vec::new(), fn_name, enclosing_data: Vec::new(), generic_fn: false, next_id: 0 }
+    }
+    /// A number not given out before in this item.
+    pub fn next_id(&mut self) -> usize {
+        self.next_id += 1;
+        self.next_id
     }
     pub fn error(&mut self, span: Span, msg: impl std::fmt::Display) {
         self.errors.push(syn::Error::new(span, msg.to_string()));

@@ -1,0 +1,459 @@
+//! Data clauses and data directives as the expansions call them (OpenACC 3.3 sections 2.6,
+//! 2.7 and 2.14): each variable becomes a [`ClauseEntry`] (name, source location, host range,
+//! element layout), and the construct applies the clause actions to the present table of the
+//! current device. Devices that share host memory have every variable present already: the
+//! clauses move and count nothing there ("if var is in shared memory, no action is taken").
+//!
+//! Host memory is written only through `&mut` borrows the expansion takes where the write
+//! happens (the end of a data region, an `update self`, an `exit data copyout`), so a variable
+//! that was moved while its data was present is never written behind the user's back.
+
+use std::sync::Arc;
+
+use acc_core::data::{bytes_of, bytes_of_mut, subarray_bounds, ClauseVar, DataVar, DataVarMut, DeviceCopy};
+use acc_core::present::{Absent, Counter, ElemLayout, HostBytes, Leave, Named, Release};
+use acc_core::queue::Queue;
+use acc_core::{Device, Location, OwnMemory};
+
+use super::{fail, Launch};
+use crate::routines::runtime;
+
+/// The data clause a variable appears in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum DataClause {
+    Copy,
+    Copyin,
+    Copyout,
+    Create,
+    NoCreate,
+    Present,
+    Deviceptr,
+    Attach,
+    Detach,
+    Delete,
+    DeviceResident,
+    Link,
+    UseDevice,
+    UpdateSelf,
+    UpdateDevice,
+}
+
+impl DataClause {
+    /// What entering the clause does to absent data (3.3 section 2.7.2).
+    fn absent(self) -> Option<Absent> {
+        Some(match self {
+            DataClause::Copy | DataClause::Copyin => Absent::Copyin,
+            DataClause::Copyout | DataClause::Create => Absent::Create,
+            DataClause::Present => Absent::Error,
+            DataClause::NoCreate => Absent::Nothing,
+            _ => return None,
+        })
+    }
+    /// Whether leaving the clause copies the data out.
+    fn copies_out(self) -> bool {
+        matches!(self, DataClause::Copy | DataClause::Copyout)
+    }
+}
+
+/// The layout of `T` for the present table.
+pub fn layout<T: DeviceCopy>() -> ElemLayout {
+    ElemLayout { scalar: T::SCALAR, size: std::mem::size_of::<T>() }
+}
+
+/// A variable of a data clause.
+#[derive(Clone, Copy, Debug)]
+pub struct ClauseEntry {
+    /// The clause.
+    pub clause: DataClause,
+    /// The variable: name, location, host range.
+    pub var: ClauseVar,
+    /// Its elements' layout.
+    pub elem: ElemLayout,
+}
+
+impl ClauseEntry {
+    fn named(&self) -> Named<'_> {
+        Named { name: self.var.name, location: self.var.location }
+    }
+    /// The host bytes, read at the clause (the borrow that produced the entry has just ended
+    /// and nothing wrote the variable since).
+    fn host(&self) -> &[u8] {
+        if self.var.range.bytes == 0 {
+            return &[];
+        }
+        // SAFETY: the range was taken from a live `&V` in the same expression that passes this
+        // entry to the directive; the variable is not written in between.
+        unsafe { std::slice::from_raw_parts(self.var.range.addr as *const u8, self.var.range.bytes) }
+    }
+}
+
+/// The whole of `v` in clause `clause`.
+#[inline]
+pub fn clause_var<V: DataVar + ?Sized>(clause: DataClause, v: &V, name: &'static str, loc: Location) -> ClauseEntry {
+    ClauseEntry { clause, var: ClauseVar::whole(v, name, loc), elem: layout::<V::Elem>() }
+}
+
+/// The subarray `v[range]` in clause `clause`; panics, naming it, when it is out of bounds.
+#[inline]
+pub fn clause_subarray<V: DataVar + ?Sized>(
+    clause: DataClause,
+    v: &V,
+    range: impl std::ops::RangeBounds<usize>,
+    name: &'static str,
+    loc: Location,
+) -> ClauseEntry {
+    let (s, e) = subarray_bounds(range, v.elems().len());
+    match ClauseVar::subarray(v, s, e, name, loc) {
+        Ok(var) => ClauseEntry { clause, var, elem: layout::<V::Elem>() },
+        Err(err) => fail("data clause", loc, err),
+    }
+}
+
+/// A variable's host data, writable: what leaving a `copy`/`copyout` clause or an
+/// `update self` writes into. The expansion takes it with `v.acc_mut()`, so the variable
+/// must be mutable, as in the C and Fortran bindings where the clause writes it.
+pub struct HostMut<'a> {
+    bytes: &'a mut [u8],
+}
+
+/// `v.acc_mut()`: a mutable borrow of a clause variable, whether it is owned (`Vec`, array,
+/// scalar: borrowed, so the binding must be `mut`) or already a `&mut` (reborrowed).
+pub trait AccMut<'a> {
+    /// The variable's type behind the borrow.
+    type Target: ?Sized;
+    /// The borrow.
+    fn acc_mut(self) -> &'a mut Self::Target;
+}
+
+impl<'a, V: ?Sized> AccMut<'a> for &'a mut V {
+    type Target = V;
+    #[inline]
+    fn acc_mut(self) -> &'a mut V {
+        self
+    }
+}
+
+/// A variable's host data, writable.
+#[inline]
+pub fn host_mut<V: DataVarMut + ?Sized>(v: &mut V) -> HostMut<'_> {
+    HostMut { bytes: bytes_of_mut(v.elems_mut()) }
+}
+
+impl HostMut<'_> {
+    /// The part of the variable at `range`, if it still holds it.
+    fn part(&mut self, addr: usize, bytes: usize) -> Option<&mut [u8]> {
+        let start = self.bytes.as_ptr() as usize;
+        if addr < start || addr + bytes > start + self.bytes.len() {
+            return None;
+        }
+        Some(&mut self.bytes[addr - start..addr - start + bytes])
+    }
+}
+
+/// The data environment a construct opened: what it entered on which device, left when
+/// [`DataGuard::exit`] is called at the end of the construct. A guard dropped without `exit`
+/// (a panic) releases its data without copying anything out.
+#[must_use]
+pub struct DataGuard {
+    device: Option<Arc<dyn Device>>,
+    /// The entries, in clause order, and whether each changed a counter.
+    entered: Vec<(ClauseEntry, bool)>,
+}
+
+impl DataGuard {
+    fn none() -> DataGuard {
+        DataGuard { device: None, entered: Vec::new() }
+    }
+
+    /// Leaves the construct (3.3 section 2.7.2, structured exit): each clause's present
+    /// decrement, and at zero its copy out into `hosts` (the `copy`/`copyout` variables in
+    /// clause order, as the expansion lists them) and free.
+    pub fn exit(mut self, loc: Location, hosts: &mut [HostMut<'_>]) {
+        if let Err(e) = self.leave(Some(hosts)) {
+            fail("leaving a data region", loc, e)
+        }
+    }
+
+    fn leave(&mut self, mut hosts: Option<&mut [HostMut<'_>]>) -> acc_core::Result<()> {
+        let Some(device) = self.device.take() else { return Ok(()) };
+        let Some(mem) = device.own_memory() else { return Ok(()) };
+        let entries = std::mem::take(&mut self.entered);
+        // The k-th `copy`/`copyout` entry writes into `hosts[k]`.
+        let mut rank = Vec::with_capacity(entries.len());
+        let mut k = 0;
+        for (e, _) in &entries {
+            rank.push(k);
+            k += e.clause.copies_out() as usize;
+        }
+        let mut first_error = Ok(());
+        // The reverse of entering.
+        for (i, (e, counted)) in entries.iter().enumerate().rev() {
+            if !counted {
+                continue;
+            }
+            let (addr, bytes) = (e.var.range.addr, e.var.range.bytes);
+            let (host, release) = match (&mut hosts, e.clause.copies_out()) {
+                (Some(h), true) => match h.get_mut(rank[i]).and_then(|h| h.part(addr, bytes)) {
+                    Some(host) => (Some(host), Release::Copyout),
+                    None => {
+                        if first_error.is_ok() {
+                            first_error = Err(acc_core::Error::Unsupported {
+                                what: format!(
+                                    "`{}` (at {}) no longer holds the data its clause made present (moved or resized); its device copy was not copied out",
+                                    e.var.name, e.var.location
+                                ),
+                            });
+                        }
+                        (None, Release::Delete)
+                    }
+                },
+                _ => (None, Release::Delete),
+            };
+            let leave = Leave { counter: Counter::Structured, finalize: false, release };
+            let r = mem.table.exit(mem.memory, (addr, bytes), host, e.named(), leave);
+            if first_error.is_ok() {
+                first_error = r;
+            }
+        }
+        first_error
+    }
+}
+
+impl Drop for DataGuard {
+    fn drop(&mut self) {
+        // Only a panic leaves a construct without `exit`: release without copying out, and
+        // report nothing more (the panic is the report).
+        let _ = self.leave(None);
+    }
+}
+
+/// Enters `entries` on `device` (3.3 section 2.7.2, structured entry).
+fn enter_on(device: &Arc<dyn Device>, what: &str, loc: Location, entries: &[ClauseEntry]) -> DataGuard {
+    let Some(mem) = device.own_memory() else { return DataGuard::none() };
+    let mut guard = DataGuard { device: Some(Arc::clone(device)), entered: Vec::new() };
+    for e in entries {
+        let Some(absent) = e.clause.absent() else {
+            guard.entered.push((*e, false));
+            if e.clause == DataClause::Deviceptr || e.clause == DataClause::Attach || e.clause == DataClause::DeviceResident || e.clause == DataClause::Link {
+                drop(guard);
+                fail(what, loc, acc_core::Error::Unsupported {
+                    what: format!("`{}` in a `{:?}` clause on the {} device (device pointers are not supported there yet)", e.var.name, e.clause, device.device_type()),
+                });
+            }
+            continue;
+        };
+        match mem.table.enter(mem.memory, e.host(), e.elem, e.named(), Counter::Structured, absent) {
+            Ok(counted) => guard.entered.push((*e, counted)),
+            Err(err) => {
+                drop(guard);
+                fail(what, loc, err)
+            }
+        }
+    }
+    guard
+}
+
+fn current(what: &str, loc: Location) -> Arc<dyn Device> {
+    runtime().current_device().unwrap_or_else(|e| fail(what, loc, e))
+}
+
+/// The data clauses of a compute construct, on the device it was launched on (none when it
+/// runs on the local thread).
+pub fn region_data(launch: &Launch, loc: Location, entries: &[ClauseEntry]) -> DataGuard {
+    match launch.device() {
+        Some(d) => enter_on(d, "data clause", loc, entries),
+        None => DataGuard::none(),
+    }
+}
+
+pub(crate) fn check_queues(what: &str, loc: Location, async_arg: Option<i64>, wait: &Option<Vec<i64>>) {
+    if let Err(e) = Queue::resolve(async_arg) {
+        fail(what, loc, e)
+    }
+    for &q in wait.iter().flatten() {
+        if let Err(e) = Queue::for_wait(q) {
+            fail(what, loc, e)
+        }
+    }
+}
+
+/// A `data` construct (or `declare` on a function).
+pub fn data_region(loc: Location, if_cond: Option<bool>, async_arg: Option<i64>, wait: Option<Vec<i64>>, entries: &[ClauseEntry]) -> DataGuard {
+    check_queues("`data`", loc, async_arg, &wait);
+    if if_cond == Some(false) {
+        return DataGuard::none();
+    }
+    enter_on(&current("`data`", loc), "`data`", loc, entries)
+}
+
+/// A `host_data` construct (3.3 section 2.8). On devices that share host memory the device
+/// address of a variable is its host address, so the body runs unchanged. A device with its
+/// own memory cannot hand a buffer's address to Rust code: that is an error there.
+pub fn host_data(loc: Location, if_cond: Option<bool>, if_present: bool, entries: &[ClauseEntry]) {
+    if if_cond == Some(false) {
+        return;
+    }
+    let device = current("`host_data`", loc);
+    let Some(mem) = device.own_memory() else { return };
+    for e in entries {
+        let present = mem.table.is_present(e.var.range.addr, e.var.range.bytes);
+        if !present && if_present {
+            continue;
+        }
+        let err = if present {
+            acc_core::Error::Unsupported {
+                what: format!("`use_device({})` on the {} device: its device address cannot be given to host code", e.var.name, device.device_type()),
+            }
+        } else {
+            acc_core::Error::NotPresent { var: e.var.name.to_string(), location: e.var.location }
+        };
+        fail("`host_data`", loc, err)
+    }
+}
+
+/// A variable of `update!` or `exit_data!`: read (`device`, `delete`) or written (`self`,
+/// `host`, `copyout`).
+pub enum DirectiveVar<'a> {
+    /// Read from the host, or not touched there.
+    Read(ClauseEntry),
+    /// Written on the host: the clause and the variable's writable data.
+    Write(ClauseEntry, HostMut<'a>),
+}
+
+/// The whole of a written variable in clause `clause`.
+pub fn clause_var_mut<'a, V: DataVarMut + ?Sized>(clause: DataClause, v: &'a mut V, name: &'static str, loc: Location) -> DirectiveVar<'a> {
+    let e = clause_var(clause, &*v, name, loc);
+    DirectiveVar::Write(e, host_mut(v))
+}
+
+/// The subarray `v[range]` of a written variable in clause `clause`.
+pub fn clause_subarray_mut<'a, V: DataVarMut + ?Sized>(
+    clause: DataClause,
+    v: &'a mut V,
+    range: impl std::ops::RangeBounds<usize>,
+    name: &'static str,
+    loc: Location,
+) -> DirectiveVar<'a> {
+    let e = clause_subarray(clause, &*v, range, name, loc);
+    DirectiveVar::Write(e, host_mut(v))
+}
+
+/// A read variable of a directive.
+pub fn directive_var(e: ClauseEntry) -> DirectiveVar<'static> {
+    DirectiveVar::Read(e)
+}
+
+impl DirectiveVar<'_> {
+    fn entry(&self) -> &ClauseEntry {
+        match self {
+            DirectiveVar::Read(e) | DirectiveVar::Write(e, _) => e,
+        }
+    }
+    fn host_mut(&mut self) -> Option<&mut [u8]> {
+        match self {
+            DirectiveVar::Read(_) => None,
+            DirectiveVar::Write(e, h) => h.part(e.var.range.addr, e.var.range.bytes),
+        }
+    }
+}
+
+/// `update!` (3.3 section 2.14.4): `self`/`host` copy device data to the host, `device` host
+/// data to the device. Absent data is an error, or skipped with `if_present`.
+pub fn update_directive(loc: Location, if_cond: Option<bool>, async_arg: Option<i64>, wait: Option<Vec<i64>>, if_present: bool, vars: &mut [DirectiveVar<'_>]) {
+    check_queues("`update`", loc, async_arg, &wait);
+    if if_cond == Some(false) {
+        return;
+    }
+    let device = current("`update`", loc);
+    let Some(mem) = device.own_memory() else { return };
+    for v in vars {
+        let e = *v.entry();
+        let host = match (e.clause, v.host_mut()) {
+            (DataClause::UpdateDevice, _) => HostBytes::Read(e.host()),
+            (_, Some(h)) => HostBytes::Write(h),
+            (_, None) => continue,
+        };
+        if let Err(err) = mem.table.update(mem.memory, host, e.elem, e.named(), if_present) {
+            fail("`update`", loc, err)
+        }
+    }
+}
+
+/// `enter_data!` (3.3 section 2.14.6): `copyin`/`create` with the dynamic counter.
+pub fn enter_data_directive(loc: Location, if_cond: Option<bool>, async_arg: Option<i64>, wait: Option<Vec<i64>>, entries: &[ClauseEntry]) {
+    check_queues("`enter data`", loc, async_arg, &wait);
+    if if_cond == Some(false) {
+        return;
+    }
+    let device = current("`enter data`", loc);
+    let Some(mem) = device.own_memory() else { return };
+    for e in entries {
+        let Some(absent) = e.clause.absent() else { continue };
+        if let Err(err) = mem.table.enter(mem.memory, e.host(), e.elem, e.named(), Counter::Dynamic, absent) {
+            fail("`enter data`", loc, err)
+        }
+    }
+}
+
+/// `exit_data!` (3.3 section 2.14.7): `copyout`/`delete` with the dynamic counter (set to
+/// zero with `finalize`).
+pub fn exit_data_directive(loc: Location, if_cond: Option<bool>, async_arg: Option<i64>, wait: Option<Vec<i64>>, finalize: bool, vars: &mut [DirectiveVar<'_>]) {
+    check_queues("`exit data`", loc, async_arg, &wait);
+    if if_cond == Some(false) {
+        return;
+    }
+    let device = current("`exit data`", loc);
+    let Some(mem) = device.own_memory() else { return };
+    for v in vars {
+        let e = *v.entry();
+        let release = match e.clause {
+            DataClause::Copyout => Release::Copyout,
+            DataClause::Delete => Release::Delete,
+            _ => continue,
+        };
+        let leave = Leave { counter: Counter::Dynamic, finalize, release };
+        if let Err(err) = mem.table.exit(mem.memory, (e.var.range.addr, e.var.range.bytes), v.host_mut(), e.named(), leave) {
+            fail("`exit data`", loc, err)
+        }
+    }
+}
+
+/// After a kernel's reduction was combined into the host's variable: a present device copy
+/// gets the result too, so that leaving its data region does not overwrite it (3.3 section
+/// 2.5.15: a reduction variable is copied back, to wherever it lives).
+pub fn reduction_to_device<V: DataVar + ?Sized>(device: &dyn Device, v: &V) {
+    let Some(OwnMemory { table, memory }) = device.own_memory() else { return };
+    let host = bytes_of(v.elems());
+    let named = Named { name: "reduction variable", location: Location { file: "", line: 0, column: 0 } };
+    let _ = table.update(memory, HostBytes::Read(host), layout::<V::Elem>(), named, true);
+}
+
+/// `?` inside a data region, rewritten to leave the region before it returns: the value, or
+/// what `?` on `Self` returns from the function.
+pub trait TryLeave {
+    /// The value `?` gives.
+    type Output;
+    /// What the function returns, as a value `?` turns into that return.
+    type Residual;
+    /// The value, or the residual.
+    fn split(self) -> Result<Self::Output, Self::Residual>;
+}
+
+impl<T, E> TryLeave for Result<T, E> {
+    type Output = T;
+    type Residual = Result<std::convert::Infallible, E>;
+    #[inline]
+    fn split(self) -> Result<T, Self::Residual> {
+        self.map_err(Err)
+    }
+}
+
+impl<T> TryLeave for Option<T> {
+    type Output = T;
+    type Residual = Option<std::convert::Infallible>;
+    #[inline]
+    fn split(self) -> Result<T, Self::Residual> {
+        self.ok_or(None)
+    }
+}

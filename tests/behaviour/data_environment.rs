@@ -1,0 +1,150 @@
+//! The data environment on devices with their own memory (3.3 sections 2.6.7, 2.7.2, 2.14):
+//! what the clauses move, and when. Every test runs on every device; where shared memory
+//! (host, multicore) makes a difference, the test says which result each kind of memory gives.
+
+use crate::devices::on_each_device;
+
+fn shares_memory(ty: acc::DeviceType) -> bool {
+    acc::get_property(0, ty, acc::Property::SharedMemorySupport) == "1"
+}
+
+#[acc::offload]
+fn write_inside_copyin(a: &mut [f32]) {
+    #[acc::parallel_loop(copyin(a))]
+    for i in 0..a.len() {
+        a[i] = 1.0;
+    }
+}
+
+#[test]
+fn copyin_data_is_not_written_back() {
+    on_each_device(|ty| {
+        let mut a = vec![0.0f32; 300];
+        write_inside_copyin(&mut a);
+        let expected = if shares_memory(ty) { 1.0 } else { 0.0 };
+        assert!(a.iter().all(|&x| x == expected), "on {ty}: {:?}", &a[..4]);
+    });
+}
+
+/// Returns what the host saw of `a[0]` before the update.
+#[acc::offload]
+fn staged(a: &mut Vec<f32>) -> f32 {
+    let before;
+    #[acc::data(copyout(a))]
+    {
+        #[acc::parallel_loop]
+        for i in 0..a.len() {
+            a[i] = 2.0;
+        }
+        before = a[0];
+        acc::update!(self(a));
+        a[1] = 5.0;
+        acc::update!(device(a[1..2]));
+        #[acc::parallel_loop]
+        for i in 0..a.len() {
+            a[i] += 1.0;
+        }
+    }
+    before
+}
+
+#[test]
+fn copyout_appears_at_region_exit_and_update_moves_both_ways() {
+    on_each_device(|ty| {
+        let mut a = vec![0.0f32; 1000];
+        let before = staged(&mut a);
+        assert_eq!(before, if shares_memory(ty) { 2.0 } else { 0.0 }, "on {ty}");
+        assert_eq!((a[0], a[1], a[999]), (3.0, 6.0, 3.0), "on {ty}");
+    });
+}
+
+/// Returns `a[0]` as the host saw it after the data region and after the loop.
+#[acc::offload]
+fn counted(a: &mut Vec<i32>) -> (i32, i32) {
+    acc::enter_data!(copyin(a));
+    #[acc::data(copy(a))]
+    {
+        #[acc::parallel_loop]
+        for i in 0..a.len() {
+            a[i] += 1;
+        }
+    }
+    // The dynamic reference keeps the data on the device: nothing was copied out.
+    let after_region = a[0];
+    #[acc::parallel_loop]
+    for i in 0..a.len() {
+        a[i] += 1;
+    }
+    let after_loop = a[0];
+    acc::exit_data!(copyout(a));
+    (after_region, after_loop)
+}
+
+#[test]
+fn reference_counts_keep_data_alive_across_regions_and_enter_exit_data() {
+    on_each_device(|ty| {
+        let mut a = vec![0i32; 513];
+        let seen = counted(&mut a);
+        let expected = if shares_memory(ty) { (1, 2) } else { (0, 0) };
+        assert_eq!(seen, expected, "on {ty}");
+        assert!(a.iter().all(|&x| x == 2), "copied out once, at exit data, on {ty}");
+        assert!(shares_memory(ty) || !acc::is_present(&a), "released on {ty}");
+    });
+}
+
+#[acc::offload]
+fn leave_early(a: &mut [i32], how: u8) -> Result<i32, String> {
+    #[acc::data(copy(a))]
+    {
+        #[acc::parallel_loop]
+        for i in 0..a.len() {
+            a[i] = 7;
+        }
+        if how == 0 {
+            return Err("returned".into());
+        }
+        let step: Result<i32, String> = if how == 1 { Err("question mark".into()) } else { Ok(1) };
+        let _ = step?;
+    }
+    Ok(a[0])
+}
+
+#[test]
+fn leaving_a_data_region_early_still_copies_out() {
+    on_each_device(|ty| {
+        for how in 0..3u8 {
+            let mut a = vec![0i32; 64];
+            let r = leave_early(&mut a, how);
+            assert_eq!(r.is_ok(), how == 2, "on {ty}");
+            assert!(a.iter().all(|&x| x == 7), "way out {how} on {ty}: {:?}", &a[..4]);
+            assert!(shares_memory(ty) || !acc::is_present(&a), "released on {ty}");
+        }
+    });
+}
+
+#[acc::offload]
+fn needs_present(a: &mut [f64]) {
+    #[acc::parallel_loop(present(a))]
+    for i in 0..a.len() {
+        a[i] = 1.0;
+    }
+}
+
+#[test]
+fn present_data_that_is_absent_is_an_error_naming_it() {
+    on_each_device(|ty| {
+        let mut a = vec![0.0f64; 16];
+        if shares_memory(ty) {
+            needs_present(&mut a);
+            assert_eq!(a[0], 1.0);
+            return;
+        }
+        let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| needs_present(&mut a))).unwrap_err();
+        let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(msg.contains("`a` is not present") && msg.contains("data_environment.rs:"), "{msg}");
+        acc::copyin(&a).unwrap();
+        needs_present(&mut a);
+        acc::copyout(&mut a).unwrap();
+        assert_eq!(a[15], 1.0, "on {ty}");
+    });
+}
