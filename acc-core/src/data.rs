@@ -49,6 +49,13 @@ pub trait DataVar {
 
 /// A [`DataVar`] whose elements can be written (what `copyout` and kernels writing an array
 /// need).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be written back by a data clause",
+    label = "not writable",
+    note = "`copy`, `copyout` and `update self` write the host's data when they end: pass the \
+            variable as `&mut` (or own it in a `mut` binding), or use `copyin` for data the \
+            region only reads"
+)]
 pub trait DataVarMut: DataVar {
     /// The elements, writable.
     fn elems_mut(&mut self) -> &mut [Self::Elem];
