@@ -43,6 +43,8 @@ pub trait DataVar {
     type Elem: DeviceCopy;
     /// Whether the variable is one scalar rather than an array of elements.
     const IS_SCALAR: bool = false;
+    /// The length, when the type fixes it (`[T; N]`): what a private copy in a kernel needs.
+    const FIXED_LEN: Option<usize> = None;
     /// The elements, as one contiguous host range.
     fn elems(&self) -> &[Self::Elem];
 }
@@ -89,6 +91,7 @@ impl<T: DataVarMut + ?Sized> DataVarMut for &mut T {
 
 impl<T: DeviceCopy, const N: usize> DataVar for [T; N] {
     type Elem = T;
+    const FIXED_LEN: Option<usize> = Some(N);
     fn elems(&self) -> &[T] {
         self
     }
@@ -115,6 +118,7 @@ impl<T: DeviceCopy> DataVar for Box<[T]> {
 impl<T: DataVar + ?Sized> DataVar for &T {
     type Elem = T::Elem;
     const IS_SCALAR: bool = T::IS_SCALAR;
+    const FIXED_LEN: Option<usize> = T::FIXED_LEN;
     fn elems(&self) -> &[T::Elem] {
         (**self).elems()
     }
@@ -122,6 +126,7 @@ impl<T: DataVar + ?Sized> DataVar for &T {
 impl<T: DataVar + ?Sized> DataVar for &mut T {
     type Elem = T::Elem;
     const IS_SCALAR: bool = T::IS_SCALAR;
+    const FIXED_LEN: Option<usize> = T::FIXED_LEN;
     fn elems(&self) -> &[T::Elem] {
         (**self).elems()
     }

@@ -66,6 +66,8 @@ fn type_name<T: ?Sized>() -> &'static str {
 pub struct Args<'a> {
     args: Vec<KernelArg<'a>>,
     params: Vec<(&'static str, ParamKind)>,
+    /// Each parameter's length where its type fixes it.
+    fixed: Vec<Option<usize>>,
     /// The first argument a kernel cannot take, and why.
     unsupported: Option<String>,
 }
@@ -80,6 +82,7 @@ impl<'a> Args<'a> {
         self.unsupported.get_or_insert(format!("`{name}`: {why}"));
         self.args.push(KernelArg::Scalar(ScalarValue::Bool(false)));
         self.params.push(("", ParamKind::Scalar(Scalar::Bool)));
+        self.fixed.push(None);
         self.args.len() - 1
     }
 
@@ -89,6 +92,7 @@ impl<'a> Args<'a> {
             return self.refuse(name, format!("elements of type `{}` (not a scalar) are not supported in kernels yet", type_name::<V::Elem>()));
         };
         let bytes = bytes_of(v.elems());
+        self.fixed.push(V::FIXED_LEN);
         if V::IS_SCALAR {
             match scalar_value(elem, bytes) {
                 Some(s) => {
@@ -109,6 +113,7 @@ impl<'a> Args<'a> {
     pub fn write<V: DataVarMut + ?Sized>(&mut self, name: &'static str, v: &'a mut V) -> usize {
         match V::Elem::SCALAR {
             Some(elem) => {
+                self.fixed.push(V::FIXED_LEN);
                 let bytes = bytes_of_mut(v.elems_mut());
                 self.args.push(KernelArg::Write(bytes));
                 self.params.push((name, ParamKind::Array { elem, writable: true }));
@@ -124,6 +129,7 @@ impl<'a> Args<'a> {
         match (V::IS_SCALAR, V::Elem::SCALAR) {
             (true, Some(elem)) => match scalar_value(elem, bytes_of(v.elems())) {
                 Some(s) => {
+                    self.fixed.push(None);
                     self.args.push(KernelArg::Scalar(s));
                     self.params.push((name, ParamKind::Scalar(elem)));
                     self.args.len() - 1
@@ -156,6 +162,7 @@ pub enum Param {
 /// The parameters of a kernel under construction, by index.
 pub struct Params {
     params: Vec<Param>,
+    fixed: Vec<Option<usize>>,
 }
 
 impl Params {
@@ -171,6 +178,41 @@ impl Params {
             _ => None,
         }
     }
+    /// A private copy of parameter `i` for the region or a loop (3.3 sections 2.5.13, 2.5.14,
+    /// 2.9.10): a local initialized from the parameter when `first`; an array parameter needs a
+    /// length its type fixes (`[T; N]`). What cannot be privatized is recorded as the
+    /// kernel's error.
+    pub fn private(&self, b: &mut KernelBuilder, i: usize, name: &str, first: bool, array: bool) -> Var {
+        match (self.params.get(i), array) {
+            (Some(Param::Scalar(_)), false) => {
+                let t = b.param_type(i as u32);
+                let init = if first { Some(b.param_scalar_value(i as u32)) } else { None };
+                b.local(name, Some(t), init)
+            }
+            (Some(Param::Array(a)), true) => {
+                let a = *a;
+                let Some(n) = self.fixed.get(i).copied().flatten().filter(|&n| n <= 1024) else {
+                    b.fail(format!("a private copy of `{name}`: only scalars and arrays of a fixed length up to 1024 (`[T; N]`) can be private in kernels"));
+                    return b.local(name, Some(Scalar::I32), None);
+                };
+                let v = b.local_array(name, a.elem(), n as u32);
+                if first {
+                    for k in 0..n {
+                        let idx = b.lit_int(k as i128, Some(Scalar::USize));
+                        let x = b.load(a, idx);
+                        let idx = b.lit_int(k as i128, Some(Scalar::USize));
+                        b.set_elem(v, idx, x);
+                    }
+                }
+                v
+            }
+            _ => {
+                b.fail(format!("a private copy of `{name}`: it is {} here", if array { "indexed but not an array" } else { "an array used as a scalar" }));
+                b.local(name, Some(Scalar::I32), None)
+            }
+        }
+    }
+
     /// The IR type of scalar parameter `i`.
     pub fn scalar_type(&self, b: &KernelBuilder, i: usize) -> Scalar {
         b.param_type(i as u32)
@@ -232,7 +274,7 @@ fn build_kernel(site: &RegionSite, args: &Args<'_>, build: BuildFn<'_>) -> Resul
             ParamKind::Array { elem, writable } => Param::Array(b.param_array(name, *elem, *writable)),
         });
     }
-    let params = Params { params };
+    let params = Params { params, fixed: args.fixed.clone() };
     build(&mut b, &params)?;
     let k = b.finish().map_err(|e| e.to_string())?;
     acc_core::observe::dump("ir", &k.name, || acc_core::ir::print::print(&k));

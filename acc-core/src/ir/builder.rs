@@ -67,6 +67,13 @@ pub struct ArrayRef {
     elem: Scalar,
 }
 
+impl ArrayRef {
+    /// The element type.
+    pub fn elem(self) -> Scalar {
+        self.elem
+    }
+}
+
 /// The largest (`max`) or smallest value of an integer type.
 fn int_limit(t: Scalar, max: bool) -> i128 {
     let bits = t.size() * 8;
@@ -226,6 +233,26 @@ impl KernelBuilder {
         self.function.locals.push(Local { name: name.to_string(), ty: elem, len: Some(len) });
         self.local_ty.push(t);
         Var { id, ty: t }
+    }
+
+    /// A fresh, unset local of the same type (and length, for an array) as `of`: a private
+    /// copy (3.3 section 2.5.13).
+    pub fn local_like(&mut self, name: &str, of: Var) -> Var {
+        let l = &self.function.locals[of.id as usize];
+        match l.len {
+            Some(len) => {
+                let elem = l.ty;
+                self.local_array(name, elem, len)
+            }
+            None => {
+                let t = self.new_var(Ty::Unknown);
+                self.unify(t, of.ty, "private copy");
+                let id = self.function.locals.len() as LocalId;
+                self.function.locals.push(Local { name: name.to_string(), ty: Scalar::I32, len: None });
+                self.local_ty.push(t);
+                Var { id, ty: t }
+            }
+        }
     }
 
     /// The value of a scalar local.

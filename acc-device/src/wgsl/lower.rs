@@ -355,7 +355,9 @@ impl Writer<'_> {
         // assignments besides, they are the gang-redundant prelude every invocation runs;
         // otherwise each run of other code is an entry point of one invocation, and the
         // region-level locals live in a buffer between entry points.
-        let segmented = k.function.body.iter().any(|s| !matches!(s, Stmt::Assign { .. } | Stmt::For { schedule: Some(_), .. }));
+        // A region with no parallel loop at all is one segment of sequential code.
+        let segmented = k.function.body.iter().any(|s| !matches!(s, Stmt::Assign { .. } | Stmt::For { schedule: Some(_), .. }))
+            || !k.function.body.iter().any(|s| matches!(s, Stmt::For { schedule: Some(_), .. }));
         let mut local_slots: Vec<(usize, Scalar, u32)> = Vec::new();
         let mut locals_size = 0u32;
         if segmented {
@@ -815,6 +817,8 @@ impl Writer<'_> {
                     BinaryOp::Or => format!("({x} || {y})"),
                     BinaryOp::Shl | BinaryOp::Shr => format!("({x} {} u32({y}))", op.symbol()),
                     BinaryOp::Rem if operand.is_float() => format!("({x} - trunc({x} / {y}) * {y})"),
+                    // WGSL has no `^` on bool.
+                    BinaryOp::BitXor if operand == Scalar::Bool => format!("({x} != {y})"),
                     _ => format!("({x} {} {y})", op.symbol()),
                 };
                 match op {

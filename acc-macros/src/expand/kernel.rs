@@ -693,8 +693,29 @@ impl Tr {
                 }
             }
         }
-        if dir.as_ref().is_some_and(|d| d.general(C::Private).next().is_some()) {
-            return no("`private` on a loop");
+        // Loop-level private copies (3.3 section 2.9.10), one per iteration.
+        let private_vars: Vec<Ident> = dir.iter().flat_map(|d| d.general(C::Private)).flat_map(|c| c.vars().iter().map(|v| v.name.clone())).collect();
+        let private_uses = scan_stmts(body_stmts, &[]);
+        let mut private_tokens = Vec::new();
+        let mut private_binds = Vec::new();
+        for pv in &private_vars {
+            let name = pv.to_string();
+            let fresh = self.fresh(&name);
+            let indexed = private_uses.vars.get(&name).is_some_and(|u| !u.indexes.is_empty());
+            let (tokens, local) = match self.lookup(&name) {
+                Some(Local::Scalar(o)) => (quote!(let #fresh = __acc_b.local_like(#name, #o);), Local::Scalar(fresh.clone())),
+                Some(Local::Array(o)) => (quote!(let #fresh = __acc_b.local_like(#name, #o);), Local::Array(fresh.clone())),
+                None => match self.captured.get(&name) {
+                    Some((_, p)) => (
+                        quote!(let #fresh = __acc_h.private(__acc_b, #p, #name, false, #indexed);),
+                        if indexed { Local::Array(fresh.clone()) } else { Local::Scalar(fresh.clone()) },
+                    ),
+                    // Not used in the region: nothing to privatize.
+                    None => continue,
+                },
+            };
+            private_tokens.push(tokens);
+            private_binds.push((name, local));
         }
         let mut red_tokens = Vec::new();
         for (op, v) in &reductions {
@@ -732,12 +753,16 @@ impl Tr {
             _ => n.clone(),
         }).collect();
         let idx: Vec<usize> = (0..vars.len()).collect();
+        for (name, local) in private_binds {
+            self.bind(name, local);
+        }
         let body = self.stmts(body_stmts, in_parallel || parallel)?;
         self.scopes.pop();
         Ok(quote!({
             #(#level_tokens)*
             __acc_b.for_(&[#(#binds),*], #schedule, &[#(#red_tokens),*], &[], |__acc_b, __lv| {
                 #(let #vars = __lv[#idx];)*
+                #(#private_tokens)*
                 #body
             });
         }))
@@ -815,9 +840,6 @@ fn translate(
     if generic_fn {
         return no("regions in generic functions");
     }
-    if !privates.is_empty() {
-        return no("`private`/`firstprivate` variables");
-    }
     if let Some(Stmt::Expr(_, None)) = stmts.last() {
         if !matches!(stmts.last(), Some(Stmt::Expr(Expr::ForLoop(_) | Expr::If(_) | Expr::While(_) | Expr::Loop(_) | Expr::Block(_), None))) {
             return no("a region that computes a value");
@@ -834,6 +856,15 @@ fn translate(
         }
     }
     collect_loop_reductions(stmts, &mut loop_reds);
+    // Private copies (region and loop level) are made from the originals' types: the
+    // originals travel read-only and are never written back.
+    let mut private_names: std::collections::HashSet<String> = privates.iter().map(|p| p.to_string()).collect();
+    collect_loop_privates(stmts, &mut private_names);
+    if let Some(d) = combined_loop {
+        for c in d.general(C::Private) {
+            private_names.extend(c.vars().iter().map(|v| v.name.to_string()));
+        }
+    }
 
     let mut tr = Tr { in_routine: false, arrays_used: Default::default(), compute, captured: BTreeMap::new(), scopes: vec![HashMap::new()], region_reductions: region_reductions.to_vec(), counter: 0 };
     let mut arg_lines = Vec::new();
@@ -852,7 +883,9 @@ fn translate(
         let red = region_reductions.iter().chain(&loop_reds).find(|(_, v)| v == name).map(|(op, _)| *op);
         let binding = env.get(name);
         let mut_ref = |var: &Ident| if binding.is_some_and(|b| !b.mutable) { quote!(&mut *#var) } else { quote!(&mut #var) };
-        let (cap, line) = if let Some(op) = red {
+        let (cap, line) = if red.is_none() && private_names.contains(name) {
+            (Cap::Read, quote!(let #p = __acc_args.read(#name, &#var);))
+        } else if let Some(op) = red {
             let o = red_op(op);
             let target = mut_ref(&var);
             after.push(quote!(::acc::__rt::kernel::reduce_back(__acc_dev, #target, &__acc_out, #p, #o);));
@@ -879,8 +912,17 @@ fn translate(
         } else {
             (Cap::Read, quote!(let #p = __acc_args.read(#name, &#var);))
         };
-        tr.captured.insert(name.clone(), (cap, p));
+        tr.captured.insert(name.clone(), (cap, p.clone()));
         arg_lines.push(line);
+        // The region's own private copy (3.3 sections 2.5.13, 2.5.14), initialized from the
+        // original.
+        if privates.iter().any(|v| v == name) {
+            let v = tr.fresh(name);
+            let array = !u.indexes.is_empty();
+            let name_lit = name.clone();
+            locals.push(quote!(let #v = __acc_h.private(__acc_b, #p, #name_lit, true, #array);));
+            tr.bind(name.clone(), if array { Local::Array(v) } else { Local::Scalar(v) });
+        }
     }
     let body = match combined_loop {
         Some(d) => match stmts {
@@ -929,6 +971,28 @@ fn translate(
         ::core::mem::drop(__acc_args);
         #(#after)*
     }})
+}
+
+fn collect_loop_privates(stmts: &[Stmt], out: &mut std::collections::HashSet<String>) {
+    struct V<'a>(&'a mut std::collections::HashSet<String>);
+    impl<'ast> syn::visit::Visit<'ast> for V<'_> {
+        fn visit_stmt(&mut self, st: &'ast Stmt) {
+            for a in attrs::stmt_attrs(st) {
+                if attrs::directive_of(a) == Some(DirectiveKind::Loop) {
+                    if let Ok(d) = attrs::attr_args(a).and_then(|t| parse_directive(DirectiveKind::Loop, Span::call_site(), t)) {
+                        for c in d.general(C::Private) {
+                            self.0.extend(c.vars().iter().map(|v| v.name.to_string()));
+                        }
+                    }
+                }
+            }
+            syn::visit::visit_stmt(self, st);
+        }
+    }
+    let mut v = V(out);
+    for st in stmts {
+        syn::visit::Visit::visit_stmt(&mut v, st);
+    }
 }
 
 fn collect_loop_reductions(stmts: &[Stmt], out: &mut Vec<(RedOp, Ident)>) {
