@@ -85,8 +85,6 @@ pub fn get_property(num: usize, ty: DeviceType, p: Property) -> String {
     runtime().property(num, ty, p).unwrap_or_default()
 }
 
-/// The current device, which must share host memory for data routines to be meaningful on it
-/// in this build.
 /// Runs a data routine's action on the current device's present table; devices that share
 /// host memory have everything present already, and do nothing.
 #[track_caller]

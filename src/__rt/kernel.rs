@@ -161,6 +161,7 @@ pub enum Param {
 
 /// The parameters of a kernel under construction, by index.
 pub struct Params {
+    device_type: acc_core::DeviceType,
     params: Vec<Param>,
     fixed: Vec<Option<usize>>,
 }
@@ -213,6 +214,17 @@ impl Params {
         }
     }
 
+    /// `acc::on_device(ty)` in the kernel (3.3 section 3.2.13): whether the device the kernel
+    /// is built for is of type `ty`.
+    pub fn on_device(&self, ty: acc_core::DeviceType) -> bool {
+        use acc_core::DeviceType as T;
+        match ty {
+            T::NotHost | T::Default => true,
+            T::None | T::Host => false,
+            t => t == self.device_type,
+        }
+    }
+
     /// The IR type of scalar parameter `i`.
     pub fn scalar_type(&self, b: &KernelBuilder, i: usize) -> Scalar {
         b.param_type(i as u32)
@@ -222,9 +234,12 @@ impl Params {
 /// A kernel built for one argument signature, or why it could not be.
 type Built = Arc<Result<Kernel, String>>;
 
-/// Kernels built at one call site, by argument signature.
+/// What a kernel is built for: the device type and the parameters' kinds.
+type Signature = (acc_core::DeviceType, Vec<ParamKind>);
+
+/// Kernels built at one call site, by device type and argument signature.
 pub struct KernelCache {
-    map: Mutex<Option<HashMap<Vec<ParamKind>, Built>>>,
+    map: Mutex<Option<HashMap<Signature, Built>>>,
 }
 
 impl KernelCache {
@@ -250,7 +265,8 @@ pub fn launch(device: &dyn Device, site: &RegionSite, cache: &KernelCache, args:
     let kernel = {
         let mut map = cache.map.lock().unwrap_or_else(|e| e.into_inner());
         let map = map.get_or_insert_with(HashMap::new);
-        Arc::clone(map.entry(signature).or_insert_with(|| Arc::new(build_kernel(site, args, build))))
+        let ty = device.device_type();
+        Arc::clone(map.entry((ty, signature)).or_insert_with(|| Arc::new(build_kernel(ty, site, args, build))))
     };
     if let Some(why) = &args.unsupported {
         fail(site, device, why);
@@ -265,7 +281,7 @@ pub fn launch(device: &dyn Device, site: &RegionSite, cache: &KernelCache, args:
     }
 }
 
-fn build_kernel(site: &RegionSite, args: &Args<'_>, build: BuildFn<'_>) -> Result<Kernel, String> {
+fn build_kernel(device_type: acc_core::DeviceType, site: &RegionSite, args: &Args<'_>, build: BuildFn<'_>) -> Result<Kernel, String> {
     let mut b = KernelBuilder::new(format!("{} at {}", site.function, site.location));
     let mut params = Vec::new();
     for (name, kind) in &args.params {
@@ -274,7 +290,7 @@ fn build_kernel(site: &RegionSite, args: &Args<'_>, build: BuildFn<'_>) -> Resul
             ParamKind::Array { elem, writable } => Param::Array(b.param_array(name, *elem, *writable)),
         });
     }
-    let params = Params { params, fixed: args.fixed.clone() };
+    let params = Params { device_type, params, fixed: args.fixed.clone() };
     build(&mut b, &params)?;
     let k = b.finish().map_err(|e| e.to_string())?;
     acc_core::observe::dump("ir", &k.name, || acc_core::ir::print::print(&k));

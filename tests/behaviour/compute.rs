@@ -127,13 +127,13 @@ fn multicore_uses_several_threads() {
         fn spread(ids: &mut [usize], work: &mut [u64]) {
             for i in 0..ids.len() {
                 ids[i] = acc::gang_idx();
-                work[i] = crate::devices::spin(200_000);
+                work[i] = crate::devices::spin(50_000);
             }
         }
         let mut ids = vec![0; 64];
         let mut work = vec![0; 64];
         spread(&mut ids, &mut work);
-        assert!(work.iter().all(|&w| w == crate::devices::spin(200_000)));
+        assert!(work.iter().all(|&w| w == crate::devices::spin(50_000)));
         let distinct = ids.iter().collect::<HashSet<_>>().len();
         if parallelism(ty) >= 2 {
             assert!(distinct >= 2, "one thread ran every chunk on {ty}");

@@ -235,6 +235,12 @@ impl KernelBuilder {
         Var { id, ty: t }
     }
 
+    /// The index of the gang running the code (`acc::gang_idx()`).
+    pub fn gang_index(&mut self) -> Value {
+        let t = self.new_var(Ty::Known(Scalar::USize));
+        self.push_expr(Expr::GangIndex, t)
+    }
+
     /// A fresh, unset local of the same type (and length, for an array) as `of`: a private
     /// copy (3.3 section 2.5.13).
     pub fn local_like(&mut self, name: &str, of: Var) -> Var {

@@ -412,6 +412,9 @@ pub enum Expr {
     /// `e as T`.
     Cast(Handle<Expr>, Scalar),
     Math(MathFn, Vec<Handle<Expr>>),
+    /// The index of the gang running the code (`acc::gang_idx()`), as `usize`: the
+    /// workgroup or block; 0 in sequential code.
+    GangIndex,
 }
 
 /// A sequence of statements.

@@ -44,6 +44,7 @@ fn expr(f: &Function, h: Handle<Expr>) -> String {
         Expr::LocalElem { local, index } => format!("l{local}[{}]", expr(f, *index)),
         Expr::Load { array, index } => format!("p{array}[{}]", expr(f, *index)),
         Expr::Len(a) => format!("len(p{a})"),
+        Expr::GangIndex => "gang_index()".to_string(),
         Expr::Unary(UnaryOp::Neg, a) => format!("-{}", expr(f, *a)),
         Expr::Unary(UnaryOp::Not, a) => format!("!{}", expr(f, *a)),
         Expr::Binary(op, a, b) => format!("({} {} {})", expr(f, *a), op.symbol(), expr(f, *b)),

@@ -113,6 +113,7 @@ impl Validator<'_> {
                 self.array(*a)?;
                 Scalar::USize
             }
+            Expr::GangIndex => Scalar::USize,
             Expr::Unary(op, a) => {
                 let t = self.operand(h, *a)?;
                 match (op, t) {

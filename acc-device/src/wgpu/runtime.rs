@@ -145,6 +145,9 @@ pub fn adapters() -> Vec<wgpu::Adapter> {
     list
 }
 
+/// How many loop iterations llvmpipe lets one invocation run.
+const LLVMPIPE_LOOP_LIMIT: u32 = 65_535;
+
 struct Compiled {
     lowered: Lowered,
     layout: wgpu::BindGroupLayout,
@@ -204,6 +207,9 @@ impl WgpuDevice {
         let target = Target {
             f64: features.contains(wgpu::Features::SHADER_F64),
             int64: features.contains(wgpu::Features::SHADER_INT64),
+            // Mesa's llvmpipe (lavapipe) ends the loops of an invocation after 65,535
+            // iterations in all (gallivm's loop limiter): kernels check for it there.
+            loop_limit: info.name.contains("llvmpipe").then_some(LLVMPIPE_LOOP_LIMIT),
         };
         Ok(WgpuDevice {
             number: index,
@@ -508,8 +514,17 @@ impl WgpuDevice {
                 }
                 Binding::Status => {
                     let w = |k: usize| u32::from_le_bytes(data[4 * k..4 * k + 4].try_into().expect("4 bytes"));
-                    if w(0) != 0 {
-                        oob = Some((w(1), w(2), w(3)));
+                    match w(0) {
+                        0 => {}
+                        2 => {
+                            return Err(Error::Unsupported {
+                                what: format!(
+                                    "the adapter {} ended a loop of `{}` early: Mesa's llvmpipe stops the loops of one invocation after 65,535 iterations in all, so this kernel cannot run correctly on it (it runs on GPUs and on the multicore device)",
+                                    self.info.name, kernel.name
+                                ),
+                            })
+                        }
+                        _ => oob = Some((w(1), w(2), w(3))),
                     }
                 }
                 Binding::Partials(r) => {

@@ -17,6 +17,10 @@ pub struct Target {
     pub f64: bool,
     /// `i64`/`u64` in shaders (naga `SHADER_INT64`).
     pub int64: bool,
+    /// Where the driver ends loops early: Mesa's llvmpipe (under lavapipe) stops the loops of
+    /// an invocation after 65,535 iterations in all. Sequential loops then check that they ran
+    /// to their end, and a loop cut short fails the launch with an error saying so.
+    pub loop_limit: Option<u32>,
 }
 
 /// What a binding of the lowered module holds (all in bind group 0, binding = index).
@@ -196,7 +200,7 @@ pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
     let types = expr_types(kernel).map_err(|e| Error::Unsupported { what: format!("invalid kernel IR: {e}") })?;
     let mut atomic = std::collections::BTreeSet::new();
     collect_atomic_arrays(&kernel.function.body, &mut atomic);
-    let mut w = Writer { k: kernel, target, types, helpers: String::new(), atomic };
+    let mut w = Writer { k: kernel, target, types, helpers: String::new(), atomic, break_flags: Vec::new() };
     w.module()
 }
 
@@ -209,6 +213,9 @@ struct Writer<'a> {
     /// Arrays some `atomic` statement updates: declared `array<atomic<..>>`, every access
     /// atomic.
     atomic: std::collections::BTreeSet<ParamId>,
+    /// For each enclosing loop split into chunks (see [`Target::loop_limit`]): the flag a
+    /// `break` sets to leave the loop over chunks too.
+    break_flags: Vec<Option<String>>,
 }
 
 fn collect_atomic_arrays(b: &[Stmt], out: &mut std::collections::BTreeSet<ParamId>) {
@@ -642,19 +649,60 @@ impl Writer<'_> {
                 let ty = self.ty(self.k.function.locals[lv.var as usize].ty)?;
                 let (start, step, trips) = (self.expr(lv.start)?, self.expr(lv.step)?, self.expr(lv.trips)?);
                 let k = format!("acc_k{depth}");
-                let _ = writeln!(out, "{pad}for (var {k}: u32 = 0u; {k} < {trips}; {k} = {k} + 1u) {{");
-                let _ = writeln!(out, "{pad}    l{} = {start} + {ty}({k}) * {step};", lv.var);
-                self.block(out, body, depth + 1)?;
-                let _ = writeln!(out, "{pad}}}");
+                match self.target.loop_limit {
+                    None => {
+                        let _ = writeln!(out, "{pad}for (var {k}: u32 = 0u; {k} < {trips}; {k} = {k} + 1u) {{");
+                        let _ = writeln!(out, "{pad}    l{} = {start} + {ty}({k}) * {step};", lv.var);
+                        self.break_flags.push(None);
+                        self.block(out, body, depth + 1)?;
+                        self.break_flags.pop();
+                        let _ = writeln!(out, "{pad}}}");
+                    }
+                    Some(_) => {
+                        // The driver may end the loop early: a loop that stopped before its
+                        // trip count without a `break` is reported, never taken as done.
+                        let (broke, n) = (format!("acc_broke{depth}"), format!("acc_n{depth}"));
+                        self.loop_cut_helper();
+                        let _ = writeln!(out, "{pad}{{ var {broke} = false; let {n}: u32 = {trips}; var {k}: u32 = 0u;");
+                        let _ = writeln!(out, "{pad}for (; {k} < {n}; {k} = {k} + 1u) {{");
+                        let _ = writeln!(out, "{pad}    l{} = {start} + {ty}({k}) * {step};", lv.var);
+                        self.break_flags.push(Some(broke.clone()));
+                        self.block(out, body, depth + 1)?;
+                        self.break_flags.pop();
+                        let _ = writeln!(out, "{pad}}}");
+                        let _ = writeln!(out, "{pad}if (!{broke} && {k} < {n}) {{ acc_loop_cut(); }} }}");
+                    }
+                }
             }
-            Stmt::Loop { body } => {
-                let _ = writeln!(out, "{pad}loop {{");
-                self.block(out, body, depth + 1)?;
-                let _ = writeln!(out, "{pad}}}");
-            }
-            Stmt::Break => {
-                let _ = writeln!(out, "{pad}break;");
-            }
+            Stmt::Loop { body } => match self.target.loop_limit {
+                None => {
+                    let _ = writeln!(out, "{pad}loop {{");
+                    self.break_flags.push(None);
+                    self.block(out, body, depth + 1)?;
+                    self.break_flags.pop();
+                    let _ = writeln!(out, "{pad}}}");
+                }
+                Some(_) => {
+                    // Only a `break` leaves this loop: leaving it otherwise is the driver's cut.
+                    let broke = format!("acc_broke{depth}");
+                    self.loop_cut_helper();
+                    let _ = writeln!(out, "{pad}{{ var {broke} = false;");
+                    let _ = writeln!(out, "{pad}loop {{");
+                    self.break_flags.push(Some(broke.clone()));
+                    self.block(out, body, depth + 1)?;
+                    self.break_flags.pop();
+                    let _ = writeln!(out, "{pad}}}");
+                    let _ = writeln!(out, "{pad}if (!{broke}) {{ acc_loop_cut(); }} }}");
+                }
+            },
+            Stmt::Break => match self.break_flags.last() {
+                Some(Some(flag)) => {
+                    let _ = writeln!(out, "{pad}{flag} = true; break;");
+                }
+                _ => {
+                    let _ = writeln!(out, "{pad}break;");
+                }
+            },
             Stmt::Continue => {
                 let _ = writeln!(out, "{pad}continue;");
             }
@@ -746,6 +794,13 @@ impl Writer<'_> {
         Ok(())
     }
 
+    fn loop_cut_helper(&mut self) {
+        if self.helpers.contains("fn acc_loop_cut") {
+            return;
+        }
+        self.helpers.push_str("fn acc_loop_cut() {\n    atomicCompareExchangeWeak(&acc_status[0], 0u, 2u);\n}\n");
+    }
+
     fn bounds_helper(&mut self) {
         if self.helpers.contains("fn acc_in_bounds") {
             return;
@@ -797,6 +852,7 @@ impl Writer<'_> {
                 }
             }
             Expr::Len(a) => format!("params.n{a}"),
+            Expr::GangIndex => "acc_wg.x".to_string(),
             Expr::Unary(UnaryOp::Neg, a) => {
                 let x = format!("(-{})", self.expr(*a)?);
                 wrap(ty, &x).unwrap_or(x)

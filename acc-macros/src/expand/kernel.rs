@@ -321,6 +321,20 @@ impl Tr {
                 }
                 other => return no(format!("the literal `{}`", other.to_token_stream())),
             },
+            Expr::Path(p) if p.path.segments.len() >= 2 => {
+                // Constants of the scalar types (`u64::MAX`, `f64::EPSILON`,
+                // `std::f64::consts::PI`): rustc computes the value, the kernel gets a literal.
+                let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+                let ty = segs.iter().rev().skip(1).find_map(|s| syn::parse_str::<syn::Type>(s).ok().and_then(|t| scalar_of(&t).map(|k| (s.clone(), k))));
+                match ty {
+                    Some(_) if segs.last().is_some_and(|l| l == "BITS") => {
+                        quote!(__acc_b.lit_int((#p) as i128, ::core::option::Option::Some(::acc::__rt::kernel::Scalar::U32)))
+                    }
+                    Some((name, k)) if name == "f32" || name == "f64" => quote!(__acc_b.lit_float((#p) as f64, ::core::option::Option::Some(#k))),
+                    Some((name, k)) if name != "bool" => quote!(__acc_b.lit_int((#p) as i128, ::core::option::Option::Some(#k))),
+                    _ => return no(format!("the path `{}`", e.to_token_stream())),
+                }
+            }
             Expr::Path(_) => {
                 let id = path_ident(e).ok_or_else(|| format!("the path `{}`", e.to_token_stream()))?;
                 let name = id.to_string();
@@ -403,6 +417,24 @@ impl Tr {
                 if let Some(f) = if prim || cmp { math_fn(&last) } else { None } {
                     let args: Vec<TokenStream> = c.args.iter().map(|a| self.expr(a)).collect::<R<_>>()?;
                     return Ok(quote!({ let __args = [#(#args),*]; __acc_b.math(#f, &__args) }));
+                }
+                // `T::from(x)` between scalars is lossless (rustc checked the impl exists): a cast.
+                if prim && last == "from" && c.args.len() == 1 {
+                    let t = scalar_of(&syn::parse_str(&segs[0]).map_err(|_| "a call".to_string())?).ok_or("a call")?;
+                    let x = self.expr(&c.args[0])?;
+                    return Ok(quote!({ let __x = #x; __acc_b.cast(__x, #t) }));
+                }
+                if segs.len() == 2 && segs[0] == "acc" && last == "gang_idx" && c.args.is_empty() {
+                    return Ok(quote!(__acc_b.gang_index()));
+                }
+                // The device a kernel runs on is known when it is built (kernels are cached per
+                // device type); the argument must not depend on the kernel's values.
+                if segs.len() == 2 && segs[0] == "acc" && last == "on_device" && c.args.len() == 1 {
+                    let arg = &c.args[0];
+                    if !matches!(strip(arg), Expr::Path(p) if p.path.segments.len() >= 2) {
+                        return no("`acc::on_device` with an argument other than a device type constant");
+                    }
+                    return Ok(quote!(__acc_b.lit_bool(__acc_h.on_device(#arg))));
                 }
                 if segs.first().is_some_and(|s| s == "acc") || prim {
                     return no(format!("a call of `{}` in a kernel", segs.join("::")));

@@ -166,3 +166,40 @@ fn an_out_of_range_index_is_reported() {
     assert!(e.contains("the len is 10") && e.contains("array `x`"), "{e}");
     assert!(v[..10].iter().step_by(2).all(|&x| x == 1.0), "in-range stores still happen: {v:?}");
 }
+
+/// A sequential loop of `n` iterations counting into `out[0]`.
+fn long_loop() -> Kernel {
+    let mut b = KernelBuilder::new("long loop");
+    let n = b.param_scalar("n", Scalar::U32);
+    let out = b.param_array("out", Scalar::U32, true);
+    let zero = b.lit_int(0, Some(Scalar::U32));
+    let count = b.local("count", Some(Scalar::U32), Some(zero));
+    let start = b.lit_int(0, Some(Scalar::U32));
+    b.for_range("i", Some(Scalar::U32), start, n, false, None, &[], &[], |b, _| {
+        let c = b.get(count);
+        let one = b.lit_int(1, Some(Scalar::U32));
+        let c = b.binary(BinaryOp::Add, c, one);
+        b.set(count, c);
+    });
+    let i = b.lit_int(0, Some(Scalar::USize));
+    let c = b.get(count);
+    b.store(out, i, c);
+    b.finish().expect("valid")
+}
+
+#[test]
+fn a_loop_the_driver_cuts_short_is_an_error_not_a_wrong_result() {
+    let Some(dev) = device() else { return };
+    let k = long_loop();
+    for n in [1_000u32, 200_000] {
+        let mut out = [0u32; 1];
+        let r = dev.launch(&k, &mut [Arg::Scalar(ScalarValue::U32(n)), Arg::Write(bytes_mut(&mut out))]);
+        match r {
+            Ok(_) => assert_eq!(out[0], n),
+            Err(e) => {
+                assert!(dev.target().loop_limit.is_some() && n > 65_535, "{e}");
+                assert!(e.to_string().contains("65,535"), "{e}");
+            }
+        }
+    }
+}
