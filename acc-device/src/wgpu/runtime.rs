@@ -188,7 +188,7 @@ impl WgpuDevice {
         let info = adapter.get_info();
         let available = adapter.features();
         let mut features = wgpu::Features::empty();
-        for f in [wgpu::Features::SHADER_F64, wgpu::Features::SHADER_INT64] {
+        for f in [wgpu::Features::SHADER_F64, wgpu::Features::SHADER_INT64, wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS] {
             if available.contains(f) {
                 features |= f;
             }
@@ -207,6 +207,7 @@ impl WgpuDevice {
         let target = Target {
             f64: features.contains(wgpu::Features::SHADER_F64),
             int64: features.contains(wgpu::Features::SHADER_INT64),
+            int64_atomics: features.contains(wgpu::Features::SHADER_INT64 | wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS),
             // Mesa's llvmpipe (lavapipe) ends the loops of an invocation after 65,535
             // iterations in all (gallivm's loop limiter): kernels check for it there.
             loop_limit: info.name.contains("llvmpipe").then_some(LLVMPIPE_LOOP_LIMIT),

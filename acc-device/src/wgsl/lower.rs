@@ -17,6 +17,9 @@ pub struct Target {
     pub f64: bool,
     /// `i64`/`u64` in shaders (naga `SHADER_INT64`).
     pub int64: bool,
+    /// Atomics on 64-bit integers (wgpu `SHADER_INT64_ATOMIC_ALL_OPS`); `f64` atomics are
+    /// compare-exchange loops on their bits.
+    pub int64_atomics: bool,
     /// Where the driver ends loops early: Mesa's llvmpipe (under lavapipe) stops the loops of
     /// an invocation after 65,535 iterations in all. Sequential loops then check that they ran
     /// to their end, and a loop cut short fails the launch with an error saying so.
@@ -235,11 +238,13 @@ fn collect_atomic_arrays(b: &[Stmt], out: &mut std::collections::BTreeSet<ParamI
 }
 
 /// The word type of an atomic array of `t` (`f32` travels as its bits).
-fn atomic_word(t: Scalar) -> Result<&'static str> {
+fn atomic_word(t: Scalar, target: Target) -> Result<&'static str> {
     match t {
         Scalar::I32 | Scalar::ISize | Scalar::I8 | Scalar::I16 => Ok("i32"),
         Scalar::U32 | Scalar::USize | Scalar::U8 | Scalar::U16 | Scalar::Bool | Scalar::F32 => Ok("u32"),
-        _ => Err(unsupported(format!("atomics on {t} (64-bit atomics are not available in WGSL)"))),
+        Scalar::I64 if target.int64_atomics => Ok("i64"),
+        Scalar::U64 | Scalar::F64 if target.int64_atomics => Ok("u64"),
+        _ => Err(unsupported(format!("atomics on {t} (this adapter has no 64-bit atomics)"))),
     }
 }
 
@@ -303,8 +308,13 @@ impl Writer<'_> {
         for (id, p) in k.params.iter().enumerate() {
             if let ParamKind::Array { elem, writable } = &p.kind {
                 let ty = if self.atomic.contains(&(id as ParamId)) {
-                    let w = atomic_word(*elem).map_err(|e| annotate(e, &p.name))?;
-                    if w == "i32" { "atomic<i32>" } else { "atomic<u32>" }
+                    let w = atomic_word(*elem, self.target).map_err(|e| annotate(e, &p.name))?;
+                    match w {
+                        "i32" => "atomic<i32>",
+                        "i64" => "atomic<i64>",
+                        "u64" => "atomic<u64>",
+                        _ => "atomic<u32>",
+                    }
                 } else {
                     storage_type(*elem, self.target).map_err(|e| annotate(e, &p.name))?
                 };
@@ -475,6 +485,9 @@ impl Writer<'_> {
         }
         if self.target.int64 {
             caps |= naga::valid::Capabilities::SHADER_INT64;
+        }
+        if self.target.int64_atomics {
+            caps |= naga::valid::Capabilities::SHADER_INT64_ATOMIC_ALL_OPS;
         }
         let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)
             .validate(&module)
@@ -729,7 +742,7 @@ impl Writer<'_> {
             ParamKind::Array { elem, .. } => elem,
             ParamKind::Scalar(s) => s,
         };
-        atomic_word(elem)?;
+        atomic_word(elem, self.target)?;
         self.bounds_helper();
         let i = self.expr(index)?;
         let place = format!("p{array}[params.b{array} + acc_i]");
@@ -760,7 +773,7 @@ impl Writer<'_> {
                 };
                 // Native read-modify-write where WGSL has it for the word type and the value
                 // needs no wrapping; a compare-exchange loop otherwise.
-                let exact_word = matches!(elem, Scalar::I32 | Scalar::U32 | Scalar::ISize | Scalar::USize);
+                let exact_word = matches!(elem, Scalar::I32 | Scalar::U32 | Scalar::ISize | Scalar::USize | Scalar::I64 | Scalar::U64);
                 let combined = |o: &str| {
                     let r = format!("({o} {} acc_v)", bop.symbol());
                     wrap(elem, &r).unwrap_or(r)
@@ -981,6 +994,7 @@ impl Writer<'_> {
 fn decode(t: Scalar, w: &str) -> String {
     match t {
         Scalar::F32 => format!("bitcast<f32>({w})"),
+        Scalar::F64 => format!("bitcast<f64>({w})"),
         Scalar::Bool => format!("({w} != 0u)"),
         _ => w.to_string(),
     }
@@ -990,6 +1004,7 @@ fn decode(t: Scalar, w: &str) -> String {
 fn encode(t: Scalar, v: &str) -> String {
     match t {
         Scalar::F32 => format!("bitcast<u32>({v})"),
+        Scalar::F64 => format!("bitcast<u64>({v})"),
         Scalar::Bool => format!("select(0u, 1u, {v})"),
         _ => v.to_string(),
     }

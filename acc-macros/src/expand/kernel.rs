@@ -218,7 +218,9 @@ impl Tr {
                 Expr::Assign(a) => match strip(&a.right) {
                     Expr::Binary(rhs) => {
                         let (op, _) = bin_op(&rhs.op).ok_or_else(|| "this atomic update form".to_string())?;
-                        let same = |x: &Expr| x.to_token_stream().to_string() == a.left.to_token_stream().to_string();
+                        // syn gives a statement's attributes to its leftmost operand: compare
+                        // the places without them.
+                        let same = |x: &Expr| without_attrs(x) == without_attrs(&a.left);
                         if same(&rhs.left) {
                             ((*a.left).clone(), op, (*rhs.right).clone())
                         } else if same(&rhs.right) && matches!(op, "Add" | "Mul" | "BitAnd" | "BitOr" | "BitXor") {
@@ -824,6 +826,19 @@ fn strip(e: &Expr) -> &Expr {
         Expr::Group(g) => strip(&g.expr),
         other => other,
     }
+}
+
+/// An operand's tokens without its outer attributes.
+fn without_attrs(e: &Expr) -> String {
+    let mut e = e.clone();
+    match &mut e {
+        Expr::Path(p) => p.attrs.clear(),
+        Expr::Index(i) => i.attrs.clear(),
+        Expr::Field(f) => f.attrs.clear(),
+        Expr::Unary(u) => u.attrs.clear(),
+        _ => {}
+    }
+    e.to_token_stream().to_string()
 }
 
 fn strip_type(p: &Pat) -> &Pat {

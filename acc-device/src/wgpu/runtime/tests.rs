@@ -203,3 +203,4 @@ fn a_loop_the_driver_cuts_short_is_an_error_not_a_wrong_result() {
         }
     }
 }
+

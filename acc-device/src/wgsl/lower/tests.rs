@@ -3,8 +3,8 @@ use acc_core::ir::*;
 
 use super::*;
 
-const FULL: Target = Target { f64: true, int64: true, loop_limit: None };
-const BASIC: Target = Target { f64: false, int64: false, loop_limit: None };
+const FULL: Target = Target { f64: true, int64: true, int64_atomics: true, loop_limit: None };
+const BASIC: Target = Target { f64: false, int64: false, int64_atomics: false, loop_limit: None };
 
 fn saxpy(elem: Scalar) -> Kernel {
     let mut b = KernelBuilder::new("saxpy");
