@@ -203,7 +203,7 @@ pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
     let types = expr_types(kernel).map_err(|e| Error::Unsupported { what: format!("invalid kernel IR: {e}") })?;
     let mut atomic = std::collections::BTreeSet::new();
     collect_atomic_arrays(&kernel.function.body, &mut atomic);
-    let mut w = Writer { k: kernel, target, types, helpers: String::new(), atomic, break_flags: Vec::new() };
+    let mut w = Writer { k: kernel, target, types, helpers: String::new(), atomic, break_flags: Vec::new(), fast: None };
     w.module()
 }
 
@@ -216,9 +216,24 @@ struct Writer<'a> {
     /// Arrays some `atomic` statement updates: declared `array<atomic<..>>`, every access
     /// atomic.
     atomic: std::collections::BTreeSet<ParamId>,
+    /// In the fast version of a parallel loop's body: its loop variable, and the arrays that
+    /// every value of it indexes in bounds (checked once per invocation before the loop).
+    fast: Option<(LocalId, std::collections::BTreeSet<ParamId>)>,
     /// For each enclosing loop split into chunks (see [`Target::loop_limit`]): the flag a
     /// `break` sets to leave the loop over chunks too.
     break_flags: Vec<Option<String>>,
+}
+
+/// Whether `body` assigns the local `var` (a loop variable the fast path relies on).
+fn assigns_local(body: &[Stmt], var: LocalId) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::Assign { local, .. } => *local == var,
+        Stmt::Atomic { old, new, .. } => *old == Some(var) || *new == Some(var),
+        Stmt::If { accept, reject, .. } => assigns_local(accept, var) || assigns_local(reject, var),
+        Stmt::For { levels, body, .. } => levels.iter().any(|l| l.var == var) || assigns_local(body, var),
+        Stmt::Loop { body } => assigns_local(body, var),
+        _ => false,
+    })
 }
 
 fn collect_atomic_arrays(b: &[Stmt], out: &mut std::collections::BTreeSet<ParamId>) {
@@ -580,15 +595,52 @@ impl Writer<'_> {
             let _ = writeln!(out, "    l{} = {};", r.local, identity(r.op, ty, self.target)?);
         }
         let _ = writeln!(out, "    let acc_stride: u32 = acc_nwg.x * {WORKGROUP_SIZE}u;");
+        // Arrays indexed by the loop variable itself: when its first and last values are in
+        // bounds for all of them (checked once here), the body runs without their checks.
+        let mut fast_arrays = std::collections::BTreeSet::new();
+        if levels.len() == 1 && !self.k.unchecked {
+            self.indexed_by(body, levels[0].var, &mut fast_arrays);
+            fast_arrays.retain(|a| !self.atomic.contains(a));
+            if assigns_local(body, levels[0].var) {
+                fast_arrays.clear();
+            }
+        }
+        if !fast_arrays.is_empty() {
+            let lv = &levels[0];
+            let ty = self.ty(self.k.function.locals[lv.var as usize].ty)?;
+            let (start, step) = (self.expr(lv.start)?, self.expr(lv.step)?);
+            let last = format!("({start} + {ty}(acc_trips - 1u) * {step})");
+            let conds: Vec<String> = fast_arrays.iter().map(|a| format!("({start} < params.n{a} && {last} < params.n{a})")).collect();
+            let _ = writeln!(out, "    let acc_fast = acc_trips == 0u || ({});", conds.join(" && "));
+        }
         let _ = writeln!(out, "    for (var acc_k: u32 = acc_gid.x; acc_k < acc_trips; acc_k = acc_k + acc_stride) {{");
-        let _ = writeln!(out, "        var acc_rest: u32 = acc_k;");
+        if levels.len() > 1 {
+            let _ = writeln!(out, "        var acc_rest: u32 = acc_k;");
+        }
         for (i, lv) in levels.iter().enumerate().rev() {
             let ty = self.ty(self.k.function.locals[lv.var as usize].ty)?;
             let (start, step) = (self.expr(lv.start)?, self.expr(lv.step)?);
-            let _ = writeln!(out, "        l{} = {start} + {ty}(acc_rest % acc_trips_{i}) * {step};", lv.var);
-            let _ = writeln!(out, "        acc_rest = acc_rest / acc_trips_{i};");
+            if i == 0 {
+                // The outermost level takes what is left: no division.
+                let k = if levels.len() > 1 { "acc_rest" } else { "acc_k" };
+                let _ = writeln!(out, "        l{} = {start} + {ty}({k}) * {step};", lv.var);
+            } else {
+                let _ = writeln!(out, "        l{} = {start} + {ty}(acc_rest % acc_trips_{i}) * {step};", lv.var);
+                let _ = writeln!(out, "        acc_rest = acc_rest / acc_trips_{i};");
+            }
         }
-        self.block(&mut out, body, 2)?;
+        if fast_arrays.is_empty() {
+            self.block(&mut out, body, 2)?;
+        } else {
+            let _ = writeln!(out, "        if (acc_fast) {{");
+            self.fast = Some((levels[0].var, fast_arrays));
+            let r = self.block(&mut out, body, 3);
+            self.fast = None;
+            r?;
+            let _ = writeln!(out, "        }} else {{");
+            self.block(&mut out, body, 3)?;
+            let _ = writeln!(out, "        }}");
+        }
         let _ = writeln!(out, "    }}");
         for (r, (red, slot)) in reductions.iter().zip(slots).enumerate() {
             let ty = self.k.function.locals[red.local as usize].ty;
@@ -636,7 +688,7 @@ impl Writer<'_> {
                     let w = encode(elem, &v);
                     let _ = writeln!(out, "{pad}{{ let acc_i = {i}; if (acc_in_bounds({array}u, acc_i, params.n{array})) {{ atomicStore(&p{array}[params.b{array} + acc_i], {w}); }} }}");
                     self.bounds_helper();
-                } else if self.k.unchecked {
+                } else if self.k.unchecked || self.fast_index(*array, *index) {
                     let _ = writeln!(out, "{pad}p{array}[params.b{array} + {i}] = {v};");
                 } else {
                     let _ = writeln!(out, "{pad}{{ let acc_i = {i}; if (acc_in_bounds({array}u, acc_i, params.n{array})) {{ p{array}[params.b{array} + acc_i] = {v}; }} }}");
@@ -807,6 +859,62 @@ impl Writer<'_> {
         Ok(())
     }
 
+    /// Whether `array[index]` needs no check in the body being written (see `fast`).
+    fn fast_index(&self, array: ParamId, index: Handle<Expr>) -> bool {
+        match &self.fast {
+            Some((var, arrays)) => arrays.contains(&array) && self.k.function.exprs[index] == Expr::Local(*var),
+            None => false,
+        }
+    }
+
+    /// The arrays that `body` indexes with exactly the local `var`.
+    fn indexed_by(&self, body: &[Stmt], var: LocalId, out: &mut std::collections::BTreeSet<ParamId>) {
+        let is_var = |h: Handle<Expr>| self.k.function.exprs[h] == Expr::Local(var);
+        let mut exprs = Vec::new();
+        for st in body {
+            match st {
+                Stmt::Assign { value, .. } => exprs.push(*value),
+                Stmt::AssignElem { index, value, .. } => exprs.extend([*index, *value]),
+                Stmt::Store { array, index, value } => {
+                    if is_var(*index) {
+                        out.insert(*array);
+                    }
+                    exprs.extend([*index, *value]);
+                }
+                Stmt::If { cond, accept, reject } => {
+                    exprs.push(*cond);
+                    self.indexed_by(accept, var, out);
+                    self.indexed_by(reject, var, out);
+                }
+                Stmt::For { levels, body, .. } => {
+                    for lv in levels {
+                        exprs.extend([lv.start, lv.step, lv.trips]);
+                    }
+                    self.indexed_by(body, var, out);
+                }
+                Stmt::Loop { body } => self.indexed_by(body, var, out),
+                Stmt::Atomic { index, value, .. } => exprs.extend([*index, *value]),
+                Stmt::Break | Stmt::Continue => {}
+            }
+        }
+        while let Some(h) = exprs.pop() {
+            match &self.k.function.exprs[h] {
+                Expr::Load { array, index } => {
+                    if is_var(*index) {
+                        out.insert(*array);
+                    }
+                    exprs.push(*index);
+                }
+                Expr::LocalElem { index, .. } => exprs.push(*index),
+                Expr::Unary(_, a) | Expr::Cast(a, _) => exprs.push(*a),
+                Expr::Binary(_, a, b) => exprs.extend([*a, *b]),
+                Expr::Select { cond, accept, reject } => exprs.extend([*cond, *accept, *reject]),
+                Expr::Math(_, args) => exprs.extend(args.iter().copied()),
+                Expr::Literal(_) | Expr::Param(_) | Expr::Local(_) | Expr::Len(_) | Expr::GangIndex => {}
+            }
+        }
+    }
+
     fn loop_cut_helper(&mut self) {
         if self.helpers.contains("fn acc_loop_cut") {
             return;
@@ -849,7 +957,7 @@ impl Writer<'_> {
             Expr::LocalElem { local, index } => format!("l{local}[{}]", self.expr(*index)?),
             Expr::Load { array, index } => {
                 let i = self.expr(*index)?;
-                let place = if self.k.unchecked {
+                let place = if self.k.unchecked || self.fast_index(*array, *index) {
                     format!("p{array}[params.b{array} + {i}]")
                 } else {
                     self.bounds_helper();

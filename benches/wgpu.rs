@@ -1,0 +1,155 @@
+//! STREAM triad on wgpu: `a[i] = b[i] + s * c[i]` through `acc` (a `parallel_loop` inside a
+//! data region, so the arrays stay on the device) against the same triad written by hand as
+//! WGSL and dispatched with wgpu on the same adapter, in one run. Prints reference time / acc
+//! time (above 1.0: acc is faster).
+//!
+//! `cargo bench --features wgpu --bench wgpu` (element count: `ACC_BENCH_N`, default 2^26;
+//! repetitions: `ACC_BENCH_REPS`, default 20).
+
+use std::time::{Duration, Instant};
+
+const S: f64 = 3.0;
+
+#[acc::offload]
+fn triad_acc(a: &mut Vec<f64>, b: &[f64], c: &[f64], reps: usize) -> Vec<Duration> {
+    let mut times = Vec::with_capacity(reps);
+    #[acc::data(copyin(b, c), copyout(a))]
+    {
+        for _ in 0..reps {
+            let t = Instant::now();
+            let s = S;
+            #[acc::parallel_loop]
+            for i in 0..a.len() {
+                a[i] = b[i] + s * c[i];
+            }
+            times.push(t.elapsed());
+        }
+    }
+    times
+}
+
+/// The hand-written reference: one compute shader, buffers created once, each repetition one
+/// dispatch waited for (as each `acc` region is synchronous).
+fn triad_wgsl(a: &mut [f64], b: &[f64], c: &[f64], reps: usize) -> (String, Vec<Duration>) {
+    use wgpu::util::DeviceExt;
+    let adapter = acc_device_adapter();
+    let name = adapter.get_info().name;
+    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        label: Some("reference"),
+        required_features: wgpu::Features::SHADER_F64,
+        required_limits: adapter.limits(),
+        ..Default::default()
+    }))
+    .expect("the adapter starts");
+    let n = a.len() as u32;
+    let groups = n.div_ceil(256);
+    let (gx, gy) = (groups.min(65_535), groups.div_ceil(65_535));
+    let src = format!(
+        "@group(0) @binding(0) var<storage, read_write> a: array<f64>;
+         @group(0) @binding(1) var<storage, read> b: array<f64>;
+         @group(0) @binding(2) var<storage, read> c: array<f64>;
+         @compute @workgroup_size(256)
+         fn main(@builtin(global_invocation_id) g: vec3<u32>) {{
+             let i = g.x + g.y * {};
+             if (i < {n}u) {{ a[i] = b[i] + {S:?}lf * c[i]; }}
+         }}",
+        gx * 256
+    );
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor { label: None, source: wgpu::ShaderSource::Wgsl(src.into()) });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: None,
+        layout: None,
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+    let bytes = |v: &[f64]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    let ba = device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: None, contents: &bytes(a), usage });
+    let bb = device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: None, contents: &bytes(b), usage });
+    let bc = device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: None, contents: &bytes(c), usage });
+    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &[
+            wgpu::BindGroupEntry { binding: 0, resource: ba.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 1, resource: bb.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 2, resource: bc.as_entire_binding() },
+        ],
+    });
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let t = Instant::now();
+        let mut enc = device.create_command_encoder(&Default::default());
+        {
+            let mut pass = enc.begin_compute_pass(&Default::default());
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            pass.dispatch_workgroups(gx, gy, 1);
+        }
+        queue.submit([enc.finish()]);
+        device.poll(wgpu::PollType::wait_indefinitely()).expect("the device runs");
+        times.push(t.elapsed());
+    }
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: ba.size(),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut enc = device.create_command_encoder(&Default::default());
+    enc.copy_buffer_to_buffer(&ba, 0, &staging, 0, ba.size());
+    queue.submit([enc.finish()]);
+    staging.slice(..).map_async(wgpu::MapMode::Read, |_| {});
+    device.poll(wgpu::PollType::wait_indefinitely()).expect("the device runs");
+    let data = staging.slice(..).get_mapped_range().expect("mapped").to_vec();
+    for (x, w) in a.iter_mut().zip(data.chunks_exact(8)) {
+        *x = f64::from_le_bytes(w.try_into().expect("8 bytes"));
+    }
+    (name, times)
+}
+
+/// The adapter `acc` picks first (wgpu's adapters, best first).
+fn acc_device_adapter() -> wgpu::Adapter {
+    acc_device::wgpu::adapters().into_iter().next().expect("a wgpu adapter")
+}
+
+fn median(mut t: Vec<Duration>) -> Duration {
+    t.sort();
+    t[t.len() / 2]
+}
+
+fn main() {
+    let n: usize = std::env::var("ACC_BENCH_N").ok().and_then(|v| v.parse().ok()).unwrap_or(1 << 26);
+    let reps: usize = std::env::var("ACC_BENCH_REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(20);
+    acc::set_device_type(acc::DeviceType::Wgpu);
+    if let Err(e) = acc::init(acc::DeviceType::Wgpu) {
+        eprintln!("wgpu bench: {e}");
+        std::process::exit(1);
+    }
+    let b: Vec<f64> = (0..n).map(|i| (i % 1000) as f64).collect();
+    let c: Vec<f64> = (0..n).map(|i| (i % 7) as f64).collect();
+    let want = |i: usize| b[i] + S * c[i];
+
+    let mut a_acc = vec![0.0; n];
+    let t_acc = triad_acc(&mut a_acc, &b, &c, reps);
+    let mut a_ref = vec![0.0; n];
+    let (adapter, t_ref) = triad_wgsl(&mut a_ref, &b, &c, reps);
+    let ok = (0..n).step_by(997).chain([n - 1]).all(|i| a_acc[i] == want(i) && a_ref[i] == want(i));
+    assert!(ok, "a triad result is wrong");
+
+    let bytes = 3.0 * 8.0 * n as f64;
+    let (ma, mr) = (median(t_acc[1..].to_vec()), median(t_ref[1..].to_vec()));
+    let gbs = |d: Duration| bytes / d.as_secs_f64() / 1e9;
+    println!("adapter: {adapter}");
+    println!(
+        "triad f64 n={n}: acc {:.3} ms ({:.0} GB/s), hand-written WGSL {:.3} ms ({:.0} GB/s): ratio {:.2}x (median of {} repetitions after one warm-up, verified)",
+        ma.as_secs_f64() * 1e3,
+        gbs(ma),
+        mr.as_secs_f64() * 1e3,
+        gbs(mr),
+        mr.as_secs_f64() / ma.as_secs_f64(),
+        reps - 1
+    );
+}
