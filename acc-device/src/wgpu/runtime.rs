@@ -152,7 +152,24 @@ struct Compiled {
     lowered: Lowered,
     layout: wgpu::BindGroupLayout,
     pipelines: Vec<wgpu::ComputePipeline>,
+    /// Buffers every launch of the kernel uses, kept between launches (launches of one
+    /// device run one at a time), and bind groups over present buffers.
+    scratch: Mutex<Scratch>,
 }
+
+/// The per-kernel buffers that are not the user's arrays.
+struct Scratch {
+    params: wgpu::Buffer,
+    status: wgpu::Buffer,
+    locals: Option<wgpu::Buffer>,
+    /// Per kernel reduction, room for one partial per workgroup of the largest grid.
+    partials: Vec<wgpu::Buffer>,
+    /// Bind groups by the buffers they bind, when all are long-lived (present data).
+    groups: HashMap<Vec<wgpu::Buffer>, wgpu::BindGroup>,
+}
+
+/// How many bind groups a kernel keeps (present buffers come and go with data regions).
+const BIND_GROUPS_KEPT: usize = 64;
 
 /// One wgpu adapter, opened.
 pub struct WgpuDevice {
@@ -291,7 +308,18 @@ impl WgpuDevice {
                 })
             })
             .collect();
-        let compiled = Arc::new(Compiled { lowered, layout, pipelines });
+        let buffer = |label: &str, size: u64| {
+            self.device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size: size.max(4), usage: STORAGE, mapped_at_creation: false })
+        };
+        let max_groups = self.max_workgroups.min(65_535) as u64;
+        let scratch = Scratch {
+            params: buffer("params", lowered.params_size as u64),
+            status: buffer("status", 16),
+            locals: (lowered.locals_size > 0).then(|| buffer("locals", lowered.locals_size as u64)),
+            partials: lowered.reductions.iter().map(|r| buffer("partials", max_groups * partial_size(r.ty) as u64)).collect(),
+            groups: HashMap::new(),
+        };
+        let compiled = Arc::new(Compiled { lowered, layout, pipelines, scratch: Mutex::new(scratch) });
         cache.insert(key, Arc::clone(&compiled));
         Ok(compiled)
     }
@@ -383,6 +411,13 @@ impl WgpuDevice {
             params[o..o + 4].copy_from_slice(&word(first)?);
             params[o + 4..o + 8].copy_from_slice(&word(len)?);
         }
+        let mut scratch = compiled.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        self.queue.write_buffer(&scratch.params, 0, &params);
+        self.queue.write_buffer(&scratch.status, 0, &[0; 16]);
+        if let Some(locals) = &scratch.locals {
+            self.queue.write_buffer(locals, 0, &vec![0; l.locals_size as usize]);
+        }
+        let mut temporaries = false;
         let mut buffers: Vec<wgpu::Buffer> = Vec::new();
         let mut readback: Vec<(usize, usize)> = Vec::new(); // (binding, bytes) copied out
         for (i, b) in l.bindings.iter().enumerate() {
@@ -412,39 +447,43 @@ impl WgpuDevice {
                     // reads (its length in the shader comes from `len`, which the IR passes).
                     let device_elem = if widened_in_buffers(elem) { 4 } else { elem.size() as usize };
                     let contents: Cow<[u8]> = if data.is_empty() { Cow::Owned(vec![0; device_elem]) } else { data };
+                    temporaries = true;
                     self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: None, contents: &contents, usage: storage })
                 }
-                Binding::Params => {
-                    self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some("params"), contents: &params, usage: storage })
-                }
+                Binding::Params => scratch.params.clone(),
                 Binding::Status => {
                     readback.push((i, 16));
-                    self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: Some("status"), contents: &[0; 16], usage: storage })
+                    scratch.status.clone()
                 }
                 Binding::Locals => {
                     if l.reductions.iter().any(|r| r.entry.is_none()) {
                         readback.push((i, l.locals_size as usize));
                     }
-                    self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                        label: Some("locals"),
-                        contents: &vec![0; l.locals_size as usize],
-                        usage: storage,
-                    })
+                    scratch.locals.clone().ok_or_else(|| Error::Unsupported { what: "internal error: no locals buffer".into() })?
                 }
                 Binding::Partials(r) => {
-                    let bytes = groups as usize * partial_size(l.reductions[*r].ty);
-                    readback.push((i, bytes));
-                    self.device.create_buffer(&wgpu::BufferDescriptor { label: Some("partials"), size: bytes as u64, usage: storage, mapped_at_creation: false })
+                    readback.push((i, groups as usize * partial_size(l.reductions[*r].ty)));
+                    scratch.partials[*r].clone()
                 }
             };
             buffers.push(buf);
         }
-        // Array lengths in the shader come from the buffer size: an empty array must read as
-        // empty, so bind it with a zero-length... wgpu forbids that; such a kernel never
-        // indexes it (every access is bounds-checked against 0 elements in the IR's `len`).
-        let entries: Vec<wgpu::BindGroupEntry> =
-            buffers.iter().enumerate().map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() }).collect();
-        let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &compiled.layout, entries: &entries });
+        // Empty arrays are bound to a one-element buffer they never index: their length in
+        // the shader is the parameter `n`, 0.
+        let make_group = |buffers: &[wgpu::Buffer]| {
+            let entries: Vec<wgpu::BindGroupEntry> =
+                buffers.iter().enumerate().map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() }).collect();
+            self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &compiled.layout, entries: &entries })
+        };
+        let group = if temporaries {
+            make_group(&buffers)
+        } else {
+            if scratch.groups.len() >= BIND_GROUPS_KEPT && !scratch.groups.contains_key(&buffers) {
+                scratch.groups.clear();
+            }
+            scratch.groups.entry(buffers.clone()).or_insert_with(|| make_group(&buffers)).clone()
+        };
+        drop(scratch);
 
         acc_core::observe::notify(|| {
             format!("wgpu kernel `{}`: {} entry point(s), {groups} workgroups of {WORKGROUP_SIZE}", kernel.name, compiled.pipelines.len())
