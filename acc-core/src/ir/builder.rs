@@ -65,6 +65,8 @@ impl Var {
 pub struct ArrayRef {
     id: ParamId,
     elem: Scalar,
+    /// A subslice `a[start..start + len]` of the parameter (locals holding `usize`s).
+    view: Option<(LocalId, LocalId)>,
 }
 
 impl ArrayRef {
@@ -609,12 +611,47 @@ impl KernelBuilder {
     pub fn param_array(&mut self, name: &str, elem: Scalar, writable: bool) -> ArrayRef {
         let id = self.params.len() as ParamId;
         self.params.push(Param { name: name.to_string(), kind: ParamKind::Array { elem, writable } });
-        ArrayRef { id, elem }
+        ArrayRef { id, elem, view: None }
+    }
+
+    /// The subslice `a[start..end]` (a routine argument `&a[start..end]`). Its elements are
+    /// the array's from `start` on; an index past its end is reported as out of bounds.
+    pub fn subslice(&mut self, a: ArrayRef, start: Value, end: Value) -> ArrayRef {
+        self.index_type(start);
+        self.index_type(end);
+        let (start, len) = match a.view {
+            // A subslice of a subslice starts within the outer one.
+            Some((s0, _)) => {
+                let s0 = self.get(Var { id: s0, ty: self.local_ty[s0 as usize] });
+                let abs = self.binary(BinaryOp::Add, s0, start);
+                let len = self.binary(BinaryOp::Sub, end, start);
+                (abs, len)
+            }
+            None => {
+                let len = self.binary(BinaryOp::Sub, end, start);
+                (start, len)
+            }
+        };
+        let s = self.local("subslice start", Some(Scalar::USize), Some(start));
+        let n = self.local("subslice len", Some(Scalar::USize), Some(len));
+        ArrayRef { view: Some((s.id, n.id)), ..a }
+    }
+
+    /// The index in the whole parameter of element `index` of `a`.
+    fn element(&mut self, a: ArrayRef, index: Value) -> Value {
+        let Some((s, n)) = a.view else { return index };
+        let start = self.get(Var { id: s, ty: self.local_ty[s as usize] });
+        let len = self.get(Var { id: n, ty: self.local_ty[n as usize] });
+        let inside = self.binary(BinaryOp::Lt, index, len);
+        let abs = self.binary(BinaryOp::Add, start, index);
+        let past = self.lit_int(u64::MAX as i128, Some(Scalar::USize));
+        self.select(inside, abs, past)
     }
 
     /// `array[index]`.
     pub fn load(&mut self, a: ArrayRef, index: Value) -> Value {
         self.index_type(index);
+        let index = self.element(a, index);
         let t = self.new_var(Ty::Known(a.elem));
         self.push_expr(Expr::Load { array: a.id, index: index.expr }, t)
     }
@@ -622,6 +659,7 @@ impl KernelBuilder {
     /// `array[index] = value`.
     pub fn store(&mut self, a: ArrayRef, index: Value, value: Value) {
         self.index_type(index);
+        let index = self.element(a, index);
         let t = self.new_var(Ty::Known(a.elem));
         self.unify(value.ty, t, "store");
         if !matches!(self.params[a.id as usize].kind, ParamKind::Array { writable: true, .. }) {
@@ -633,6 +671,9 @@ impl KernelBuilder {
 
     /// `array.len()` as `usize`.
     pub fn len(&mut self, a: ArrayRef) -> Value {
+        if let Some((_, n)) = a.view {
+            return self.get(Var { id: n, ty: self.local_ty[n as usize] });
+        }
         let t = self.new_var(Ty::Known(Scalar::USize));
         self.push_expr(Expr::Len(a.id), t)
     }
@@ -640,6 +681,7 @@ impl KernelBuilder {
     /// `array[index] op= value` atomically, keeping the old and/or new value in locals.
     pub fn atomic(&mut self, a: ArrayRef, index: Value, op: AtomicOp, value: Value, old: Option<Var>, new: Option<Var>) {
         self.index_type(index);
+        let index = self.element(a, index);
         let t = self.new_var(Ty::Known(a.elem));
         if op != AtomicOp::Read {
             self.unify(value.ty, t, "atomic operand");

@@ -154,6 +154,28 @@ impl Tr {
         self.scopes.last_mut().expect("a scope").insert(name, l);
     }
 
+    /// `&a[s..e]` / `&mut a[s..e]` (any range form) as a routine argument: a subslice of the
+    /// array `a`.
+    fn subslice_arg(&mut self, arg: &Expr) -> R<Option<TokenStream>> {
+        let Expr::Reference(r) = strip(arg) else { return Ok(None) };
+        let Expr::Index(ix) = strip(&r.expr) else { return Ok(None) };
+        let Expr::Range(range) = strip(&ix.index) else { return Ok(None) };
+        let arr = self.array(&ix.expr)?;
+        let start = match &range.start {
+            Some(s) => self.expr(s)?,
+            None => quote!(__acc_b.lit_int(0, ::core::option::Option::Some(::acc::__rt::kernel::Scalar::USize))),
+        };
+        let end = match (&range.end, &range.limits) {
+            (Some(e), syn::RangeLimits::HalfOpen(_)) => self.expr(e)?,
+            (Some(e), syn::RangeLimits::Closed(_)) => {
+                let e = self.expr(e)?;
+                quote!({ let __e = #e; let __one = __acc_b.lit_int(1, ::core::option::Option::None); __acc_b.binary(::acc::__rt::kernel::BinaryOp::Add, __e, __one) })
+            }
+            (None, _) => quote!(__acc_b.len(__a)),
+        };
+        Ok(Some(quote!({ let __a = #arr; let __s = #start; let __e = #end; __acc_b.subslice(__a, __s, __e) })))
+    }
+
     fn array(&mut self, e: &Expr) -> R<TokenStream> {
         let id = path_ident(e).ok_or_else(|| format!("indexing `{}`", e.to_token_stream()))?;
         match self.captured.get(&id.to_string()) {
@@ -463,6 +485,8 @@ impl Tr {
                     } else if matches!(captured, Some((Cap::Read | Cap::Write, _))) {
                         let arr = self.array(&bare)?;
                         args.push(quote!(::acc::__rt::kernel::RoutineArg::Array(#arr)));
+                    } else if let Some(view) = self.subslice_arg(a)? {
+                        args.push(quote!(::acc::__rt::kernel::RoutineArg::Array(#view)));
                     } else if matches!(strip(a), Expr::Reference(_)) {
                         return no(format!("passing `{}` to a routine", a.to_token_stream()));
                     } else {
@@ -1145,8 +1169,10 @@ fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
         }
     }
     let stmts = &f.block.stmts;
+    let returns_unit = matches!(f.sig.output, syn::ReturnType::Default);
     let (body, result) = match stmts.split_last() {
-        Some((Stmt::Expr(e, None), rest)) => (rest, Some(e.clone())),
+        // A routine returning `()` ends with a statement (a loop, an `if`), not a value.
+        Some((Stmt::Expr(e, None), rest)) if !returns_unit => (rest, Some(e.clone())),
         Some((Stmt::Expr(Expr::Return(r), _), rest)) => (rest, r.expr.as_deref().cloned()),
         _ => (stmts.as_slice(), None),
     };

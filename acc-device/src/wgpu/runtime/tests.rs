@@ -204,3 +204,29 @@ fn a_loop_the_driver_cuts_short_is_an_error_not_a_wrong_result() {
     }
 }
 
+
+/// `v[2..5][i] = i` for `i` in `0..n`: a subslice as a routine argument sees.
+fn subslice_writes(n: i128) -> Kernel {
+    let mut b = KernelBuilder::new("subslice");
+    let v = b.param_array("v", Scalar::U32, true);
+    let (s, e) = (b.lit_int(2, Some(Scalar::USize)), b.lit_int(5, Some(Scalar::USize)));
+    let view = b.subslice(v, s, e);
+    let (start, end) = (b.lit_int(0, Some(Scalar::USize)), b.lit_int(n, Some(Scalar::USize)));
+    b.for_range("i", Some(Scalar::USize), start, end, false, None, &[], &[], |b, l| {
+        let i = b.get(l[0]);
+        let x = b.cast(i, Scalar::U32);
+        let i = b.get(l[0]);
+        b.store(view, i, x);
+    });
+    b.finish().expect("valid")
+}
+
+#[test]
+fn subslices_index_from_their_start_and_end_at_their_end() {
+    let Some(dev) = device() else { return };
+    let mut v = [9u32; 8];
+    dev.launch(&subslice_writes(3), &mut [Arg::Write(bytes_mut(&mut v))]).expect("in bounds");
+    assert_eq!(v, [9, 9, 0, 1, 2, 9, 9, 9]);
+    let e = dev.launch(&subslice_writes(4), &mut [Arg::Write(bytes_mut(&mut v))]).unwrap_err().to_string();
+    assert!(e.contains("out of bounds") && e.contains("`v`"), "{e}");
+}
