@@ -310,6 +310,19 @@ pub fn reduce_back<V: DataVar + DataVarMut>(device: &dyn Device, var: &mut V, ou
     super::data::reduction_to_device(device, &*var);
 }
 
+/// The region's value, read back from the launch (the kernel arm of a region that ends with
+/// one of its scalar variables).
+pub fn region_value<T: DeviceCopy>(out: &KernelOutput) -> T {
+    let bytes = match (out.value, T::SCALAR) {
+        (Some(v), Some(t)) => value_bytes(v, t),
+        _ => panic!("acc: internal error: a kernel did not give back its region's value"),
+    };
+    assert_eq!(bytes.len(), std::mem::size_of::<T>(), "acc: internal error: the region's value has the wrong size");
+    // SAFETY: `bytes` holds a value of `T`'s scalar type, as the host stores it (`bool` as 0
+    // or 1), and `T` is that scalar.
+    unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast::<T>()) }
+}
+
 #[cold]
 fn fail(site: &RegionSite, device: &dyn Device, why: &str) -> ! {
     let kind = match site.kind {

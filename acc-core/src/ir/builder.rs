@@ -103,6 +103,7 @@ pub struct KernelBuilder {
     blocks: Vec<Block>,
     errors: Vec<String>,
     loop_depth: u32,
+    result: Option<LocalId>,
 }
 
 impl KernelBuilder {
@@ -113,6 +114,7 @@ impl KernelBuilder {
             params: Vec::new(),
             reductions: Vec::new(),
             unchecked: false,
+            result: None,
             function: Function::default(),
             local_ty: Vec::new(),
             expr_ty: Vec::new(),
@@ -692,6 +694,12 @@ impl KernelBuilder {
         self.emit(Stmt::Atomic { array: a.id, index: index.expr, op, value: value.expr, old: old.map(|v| v.id), new: new.map(|v| v.id) });
     }
 
+    /// The region's value: `v`, as the body's last statement computes it.
+    pub fn result(&mut self, v: Value) {
+        let r = self.local("region value", None, Some(v));
+        self.result = Some(r.id);
+    }
+
     /// A compute-level reduction of `local`, combined into scalar parameter `into`.
     pub fn reduce_into(&mut self, local: Var, op: ReduceOp, into: ParamId) {
         self.reductions.push((local, op, into));
@@ -709,6 +717,7 @@ impl KernelBuilder {
             function: self.function,
             reductions: self.reductions.into_iter().map(|(v, op, p)| (Reduction { local: v.id, op }, p)).collect(),
             unchecked: self.unchecked,
+            result: self.result,
         };
         super::validate::validate(&kernel)?;
         Ok(kernel)

@@ -102,4 +102,6 @@ pub enum KernelArg<'a> {
 pub struct KernelOutput {
     /// Each kernel reduction's combined partials (without the original value), by parameter.
     pub reductions: Vec<(ParamId, ScalarValue)>,
+    /// The region's value, when the kernel has one ([`super::Kernel::result`]).
+    pub value: Option<ScalarValue>,
 }

@@ -515,6 +515,9 @@ pub struct Kernel {
     pub reductions: Vec<(Reduction, ParamId)>,
     /// `unchecked`: no bounds checks (DESIGN.md 4.2).
     pub unchecked: bool,
+    /// The local holding the region's value (a compute construct on a function that returns
+    /// what the region computed), read back after the launch.
+    pub result: Option<LocalId>,
 }
 
 #[cfg(test)]

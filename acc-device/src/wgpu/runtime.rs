@@ -394,6 +394,9 @@ impl WgpuDevice {
                 placed.insert(p as ParamId, (self.buffer(at.buf)?, at.first, at.len));
             }
         }
+        if let Some(o) = l.groups_offset {
+            params[o as usize..o as usize + 4].copy_from_slice(&groups.to_le_bytes());
+        }
         for slot in &l.arrays {
             let p = slot.param as usize;
             let (first, len) = match (placed.get(&slot.param), &args[p], &kernel.params[p].kind) {
@@ -456,13 +459,16 @@ impl WgpuDevice {
                     scratch.status.clone()
                 }
                 Binding::Locals => {
-                    if l.reductions.iter().any(|r| r.entry.is_none()) {
+                    if l.reductions.iter().any(|r| r.entry.is_none()) || l.result.is_some() {
                         readback.push((i, l.locals_size as usize));
                     }
                     scratch.locals.clone().ok_or_else(|| Error::Unsupported { what: "internal error: no locals buffer".into() })?
                 }
                 Binding::Partials(r) => {
-                    readback.push((i, groups as usize * partial_size(l.reductions[*r].ty)));
+                    // Partials of a reduction into a region local stay on the device.
+                    if l.reductions[*r].into.is_some() {
+                        readback.push((i, groups as usize * partial_size(l.reductions[*r].ty)));
+                    }
                     scratch.partials[*r].clone()
                 }
             };
@@ -579,15 +585,18 @@ impl WgpuDevice {
                             });
                         }
                     }
-                    if let Some(v) = acc {
-                        launched.reductions.push((slot.into, v));
+                    if let (Some(v), Some(into)) = (acc, slot.into) {
+                        launched.reductions.push((into, v));
                     }
                 }
                 Binding::Locals => {
                     for slot in l.reductions.iter().filter(|r| r.entry.is_none()) {
-                        if let Some(v) = scalar_from_bytes(slot.ty, &data[slot.local_offset as usize..]) {
-                            launched.reductions.push((slot.into, v));
+                        if let (Some(v), Some(into)) = (scalar_from_bytes(slot.ty, &data[slot.local_offset as usize..]), slot.into) {
+                            launched.reductions.push((into, v));
                         }
+                    }
+                    if let Some((t, off)) = l.result {
+                        launched.value = scalar_from_bytes(t, &data[off as usize..]);
                     }
                 }
                 Binding::Params => {}

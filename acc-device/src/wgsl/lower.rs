@@ -64,8 +64,10 @@ pub struct ArraySlot {
 pub struct ReductionSlot {
     pub op: ReduceOp,
     pub ty: Scalar,
-    /// The scalar parameter the result is combined into (with its original value).
-    pub into: ParamId,
+    /// The scalar parameter the result is combined into (with its original value), or `None`
+    /// for a reduction into a region local, which an entry point of its own combines into
+    /// the local on the device.
+    pub into: Option<ParamId>,
     /// The entry point (index into [`Lowered::entry_points`]) that writes the partials, or
     /// `None` when the reduction ran in sequential code: its result is then the local's final
     /// value, at `local_offset` in the locals buffer.
@@ -92,6 +94,11 @@ pub struct Lowered {
     /// Size of the parameter buffer in bytes (at least 4).
     pub params_size: u32,
     pub reductions: Vec<ReductionSlot>,
+    /// The region's value: its type and offset in the locals buffer.
+    pub result: Option<(Scalar, u32)>,
+    /// Where the grid's workgroup count goes in the parameter buffer (`u32`), when an entry
+    /// point combines per-workgroup partials on the device.
+    pub groups_offset: Option<u32>,
 }
 
 fn unsupported(what: impl Into<String>) -> Error {
@@ -372,10 +379,11 @@ impl Writer<'_> {
                 offset += 8;
             }
         }
-        if fields.is_empty() {
-            fields.push_str("    unused: u32,\n");
-            offset = 4;
-        }
+        // The grid's workgroup count, for entry points that fold per-workgroup partials.
+        offset = offset.next_multiple_of(4);
+        let _ = writeln!(fields, "    acc_groups: u32,");
+        let groups_offset = Some(offset);
+        offset += 4;
         let params_size = offset.next_multiple_of(8).max(4);
         let _ = writeln!(decls, "struct Params {{\n{fields}}}");
         let _ = writeln!(decls, "@group(0) @binding({}) var<storage, read> params: Params;", bindings.len());
@@ -389,7 +397,8 @@ impl Writer<'_> {
         // region-level locals live in a buffer between entry points.
         // A region with no parallel loop at all is one segment of sequential code.
         let segmented = k.function.body.iter().any(|s| !matches!(s, Stmt::Assign { .. } | Stmt::For { schedule: Some(_), .. }))
-            || !k.function.body.iter().any(|s| matches!(s, Stmt::For { schedule: Some(_), .. }));
+            || !k.function.body.iter().any(|s| matches!(s, Stmt::For { schedule: Some(_), .. }))
+            || k.result.is_some();
         let mut local_slots: Vec<(usize, Scalar, u32)> = Vec::new();
         let mut locals_size = 0u32;
         if segmented {
@@ -450,7 +459,8 @@ impl Writer<'_> {
                     let n = entry_points.len();
                     let name = format!("acc_main_{n}");
                     let mut slots = Vec::new();
-                    for (r, (red, into)) in self.loop_reductions(s)?.into_iter().enumerate() {
+                    let mut on_device = Vec::new();
+                    for (r, (red, into)) in self.loop_reductions(s).into_iter().enumerate() {
                         let ty = k.function.locals[red.local as usize].ty;
                         // bool is not host-shareable: its partials are u32 0/1.
                         let wty = if ty == Scalar::Bool { "u32" } else { storage_type(ty, self.target)? };
@@ -459,6 +469,9 @@ impl Writer<'_> {
                         let _ = writeln!(decls, "var<workgroup> acc_shared_{n}_{r}: array<{wty}, {WORKGROUP_SIZE}>;");
                         bindings.push(Binding::Partials(reductions.len()));
                         slots.push(reductions.len());
+                        if into.is_none() {
+                            on_device.push((reductions.len(), red));
+                        }
                         reductions.push(ReductionSlot { op: red.op, ty, into, entry: Some(n), local_offset: 0 });
                         reduced_in_loops.insert(red.local);
                     }
@@ -470,6 +483,35 @@ impl Writer<'_> {
                     bodies.push_str(&body);
                     entry_points.push(name);
                     single.push(false);
+                    // Reductions into region locals: one invocation folds the partials, in
+                    // workgroup order, into the local's value (3.3 section 2.9.11).
+                    if segmented && !on_device.is_empty() {
+                        let m = entry_points.len();
+                        let mut out = String::new();
+                        let _ = writeln!(out, "@compute @workgroup_size(1)");
+                        let _ = writeln!(out, "fn acc_main_{m}(@builtin(global_invocation_id) acc_gid: vec3<u32>) {{");
+                        let _ = writeln!(out, "    if (acc_gid.x != 0u) {{ return; }}");
+                        self.declare_locals(&mut out)?;
+                        out.push_str(&load_locals);
+                        let _ = writeln!(out, "    var acc_g: u32 = 0u;");
+                        let _ = writeln!(out, "    for (; acc_g < params.acc_groups; acc_g = acc_g + 1u) {{");
+                        for (slot, red) in &on_device {
+                            let ty = k.function.locals[red.local as usize].ty;
+                            let p = format!("acc_partials_{slot}[acc_g]");
+                            let p = if ty == Scalar::Bool { format!("({p} != 0u)") } else { p };
+                            let _ = writeln!(out, "        l{} = {};", red.local, combine(red.op, ty, &format!("l{}", red.local), &p));
+                        }
+                        let _ = writeln!(out, "    }}");
+                        if self.target.loop_limit.is_some() {
+                            self.loop_cut_helper();
+                            let _ = writeln!(out, "    if (acc_g < params.acc_groups) {{ acc_loop_cut(); }}");
+                        }
+                        out.push_str(&store_locals);
+                        let _ = writeln!(out, "}}");
+                        bodies.push_str(&out);
+                        entry_points.push(format!("acc_main_{m}"));
+                        single.push(true);
+                    }
                 }
                 other => pending.push(other),
             }
@@ -484,7 +526,7 @@ impl Writer<'_> {
                 let Some(&(_, ty, off)) = local_slots.iter().find(|(i, ..)| *i == red.local as usize) else {
                     return Err(unsupported("a reduction outside any loop of the region"));
                 };
-                reductions.push(ReductionSlot { op: red.op, ty, into: *into, entry: None, local_offset: off });
+                reductions.push(ReductionSlot { op: red.op, ty, into: Some(*into), entry: None, local_offset: off });
             }
         }
         let mut wgsl = String::new();
@@ -507,7 +549,8 @@ impl Writer<'_> {
         let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)
             .validate(&module)
             .map_err(|e| Error::Unsupported { what: format!("internal error: generated WGSL does not validate:\n{}\n{wgsl}", e.emit_to_string(&wgsl)) })?;
-        Ok(Lowered { wgsl, module, info, entry_points, single, locals_size, bindings, params, arrays, params_size, reductions })
+        let result = k.result.and_then(|r| local_slots.iter().find(|(i, ..)| *i == r as usize).map(|&(_, t, off)| (t, off)));
+        Ok(Lowered { wgsl, module, info, entry_points, single, locals_size, bindings, params, arrays, params_size, reductions, result, groups_offset })
     }
 
     fn param_size(&self, s: Scalar) -> u32 {
@@ -519,19 +562,9 @@ impl Writer<'_> {
 
     /// The reductions of a parallel loop, each with the parameter it goes to: only reductions
     /// the kernel combines into a parameter are supported so far.
-    fn loop_reductions(&self, s: &Stmt) -> Result<Vec<(Reduction, ParamId)>> {
-        let Stmt::For { reductions, .. } = s else { return Ok(Vec::new()) };
-        reductions
-            .iter()
-            .map(|r| {
-                self.k
-                    .reductions
-                    .iter()
-                    .find(|(kr, _)| kr.local == r.local)
-                    .map(|(_, p)| (*r, *p))
-                    .ok_or_else(|| unsupported("a loop reduction of a variable local to the region (not supported yet)"))
-            })
-            .collect()
+    fn loop_reductions(&self, s: &Stmt) -> Vec<(Reduction, Option<ParamId>)> {
+        let Stmt::For { reductions, .. } = s else { return Vec::new() };
+        reductions.iter().map(|r| (*r, self.k.reductions.iter().find(|(kr, _)| kr.local == r.local).map(|(_, p)| *p))).collect()
     }
 
     /// One entry point: the prelude, then the loop's share of iterations, then the

@@ -911,11 +911,17 @@ fn translate(
     if generic_fn {
         return no("regions in generic functions");
     }
-    if let Some(Stmt::Expr(_, None)) = stmts.last() {
-        if !matches!(stmts.last(), Some(Stmt::Expr(Expr::ForLoop(_) | Expr::If(_) | Expr::While(_) | Expr::Loop(_) | Expr::Block(_), None))) {
-            return no("a region that computes a value");
+    // A region's value (a compute construct on a function that returns what it computed):
+    // a scalar local of the region, read back after the launch.
+    let mut value_tail = None;
+    if let Some(Stmt::Expr(e, None)) = stmts.last() {
+        if combined_loop.is_none() && matches!(strip(e), Expr::Path(p) if p.path.get_ident().is_some()) {
+            value_tail = Some(strip(e).clone());
+        } else if !matches!(stmts.last(), Some(Stmt::Expr(Expr::ForLoop(_) | Expr::If(_) | Expr::While(_) | Expr::Loop(_) | Expr::Block(_), None))) {
+            return no("a region that computes a value other than one of its scalar variables");
         }
     }
+    let stmts = if value_tail.is_some() { &stmts[..stmts.len() - 1] } else { stmts };
     let uses = scan_stmts(stmts, &[]);
     // Loop-level reductions of captured variables (on the combined loop or any loop inside).
     let mut loop_reds: Vec<(RedOp, Ident)> = Vec::new();
@@ -1005,9 +1011,18 @@ fn translate(
             for st in stmts {
                 out.extend(tr.stmt(st, false)?);
             }
+            if let Some(tail) = &value_tail {
+                let name = path_ident(tail).map(|i| i.to_string()).unwrap_or_default();
+                if !matches!(tr.lookup(&name), Some(Local::Scalar(_))) {
+                    return no(format!("a region whose value is `{name}`, not one of its scalar variables"));
+                }
+                let v = tr.expr(tail)?;
+                out.extend(quote!({ let __v = #v; __acc_b.result(__v); }));
+            }
             out
         }
     };
+    let value = if value_tail.is_some() { quote!(::acc::__rt::kernel::region_value(&__acc_out)) } else { quote!() };
     let resolve: Vec<TokenStream> = tr
         .arrays_used
         .iter()
@@ -1041,6 +1056,7 @@ fn translate(
         );
         ::core::mem::drop(__acc_args);
         #(#after)*
+        #value
     }})
 }
 
