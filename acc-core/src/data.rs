@@ -29,6 +29,9 @@ macro_rules! device_copy {
 device_copy!(f32 => F32, f64 => F64, i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, u16 => U16,
     u32 => U32, u64 => U64, isize => ISize, usize => USize, bool => Bool);
 unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
+// Plain data, reducible on the host devices; kernels do not take them (no IR scalar).
+unsafe impl DeviceCopy for i128 {}
+unsafe impl DeviceCopy for u128 {}
 
 /// A variable that may appear in a data clause: a device scalar, or an array of them (a slice,
 /// a `Vec`, a fixed-size array), or a reference to one.

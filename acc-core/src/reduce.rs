@@ -29,7 +29,9 @@ pub struct Or;
     note = "reductions (OpenACC 3.3 section 2.5.15): `+ * max min` on integers and floats; \
             `& | ^` on integers and bool; `&& ||` on bool; arrays of those element-wise"
 )]
-pub trait Reduce<Op>: Sized {
+// Every reducible type is device data, so that a generic `T: Reduce<Op>` may be reduced in
+// kernels too.
+pub trait Reduce<Op>: Sized + crate::data::DeviceCopy {
     /// The operator's initial value for this type.
     fn identity() -> Self;
     /// Combines two partial results.

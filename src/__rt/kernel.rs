@@ -338,3 +338,146 @@ fn fail(site: &RegionSite, device: &dyn Device, why: &str) -> ! {
 pub fn unsupported(site: &RegionSite, device: &dyn Device, why: &str) -> ! {
     fail(site, device, &format!("not supported on kernel devices yet: {why}"))
 }
+
+/// A captured variable's type, probed for how it becomes a kernel argument: the expansion
+/// calls `(&&Probe::of(&v)).acc_kind()` with [`KindData`], [`KindScalar`] and [`KindRefuse`] in
+/// scope, and method resolution takes the first that applies. Data-clause types give
+/// [`DataTag`], other device scalars (a generic `T: DeviceCopy`) [`ScalarTag`], and anything
+/// else (a generic type not known to be device data) [`RefuseTag`]: a refusal at run time, on
+/// kernel devices only, instead of a compile error in code that also runs on the host.
+pub struct Probe<V: ?Sized>(std::marker::PhantomData<V>);
+
+impl<V: ?Sized> Probe<V> {
+    /// The probe of `v`'s type.
+    pub fn of(_: &V) -> Probe<V> {
+        Probe(std::marker::PhantomData)
+    }
+}
+
+impl<V: ?Sized> Clone for Probe<V> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<V: ?Sized> Copy for Probe<V> {}
+
+/// See [`Probe`]: data-clause types.
+pub trait KindData: Sized {
+    /// The tag.
+    fn acc_kind(self) -> DataTag {
+        DataTag
+    }
+}
+impl<V: DataVar + ?Sized> KindData for &&Probe<V> {}
+
+/// See [`Probe`]: device scalars of a generic type.
+pub trait KindScalar: Sized {
+    /// The tag.
+    fn acc_kind(self) -> ScalarTag {
+        ScalarTag
+    }
+}
+impl<T: DeviceCopy> KindScalar for &Probe<T> {}
+
+/// See [`Probe`]: anything else.
+pub trait KindRefuse: Sized {
+    /// The tag.
+    fn acc_kind(self) -> RefuseTag {
+        RefuseTag
+    }
+}
+impl<V: ?Sized> KindRefuse for Probe<V> {}
+
+/// Arguments of data-clause types.
+pub struct DataTag;
+/// Arguments of a generic device scalar type.
+pub struct ScalarTag;
+/// Arguments of types not known to be device data.
+pub struct RefuseTag;
+
+impl DataTag {
+    /// A variable the region reads.
+    pub fn read<'a, V: DataVar + ?Sized>(self, args: &mut Args<'a>, name: &'static str, v: &'a V) -> usize {
+        args.read(name, v)
+    }
+    /// A variable the region writes.
+    pub fn write<'a, V: DataVarMut + ?Sized>(self, args: &mut Args<'a>, name: &'static str, v: &'a mut V) -> usize {
+        args.write(name, v)
+    }
+    /// A reduction variable.
+    pub fn reduction<V: DataVar>(self, args: &mut Args<'_>, name: &'static str, v: &V, op: ReduceOp) -> usize {
+        args.reduction(name, v, op)
+    }
+    /// Combines the launch's reduction into the variable.
+    pub fn reduce_back<V: DataVar + DataVarMut>(self, device: &dyn Device, v: &mut V, out: &KernelOutput, i: usize, op: ReduceOp) {
+        reduce_back(device, v, out, i, op)
+    }
+}
+
+impl ScalarTag {
+    /// A scalar the region reads.
+    pub fn read<'a, T: DeviceCopy>(self, args: &mut Args<'a>, name: &'static str, v: &'a T) -> usize {
+        args.read(name, ScalarOf::of(v))
+    }
+    /// A scalar the region writes: a one-element array.
+    pub fn write<'a, T: DeviceCopy>(self, args: &mut Args<'a>, name: &'static str, v: &'a mut T) -> usize {
+        args.write(name, std::slice::from_mut(v))
+    }
+    /// A reduction variable.
+    pub fn reduction<T: DeviceCopy>(self, args: &mut Args<'_>, name: &'static str, v: &T, op: ReduceOp) -> usize {
+        args.reduction(name, &ScalarOf(*v), op)
+    }
+    /// Combines the launch's reduction into the variable.
+    pub fn reduce_back<T: DeviceCopy>(self, device: &dyn Device, v: &mut T, out: &KernelOutput, i: usize, op: ReduceOp) {
+        let mut s = ScalarOf(*v);
+        reduce_back(device, &mut s, out, i, op);
+        *v = s.0;
+    }
+}
+
+impl RefuseTag {
+    fn why<V: ?Sized>(args: &mut Args<'_>, name: &'static str) -> usize {
+        args.refuse(
+            name,
+            format!("its type `{}` is not known to be device data here (in a generic function, bound the type parameter with `acc::DeviceCopy`)", type_name::<V>()),
+        )
+    }
+    /// Refused.
+    pub fn read<V: ?Sized>(self, args: &mut Args<'_>, name: &'static str, _: &V) -> usize {
+        Self::why::<V>(args, name)
+    }
+    /// Refused.
+    pub fn write<V: ?Sized>(self, args: &mut Args<'_>, name: &'static str, _: &mut V) -> usize {
+        Self::why::<V>(args, name)
+    }
+    /// Refused.
+    pub fn reduction<V: ?Sized>(self, args: &mut Args<'_>, name: &'static str, _: &V, _: ReduceOp) -> usize {
+        Self::why::<V>(args, name)
+    }
+    /// Never reached: the launch was refused.
+    pub fn reduce_back<V: ?Sized>(self, _: &dyn Device, _: &mut V, _: &KernelOutput, _: usize, _: ReduceOp) {}
+}
+
+/// A device scalar of a generic type, as a data-clause variable.
+#[repr(transparent)]
+struct ScalarOf<T>(T);
+
+impl<T> ScalarOf<T> {
+    fn of(v: &T) -> &ScalarOf<T> {
+        // SAFETY: `ScalarOf<T>` is a transparent wrapper of `T`.
+        unsafe { &*(v as *const T as *const ScalarOf<T>) }
+    }
+}
+
+impl<T: DeviceCopy> DataVar for ScalarOf<T> {
+    type Elem = T;
+    const IS_SCALAR: bool = true;
+    fn elems(&self) -> &[T] {
+        std::slice::from_ref(&self.0)
+    }
+}
+impl<T: DeviceCopy> DataVarMut for ScalarOf<T> {
+    fn elems_mut(&mut self) -> &mut [T] {
+        std::slice::from_mut(&mut self.0)
+    }
+}

@@ -908,14 +908,13 @@ fn translate(
     privates: &[Ident],
     generic_fn: bool,
 ) -> R<TokenStream> {
-    if generic_fn {
-        return no("regions in generic functions");
-    }
+
     // A region's value (a compute construct on a function that returns what it computed):
     // a scalar local of the region, read back after the launch.
     let mut value_tail = None;
     if let Some(Stmt::Expr(e, None)) = stmts.last() {
-        if combined_loop.is_none() && matches!(strip(e), Expr::Path(p) if p.path.get_ident().is_some()) {
+        // (Not in generic functions: the value's type must be known to be a device scalar.)
+        if combined_loop.is_none() && !generic_fn && matches!(strip(e), Expr::Path(p) if p.path.get_ident().is_some()) {
             value_tail = Some(strip(e).clone());
         } else if !matches!(stmts.last(), Some(Stmt::Expr(Expr::ForLoop(_) | Expr::If(_) | Expr::While(_) | Expr::Loop(_) | Expr::Block(_), None))) {
             return no("a region that computes a value other than one of its scalar variables");
@@ -961,11 +960,11 @@ fn translate(
         let binding = env.get(name);
         let mut_ref = |var: &Ident| if binding.is_some_and(|b| !b.mutable) { quote!(&mut *#var) } else { quote!(&mut #var) };
         let (cap, line) = if red.is_none() && private_names.contains(name) {
-            (Cap::Read, quote!(let #p = __acc_args.read(#name, &#var);))
+            (Cap::Read, quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().read(&mut __acc_args, #name, &#var);))
         } else if let Some(op) = red {
             let o = red_op(op);
             let target = mut_ref(&var);
-            after.push(quote!(::acc::__rt::kernel::reduce_back(__acc_dev, #target, &__acc_out, #p, #o);));
+            after.push(quote!((&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().reduce_back(__acc_dev, #target, &__acc_out, #p, #o);));
             let v = tr.fresh(name);
             let name_lit = name.clone();
             locals.push(quote! {
@@ -973,21 +972,21 @@ fn translate(
                 __acc_b.reduce_into(#v, #o, #p as u32);
             });
             tr.bind(name.clone(), Local::Scalar(v));
-            (Cap::Reduction(op), quote!(let #p = __acc_args.reduction(#name, &#var, #o);))
+            (Cap::Reduction(op), quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().reduction(&mut __acc_args, #name, &#var, #o);))
         } else if (u.assigned || u.atomic_target) && u.indexes.is_empty() && !u.mut_borrowed && !u.unindexed_other() {
             let target = mut_ref(&var);
-            (Cap::WriteScalar, quote!(let #p = __acc_args.write(#name, #target);))
+            (Cap::WriteScalar, quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().write(&mut __acc_args, #name, #target);))
         } else if u.mut_borrowed && !u.assigned && !u.unindexed_other() {
             // `&mut v` passed to a routine that writes the array.
             let target = mut_ref(&var);
-            (Cap::Write, quote!(let #p = __acc_args.write(#name, #target);))
+            (Cap::Write, quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().write(&mut __acc_args, #name, #target);))
         } else if u.assigned || u.mut_borrowed {
             return no(format!("writing the captured variable `{name}` as a whole"));
         } else if u.place_written || u.atomic_target {
             let target = mut_ref(&var);
-            (Cap::Write, quote!(let #p = __acc_args.write(#name, #target);))
+            (Cap::Write, quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().write(&mut __acc_args, #name, #target);))
         } else {
-            (Cap::Read, quote!(let #p = __acc_args.read(#name, &#var);))
+            (Cap::Read, quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().read(&mut __acc_args, #name, &#var);))
         };
         tr.captured.insert(name.clone(), (cap, p.clone()));
         arg_lines.push(line);
@@ -1038,6 +1037,8 @@ fn translate(
         })
         .collect();
     Ok(quote! {{
+        #[allow(unused_imports)]
+        use ::acc::__rt::kernel::{KindData as _, KindRefuse as _, KindScalar as _};
         let mut __acc_args = ::acc::__rt::kernel::Args::new();
         #(#arg_lines)*
         static __ACC_KERNEL: ::acc::__rt::kernel::KernelCache = ::acc::__rt::kernel::KernelCache::new();
