@@ -330,3 +330,28 @@ fn generic_functions() {
         assert_eq!(generic_sum(&xf), 4950.0);
     });
 }
+
+/// A generic function whose type parameter is not known to be device data: it runs on the
+/// host devices; a kernel device refuses it at run time, naming the variable and the fix.
+#[acc::offload]
+fn generic_fill<T: Copy + Send + Sync>(v: &mut [T], x: T) {
+    #[acc::parallel_loop]
+    for i in 0..v.len() {
+        v[i] = x;
+    }
+}
+
+#[test]
+fn generic_types_not_known_to_be_device_data() {
+    on_each_device(|ty| {
+        let mut v = vec![0u32; 64];
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| generic_fill(&mut v, 7)));
+        match acc::get_property(0, ty, acc::Property::SharedMemorySupport).as_str() {
+            "1" => assert!(r.is_ok() && v.iter().all(|&x| x == 7), "on {ty}"),
+            _ => {
+                let msg = r.unwrap_err().downcast_ref::<String>().cloned().unwrap_or_default();
+                assert!(msg.contains("is not known to be device data") && msg.contains("acc::DeviceCopy"), "{msg}");
+            }
+        }
+    });
+}
