@@ -124,7 +124,7 @@ impl<'a> Args<'a> {
     }
 
     /// A scalar reduced with `op`: its value goes in, the partial result comes back.
-    pub fn reduction<V: DataVar>(&mut self, name: &'static str, v: &V, op: ReduceOp) -> usize {
+    pub fn reduction<V: DataVar>(&mut self, name: &'static str, v: &'a V, op: ReduceOp) -> usize {
         let _ = op;
         match (V::IS_SCALAR, V::Elem::SCALAR) {
             (true, Some(elem)) => match scalar_value(elem, bytes_of(v.elems())) {
@@ -136,7 +136,15 @@ impl<'a> Args<'a> {
                 }
                 None => self.refuse(name, format!("{elem} reductions are not supported in kernels yet")),
             },
-            _ => self.refuse(name, format!("reductions of `{}` are not supported in kernels yet", type_name::<V>())),
+            // An array of a fixed length reduces element-wise; its values stay on the host
+            // (combined there with the launch's results), the parameter only names it.
+            (false, Some(elem)) if V::FIXED_LEN.is_some() => {
+                self.fixed.push(V::FIXED_LEN);
+                self.args.push(KernelArg::Read(bytes_of(v.elems())));
+                self.params.push((name, ParamKind::Array { elem, writable: false }));
+                self.args.len() - 1
+            }
+            _ => self.refuse(name, format!("reductions of `{}` are not supported in kernels yet (arrays must have a fixed length, `[T; N]`)", type_name::<V>())),
         }
     }
 }
@@ -225,6 +233,18 @@ impl Params {
         }
     }
 
+    /// The private array of an element-wise reduction of array parameter `i` (its type fixes
+    /// its length).
+    pub fn reduction_array(&self, b: &mut KernelBuilder, i: usize, name: &str, op: ReduceOp) -> Var {
+        match (self.params.get(i), self.fixed.get(i).copied().flatten()) {
+            (Some(Param::Array(a)), Some(n)) if n <= 1024 => b.reduction_local_array(name, a.elem(), n as u32, op),
+            _ => {
+                b.fail(format!("the reduction of `{name}`: arrays reduce in kernels when their type fixes a length up to 1024 (`[T; N]`)"));
+                b.local(name, Some(Scalar::I32), None)
+            }
+        }
+    }
+
     /// The IR type of scalar parameter `i`.
     pub fn scalar_type(&self, b: &KernelBuilder, i: usize) -> Scalar {
         b.param_type(i as u32)
@@ -299,8 +319,21 @@ fn build_kernel(device_type: acc_core::DeviceType, site: &RegionSite, args: &Arg
 
 /// The reduction of parameter `i`'s launch: `original op partial`, written into `var`.
 pub fn reduce_back<V: DataVar + DataVarMut>(device: &dyn Device, var: &mut V, out: &KernelOutput, i: usize, op: ReduceOp) {
-    let Some((_, partial)) = out.reductions.iter().find(|(p, _)| *p as usize == i) else { return };
     let Some(elem) = V::Elem::SCALAR else { return };
+    if let Some((_, partials)) = out.array_reductions.iter().find(|(p, _)| *p as usize == i) {
+        // Element by element (3.3 section 2.5.15).
+        let size = elem.size() as usize;
+        let dst = bytes_of_mut(var.elems_mut());
+        for (k, partial) in partials.iter().enumerate() {
+            let Some(cell) = dst.get_mut(k * size..(k + 1) * size) else { break };
+            if let Some(original) = scalar_value(elem, cell) {
+                cell.copy_from_slice(&value_bytes(original.combine(op, *partial), elem));
+            }
+        }
+        super::data::reduction_to_device(device, &*var);
+        return;
+    }
+    let Some((_, partial)) = out.reductions.iter().find(|(p, _)| *p as usize == i) else { return };
     let Some(original) = scalar_value(elem, bytes_of(var.elems())) else { return };
     let bytes = value_bytes(original.combine(op, *partial), elem);
     let dst = bytes_of_mut(var.elems_mut());
@@ -405,7 +438,7 @@ impl DataTag {
         args.write(name, v)
     }
     /// A reduction variable.
-    pub fn reduction<V: DataVar>(self, args: &mut Args<'_>, name: &'static str, v: &V, op: ReduceOp) -> usize {
+    pub fn reduction<'a, V: DataVar>(self, args: &mut Args<'a>, name: &'static str, v: &'a V, op: ReduceOp) -> usize {
         args.reduction(name, v, op)
     }
     /// Combines the launch's reduction into the variable.
@@ -424,8 +457,8 @@ impl ScalarTag {
         args.write(name, std::slice::from_mut(v))
     }
     /// A reduction variable.
-    pub fn reduction<T: DeviceCopy>(self, args: &mut Args<'_>, name: &'static str, v: &T, op: ReduceOp) -> usize {
-        args.reduction(name, &ScalarOf(*v), op)
+    pub fn reduction<'a, T: DeviceCopy>(self, args: &mut Args<'a>, name: &'static str, v: &'a T, op: ReduceOp) -> usize {
+        args.reduction(name, ScalarOf::of(v), op)
     }
     /// Combines the launch's reduction into the variable.
     pub fn reduce_back<T: DeviceCopy>(self, device: &dyn Device, v: &mut T, out: &KernelOutput, i: usize, op: ReduceOp) {

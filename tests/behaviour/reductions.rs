@@ -164,6 +164,32 @@ fn arrays_reduce_element_wise() {
 }
 
 #[acc::offload]
+fn array_max_and_product(x: &[f64]) -> ([f64; 3], [i64; 2]) {
+    let mut m = [f64::NEG_INFINITY; 3];
+    let mut p = [1i64; 2];
+    #[acc::parallel_loop(reduction(max: m), reduction(*: p))]
+    for i in 0..x.len() {
+        m[i % 3] = m[i % 3].max(x[i]);
+        if i < 40 {
+            p[i % 2] *= 2;
+        }
+    }
+    (m, p)
+}
+
+#[test]
+fn arrays_reduce_with_every_operator_element_wise() {
+    on_each_device(|_| {
+        let x: Vec<f64> = (0..30_000).map(|i| ((i * 7919) % 10_007) as f64).collect();
+        let mut want = [f64::NEG_INFINITY; 3];
+        for (i, &v) in x.iter().enumerate() {
+            want[i % 3] = want[i % 3].max(v);
+        }
+        assert_eq!(array_max_and_product(&x), (want, [1 << 20, 1 << 20]));
+    });
+}
+
+#[acc::offload]
 fn many_at_once(x: &[i64]) -> (i64, i64, i64, bool) {
     let (mut s, mut lo, mut hi, mut all_pos) = (0i64, i64::MAX, i64::MIN, true);
     #[acc::parallel_loop(reduction(+: s), reduction(min: lo), reduction(max: hi), reduction(&&: all_pos))]

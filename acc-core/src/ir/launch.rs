@@ -102,6 +102,8 @@ pub enum KernelArg<'a> {
 pub struct KernelOutput {
     /// Each kernel reduction's combined partials (without the original value), by parameter.
     pub reductions: Vec<(ParamId, ScalarValue)>,
+    /// Each element-wise array reduction's combined partials, by parameter.
+    pub array_reductions: Vec<(ParamId, Vec<ScalarValue>)>,
     /// The region's value, when the kernel has one ([`super::Kernel::result`]).
     pub value: Option<ScalarValue>,
 }

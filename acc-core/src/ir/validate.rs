@@ -19,8 +19,12 @@ pub fn expr_types(k: &Kernel) -> Result<Vec<Scalar>, IrError> {
         if k.function.locals.get(red.local as usize).is_none() {
             v.errors.push(format!("reduction of undefined local {}", red.local));
         }
-        if !matches!(k.params.get(*p as usize).map(|p| &p.kind), Some(ParamKind::Scalar(_))) {
-            v.errors.push(format!("reduction into parameter {p}, which is not a scalar"));
+        // A scalar reduces into a scalar parameter, an array local (element-wise) into an
+        // array parameter of the same length.
+        let array = k.function.locals.get(red.local as usize).is_some_and(|l| l.len.is_some());
+        match (k.params.get(*p as usize).map(|p| &p.kind), array) {
+            (Some(ParamKind::Scalar(_)), false) | (Some(ParamKind::Array { .. }), true) => {}
+            _ => v.errors.push(format!("reduction of local {} into parameter {p}, which is not of its shape", red.local)),
         }
     }
     if v.errors.is_empty() {

@@ -316,7 +316,7 @@ impl WgpuDevice {
             params: buffer("params", lowered.params_size as u64),
             status: buffer("status", 16),
             locals: (lowered.locals_size > 0).then(|| buffer("locals", lowered.locals_size as u64)),
-            partials: lowered.reductions.iter().map(|r| buffer("partials", max_groups * partial_size(r.ty) as u64)).collect(),
+            partials: lowered.reductions.iter().map(|r| buffer("partials", max_groups * r.len as u64 * partial_size(r.ty) as u64)).collect(),
             groups: HashMap::new(),
         };
         let compiled = Arc::new(Compiled { lowered, layout, pipelines, scratch: Mutex::new(scratch) });
@@ -467,7 +467,7 @@ impl WgpuDevice {
                 Binding::Partials(r) => {
                     // Partials of a reduction into a region local stay on the device.
                     if l.reductions[*r].into.is_some() {
-                        readback.push((i, groups as usize * partial_size(l.reductions[*r].ty)));
+                        readback.push((i, groups as usize * l.reductions[*r].len as usize * partial_size(l.reductions[*r].ty)));
                     }
                     scratch.partials[*r].clone()
                 }
@@ -575,18 +575,26 @@ impl WgpuDevice {
                 }
                 Binding::Partials(r) => {
                     let slot = l.reductions[*r];
-                    let size = partial_size(slot.ty);
-                    let mut acc: Option<ScalarValue> = None;
-                    for g in 0..groups as usize {
-                        if let Some(v) = scalar_from_bytes(slot.ty, &data[g * size..]) {
-                            acc = Some(match acc {
-                                None => v,
-                                Some(a) => a.combine(slot.op, v),
-                            });
+                    let (size, len) = (partial_size(slot.ty), slot.len as usize);
+                    // Each element's partials, combined in workgroup order.
+                    let mut elements = Vec::with_capacity(len);
+                    for e in 0..len {
+                        let mut acc: Option<ScalarValue> = None;
+                        for g in 0..groups as usize {
+                            if let Some(v) = scalar_from_bytes(slot.ty, &data[(g * len + e) * size..]) {
+                                acc = Some(match acc {
+                                    None => v,
+                                    Some(a) => a.combine(slot.op, v),
+                                });
+                            }
                         }
+                        elements.extend(acc);
                     }
-                    if let (Some(v), Some(into)) = (acc, slot.into) {
-                        launched.reductions.push((into, v));
+                    let array = slot.into.is_some_and(|p| matches!(kernel.params[p as usize].kind, ParamKind::Array { .. }));
+                    match (slot.into, array) {
+                        (Some(into), true) => launched.array_reductions.push((into, elements)),
+                        (Some(into), false) => launched.reductions.extend(elements.first().map(|&v| (into, v))),
+                        (None, _) => {}
                     }
                 }
                 Binding::Locals => {

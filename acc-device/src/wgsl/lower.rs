@@ -73,6 +73,9 @@ pub struct ReductionSlot {
     /// value, at `local_offset` in the locals buffer.
     pub entry: Option<usize>,
     pub local_offset: u32,
+    /// Elements reduced: 1 for a scalar, the length of an array reduced element-wise (its
+    /// partials are laid out workgroup by workgroup, `len` each).
+    pub len: u32,
 }
 
 /// A kernel lowered to a validated module.
@@ -469,10 +472,14 @@ impl Writer<'_> {
                         let _ = writeln!(decls, "var<workgroup> acc_shared_{n}_{r}: array<{wty}, {WORKGROUP_SIZE}>;");
                         bindings.push(Binding::Partials(reductions.len()));
                         slots.push(reductions.len());
+                        let len = k.function.locals[red.local as usize].len.unwrap_or(1);
                         if into.is_none() {
+                            if k.function.locals[red.local as usize].len.is_some() {
+                                return Err(unsupported("an array reduction into an array local to the region"));
+                            }
                             on_device.push((reductions.len(), red));
                         }
-                        reductions.push(ReductionSlot { op: red.op, ty, into, entry: Some(n), local_offset: 0 });
+                        reductions.push(ReductionSlot { op: red.op, ty, into, entry: Some(n), local_offset: 0, len });
                         reduced_in_loops.insert(red.local);
                     }
                     let body = if segmented {
@@ -526,7 +533,7 @@ impl Writer<'_> {
                 let Some(&(_, ty, off)) = local_slots.iter().find(|(i, ..)| *i == red.local as usize) else {
                     return Err(unsupported("a reduction outside any loop of the region"));
                 };
-                reductions.push(ReductionSlot { op: red.op, ty, into: Some(*into), entry: None, local_offset: off });
+                reductions.push(ReductionSlot { op: red.op, ty, into: Some(*into), entry: None, local_offset: off, len: 1 });
             }
         }
         let mut wgsl = String::new();
@@ -624,8 +631,16 @@ impl Writer<'_> {
         let product: Vec<String> = (0..levels.len()).map(|i| format!("acc_trips_{i}")).collect();
         let _ = writeln!(out, "    let acc_trips: u32 = {};", product.join(" * "));
         for r in reductions {
-            let ty = self.k.function.locals[r.local as usize].ty;
-            let _ = writeln!(out, "    l{} = {};", r.local, identity(r.op, ty, self.target)?);
+            let l = &self.k.function.locals[r.local as usize];
+            let id = identity(r.op, l.ty, self.target)?;
+            match l.len {
+                Some(n) => {
+                    let _ = writeln!(out, "    for (var acc_e: u32 = 0u; acc_e < {n}u; acc_e = acc_e + 1u) {{ l{}[acc_e] = {id}; }}", r.local);
+                }
+                None => {
+                    let _ = writeln!(out, "    l{} = {id};", r.local);
+                }
+            }
         }
         let _ = writeln!(out, "    let acc_stride: u32 = acc_nwg.x * {WORKGROUP_SIZE}u;");
         // Arrays indexed by the loop variable itself: when its first and last values are in
@@ -680,14 +695,27 @@ impl Writer<'_> {
             let sh = format!("acc_shared_{n}_{r}");
             let as_word = |v: String| if ty == Scalar::Bool { format!("select(0u, 1u, {v})") } else { v };
             let from_word = |v: String| if ty == Scalar::Bool { format!("({v} != 0u)") } else { v };
-            let _ = writeln!(out, "    {sh}[acc_lid] = {};", as_word(format!("l{}", red.local)));
-            let _ = writeln!(out, "    workgroupBarrier();");
-            let _ = writeln!(out, "    for (var acc_s: u32 = {}u; acc_s > 0u; acc_s = acc_s >> 1u) {{", WORKGROUP_SIZE / 2);
+            // Arrays reduce element by element, each through the same shared memory.
+            let (element, partial, pad) = match self.k.function.locals[red.local as usize].len {
+                Some(n) => {
+                    let _ = writeln!(out, "    for (var acc_e: u32 = 0u; acc_e < {n}u; acc_e = acc_e + 1u) {{");
+                    (format!("l{}[acc_e]", red.local), format!("acc_wg.x * {n}u + acc_e"), "    ")
+                }
+                None => (format!("l{}", red.local), "acc_wg.x".to_string(), ""),
+            };
+            let _ = writeln!(out, "    {pad}{sh}[acc_lid] = {};", as_word(element));
+            let _ = writeln!(out, "    {pad}workgroupBarrier();");
+            let _ = writeln!(out, "    {pad}for (var acc_s: u32 = {}u; acc_s > 0u; acc_s = acc_s >> 1u) {{", WORKGROUP_SIZE / 2);
             let c = combine(red.op, ty, &from_word(format!("{sh}[acc_lid]")), &from_word(format!("{sh}[acc_lid + acc_s]")));
-            let _ = writeln!(out, "        if (acc_lid < acc_s) {{ {sh}[acc_lid] = {}; }}", as_word(c));
-            let _ = writeln!(out, "        workgroupBarrier();");
-            let _ = writeln!(out, "    }}");
-            let _ = writeln!(out, "    if (acc_lid == 0u) {{ acc_partials_{slot}[acc_wg.x] = {sh}[0]; }}");
+            let _ = writeln!(out, "    {pad}    if (acc_lid < acc_s) {{ {sh}[acc_lid] = {}; }}", as_word(c));
+            let _ = writeln!(out, "    {pad}    workgroupBarrier();");
+            let _ = writeln!(out, "    {pad}}}");
+            let _ = writeln!(out, "    {pad}if (acc_lid == 0u) {{ acc_partials_{slot}[{partial}] = {sh}[0]; }}");
+            if !pad.is_empty() {
+                // The next element reuses the shared memory once everyone has read it.
+                let _ = writeln!(out, "        workgroupBarrier();");
+                let _ = writeln!(out, "    }}");
+            }
         }
         let _ = writeln!(out, "}}");
         Ok(out)

@@ -778,7 +778,7 @@ impl Tr {
         let mut red_tokens = Vec::new();
         for (op, v) in &reductions {
             match self.lookup(&v.to_string()) {
-                Some(Local::Scalar(var)) => {
+                Some(Local::Scalar(var) | Local::Array(var)) => {
                     let o = red_op(*op);
                     red_tokens.push(quote!((#var, #o)));
                 }
@@ -967,11 +967,20 @@ fn translate(
             after.push(quote!((&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().reduce_back(__acc_dev, #target, &__acc_out, #p, #o);));
             let v = tr.fresh(name);
             let name_lit = name.clone();
-            locals.push(quote! {
-                let #v = { let __t = __acc_h.scalar_type(__acc_b, #p); __acc_b.reduction_local(#name_lit, __t, #o) };
-                __acc_b.reduce_into(#v, #o, #p as u32);
-            });
-            tr.bind(name.clone(), Local::Scalar(v));
+            if u.indexes.is_empty() {
+                locals.push(quote! {
+                    let #v = { let __t = __acc_h.scalar_type(__acc_b, #p); __acc_b.reduction_local(#name_lit, __t, #o) };
+                    __acc_b.reduce_into(#v, #o, #p as u32);
+                });
+                tr.bind(name.clone(), Local::Scalar(v));
+            } else {
+                // An array reduced element-wise.
+                locals.push(quote! {
+                    let #v = __acc_h.reduction_array(__acc_b, #p, #name_lit, #o);
+                    __acc_b.reduce_into(#v, #o, #p as u32);
+                });
+                tr.bind(name.clone(), Local::Array(v));
+            }
             (Cap::Reduction(op), quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().reduction(&mut __acc_args, #name, &#var, #o);))
         } else if (u.assigned || u.atomic_target) && u.indexes.is_empty() && !u.mut_borrowed && !u.unindexed_other() {
             let target = mut_ref(&var);

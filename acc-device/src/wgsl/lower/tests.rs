@@ -69,7 +69,7 @@ fn saxpy_lowers_to_a_validated_module() {
 fn reductions_write_per_workgroup_partials() {
     for op in [ReduceOp::Add, ReduceOp::Max] {
         let l = lower(&dot(Scalar::F32, op), BASIC).expect("lowers");
-        assert_eq!(l.reductions, vec![ReductionSlot { op, ty: Scalar::F32, into: Some(2), entry: Some(0), local_offset: 0 }]);
+        assert_eq!(l.reductions, vec![ReductionSlot { op, ty: Scalar::F32, into: Some(2), entry: Some(0), local_offset: 0, len: 1 }]);
         assert!(l.bindings.contains(&Binding::Partials(0)));
         assert!(l.wgsl.contains("workgroupBarrier()") && l.wgsl.contains("acc_partials_0[acc_wg.x]"), "{}", l.wgsl);
     }
