@@ -9,10 +9,15 @@
 use std::time::{Duration, Instant};
 
 const S: f64 = 3.0;
+/// Repetitions run before the timed ones.
+const WARM_UP: usize = 5;
 
+/// One acc triad per repetition, each followed by one run of every reference, so that clock
+/// changes of the GPU during the run touch all of them alike.
 #[acc::offload]
-fn triad_acc(a: &mut Vec<f64>, b: &[f64], c: &[f64], reps: usize) -> Vec<Duration> {
+fn triad_interleaved(a: &mut Vec<f64>, b: &[f64], c: &[f64], reps: usize, refs: &[Reference]) -> (Vec<Duration>, Vec<Vec<Duration>>) {
     let mut times = Vec::with_capacity(reps);
+    let mut ref_times = vec![Vec::with_capacity(reps); refs.len()];
     #[acc::data(copyin(b, c), copyout(a))]
     {
         for _ in 0..reps {
@@ -23,94 +28,109 @@ fn triad_acc(a: &mut Vec<f64>, b: &[f64], c: &[f64], reps: usize) -> Vec<Duratio
                 a[i] = b[i] + s * c[i];
             }
             times.push(t.elapsed());
+            for (r, t) in refs.iter().zip(&mut ref_times) {
+                t.push(r.run());
+            }
         }
     }
-    times
+    (times, ref_times)
 }
 
-/// The hand-written reference: one compute shader, buffers created once, each repetition one
+/// The hand-written reference: one compute shader, its buffers created once, each run one
 /// dispatch waited for (as each `acc` region is synchronous).
-fn triad_wgsl(a: &mut [f64], b: &[f64], c: &[f64], reps: usize, grid_stride: bool) -> (String, Vec<Duration>) {
-    use wgpu::util::DeviceExt;
-    let adapter = acc_device_adapter();
-    let name = adapter.get_info().name;
-    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-        label: Some("reference"),
-        required_features: wgpu::Features::SHADER_F64,
-        required_limits: adapter.limits(),
-        ..Default::default()
-    }))
-    .expect("the adapter starts");
-    let n = a.len() as u32;
-    let groups = n.div_ceil(256);
-    // Two ways to cover n elements: one invocation each on a 2-D grid, or a 1-D grid of at
-    // most 65,535 workgroups whose invocations stride over the array.
-    let (gx, gy) = if grid_stride { (groups.min(65_535), 1) } else { (groups.min(65_535), groups.div_ceil(65_535)) };
-    let body = if grid_stride {
-        format!("for (var i = g.x; i < {n}u; i = i + {}u) {{ a[i] = b[i] + {S:?}lf * c[i]; }}", gx * 256)
-    } else {
-        format!("let i = g.x + g.y * {}u; if (i < {n}u) {{ a[i] = b[i] + {S:?}lf * c[i]; }}", gx * 256)
-    };
-    let src = format!(
-        "@group(0) @binding(0) var<storage, read_write> a: array<f64>;
-         @group(0) @binding(1) var<storage, read> b: array<f64>;
-         @group(0) @binding(2) var<storage, read> c: array<f64>;
-         @compute @workgroup_size(256)
-         fn main(@builtin(global_invocation_id) g: vec3<u32>) {{ {body} }}"
-    );
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor { label: None, source: wgpu::ShaderSource::Wgsl(src.into()) });
-    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: None,
-        layout: None,
-        module: &module,
-        entry_point: Some("main"),
-        compilation_options: Default::default(),
-        cache: None,
-    });
-    let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
-    let bytes = |v: &[f64]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
-    let ba = device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: None, contents: &bytes(a), usage });
-    let bb = device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: None, contents: &bytes(b), usage });
-    let bc = device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: None, contents: &bytes(c), usage });
-    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: None,
-        layout: &pipeline.get_bind_group_layout(0),
-        entries: &[
-            wgpu::BindGroupEntry { binding: 0, resource: ba.as_entire_binding() },
-            wgpu::BindGroupEntry { binding: 1, resource: bb.as_entire_binding() },
-            wgpu::BindGroupEntry { binding: 2, resource: bc.as_entire_binding() },
-        ],
-    });
-    let mut times = Vec::with_capacity(reps);
-    for _ in 0..reps {
+struct Reference {
+    name: &'static str,
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    pipeline: wgpu::ComputePipeline,
+    group: wgpu::BindGroup,
+    out: wgpu::Buffer,
+    grid: (u32, u32),
+}
+
+impl Reference {
+    fn new(b: &[f64], c: &[f64], grid_stride: bool) -> Reference {
+        use wgpu::util::DeviceExt;
+        let adapter = acc_device_adapter();
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("reference"),
+            required_features: wgpu::Features::SHADER_F64,
+            required_limits: adapter.limits(),
+            ..Default::default()
+        }))
+        .expect("the adapter starts");
+        let n = b.len() as u32;
+        let groups = n.div_ceil(256);
+        // Two ways to cover n elements: one invocation each on a 2-D grid, or a 1-D grid of at
+        // most 65,535 workgroups whose invocations stride over the array.
+        let grid = if grid_stride { (groups.min(65_535), 1) } else { (groups.min(65_535), groups.div_ceil(65_535)) };
+        let body = if grid_stride {
+            format!("for (var i = g.x; i < {n}u; i = i + {}u) {{ a[i] = b[i] + {S:?}lf * c[i]; }}", grid.0 * 256)
+        } else {
+            format!("let i = g.x + g.y * {}u; if (i < {n}u) {{ a[i] = b[i] + {S:?}lf * c[i]; }}", grid.0 * 256)
+        };
+        let src = format!(
+            "@group(0) @binding(0) var<storage, read_write> a: array<f64>;
+             @group(0) @binding(1) var<storage, read> b: array<f64>;
+             @group(0) @binding(2) var<storage, read> c: array<f64>;
+             @compute @workgroup_size(256)
+             fn main(@builtin(global_invocation_id) g: vec3<u32>) {{ {body} }}"
+        );
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor { label: None, source: wgpu::ShaderSource::Wgsl(src.into()) });
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: None,
+            layout: None,
+            module: &module,
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+        let bytes = |v: &[f64]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+        let out = device.create_buffer(&wgpu::BufferDescriptor { label: None, size: 8 * n as u64, usage, mapped_at_creation: false });
+        let bb = device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: None, contents: &bytes(b), usage });
+        let bc = device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: None, contents: &bytes(c), usage });
+        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &[
+                wgpu::BindGroupEntry { binding: 0, resource: out.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 1, resource: bb.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 2, resource: bc.as_entire_binding() },
+            ],
+        });
+        Reference { name: if grid_stride { "grid-stride" } else { "2-D grid" }, device, queue, pipeline, group, out, grid }
+    }
+
+    fn run(&self) -> Duration {
         let t = Instant::now();
-        let mut enc = device.create_command_encoder(&Default::default());
+        let mut enc = self.device.create_command_encoder(&Default::default());
         {
             let mut pass = enc.begin_compute_pass(&Default::default());
-            pass.set_pipeline(&pipeline);
-            pass.set_bind_group(0, &group, &[]);
-            pass.dispatch_workgroups(gx, gy, 1);
+            pass.set_pipeline(&self.pipeline);
+            pass.set_bind_group(0, &self.group, &[]);
+            pass.dispatch_workgroups(self.grid.0, self.grid.1, 1);
         }
-        queue.submit([enc.finish()]);
-        device.poll(wgpu::PollType::wait_indefinitely()).expect("the device runs");
-        times.push(t.elapsed());
+        self.queue.submit([enc.finish()]);
+        self.device.poll(wgpu::PollType::wait_indefinitely()).expect("the device runs");
+        t.elapsed()
     }
-    let staging = device.create_buffer(&wgpu::BufferDescriptor {
-        label: None,
-        size: ba.size(),
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut enc = device.create_command_encoder(&Default::default());
-    enc.copy_buffer_to_buffer(&ba, 0, &staging, 0, ba.size());
-    queue.submit([enc.finish()]);
-    staging.slice(..).map_async(wgpu::MapMode::Read, |_| {});
-    device.poll(wgpu::PollType::wait_indefinitely()).expect("the device runs");
-    let data = staging.slice(..).get_mapped_range().expect("mapped").to_vec();
-    for (x, w) in a.iter_mut().zip(data.chunks_exact(8)) {
-        *x = f64::from_le_bytes(w.try_into().expect("8 bytes"));
+
+    fn result(&self) -> Vec<f64> {
+        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size: self.out.size(),
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut enc = self.device.create_command_encoder(&Default::default());
+        enc.copy_buffer_to_buffer(&self.out, 0, &staging, 0, self.out.size());
+        self.queue.submit([enc.finish()]);
+        staging.slice(..).map_async(wgpu::MapMode::Read, |_| {});
+        self.device.poll(wgpu::PollType::wait_indefinitely()).expect("the device runs");
+        let data = staging.slice(..).get_mapped_range().expect("mapped").to_vec();
+        data.chunks_exact(8).map(|w| f64::from_le_bytes(w.try_into().expect("8 bytes"))).collect()
     }
-    (name, times)
 }
 
 /// The adapter `acc` picks first (wgpu's adapters, best first).
@@ -135,31 +155,28 @@ fn main() {
     let c: Vec<f64> = (0..n).map(|i| (i % 7) as f64).collect();
     let want = |i: usize| b[i] + S * c[i];
 
+    let refs = [Reference::new(&b, &c, false), Reference::new(&b, &c, true)];
+    let adapter = acc_device_adapter().get_info().name;
     let mut a_acc = vec![0.0; n];
-    let t_acc = triad_acc(&mut a_acc, &b, &c, reps);
-    let mut a_2d = vec![0.0; n];
-    let (adapter, t_2d) = triad_wgsl(&mut a_2d, &b, &c, reps, false);
-    let mut a_gs = vec![0.0; n];
-    let (_, t_gs) = triad_wgsl(&mut a_gs, &b, &c, reps, true);
-    let ok = (0..n).step_by(997).chain([n - 1]).all(|i| a_acc[i] == want(i) && a_2d[i] == want(i) && a_gs[i] == want(i));
+    let (t_acc, t_refs) = triad_interleaved(&mut a_acc, &b, &c, reps + WARM_UP, &refs);
+    let results: Vec<Vec<f64>> = refs.iter().map(Reference::result).collect();
+    let ok = (0..n).step_by(997).chain([n - 1]).all(|i| a_acc[i] == want(i) && results.iter().all(|r| r[i] == want(i)));
     assert!(ok, "a triad result is wrong");
 
     let bytes = 3.0 * 8.0 * n as f64;
-    let (ma, m2d, mgs) = (median(t_acc[1..].to_vec()), median(t_2d[1..].to_vec()), median(t_gs[1..].to_vec()));
-    // The reference is the faster of the two hand-written shaders.
-    let mr = m2d.min(mgs);
     let gbs = |d: Duration| bytes / d.as_secs_f64() / 1e9;
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let ma = median(t_acc[WARM_UP..].to_vec());
+    let mrefs: Vec<Duration> = t_refs.iter().map(|t| median(t[WARM_UP..].to_vec())).collect();
+    // The reference is the faster of the hand-written shaders.
+    let mr = mrefs.iter().copied().min().expect("references");
     println!("adapter: {adapter}");
+    let refs_text: Vec<String> = refs.iter().zip(&mrefs).map(|(r, &t)| format!("{} {:.3} ms ({:.0} GB/s)", r.name, ms(t), gbs(t))).collect();
     println!(
-        "triad f64 n={n}: acc {:.3} ms ({:.0} GB/s); hand-written WGSL: 2-D grid {:.3} ms ({:.0} GB/s), grid-stride {:.3} ms ({:.0} GB/s); ratio to the faster: {:.2}x (median of {} repetitions after one warm-up, each synchronous, results verified)",
+        "triad f64 n={n}: acc {:.3} ms ({:.0} GB/s); hand-written WGSL: {}; ratio to the faster: {:.2}x (medians of {reps} interleaved repetitions after {WARM_UP} warm-ups, each synchronous, results verified)",
         ms(ma),
         gbs(ma),
-        ms(m2d),
-        gbs(m2d),
-        ms(mgs),
-        gbs(mgs),
+        refs_text.join(", "),
         mr.as_secs_f64() / ma.as_secs_f64(),
-        reps - 1
     );
 }
