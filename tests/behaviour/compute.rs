@@ -355,3 +355,53 @@ fn generic_types_not_known_to_be_device_data() {
         }
     });
 }
+
+/// A struct whose methods run regions over its fields.
+struct Heat {
+    u: Vec<f64>,
+    next: Vec<f64>,
+    alpha: f64,
+    steps: u32,
+}
+
+impl Heat {
+    #[acc::offload]
+    fn step(&mut self) {
+        let n = self.u.len();
+        #[acc::parallel_loop]
+        for i in 1..n - 1 {
+            self.next[i] = self.u[i] + self.alpha * (self.u[i - 1] - 2.0 * self.u[i] + self.u[i + 1]);
+        }
+        #[acc::serial]
+        {
+            self.steps += 1;
+        }
+        std::mem::swap(&mut self.u, &mut self.next);
+    }
+
+    #[acc::offload]
+    fn total(&self) -> f64 {
+        let mut s = 0.0;
+        #[acc::parallel_loop(reduction(+: s))]
+        for i in 0..self.u.len() {
+            s += self.u[i];
+        }
+        s
+    }
+}
+
+#[test]
+fn methods_use_the_fields_of_self() {
+    on_each_device(|ty| {
+        let n = 1000;
+        let u: Vec<f64> = (0..n).map(|i| if i == n / 2 { 1000.0 } else { 0.0 }).collect();
+        let mut h = Heat { next: u.clone(), u, alpha: 0.25, steps: 0 };
+        for _ in 0..10 {
+            h.step();
+        }
+        assert_eq!(h.steps, 10, "on {ty}");
+        // Diffusion keeps the total while the heat stays off the boundary.
+        assert!((h.total() - 1000.0).abs() < 1e-9, "{} on {ty}", h.total());
+        assert!(h.u[n / 2] < 1000.0 && h.u[n / 2 + 3] > 0.0, "on {ty}");
+    });
+}

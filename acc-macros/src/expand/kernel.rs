@@ -921,7 +921,23 @@ fn translate(
         }
     }
     let stmts = if value_tail.is_some() { &stmts[..stmts.len() - 1] } else { stmts };
+    // `self.f` (a method's region reading or writing its struct's fields) becomes a captured
+    // variable of its own, borrowed from `self` for the launch.
+    let mut self_fields = Vec::new();
+    let rewritten = self_fields_as_variables(stmts, &mut self_fields);
+    let stmts = &rewritten[..];
     let uses = scan_stmts(stmts, &[]);
+    let mut self_borrows = Vec::new();
+    for f in &self_fields {
+        let var = format_ident!("__self_{}", f);
+        let field = Ident::new(f, Span::call_site());
+        let written = uses.vars.get(&var.to_string()).is_some_and(|u| u.assigned || u.place_written || u.mut_borrowed || u.atomic_target);
+        self_borrows.push(if written {
+            quote!(#[allow(unused_mut)] let mut #var = &mut self.#field;)
+        } else {
+            quote!(let #var = &self.#field;)
+        });
+    }
     // Loop-level reductions of captured variables (on the combined loop or any loop inside).
     let mut loop_reds: Vec<(RedOp, Ident)> = Vec::new();
     if let Some(d) = combined_loop {
@@ -956,11 +972,13 @@ fn translate(
         let span = u.span.unwrap_or_else(Span::call_site);
         let var = Ident::new(name, span);
         let p = format_ident!("__acc_p_{}", name);
+        // The name messages show: `self.f` for a field.
+        let shown = name.strip_prefix("__self_").map_or_else(|| name.clone(), |f| format!("self.{f}"));
         let red = region_reductions.iter().chain(&loop_reds).find(|(_, v)| v == name).map(|(op, _)| *op);
         let binding = env.get(name);
         let mut_ref = |var: &Ident| if binding.is_some_and(|b| !b.mutable) { quote!(&mut *#var) } else { quote!(&mut #var) };
         let (cap, line) = if red.is_none() && private_names.contains(name) {
-            (Cap::Read, quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().read(&mut __acc_args, #name, &#var);))
+            (Cap::Read, quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().read(&mut __acc_args, #shown, &#var);))
         } else if let Some(op) = red {
             let o = red_op(op);
             let target = mut_ref(&var);
@@ -981,21 +999,21 @@ fn translate(
                 });
                 tr.bind(name.clone(), Local::Array(v));
             }
-            (Cap::Reduction(op), quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().reduction(&mut __acc_args, #name, &#var, #o);))
+            (Cap::Reduction(op), quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().reduction(&mut __acc_args, #shown, &#var, #o);))
         } else if (u.assigned || u.atomic_target) && u.indexes.is_empty() && !u.mut_borrowed && !u.unindexed_other() {
             let target = mut_ref(&var);
-            (Cap::WriteScalar, quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().write(&mut __acc_args, #name, #target);))
+            (Cap::WriteScalar, quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().write(&mut __acc_args, #shown, #target);))
         } else if u.mut_borrowed && !u.assigned && !u.unindexed_other() {
             // `&mut v` passed to a routine that writes the array.
             let target = mut_ref(&var);
-            (Cap::Write, quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().write(&mut __acc_args, #name, #target);))
+            (Cap::Write, quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().write(&mut __acc_args, #shown, #target);))
         } else if u.assigned || u.mut_borrowed {
             return no(format!("writing the captured variable `{name}` as a whole"));
         } else if u.place_written || u.atomic_target {
             let target = mut_ref(&var);
-            (Cap::Write, quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().write(&mut __acc_args, #name, #target);))
+            (Cap::Write, quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().write(&mut __acc_args, #shown, #target);))
         } else {
-            (Cap::Read, quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().read(&mut __acc_args, #name, &#var);))
+            (Cap::Read, quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().read(&mut __acc_args, #shown, &#var);))
         };
         tr.captured.insert(name.clone(), (cap, p.clone()));
         arg_lines.push(line);
@@ -1048,6 +1066,7 @@ fn translate(
     Ok(quote! {{
         #[allow(unused_imports)]
         use ::acc::__rt::kernel::{KindData as _, KindRefuse as _, KindScalar as _};
+        #(#self_borrows)*
         let mut __acc_args = ::acc::__rt::kernel::Args::new();
         #(#arg_lines)*
         static __ACC_KERNEL: ::acc::__rt::kernel::KernelCache = ::acc::__rt::kernel::KernelCache::new();
@@ -1068,6 +1087,36 @@ fn translate(
         #(#after)*
         #value
     }})
+}
+
+/// `stmts` with every `self.f` replaced by the variable `__self_f`; the fields, in order.
+fn self_fields_as_variables(stmts: &[Stmt], fields: &mut Vec<String>) -> Vec<Stmt> {
+    struct V<'a>(&'a mut Vec<String>);
+    impl syn::visit_mut::VisitMut for V<'_> {
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            if let Expr::Field(f) = e {
+                if let (Expr::Path(base), syn::Member::Named(m)) = (strip(&f.base), &f.member) {
+                    if base.path.is_ident("self") {
+                        let name = m.to_string();
+                        if !self.0.contains(&name) {
+                            self.0.push(name.clone());
+                        }
+                        let id = format_ident!("__self_{}", name, span = m.span());
+                        *e = syn::parse_quote!(#id);
+                        return;
+                    }
+                }
+            }
+            syn::visit_mut::visit_expr_mut(self, e);
+        }
+        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+    }
+    let mut out = stmts.to_vec();
+    let mut v = V(fields);
+    for st in &mut out {
+        syn::visit_mut::VisitMut::visit_stmt_mut(&mut v, st);
+    }
+    out
 }
 
 fn collect_loop_privates(stmts: &[Stmt], out: &mut std::collections::HashSet<String>) {
