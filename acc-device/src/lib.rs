@@ -6,11 +6,13 @@
 //! - [`multicore`] (feature `multicore`): all host cores, splitting each region's outermost
 //!   parallel loops across a thread pool;
 //! - `wgpu` (feature `wgpu`): any GPU wgpu reaches, running regions as WGSL compute shaders
-//!   lowered by `wgsl` (IR to WGSL validated by naga).
+//!   lowered by `wgsl` (IR to WGSL validated by naga);
+//! - [`ptx`]: the lowering of the coming `nvidia` device (IR to PTX), without its runtime yet.
 
 #![warn(missing_docs)]
 
 pub mod host;
+pub mod ptx;
 #[cfg(feature = "multicore")]
 pub mod multicore;
 #[cfg(feature = "wgpu")]

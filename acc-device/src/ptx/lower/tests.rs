@@ -1,0 +1,181 @@
+//! PTX generated for kernels built as IR, checked by `ptxas` when it is installed (CI sets
+//! `ACC_REQUIRE_PTXAS=1`, which makes a missing `ptxas` a failure). `ACC_PTXAS` names it when
+//! it is not on the `PATH`.
+
+use acc_core::ir::builder::KernelBuilder;
+
+use super::*;
+
+fn ptxas() -> Option<std::path::PathBuf> {
+    let named = std::env::var_os("ACC_PTXAS").map(std::path::PathBuf::from);
+    let found = named.or_else(|| {
+        std::env::var_os("PATH").and_then(|paths| std::env::split_paths(&paths).map(|p| p.join("ptxas")).find(|p| p.is_file()))
+    });
+    if found.is_none() {
+        assert!(std::env::var("ACC_REQUIRE_PTXAS").is_err(), "ACC_REQUIRE_PTXAS is set, but no ptxas was found (ACC_PTXAS or PATH)");
+        eprintln!("ptx tests: no ptxas (set ACC_PTXAS or put it on PATH); the generated PTX is not assembled");
+    }
+    found
+}
+
+/// Assembles `l` for `sm` with ptxas when it is there.
+fn assemble(l: &Lowered, sm: u32) {
+    let Some(ptxas) = ptxas() else { return };
+    let dir = std::env::temp_dir().join(format!("acc-ptx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let name = format!("k{sm}-{:x}", l.ptx.len() * 31 + l.ptx.bytes().map(|b| b as usize).sum::<usize>());
+    let src = dir.join(format!("{name}.ptx"));
+    std::fs::write(&src, &l.ptx).unwrap();
+    let out = std::process::Command::new(ptxas).arg(format!("-arch=sm_{sm}")).arg(&src).arg("-o").arg(dir.join(format!("{name}.cubin"))).output().unwrap();
+    assert!(out.status.success(), "ptxas refused:\n{}\n{}", String::from_utf8_lossy(&out.stderr), l.ptx);
+}
+
+const TARGETS: [u32; 3] = [70, 80, 90];
+
+const GRID: Option<Schedule> = Some(Schedule { gang: true, worker: false, vector: true });
+
+fn saxpy(elem: Scalar) -> Kernel {
+    let mut b = KernelBuilder::new("saxpy");
+    let a = b.param_scalar("a", elem);
+    let x = b.param_array("x", elem, false);
+    let y = b.param_array("y", elem, true);
+    let start = b.lit_int(0, None);
+    let n = b.len(y);
+    b.for_range("i", Some(Scalar::USize), start, n, false, GRID, &[], &[], |b, v| {
+        let i = b.get(v[0]);
+        let xi = b.load(x, i);
+        let ax = b.binary(BinaryOp::Mul, a, xi);
+        let i = b.get(v[0]);
+        let yi = b.load(y, i);
+        let s = b.binary(BinaryOp::Add, ax, yi);
+        let i = b.get(v[0]);
+        b.store(y, i, s);
+    });
+    b.finish().expect("valid")
+}
+
+#[test]
+fn saxpy_assembles_for_float_and_integer_types() {
+    for elem in [Scalar::F32, Scalar::F64, Scalar::I32, Scalar::U64, Scalar::I8, Scalar::U16] {
+        for sm in TARGETS {
+            let l = lower(&saxpy(elem), Target { sm }).unwrap();
+            assert_eq!(l.entry_points, ["acc_main_0"]);
+            assert!(l.ptx.contains(&format!(".target sm_{sm}")), "{}", l.ptx);
+            assemble(&l, sm);
+        }
+    }
+}
+
+fn reduce(elem: Scalar, op: ReduceOp) -> Kernel {
+    let mut b = KernelBuilder::new("reduce");
+    let x = b.param_array("x", elem, false);
+    let _ = b.param_scalar("s", elem);
+    let acc = b.reduction_local("s", elem, op);
+    b.reduce_into(acc, op, 1);
+    let start = b.lit_int(0, None);
+    let n = b.len(x);
+    b.for_range("i", Some(Scalar::USize), start, n, false, GRID, &[(acc, op)], &[], |b, v| {
+        let i = b.get(v[0]);
+        let xi = b.load(x, i);
+        let cur = b.get(acc);
+        let next = match op {
+            ReduceOp::Max => b.math(MathFn::Max, &[cur, xi]),
+            ReduceOp::Min => b.math(MathFn::Min, &[cur, xi]),
+            ReduceOp::Add => b.binary(BinaryOp::Add, cur, xi),
+            ReduceOp::Mul => b.binary(BinaryOp::Mul, cur, xi),
+            ReduceOp::BitAnd | ReduceOp::And => b.binary(BinaryOp::BitAnd, cur, xi),
+            ReduceOp::BitOr | ReduceOp::Or => b.binary(BinaryOp::BitOr, cur, xi),
+            ReduceOp::BitXor => b.binary(BinaryOp::BitXor, cur, xi),
+        };
+        b.set(acc, next);
+    });
+    b.finish().expect("valid")
+}
+
+#[test]
+fn reductions_assemble_for_every_operator() {
+    let cases = [
+        (Scalar::F64, ReduceOp::Add),
+        (Scalar::F32, ReduceOp::Mul),
+        (Scalar::F64, ReduceOp::Max),
+        (Scalar::I32, ReduceOp::Min),
+        (Scalar::U64, ReduceOp::BitXor),
+        (Scalar::I16, ReduceOp::BitAnd),
+        (Scalar::Bool, ReduceOp::BitOr),
+        (Scalar::Bool, ReduceOp::And),
+    ];
+    for (elem, op) in cases {
+        let l = lower(&reduce(elem, op), Target { sm: 90 }).unwrap();
+        assert_eq!(l.reductions, [ReductionSlot { op, ty: elem, into: 1, entry: 0 }]);
+        assert!(l.ptx.contains("bar.sync"), "{}", l.ptx);
+        assemble(&l, 90);
+    }
+}
+
+/// Control flow, casts and math: `y[i] = if x[i] > 0 { floor(sqrt(x[i])) } else { 0 + 1 + .. + (i % 7 - 1) }`.
+#[test]
+fn control_flow_casts_and_math_assemble() {
+    let mut b = KernelBuilder::new("mixed");
+    let x = b.param_array("x", Scalar::F64, false);
+    let y = b.param_array("y", Scalar::I64, true);
+    let flags = b.param_array("flags", Scalar::Bool, true);
+    let start = b.lit_int(0, None);
+    let n = b.len(x);
+    b.for_range("i", Some(Scalar::USize), start, n, false, GRID, &[], &[], |b, v| {
+        let i = b.get(v[0]);
+        let xi = b.load(x, i);
+        let zero = b.lit_float(0.0, None);
+        let pos = b.binary(BinaryOp::Gt, xi, zero);
+        let i2 = b.get(v[0]);
+        b.store(flags, i2, pos);
+        let out = b.local("out", Some(Scalar::I64), None);
+        b.if_(
+            pos,
+            |b| {
+                let i = b.get(v[0]);
+                let xi = b.load(x, i);
+                let r = b.math(MathFn::Sqrt, &[xi]);
+                let r = b.math(MathFn::Floor, &[r]);
+                let c = b.cast(r, Scalar::I64);
+                b.set(out, c);
+            },
+            |b| {
+                let z = b.lit_int(0, Some(Scalar::I64));
+                b.set(out, z);
+                let s = b.lit_int(0, None);
+                let i = b.get(v[0]);
+                let seven = b.lit_int(7, None);
+                let e = b.binary(BinaryOp::Rem, i, seven);
+                b.for_range("k", Some(Scalar::USize), s, e, false, None, &[], &[], |b, k| {
+                    let kk = b.get(k[0]);
+                    let kk = b.cast(kk, Scalar::I64);
+                    let o = b.get(out);
+                    let o = b.binary(BinaryOp::Add, o, kk);
+                    b.set(out, o);
+                });
+            },
+        );
+        let i = b.get(v[0]);
+        let o = b.get(out);
+        b.store(y, i, o);
+    });
+    let k = b.finish().expect("valid");
+    for sm in TARGETS {
+        let l = lower(&k, Target { sm }).unwrap();
+        assemble(&l, sm);
+    }
+}
+
+#[test]
+fn what_is_not_lowered_yet_is_an_error_naming_it() {
+    let mut b = KernelBuilder::new("serial");
+    let y = b.param_array("y", Scalar::F32, true);
+    let i = b.lit_int(0, Some(Scalar::USize));
+    let v = b.lit_float(1.0, Some(Scalar::F32));
+    b.store(y, i, v);
+    let k = b.finish().expect("valid");
+    let e = lower(&k, Target { sm: 90 }).unwrap_err().to_string();
+    assert!(e.contains("on nvidia") && e.contains("not yet"), "{e}");
+    let e = lower(&saxpy(Scalar::F32), Target { sm: 60 }).unwrap_err().to_string();
+    assert!(e.contains("7.0 or newer"), "{e}");
+}
