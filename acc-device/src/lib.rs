@@ -7,10 +7,12 @@
 //!   parallel loops across a thread pool;
 //! - `wgpu` (feature `wgpu`): any GPU wgpu reaches, running regions as WGSL compute shaders
 //!   lowered by `wgsl` (IR to WGSL validated by naga);
-//! - [`ptx`]: the lowering of the coming `nvidia` device (IR to PTX), without its runtime yet.
+//! - [`ptx`]: IR to PTX, for `cuda` (feature `cuda`): NVIDIA GPUs through the CUDA driver.
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod host;
 pub mod ptx;
 #[cfg(feature = "multicore")]
@@ -30,5 +32,7 @@ pub fn backends() -> Vec<Box<dyn Backend>> {
     v.push(Box::new(multicore::MulticoreBackend::default()));
     #[cfg(feature = "wgpu")]
     v.push(Box::new(wgpu::WgpuBackend::default()));
+    #[cfg(feature = "cuda")]
+    v.push(Box::new(cuda::CudaBackend::default()));
     v
 }

@@ -27,7 +27,13 @@ fn assemble(l: &Lowered, sm: u32) {
     let src = dir.join(format!("{name}.ptx"));
     std::fs::write(&src, &l.ptx).unwrap();
     let out = std::process::Command::new(ptxas).arg(format!("-arch=sm_{sm}")).arg(&src).arg("-o").arg(dir.join(format!("{name}.cubin"))).output().unwrap();
-    assert!(out.status.success(), "ptxas refused:\n{}\n{}", String::from_utf8_lossy(&out.stderr), l.ptx);
+    let err = String::from_utf8_lossy(&out.stderr);
+    // Newer toolkits drop old targets (CUDA 13 has no sm_70): nothing to check there.
+    if !out.status.success() && err.contains("is not defined for option 'gpu-name'") {
+        eprintln!("ptx tests: this ptxas has no sm_{sm}");
+        return;
+    }
+    assert!(out.status.success(), "ptxas refused:\n{err}\n{}", l.ptx);
 }
 
 const TARGETS: [u32; 3] = [70, 80, 90];

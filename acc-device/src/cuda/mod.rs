@@ -1,0 +1,12 @@
+//! The `nvidia` device: kernels lowered to PTX by [`crate::ptx`], loaded and launched through
+//! the CUDA driver (cudarc, loading `libcuda` at run time: this builds without CUDA, and on a
+//! machine without the driver the device is simply absent).
+//!
+//! Data made present by data clauses lives in device allocations kept by the present table;
+//! arrays a kernel uses that are not present are copied in for the launch and out when it
+//! writes them. Every launch is synchronous on the device's stream; the bounds-check status
+//! is read after it and turned into the same panic as on the other devices.
+
+mod runtime;
+
+pub use runtime::{CudaBackend, CudaDevice};
