@@ -417,8 +417,90 @@ impl Writer<'_> {
                 let (cont, _) = self.loops.last().cloned().ok_or_else(|| unsupported("`continue` outside a loop"))?;
                 self.emit(format!("bra {cont};"));
             }
-            Stmt::Atomic { .. } => return Err(unsupported("atomics (not yet)")),
+            Stmt::Atomic { array, index, op, value, old, new } => self.atomic(*array, *index, *op, *value, *old, *new)?,
         }
+        Ok(())
+    }
+
+    /// An atomic access of `array[index]` (3.3 section 2.12): native `atom` instructions where
+    /// PTX has the operation for the type, a compare-and-swap loop otherwise.
+    #[allow(clippy::too_many_arguments)]
+    fn atomic(&mut self, array: ParamId, index: Handle<Expr>, op: AtomicOp, value: Handle<Expr>, old: Option<LocalId>, new: Option<LocalId>) -> Result<()> {
+        let (elem, _) = self.array(array)?;
+        if elem.size() < 4 || elem == Scalar::Bool {
+            return Err(unsupported(format!("atomics on {elem} (not yet)")));
+        }
+        let r = repr(elem);
+        let i = self.expr(index)?;
+        let (ok, addr) = self.checked_address(array, &i, elem)?;
+        let skip = self.label("atomic");
+        self.emit(format!("@!{ok} bra {skip};"));
+        let set = |w: &mut Self, local: Option<LocalId>, v: &str| -> Result<()> {
+            if let Some(l) = local {
+                let reg = w.local(l)?;
+                w.emit(format!("mov{} {reg}, {v};", r.bits));
+            }
+            Ok(())
+        };
+        match op {
+            AtomicOp::Read => {
+                let d = self.reg(r.class);
+                self.emit(format!("ld.relaxed.gpu.global{} {d}, [{addr}];", r.ty));
+                set(self, old, &d)?;
+            }
+            AtomicOp::Exchange => {
+                let v = self.expr(value)?;
+                let d = self.reg(r.class);
+                self.emit(format!("atom.global.exch{} {d}, [{addr}], {v};", r.bits));
+                set(self, old, &d)?;
+                set(self, new, &v)?;
+            }
+            AtomicOp::Update(bop) => {
+                let v = self.expr(value)?;
+                let int_ty = if r.bits == ".b64" { ".u64" } else { ".u32" };
+                let native = match (bop, elem.is_float()) {
+                    (BinaryOp::Add, true) => Some(format!("add{}", r.ty)),
+                    (BinaryOp::Add, false) => Some(format!("add{int_ty}")),
+                    (BinaryOp::BitAnd, false) => Some(format!("and{}", r.bits)),
+                    (BinaryOp::BitOr, false) => Some(format!("or{}", r.bits)),
+                    (BinaryOp::BitXor, false) => Some(format!("xor{}", r.bits)),
+                    _ => None,
+                };
+                match native {
+                    Some(instr) => {
+                        let d = self.reg(r.class);
+                        self.emit(format!("atom.global.{instr} {d}, [{addr}], {v};"));
+                        set(self, old, &d)?;
+                        if new.is_some() {
+                            let n = self.binary(bop, elem, &d, &v)?;
+                            set(self, new, &n)?;
+                        }
+                    }
+                    None => {
+                        // Compare-and-swap on the element's bits until no other thread came
+                        // in between.
+                        let bits_class = if r.class == "%rd" || r.class == "%fd" { "%rd" } else { "%r" };
+                        let top = self.label("cas");
+                        let cur = self.reg(r.class);
+                        self.emit(format!("ld.relaxed.gpu.global{} {cur}, [{addr}];", r.ty));
+                        self.emit(format!("{top}:"));
+                        let n = self.binary(bop, elem, &cur, &v)?;
+                        let (expected, desired, seen) = (self.reg(bits_class), self.reg(bits_class), self.reg(bits_class));
+                        self.emit(format!("mov{} {expected}, {cur};", r.bits));
+                        self.emit(format!("mov{} {desired}, {n};", r.bits));
+                        self.emit(format!("atom.global.cas{} {seen}, [{addr}], {expected}, {desired};", r.bits));
+                        let again = self.reg("%p");
+                        self.emit(format!("setp.ne{int_ty} {again}, {seen}, {expected};"));
+                        self.emit(format!("mov{} {cur}, {seen};", r.bits));
+                        self.emit(format!("@{again} bra {top};"));
+                        // `cur` was reloaded with what was there; on success that is the old value.
+                        set(self, old, &cur)?;
+                        set(self, new, &n)?;
+                    }
+                }
+            }
+        }
+        self.emit(format!("{skip}:"));
         Ok(())
     }
 

@@ -185,3 +185,38 @@ fn what_is_not_lowered_yet_is_an_error_naming_it() {
     let e = lower(&saxpy(Scalar::F32), Target { sm: 60 }).unwrap_err().to_string();
     assert!(e.contains("7.0 or newer"), "{e}");
 }
+
+#[test]
+fn atomics_assemble_native_and_compare_and_swap() {
+    for (elem, op) in [
+        (Scalar::F32, AtomicOp::Update(BinaryOp::Add)),
+        (Scalar::F64, AtomicOp::Update(BinaryOp::Add)),
+        (Scalar::U64, AtomicOp::Update(BinaryOp::BitOr)),
+        (Scalar::I64, AtomicOp::Update(BinaryOp::Mul)),
+        (Scalar::F64, AtomicOp::Update(BinaryOp::Sub)),
+        (Scalar::U32, AtomicOp::Exchange),
+        (Scalar::F64, AtomicOp::Read),
+    ] {
+        let mut b = KernelBuilder::new("atomics");
+        let c = b.param_array("c", elem, true);
+        let start = b.lit_int(0, None);
+        let end = b.lit_int(1000, Some(Scalar::USize));
+        b.for_range("i", Some(Scalar::USize), start, end, false, GRID, &[], &[], |b, _| {
+            let zero = b.lit_int(0, Some(Scalar::USize));
+            let one = if elem.is_float() { b.lit_float(1.0, Some(elem)) } else { b.lit_int(1, Some(elem)) };
+            let old = b.local("old", Some(elem), None);
+            let new = b.local("new", Some(elem), None);
+            let (o, n) = match op {
+                AtomicOp::Read => (Some(old), None),
+                _ => (Some(old), Some(new)),
+            };
+            b.atomic(c, zero, op, one, o, n);
+        });
+        let k = b.finish().expect("valid");
+        for sm in TARGETS {
+            let l = lower(&k, Target { sm }).unwrap();
+            assert!(l.ptx.contains("atom.global") || l.ptx.contains("ld.relaxed"), "{}", l.ptx);
+            assemble(&l, sm);
+        }
+    }
+}
