@@ -3,6 +3,7 @@
 //! it is not on the `PATH`.
 
 use acc_core::ir::builder::KernelBuilder;
+use acc_core::ir::samples::{reduce, saxpy, GRID};
 
 use super::*;
 
@@ -29,7 +30,8 @@ fn assemble(l: &Lowered, sm: u32) {
     let out = std::process::Command::new(ptxas).arg(format!("-arch=sm_{sm}")).arg(&src).arg("-o").arg(dir.join(format!("{name}.cubin"))).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     // Newer toolkits drop old targets (CUDA 13 has no sm_70): nothing to check there.
-    if !out.status.success() && err.contains("is not defined for option 'gpu-name'") {
+    // Where ptxas is required (CI installs one that has every target), nothing is skipped.
+    if !out.status.success() && err.contains("is not defined for option 'gpu-name'") && std::env::var("ACC_REQUIRE_PTXAS").is_err() {
         eprintln!("ptx tests: this ptxas has no sm_{sm}");
         return;
     }
@@ -37,28 +39,6 @@ fn assemble(l: &Lowered, sm: u32) {
 }
 
 const TARGETS: [u32; 3] = [70, 80, 90];
-
-const GRID: Option<Schedule> = Some(Schedule { gang: true, worker: false, vector: true });
-
-fn saxpy(elem: Scalar) -> Kernel {
-    let mut b = KernelBuilder::new("saxpy");
-    let a = b.param_scalar("a", elem);
-    let x = b.param_array("x", elem, false);
-    let y = b.param_array("y", elem, true);
-    let start = b.lit_int(0, None);
-    let n = b.len(y);
-    b.for_range("i", Some(Scalar::USize), start, n, false, GRID, &[], &[], |b, v| {
-        let i = b.get(v[0]);
-        let xi = b.load(x, i);
-        let ax = b.binary(BinaryOp::Mul, a, xi);
-        let i = b.get(v[0]);
-        let yi = b.load(y, i);
-        let s = b.binary(BinaryOp::Add, ax, yi);
-        let i = b.get(v[0]);
-        b.store(y, i, s);
-    });
-    b.finish().expect("valid")
-}
 
 #[test]
 fn saxpy_assembles_for_float_and_integer_types() {
@@ -70,32 +50,6 @@ fn saxpy_assembles_for_float_and_integer_types() {
             assemble(&l, sm);
         }
     }
-}
-
-fn reduce(elem: Scalar, op: ReduceOp) -> Kernel {
-    let mut b = KernelBuilder::new("reduce");
-    let x = b.param_array("x", elem, false);
-    let _ = b.param_scalar("s", elem);
-    let acc = b.reduction_local("s", elem, op);
-    b.reduce_into(acc, op, 1);
-    let start = b.lit_int(0, None);
-    let n = b.len(x);
-    b.for_range("i", Some(Scalar::USize), start, n, false, GRID, &[(acc, op)], &[], |b, v| {
-        let i = b.get(v[0]);
-        let xi = b.load(x, i);
-        let cur = b.get(acc);
-        let next = match op {
-            ReduceOp::Max => b.math(MathFn::Max, &[cur, xi]),
-            ReduceOp::Min => b.math(MathFn::Min, &[cur, xi]),
-            ReduceOp::Add => b.binary(BinaryOp::Add, cur, xi),
-            ReduceOp::Mul => b.binary(BinaryOp::Mul, cur, xi),
-            ReduceOp::BitAnd | ReduceOp::And => b.binary(BinaryOp::BitAnd, cur, xi),
-            ReduceOp::BitOr | ReduceOp::Or => b.binary(BinaryOp::BitOr, cur, xi),
-            ReduceOp::BitXor => b.binary(BinaryOp::BitXor, cur, xi),
-        };
-        b.set(acc, next);
-    });
-    b.finish().expect("valid")
 }
 
 #[test]
