@@ -102,3 +102,33 @@ pub trait Backend: Send + Sync + 'static {
         Ok(())
     }
 }
+
+/// The devices a backend has opened, by number: each is opened once, and forgotten on
+/// `acc_shutdown`.
+pub struct Opened<T> {
+    devices: std::sync::Mutex<std::collections::HashMap<usize, std::sync::Arc<T>>>,
+}
+
+impl<T> Default for Opened<T> {
+    fn default() -> Self {
+        Opened { devices: Default::default() }
+    }
+}
+
+impl<T: Device> Opened<T> {
+    /// Device `num`, opened with `open` the first time.
+    pub fn get_or_open(&self, num: usize, open: impl FnOnce(usize) -> Result<T>) -> Result<std::sync::Arc<dyn Device>> {
+        let mut devices = self.devices.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(d) = devices.get(&num) {
+            return Ok(std::sync::Arc::clone(d) as std::sync::Arc<dyn Device>);
+        }
+        let d = std::sync::Arc::new(open(num)?);
+        devices.insert(num, std::sync::Arc::clone(&d));
+        Ok(d)
+    }
+
+    /// Forgets every opened device.
+    pub fn clear(&self) {
+        self.devices.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+}

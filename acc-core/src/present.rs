@@ -117,6 +117,14 @@ pub struct Named<'a> {
     pub location: Location,
 }
 
+impl Named<'_> {
+    /// A name without a source location (a kernel argument, whose clause, if any, was
+    /// checked where it was written).
+    pub fn unlocated(name: &str) -> Named<'_> {
+        Named { name, location: Location { file: "", line: 0, column: 0 } }
+    }
+}
+
 /// The present table of one device.
 #[derive(Default, Debug)]
 pub struct PresentTable {

@@ -425,7 +425,7 @@ pub fn exit_data_directive(loc: Location, if_cond: Option<bool>, async_arg: Opti
 pub fn reduction_to_device<V: DataVar + ?Sized>(device: &dyn Device, v: &V) {
     let Some(OwnMemory { table, memory }) = device.own_memory() else { return };
     let host = bytes_of(v.elems());
-    let named = Named { name: "reduction variable", location: Location { file: "", line: 0, column: 0 } };
+    let named = Named::unlocated("reduction variable");
     let _ = table.update(memory, HostBytes::Read(host), layout::<V::Elem>(), named, true);
 }
 

@@ -34,6 +34,36 @@ impl ScalarValue {
         }
     }
 
+    /// A value of type `t` as a device writes it: 8- and 16-bit integers and `bool` in a
+    /// 32-bit word, `usize`/`isize` in `index_bytes` (4 where the device indexes with 32 bits:
+    /// then `u32::MAX` stands for `usize::MAX`), the others at their own width.
+    pub fn from_device_bytes(t: Scalar, b: &[u8], index_bytes: usize) -> Option<ScalarValue> {
+        let w4 = |b: &[u8]| -> Option<[u8; 4]> { b.get(..4)?.try_into().ok() };
+        let w8 = |b: &[u8]| -> Option<[u8; 8]> { b.get(..8)?.try_into().ok() };
+        Some(match t {
+            Scalar::Bool => ScalarValue::Bool(u32::from_le_bytes(w4(b)?) != 0),
+            Scalar::I8 | Scalar::I16 | Scalar::I32 => ScalarValue::I32(i32::from_le_bytes(w4(b)?)),
+            Scalar::U8 | Scalar::U16 | Scalar::U32 => ScalarValue::U32(u32::from_le_bytes(w4(b)?)),
+            Scalar::ISize if index_bytes == 4 => ScalarValue::ISize(i32::from_le_bytes(w4(b)?) as i64),
+            Scalar::USize if index_bytes == 4 => ScalarValue::USize(match u32::from_le_bytes(w4(b)?) {
+                u32::MAX => u64::MAX,
+                v => v as u64,
+            }),
+            Scalar::ISize => ScalarValue::ISize(i64::from_le_bytes(w8(b)?)),
+            Scalar::USize => ScalarValue::USize(u64::from_le_bytes(w8(b)?)),
+            Scalar::I64 => ScalarValue::I64(i64::from_le_bytes(w8(b)?)),
+            Scalar::U64 => ScalarValue::U64(u64::from_le_bytes(w8(b)?)),
+            Scalar::F32 => ScalarValue::F32(f32::from_le_bytes(w4(b)?)),
+            Scalar::F64 => ScalarValue::F64(f64::from_le_bytes(w8(b)?)),
+        })
+    }
+
+    /// Partial results combined with `op` in the order given (how every device combines its
+    /// per-workgroup or per-block partials, so that results are deterministic for a grid).
+    pub fn fold(op: ReduceOp, partials: impl IntoIterator<Item = ScalarValue>) -> Option<ScalarValue> {
+        partials.into_iter().reduce(|a, b| a.combine(op, b))
+    }
+
     /// `self op other`, for combining reduction partials in order.
     pub fn combine(self, op: ReduceOp, other: ScalarValue) -> ScalarValue {
         use ScalarValue::*;

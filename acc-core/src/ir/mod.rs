@@ -16,6 +16,8 @@
 pub mod builder;
 pub mod launch;
 pub mod print;
+#[cfg(feature = "samples")]
+pub mod samples;
 pub mod validate;
 
 use std::fmt;

@@ -6,7 +6,7 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr
 use cudarc::nvrtc::Ptx;
 
 use acc_core::ir::launch::{KernelArg as Arg, KernelOutput as Launched, ScalarValue};
-use acc_core::ir::{Kernel, ParamKind, Scalar};
+use acc_core::ir::{Kernel, ParamKind};
 use acc_core::present::{BufferId, DeviceMemory, ElemLayout, Named, PresentTable};
 use acc_core::{DeviceType, Error, Result};
 
@@ -136,7 +136,7 @@ impl CudaDevice {
                     let len = d.len() / size;
                     largest = largest.max(len);
                     let layout = ElemLayout { scalar: Some(*elem), size };
-                    let var = Named { name: &param.name, location: acc_core::Location { file: "kernel argument", line: 0, column: 0 } };
+                    let var = Named::unlocated(&param.name);
                     let ptr = match self.present.lookup(d.as_ptr() as usize, d.len(), layout, var)? {
                         Some(at) => {
                             let buffers = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
@@ -215,16 +215,8 @@ impl CudaDevice {
             let size = crate::ptx::partial_size(r.ty) as usize;
             let mut data = vec![0u8; groups as usize * size];
             self.stream.memcpy_dtoh(&p.slice(..data.len()), &mut data[..]).map_err(|e| cuda_error("reading partials", e))?;
-            let mut acc: Option<ScalarValue> = None;
-            for g in 0..groups as usize {
-                if let Some(v) = partial_value(r.ty, &data[g * size..(g + 1) * size]) {
-                    acc = Some(match acc {
-                        None => v,
-                        Some(a) => a.combine(r.op, v),
-                    });
-                }
-            }
-            if let Some(v) = acc {
+            let partials = data.chunks_exact(size).filter_map(|w| ScalarValue::from_device_bytes(r.ty, w, 8));
+            if let Some(v) = ScalarValue::fold(r.op, partials) {
                 launched.reductions.push((r.into, v));
             }
         }
@@ -235,23 +227,6 @@ impl CudaDevice {
         }
         Ok(launched)
     }
-}
-
-/// A per-block partial as the PTX lowering writes it (`ptx::partial_size` bytes).
-fn partial_value(t: Scalar, b: &[u8]) -> Option<ScalarValue> {
-    let w4 = |b: &[u8]| -> Option<[u8; 4]> { b.get(..4)?.try_into().ok() };
-    let w8 = |b: &[u8]| -> Option<[u8; 8]> { b.get(..8)?.try_into().ok() };
-    Some(match t {
-        Scalar::Bool => ScalarValue::Bool(u32::from_le_bytes(w4(b)?) != 0),
-        Scalar::I8 | Scalar::I16 | Scalar::I32 => ScalarValue::I32(i32::from_le_bytes(w4(b)?)),
-        Scalar::U8 | Scalar::U16 | Scalar::U32 => ScalarValue::U32(u32::from_le_bytes(w4(b)?)),
-        Scalar::I64 => ScalarValue::I64(i64::from_le_bytes(w8(b)?)),
-        Scalar::ISize => ScalarValue::ISize(i64::from_le_bytes(w8(b)?)),
-        Scalar::U64 => ScalarValue::U64(u64::from_le_bytes(w8(b)?)),
-        Scalar::USize => ScalarValue::USize(u64::from_le_bytes(w8(b)?)),
-        Scalar::F32 => ScalarValue::F32(f32::from_le_bytes(w4(b)?)),
-        Scalar::F64 => ScalarValue::F64(f64::from_le_bytes(w8(b)?)),
-    })
 }
 
 impl DeviceMemory for CudaDevice {
@@ -324,7 +299,7 @@ impl acc_core::Device for CudaDevice {
 #[derive(Default)]
 pub struct CudaBackend {
     count: OnceLock<usize>,
-    devices: Mutex<HashMap<usize, Arc<CudaDevice>>>,
+    devices: acc_core::device::Opened<CudaDevice>,
 }
 
 impl acc_core::device::Backend for CudaBackend {
@@ -335,13 +310,7 @@ impl acc_core::device::Backend for CudaBackend {
         *self.count.get_or_init(|| if driver_present() { CudaContext::device_count().map_or(0, |n| n.max(0) as usize) } else { 0 })
     }
     fn open(&self, num: usize) -> Result<Arc<dyn acc_core::Device>> {
-        let mut devices = self.devices.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(d) = devices.get(&num) {
-            return Ok(Arc::clone(d) as Arc<dyn acc_core::Device>);
-        }
-        let d = Arc::new(CudaDevice::open(num)?);
-        devices.insert(num, Arc::clone(&d));
-        Ok(d)
+        self.devices.get_or_open(num, CudaDevice::open)
     }
     // Regions run on nvidia when asked for (`ACC_DEVICE_TYPE=nvidia`) until it runs every
     // region the other devices run.
@@ -356,7 +325,7 @@ impl acc_core::device::Backend for CudaBackend {
         }
     }
     fn shutdown(&self) -> Result<()> {
-        self.devices.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.devices.clear();
         Ok(())
     }
 }

@@ -281,13 +281,7 @@ impl Writer<'_> {
                 self.emit(format!("div.u64 {rest}, {rest}, {};", trips[i]));
                 q
             };
-            let ty = self.k.function.locals[lv.var as usize].ty;
-            let (start, step) = (self.expr(lv.start)?, self.expr(lv.step)?);
-            let idx = self.convert(&idx, Scalar::U64, ty)?;
-            let l = self.local(lv.var)?;
-            let r = repr(ty);
-            self.emit(format!("mul.lo{} {l}, {idx}, {step};", r.ty));
-            self.emit(format!("add{} {l}, {l}, {start};", r.ty));
+            self.set_loop_var(lv, &idx)?;
         }
         self.loops.push((cont.clone(), end.clone()));
         self.block(body)?;
@@ -306,7 +300,7 @@ impl Writer<'_> {
             self.emit(format!("mov.u64 {word}, acc_shared;"));
             self.emit(format!("mul.wide.u32 {off}, {tid}, 8;"));
             self.emit(format!("add.u64 {off}, {word}, {off};"));
-            self.store_shared(&off, ty, &l)?;
+            self.store_word(".shared", &off, ty, &l)?;
             self.emit("bar.sync 0;");
             let mut s = BLOCK_SIZE / 2;
             while s > 0 {
@@ -318,7 +312,7 @@ impl Writer<'_> {
                 self.emit(format!("add.u64 {other}, {off}, {};", s * 8));
                 let (a, b) = (self.load_shared(&off, ty)?, self.load_shared(&other, ty)?);
                 let c = self.combine(red.op, ty, &a, &b)?;
-                self.store_shared(&off, ty, &c)?;
+                self.store_word(".shared", &off, ty, &c)?;
                 self.emit(format!("{skip}:"));
                 self.emit("bar.sync 0;");
                 s /= 2;
@@ -333,10 +327,22 @@ impl Writer<'_> {
             let at = self.reg("%rd");
             self.emit(format!("mul.wide.u32 {at}, {ctaid}, {};", partial_size(ty)));
             self.emit(format!("add.u64 {at}, {base}, {at};"));
-            self.store_global(&at, ty, &v, partial_type(ty))?;
+            self.store_word(".global", &at, ty, &v)?;
             self.emit(format!("{skip}:"));
         }
         self.emit("ret;");
+        Ok(())
+    }
+
+    /// The loop variable of iteration `k` (a `u64` register): `start + k * step`.
+    fn set_loop_var(&mut self, lv: &LoopLevel, k: &str) -> Result<()> {
+        let ty = self.k.function.locals[lv.var as usize].ty;
+        let (start, step) = (self.expr(lv.start)?, self.expr(lv.step)?);
+        let k = self.convert(k, Scalar::U64, ty)?;
+        let l = self.local(lv.var)?;
+        let r = repr(ty);
+        self.emit(format!("mul.lo{} {l}, {k}, {step};", r.ty));
+        self.emit(format!("add{} {l}, {l}, {start};", r.ty));
         Ok(())
     }
 
@@ -377,7 +383,6 @@ impl Writer<'_> {
             Stmt::For { levels, body, .. } => {
                 // Inside a parallel loop every loop runs sequentially in its thread.
                 let [lv] = levels.as_slice() else { return Err(unsupported("a collapsed loop nested inside another loop")) };
-                let ty = self.k.function.locals[lv.var as usize].ty;
                 let trips = self.expr(lv.trips)?;
                 let k = self.reg("%rd");
                 self.emit(format!("mov.u64 {k}, 0;"));
@@ -386,12 +391,7 @@ impl Writer<'_> {
                 let p = self.reg("%p");
                 self.emit(format!("setp.ge.u64 {p}, {k}, {trips};"));
                 self.emit(format!("@{p} bra {end};"));
-                let (start, step) = (self.expr(lv.start)?, self.expr(lv.step)?);
-                let idx = self.convert(&k, Scalar::U64, ty)?;
-                let l = self.local(lv.var)?;
-                let r = repr(ty);
-                self.emit(format!("mul.lo{} {l}, {idx}, {step};", r.ty));
-                self.emit(format!("add{} {l}, {l}, {start};", r.ty));
+                self.set_loop_var(lv, &k)?;
                 self.loops.push((cont.clone(), end.clone()));
                 self.block(body)?;
                 self.loops.pop();
@@ -557,24 +557,15 @@ impl Writer<'_> {
         Ok(())
     }
 
-    fn store_global(&mut self, addr: &str, ty: Scalar, v: &str, _mem: &str) -> Result<()> {
+    /// Stores a value as a reduction word (`bool` as a `u32` 0 or 1) in `space` (`.shared` for
+    /// the block's tree, `.global` for the block's partial).
+    fn store_word(&mut self, space: &str, addr: &str, ty: Scalar, v: &str) -> Result<()> {
         if ty == Scalar::Bool {
             let w = self.reg("%r");
             self.emit(format!("selp.u32 {w}, 1, 0, {v};"));
-            self.emit(format!("st.global.u32 [{addr}], {w};"));
-            return Ok(());
-        }
-        self.emit(format!("st.global{} [{addr}], {v};", repr(ty).ty));
-        Ok(())
-    }
-
-    fn store_shared(&mut self, addr: &str, ty: Scalar, v: &str) -> Result<()> {
-        if ty == Scalar::Bool {
-            let w = self.reg("%r");
-            self.emit(format!("selp.u32 {w}, 1, 0, {v};"));
-            self.emit(format!("st.shared.u32 [{addr}], {w};"));
+            self.emit(format!("st{space}.u32 [{addr}], {w};"));
         } else {
-            self.emit(format!("st.shared{} [{addr}], {v};", repr(ty).ty));
+            self.emit(format!("st{space}{} [{addr}], {v};", repr(ty).ty));
         }
         Ok(())
     }
@@ -938,13 +929,6 @@ pub fn partial_size(t: Scalar) -> u32 {
     match t {
         Scalar::Bool => 4,
         t => t.size().max(4),
-    }
-}
-
-fn partial_type(t: Scalar) -> &'static str {
-    match t {
-        Scalar::Bool => ".u32",
-        t => repr(t).ty,
     }
 }
 

@@ -111,24 +111,9 @@ fn partial_size(t: Scalar) -> usize {
     }
 }
 
-/// A partial result read back from the device.
+/// A value read back from the device (`usize` is 32-bit there).
 fn scalar_from_bytes(t: Scalar, b: &[u8]) -> Option<ScalarValue> {
-    let w4 = |b: &[u8]| -> Option<[u8; 4]> { b.get(..4)?.try_into().ok() };
-    let w8 = |b: &[u8]| -> Option<[u8; 8]> { b.get(..8)?.try_into().ok() };
-    Some(match t {
-        Scalar::Bool => ScalarValue::Bool(u32::from_le_bytes(w4(b)?) != 0),
-        Scalar::I32 | Scalar::I8 | Scalar::I16 => ScalarValue::I32(i32::from_le_bytes(w4(b)?)),
-        Scalar::ISize => ScalarValue::ISize(i32::from_le_bytes(w4(b)?) as i64),
-        Scalar::U32 | Scalar::U8 | Scalar::U16 => ScalarValue::U32(u32::from_le_bytes(w4(b)?)),
-        Scalar::USize => ScalarValue::USize(match u32::from_le_bytes(w4(b)?) {
-            u32::MAX => u64::MAX,
-            v => v as u64,
-        }),
-        Scalar::I64 => ScalarValue::I64(i64::from_le_bytes(w8(b)?)),
-        Scalar::U64 => ScalarValue::U64(u64::from_le_bytes(w8(b)?)),
-        Scalar::F32 => ScalarValue::F32(f32::from_le_bytes(w4(b)?)),
-        Scalar::F64 => ScalarValue::F64(f64::from_le_bytes(w8(b)?)),
-    })
+    ScalarValue::from_device_bytes(t, b, 4)
 }
 
 /// The adapters wgpu finds, best first (discrete, integrated, virtual, CPU).
@@ -389,7 +374,7 @@ impl WgpuDevice {
                 Arg::Scalar(_) => continue,
             };
             let layout = ElemLayout { scalar: Some(elem), size: elem.size() as usize };
-            let var = Named { name: &param.name, location: acc_core::Location { file: "kernel argument", line: 0, column: 0 } };
+            let var = Named::unlocated(&param.name);
             if let Some(at) = self.present.lookup(data.as_ptr() as usize, data.len(), layout, var)? {
                 placed.insert(p as ParamId, (self.buffer(at.buf)?, at.first, at.len));
             }
@@ -579,16 +564,8 @@ impl WgpuDevice {
                     // Each element's partials, combined in workgroup order.
                     let mut elements = Vec::with_capacity(len);
                     for e in 0..len {
-                        let mut acc: Option<ScalarValue> = None;
-                        for g in 0..groups as usize {
-                            if let Some(v) = scalar_from_bytes(slot.ty, &data[(g * len + e) * size..]) {
-                                acc = Some(match acc {
-                                    None => v,
-                                    Some(a) => a.combine(slot.op, v),
-                                });
-                            }
-                        }
-                        elements.extend(acc);
+                        let partials = (0..groups as usize).filter_map(|g| scalar_from_bytes(slot.ty, &data[(g * len + e) * size..]));
+                        elements.extend(ScalarValue::fold(slot.op, partials));
                     }
                     let array = slot.into.is_some_and(|p| matches!(kernel.params[p as usize].kind, ParamKind::Array { .. }));
                     match (slot.into, array) {
@@ -663,7 +640,7 @@ impl acc_core::Device for WgpuDevice {
 #[derive(Default)]
 pub struct WgpuBackend {
     count: std::sync::OnceLock<usize>,
-    devices: Mutex<HashMap<usize, Arc<WgpuDevice>>>,
+    devices: acc_core::device::Opened<WgpuDevice>,
 }
 
 impl acc_core::device::Backend for WgpuBackend {
@@ -674,13 +651,7 @@ impl acc_core::device::Backend for WgpuBackend {
         *self.count.get_or_init(|| adapters().len())
     }
     fn open(&self, num: usize) -> Result<Arc<dyn acc_core::Device>> {
-        let mut devices = self.devices.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(d) = devices.get(&num) {
-            return Ok(Arc::clone(d) as Arc<dyn acc_core::Device>);
-        }
-        let d = Arc::new(WgpuDevice::open(num)?);
-        devices.insert(num, Arc::clone(&d));
-        Ok(d)
+        self.devices.get_or_open(num, WgpuDevice::open)
     }
     // Regions run on wgpu when asked for (`ACC_DEVICE_TYPE=wgpu`); it becomes a default choice
     // once it runs every region the other devices run.
@@ -693,7 +664,7 @@ impl acc_core::device::Backend for WgpuBackend {
             .into()
     }
     fn shutdown(&self) -> Result<()> {
-        self.devices.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.devices.clear();
         Ok(())
     }
 }

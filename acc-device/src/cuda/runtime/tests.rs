@@ -4,6 +4,7 @@
 
 use acc_core::ir::builder::KernelBuilder;
 use acc_core::ir::launch::{KernelArg as Arg, ScalarValue};
+use acc_core::ir::samples::GRID;
 use acc_core::ir::*;
 
 use super::*;
@@ -31,8 +32,6 @@ fn bytes<T: Copy>(v: &[T]) -> &[u8] {
     // SAFETY: plain numbers.
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), std::mem::size_of_val(v)) }
 }
-
-const GRID: Option<Schedule> = Some(Schedule { gang: true, worker: false, vector: true });
 
 /// `y[i] = a * x[i] + y[i]`, and the sum of `x` reduced into parameter 3.
 fn saxpy_and_sum() -> Kernel {

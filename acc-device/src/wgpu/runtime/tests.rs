@@ -2,6 +2,7 @@
 //! Without an adapter the tests say so and pass, unless `ACC_REQUIRE_DEVICES` names wgpu.
 
 use acc_core::ir::builder::KernelBuilder;
+use acc_core::ir::samples::{reduce, saxpy};
 use acc_core::ir::*;
 
 use acc_core::ir::launch::{KernelArg as Arg, ScalarValue};
@@ -32,33 +33,13 @@ fn bytes_mut<T: Copy>(v: &mut [T]) -> &mut [u8] {
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast(), std::mem::size_of_val(v)) }
 }
 
-fn saxpy() -> Kernel {
-    let mut b = KernelBuilder::new("saxpy");
-    let a = b.param_scalar("a", Scalar::F32);
-    let x = b.param_array("x", Scalar::F32, false);
-    let y = b.param_array("y", Scalar::F32, true);
-    let start = b.lit_int(0, None);
-    let n = b.len(y);
-    b.for_range("i", Some(Scalar::USize), start, n, false, Some(Schedule { gang: true, worker: false, vector: true }), &[], &[], |b, v| {
-        let i = b.get(v[0]);
-        let xi = b.load(x, i);
-        let ax = b.binary(BinaryOp::Mul, a, xi);
-        let i = b.get(v[0]);
-        let yi = b.load(y, i);
-        let s = b.binary(BinaryOp::Add, ax, yi);
-        let i = b.get(v[0]);
-        b.store(y, i, s);
-    });
-    b.finish().expect("valid")
-}
-
 #[test]
 fn saxpy_runs_on_the_adapter() {
     let Some(dev) = device() else { return };
     let n = 1_000_003;
     let x: Vec<f32> = (0..n).map(|i| (i % 1000) as f32).collect();
     let mut y = vec![1.0f32; n];
-    let k = saxpy();
+    let k = saxpy(Scalar::F32);
     dev.launch(&k, &mut [Arg::Scalar(ScalarValue::F32(2.0)), Arg::Read(bytes(&x)), Arg::Write(bytes_mut(&mut y))]).expect("runs");
     for i in 0..n {
         assert_eq!(y[i], 2.0 * x[i] + 1.0, "y[{i}] on {}", dev.name());
@@ -66,30 +47,6 @@ fn saxpy_runs_on_the_adapter() {
     // A second launch reuses the compiled pipeline.
     dev.launch(&k, &mut [Arg::Scalar(ScalarValue::F32(1.0)), Arg::Read(bytes(&x)), Arg::Write(bytes_mut(&mut y))]).expect("runs");
     assert_eq!(y[7], 3.0 * 7.0 + 1.0);
-}
-
-fn reduce(op: ReduceOp) -> Kernel {
-    let mut b = KernelBuilder::new("reduce");
-    let x = b.param_array("x", Scalar::U32, false);
-    let _s = b.param_scalar("s", Scalar::U32);
-    let init = b.lit_int(0, None);
-    let s = b.local("s", Some(Scalar::U32), Some(init));
-    let start = b.lit_int(0, None);
-    let n = b.len(x);
-    b.for_range("i", Some(Scalar::USize), start, n, false, Some(Schedule::default()), &[(s, op)], &[], |b, v| {
-        let i = b.get(v[0]);
-        let xi = b.load(x, i);
-        let cur = b.get(s);
-        let next = match op {
-            ReduceOp::Max => b.math(MathFn::Max, &[cur, xi]),
-            ReduceOp::Min => b.math(MathFn::Min, &[cur, xi]),
-            ReduceOp::BitXor => b.binary(BinaryOp::BitXor, cur, xi),
-            _ => b.binary(BinaryOp::Add, cur, xi),
-        };
-        b.set(s, next);
-    });
-    b.reduce_into(s, op, 1);
-    b.finish().expect("valid")
 }
 
 #[test]
@@ -102,7 +59,7 @@ fn reductions_combine_every_workgroup() {
         (ReduceOp::Min, *x.iter().min().unwrap()),
         (ReduceOp::BitXor, x.iter().fold(0, |a, &b| a ^ b)),
     ] {
-        let r = dev.launch(&reduce(op), &mut [Arg::Read(bytes(&x)), Arg::Scalar(ScalarValue::U32(0))]).expect("runs");
+        let r = dev.launch(&reduce(Scalar::U32, op), &mut [Arg::Read(bytes(&x)), Arg::Scalar(ScalarValue::U32(0))]).expect("runs");
         assert_eq!(r.reductions, vec![(1, ScalarValue::U32(want))], "{op:?}");
     }
 }

@@ -1,31 +1,11 @@
 use acc_core::ir::builder::KernelBuilder;
+use acc_core::ir::samples::saxpy;
 use acc_core::ir::*;
 
 use super::*;
 
 const FULL: Target = Target { f64: true, int64: true, int64_atomics: true, loop_limit: None };
 const BASIC: Target = Target { f64: false, int64: false, int64_atomics: false, loop_limit: None };
-
-fn saxpy(elem: Scalar) -> Kernel {
-    let mut b = KernelBuilder::new("saxpy");
-    let a = b.param_scalar("a", elem);
-    let x = b.param_array("x", elem, false);
-    let y = b.param_array("y", elem, true);
-    let start = b.lit_int(0, None);
-    let n = b.len(y);
-    let gv = Some(Schedule { gang: true, worker: false, vector: true });
-    b.for_range("i", Some(Scalar::USize), start, n, false, gv, &[], &[], |b, v| {
-        let i = b.get(v[0]);
-        let xi = b.load(x, i);
-        let ax = b.binary(BinaryOp::Mul, a, xi);
-        let i = b.get(v[0]);
-        let yi = b.load(y, i);
-        let sum = b.binary(BinaryOp::Add, ax, yi);
-        let i = b.get(v[0]);
-        b.store(y, i, sum);
-    });
-    b.finish().expect("valid IR")
-}
 
 fn dot(elem: Scalar, op: ReduceOp) -> Kernel {
     let mut b = KernelBuilder::new("dot");

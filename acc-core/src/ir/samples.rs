@@ -1,0 +1,58 @@
+//! Small kernels built as IR, shared by the backends' tests (feature `samples`): each backend
+//! lowers and runs the same kernels, so none tests a private variant of them.
+
+use super::builder::KernelBuilder;
+use super::*;
+
+/// A gang/vector loop (what `parallel_loop` gives a kernel).
+pub const GRID: Option<Schedule> = Some(Schedule { gang: true, worker: false, vector: true });
+
+/// `for i in 0..y.len() { y[i] = a * x[i] + y[i]; }` over the grid. Parameters: `a`
+/// (scalar), `x` (read), `y` (written).
+pub fn saxpy(elem: Scalar) -> Kernel {
+    let mut b = KernelBuilder::new("saxpy");
+    let a = b.param_scalar("a", elem);
+    let x = b.param_array("x", elem, false);
+    let y = b.param_array("y", elem, true);
+    let start = b.lit_int(0, None);
+    let n = b.len(y);
+    b.for_range("i", Some(Scalar::USize), start, n, false, GRID, &[], &[], |b, v| {
+        let i = b.get(v[0]);
+        let xi = b.load(x, i);
+        let ax = b.binary(BinaryOp::Mul, a, xi);
+        let i = b.get(v[0]);
+        let yi = b.load(y, i);
+        let sum = b.binary(BinaryOp::Add, ax, yi);
+        let i = b.get(v[0]);
+        b.store(y, i, sum);
+    });
+    b.finish().expect("valid IR")
+}
+
+/// `for i in 0..x.len() { s = s op x[i]; }` over the grid, reduced with `op` into scalar
+/// parameter 1 (`s`). Parameters: `x` (read), `s` (scalar).
+pub fn reduce(elem: Scalar, op: ReduceOp) -> Kernel {
+    let mut b = KernelBuilder::new("reduce");
+    let x = b.param_array("x", elem, false);
+    let _ = b.param_scalar("s", elem);
+    let s = b.reduction_local("s", elem, op);
+    b.reduce_into(s, op, 1);
+    let start = b.lit_int(0, None);
+    let n = b.len(x);
+    b.for_range("i", Some(Scalar::USize), start, n, false, GRID, &[(s, op)], &[], |b, v| {
+        let i = b.get(v[0]);
+        let xi = b.load(x, i);
+        let cur = b.get(s);
+        let next = match op {
+            ReduceOp::Max => b.math(MathFn::Max, &[cur, xi]),
+            ReduceOp::Min => b.math(MathFn::Min, &[cur, xi]),
+            ReduceOp::Add => b.binary(BinaryOp::Add, cur, xi),
+            ReduceOp::Mul => b.binary(BinaryOp::Mul, cur, xi),
+            ReduceOp::BitAnd | ReduceOp::And => b.binary(BinaryOp::BitAnd, cur, xi),
+            ReduceOp::BitOr | ReduceOp::Or => b.binary(BinaryOp::BitOr, cur, xi),
+            ReduceOp::BitXor => b.binary(BinaryOp::BitXor, cur, xi),
+        };
+        b.set(s, next);
+    });
+    b.finish().expect("valid IR")
+}
