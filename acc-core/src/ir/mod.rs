@@ -14,6 +14,7 @@
 #![allow(missing_docs)]
 
 pub mod builder;
+pub mod eval;
 pub mod launch;
 pub mod print;
 #[cfg(feature = "samples")]

@@ -7,6 +7,8 @@
 //! writes them. Every launch is synchronous on the device's stream; the bounds-check status
 //! is read after it and turned into the same panic as on the other devices.
 
+mod memory;
+mod module_cache;
 mod runtime;
 
 pub use runtime::{CudaBackend, CudaDevice};

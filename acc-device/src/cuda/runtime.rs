@@ -2,17 +2,19 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
-use cudarc::nvrtc::Ptx;
 
 use acc_core::ir::launch::{KernelArg as Arg, KernelOutput as Launched, ScalarValue};
 use acc_core::ir::{Kernel, ParamKind};
 use acc_core::present::{BufferId, DeviceMemory, ElemLayout, Named, PresentTable};
 use acc_core::{DeviceType, Error, Result};
 
-use crate::ptx::{lower, Lowered, Target, BLOCK_SIZE};
+use super::memory::{keep_pool_memory, Pinned, Staging};
+use super::module_cache;
+use crate::ptx::{lower, partial_size, Lowered, Target, BLOCK_SIZE, PRIVATE_ARRAY_BIT};
 
-fn cuda_error(what: &str, e: impl std::fmt::Debug) -> Error {
+pub(crate) fn cuda_error(what: &str, e: impl std::fmt::Debug) -> Error {
     Error::Unsupported { what: format!("CUDA: {what}: {e:?}") }
 }
 
@@ -26,10 +28,21 @@ fn driver_present() -> bool {
     unsafe { cudarc::driver::sys::is_culib_present() }
 }
 
-/// A kernel loaded on the device.
+/// Where a reduction's per-block partials go: host memory the kernel writes directly when the
+/// host folds them, device memory when a fold entry point reads them on the device.
+enum Partials {
+    Host(Pinned),
+    Device(CudaSlice<u8>),
+}
+
+/// A kernel loaded on the device, with the scratch memory its launches reuse.
 struct Loaded {
+    /// The kernel it was lowered from (the cache is keyed by its address, this confirms it).
+    kernel: Kernel,
     lowered: Lowered,
     functions: Vec<CudaFunction>,
+    locals: Option<CudaSlice<u8>>,
+    partials: Vec<Partials>,
 }
 
 /// One NVIDIA GPU, opened.
@@ -37,14 +50,24 @@ pub struct CudaDevice {
     number: usize,
     name: String,
     target: Target,
+    /// Most blocks a launch with reductions uses: enough to fill every multiprocessor.
+    reduction_blocks: u32,
     stream: Arc<CudaStream>,
-    _ctx: Arc<CudaContext>,
-    loaded: Mutex<HashMap<String, Arc<Loaded>>>,
+    ctx: Arc<CudaContext>,
     present: PresentTable,
     buffers: Mutex<HashMap<BufferId, CudaSlice<u8>>>,
     next_buffer: AtomicU64,
-    /// One launch at a time: each is synchronous on the device's stream.
-    launching: Mutex<()>,
+    /// One launch at a time (each is synchronous on the device's stream), with what it uses.
+    launching: Mutex<Launching>,
+}
+
+/// What launches share, behind the device's launch lock.
+struct Launching {
+    /// Kernels loaded, by the address of their IR (each entry confirmed by comparing the IR).
+    loaded: HashMap<usize, Vec<Arc<Mutex<Loaded>>>>,
+    /// The bounds-check status words, which kernels write into host memory.
+    status: Pinned,
+    staging: Staging,
 }
 
 /// A kernel argument's value, as the PTX entry points take it.
@@ -57,6 +80,10 @@ enum Value {
     F64(f64),
 }
 
+/// Launches of kernels without reductions use at most this many blocks (a grid-stride loop
+/// takes the rest).
+const MAX_BLOCKS: u64 = 1 << 24;
+
 impl CudaDevice {
     /// Opens GPU `num`.
     pub fn open(num: usize) -> Result<CudaDevice> {
@@ -64,43 +91,54 @@ impl CudaDevice {
             return Err(no_device("no NVIDIA driver (libcuda) was found"));
         }
         let ctx = CudaContext::new(num).map_err(|e| no_device(format!("GPU {num} could not start: {e:?}")))?;
+        // One stream, synchronized by the runtime itself: no per-buffer events needed.
+        // SAFETY: every use of a buffer is ordered on the one stream.
+        unsafe { ctx.disable_event_tracking() };
+        keep_pool_memory(&ctx);
         let (major, minor) = ctx.compute_capability().map_err(|e| cuda_error("compute capability", e))?;
+        let sms = ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).unwrap_or(16).max(1) as u32;
         let name = ctx.name().unwrap_or_else(|_| "NVIDIA GPU".into());
         let stream = ctx.default_stream();
+        let status = Pinned::new(&ctx, 16)?;
         Ok(CudaDevice {
             number: num,
             name,
             target: Target { sm: (major * 10 + minor) as u32 },
+            reduction_blocks: sms * (2048 / BLOCK_SIZE),
             stream,
-            _ctx: ctx,
-            loaded: Mutex::new(HashMap::new()),
+            ctx,
             present: PresentTable::new(),
             buffers: Mutex::new(HashMap::new()),
             next_buffer: AtomicU64::new(1),
-            launching: Mutex::new(()),
+            launching: Mutex::new(Launching { loaded: HashMap::new(), status, staging: Staging::new() }),
         })
     }
 
-    fn load(&self, kernel: &Kernel) -> Result<Arc<Loaded>> {
-        let key = acc_core::ir::print::print(kernel);
-        let mut loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(l) = loaded.get(&key) {
-            return Ok(Arc::clone(l));
+    fn load(&self, state: &mut Launching, kernel: &Kernel) -> Result<Arc<Mutex<Loaded>>> {
+        let key = kernel as *const Kernel as usize;
+        if let Some(found) = state.loaded.get(&key).and_then(|v| v.iter().find(|l| l.lock().unwrap_or_else(|e| e.into_inner()).kernel == *kernel)) {
+            return Ok(Arc::clone(found));
         }
         let lowered = lower(kernel, self.target)?;
         acc_core::observe::dump("ptx", &kernel.name, || lowered.ptx.clone());
-        let module = self
-            .stream
-            .context()
-            .load_module(Ptx::from_src(lowered.ptx.clone()))
-            .map_err(|e| cuda_error(&format!("loading the PTX of `{}`", kernel.name), e))?;
+        let (module, cached) = module_cache::load(&self.ctx, &lowered.ptx, self.target.sm).map_err(|e| match e {
+            Error::Unsupported { what } => Error::Unsupported { what: format!("{what} (kernel `{}`)", kernel.name) },
+            other => other,
+        })?;
+        acc_core::observe::notify(|| format!("cuda module `{}`: {}", kernel.name, if cached { "loaded from the disk cache" } else { "compiled" }));
         let functions = lowered
             .entry_points
             .iter()
             .map(|e| module.load_function(e).map_err(|err| cuda_error("finding an entry point", err)))
             .collect::<Result<Vec<_>>>()?;
-        let l = Arc::new(Loaded { lowered, functions });
-        loaded.insert(key, Arc::clone(&l));
+        let locals = if lowered.locals_size > 0 { Some(self.zeros(lowered.locals_size as usize)?) } else { None };
+        let mut partials = Vec::new();
+        for r in lowered.reductions.iter().filter(|r| r.entry.is_some()) {
+            let bytes = self.reduction_blocks as usize * r.len as usize * partial_size(r.ty) as usize;
+            partials.push(if r.into.is_some() { Partials::Host(Pinned::new(&self.ctx, bytes)?) } else { Partials::Device(self.zeros(bytes)?) });
+        }
+        let l = Arc::new(Mutex::new(Loaded { kernel: kernel.clone(), lowered, functions, locals, partials }));
+        state.loaded.entry(key).or_default().push(Arc::clone(&l));
         Ok(l)
     }
 
@@ -113,15 +151,59 @@ impl CudaDevice {
         self.stream.alloc_zeros::<u8>(bytes.max(16)).map_err(|_| Error::OutOfMemory { bytes })
     }
 
+    /// The device address `offset` bytes into present buffer `buf`, checked to have `len` bytes.
+    fn buffer_address(&self, buf: BufferId, offset: usize, len: usize) -> Result<u64> {
+        let buffers = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
+        let b = buffers.get(&buf).ok_or_else(|| Error::Unsupported { what: "internal error: no such buffer".into() })?;
+        if offset + len > b.len() {
+            return Err(Error::Unsupported { what: "internal error: a transfer past the end of its buffer".into() });
+        }
+        Ok(self.address(b) + offset as u64)
+    }
+
+    /// Copies `host` into device memory at `dst`.
+    fn copy_in(&self, staging: &mut Staging, dst: u64, host: &[u8]) -> Result<()> {
+        if host.len() >= Staging::THRESHOLD {
+            return staging.to_device(&self.stream, dst, host);
+        }
+        // SAFETY: `dst` has room for `host` (the caller's allocation); the copy of pageable
+        // memory is finished when the call returns.
+        let r = unsafe { cudarc::driver::sys::cuMemcpyHtoD_v2(dst, host.as_ptr().cast(), host.len()) };
+        if r == cudarc::driver::sys::CUresult::CUDA_SUCCESS {
+            Ok(())
+        } else {
+            Err(cuda_error("copying in", r))
+        }
+    }
+
+    /// Copies device memory at `src` into `host`.
+    fn copy_out(&self, staging: &mut Staging, src: u64, host: &mut [u8]) -> Result<()> {
+        if host.len() >= Staging::THRESHOLD {
+            return staging.to_host(&self.stream, src, host);
+        }
+        // SAFETY: `src` holds `host.len()` bytes; the stream's work was synchronized before.
+        let r = unsafe { cudarc::driver::sys::cuMemcpyDtoH_v2(host.as_mut_ptr().cast(), src, host.len()) };
+        if r == cudarc::driver::sys::CUresult::CUDA_SUCCESS {
+            Ok(())
+        } else {
+            Err(cuda_error("copying out", r))
+        }
+    }
+
     /// Runs `kernel` with `args` (one per parameter, in order).
     pub fn launch(&self, kernel: &Kernel, args: &mut [Arg<'_>]) -> Result<Launched> {
-        let _one_at_a_time = self.launching.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = self.launching.lock().unwrap_or_else(|e| e.into_inner());
+        let state = &mut *state;
         if args.len() != kernel.params.len() {
             return Err(Error::Unsupported { what: format!("internal error: {} arguments for {} parameters", args.len(), kernel.params.len()) });
         }
-        let loaded = self.load(kernel)?;
+        self.ctx.bind_to_thread().map_err(|e| cuda_error("binding the context", e))?;
+        let loaded = self.load(state, kernel)?;
+        let mut loaded = loaded.lock().unwrap_or_else(|e| e.into_inner());
+        let loaded = &mut *loaded;
+        let l = &loaded.lowered;
         let sync = |e| cuda_error("running a kernel", e);
-        let mut values = Vec::new();
+        let mut values = Vec::with_capacity(2 * kernel.params.len() + 4);
         let mut temporaries: Vec<(usize, CudaSlice<u8>)> = Vec::new();
         let mut largest = 1usize;
         for (p, param) in kernel.params.iter().enumerate() {
@@ -144,11 +226,12 @@ impl CudaDevice {
                             self.address(b) + (at.first * size) as u64
                         }
                         None => {
-                            let mut t = self.zeros(d.len())?;
-                            if !d.is_empty() {
-                                self.stream.memcpy_htod(d, &mut t.slice_mut(..d.len())).map_err(|e| cuda_error("copying in", e))?;
-                            }
+                            // SAFETY: filled by the copy below (or unused when empty).
+                            let t = unsafe { self.stream.alloc::<u8>(d.len().max(16)) }.map_err(|_| Error::OutOfMemory { bytes: d.len() })?;
                             let ptr = self.address(&t);
+                            if !d.is_empty() {
+                                self.copy_in(&mut state.staging, ptr, d)?;
+                            }
                             acc_core::observe::notify(|| format!("transfer `{}`: {} bytes to the device{}", param.name, d.len(), if matches!(args[p], Arg::Write(_)) { " and back" } else { "" }));
                             temporaries.push((p, t));
                             ptr
@@ -157,30 +240,42 @@ impl CudaDevice {
                     values.push(Value::U64(ptr));
                     values.push(Value::U64(len as u64));
                 }
-                (Arg::Scalar(v), ParamKind::Scalar(t)) => values.push(match (v, t) {
-                    (ScalarValue::Bool(b), _) => Value::U32(*b as u32),
-                    (ScalarValue::I32(x), _) => Value::I32(*x),
-                    (ScalarValue::U32(x), _) => Value::U32(*x),
-                    (ScalarValue::I64(x) | ScalarValue::ISize(x), _) => Value::I64(*x),
-                    (ScalarValue::U64(x) | ScalarValue::USize(x), _) => Value::U64(*x),
-                    (ScalarValue::F32(x), _) => Value::F32(*x),
-                    (ScalarValue::F64(x), _) => Value::F64(*x),
+                (Arg::Scalar(v), ParamKind::Scalar(_)) => values.push(match v {
+                    ScalarValue::Bool(b) => Value::U32(*b as u32),
+                    ScalarValue::I32(x) => Value::I32(*x),
+                    ScalarValue::U32(x) => Value::U32(*x),
+                    ScalarValue::I64(x) | ScalarValue::ISize(x) => Value::I64(*x),
+                    ScalarValue::U64(x) | ScalarValue::USize(x) => Value::U64(*x),
+                    ScalarValue::F32(x) => Value::F32(*x),
+                    ScalarValue::F64(x) => Value::F64(*x),
                 }),
                 _ => return Err(Error::Unsupported { what: format!("internal error: argument {p} does not match its parameter") }),
             }
         }
-        let status = self.zeros(16)?;
-        values.push(Value::U64(self.address(&status)));
-        let groups = largest.div_ceil(BLOCK_SIZE as usize).clamp(1, 65_535) as u32;
-        let mut partials = Vec::new();
-        for r in &loaded.lowered.reductions {
-            let p = self.zeros(groups as usize * crate::ptx::partial_size(r.ty) as usize)?;
-            values.push(Value::U64(self.address(&p)));
-            partials.push(p);
+        // The grid: one thread per iteration of the loop where its size is known before the
+        // launch (else per element of the largest array); kernels with reductions use as
+        // many blocks as fill the GPU, each thread striding over more iterations, so that
+        // there are few partials to combine.
+        let has_reductions = l.reductions.iter().any(|r| r.entry.is_some());
+        let iterations = acc_core::ir::eval::parallel_loop_iterations(kernel, 0, args).map_or(largest as u64, |n| n.max(1));
+        let cap = if has_reductions { self.reduction_blocks as u64 } else { MAX_BLOCKS };
+        let groups = iterations.div_ceil(BLOCK_SIZE as u64).clamp(1, cap) as u32;
+        values.push(Value::U64(state.status.device_address()));
+        values.push(Value::U64(loaded.locals.as_ref().map_or(0, |b| self.address(b))));
+        values.push(Value::U32(groups));
+        for p in &loaded.partials {
+            values.push(Value::U64(match p {
+                Partials::Host(h) => h.device_address(),
+                Partials::Device(d) => self.address(d),
+            }));
+        }
+        if let Some(b) = &mut loaded.locals {
+            self.stream.memset_zeros(b).map_err(|e| cuda_error("clearing the locals", e))?;
         }
         acc_core::observe::notify(|| format!("cuda kernel `{}`: {} entry point(s), {groups} blocks of {BLOCK_SIZE}", kernel.name, loaded.functions.len()));
-        let cfg = LaunchConfig { grid_dim: (groups, 1, 1), block_dim: (BLOCK_SIZE, 1, 1), shared_mem_bytes: 0 };
-        for f in &loaded.functions {
+        let grid = LaunchConfig { grid_dim: (groups, 1, 1), block_dim: (BLOCK_SIZE, 1, 1), shared_mem_bytes: 0 };
+        let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
+        for (f, &single) in loaded.functions.iter().zip(&l.single) {
             let mut b = self.stream.launch_builder(f);
             for v in &values {
                 match v {
@@ -193,37 +288,63 @@ impl CudaDevice {
                 };
             }
             // SAFETY: the arguments are the entry point's parameters, in order and of their
-            // types (`ptx::Lowered` documents the list); the buffers they point to live until
+            // types (`ptx::Lowered` documents the list); the memory they point to lives until
             // the stream is synchronized below.
-            unsafe { b.launch(cfg) }.map_err(|e| cuda_error(&format!("launching `{}`", kernel.name), e))?;
+            unsafe { b.launch(if single { one } else { grid }) }.map_err(|e| cuda_error(&format!("launching `{}`", kernel.name), e))?;
         }
         self.stream.synchronize().map_err(sync)?;
 
-        let mut words = [0u8; 16];
-        self.stream.memcpy_dtoh(&status.slice(..16), &mut words[..]).map_err(|e| cuda_error("reading the status", e))?;
-        let w = |k: usize| u32::from_le_bytes(words[4 * k..4 * k + 4].try_into().expect("4 bytes"));
         for (p, t) in &temporaries {
             if let Arg::Write(d) = &mut args[*p] {
                 if !d.is_empty() {
-                    let n = d.len();
-                    self.stream.memcpy_dtoh(&t.slice(..n), &mut d[..]).map_err(|e| cuda_error("copying out", e))?;
+                    self.copy_out(&mut state.staging, self.address(t), d)?;
                 }
             }
         }
         let mut launched = Launched::default();
-        for (r, p) in loaded.lowered.reductions.iter().zip(&partials) {
-            let size = crate::ptx::partial_size(r.ty) as usize;
-            let mut data = vec![0u8; groups as usize * size];
-            self.stream.memcpy_dtoh(&p.slice(..data.len()), &mut data[..]).map_err(|e| cuda_error("reading partials", e))?;
-            let partials = data.chunks_exact(size).filter_map(|w| ScalarValue::from_device_bytes(r.ty, w, 8));
-            if let Some(v) = ScalarValue::fold(r.op, partials) {
-                launched.reductions.push((r.into, v));
+        let mut hosted = loaded.partials.iter();
+        for r in l.reductions.iter().filter(|r| r.entry.is_some()) {
+            let Some(Partials::Host(p)) = hosted.next() else { continue };
+            let Some(into) = r.into else { continue };
+            let (size, len) = (partial_size(r.ty) as usize, r.len as usize);
+            let data = p.bytes();
+            // Each element's partials, combined in block order.
+            let mut elements = Vec::with_capacity(len);
+            for e in 0..len {
+                let partials = (0..groups as usize).filter_map(|g| ScalarValue::from_device_bytes(r.ty, &data[(g * len + e) * size..], 8));
+                elements.extend(ScalarValue::fold(r.op, partials));
+            }
+            if matches!(kernel.params[into as usize].kind, ParamKind::Array { .. }) {
+                launched.array_reductions.push((into, elements));
+            } else {
+                launched.reductions.extend(elements.first().map(|&v| (into, v)));
             }
         }
-        self.stream.synchronize().map_err(sync)?;
+        if l.result.is_some() || l.reductions.iter().any(|r| r.entry.is_none()) {
+            let mut data = vec![0u8; l.locals_size as usize];
+            if let Some(b) = &loaded.locals {
+                self.copy_out(&mut state.staging, self.address(b), &mut data)?;
+            }
+            for r in l.reductions.iter().filter(|r| r.entry.is_none()) {
+                if let (Some(into), Some(v)) = (r.into, ScalarValue::from_device_bytes(r.ty, &data[r.local_offset as usize..], 8)) {
+                    launched.reductions.push((into, v));
+                }
+            }
+            if let Some((t, off)) = l.result {
+                launched.value = ScalarValue::from_device_bytes(t, &data[off as usize..], 8);
+            }
+        }
+        let words = state.status.bytes();
+        let w = |k: usize| u32::from_le_bytes(words[4 * k..4 * k + 4].try_into().expect("4 bytes"));
         if w(0) != 0 {
-            let name = kernel.params.get(w(1) as usize).map_or("?", |p| p.name.as_str());
-            return Err(Error::Unsupported { what: format!("index out of bounds: the len is {} but the index is {} (array `{name}`)", w(3), w(2)) });
+            let (what, index, len) = (w(1), w(2), w(3));
+            state.status.clear(16);
+            let name = if what & PRIVATE_ARRAY_BIT != 0 {
+                kernel.function.locals.get((what & !PRIVATE_ARRAY_BIT) as usize).map_or("?", |l| l.name.as_str())
+            } else {
+                kernel.params.get(what as usize).map_or("?", |p| p.name.as_str())
+            };
+            return Err(Error::Unsupported { what: format!("index out of bounds: the len is {len} but the index is {index} (array `{name}`)") });
         }
         Ok(launched)
     }
@@ -239,20 +360,17 @@ impl DeviceMemory for CudaDevice {
     }
 
     fn upload(&self, buf: BufferId, elem: ElemLayout, first: usize, host: &[u8]) -> Result<()> {
-        let mut buffers = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
-        let b = buffers.get_mut(&buf).ok_or_else(|| Error::Unsupported { what: "internal error: no such buffer".into() })?;
-        let off = first * elem.size;
-        self.stream.memcpy_htod(host, &mut b.slice_mut(off..off + host.len())).map_err(|e| cuda_error("copying in", e))?;
-        self.stream.synchronize().map_err(|e| cuda_error("copying in", e))
+        let mut state = self.launching.lock().unwrap_or_else(|e| e.into_inner());
+        let at = self.buffer_address(buf, first * elem.size, host.len())?;
+        self.ctx.bind_to_thread().map_err(|e| cuda_error("binding the context", e))?;
+        self.copy_in(&mut state.staging, at, host)
     }
 
     fn download(&self, buf: BufferId, elem: ElemLayout, first: usize, host: &mut [u8]) -> Result<()> {
-        let buffers = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
-        let b = buffers.get(&buf).ok_or_else(|| Error::Unsupported { what: "internal error: no such buffer".into() })?;
-        let off = first * elem.size;
-        let n = host.len();
-        self.stream.memcpy_dtoh(&b.slice(off..off + n), host).map_err(|e| cuda_error("copying out", e))?;
-        self.stream.synchronize().map_err(|e| cuda_error("copying out", e))
+        let mut state = self.launching.lock().unwrap_or_else(|e| e.into_inner());
+        let at = self.buffer_address(buf, first * elem.size, host.len())?;
+        self.ctx.bind_to_thread().map_err(|e| cuda_error("binding the context", e))?;
+        self.copy_out(&mut state.staging, at, host)
     }
 
     fn free(&self, buf: BufferId) {

@@ -22,24 +22,42 @@ pub struct Target {
 pub struct Lowered {
     /// The module's text (`ACC_DUMP=ptx`).
     pub ptx: String,
-    /// Entry points, launched in this order, each over the grid.
+    /// Entry points, launched in this order. Every entry point takes the same parameters: for
+    /// each parameter of the kernel, in order, an array is two `.u64` parameters (the address
+    /// of its first element and its length) and a scalar one parameter of its type (`bool` and
+    /// 8/16-bit integers as 32-bit words); then the status words' address (16 bytes, zeroed),
+    /// the locals buffer's address ([`Lowered::locals_size`] bytes, zeroed), the grid's block
+    /// count (`.u32`), and one address of per-block partials for each of `reductions` that has
+    /// an entry point, in order.
     pub entry_points: Vec<String>,
-    /// For each parameter of the kernel, in order: an array is two `.u64` parameters (the
-    /// address of its first element and its length), a scalar one parameter of its type
-    /// (`bool` as `.u32`). Then the status words' address, then one address of per-block
-    /// partials for each of `reductions`, in order.
+    /// For each entry point: whether it runs on one thread (code between parallel loops, or a
+    /// fold of per-block partials into a region local) rather than over the grid.
+    pub single: Vec<bool>,
+    /// Bytes of the locals buffer, which keeps the region's scalar locals between entry points
+    /// when the region has code besides its parallel loops (0 when it has none).
+    pub locals_size: u32,
     pub reductions: Vec<ReductionSlot>,
+    /// The region's value: its type and offset in the locals buffer (as a reduction word).
+    pub result: Option<(Scalar, u32)>,
 }
 
-/// A kernel reduction: which entry point writes its per-block partials.
+/// A reduction of the kernel: where its per-block partials or its value come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReductionSlot {
     pub op: ReduceOp,
     pub ty: Scalar,
-    /// The scalar parameter its result is combined into.
-    pub into: ParamId,
-    /// The entry point (index into [`Lowered::entry_points`]).
-    pub entry: usize,
+    /// The parameter its result is combined into (a scalar, or an array reduced element-wise),
+    /// or `None` for a reduction into a region local, which an entry point of one thread folds
+    /// into the local on the device.
+    pub into: Option<ParamId>,
+    /// The entry point (index into [`Lowered::entry_points`]) that writes its per-block
+    /// partials, or `None` when sequential code computed it: its value is then the local's, at
+    /// `local_offset` in the locals buffer.
+    pub entry: Option<usize>,
+    pub local_offset: u32,
+    /// Elements reduced: 1 for a scalar, the length of an array reduced element-wise (its
+    /// partials are laid out block by block, `len` each).
+    pub len: u32,
 }
 
 fn unsupported(what: impl Into<String>) -> Error {
@@ -82,6 +100,26 @@ fn mem_type(t: Scalar) -> &'static str {
     }
 }
 
+/// The type a store of an element uses (narrow integers store their low bits).
+fn store_type(t: Scalar) -> &'static str {
+    match t {
+        Scalar::Bool | Scalar::U8 | Scalar::I8 => ".u8",
+        Scalar::U16 | Scalar::I16 => ".u16",
+        other => repr(other).ty,
+    }
+}
+
+/// Bytes of an element in memory (host layout).
+fn elem_size(t: Scalar) -> u32 {
+    t.size()
+}
+
+/// Bytes of a scalar kept as a word in the locals buffer or a partial (`bool` and narrow
+/// integers as 32-bit words).
+fn word_size(t: Scalar) -> u32 {
+    t.size().max(4)
+}
+
 /// The type of a kernel parameter holding a scalar (`bool` as a 32-bit 0 or 1).
 fn param_type(t: Scalar) -> &'static str {
     match t {
@@ -92,14 +130,19 @@ fn param_type(t: Scalar) -> &'static str {
 }
 
 /// Lowers `kernel` to PTX for `target`.
+/// Lowers `kernel` to PTX for `target`.
 pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
     if target.sm < 70 {
         return Err(unsupported(format!("compute capability {}.{} (7.0 or newer is needed)", target.sm / 10, target.sm % 10)));
     }
     let types = expr_types(kernel).map_err(|e| Error::Unsupported { what: format!("invalid kernel IR: {e}") })?;
-    let mut w = Writer { k: kernel, types, regs: Default::default(), labels: 0, loops: Vec::new(), body: String::new() };
+    let mut w = Writer { k: kernel, types, regs: Default::default(), labels: 0, loops: Vec::new(), body: String::new(), local_slots: Vec::new(), shared: false };
     w.module(target)
 }
+
+/// The status word of an out-of-range access to a private array (rather than to parameter
+/// `n`, which is recorded as `n`): this bit, or'ed with the local's id.
+pub const PRIVATE_ARRAY_BIT: u32 = 1 << 31;
 
 struct Writer<'a> {
     k: &'a Kernel,
@@ -110,6 +153,30 @@ struct Writer<'a> {
     /// The enclosing loops' continue and break labels.
     loops: Vec<(String, String)>,
     body: String,
+    /// Where each region-level scalar local lives in the locals buffer (segmented regions).
+    local_slots: Vec<(LocalId, Scalar, u32)>,
+    /// Whether the entry point being written uses the shared-memory scratch.
+    shared: bool,
+}
+
+/// Whether a region needs more than grid entry points with a gang-redundant prelude: code
+/// between or after its parallel loops, none at all, a value, or a loop reduction into a
+/// region local (whose value later code reads).
+fn is_segmented(k: &Kernel) -> bool {
+    let body = &k.function.body;
+    let first_loop = body.iter().position(|s| matches!(s, Stmt::For { schedule: Some(_), .. }));
+    let Some(first_loop) = first_loop else { return true };
+    let local_reduction = body.iter().any(|s| match s {
+        Stmt::For { schedule: Some(_), reductions, .. } => reductions.iter().any(|r| !k.reductions.iter().any(|(kr, _)| kr.local == r.local)),
+        _ => false,
+    });
+    k.result.is_some()
+        || local_reduction
+        || body.iter().enumerate().any(|(i, s)| match s {
+            Stmt::For { schedule: Some(_), .. } => false,
+            Stmt::Assign { .. } => i > first_loop,
+            _ => true,
+        })
 }
 
 impl Writer<'_> {
@@ -134,71 +201,232 @@ impl Writer<'_> {
         let k = self.k;
         let version = if target.sm >= 90 { "7.8" } else if target.sm >= 80 { "7.0" } else { "6.4" };
         let mut ptx = format!("// {}\n.version {version}\n.target sm_{}\n.address_size 64\n\n", k.name, target.sm);
-        // Only parallel loops, with scalar assignments before them that every thread runs.
-        let mut prelude = Vec::new();
-        let mut loops = Vec::new();
-        for s in &k.function.body {
+        // A region of parallel loops with scalar assignments before them runs as one grid
+        // entry point per loop, each thread running the assignments first. Any other region
+        // is segmented: each run of other code is an entry point of one thread, and the
+        // region-level scalar locals live in a buffer between entry points.
+        let segmented = is_segmented(k);
+        let mut locals_size = 0;
+        if segmented {
+            let mut ls: Vec<(LocalId, Scalar)> = k.function.locals.iter().enumerate().filter(|(_, l)| l.len.is_none()).map(|(i, l)| (i as LocalId, l.ty)).collect();
+            ls.sort_by_key(|&(_, t)| std::cmp::Reverse(word_size(t)));
+            let mut off = 0u32;
+            for (i, t) in ls {
+                off = off.next_multiple_of(word_size(t));
+                self.local_slots.push((i, t, off));
+                off += word_size(t);
+            }
+            locals_size = off.next_multiple_of(8).max(8);
+        }
+        let mut entries: Vec<(String, String)> = Vec::new();
+        let mut single = Vec::new();
+        let mut reductions: Vec<ReductionSlot> = Vec::new();
+        let mut reduced_in_loops = std::collections::BTreeSet::new();
+        let mut prelude: Vec<&Stmt> = Vec::new();
+        let mut pending: Vec<&Stmt> = Vec::new();
+        for (at, s) in k.function.body.iter().enumerate() {
+            let last = at + 1 == k.function.body.len();
             match s {
-                Stmt::Assign { .. } if loops.is_empty() => prelude.push(s),
-                Stmt::For { schedule: Some(_), .. } => loops.push(s),
-                _ => return Err(unsupported("code between or after the parallel loops of a region (not yet)")),
-            }
-        }
-        if loops.is_empty() {
-            return Err(unsupported("a region without a parallel loop (not yet)"));
-        }
-        let mut entry_points = Vec::new();
-        let mut reductions = Vec::new();
-        let mut slots_per_loop = Vec::new();
-        for (n, s) in loops.iter().enumerate() {
-            let Stmt::For { reductions: reds, .. } = s else { continue };
-            let mut slots = Vec::new();
-            for r in reds {
-                let into = k
-                    .reductions
-                    .iter()
-                    .find(|(kr, _)| kr.local == r.local)
-                    .map(|(_, p)| *p)
-                    .ok_or_else(|| unsupported("a loop reduction of a variable local to the region (not yet)"))?;
-                let ty = k.function.locals[r.local as usize].ty;
-                if k.function.locals[r.local as usize].len.is_some() {
-                    return Err(unsupported("an array reduction (not yet)"));
+                Stmt::Assign { .. } if !segmented => prelude.push(s),
+                Stmt::For { schedule: Some(_), reductions: reds, .. } => {
+                    if !pending.is_empty() {
+                        let text = self.single_entry(&pending)?;
+                        entries.push(text);
+                        single.push(true);
+                        pending.clear();
+                    }
+                    let n = entries.len();
+                    let mut slots = Vec::new();
+                    let mut on_device = Vec::new();
+                    for r in reds {
+                        let into = k.reductions.iter().find(|(kr, _)| kr.local == r.local).map(|(_, p)| *p);
+                        let local = &k.function.locals[r.local as usize];
+                        if into.is_none() {
+                            if local.len.is_some() {
+                                return Err(unsupported(format!("an array reduction into `{}`, an array local to the region (not yet)", local.name)));
+                            }
+                            on_device.push((reductions.len(), *r));
+                        }
+                        slots.push(reductions.len());
+                        reductions.push(ReductionSlot { op: r.op, ty: local.ty, into, entry: Some(n), local_offset: 0, len: local.len.unwrap_or(1) });
+                        reduced_in_loops.insert(r.local);
+                    }
+                    let text = self.grid_entry(&prelude, s, &slots)?;
+                    entries.push(text);
+                    single.push(false);
+                    // Reductions into region locals: one thread folds the partials, in block
+                    // order, into the local's value (3.3 section 2.9.11).
+                    if !on_device.is_empty() {
+                        let text = self.fold_entry(&on_device)?;
+                        entries.push(text);
+                        single.push(true);
+                    }
                 }
-                slots.push(reductions.len());
-                reductions.push(ReductionSlot { op: r.op, ty, into, entry: n });
+                other => {
+                    pending.push(other);
+                    if last {
+                        let text = self.single_entry(&pending)?;
+                        entries.push(text);
+                        single.push(true);
+                        pending.clear();
+                    }
+                }
             }
-            slots_per_loop.push(slots);
         }
-        let params = self.param_list(reductions.len());
-        for (n, s) in loops.iter().enumerate() {
-            let name = format!("acc_main_{n}");
-            self.body.clear();
-            self.regs.clear();
-            self.entry(&prelude, s, &slots_per_loop[n])?;
-            let mut decls = String::new();
-            for (class, count) in &self.regs {
-                let ty = match *class {
-                    "%p" => ".pred",
-                    "%r" => ".b32",
-                    "%rd" => ".b64",
-                    "%f" => ".f32",
-                    "%fd" => ".f64",
-                    _ => ".b32",
+        if !pending.is_empty() || entries.is_empty() {
+            let text = self.single_entry(&pending)?;
+            entries.push(text);
+            single.push(true);
+        }
+        // Kernel reductions computed by sequential code: the local's final value.
+        for (red, into) in &k.reductions {
+            if !reduced_in_loops.contains(&red.local) {
+                let Some(&(_, ty, off)) = self.local_slots.iter().find(|(i, ..)| *i == red.local) else {
+                    return Err(unsupported("a reduction outside any loop of the region"));
                 };
-                let _ = writeln!(decls, "    .reg {ty} {class}<{count}>;");
+                reductions.push(ReductionSlot { op: red.op, ty, into: Some(*into), entry: None, local_offset: off, len: 1 });
             }
-            let shared = if slots_per_loop[n].is_empty() {
-                String::new()
-            } else {
-                format!("    .shared .align 8 .b8 acc_shared[{}];\n", BLOCK_SIZE * 8)
-            };
-            let _ = write!(ptx, ".visible .entry {name}(\n{params}\n)\n.maxntid {BLOCK_SIZE}, 1, 1\n{{\n{decls}{shared}{}}}\n\n", self.body);
+        }
+        let params = self.param_list(reductions.iter().filter(|r| r.entry.is_some()).count());
+        let mut entry_points = Vec::new();
+        for (n, (decls, body)) in entries.iter().enumerate() {
+            let name = format!("acc_main_{n}");
+            let threads = if single[n] { 1 } else { BLOCK_SIZE };
+            let _ = write!(ptx, ".visible .entry {name}(\n{params}\n)\n.maxntid {threads}, 1, 1\n{{\n{decls}{body}}}\n\n");
             entry_points.push(name);
         }
-        Ok(Lowered { ptx, entry_points, reductions })
+        let result = k.result.and_then(|r| self.local_slots.iter().find(|(i, ..)| *i == r).map(|&(_, t, off)| (t, off)));
+        Ok(Lowered { ptx, entry_points, single, locals_size, reductions, result })
     }
 
-    fn param_list(&self, reductions: usize) -> String {
+    /// Starts an entry point's body: registers and private arrays per entry point.
+    fn begin_entry(&mut self) {
+        self.body.clear();
+        self.regs.clear();
+        self.shared = false;
+        let locals = self.k.function.locals.clone();
+        for (i, l) in locals.iter().enumerate() {
+            match l.len {
+                None => {
+                    let r = repr(l.ty);
+                    let decl_ty = if r.class == "%p" { ".pred" } else { r.bits };
+                    self.emit(format!(".reg {decl_ty} {}_l{i};", r.class));
+                }
+                Some(n) => {
+                    let size = elem_size(l.ty) as u64 * n as u64;
+                    self.emit(format!(".local .align 8 .b8 acc_pa{i}[{}];", size.max(1)));
+                }
+            }
+        }
+    }
+
+    /// Ends an entry point: its register declarations, and its body.
+    fn end_entry(&mut self) -> (String, String) {
+        let mut decls = String::new();
+        for (class, count) in &self.regs {
+            let ty = match *class {
+                "%p" => ".pred",
+                "%r" => ".b32",
+                "%rd" => ".b64",
+                "%f" => ".f32",
+                "%fd" => ".f64",
+                _ => ".b32",
+            };
+            let _ = writeln!(decls, "    .reg {ty} {class}<{count}>;");
+        }
+        if self.shared {
+            let _ = writeln!(decls, "    .shared .align 8 .b8 acc_shared[{}];", BLOCK_SIZE * 8);
+        }
+        (decls, std::mem::take(&mut self.body))
+    }
+
+    /// Loads (or, with `store`, stores) the region-level scalar locals from (to) the locals
+    /// buffer.
+    fn move_locals(&mut self, store: bool) {
+        if self.local_slots.is_empty() {
+            return;
+        }
+        let base = self.reg("%rd");
+        self.emit(format!("ld.param.u64 {base}, [acc_locals];"));
+        for (l, t, off) in self.local_slots.clone() {
+            let r = repr(t);
+            let reg = format!("{}_l{l}", r.class);
+            match (t, store) {
+                (Scalar::Bool, false) => {
+                    let w = self.reg("%r");
+                    self.emit(format!("ld.global.u32 {w}, [{base}+{off}];"));
+                    self.emit(format!("setp.ne.u32 {reg}, {w}, 0;"));
+                }
+                (Scalar::Bool, true) => {
+                    let w = self.reg("%r");
+                    self.emit(format!("selp.u32 {w}, 1, 0, {reg};"));
+                    self.emit(format!("st.global.u32 [{base}+{off}], {w};"));
+                }
+                (_, false) => self.emit(format!("ld.global{} {reg}, [{base}+{off}];", r.bits)),
+                (_, true) => self.emit(format!("st.global{} [{base}+{off}], {reg};", r.bits)),
+            }
+        }
+    }
+
+    /// Returns from every thread but the grid's first.
+    fn first_thread_only(&mut self) {
+        let (a, b) = (self.reg("%r"), self.reg("%r"));
+        self.emit(format!("mov.u32 {a}, %tid.x;"));
+        self.emit(format!("mov.u32 {b}, %ctaid.x;"));
+        self.emit(format!("or.b32 {a}, {a}, {b};"));
+        let p = self.reg("%p");
+        self.emit(format!("setp.ne.u32 {p}, {a}, 0;"));
+        self.emit(format!("@{p} ret;"));
+    }
+
+    /// An entry point of one thread running `stmts` (code between parallel loops), with the
+    /// region-level locals loaded first and stored back last.
+    fn single_entry(&mut self, stmts: &[&Stmt]) -> Result<(String, String)> {
+        self.begin_entry();
+        self.first_thread_only();
+        self.move_locals(false);
+        for st in stmts {
+            self.stmt(st)?;
+        }
+        self.move_locals(true);
+        self.emit("ret;");
+        Ok(self.end_entry())
+    }
+
+    /// An entry point of one thread folding the per-block partials of reductions into region
+    /// locals, in block order, into the locals' values.
+    fn fold_entry(&mut self, reds: &[(usize, Reduction)]) -> Result<(String, String)> {
+        self.begin_entry();
+        self.first_thread_only();
+        self.move_locals(false);
+        let (g, blocks) = (self.reg("%r"), self.reg("%r"));
+        self.emit(format!("ld.param.u32 {blocks}, [acc_blocks];"));
+        self.emit(format!("mov.u32 {g}, 0;"));
+        let (top, end) = (self.label("fold"), self.label("folded"));
+        self.emit(format!("{top}:"));
+        let p = self.reg("%p");
+        self.emit(format!("setp.ge.u32 {p}, {g}, {blocks};"));
+        self.emit(format!("@{p} bra {end};"));
+        for &(slot, red) in reds {
+            let ty = self.k.function.locals[red.local as usize].ty;
+            let l = self.local(red.local)?;
+            let (base, at) = (self.reg("%rd"), self.reg("%rd"));
+            self.emit(format!("ld.param.u64 {base}, [acc_partials{slot}];"));
+            self.emit(format!("mul.wide.u32 {at}, {g}, {};", partial_size(ty)));
+            self.emit(format!("add.u64 {at}, {base}, {at};"));
+            let v = self.load_word(".global", &at, ty);
+            let c = self.combine(red.op, ty, &l, &v)?;
+            self.emit(format!("mov{} {l}, {c};", repr(ty).bits));
+        }
+        self.emit(format!("add.u32 {g}, {g}, 1;"));
+        self.emit(format!("bra {top};"));
+        self.emit(format!("{end}:"));
+        self.move_locals(true);
+        self.emit("ret;");
+        Ok(self.end_entry())
+    }
+
+    fn param_list(&self, partials: usize) -> String {
         let mut ps = Vec::new();
         for (id, p) in self.k.params.iter().enumerate() {
             match p.kind {
@@ -210,7 +438,9 @@ impl Writer<'_> {
             }
         }
         ps.push("    .param .u64 acc_status".into());
-        for r in 0..reductions {
+        ps.push("    .param .u64 acc_locals".into());
+        ps.push("    .param .u32 acc_blocks".into());
+        for r in 0..partials {
             ps.push(format!("    .param .u64 acc_partials{r}"));
         }
         ps.join(",\n")
@@ -220,21 +450,17 @@ impl Writer<'_> {
     fn local(&self, l: LocalId) -> Result<String> {
         let local = &self.k.function.locals[l as usize];
         if local.len.is_some() {
-            return Err(unsupported(format!("the private array `{}` (not yet)", local.name)));
+            return Err(unsupported(format!("internal error: the private array `{}` used as a scalar", local.name)));
         }
         Ok(format!("{}_l{l}", repr(local.ty).class))
     }
 
-    fn entry(&mut self, prelude: &[&Stmt], s: &Stmt, slots: &[usize]) -> Result<()> {
+    /// A grid entry point: the prelude (or, in a segmented region, the region's locals), then
+    /// the loop's share of iterations, then the block's reduction partials.
+    fn grid_entry(&mut self, prelude: &[&Stmt], s: &Stmt, slots: &[usize]) -> Result<(String, String)> {
         let Stmt::For { levels, reductions, body, .. } = s else { return Err(unsupported("internal error: an entry without its loop")) };
-        // Every scalar local is a register of its own.
-        for (i, l) in self.k.function.locals.iter().enumerate() {
-            if l.len.is_none() {
-                let r = repr(l.ty);
-                let decl_ty = if r.class == "%p" { ".pred" } else { r.bits };
-                self.emit(format!(".reg {decl_ty} {}_l{i};", r.class));
-            }
-        }
+        self.begin_entry();
+        self.move_locals(false);
         for st in prelude {
             self.stmt(st)?;
         }
@@ -246,7 +472,7 @@ impl Writer<'_> {
         self.emit(format!("mov.u32 {nctaid}, %nctaid.x;"));
         let (k, stride) = (self.reg("%rd"), self.reg("%rd"));
         self.emit(format!("mul.wide.u32 {k}, {ctaid}, {ntid};"));
-        self.emit(format!("cvt.u64.u32 %rd_tmp, {tid};").replace("%rd_tmp", &stride));
+        self.emit(format!("cvt.u64.u32 {stride}, {tid};"));
         self.emit(format!("add.u64 {k}, {k}, {stride};"));
         self.emit(format!("mul.wide.u32 {stride}, {nctaid}, {ntid};"));
         let mut trips = Vec::new();
@@ -258,30 +484,83 @@ impl Writer<'_> {
         for t in &trips {
             self.emit(format!("mul.lo.u64 {total}, {total}, {t};"));
         }
+        // Collapsed levels split the flat index with 32-bit divisions when the iteration
+        // space fits in 32 bits (a uniform branch), 64-bit ones otherwise.
+        let narrow = self.reg("%p");
+        let trips32: Vec<String> = if levels.len() > 1 {
+            self.emit(format!("setp.le.u64 {narrow}, {total}, 4294967295;"));
+            trips
+                .iter()
+                .map(|t| {
+                    let r = self.reg("%r");
+                    self.emit(format!("cvt.u32.u64 {r}, {t};"));
+                    r
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         for r in reductions {
-            let ty = self.k.function.locals[r.local as usize].ty;
+            let l = &self.k.function.locals[r.local as usize];
+            let (ty, len) = (l.ty, l.len);
             let id = self.identity(r.op, ty)?;
-            let l = self.local(r.local)?;
-            self.emit(format!("mov{} {l}, {id};", if ty == Scalar::Bool { ".pred" } else { repr(ty).bits }));
+            match len {
+                None => {
+                    let l = self.local(r.local)?;
+                    self.emit(format!("mov{} {l}, {id};", repr(ty).bits));
+                }
+                Some(n) => {
+                    for e in 0..n {
+                        let addr = self.private_address_const(r.local, e);
+                        self.store_private(&addr, ty, &id, "");
+                    }
+                }
+            }
         }
         let (top, cont, end) = (self.label("grid"), self.label("next"), self.label("done"));
         let p = self.reg("%p");
         self.emit(format!("{top}:"));
         self.emit(format!("setp.ge.u64 {p}, {k}, {total};"));
         self.emit(format!("@{p} bra {end};"));
-        // Split the flat index over the levels, innermost fastest.
-        let rest = self.reg("%rd");
-        self.emit(format!("mov.u64 {rest}, {k};"));
-        for (i, lv) in levels.iter().enumerate().rev() {
-            let idx = if i == 0 {
-                rest.clone()
-            } else {
-                let q = self.reg("%rd");
-                self.emit(format!("rem.u64 {q}, {rest}, {};", trips[i]));
-                self.emit(format!("div.u64 {rest}, {rest}, {};", trips[i]));
-                q
-            };
-            self.set_loop_var(lv, &idx)?;
+        if levels.len() == 1 {
+            self.set_loop_var(&levels[0], &k)?;
+        } else {
+            // Split the flat index over the levels, innermost fastest.
+            let (wide, split) = (self.label("wide"), self.label("split"));
+            self.emit(format!("@!{narrow} bra {wide};"));
+            let rest32 = self.reg("%r");
+            self.emit(format!("cvt.u32.u64 {rest32}, {k};"));
+            let mut idx32 = vec![String::new(); levels.len()];
+            for i in (0..levels.len()).rev() {
+                if i == 0 {
+                    idx32[i] = rest32.clone();
+                } else {
+                    let q = self.reg("%r");
+                    self.emit(format!("rem.u32 {q}, {rest32}, {};", trips32[i]));
+                    self.emit(format!("div.u32 {rest32}, {rest32}, {};", trips32[i]));
+                    idx32[i] = q;
+                }
+            }
+            let idx: Vec<String> = (0..levels.len()).map(|_| self.reg("%rd")).collect();
+            for i in 0..levels.len() {
+                self.emit(format!("cvt.u64.u32 {}, {};", idx[i], idx32[i]));
+            }
+            self.emit(format!("bra {split};"));
+            self.emit(format!("{wide}:"));
+            let rest = self.reg("%rd");
+            self.emit(format!("mov.u64 {rest}, {k};"));
+            for i in (0..levels.len()).rev() {
+                if i == 0 {
+                    self.emit(format!("mov.u64 {}, {rest};", idx[i]));
+                } else {
+                    self.emit(format!("rem.u64 {}, {rest}, {};", idx[i], trips[i]));
+                    self.emit(format!("div.u64 {rest}, {rest}, {};", trips[i]));
+                }
+            }
+            self.emit(format!("{split}:"));
+            for (i, lv) in levels.iter().enumerate() {
+                self.set_loop_var(lv, &idx[i])?;
+            }
         }
         self.loops.push((cont.clone(), end.clone()));
         self.block(body)?;
@@ -290,47 +569,161 @@ impl Writer<'_> {
         self.emit(format!("add.u64 {k}, {k}, {stride};"));
         self.emit(format!("bra {top};"));
         self.emit(format!("{end}:"));
-        // Each block combines its threads' partial results in shared memory; thread 0
-        // writes the block's partial.
         for (red, &slot) in reductions.iter().zip(slots) {
-            let ty = self.k.function.locals[red.local as usize].ty;
-            let l = self.local(red.local)?;
-            let word = self.reg("%rd");
-            let off = self.reg("%rd");
-            self.emit(format!("mov.u64 {word}, acc_shared;"));
-            self.emit(format!("mul.wide.u32 {off}, {tid}, 8;"));
-            self.emit(format!("add.u64 {off}, {word}, {off};"));
-            self.store_word(".shared", &off, ty, &l)?;
-            self.emit("bar.sync 0;");
-            let mut s = BLOCK_SIZE / 2;
-            while s > 0 {
-                let skip = self.label("tree");
-                let p = self.reg("%p");
-                self.emit(format!("setp.ge.u32 {p}, {tid}, {s};"));
-                self.emit(format!("@{p} bra {skip};"));
-                let other = self.reg("%rd");
-                self.emit(format!("add.u64 {other}, {off}, {};", s * 8));
-                let (a, b) = (self.load_shared(&off, ty)?, self.load_shared(&other, ty)?);
-                let c = self.combine(red.op, ty, &a, &b)?;
-                self.store_word(".shared", &off, ty, &c)?;
-                self.emit(format!("{skip}:"));
-                self.emit("bar.sync 0;");
-                s /= 2;
+            let l = &self.k.function.locals[red.local as usize];
+            let (ty, len) = (l.ty, l.len);
+            match len {
+                None => {
+                    let v = self.local(red.local)?;
+                    self.block_reduce_shuffle(red.op, ty, &v, &tid, &ctaid, slot)?;
+                }
+                Some(n) => {
+                    for e in 0..n {
+                        let addr = self.private_address_const(red.local, e);
+                        let v = self.load_private(&addr, ty);
+                        self.block_reduce_shared(red.op, ty, &v, &tid, &ctaid, slot, e, n)?;
+                    }
+                }
             }
-            let skip = self.label("partial");
-            let p = self.reg("%p");
-            self.emit(format!("setp.ne.u32 {p}, {tid}, 0;"));
-            self.emit(format!("@{p} bra {skip};"));
-            let v = self.load_shared(&off, ty)?;
-            let base = self.reg("%rd");
-            self.emit(format!("ld.param.u64 {base}, [acc_partials{slot}];"));
-            let at = self.reg("%rd");
-            self.emit(format!("mul.wide.u32 {at}, {ctaid}, {};", partial_size(ty)));
-            self.emit(format!("add.u64 {at}, {base}, {at};"));
-            self.store_word(".global", &at, ty, &v)?;
-            self.emit(format!("{skip}:"));
         }
         self.emit("ret;");
+        Ok(self.end_entry())
+    }
+
+    /// Writes the block's partial of `v` (thread 0 writes it at `partials[block]`): each warp
+    /// combines its lanes with shuffles, then the first warp combines the warps' results, so
+    /// the order is fixed for a block size and the result deterministic.
+    #[allow(clippy::too_many_arguments)]
+    fn block_reduce_shuffle(&mut self, op: ReduceOp, ty: Scalar, v: &str, tid: &str, ctaid: &str, slot: usize) -> Result<()> {
+        self.shared = true;
+        let mut acc = v.to_string();
+        for off in [16, 8, 4, 2, 1] {
+            let other = self.shuffle_down(&acc, ty, off);
+            acc = self.combine(op, ty, &acc, &other)?;
+        }
+        let (lane, warp) = (self.reg("%r"), self.reg("%r"));
+        self.emit(format!("and.b32 {lane}, {tid}, 31;"));
+        self.emit(format!("shr.u32 {warp}, {tid}, 5;"));
+        let (base, at) = (self.reg("%rd"), self.reg("%rd"));
+        self.emit(format!("mov.u64 {base}, acc_shared;"));
+        self.emit(format!("mul.wide.u32 {at}, {warp}, 8;"));
+        self.emit(format!("add.u64 {at}, {base}, {at};"));
+        let (skip, after) = (self.label("lane0"), self.label("warp0"));
+        let p = self.reg("%p");
+        self.emit(format!("setp.ne.u32 {p}, {lane}, 0;"));
+        self.emit(format!("@{p} bra {skip};"));
+        self.store_word(".shared", &at, ty, &acc)?;
+        self.emit(format!("{skip}:"));
+        self.emit("bar.sync 0;");
+        let q = self.reg("%p");
+        self.emit(format!("setp.ne.u32 {q}, {warp}, 0;"));
+        self.emit(format!("@{q} bra {after};"));
+        // Lanes past the warps' count start from the identity.
+        let warps = BLOCK_SIZE / 32;
+        let id = self.identity(op, ty)?;
+        let la = self.reg("%rd");
+        self.emit(format!("mul.wide.u32 {la}, {lane}, 8;"));
+        self.emit(format!("add.u64 {la}, {base}, {la};"));
+        let inside = self.reg("%p");
+        self.emit(format!("setp.lt.u32 {inside}, {lane}, {warps};"));
+        let mut w = self.reg(repr(ty).class);
+        self.emit(format!("mov{} {w}, {id};", repr(ty).bits));
+        let (load, loaded) = (self.label("ld"), self.label("lded"));
+        self.emit(format!("@!{inside} bra {load};"));
+        let x = self.load_word(".shared", &la, ty);
+        self.emit(format!("mov{} {w}, {x};", repr(ty).bits));
+        self.emit(format!("{load}:"));
+        let _ = loaded;
+        let mut off = warps / 2;
+        while off > 0 {
+            let other = self.shuffle_down(&w, ty, off);
+            w = self.combine(op, ty, &w, &other)?;
+            off /= 2;
+        }
+        let z = self.reg("%p");
+        self.emit(format!("setp.ne.u32 {z}, {lane}, 0;"));
+        self.emit(format!("@{z} bra {after};"));
+        let pb = self.reg("%rd");
+        self.emit(format!("ld.param.u64 {pb}, [acc_partials{slot}];"));
+        let pa = self.reg("%rd");
+        self.emit(format!("mul.wide.u32 {pa}, {ctaid}, {};", partial_size(ty)));
+        self.emit(format!("add.u64 {pa}, {pb}, {pa};"));
+        self.store_word(".global", &pa, ty, &w)?;
+        self.emit(format!("{after}:"));
+        Ok(())
+    }
+
+    /// `v` of lane `lane + off` of the warp (every lane takes part).
+    fn shuffle_down(&mut self, v: &str, ty: Scalar, off: u32) -> String {
+        let r = repr(ty);
+        match (ty, r.bits) {
+            (Scalar::Bool, _) => {
+                let (w, o, d) = (self.reg("%r"), self.reg("%r"), self.reg("%p"));
+                self.emit(format!("selp.u32 {w}, 1, 0, {v};"));
+                self.emit(format!("shfl.sync.down.b32 {o}, {w}, {off}, 31, -1;"));
+                self.emit(format!("setp.ne.u32 {d}, {o}, 0;"));
+                d
+            }
+            (_, ".b64") => {
+                let (bits, lo, hi) = (self.reg("%rd"), self.reg("%r"), self.reg("%r"));
+                self.emit(format!("mov.b64 {bits}, {v};"));
+                self.emit(format!("mov.b64 {{{lo}, {hi}}}, {bits};"));
+                self.emit(format!("shfl.sync.down.b32 {lo}, {lo}, {off}, 31, -1;"));
+                self.emit(format!("shfl.sync.down.b32 {hi}, {hi}, {off}, 31, -1;"));
+                let d = self.reg(r.class);
+                self.emit(format!("mov.b64 {bits}, {{{lo}, {hi}}};"));
+                self.emit(format!("mov.b64 {d}, {bits};"));
+                d
+            }
+            _ => {
+                let d = self.reg(r.class);
+                self.emit(format!("shfl.sync.down.b32 {d}, {v}, {off}, 31, -1;"));
+                d
+            }
+        }
+    }
+
+    /// Writes the block's partial of element `e` of an array reduction (of `len` elements)
+    /// through a tree in shared memory.
+    #[allow(clippy::too_many_arguments)]
+    fn block_reduce_shared(&mut self, op: ReduceOp, ty: Scalar, v: &str, tid: &str, ctaid: &str, slot: usize, e: u32, len: u32) -> Result<()> {
+        self.shared = true;
+        let word = self.reg("%rd");
+        let off = self.reg("%rd");
+        self.emit(format!("mov.u64 {word}, acc_shared;"));
+        self.emit(format!("mul.wide.u32 {off}, {tid}, 8;"));
+        self.emit(format!("add.u64 {off}, {word}, {off};"));
+        self.store_word(".shared", &off, ty, v)?;
+        self.emit("bar.sync 0;");
+        let mut s = BLOCK_SIZE / 2;
+        while s > 0 {
+            let skip = self.label("tree");
+            let p = self.reg("%p");
+            self.emit(format!("setp.ge.u32 {p}, {tid}, {s};"));
+            self.emit(format!("@{p} bra {skip};"));
+            let other = self.reg("%rd");
+            self.emit(format!("add.u64 {other}, {off}, {};", s * 8));
+            let (a, b) = (self.load_word(".shared", &off, ty), self.load_word(".shared", &other, ty));
+            let c = self.combine(op, ty, &a, &b)?;
+            self.store_word(".shared", &off, ty, &c)?;
+            self.emit(format!("{skip}:"));
+            self.emit("bar.sync 0;");
+            s /= 2;
+        }
+        let skip = self.label("partial");
+        let p = self.reg("%p");
+        self.emit(format!("setp.ne.u32 {p}, {tid}, 0;"));
+        self.emit(format!("@{p} bra {skip};"));
+        let v = self.load_word(".shared", &off, ty);
+        let base = self.reg("%rd");
+        self.emit(format!("ld.param.u64 {base}, [acc_partials{slot}];"));
+        let at = self.reg("%rd");
+        self.emit(format!("mul.wide.u32 {at}, {ctaid}, {};", partial_size(ty) * len));
+        self.emit(format!("add.u64 {at}, {base}, {at};"));
+        self.emit(format!("add.u64 {at}, {at}, {};", partial_size(ty) * e));
+        self.store_word(".global", &at, ty, &v)?;
+        self.emit(format!("{skip}:"));
+        self.emit("bar.sync 0;");
         Ok(())
     }
 
@@ -361,7 +754,13 @@ impl Writer<'_> {
                 let ty = self.k.function.locals[*local as usize].ty;
                 self.emit(format!("mov{} {l}, {v};", if ty == Scalar::Bool { ".pred" } else { repr(ty).bits }));
             }
-            Stmt::AssignElem { .. } => return Err(unsupported("private arrays (not yet)")),
+            Stmt::AssignElem { local, index, value } => {
+                let ty = self.k.function.locals[*local as usize].ty;
+                let i = self.expr(*index)?;
+                let v = self.expr(*value)?;
+                let (ok, addr) = self.private_address(*local, &i);
+                self.store_private(&addr, ty, &v, &format!("@{ok} "));
+            }
             Stmt::Store { array, index, value } => {
                 let (elem, _) = self.array(*array)?;
                 let i = self.expr(*index)?;
@@ -427,8 +826,8 @@ impl Writer<'_> {
     #[allow(clippy::too_many_arguments)]
     fn atomic(&mut self, array: ParamId, index: Handle<Expr>, op: AtomicOp, value: Handle<Expr>, old: Option<LocalId>, new: Option<LocalId>) -> Result<()> {
         let (elem, _) = self.array(array)?;
-        if elem.size() < 4 || elem == Scalar::Bool {
-            return Err(unsupported(format!("atomics on {elem} (not yet)")));
+        if elem.size() < 4 {
+            return self.atomic_narrow(array, index, op, value, old, new);
         }
         let r = repr(elem);
         let i = self.expr(index)?;
@@ -504,6 +903,109 @@ impl Writer<'_> {
         Ok(())
     }
 
+    /// An atomic access of an 8- or 16-bit element (or a `bool`): a compare-and-swap loop on
+    /// the aligned 32-bit word that holds it, changing only its bits.
+    #[allow(clippy::too_many_arguments)]
+    fn atomic_narrow(&mut self, array: ParamId, index: Handle<Expr>, op: AtomicOp, value: Handle<Expr>, old: Option<LocalId>, new: Option<LocalId>) -> Result<()> {
+        let (elem, _) = self.array(array)?;
+        let i = self.expr(index)?;
+        let (ok, addr) = self.checked_address(array, &i, elem)?;
+        let skip = self.label("atomic");
+        self.emit(format!("@!{ok} bra {skip};"));
+        let bits = elem.size() * 8;
+        // The element as a value register of its type, from its bits in a word.
+        let unpack = |w: &mut Self, word: &str, shift: &str| -> String {
+            let b = w.reg("%r");
+            w.emit(format!("shr.b32 {b}, {word}, {shift};"));
+            if elem == Scalar::Bool {
+                let p = w.reg("%p");
+                w.emit(format!("and.b32 {b}, {b}, 255;"));
+                w.emit(format!("setp.ne.u32 {p}, {b}, 0;"));
+                p
+            } else {
+                if elem.is_signed() {
+                    w.emit(format!("cvt.s32.s{bits} {b}, {b};"));
+                } else {
+                    w.emit(format!("and.b32 {b}, {b}, {};", (1u64 << bits) - 1));
+                }
+                b
+            }
+        };
+        if op == AtomicOp::Read {
+            let v = self.load_element(&addr, elem, true);
+            if let Some(l) = old {
+                let reg = self.local(l)?;
+                self.emit(format!("mov{} {reg}, {v};", repr(elem).bits));
+            }
+            self.emit(format!("{skip}:"));
+            return Ok(());
+        }
+        let v = self.expr(value)?;
+        let (word, shift, mask) = (self.reg("%rd"), self.reg("%r"), self.reg("%r"));
+        self.emit(format!("and.b64 {word}, {addr}, -4;"));
+        let low = self.reg("%r");
+        self.emit(format!("cvt.u32.u64 {low}, {addr};"));
+        self.emit(format!("and.b32 {low}, {low}, 3;"));
+        self.emit(format!("shl.b32 {shift}, {low}, 3;"));
+        self.emit(format!("mov.b32 {mask}, {};", (1u64 << bits) - 1));
+        self.emit(format!("shl.b32 {mask}, {mask}, {shift};"));
+        let keep = self.reg("%r");
+        self.emit(format!("not.b32 {keep}, {mask};"));
+        let cur = self.reg("%r");
+        self.emit(format!("ld.relaxed.gpu.global.u32 {cur}, [{word}];"));
+        let top = self.label("cas");
+        self.emit(format!("{top}:"));
+        let before = unpack(self, &cur, &shift);
+        let after = match op {
+            AtomicOp::Exchange => v.clone(),
+            AtomicOp::Update(bop) => self.binary(bop, elem, &before, &v)?,
+            AtomicOp::Read => unreachable!("handled above"),
+        };
+        let packed = self.reg("%r");
+        if elem == Scalar::Bool {
+            self.emit(format!("selp.u32 {packed}, 1, 0, {after};"));
+        } else {
+            self.emit(format!("mov.b32 {packed}, {after};"));
+        }
+        self.emit(format!("shl.b32 {packed}, {packed}, {shift};"));
+        self.emit(format!("and.b32 {packed}, {packed}, {mask};"));
+        let desired = self.reg("%r");
+        self.emit(format!("and.b32 {desired}, {cur}, {keep};"));
+        self.emit(format!("or.b32 {desired}, {desired}, {packed};"));
+        let seen = self.reg("%r");
+        self.emit(format!("atom.global.cas.b32 {seen}, [{word}], {cur}, {desired};"));
+        let again = self.reg("%p");
+        self.emit(format!("setp.ne.u32 {again}, {seen}, {cur};"));
+        self.emit(format!("mov.b32 {cur}, {seen};"));
+        self.emit(format!("@{again} bra {top};"));
+        let bits_ty = repr(elem).bits;
+        if let Some(l) = old {
+            let reg = self.local(l)?;
+            self.emit(format!("mov{bits_ty} {reg}, {before};"));
+        }
+        if let Some(l) = new {
+            let reg = self.local(l)?;
+            self.emit(format!("mov{bits_ty} {reg}, {after};"));
+        }
+        self.emit(format!("{skip}:"));
+        Ok(())
+    }
+
+    /// Loads the element at `addr` (a relaxed atomic load with `atomic`).
+    fn load_element(&mut self, addr: &str, elem: Scalar, atomic: bool) -> String {
+        let sem = if atomic { ".relaxed.gpu" } else { "" };
+        if elem == Scalar::Bool {
+            let (w, d) = (self.reg("%r"), self.reg("%p"));
+            self.emit(format!("ld{sem}.global.u8 {w}, [{addr}];"));
+            self.emit(format!("setp.ne.u32 {d}, {w}, 0;"));
+            return d;
+        }
+        let r = repr(elem);
+        let d = self.reg(r.class);
+        self.emit(format!("ld{sem}.global{} {d}, [{addr}];", mem_type(elem)));
+        d
+    }
+
     fn array(&self, a: ParamId) -> Result<(Scalar, bool)> {
         match self.k.params.get(a as usize).map(|p| &p.kind) {
             Some(ParamKind::Array { elem, writable }) => Ok((*elem, *writable)),
@@ -517,31 +1019,38 @@ impl Writer<'_> {
         let (n, base) = (self.reg("%rd"), self.reg("%rd"));
         self.emit(format!("ld.param.u64 {n}, [acc_n{array}];"));
         self.emit(format!("ld.param.u64 {base}, [acc_a{array}];"));
-        let ok = self.reg("%p");
-        self.emit(format!("setp.lt.u64 {ok}, {i}, {n};"));
-        if !self.k.unchecked {
-            let done = self.label("inbounds");
-            self.emit(format!("@{ok} bra {done};"));
-            let (status, old) = (self.reg("%rd"), self.reg("%r"));
-            self.emit(format!("ld.param.u64 {status}, [acc_status];"));
-            self.emit(format!("atom.global.cas.b32 {old}, [{status}], 0, 1;"));
-            let first = self.reg("%p");
-            self.emit(format!("setp.ne.u32 {first}, {old}, 0;"));
-            self.emit(format!("@{first} bra {done};"));
-            let w = self.reg("%r");
-            self.emit(format!("mov.u32 {w}, {array};"));
-            self.emit(format!("st.global.u32 [{status}+4], {w};"));
-            self.emit(format!("cvt.u32.u64 {w}, {i};"));
-            self.emit(format!("st.global.u32 [{status}+8], {w};"));
-            self.emit(format!("cvt.u32.u64 {w}, {n};"));
-            self.emit(format!("st.global.u32 [{status}+12], {w};"));
-            self.emit(format!("{done}:"));
-        } else {
-            self.emit(format!("setp.eq.u64 {ok}, {n}, {n};"));
-        }
+        let ok = self.bounds_check(array, i, &n);
         let addr = self.reg("%rd");
         self.emit(format!("mad.lo.u64 {addr}, {i}, {}, {base};", elem.size()));
         Ok((ok, addr))
+    }
+
+    /// The predicate `i < n`; where it is false, the first such access of the launch is
+    /// recorded in the status words (1, `what`, index, length) for the host to report.
+    fn bounds_check(&mut self, what: u32, i: &str, n: &str) -> String {
+        let ok = self.reg("%p");
+        self.emit(format!("setp.lt.u64 {ok}, {i}, {n};"));
+        if self.k.unchecked {
+            self.emit(format!("setp.eq.u64 {ok}, {n}, {n};"));
+            return ok;
+        }
+        let done = self.label("inbounds");
+        self.emit(format!("@{ok} bra {done};"));
+        let (status, old) = (self.reg("%rd"), self.reg("%r"));
+        self.emit(format!("ld.param.u64 {status}, [acc_status];"));
+        self.emit(format!("atom.global.cas.b32 {old}, [{status}], 0, 1;"));
+        let first = self.reg("%p");
+        self.emit(format!("setp.ne.u32 {first}, {old}, 0;"));
+        self.emit(format!("@{first} bra {done};"));
+        let w = self.reg("%r");
+        self.emit(format!("mov.u32 {w}, {what};"));
+        self.emit(format!("st.global.u32 [{status}+4], {w};"));
+        self.emit(format!("cvt.u32.u64 {w}, {i};"));
+        self.emit(format!("st.global.u32 [{status}+8], {w};"));
+        self.emit(format!("cvt.u32.u64 {w}, {n};"));
+        self.emit(format!("st.global.u32 [{status}+12], {w};"));
+        self.emit(format!("{done}:"));
+        ok
     }
 
     fn store_global_if(&mut self, addr: &str, ty: Scalar, v: &str, pred: &str) -> Result<()> {
@@ -550,9 +1059,7 @@ impl Writer<'_> {
             self.emit(format!("selp.u32 {w}, 1, 0, {v};"));
             self.emit(format!("{pred}st.global.u8 [{addr}], {w};"));
         } else {
-            let m = mem_type(ty);
-            let m = if matches!(m, ".u8" | ".s8" | ".u16" | ".s16") { m.replace('s', "u") } else { m.to_string() };
-            self.emit(format!("{pred}st.global{m} [{addr}], {v};"));
+            self.emit(format!("{pred}st.global{} [{addr}], {v};", store_type(ty)));
         }
         Ok(())
     }
@@ -570,17 +1077,72 @@ impl Writer<'_> {
         Ok(())
     }
 
-    fn load_shared(&mut self, addr: &str, ty: Scalar) -> Result<String> {
+    /// Loads a reduction word (`bool` from a `u32` 0 or 1) from `space`.
+    fn load_word(&mut self, space: &str, addr: &str, ty: Scalar) -> String {
         if ty == Scalar::Bool {
             let (w, p) = (self.reg("%r"), self.reg("%p"));
-            self.emit(format!("ld.shared.u32 {w}, [{addr}];"));
+            self.emit(format!("ld{space}.u32 {w}, [{addr}];"));
             self.emit(format!("setp.ne.u32 {p}, {w}, 0;"));
-            return Ok(p);
+            return p;
         }
         let r = repr(ty);
         let d = self.reg(r.class);
-        self.emit(format!("ld.shared{} {d}, [{addr}];", r.ty));
-        Ok(d)
+        self.emit(format!("ld{space}{} {d}, [{addr}];", r.ty));
+        d
+    }
+
+    /// The address of element `e` (a constant) of private array `l`.
+    fn private_address_const(&mut self, l: LocalId, e: u32) -> String {
+        let ty = self.k.function.locals[l as usize].ty;
+        let a = self.reg("%rd");
+        self.emit(format!("mov.u64 {a}, acc_pa{l};"));
+        self.emit(format!("add.u64 {a}, {a}, {};", e * elem_size(ty)));
+        a
+    }
+
+    /// The predicate "index `i` is in bounds of private array `l`" (recording the first access
+    /// that is not) and the element's address.
+    fn private_address(&mut self, l: LocalId, i: &str) -> (String, String) {
+        let local = &self.k.function.locals[l as usize];
+        let (ty, len) = (local.ty, local.len.unwrap_or(0));
+        let n = self.reg("%rd");
+        self.emit(format!("mov.u64 {n}, {len};"));
+        let ok = self.bounds_check(PRIVATE_ARRAY_BIT | l, i, &n);
+        let a = self.reg("%rd");
+        self.emit(format!("mov.u64 {a}, acc_pa{l};"));
+        self.emit(format!("mad.lo.u64 {a}, {i}, {}, {a};", elem_size(ty)));
+        (ok, a)
+    }
+
+    fn store_private(&mut self, addr: &str, ty: Scalar, v: &str, pred: &str) {
+        if ty == Scalar::Bool {
+            let w = self.reg("%r");
+            self.emit(format!("selp.u32 {w}, 1, 0, {v};"));
+            self.emit(format!("{pred}st.local.u8 [{addr}], {w};"));
+        } else {
+            self.emit(format!("{pred}st.local{} [{addr}], {v};", store_type(ty)));
+        }
+    }
+
+    fn load_private(&mut self, addr: &str, ty: Scalar) -> String {
+        self.load_private_if(addr, ty, None)
+    }
+
+    /// Loads an element of a private array (zero where `pred` is false).
+    fn load_private_if(&mut self, addr: &str, ty: Scalar, pred: Option<&str>) -> String {
+        let pad = pred.map(|p| format!("@{p} ")).unwrap_or_default();
+        if ty == Scalar::Bool {
+            let (w, d) = (self.reg("%r"), self.reg("%p"));
+            self.emit(format!("mov.u32 {w}, 0;"));
+            self.emit(format!("{pad}ld.local.u8 {w}, [{addr}];"));
+            self.emit(format!("setp.ne.u32 {d}, {w}, 0;"));
+            return d;
+        }
+        let r = repr(ty);
+        let d = self.reg(r.class);
+        self.emit(format!("mov{} {d}, 0;", r.bits));
+        self.emit(format!("{pad}ld.local{} {d}, [{addr}];", mem_type(ty)));
+        d
     }
 
     fn identity(&mut self, op: ReduceOp, t: Scalar) -> Result<String> {
@@ -809,7 +1371,12 @@ impl Writer<'_> {
                 }
             }
             Expr::Local(l) => self.local(l)?,
-            Expr::LocalElem { .. } => return Err(unsupported("private arrays (not yet)")),
+            Expr::LocalElem { local, index } => {
+                let ty = self.k.function.locals[local as usize].ty;
+                let i = self.expr(index)?;
+                let (ok, addr) = self.private_address(local, &i);
+                self.load_private_if(&addr, ty, Some(&ok))
+            }
             Expr::Load { array, index } => {
                 let (elem, _) = self.array(array)?;
                 let i = self.expr(index)?;

@@ -16,4 +16,4 @@
 
 mod lower;
 
-pub use lower::{lower, partial_size, Lowered, ReductionSlot, Target, BLOCK_SIZE};
+pub use lower::{lower, partial_size, Lowered, ReductionSlot, Target, BLOCK_SIZE, PRIVATE_ARRAY_BIT};

@@ -66,7 +66,7 @@ fn reductions_assemble_for_every_operator() {
     ];
     for (elem, op) in cases {
         let l = lower(&reduce(elem, op), Target { sm: 90 }).unwrap();
-        assert_eq!(l.reductions, [ReductionSlot { op, ty: elem, into: 1, entry: 0 }]);
+        assert_eq!(l.reductions, [ReductionSlot { op, ty: elem, into: Some(1), entry: Some(0), local_offset: 0, len: 1 }]);
         assert!(l.ptx.contains("bar.sync"), "{}", l.ptx);
         assemble(&l, 90);
     }
@@ -127,17 +127,82 @@ fn control_flow_casts_and_math_assemble() {
 }
 
 #[test]
-fn what_is_not_lowered_yet_is_an_error_naming_it() {
-    let mut b = KernelBuilder::new("serial");
-    let y = b.param_array("y", Scalar::F32, true);
-    let i = b.lit_int(0, Some(Scalar::USize));
-    let v = b.lit_float(1.0, Some(Scalar::F32));
-    b.store(y, i, v);
-    let k = b.finish().expect("valid");
-    let e = lower(&k, Target { sm: 90 }).unwrap_err().to_string();
-    assert!(e.contains("on nvidia") && e.contains("not yet"), "{e}");
+fn an_old_target_is_an_error_naming_it() {
     let e = lower(&saxpy(Scalar::F32), Target { sm: 60 }).unwrap_err().to_string();
-    assert!(e.contains("7.0 or newer"), "{e}");
+    assert!(e.contains("on nvidia") && e.contains("7.0 or newer"), "{e}");
+}
+
+/// `y[0] = 1; (parallel) s += x[i]; y[1] = s; value = s`: code between loops runs on one
+/// thread with the region's locals in a buffer, the loop's reduction into the region local is
+/// folded on the device, the value read back.
+#[test]
+fn segmented_regions_assemble_with_local_reductions_and_a_value() {
+    let mut b = KernelBuilder::new("segmented");
+    let x = b.param_array("x", Scalar::F32, false);
+    let y = b.param_array("y", Scalar::F32, true);
+    let i0 = b.lit_int(0, Some(Scalar::USize));
+    let one = b.lit_float(1.0, Some(Scalar::F32));
+    b.store(y, i0, one);
+    let s = b.reduction_local("s", Scalar::F32, ReduceOp::Add);
+    let start = b.lit_int(0, None);
+    let n = b.len(x);
+    b.for_range("i", Some(Scalar::USize), start, n, false, GRID, &[(s, ReduceOp::Add)], &[], |b, v| {
+        let i = b.get(v[0]);
+        let xi = b.load(x, i);
+        let cur = b.get(s);
+        let next = b.binary(BinaryOp::Add, cur, xi);
+        b.set(s, next);
+    });
+    let i1 = b.lit_int(1, Some(Scalar::USize));
+    let sv = b.get(s);
+    b.store(y, i1, sv);
+    let sv = b.get(s);
+    b.result(sv);
+    let k = b.finish().expect("valid");
+    let l = lower(&k, Target { sm: 90 }).unwrap();
+    assert_eq!(l.single, [true, false, true, true], "{}", l.ptx);
+    assert_eq!(l.reductions.len(), 1);
+    assert_eq!((l.reductions[0].into, l.reductions[0].entry), (None, Some(1)));
+    assert!(l.locals_size >= 4 && l.result.is_some());
+    for sm in TARGETS {
+        assemble(&lower(&k, Target { sm }).unwrap(), sm);
+    }
+}
+
+/// A private array indexed by a computed value, and an element-wise array reduction.
+#[test]
+fn private_arrays_and_array_reductions_assemble() {
+    let mut b = KernelBuilder::new("arrays");
+    let x = b.param_array("x", Scalar::U32, false);
+    let _hist = b.param_array("hist", Scalar::I64, true);
+    let h = b.reduction_local_array("hist", Scalar::I64, 8, ReduceOp::Add);
+    b.reduce_into(h, ReduceOp::Add, 1);
+    let start = b.lit_int(0, None);
+    let n = b.len(x);
+    b.for_range("i", Some(Scalar::USize), start, n, false, GRID, &[(h, ReduceOp::Add)], &[], |b, v| {
+        let tmp = b.local_array("tmp", Scalar::U16, 4);
+        let i = b.get(v[0]);
+        let xi = b.load(x, i);
+        let xi = b.cast(xi, Scalar::USize);
+        let four = b.lit_int(4, Some(Scalar::USize));
+        let slot = b.binary(BinaryOp::Rem, xi, four);
+        let val = b.lit_int(3, Some(Scalar::U16));
+        b.set_elem(tmp, slot, val);
+        let eight = b.lit_int(8, Some(Scalar::USize));
+        let bin = b.binary(BinaryOp::Rem, xi, eight);
+        let cur = b.get_elem(h, bin);
+        let t = b.get_elem(tmp, slot);
+        let t = b.cast(t, Scalar::I64);
+        let next = b.binary(BinaryOp::Add, cur, t);
+        b.set_elem(h, bin, next);
+    });
+    let k = b.finish().expect("valid");
+    let l = lower(&k, Target { sm: 90 }).unwrap();
+    assert_eq!(l.reductions[0].len, 8);
+    assert!(l.ptx.contains(".local .align 8 .b8 acc_pa"), "{}", l.ptx);
+    for sm in TARGETS {
+        assemble(&lower(&k, Target { sm }).unwrap(), sm);
+    }
 }
 
 #[test]
@@ -150,6 +215,11 @@ fn atomics_assemble_native_and_compare_and_swap() {
         (Scalar::F64, AtomicOp::Update(BinaryOp::Sub)),
         (Scalar::U32, AtomicOp::Exchange),
         (Scalar::F64, AtomicOp::Read),
+        (Scalar::I8, AtomicOp::Update(BinaryOp::Add)),
+        (Scalar::U16, AtomicOp::Update(BinaryOp::Mul)),
+        (Scalar::U8, AtomicOp::Exchange),
+        (Scalar::I16, AtomicOp::Read),
+        (Scalar::Bool, AtomicOp::Update(BinaryOp::BitOr)),
     ] {
         let mut b = KernelBuilder::new("atomics");
         let c = b.param_array("c", elem, true);
@@ -157,7 +227,13 @@ fn atomics_assemble_native_and_compare_and_swap() {
         let end = b.lit_int(1000, Some(Scalar::USize));
         b.for_range("i", Some(Scalar::USize), start, end, false, GRID, &[], &[], |b, _| {
             let zero = b.lit_int(0, Some(Scalar::USize));
-            let one = if elem.is_float() { b.lit_float(1.0, Some(elem)) } else { b.lit_int(1, Some(elem)) };
+            let one = if elem.is_float() {
+                b.lit_float(1.0, Some(elem))
+            } else if elem == Scalar::Bool {
+                b.lit_bool(true)
+            } else {
+                b.lit_int(1, Some(elem))
+            };
             let old = b.local("old", Some(elem), None);
             let new = b.local("new", Some(elem), None);
             let (o, n) = match op {

@@ -1,0 +1,178 @@
+//! Integer expressions of a kernel evaluated on the host before a launch: how many iterations
+//! a parallel loop has, so that a backend sizes its grid to the loop rather than guessing from
+//! the arrays. Only a hint: every grid is strided, so a launch is correct whatever size it has;
+//! what cannot be known before the launch (a value computed on the device, a float) is `None`.
+
+use std::collections::HashMap;
+
+use super::launch::{KernelArg, ScalarValue};
+use super::{BinaryOp, Expr, Handle, Kernel, Literal, LocalId, MathFn, ParamKind, Scalar, Stmt, UnaryOp};
+
+/// The iteration count of the kernel's `n`-th top-level parallel loop (all collapsed levels),
+/// when its trip counts depend only on the arguments and on scalar assignments before it.
+pub fn parallel_loop_iterations(kernel: &Kernel, n: usize, args: &[KernelArg<'_>]) -> Option<u64> {
+    let types = super::validate::expr_types(kernel).ok()?;
+    let mut env = Eval { k: kernel, args, types, locals: HashMap::new() };
+    let mut seen = 0;
+    for s in &kernel.function.body {
+        match s {
+            Stmt::Assign { local, value } => match env.expr(*value) {
+                Some(v) => {
+                    env.locals.insert(*local, v);
+                }
+                None => {
+                    env.locals.remove(local);
+                }
+            },
+            Stmt::For { schedule: Some(_), levels, reductions, .. } => {
+                if seen == n {
+                    let mut total: u64 = 1;
+                    for lv in levels {
+                        let t = u64::try_from(env.expr(lv.trips)?).ok()?;
+                        total = total.checked_mul(t)?;
+                    }
+                    return Some(total);
+                }
+                seen += 1;
+                for r in reductions {
+                    env.locals.remove(&r.local);
+                }
+            }
+            // Other statements may assign anything.
+            _ => env.locals.clear(),
+        }
+    }
+    None
+}
+
+struct Eval<'a, 'k> {
+    k: &'k Kernel,
+    args: &'a [KernelArg<'a>],
+    types: Vec<Scalar>,
+    locals: HashMap<LocalId, i128>,
+}
+
+/// `v` wrapped to the width of integer type `t` (booleans as 0/1).
+fn wrap(t: Scalar, v: i128) -> i128 {
+    let bits = t.size() * 8;
+    if t == Scalar::Bool {
+        return (v != 0) as i128;
+    }
+    let m = v & ((1i128 << bits) - 1);
+    if t.is_signed() && m >> (bits - 1) != 0 {
+        m - (1i128 << bits)
+    } else {
+        m
+    }
+}
+
+impl Eval<'_, '_> {
+    fn ty(&self, h: Handle<Expr>) -> Option<Scalar> {
+        self.types.get(h.index()).copied()
+    }
+
+    fn expr(&self, h: Handle<Expr>) -> Option<i128> {
+        let ty = self.ty(h)?;
+        if ty.is_float() {
+            return None;
+        }
+        let v = match &self.k.function.exprs[h] {
+            Expr::Literal(Literal::Int(_, v)) => *v,
+            Expr::Literal(Literal::Bool(b)) => *b as i128,
+            Expr::Literal(Literal::Float(..)) => return None,
+            Expr::Param(p) => match self.args.get(*p as usize)? {
+                KernelArg::Scalar(v) => match *v {
+                    ScalarValue::Bool(b) => b as i128,
+                    ScalarValue::I32(x) => x as i128,
+                    ScalarValue::U32(x) => x as i128,
+                    ScalarValue::I64(x) | ScalarValue::ISize(x) => x as i128,
+                    ScalarValue::U64(x) | ScalarValue::USize(x) => x as i128,
+                    ScalarValue::F32(_) | ScalarValue::F64(_) => return None,
+                },
+                _ => return None,
+            },
+            Expr::Len(a) => {
+                let elem = match self.k.params.get(*a as usize)?.kind {
+                    ParamKind::Array { elem, .. } => elem,
+                    ParamKind::Scalar(_) => return None,
+                };
+                let bytes = match self.args.get(*a as usize)? {
+                    KernelArg::Read(d) => d.len(),
+                    KernelArg::Write(d) => d.len(),
+                    KernelArg::Scalar(_) => return None,
+                };
+                (bytes / elem.size() as usize) as i128
+            }
+            Expr::Local(l) => *self.locals.get(l)?,
+            Expr::Unary(op, a) => {
+                let x = self.expr(*a)?;
+                match op {
+                    UnaryOp::Neg => -x,
+                    UnaryOp::Not if ty == Scalar::Bool => (x == 0) as i128,
+                    UnaryOp::Not => !x,
+                }
+            }
+            Expr::Binary(op, a, b) => {
+                let operand = self.ty(*a)?;
+                let (x, y) = (self.expr(*a)?, self.expr(*b)?);
+                match op {
+                    BinaryOp::Add => x + y,
+                    BinaryOp::Sub => x - y,
+                    BinaryOp::Mul => x.checked_mul(y)?,
+                    BinaryOp::Div if y != 0 => x / y,
+                    BinaryOp::Rem if y != 0 => x % y,
+                    BinaryOp::BitAnd | BinaryOp::And => x & y,
+                    BinaryOp::BitOr | BinaryOp::Or => x | y,
+                    BinaryOp::BitXor => x ^ y,
+                    BinaryOp::Shl if (0..128).contains(&y) => wrap(operand, x << y),
+                    BinaryOp::Shr if (0..128).contains(&y) => x >> y,
+                    BinaryOp::Eq => (x == y) as i128,
+                    BinaryOp::Ne => (x != y) as i128,
+                    BinaryOp::Lt => (x < y) as i128,
+                    BinaryOp::Le => (x <= y) as i128,
+                    BinaryOp::Gt => (x > y) as i128,
+                    BinaryOp::Ge => (x >= y) as i128,
+                    _ => return None,
+                }
+            }
+            Expr::Select { cond, accept, reject } => {
+                if self.expr(*cond)? != 0 {
+                    self.expr(*accept)?
+                } else {
+                    self.expr(*reject)?
+                }
+            }
+            Expr::Cast(a, _) => self.expr(*a)?,
+            Expr::Math(MathFn::Min, args) => self.expr(args[0])?.min(self.expr(args[1])?),
+            Expr::Math(MathFn::Max, args) => self.expr(args[0])?.max(self.expr(args[1])?),
+            _ => return None,
+        };
+        Some(wrap(ty, v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::builder::KernelBuilder;
+
+    #[test]
+    fn a_loop_over_a_scalar_bound_and_an_array_length() {
+        let mut b = KernelBuilder::new("trips");
+        let x = b.param_array("x", Scalar::F64, true);
+        let n = b.param_scalar("n", Scalar::USize);
+        let start = b.lit_int(0, Some(Scalar::USize));
+        let len = b.len(x);
+        let end = b.math(MathFn::Min, &[n, len]);
+        b.for_range("i", Some(Scalar::USize), start, end, false, Some(crate::ir::Schedule { gang: true, worker: false, vector: true }), &[], &[], |b, v| {
+            let i = b.get(v[0]);
+            let one = b.lit_float(1.0, None);
+            b.store(x, i, one);
+        });
+        let k = b.finish().expect("valid");
+        let mut data = vec![0u8; 8 * 100];
+        let args = [KernelArg::Write(&mut data), KernelArg::Scalar(ScalarValue::USize(37))];
+        assert_eq!(parallel_loop_iterations(&k, 0, &args), Some(37));
+        assert_eq!(parallel_loop_iterations(&k, 1, &args), None);
+    }
+}

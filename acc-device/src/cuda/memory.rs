@@ -1,0 +1,204 @@
+//! Memory the CUDA runtime manages besides the present table's buffers: page-locked host
+//! memory mapped into the device's address space (status words and per-block partials the
+//! kernels write straight into host memory, and the staging buffers of transfers), and the
+//! device's stream-ordered memory pool.
+
+use std::sync::Arc;
+
+use cudarc::driver::{sys, CudaContext, CudaStream};
+
+use acc_core::{Error, Result};
+
+use super::runtime::cuda_error;
+
+fn check(what: &str, r: sys::CUresult) -> Result<()> {
+    if r == sys::CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(cuda_error(what, r))
+    }
+}
+
+/// Page-locked host memory the device reads and writes through its own address.
+pub struct Pinned {
+    host: *mut u8,
+    device: u64,
+    len: usize,
+    ctx: Arc<CudaContext>,
+}
+
+// SAFETY: the allocation is plain bytes owned by this value; the CUDA context it belongs to is
+// usable from any thread.
+unsafe impl Send for Pinned {}
+// SAFETY: as above; shared references only read through `bytes`, after the stream finished.
+unsafe impl Sync for Pinned {}
+
+impl Pinned {
+    /// `len` zeroed bytes.
+    pub fn new(ctx: &Arc<CudaContext>, len: usize) -> Result<Pinned> {
+        ctx.bind_to_thread().map_err(|e| cuda_error("binding the context", e))?;
+        let len = len.max(16);
+        let mut host = std::ptr::null_mut();
+        // SAFETY: out-pointers to locals; the flags map the memory for the device.
+        check("allocating page-locked memory", unsafe {
+            sys::cuMemHostAlloc(&mut host, len, sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE)
+        })
+        .map_err(|_| Error::OutOfMemory { bytes: len })?;
+        let mut device = 0;
+        // SAFETY: `host` was just allocated with DEVICEMAP.
+        if let Err(e) = check("mapping page-locked memory", unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device, host, 0) }) {
+            // SAFETY: allocated above, not used since.
+            unsafe { sys::cuMemFreeHost(host) };
+            return Err(e);
+        }
+        let host = host.cast::<u8>();
+        // SAFETY: `len` bytes were allocated at `host`.
+        unsafe { std::ptr::write_bytes(host, 0, len) };
+        Ok(Pinned { host, device, len, ctx: Arc::clone(ctx) })
+    }
+
+    /// The address kernels use.
+    pub fn device_address(&self) -> u64 {
+        self.device
+    }
+
+    /// The bytes, as the device left them (only call when no kernel is writing them).
+    pub fn bytes(&self) -> &[u8] {
+        // SAFETY: `len` bytes live at `host` while `self` does.
+        unsafe { std::slice::from_raw_parts(self.host, self.len) }
+    }
+
+    /// The bytes, to fill (only call when no kernel or copy is using them).
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in `bytes`, and `&mut self` makes it the only reference.
+        unsafe { std::slice::from_raw_parts_mut(self.host, self.len) }
+    }
+
+    /// Zeroes the first `n` bytes.
+    pub fn clear(&mut self, n: usize) {
+        let n = n.min(self.len);
+        self.bytes_mut()[..n].fill(0);
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        if self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: allocated by cuMemHostAlloc in `new`; nothing uses it any more.
+            unsafe { sys::cuMemFreeHost(self.host.cast()) };
+        }
+    }
+}
+
+/// Chunk size of staged transfers.
+const CHUNK: usize = 8 << 20;
+
+/// Host transfers of large arrays go through two page-locked chunks: the CPU fills (or
+/// empties) one while the copy engine moves the other, instead of the driver staging pageable
+/// memory one synchronous piece at a time.
+pub struct Staging {
+    chunks: Option<[Pinned; 2]>,
+}
+
+impl Staging {
+    pub fn new() -> Staging {
+        Staging { chunks: None }
+    }
+
+    /// Transfers of at least this many bytes are staged.
+    pub const THRESHOLD: usize = 1 << 20;
+
+    fn chunks(&mut self, ctx: &Arc<CudaContext>) -> Result<&mut [Pinned; 2]> {
+        if self.chunks.is_none() {
+            self.chunks = Some([Pinned::new(ctx, CHUNK)?, Pinned::new(ctx, CHUNK)?]);
+        }
+        Ok(self.chunks.as_mut().expect("set above"))
+    }
+
+    /// Copies `host` to device address `dst`, finishing before it returns.
+    pub fn to_device(&mut self, stream: &Arc<CudaStream>, dst: u64, host: &[u8]) -> Result<()> {
+        let ctx = Arc::clone(stream.context());
+        let chunks = self.chunks(&ctx)?;
+        let (s, events) = (stream.cu_stream(), [new_event()?, new_event()?]);
+        let result = (|| {
+            for (n, piece) in host.chunks(CHUNK).enumerate() {
+                let k = n % 2;
+                // The chunk's previous copy must be done before the CPU refills it.
+                if n >= 2 {
+                    // SAFETY: the event was recorded on this stream.
+                    check("waiting for a copy", unsafe { sys::cuEventSynchronize(events[k]) })?;
+                }
+                chunks[k].bytes_mut()[..piece.len()].copy_from_slice(piece);
+                let at = dst + (n * CHUNK) as u64;
+                // SAFETY: the chunk holds `piece.len()` bytes and stays untouched until the
+                // event recorded after the copy completes; `dst` has room (the caller's buffer).
+                check("copying in", unsafe { sys::cuMemcpyHtoDAsync_v2(at, chunks[k].host.cast(), piece.len(), s) })?;
+                check("recording an event", unsafe { sys::cuEventRecord(events[k], s) })?;
+            }
+            check("copying in", unsafe { sys::cuStreamSynchronize(s) })
+        })();
+        destroy_events(events);
+        result
+    }
+
+    /// Copies device address `src` to `host`, finishing before it returns.
+    pub fn to_host(&mut self, stream: &Arc<CudaStream>, src: u64, host: &mut [u8]) -> Result<()> {
+        let ctx = Arc::clone(stream.context());
+        let chunks = self.chunks(&ctx)?;
+        let (s, events) = (stream.cu_stream(), [new_event()?, new_event()?]);
+        let pieces: Vec<&mut [u8]> = host.chunks_mut(CHUNK).collect();
+        let count = pieces.len();
+        let result = (|| {
+            let issue = |n: usize, len: usize, chunks: &mut [Pinned; 2]| -> Result<()> {
+                let k = n % 2;
+                let at = src + (n * CHUNK) as u64;
+                // SAFETY: the chunk has room for `len` bytes and is not read until its event.
+                check("copying out", unsafe { sys::cuMemcpyDtoHAsync_v2(chunks[k].host.cast(), at, len, s) })?;
+                check("recording an event", unsafe { sys::cuEventRecord(events[k], s) })
+            };
+            let lens: Vec<usize> = pieces.iter().map(|p| p.len()).collect();
+            if count > 0 {
+                issue(0, lens[0], chunks)?;
+            }
+            for (n, piece) in pieces.into_iter().enumerate() {
+                // The next piece moves while this one is copied out of its chunk.
+                if n + 1 < count {
+                    issue(n + 1, lens[n + 1], chunks)?;
+                }
+                // SAFETY: the event was recorded on this stream after the piece's copy.
+                check("copying out", unsafe { sys::cuEventSynchronize(events[n % 2]) })?;
+                piece.copy_from_slice(&chunks[n % 2].bytes()[..piece.len()]);
+            }
+            Ok(())
+        })();
+        destroy_events(events);
+        result
+    }
+}
+
+fn new_event() -> Result<sys::CUevent> {
+    let mut e = std::ptr::null_mut();
+    // SAFETY: out-pointer to a local.
+    check("creating an event", unsafe { sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32) })?;
+    Ok(e)
+}
+
+fn destroy_events(events: [sys::CUevent; 2]) {
+    for e in events {
+        // SAFETY: created by `new_event`, no longer waited on.
+        unsafe { sys::cuEventDestroy_v2(e) };
+    }
+}
+
+/// Makes the device's stream-ordered pool keep freed memory for later allocations instead of
+/// returning it to the driver at each synchronization (the pool behind every allocation of
+/// the runtime: present data, temporaries and scratch).
+pub fn keep_pool_memory(ctx: &CudaContext) {
+    let mut pool = std::ptr::null_mut();
+    // SAFETY: out-pointer to a local; the device handle comes from a live context.
+    if unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()) } == sys::CUresult::CUDA_SUCCESS {
+        let mut keep = u64::MAX;
+        // SAFETY: the attribute takes a pointer to a u64.
+        unsafe { sys::cuMemPoolSetAttribute(pool, sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, (&mut keep as *mut u64).cast()) };
+    }
+}

@@ -1,0 +1,123 @@
+//! Compiled kernels on disk (DESIGN.md section 3, step 5): the driver's JIT turns each PTX
+//! module into a cubin once; the cubin is kept under the cache directory, keyed by a hash of
+//! the PTX (itself a function of the kernel's IR and the target) and the driver's version, so
+//! later processes load it without compiling again.
+//!
+//! The directory is `ACC_CACHE_DIR` when set (`off` keeps nothing on disk), else
+//! `$XDG_CACHE_HOME/acc`, else `$HOME/.cache/acc`. A cache that cannot be read or written is
+//! not an error: the module is then compiled from its PTX as without a cache.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cudarc::driver::{sys, CudaContext, CudaModule};
+use cudarc::nvrtc::Ptx;
+
+use acc_core::Result;
+
+use super::runtime::cuda_error;
+
+/// FNV-1a, 64 bits: stable across builds and platforms, unlike std's hasher.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+fn directory() -> Option<PathBuf> {
+    match std::env::var_os("ACC_CACHE_DIR") {
+        Some(d) if d == "off" => None,
+        Some(d) => Some(PathBuf::from(d)),
+        None => std::env::var_os("XDG_CACHE_HOME")
+            .map(|d| PathBuf::from(d).join("acc"))
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("acc"))),
+    }
+    .map(|d| d.join("cuda"))
+}
+
+fn driver_version() -> i32 {
+    let mut v = 0;
+    // SAFETY: out-pointer to a local.
+    unsafe { sys::cuDriverGetVersion(&mut v) };
+    v
+}
+
+/// The cubin file for `ptx` compiled for `sm`.
+pub fn cache_path(ptx: &str, sm: u32) -> Option<PathBuf> {
+    directory().map(|d| d.join(format!("{:016x}-sm{sm}-drv{}.cubin", fnv1a(ptx.as_bytes()), driver_version())))
+}
+
+/// Loads `ptx` as a module: from the disk cache when it holds it, otherwise compiled by the
+/// driver (and stored for next time). Returns the module and whether the cache had it.
+pub fn load(ctx: &Arc<CudaContext>, ptx: &str, sm: u32) -> Result<(Arc<CudaModule>, bool)> {
+    let path = cache_path(ptx, sm);
+    if let Some(p) = path.as_ref().filter(|p| p.is_file()) {
+        if let Ok(m) = ctx.load_module(Ptx::from_file(p.clone())) {
+            return Ok((m, true));
+        }
+    }
+    if let Some(p) = &path {
+        if let Some(cubin) = link(ctx, ptx) {
+            if store(p, &cubin).is_ok() {
+                if let Ok(m) = ctx.load_module(Ptx::from_file(p.clone())) {
+                    return Ok((m, false));
+                }
+            }
+        }
+    }
+    let m = ctx.load_module(Ptx::from_src(ptx.to_string())).map_err(|e| cuda_error("loading a PTX module", e))?;
+    Ok((m, false))
+}
+
+/// Writes `bytes` to `path` through a temporary file, so a reader never sees half a cubin.
+fn store(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().ok_or_else(|| std::io::Error::other("no directory"))?;
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(".{}.{}", std::process::id(), path.file_name().and_then(|n| n.to_str()).unwrap_or("cubin")));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// The cubin the driver's JIT makes of `ptx` (None when it fails: loading the PTX directly
+/// then reports why).
+fn link(ctx: &Arc<CudaContext>, ptx: &str) -> Option<Vec<u8>> {
+    ctx.bind_to_thread().ok()?;
+    let mut src = ptx.as_bytes().to_vec();
+    src.push(0);
+    let mut state = std::ptr::null_mut();
+    // SAFETY: no options; out-pointer to a local.
+    if unsafe { sys::cuLinkCreate_v2(0, std::ptr::null_mut(), std::ptr::null_mut(), &mut state) } != sys::CUresult::CUDA_SUCCESS {
+        return None;
+    }
+    let name = c"acc.ptx";
+    let mut out = None;
+    // SAFETY: `src` is NUL-terminated PTX of the given size; the linker copies what it needs.
+    let added = unsafe {
+        sys::cuLinkAddData_v2(state, sys::CUjitInputType::CU_JIT_INPUT_PTX, src.as_mut_ptr().cast(), src.len(), name.as_ptr(), 0, std::ptr::null_mut(), std::ptr::null_mut())
+    };
+    if added == sys::CUresult::CUDA_SUCCESS {
+        let (mut cubin, mut size) = (std::ptr::null_mut(), 0usize);
+        // SAFETY: out-pointers to locals; the cubin lives until the state is destroyed.
+        if unsafe { sys::cuLinkComplete(state, &mut cubin, &mut size) } == sys::CUresult::CUDA_SUCCESS && !cubin.is_null() {
+            // SAFETY: the driver returned `size` bytes at `cubin`.
+            out = Some(unsafe { std::slice::from_raw_parts(cubin.cast::<u8>(), size) }.to_vec());
+        }
+    }
+    // SAFETY: created above; the cubin was copied out.
+    unsafe { sys::cuLinkDestroy(state) };
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fnv1a;
+
+    #[test]
+    fn the_hash_is_fnv1a() {
+        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+}
