@@ -16,6 +16,7 @@ mod compute;
 mod data;
 mod data_environment;
 mod loops;
+mod math;
 mod reductions;
 mod routine;
 mod routine_methods;

@@ -116,7 +116,7 @@ impl Staging {
     }
 
     /// Copies `host` to device address `dst`, finishing before it returns.
-    pub fn to_device(&mut self, stream: &Arc<CudaStream>, dst: u64, host: &[u8]) -> Result<()> {
+    pub fn copy_in(&mut self, stream: &Arc<CudaStream>, dst: u64, host: &[u8]) -> Result<()> {
         let ctx = Arc::clone(stream.context());
         let chunks = self.chunks(&ctx)?;
         let (s, events) = (stream.cu_stream(), [new_event()?, new_event()?]);
@@ -142,7 +142,7 @@ impl Staging {
     }
 
     /// Copies device address `src` to `host`, finishing before it returns.
-    pub fn to_host(&mut self, stream: &Arc<CudaStream>, src: u64, host: &mut [u8]) -> Result<()> {
+    pub fn copy_out(&mut self, stream: &Arc<CudaStream>, src: u64, host: &mut [u8]) -> Result<()> {
         let ctx = Arc::clone(stream.context());
         let chunks = self.chunks(&ctx)?;
         let (s, events) = (stream.cu_stream(), [new_event()?, new_event()?]);

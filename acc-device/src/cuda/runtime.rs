@@ -164,7 +164,7 @@ impl CudaDevice {
     /// Copies `host` into device memory at `dst`.
     fn copy_in(&self, staging: &mut Staging, dst: u64, host: &[u8]) -> Result<()> {
         if host.len() >= Staging::THRESHOLD {
-            return staging.to_device(&self.stream, dst, host);
+            return staging.copy_in(&self.stream, dst, host);
         }
         // SAFETY: `dst` has room for `host` (the caller's allocation); the copy of pageable
         // memory is finished when the call returns.
@@ -179,7 +179,7 @@ impl CudaDevice {
     /// Copies device memory at `src` into `host`.
     fn copy_out(&self, staging: &mut Staging, src: u64, host: &mut [u8]) -> Result<()> {
         if host.len() >= Staging::THRESHOLD {
-            return staging.to_host(&self.stream, src, host);
+            return staging.copy_out(&self.stream, src, host);
         }
         // SAFETY: `src` holds `host.len()` bytes; the stream's work was synchronized before.
         let r = unsafe { cudarc::driver::sys::cuMemcpyDtoH_v2(host.as_mut_ptr().cast(), src, host.len()) };

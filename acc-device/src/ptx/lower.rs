@@ -1456,29 +1456,6 @@ impl Writer<'_> {
             }
         })
     }
-
-    fn math(&mut self, f: MathFn, t: Scalar, x: &[String]) -> Result<String> {
-        let r = repr(t);
-        let d = self.reg(r.class);
-        let line = match (f, x) {
-            (MathFn::Abs, [a]) if t.is_float() || t.is_signed() => format!("abs{} {d}, {a};", r.ty),
-            (MathFn::Abs, [a]) => format!("mov{} {d}, {a};", r.bits),
-            (MathFn::Min, [a, b]) => return self.minmax("min", t, a, b),
-            (MathFn::Max, [a, b]) => return self.minmax("max", t, a, b),
-            (MathFn::Clamp, [a, lo, hi]) => {
-                let m = self.minmax("max", t, a, lo)?;
-                return self.minmax("min", t, &m, hi);
-            }
-            (MathFn::Sqrt, [a]) if t.is_float() => format!("sqrt.rn{} {d}, {a};", r.ty),
-            (MathFn::Floor, [a]) if t.is_float() => format!("cvt.rmi{}{} {d}, {a};", r.ty, r.ty),
-            (MathFn::Ceil, [a]) if t.is_float() => format!("cvt.rpi{}{} {d}, {a};", r.ty, r.ty),
-            (MathFn::Trunc, [a]) if t.is_float() => format!("cvt.rzi{}{} {d}, {a};", r.ty, r.ty),
-            (MathFn::MulAdd, [a, b, c]) if t.is_float() => format!("fma.rn{} {d}, {a}, {b}, {c};", r.ty),
-            _ => return Err(unsupported(format!("the math function {f:?} on {t} (not yet)"))),
-        };
-        self.emit(line);
-        Ok(d)
-    }
 }
 
 /// The PTX type a float-to-narrow-integer conversion saturates to.
@@ -1498,6 +1475,8 @@ pub fn partial_size(t: Scalar) -> u32 {
         t => t.size().max(4),
     }
 }
+
+mod math;
 
 #[cfg(test)]
 mod tests;

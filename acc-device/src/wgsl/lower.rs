@@ -1090,6 +1090,11 @@ impl Writer<'_> {
                 wrap(*t, &converted).unwrap_or(converted)
             }
             Expr::Math(m, args) => {
+                use MathFn::*;
+                let transcendental = matches!(m, Cbrt | Exp | Exp2 | Ln | Log2 | Log10 | Sin | Cos | Tan | Asin | Acos | Atan | Atan2 | Sinh | Cosh | Tanh | Powf);
+                if ty == Scalar::F64 && transcendental {
+                    return Err(unsupported(format!("`{}` on f64: WGSL has no f64 transcendental functions (f32 has them; the nvidia and multicore devices have both)", m.name())));
+                }
                 let a: Vec<String> = args.iter().map(|x| self.expr(*x)).collect::<Result<_>>()?;
                 self.math(*m, ty, &a)
             }
@@ -1138,7 +1143,10 @@ impl Writer<'_> {
             }
             MathFn::MulAdd => format!("fma({x}, {}, {})", a[1], a[2]),
             MathFn::Hypot => format!("sqrt({x} * {x} + {} * {})", a[1], a[1]),
-            MathFn::Signum if ty.is_float() => format!("select({wty}(1.0), {wty}(-1.0), {x} < {wty}(0.0))"),
+            // -0.0 has the sign of its reciprocal; NaN stays NaN (as std).
+            MathFn::Signum if ty.is_float() => format!(
+                "select(select({wty}(1.0), {wty}(-1.0), {x} < {wty}(0.0) || ({x} == {wty}(0.0) && {wty}(1.0) / {x} < {wty}(0.0))), {x}, {x} != {x})"
+            ),
             MathFn::Signum => format!("sign({x})"),
             MathFn::Recip => format!("({wty}(1.0) / {x})"),
         }

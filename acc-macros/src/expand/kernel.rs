@@ -966,9 +966,8 @@ fn translate(
         if name.starts_with("__acc") {
             continue;
         }
-        if name.chars().next().is_some_and(|c| c.is_uppercase()) {
-            return no(format!("the constant or static `{name}`"));
-        }
+        // A constant (or a static: the macro cannot tell them apart by name) is read like a
+        // captured variable: its value travels with the launch.
         let span = u.span.unwrap_or_else(Span::call_site);
         let var = Ident::new(name, span);
         let p = format_ident!("__acc_p_{}", name);
