@@ -523,5 +523,28 @@ pub struct Kernel {
     pub result: Option<LocalId>,
 }
 
+impl Kernel {
+    /// Whether the region needs more than one grid entry point per top-level parallel loop
+    /// with a prelude of scalar assignments every thread runs: code between or after its
+    /// parallel loops, no parallel loop at all, a value, or a loop reduction into a region
+    /// local (whose value later code reads). A backend then runs each stretch of other code on
+    /// one thread, with the region's scalar locals kept in memory between entry points.
+    pub fn needs_segments(&self) -> bool {
+        let body = &self.function.body;
+        let Some(first_loop) = body.iter().position(|s| matches!(s, Stmt::For { schedule: Some(_), .. })) else { return true };
+        let local_reduction = body.iter().any(|s| match s {
+            Stmt::For { schedule: Some(_), reductions, .. } => reductions.iter().any(|r| !self.reductions.iter().any(|(kr, _)| kr.local == r.local)),
+            _ => false,
+        });
+        self.result.is_some()
+            || local_reduction
+            || body.iter().enumerate().any(|(i, s)| match s {
+                Stmt::For { schedule: Some(_), .. } => false,
+                Stmt::Assign { .. } => i > first_loop,
+                _ => true,
+            })
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -59,6 +59,9 @@ pub struct CudaDevice {
     next_buffer: AtomicU64,
     /// One launch at a time (each is synchronous on the device's stream), with what it uses.
     launching: Mutex<Launching>,
+    /// The staging buffers of transfers: a lock of its own, taken last (the present table
+    /// transfers while holding its own lock, and a launch looks data up in the table).
+    staging: Mutex<Staging>,
 }
 
 /// What launches share, behind the device's launch lock.
@@ -67,7 +70,6 @@ struct Launching {
     loaded: HashMap<usize, Vec<Arc<Mutex<Loaded>>>>,
     /// The bounds-check status words, which kernels write into host memory.
     status: Pinned,
-    staging: Staging,
 }
 
 /// A kernel argument's value, as the PTX entry points take it.
@@ -110,7 +112,8 @@ impl CudaDevice {
             present: PresentTable::new(),
             buffers: Mutex::new(HashMap::new()),
             next_buffer: AtomicU64::new(1),
-            launching: Mutex::new(Launching { loaded: HashMap::new(), status, staging: Staging::new() }),
+            launching: Mutex::new(Launching { loaded: HashMap::new(), status }),
+            staging: Mutex::new(Staging::new()),
         })
     }
 
@@ -162,9 +165,9 @@ impl CudaDevice {
     }
 
     /// Copies `host` into device memory at `dst`.
-    fn copy_in(&self, staging: &mut Staging, dst: u64, host: &[u8]) -> Result<()> {
+    fn copy_in(&self, dst: u64, host: &[u8]) -> Result<()> {
         if host.len() >= Staging::THRESHOLD {
-            return staging.copy_in(&self.stream, dst, host);
+            return self.staging.lock().unwrap_or_else(|e| e.into_inner()).copy_in(&self.stream, dst, host);
         }
         // SAFETY: `dst` has room for `host` (the caller's allocation); the copy of pageable
         // memory is finished when the call returns.
@@ -177,9 +180,9 @@ impl CudaDevice {
     }
 
     /// Copies device memory at `src` into `host`.
-    fn copy_out(&self, staging: &mut Staging, src: u64, host: &mut [u8]) -> Result<()> {
+    fn copy_out(&self, src: u64, host: &mut [u8]) -> Result<()> {
         if host.len() >= Staging::THRESHOLD {
-            return staging.copy_out(&self.stream, src, host);
+            return self.staging.lock().unwrap_or_else(|e| e.into_inner()).copy_out(&self.stream, src, host);
         }
         // SAFETY: `src` holds `host.len()` bytes; the stream's work was synchronized before.
         let r = unsafe { cudarc::driver::sys::cuMemcpyDtoH_v2(host.as_mut_ptr().cast(), src, host.len()) };
@@ -230,7 +233,7 @@ impl CudaDevice {
                             let t = unsafe { self.stream.alloc::<u8>(d.len().max(16)) }.map_err(|_| Error::OutOfMemory { bytes: d.len() })?;
                             let ptr = self.address(&t);
                             if !d.is_empty() {
-                                self.copy_in(&mut state.staging, ptr, d)?;
+                                self.copy_in(ptr, d)?;
                             }
                             acc_core::observe::notify(|| format!("transfer `{}`: {} bytes to the device{}", param.name, d.len(), if matches!(args[p], Arg::Write(_)) { " and back" } else { "" }));
                             temporaries.push((p, t));
@@ -252,17 +255,28 @@ impl CudaDevice {
                 _ => return Err(Error::Unsupported { what: format!("internal error: argument {p} does not match its parameter") }),
             }
         }
-        // The grid: one thread per iteration of the loop where its size is known before the
-        // launch (else per element of the largest array); kernels with reductions use as
-        // many blocks as fill the GPU, each thread striding over more iterations, so that
-        // there are few partials to combine.
-        let has_reductions = l.reductions.iter().any(|r| r.entry.is_some());
-        let iterations = acc_core::ir::eval::parallel_loop_iterations(kernel, 0, args).map_or(largest as u64, |n| n.max(1));
-        let cap = if has_reductions { self.reduction_blocks as u64 } else { MAX_BLOCKS };
-        let groups = iterations.div_ceil(BLOCK_SIZE as u64).clamp(1, cap) as u32;
+        // Each grid entry point's blocks: one thread per iteration of its loop where the
+        // iteration count is known before the launch (else per element of the largest array),
+        // or one block per iteration where the loop's body is a vector loop; kernels with
+        // reductions use as many blocks as fill the GPU, each thread striding over more
+        // iterations, so that there are few partials to combine. An entry point of one thread
+        // gets the block count of the grid before it (a fold of its partials reads it).
+        let cap = if l.reductions.iter().any(|r| r.entry.is_some()) { self.reduction_blocks as u64 } else { MAX_BLOCKS };
+        let mut blocks = Vec::with_capacity(l.single.len());
+        let (mut grid_loop, mut last) = (0, 1u32);
+        for (e, &single) in l.single.iter().enumerate() {
+            if !single {
+                let iterations = acc_core::ir::eval::parallel_loop_iterations(kernel, grid_loop, args).unwrap_or(largest as u64).max(1);
+                let wanted = if l.block_per_iteration[e] { iterations } else { iterations.div_ceil(BLOCK_SIZE as u64) };
+                last = wanted.clamp(1, cap) as u32;
+                grid_loop += 1;
+            }
+            blocks.push(last);
+        }
         values.push(Value::U64(state.status.device_address()));
         values.push(Value::U64(loaded.locals.as_ref().map_or(0, |b| self.address(b))));
-        values.push(Value::U32(groups));
+        let blocks_arg = values.len();
+        values.push(Value::U32(1));
         for p in &loaded.partials {
             values.push(Value::U64(match p {
                 Partials::Host(h) => h.device_address(),
@@ -272,10 +286,11 @@ impl CudaDevice {
         if let Some(b) = &mut loaded.locals {
             self.stream.memset_zeros(b).map_err(|e| cuda_error("clearing the locals", e))?;
         }
-        acc_core::observe::notify(|| format!("cuda kernel `{}`: {} entry point(s), {groups} blocks of {BLOCK_SIZE}", kernel.name, loaded.functions.len()));
-        let grid = LaunchConfig { grid_dim: (groups, 1, 1), block_dim: (BLOCK_SIZE, 1, 1), shared_mem_bytes: 0 };
+        acc_core::observe::notify(|| format!("cuda kernel `{}`: {} entry point(s), blocks of {BLOCK_SIZE}: {blocks:?}", kernel.name, loaded.functions.len()));
         let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
-        for (f, &single) in loaded.functions.iter().zip(&l.single) {
+        for (e, (f, &single)) in loaded.functions.iter().zip(&l.single).enumerate() {
+            values[blocks_arg] = Value::U32(blocks[e]);
+            let grid = LaunchConfig { grid_dim: (blocks[e], 1, 1), block_dim: (BLOCK_SIZE, 1, 1), shared_mem_bytes: 0 };
             let mut b = self.stream.launch_builder(f);
             for v in &values {
                 match v {
@@ -297,7 +312,7 @@ impl CudaDevice {
         for (p, t) in &temporaries {
             if let Arg::Write(d) = &mut args[*p] {
                 if !d.is_empty() {
-                    self.copy_out(&mut state.staging, self.address(t), d)?;
+                    self.copy_out(self.address(t), d)?;
                 }
             }
         }
@@ -307,6 +322,7 @@ impl CudaDevice {
             let Some(Partials::Host(p)) = hosted.next() else { continue };
             let Some(into) = r.into else { continue };
             let (size, len) = (partial_size(r.ty) as usize, r.len as usize);
+            let groups = r.entry.map_or(1, |e| blocks[e]);
             let data = p.bytes();
             // Each element's partials, combined in block order.
             let mut elements = Vec::with_capacity(len);
@@ -323,7 +339,7 @@ impl CudaDevice {
         if l.result.is_some() || l.reductions.iter().any(|r| r.entry.is_none()) {
             let mut data = vec![0u8; l.locals_size as usize];
             if let Some(b) = &loaded.locals {
-                self.copy_out(&mut state.staging, self.address(b), &mut data)?;
+                self.copy_out(self.address(b), &mut data)?;
             }
             for r in l.reductions.iter().filter(|r| r.entry.is_none()) {
                 if let (Some(into), Some(v)) = (r.into, ScalarValue::from_device_bytes(r.ty, &data[r.local_offset as usize..], 8)) {
@@ -360,17 +376,15 @@ impl DeviceMemory for CudaDevice {
     }
 
     fn upload(&self, buf: BufferId, elem: ElemLayout, first: usize, host: &[u8]) -> Result<()> {
-        let mut state = self.launching.lock().unwrap_or_else(|e| e.into_inner());
         let at = self.buffer_address(buf, first * elem.size, host.len())?;
         self.ctx.bind_to_thread().map_err(|e| cuda_error("binding the context", e))?;
-        self.copy_in(&mut state.staging, at, host)
+        self.copy_in(at, host)
     }
 
     fn download(&self, buf: BufferId, elem: ElemLayout, first: usize, host: &mut [u8]) -> Result<()> {
-        let mut state = self.launching.lock().unwrap_or_else(|e| e.into_inner());
         let at = self.buffer_address(buf, first * elem.size, host.len())?;
         self.ctx.bind_to_thread().map_err(|e| cuda_error("binding the context", e))?;
-        self.copy_out(&mut state.staging, at, host)
+        self.copy_out(at, host)
     }
 
     fn free(&self, buf: BufferId) {

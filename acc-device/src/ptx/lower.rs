@@ -33,6 +33,10 @@ pub struct Lowered {
     /// For each entry point: whether it runs on one thread (code between parallel loops, or a
     /// fold of per-block partials into a region local) rather than over the grid.
     pub single: Vec<bool>,
+    /// For each entry point: whether each iteration of its (gang) loop takes a whole block,
+    /// whose threads share an inner vector loop (so the grid has one block per iteration),
+    /// rather than one thread.
+    pub block_per_iteration: Vec<bool>,
     /// Bytes of the locals buffer, which keeps the region's scalar locals between entry points
     /// when the region has code besides its parallel loops (0 when it has none).
     pub locals_size: u32,
@@ -159,24 +163,23 @@ struct Writer<'a> {
     shared: bool,
 }
 
-/// Whether a region needs more than grid entry points with a gang-redundant prelude: code
-/// between or after its parallel loops, none at all, a value, or a loop reduction into a
-/// region local (whose value later code reads).
-fn is_segmented(k: &Kernel) -> bool {
-    let body = &k.function.body;
-    let first_loop = body.iter().position(|s| matches!(s, Stmt::For { schedule: Some(_), .. }));
-    let Some(first_loop) = first_loop else { return true };
-    let local_reduction = body.iter().any(|s| match s {
-        Stmt::For { schedule: Some(_), reductions, .. } => reductions.iter().any(|r| !k.reductions.iter().any(|(kr, _)| kr.local == r.local)),
-        _ => false,
-    });
-    k.result.is_some()
-        || local_reduction
-        || body.iter().enumerate().any(|(i, s)| match s {
-            Stmt::For { schedule: Some(_), .. } => false,
-            Stmt::Assign { .. } => i > first_loop,
-            _ => true,
-        })
+/// A gang loop whose body is scalar assignments then one vector loop, whose reductions (if
+/// any) are the gang loop's: the assignments and the vector loop's iterations then run on
+/// the threads of one block per gang iteration.
+fn two_level(s: &Stmt) -> Option<(Vec<&Stmt>, &Stmt)> {
+    // The gang loop's own `vector` is the default mapping when its body holds a vector loop
+    // (a vector loop cannot hold another, 3.3 section 2.9.4).
+    let Stmt::For { schedule: Some(_), body, reductions, .. } = s else { return None };
+    let (last, pre) = body.split_last()?;
+    if !pre.iter().all(|s| matches!(s, Stmt::Assign { .. })) {
+        return None;
+    }
+    match last {
+        Stmt::For { schedule: Some(inner), reductions: inner_reds, .. } if inner.vector && inner_reds.iter().all(|r| reductions.iter().any(|o| o.local == r.local)) => {
+            Some((pre.iter().collect(), last))
+        }
+        _ => None,
+    }
 }
 
 impl Writer<'_> {
@@ -205,7 +208,7 @@ impl Writer<'_> {
         // entry point per loop, each thread running the assignments first. Any other region
         // is segmented: each run of other code is an entry point of one thread, and the
         // region-level scalar locals live in a buffer between entry points.
-        let segmented = is_segmented(k);
+        let segmented = k.needs_segments();
         let mut locals_size = 0;
         if segmented {
             let mut ls: Vec<(LocalId, Scalar)> = k.function.locals.iter().enumerate().filter(|(_, l)| l.len.is_none()).map(|(i, l)| (i as LocalId, l.ty)).collect();
@@ -222,6 +225,7 @@ impl Writer<'_> {
         let mut single = Vec::new();
         let mut reductions: Vec<ReductionSlot> = Vec::new();
         let mut reduced_in_loops = std::collections::BTreeSet::new();
+        let mut per_block: Vec<bool> = Vec::new();
         let mut prelude: Vec<&Stmt> = Vec::new();
         let mut pending: Vec<&Stmt> = Vec::new();
         for (at, s) in k.function.body.iter().enumerate() {
@@ -254,6 +258,10 @@ impl Writer<'_> {
                     let text = self.grid_entry(&prelude, s, &slots)?;
                     entries.push(text);
                     single.push(false);
+                    while per_block.len() + 1 < entries.len() {
+                        per_block.push(false);
+                    }
+                    per_block.push(two_level(s).is_some());
                     // Reductions into region locals: one thread folds the partials, in block
                     // order, into the local's value (3.3 section 2.9.11).
                     if !on_device.is_empty() {
@@ -296,7 +304,8 @@ impl Writer<'_> {
             entry_points.push(name);
         }
         let result = k.result.and_then(|r| self.local_slots.iter().find(|(i, ..)| *i == r).map(|&(_, t, off)| (t, off)));
-        Ok(Lowered { ptx, entry_points, single, locals_size, reductions, result })
+        per_block.resize(entries.len(), false);
+        Ok(Lowered { ptx, entry_points, single, block_per_iteration: per_block, locals_size, reductions, result })
     }
 
     /// Starts an entry point's body: registers and private arrays per entry point.
@@ -475,6 +484,68 @@ impl Writer<'_> {
         self.emit(format!("cvt.u64.u32 {stride}, {tid};"));
         self.emit(format!("add.u64 {k}, {k}, {stride};"));
         self.emit(format!("mul.wide.u32 {stride}, {nctaid}, {ntid};"));
+        for r in reductions {
+            let l = &self.k.function.locals[r.local as usize];
+            let (ty, len) = (l.ty, l.len);
+            let id = self.identity(r.op, ty)?;
+            match len {
+                None => {
+                    let l = self.local(r.local)?;
+                    self.emit(format!("mov{} {l}, {id};", repr(ty).bits));
+                }
+                Some(n) => {
+                    for e in 0..n {
+                        let addr = self.private_address_const(r.local, e);
+                        self.store_private(&addr, ty, &id, "");
+                    }
+                }
+            }
+        }
+        // A gang loop whose body is a vector loop (after scalar assignments): each iteration of
+        // the gang loop takes a block, whose threads share the vector loop's iterations.
+        match two_level(s) {
+            Some((pre, inner)) => {
+                let Stmt::For { levels: inner_levels, body: inner_body, .. } = inner else { unreachable!("two_level returns a loop") };
+                let (kb, sb, kt, st) = (self.reg("%rd"), self.reg("%rd"), self.reg("%rd"), self.reg("%rd"));
+                self.emit(format!("cvt.u64.u32 {kb}, {ctaid};"));
+                self.emit(format!("cvt.u64.u32 {sb}, {nctaid};"));
+                self.emit(format!("cvt.u64.u32 {st}, {ntid};"));
+                self.strided(levels, &kb, &sb, &mut |w: &mut Self| {
+                    for a in &pre {
+                        w.stmt(a)?;
+                    }
+                    w.emit(format!("cvt.u64.u32 {kt}, {tid};"));
+                    w.strided(inner_levels, &kt, &st, &mut |w: &mut Self| w.block(inner_body))
+                })?;
+            }
+            None => self.strided(levels, &k, &stride, &mut |w: &mut Self| w.block(body))?,
+        }
+        for (red, &slot) in reductions.iter().zip(slots) {
+            let l = &self.k.function.locals[red.local as usize];
+            let (ty, len) = (l.ty, l.len);
+            match len {
+                None => {
+                    let v = self.local(red.local)?;
+                    self.block_reduce_shuffle(red.op, ty, &v, &tid, &ctaid, slot)?;
+                }
+                Some(n) => {
+                    for e in 0..n {
+                        let addr = self.private_address_const(red.local, e);
+                        let v = self.load_private(&addr, ty);
+                        self.block_reduce_shared(red.op, ty, &v, &tid, &ctaid, slot, e, n)?;
+                    }
+                }
+            }
+        }
+        self.emit("ret;");
+        Ok(self.end_entry())
+    }
+
+    /// A strided loop over the (collapsed) `levels`: iterations `k`, `k + stride`, ... of
+    /// their flat space (innermost level fastest), each setting the loop variables and running
+    /// `body` (`continue` and `break` in it refer to this loop). `k` is advanced in place.
+    fn strided(&mut self, levels: &[LoopLevel], k: &str, stride: &str, body: &mut dyn FnMut(&mut Self) -> Result<()>) -> Result<()> {
+        let (k, stride) = (k.to_string(), stride.to_string());
         let mut trips = Vec::new();
         for lv in levels {
             trips.push(self.expr(lv.trips)?);
@@ -500,23 +571,6 @@ impl Writer<'_> {
         } else {
             Vec::new()
         };
-        for r in reductions {
-            let l = &self.k.function.locals[r.local as usize];
-            let (ty, len) = (l.ty, l.len);
-            let id = self.identity(r.op, ty)?;
-            match len {
-                None => {
-                    let l = self.local(r.local)?;
-                    self.emit(format!("mov{} {l}, {id};", repr(ty).bits));
-                }
-                Some(n) => {
-                    for e in 0..n {
-                        let addr = self.private_address_const(r.local, e);
-                        self.store_private(&addr, ty, &id, "");
-                    }
-                }
-            }
-        }
         let (top, cont, end) = (self.label("grid"), self.label("next"), self.label("done"));
         let p = self.reg("%p");
         self.emit(format!("{top}:"));
@@ -563,31 +617,13 @@ impl Writer<'_> {
             }
         }
         self.loops.push((cont.clone(), end.clone()));
-        self.block(body)?;
+        body(self)?;
         self.loops.pop();
         self.emit(format!("{cont}:"));
         self.emit(format!("add.u64 {k}, {k}, {stride};"));
         self.emit(format!("bra {top};"));
         self.emit(format!("{end}:"));
-        for (red, &slot) in reductions.iter().zip(slots) {
-            let l = &self.k.function.locals[red.local as usize];
-            let (ty, len) = (l.ty, l.len);
-            match len {
-                None => {
-                    let v = self.local(red.local)?;
-                    self.block_reduce_shuffle(red.op, ty, &v, &tid, &ctaid, slot)?;
-                }
-                Some(n) => {
-                    for e in 0..n {
-                        let addr = self.private_address_const(red.local, e);
-                        let v = self.load_private(&addr, ty);
-                        self.block_reduce_shared(red.op, ty, &v, &tid, &ctaid, slot, e, n)?;
-                    }
-                }
-            }
-        }
-        self.emit("ret;");
-        Ok(self.end_entry())
+        Ok(())
     }
 
     /// Writes the block's partial of `v` (thread 0 writes it at `partials[block]`): each warp
@@ -1261,9 +1297,13 @@ impl Writer<'_> {
             (BinaryOp::Or | BinaryOp::BitOr, Scalar::Bool) => format!("or.pred {d}, {a}, {b};"),
             (BinaryOp::BitXor, Scalar::Bool) => format!("xor.pred {d}, {a}, {b};"),
             (_, Scalar::Bool) => return Err(unsupported(format!("{op:?} on bool"))),
+            // Floats round each operation (`.rn`), so ptxas does not fuse a multiply and an add
+            // into an fma: results are the host's, bit for bit.
+            (BinaryOp::Add, t) if t.is_float() => format!("add.rn{} {d}, {a}, {b};", r.ty),
+            (BinaryOp::Sub, t) if t.is_float() => format!("sub.rn{} {d}, {a}, {b};", r.ty),
             (BinaryOp::Add, _) => format!("add{} {d}, {a}, {b};", r.ty),
             (BinaryOp::Sub, _) => format!("sub{} {d}, {a}, {b};", r.ty),
-            (BinaryOp::Mul, t) if t.is_float() => format!("mul{} {d}, {a}, {b};", r.ty),
+            (BinaryOp::Mul, t) if t.is_float() => format!("mul.rn{} {d}, {a}, {b};", r.ty),
             (BinaryOp::Mul, _) => format!("mul.lo{} {d}, {a}, {b};", r.ty),
             (BinaryOp::Div, t) if t.is_float() => format!("div.rn{} {d}, {a}, {b};", r.ty),
             (BinaryOp::Div, _) => format!("div{} {d}, {a}, {b};", r.ty),
@@ -1378,21 +1418,24 @@ impl Writer<'_> {
                 self.load_private_if(&addr, ty, Some(&ok))
             }
             Expr::Load { array, index } => {
-                let (elem, _) = self.array(array)?;
+                let (elem, writable) = self.array(array)?;
+                // Arrays the kernel does not write go through the read-only data cache: in
+                // Rust no other parameter can alias them mutably.
+                let space = if writable { ".global" } else { ".global.nc" };
                 let i = self.expr(index)?;
                 let (ok, addr) = self.checked_address(array, &i, elem)?;
                 // Out of range: the access is recorded and reads zero.
                 if elem == Scalar::Bool {
                     let (w, d) = (self.reg("%r"), self.reg("%p"));
                     self.emit(format!("mov.u32 {w}, 0;"));
-                    self.emit(format!("@{ok} ld.global.u8 {w}, [{addr}];"));
+                    self.emit(format!("@{ok} ld{space}.u8 {w}, [{addr}];"));
                     self.emit(format!("setp.ne.u32 {d}, {w}, 0;"));
                     d
                 } else {
                     let r = repr(elem);
                     let d = self.reg(r.class);
                     self.emit(format!("mov{} {d}, 0;", r.bits));
-                    self.emit(format!("@{ok} ld.global{} {d}, [{addr}];", mem_type(elem)));
+                    self.emit(format!("@{ok} ld{space}{} {d}, [{addr}];", mem_type(elem)));
                     d
                 }
             }

@@ -399,9 +399,7 @@ impl Writer<'_> {
         // otherwise each run of other code is an entry point of one invocation, and the
         // region-level locals live in a buffer between entry points.
         // A region with no parallel loop at all is one segment of sequential code.
-        let segmented = k.function.body.iter().any(|s| !matches!(s, Stmt::Assign { .. } | Stmt::For { schedule: Some(_), .. }))
-            || !k.function.body.iter().any(|s| matches!(s, Stmt::For { schedule: Some(_), .. }))
-            || k.result.is_some();
+        let segmented = k.needs_segments();
         let mut local_slots: Vec<(usize, Scalar, u32)> = Vec::new();
         let mut locals_size = 0u32;
         if segmented {

@@ -731,6 +731,11 @@ impl Tr {
             let (g, w, v) = (has(C::Gang), has(C::Worker), has(C::Vector));
             let (g, w, v) = if !(g || w || v) { (true, false, true) } else { (g, w, v) };
             quote!(::core::option::Option::Some(::acc::__rt::kernel::Schedule { gang: #g, worker: #w, vector: #v }))
+        } else if in_parallel && dir.as_ref().is_some_and(|d| d.general(C::Vector).next().is_some()) {
+            // An explicit vector loop inside the parallel loop: a GPU backend may share its
+            // iterations among the threads of the gang running the enclosing iteration (3.3
+            // section 2.9.4); elsewhere it runs in order.
+            quote!(::core::option::Option::Some(::acc::__rt::kernel::Schedule { gang: false, worker: false, vector: true }))
         } else {
             quote!(::core::option::Option::None)
         };

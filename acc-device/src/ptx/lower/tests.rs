@@ -250,3 +250,43 @@ fn atomics_assemble_native_and_compare_and_swap() {
         }
     }
 }
+
+/// A gang loop over rows whose body is a vector loop over columns, with a max reduction (the
+/// Jacobi sweep of DESIGN.md 4.1): one block per row, its threads over the columns.
+#[test]
+fn a_gang_loop_around_a_vector_loop_takes_a_block_per_iteration() {
+    let mut b = KernelBuilder::new("rows");
+    let a = b.param_array("a", Scalar::F64, true);
+    let m = b.param_scalar("m", Scalar::USize);
+    let _ = b.param_scalar("err", Scalar::F64);
+    let err = b.reduction_local("err", Scalar::F64, ReduceOp::Max);
+    b.reduce_into(err, ReduceOp::Max, 2);
+    let start = b.lit_int(0, None);
+    let rows = b.lit_int(100, Some(Scalar::USize));
+    b.for_range("j", Some(Scalar::USize), start, rows, false, Some(Schedule { gang: true, worker: false, vector: false }), &[(err, ReduceOp::Max)], &[], |b, j| {
+        let row = b.get(j[0]);
+        let base = b.binary(BinaryOp::Mul, row, m);
+        let base_l = b.local("base", Some(Scalar::USize), Some(base));
+        let zero = b.lit_int(0, None);
+        b.for_range("i", Some(Scalar::USize), zero, m, false, Some(Schedule { gang: false, worker: false, vector: true }), &[], &[], |b, i| {
+            let bl = b.get(base_l);
+            let ii = b.get(i[0]);
+            let at = b.binary(BinaryOp::Add, bl, ii);
+            let v = b.load(a, at);
+            let two = b.lit_float(2.0, None);
+            let w = b.binary(BinaryOp::Mul, v, two);
+            let at2 = b.binary(BinaryOp::Add, bl, ii);
+            b.store(a, at2, w);
+            let e = b.get(err);
+            let e = b.math(MathFn::Max, &[e, w]);
+            b.set(err, e);
+        });
+    });
+    let k = b.finish().expect("valid");
+    let l = lower(&k, Target { sm: 90 }).unwrap();
+    assert_eq!(l.block_per_iteration, [true], "{}", l.ptx);
+    assert!(l.ptx.contains("%tid.x") && l.ptx.contains("shfl.sync.down"), "{}", l.ptx);
+    for sm in TARGETS {
+        assemble(&lower(&k, Target { sm }).unwrap(), sm);
+    }
+}

@@ -1,0 +1,434 @@
+//! acc on the nvidia device against hand-written CUDA C++ (benches/cuda/reference.cu, compiled
+//! here with `nvcc -O3 -arch=sm_XX -cubin` for the GPU found), in one process, on the same GPU:
+//! STREAM copy, scale, add, triad and dot (f64, 2^27 elements), sum and max reductions (f32,
+//! 2^28), a Jacobi sweep (4096 x 4096 f64, as in the jacobi example), matmul (4096 f32, report
+//! only) and the cost of launching a region whose data is present.
+//!
+//! Every acc region runs inside a data region (its arrays present) and is synchronous; each
+//! reference call launches its kernel(s), waits for them and reads back what the acc region
+//! gives back (a reduction's value). The two alternate repetition by repetition, so that clock
+//! changes touch both alike; each figure is the median of `ACC_BENCH_REPS` (default 30) after
+//! warm-ups, and the results of both are compared. Prints reference time / acc time per
+//! benchmark (above 1.0: acc is faster).
+//!
+//! `cargo bench --features cuda --bench cuda` (nvcc: `ACC_NVCC`, else `nvcc` on the PATH or
+//! in /usr/local/cuda/bin; sizes scale with `ACC_BENCH_SCALE`, a divisor, default 1).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+
+const WARM_UP: usize = 3;
+
+/// The hand-written CUDA side.
+struct Cuda {
+    stream: Arc<CudaStream>,
+    module: Arc<CudaModule>,
+    sms: u32,
+}
+
+impl Cuda {
+    fn new() -> Cuda {
+        let ctx = CudaContext::new(0).expect("GPU 0");
+        let (major, minor) = ctx.compute_capability().expect("compute capability");
+        let sms = ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).expect("SM count") as u32;
+        let cubin = compile_reference(major * 10 + minor);
+        let module = ctx.load_module(cudarc::nvrtc::Ptx::from_file(cubin)).expect("the reference cubin loads");
+        Cuda { stream: ctx.default_stream(), module, sms }
+    }
+
+    fn f(&self, name: &str) -> CudaFunction {
+        self.module.load_function(name).expect("a reference kernel")
+    }
+
+    fn upload<T: cudarc::driver::DeviceRepr>(&self, v: &[T]) -> CudaSlice<T> {
+        self.stream.memcpy_stod(v).expect("copy in")
+    }
+
+    fn sync(&self) {
+        self.stream.synchronize().expect("the reference runs");
+    }
+}
+
+fn compile_reference(sm: i32) -> PathBuf {
+    let src = [Path::new("benches/cuda/reference.cu").to_path_buf(), Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/cuda/reference.cu")]
+        .into_iter()
+        .find(|p| p.is_file())
+        .expect("benches/cuda/reference.cu (run from the repository root)");
+    let nvcc = std::env::var_os("ACC_NVCC").map(PathBuf::from).unwrap_or_else(|| {
+        let local = Path::new("/usr/local/cuda/bin/nvcc");
+        if local.is_file() { local.to_path_buf() } else { PathBuf::from("nvcc") }
+    });
+    let out = std::env::temp_dir().join(format!("acc-bench-reference-sm{sm}.cubin"));
+    let status = std::process::Command::new(&nvcc)
+        .args(["-O3", &format!("-arch=sm_{sm}"), "-cubin", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .status()
+        .unwrap_or_else(|e| panic!("running {}: {e}", nvcc.display()));
+    assert!(status.success(), "nvcc failed on {}", src.display());
+    out
+}
+
+fn grid(n: usize) -> LaunchConfig {
+    LaunchConfig { grid_dim: (n.div_ceil(256) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }
+}
+
+fn timed(f: impl FnOnce()) -> Duration {
+    let t = Instant::now();
+    f();
+    t.elapsed()
+}
+
+fn median(mut t: Vec<Duration>) -> Duration {
+    t.sort();
+    t[t.len() / 2]
+}
+
+/// Acc and reference times of one benchmark.
+#[derive(Default)]
+struct Times {
+    acc: Vec<Duration>,
+    reference: Vec<Duration>,
+}
+
+impl Times {
+    fn report(&self, name: &str, bytes: f64, note: &str) -> f64 {
+        let (a, r) = (median(self.acc[WARM_UP..].to_vec()), median(self.reference[WARM_UP..].to_vec()));
+        let ratio = r.as_secs_f64() / a.as_secs_f64();
+        let bw = |d: Duration| if bytes > 0.0 { format!(" ({:.0} GB/s)", bytes / d.as_secs_f64() / 1e9) } else { String::new() };
+        let us = |d: Duration| d.as_secs_f64() * 1e6;
+        println!("{name:<22} acc {:>10.1} us{:<12} CUDA {:>10.1} us{:<12} ratio {ratio:.2}x{note}", us(a), bw(a), us(r), bw(r));
+        ratio
+    }
+}
+
+const S: f64 = 3.0;
+
+#[derive(Default)]
+struct Stream {
+    copy: Times,
+    scale: Times,
+    add: Times,
+    triad: Times,
+    dot: Times,
+}
+
+/// STREAM on present arrays, alternating acc and CUDA step by step; returns both dot products
+/// of the last repetition.
+#[acc::offload]
+fn stream(a: &mut Vec<f64>, b: &mut Vec<f64>, c: &mut Vec<f64>, reps: usize, cu: &Cuda, t: &mut Stream) -> (f64, f64) {
+    let n = a.len();
+    let (mut ra, mut rb, mut rc) = (cu.upload(a), cu.upload(b), cu.upload(c));
+    let (fc, fs, fa, ft, fd, ff) = (cu.f("stream_copy"), cu.f("stream_scale"), cu.f("stream_add"), cu.f("stream_triad"), cu.f("dot_partials"), cu.f("fold_f64_add"));
+    let blocks = cu.sms * 8;
+    let mut partials = cu.stream.alloc_zeros::<f64>(blocks as usize).expect("alloc");
+    let mut out = cu.stream.alloc_zeros::<f64>(1).expect("alloc");
+    let (mut dot_acc, mut dot_ref) = (0.0, 0.0);
+    #[acc::data(copy(a, b, c))]
+    {
+        for _ in 0..reps {
+            let t0 = Instant::now();
+            #[acc::parallel_loop]
+            for i in 0..n {
+                c[i] = a[i];
+            }
+            t.copy.acc.push(t0.elapsed());
+            t.copy.reference.push(timed(|| {
+                unsafe { cu.stream.launch_builder(&fc).arg(&ra).arg(&mut rc).arg(&n).launch(grid(n)) }.expect("launch");
+                cu.sync();
+            }));
+            let t0 = Instant::now();
+            let s = S;
+            #[acc::parallel_loop]
+            for i in 0..n {
+                b[i] = s * c[i];
+            }
+            t.scale.acc.push(t0.elapsed());
+            t.scale.reference.push(timed(|| {
+                unsafe { cu.stream.launch_builder(&fs).arg(&mut rb).arg(&rc).arg(&S).arg(&n).launch(grid(n)) }.expect("launch");
+                cu.sync();
+            }));
+            let t0 = Instant::now();
+            #[acc::parallel_loop]
+            for i in 0..n {
+                c[i] = a[i] + b[i];
+            }
+            t.add.acc.push(t0.elapsed());
+            t.add.reference.push(timed(|| {
+                unsafe { cu.stream.launch_builder(&fa).arg(&ra).arg(&rb).arg(&mut rc).arg(&n).launch(grid(n)) }.expect("launch");
+                cu.sync();
+            }));
+            let t0 = Instant::now();
+            let s = S;
+            #[acc::parallel_loop]
+            for i in 0..n {
+                a[i] = b[i] + s * c[i];
+            }
+            t.triad.acc.push(t0.elapsed());
+            t.triad.reference.push(timed(|| {
+                unsafe { cu.stream.launch_builder(&ft).arg(&mut ra).arg(&rb).arg(&rc).arg(&S).arg(&n).launch(grid(n)) }.expect("launch");
+                cu.sync();
+            }));
+            let t0 = Instant::now();
+            let mut sum = 0.0;
+            #[acc::parallel_loop(reduction(+: sum))]
+            for i in 0..n {
+                sum += a[i] * b[i];
+            }
+            dot_acc = sum;
+            t.dot.acc.push(t0.elapsed());
+            t.dot.reference.push(timed(|| {
+                let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+                unsafe { cu.stream.launch_builder(&fd).arg(&ra).arg(&rb).arg(&mut partials).arg(&n).launch(cfg) }.expect("launch");
+                let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
+                unsafe { cu.stream.launch_builder(&ff).arg(&partials).arg(&mut out).arg(&blocks).launch(one) }.expect("launch");
+                dot_ref = cu.stream.memcpy_dtov(&out).expect("read")[0];
+            }));
+        }
+    }
+    // Both sides ran the same steps: the arrays must agree (nvcc fuses `b + s * c` into an
+    // fma, acc rounds the product as Rust does, hence not bit for bit).
+    let (ha, hb, hc) = (cu.stream.memcpy_dtov(&ra).unwrap(), cu.stream.memcpy_dtov(&rb).unwrap(), cu.stream.memcpy_dtov(&rc).unwrap());
+    for (name, r, x) in [("a", &ha, &*a), ("b", &hb, &*b), ("c", &hc, &*c)] {
+        let worst = r.iter().zip(x).map(|(r, x)| ((r - x) / r.abs().max(1e-300)).abs()).fold(0.0f64, f64::max);
+        assert!(worst <= 1e-12, "STREAM array {name} differs between acc and CUDA by {worst} (relative)");
+    }
+    (dot_acc, dot_ref)
+}
+
+#[derive(Default)]
+struct Reductions {
+    sum: Times,
+    max: Times,
+}
+
+/// f32 sum and max over present data; returns (acc sum, CUDA sum, acc max, CUDA max).
+#[acc::offload]
+fn reductions(x: &Vec<f32>, reps: usize, cu: &Cuda, t: &mut Reductions) -> (f32, f32, f32, f32) {
+    let n = x.len();
+    let rx = cu.upload(x);
+    let (fs, fm, ffs, ffm) = (cu.f("sum_f32_partials"), cu.f("max_f32_partials"), cu.f("fold_f32_add"), cu.f("fold_f32_max"));
+    let blocks = cu.sms * 8;
+    let mut partials = cu.stream.alloc_zeros::<f32>(blocks as usize).expect("alloc");
+    let mut out = cu.stream.alloc_zeros::<f32>(1).expect("alloc");
+    let (mut r, mut s_acc, mut m_acc) = ([0.0f32; 2], 0.0f32, 0.0f32);
+    let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+    let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
+    #[acc::data(copyin(x))]
+    {
+        for _ in 0..reps {
+            let t0 = Instant::now();
+            let mut s = 0.0f32;
+            #[acc::parallel_loop(reduction(+: s))]
+            for i in 0..n {
+                s += x[i];
+            }
+            s_acc = s;
+            t.sum.acc.push(t0.elapsed());
+            t.sum.reference.push(timed(|| {
+                unsafe { cu.stream.launch_builder(&fs).arg(&rx).arg(&mut partials).arg(&n).launch(cfg) }.expect("launch");
+                unsafe { cu.stream.launch_builder(&ffs).arg(&partials).arg(&mut out).arg(&blocks).launch(one) }.expect("launch");
+                r[0] = cu.stream.memcpy_dtov(&out).expect("read")[0];
+            }));
+            let t0 = Instant::now();
+            let mut m = f32::NEG_INFINITY;
+            #[acc::parallel_loop(reduction(max: m))]
+            for i in 0..n {
+                m = m.max(x[i]);
+            }
+            m_acc = m;
+            t.max.acc.push(t0.elapsed());
+            t.max.reference.push(timed(|| {
+                unsafe { cu.stream.launch_builder(&fm).arg(&rx).arg(&mut partials).arg(&n).launch(cfg) }.expect("launch");
+                unsafe { cu.stream.launch_builder(&ffm).arg(&partials).arg(&mut out).arg(&blocks).launch(one) }.expect("launch");
+                r[1] = cu.stream.memcpy_dtov(&out).expect("read")[0];
+            }));
+        }
+    }
+    (s_acc, r[0], m_acc, r[1])
+}
+
+/// Jacobi sweeps (the jacobi example's two regions) on present grids; returns both errors.
+#[acc::offload]
+fn jacobi(a: &mut Vec<f64>, anew: &mut Vec<f64>, n: usize, reps: usize, cu: &Cuda, t: &mut Times) -> (f64, f64) {
+    let m = n;
+    let (mut ra, mut rnew) = (cu.upload(a), cu.upload(anew));
+    let (fsweep, fcopy, ffold) = (cu.f("jacobi_sweep"), cu.f("jacobi_copy"), cu.f("fold_f64_max"));
+    let gx = (m as u32 - 2).div_ceil(256);
+    let gy = (n as u32 - 2).min(1024);
+    let mut partials = cu.stream.alloc_zeros::<f64>((gx * gy) as usize).expect("alloc");
+    let mut out = cu.stream.alloc_zeros::<f64>(1).expect("alloc");
+    let (ni, mi) = (n as i32, m as i32);
+    let (mut err_acc, mut err_ref) = (0.0, 0.0);
+    #[acc::data(copy(a), copyin(anew))]
+    {
+        for _ in 0..reps {
+            let t0 = Instant::now();
+            let mut err = 0.0;
+            #[acc::parallel_loop(reduction(max: err))]
+            for j in 1..n - 1 {
+                #[acc::r#loop(vector)]
+                for i in 1..m - 1 {
+                    anew[j * m + i] = 0.25 * (a[j * m + i + 1] + a[j * m + i - 1] + a[(j - 1) * m + i] + a[(j + 1) * m + i]);
+                    err = f64::max(err, (anew[j * m + i] - a[j * m + i]).abs());
+                }
+            }
+            #[acc::parallel_loop(collapse(2))]
+            for j in 1..n - 1 {
+                for i in 1..m - 1 {
+                    a[j * m + i] = anew[j * m + i];
+                }
+            }
+            err_acc = err;
+            t.acc.push(t0.elapsed());
+            t.reference.push(timed(|| {
+                let cfg = LaunchConfig { grid_dim: (gx, gy, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+                unsafe { cu.stream.launch_builder(&fsweep).arg(&ra).arg(&mut rnew).arg(&mut partials).arg(&ni).arg(&mi).launch(cfg) }.expect("launch");
+                unsafe { cu.stream.launch_builder(&fcopy).arg(&mut ra).arg(&rnew).arg(&ni).arg(&mi).launch(cfg) }.expect("launch");
+                let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
+                let count = gx * gy;
+                unsafe { cu.stream.launch_builder(&ffold).arg(&partials).arg(&mut out).arg(&count).launch(one) }.expect("launch");
+                err_ref = cu.stream.memcpy_dtov(&out).expect("read")[0];
+            }));
+        }
+    }
+    let ha = cu.stream.memcpy_dtov(&ra).unwrap();
+    assert!(ha == *a, "Jacobi grids differ between acc and CUDA");
+    (err_acc, err_ref)
+}
+
+/// C = A B (f32, n x n), acc's version the plain triple loop with the two outer loops
+/// collapsed; the reference tiles through shared memory.
+#[acc::offload]
+fn matmul(a: &Vec<f32>, b: &Vec<f32>, c: &mut Vec<f32>, n: usize, reps: usize, cu: &Cuda, t: &mut Times) {
+    let (ra, rb) = (cu.upload(a), cu.upload(b));
+    let mut rc = cu.stream.alloc_zeros::<f32>(n * n).expect("alloc");
+    let f = cu.f("matmul_f32");
+    let ni = n as i32;
+    #[acc::data(copyin(a, b), copyout(c))]
+    {
+        for _ in 0..reps {
+            let t0 = Instant::now();
+            #[acc::parallel_loop(collapse(2))]
+            for i in 0..n {
+                for j in 0..n {
+                    let mut s = 0.0f32;
+                    for k in 0..n {
+                        s += a[i * n + k] * b[k * n + j];
+                    }
+                    c[i * n + j] = s;
+                }
+            }
+            t.acc.push(t0.elapsed());
+            t.reference.push(timed(|| {
+                let cfg = LaunchConfig { grid_dim: (n as u32 / 16, n as u32 / 16, 1), block_dim: (16, 16, 1), shared_mem_bytes: 0 };
+                unsafe { cu.stream.launch_builder(&f).arg(&ra).arg(&rb).arg(&mut rc).arg(&ni).launch(cfg) }.expect("launch");
+                cu.sync();
+            }));
+        }
+    }
+    let hc = cu.stream.memcpy_dtov(&rc).unwrap();
+    let worst = hc.iter().zip(c.iter()).map(|(r, a)| ((r - a) / r.abs().max(1.0)).abs()).fold(0.0f32, f32::max);
+    assert!(worst < 1e-3, "matmul results differ by {worst} (relative)");
+}
+
+/// A region over one element of present data against a one-thread kernel.
+#[acc::offload]
+fn launch_cost(x: &mut Vec<f64>, reps: usize, cu: &Cuda, t: &mut Times) {
+    let mut rx = cu.upload(x);
+    let f = cu.f("touch");
+    #[acc::data(copy(x))]
+    {
+        for _ in 0..reps {
+            let t0 = Instant::now();
+            #[acc::parallel_loop]
+            for i in 0..1 {
+                x[i] += 1.0;
+            }
+            t.acc.push(t0.elapsed());
+            t.reference.push(timed(|| {
+                let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
+                unsafe { cu.stream.launch_builder(&f).arg(&mut rx).launch(one) }.expect("launch");
+                cu.sync();
+            }));
+        }
+    }
+}
+
+fn main() {
+    let reps: usize = std::env::var("ACC_BENCH_REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(30) + WARM_UP;
+    let scale: usize = std::env::var("ACC_BENCH_SCALE").ok().and_then(|v| v.parse().ok()).unwrap_or(1).max(1);
+    if let Err(e) = acc::init(acc::DeviceType::Nvidia) {
+        eprintln!("cuda bench: {e}");
+        std::process::exit(1);
+    }
+    acc::set_device_type(acc::DeviceType::Nvidia);
+    let cu = Cuda::new();
+    println!("device: {} ({} SMs); medians of {} interleaved repetitions after {WARM_UP} warm-ups", acc::get_property(0, acc::DeviceType::Nvidia, acc::Property::Name), cu.sms, reps - WARM_UP);
+    println!("ratio = CUDA time / acc time (above 1.0: acc is faster)");
+
+    let n = (1usize << 27) / scale;
+    let (mut a, mut b, mut c) = (vec![1.0f64; n], vec![2.0f64; n], vec![0.0f64; n]);
+    let mut st = Stream::default();
+    let (dot_acc, dot_ref) = stream(&mut a, &mut b, &mut c, reps, &cu, &mut st);
+    assert!((dot_acc - dot_ref).abs() <= 1e-12 * dot_ref.abs(), "dot: acc {dot_acc}, CUDA {dot_ref}");
+    let mb = |k: usize| (k * 8 * n) as f64;
+    let mut ratios = vec![
+        ("copy", st.copy.report(&format!("STREAM copy f64 2^{}", n.trailing_zeros()), mb(2), "")),
+        ("scale", st.scale.report("STREAM scale", mb(2), "")),
+        ("add", st.add.report("STREAM add", mb(3), "")),
+        ("triad", st.triad.report("STREAM triad", mb(3), "")),
+        ("dot", st.dot.report("STREAM dot", mb(2), "")),
+    ];
+    drop((a, b, c));
+
+    let n = (1usize << 28) / scale;
+    let x: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 1e-3 - (i % 7) as f32).collect();
+    let mut rt = Reductions::default();
+    let (s_acc, s_ref, m_acc, m_ref) = reductions(&x, reps, &cu, &mut rt);
+    assert!((s_acc - s_ref).abs() <= 1e-3 * s_ref.abs().max(1.0), "sum: acc {s_acc}, CUDA {s_ref}");
+    assert_eq!(m_acc, m_ref, "max");
+    ratios.push(("sum", rt.sum.report(&format!("sum f32 2^{}", n.trailing_zeros()), (4 * n) as f64, "")));
+    ratios.push(("max", rt.max.report("max f32", (4 * n) as f64, "")));
+    drop(x);
+
+    let g = 4096 / scale.min(8);
+    let mut a: Vec<f64> = (0..g * g).map(|k| if k % g == 0 || k < g { 1.0 } else { 0.0 }).collect();
+    let mut anew = a.clone();
+    let mut jt = Times::default();
+    let (e_acc, e_ref) = jacobi(&mut a, &mut anew, g, reps, &cu, &mut jt);
+    assert_eq!(e_acc, e_ref, "Jacobi error");
+    ratios.push(("jacobi", jt.report(&format!("Jacobi sweep {g}x{g}"), 0.0, "")));
+    drop((a, anew));
+
+    let g = 4096 / scale.min(8);
+    let a: Vec<f32> = (0..g * g).map(|k| ((k * 7) % 13) as f32 * 0.1).collect();
+    let b: Vec<f32> = (0..g * g).map(|k| ((k * 5) % 11) as f32 * 0.1).collect();
+    let mut c = vec![0.0f32; g * g];
+    let mut mt = Times::default();
+    matmul(&a, &b, &mut c, g, reps.min(10 + WARM_UP), &cu, &mut mt);
+    let flops = 2.0 * (g as f64).powi(3);
+    mt.report(&format!("matmul f32 {g}"), 0.0, "  (report only)");
+    let tf = |d: Duration| flops / d.as_secs_f64() / 1e12;
+    println!("{:<22} acc {:.1} TFLOP/s, CUDA (16x16 tiles) {:.1} TFLOP/s", "", tf(median(mt.acc[WARM_UP..].to_vec())), tf(median(mt.reference[WARM_UP..].to_vec())));
+
+    let mut x = vec![0.0f64; 1];
+    let mut lt = Times::default();
+    launch_cost(&mut x, reps.max(200), &cu, &mut lt);
+    assert_eq!(x[0], reps.max(200) as f64);
+    let la = median(lt.acc[WARM_UP..].to_vec());
+    let lr = median(lt.reference[WARM_UP..].to_vec());
+    lt.report("launch, present data", 0.0, "");
+    println!(
+        "{:<22} acc region {:.1} us, bare kernel launch + synchronize {:.1} us: acc adds {:.1} us",
+        "",
+        la.as_secs_f64() * 1e6,
+        lr.as_secs_f64() * 1e6,
+        (la.as_secs_f64() - lr.as_secs_f64()) * 1e6
+    );
+    let summary: Vec<String> = ratios.iter().map(|(k, r)| format!("{k} {r:.2}")).collect();
+    println!("summary: {}", summary.join(", "));
+}

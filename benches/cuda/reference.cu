@@ -1,0 +1,136 @@
+// Hand-written CUDA references for `cargo bench --features cuda --bench cuda`: what a CUDA
+// programmer would write for each benchmark, compiled on the GPU machine with
+// `nvcc -O3 -arch=sm_XX -cubin` and run in the same process as the acc regions.
+#include <cstddef>
+
+extern "C" __global__ void stream_copy(const double* __restrict__ a, double* __restrict__ c, size_t n) {
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i];
+}
+
+extern "C" __global__ void stream_scale(double* __restrict__ b, const double* __restrict__ c, double s, size_t n) {
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n) b[i] = s * c[i];
+}
+
+extern "C" __global__ void stream_add(const double* __restrict__ a, const double* __restrict__ b, double* __restrict__ c, size_t n) {
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + b[i];
+}
+
+extern "C" __global__ void stream_triad(double* __restrict__ a, const double* __restrict__ b, const double* __restrict__ c, double s, size_t n) {
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n) a[i] = b[i] + s * c[i];
+}
+
+template <typename T, typename Op>
+__device__ T block_reduce(T v, Op op, T identity) {
+    __shared__ T warps[32];
+    for (int off = 16; off > 0; off /= 2) v = op(v, __shfl_down_sync(0xffffffff, v, off));
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    if (lane == 0) warps[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < blockDim.x / 32 ? warps[lane] : identity;
+        for (int off = 16; off > 0; off /= 2) v = op(v, __shfl_down_sync(0xffffffff, v, off));
+    }
+    return v;
+}
+
+struct Add {
+    template <typename T> __device__ T operator()(T a, T b) const { return a + b; }
+};
+struct Max {
+    template <typename T> __device__ T operator()(T a, T b) const { return fmax(a, b); }
+};
+
+// Grid-stride partial reductions, one partial per block, then one block folds the partials.
+extern "C" __global__ void dot_partials(const double* __restrict__ a, const double* __restrict__ b, double* partials, size_t n) {
+    double s = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) s += a[i] * b[i];
+    s = block_reduce(s, Add(), 0.0);
+    if (threadIdx.x == 0) partials[blockIdx.x] = s;
+}
+
+extern "C" __global__ void sum_f32_partials(const float* __restrict__ x, float* partials, size_t n) {
+    float s = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) s += x[i];
+    s = block_reduce(s, Add(), 0.0f);
+    if (threadIdx.x == 0) partials[blockIdx.x] = s;
+}
+
+extern "C" __global__ void max_f32_partials(const float* __restrict__ x, float* partials, size_t n) {
+    float m = -INFINITY;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) m = fmaxf(m, x[i]);
+    m = block_reduce(m, Max(), -INFINITY);
+    if (threadIdx.x == 0) partials[blockIdx.x] = m;
+}
+
+extern "C" __global__ void fold_f64_add(const double* partials, double* out, unsigned count) {
+    double s = 0;
+    for (unsigned i = threadIdx.x; i < count; i += blockDim.x) s += partials[i];
+    s = block_reduce(s, Add(), 0.0);
+    if (threadIdx.x == 0) *out = s;
+}
+
+extern "C" __global__ void fold_f32_add(const float* partials, float* out, unsigned count) {
+    float s = 0;
+    for (unsigned i = threadIdx.x; i < count; i += blockDim.x) s += partials[i];
+    s = block_reduce(s, Add(), 0.0f);
+    if (threadIdx.x == 0) *out = s;
+}
+
+extern "C" __global__ void fold_f32_max(const float* partials, float* out, unsigned count) {
+    float m = -INFINITY;
+    for (unsigned i = threadIdx.x; i < count; i += blockDim.x) m = fmaxf(m, partials[i]);
+    m = block_reduce(m, Max(), -INFINITY);
+    if (threadIdx.x == 0) *out = m;
+}
+
+// One Jacobi sweep on an n x m grid: the 4-point average of a into anew on the interior, with
+// the largest change reduced (per block, then folded by fold_f64_max), then anew copied back.
+extern "C" __global__ void jacobi_sweep(const double* __restrict__ a, double* __restrict__ anew, double* partials, int n, int m) {
+    double err = 0;
+    int j = blockIdx.y + 1;
+    for (; j < n - 1; j += gridDim.y) {
+        for (int i = blockIdx.x * blockDim.x + threadIdx.x + 1; i < m - 1; i += gridDim.x * blockDim.x) {
+            double v = 0.25 * (a[j * m + i + 1] + a[j * m + i - 1] + a[(j - 1) * m + i] + a[(j + 1) * m + i]);
+            anew[j * m + i] = v;
+            err = fmax(err, fabs(v - a[j * m + i]));
+        }
+    }
+    err = block_reduce(err, Max(), 0.0);
+    if (threadIdx.x == 0) partials[blockIdx.y * gridDim.x + blockIdx.x] = err;
+}
+
+extern "C" __global__ void jacobi_copy(double* __restrict__ a, const double* __restrict__ anew, int n, int m) {
+    int j = blockIdx.y + 1;
+    for (; j < n - 1; j += gridDim.y)
+        for (int i = blockIdx.x * blockDim.x + threadIdx.x + 1; i < m - 1; i += gridDim.x * blockDim.x) a[j * m + i] = anew[j * m + i];
+}
+
+extern "C" __global__ void fold_f64_max(const double* partials, double* out, unsigned count) {
+    double m = 0;
+    for (unsigned i = threadIdx.x; i < count; i += blockDim.x) m = fmax(m, partials[i]);
+    m = block_reduce(m, Max(), 0.0);
+    if (threadIdx.x == 0) *out = m;
+}
+
+// C = A B for n x n row-major f32 matrices, 16 x 16 tiles in shared memory.
+extern "C" __global__ void matmul_f32(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int n) {
+    __shared__ float ta[16][16], tb[16][16];
+    int row = blockIdx.y * 16 + threadIdx.y, col = blockIdx.x * 16 + threadIdx.x;
+    float s = 0;
+    for (int t = 0; t < n; t += 16) {
+        ta[threadIdx.y][threadIdx.x] = A[row * n + t + threadIdx.x];
+        tb[threadIdx.y][threadIdx.x] = B[(t + threadIdx.y) * n + col];
+        __syncthreads();
+        for (int k = 0; k < 16; k++) s += ta[threadIdx.y][k] * tb[k][threadIdx.x];
+        __syncthreads();
+    }
+    C[row * n + col] = s;
+}
+
+extern "C" __global__ void touch(double* x) {
+    x[0] += 1.0;
+}
