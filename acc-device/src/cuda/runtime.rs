@@ -50,7 +50,9 @@ pub struct CudaDevice {
     number: usize,
     name: String,
     target: Target,
-    /// Most blocks a launch with reductions uses: enough to fill every multiprocessor.
+    /// Most blocks a launch uses: as many as every multiprocessor holds at once; each thread
+    /// then strides over several iterations (unrolled by four where the body is straight
+    /// code, so that its loads are in flight together), and reductions have few partials.
     reduction_blocks: u32,
     stream: Arc<CudaStream>,
     ctx: Arc<CudaContext>,
@@ -81,10 +83,6 @@ enum Value {
     F32(f32),
     F64(f64),
 }
-
-/// Launches of kernels without reductions use at most this many blocks (a grid-stride loop
-/// takes the rest).
-const MAX_BLOCKS: u64 = 1 << 24;
 
 impl CudaDevice {
     /// Opens GPU `num`.
@@ -257,11 +255,11 @@ impl CudaDevice {
         }
         // Each grid entry point's blocks: one thread per iteration of its loop where the
         // iteration count is known before the launch (else per element of the largest array),
-        // or one block per iteration where the loop's body is a vector loop; kernels with
-        // reductions use as many blocks as fill the GPU, each thread striding over more
-        // iterations, so that there are few partials to combine. An entry point of one thread
+        // or one block per iteration where the loop's body is a vector loop, up to as many
+        // blocks as fill the GPU, each thread then striding over more iterations (and
+        // reductions have few partials to combine). An entry point of one thread
         // gets the block count of the grid before it (a fold of its partials reads it).
-        let cap = if l.reductions.iter().any(|r| r.entry.is_some()) { self.reduction_blocks as u64 } else { MAX_BLOCKS };
+        let cap = self.reduction_blocks as u64;
         let mut blocks = Vec::with_capacity(l.single.len());
         let (mut grid_loop, mut last) = (0, 1u32);
         for (e, &single) in l.single.iter().enumerate() {

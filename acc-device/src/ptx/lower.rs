@@ -140,7 +140,7 @@ pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
         return Err(unsupported(format!("compute capability {}.{} (7.0 or newer is needed)", target.sm / 10, target.sm % 10)));
     }
     let types = expr_types(kernel).map_err(|e| Error::Unsupported { what: format!("invalid kernel IR: {e}") })?;
-    let mut w = Writer { k: kernel, types, regs: Default::default(), labels: 0, loops: Vec::new(), body: String::new(), local_slots: Vec::new(), shared: false };
+    let mut w = Writer { k: kernel, types, regs: Default::default(), labels: 0, loops: Vec::new(), body: String::new(), local_slots: Vec::new(), shared: false, bad: Default::default(), fast: None };
     w.module(target)
 }
 
@@ -161,6 +161,18 @@ struct Writer<'a> {
     local_slots: Vec<(LocalId, Scalar, u32)>,
     /// Whether the entry point being written uses the shared-memory scratch.
     shared: bool,
+    /// The registers of a thread's out-of-range access (what, index, length), reported to the
+    /// status words when the thread ends (`what` is `u32::MAX` while there is none).
+    bad: (String, String, String),
+    /// Accesses known in bounds (the grid loop's fast version): arrays indexed by this loop
+    /// variable itself, whose first and last values were checked before the loop.
+    fast: Option<(LocalId, Vec<ParamId>)>,
+}
+
+/// Whether a loop body is short straight-line code (assignments and stores, no control flow
+/// or atomics), which the grid loop unrolls.
+fn straight_line(body: &[Stmt]) -> bool {
+    body.len() <= 16 && body.iter().all(|s| matches!(s, Stmt::Assign { .. } | Stmt::AssignElem { .. } | Stmt::Store { .. }))
 }
 
 /// A gang loop whose body is scalar assignments then one vector loop, whose reductions (if
@@ -313,6 +325,10 @@ impl Writer<'_> {
         self.body.clear();
         self.regs.clear();
         self.shared = false;
+        self.fast = None;
+        self.bad = (self.reg("%r"), self.reg("%rd"), self.reg("%rd"));
+        let what = self.bad.0.clone();
+        self.emit(format!("mov.u32 {what}, -1;"));
         let locals = self.k.function.locals.clone();
         for (i, l) in locals.iter().enumerate() {
             match l.len {
@@ -398,6 +414,7 @@ impl Writer<'_> {
             self.stmt(st)?;
         }
         self.move_locals(true);
+        self.report_bad();
         self.emit("ret;");
         Ok(self.end_entry())
     }
@@ -431,6 +448,7 @@ impl Writer<'_> {
         self.emit(format!("bra {top};"));
         self.emit(format!("{end}:"));
         self.move_locals(true);
+        self.report_bad();
         self.emit("ret;");
         Ok(self.end_entry())
     }
@@ -510,15 +528,15 @@ impl Writer<'_> {
                 self.emit(format!("cvt.u64.u32 {kb}, {ctaid};"));
                 self.emit(format!("cvt.u64.u32 {sb}, {nctaid};"));
                 self.emit(format!("cvt.u64.u32 {st}, {ntid};"));
-                self.strided(levels, &kb, &sb, &mut |w: &mut Self| {
+                self.strided(levels, &kb, &sb, false, &mut |w: &mut Self| {
                     for a in &pre {
                         w.stmt(a)?;
                     }
                     w.emit(format!("cvt.u64.u32 {kt}, {tid};"));
-                    w.strided(inner_levels, &kt, &st, &mut |w: &mut Self| w.block(inner_body))
+                    w.strided(inner_levels, &kt, &st, straight_line(inner_body), &mut |w: &mut Self| w.block(inner_body))
                 })?;
             }
-            None => self.strided(levels, &k, &stride, &mut |w: &mut Self| w.block(body))?,
+            None => self.strided(levels, &k, &stride, straight_line(body), &mut |w: &mut Self| w.block(body))?,
         }
         for (red, &slot) in reductions.iter().zip(slots) {
             let l = &self.k.function.locals[red.local as usize];
@@ -537,6 +555,7 @@ impl Writer<'_> {
                 }
             }
         }
+        self.report_bad();
         self.emit("ret;");
         Ok(self.end_entry())
     }
@@ -544,7 +563,7 @@ impl Writer<'_> {
     /// A strided loop over the (collapsed) `levels`: iterations `k`, `k + stride`, ... of
     /// their flat space (innermost level fastest), each setting the loop variables and running
     /// `body` (`continue` and `break` in it refer to this loop). `k` is advanced in place.
-    fn strided(&mut self, levels: &[LoopLevel], k: &str, stride: &str, body: &mut dyn FnMut(&mut Self) -> Result<()>) -> Result<()> {
+    fn strided(&mut self, levels: &[LoopLevel], k: &str, stride: &str, unroll: bool, body: &mut dyn FnMut(&mut Self) -> Result<()>) -> Result<()> {
         let (k, stride) = (k.to_string(), stride.to_string());
         let mut trips = Vec::new();
         for lv in levels {
@@ -554,6 +573,104 @@ impl Writer<'_> {
         self.emit(format!("mov.u64 {total}, 1;"));
         for t in &trips {
             self.emit(format!("mul.lo.u64 {total}, {total}, {t};"));
+        }
+        // Fast version: where the arrays indexed by the loop variable itself hold its first and
+        // last values (checked once, before the loop), those accesses need no check.
+        let arrays = match levels {
+            [lv] if self.k.function.locals[lv.var as usize].ty == Scalar::USize => self.indexed_by(lv.var),
+            _ => Vec::new(),
+        };
+        if arrays.is_empty() || self.fast.is_some() || self.k.unchecked {
+            return self.strided_loops(levels, &k, &stride, unroll, &trips, &total, body);
+        }
+        let lv = &levels[0];
+        let (start, step) = (self.expr(lv.start)?, self.expr(lv.step)?);
+        let (last, fast) = (self.reg("%rd"), self.reg("%p"));
+        self.emit(format!("sub.u64 {last}, {total}, 1;"));
+        self.emit(format!("mad.lo.u64 {last}, {last}, {step}, {start};"));
+        self.emit(format!("setp.eq.u64 {fast}, {total}, 0;"));
+        let all = self.reg("%p");
+        self.emit(format!("setp.eq.u64 {all}, {total}, {total};"));
+        for &a in &arrays {
+            let n = self.reg("%rd");
+            self.emit(format!("ld.param.u64 {n}, [acc_n{a}];"));
+            let (p, q) = (self.reg("%p"), self.reg("%p"));
+            self.emit(format!("setp.lt.u64 {p}, {start}, {n};"));
+            self.emit(format!("setp.lt.u64 {q}, {last}, {n};"));
+            self.emit(format!("and.pred {all}, {all}, {p};"));
+            self.emit(format!("and.pred {all}, {all}, {q};"));
+        }
+        self.emit(format!("or.pred {fast}, {fast}, {all};"));
+        let (checked, done) = (self.label("checked"), self.label("versions"));
+        self.emit(format!("@!{fast} bra {checked};"));
+        self.fast = Some((lv.var, arrays));
+        let r = self.strided_loops(levels, &k, &stride, unroll, &trips, &total, body);
+        self.fast = None;
+        r?;
+        self.emit(format!("bra {done};"));
+        self.emit(format!("{checked}:"));
+        self.strided_loops(levels, &k, &stride, unroll, &trips, &total, body)?;
+        self.emit(format!("{done}:"));
+        Ok(())
+    }
+
+    /// The arrays some access of the kernel indexes with local `var` itself.
+    fn indexed_by(&self, var: LocalId) -> Vec<ParamId> {
+        let mut out = Vec::new();
+        let is_var = |h: Handle<Expr>| matches!(self.k.function.exprs[h], Expr::Local(l) if l == var);
+        for (_, e) in self.k.function.exprs.iter() {
+            if let Expr::Load { array, index } = e {
+                if is_var(*index) && !out.contains(array) {
+                    out.push(*array);
+                }
+            }
+        }
+        fn stmts(b: &[Stmt], is_var: &dyn Fn(Handle<Expr>) -> bool, out: &mut Vec<ParamId>) {
+            for s in b {
+                match s {
+                    Stmt::Store { array, index, .. } | Stmt::Atomic { array, index, .. } if is_var(*index) && !out.contains(array) => out.push(*array),
+                    Stmt::If { accept, reject, .. } => {
+                        stmts(accept, is_var, out);
+                        stmts(reject, is_var, out);
+                    }
+                    Stmt::For { body, .. } | Stmt::Loop { body } => stmts(body, is_var, out),
+                    _ => {}
+                }
+            }
+        }
+        stmts(&self.k.function.body, &is_var, &mut out);
+        out
+    }
+
+    /// The loops of [`Writer::strided`] over `total` iterations.
+    #[allow(clippy::too_many_arguments)]
+    fn strided_loops(&mut self, levels: &[LoopLevel], k: &str, stride: &str, unroll: bool, trips: &[String], total: &str, body: &mut dyn FnMut(&mut Self) -> Result<()>) -> Result<()> {
+        let (k, stride, total) = (k.to_string(), stride.to_string(), total.to_string());
+        // A straight-line body over one level runs four iterations per trip while four remain
+        // (in the same order per thread): one basic block, so their loads are in flight
+        // together. The loop below takes the rest.
+        if unroll && levels.len() == 1 {
+            let (top, rest) = (self.label("unrolled"), self.label("rest"));
+            let (last, step4) = (self.reg("%rd"), self.reg("%rd"));
+            self.emit(format!("mul.lo.u64 {step4}, {stride}, 4;"));
+            self.emit(format!("{top}:"));
+            self.emit(format!("mad.lo.u64 {last}, {stride}, 3, {k};"));
+            let p = self.reg("%p");
+            self.emit(format!("setp.ge.u64 {p}, {last}, {total};"));
+            self.emit(format!("@{p} bra {rest};"));
+            for j in 0..4u32 {
+                let kj = self.reg("%rd");
+                self.emit(format!("mad.lo.u64 {kj}, {stride}, {j}, {k};"));
+                self.set_loop_var(&levels[0], &kj)?;
+                let cont = self.label("unrolledcont");
+                self.loops.push((cont.clone(), rest.clone()));
+                body(self)?;
+                self.loops.pop();
+                self.emit(format!("{cont}:"));
+            }
+            self.emit(format!("add.u64 {k}, {k}, {step4};"));
+            self.emit(format!("bra {top};"));
+            self.emit(format!("{rest}:"));
         }
         // Collapsed levels split the flat index with 32-bit divisions when the iteration
         // space fits in 32 bits (a uniform branch), 64-bit ones otherwise.
@@ -801,8 +918,8 @@ impl Writer<'_> {
                 let (elem, _) = self.array(*array)?;
                 let i = self.expr(*index)?;
                 let v = self.expr(*value)?;
-                let (ok, addr) = self.checked_address(*array, &i, elem)?;
-                let pad = format!("@{ok} ");
+                let (ok, addr) = self.checked_address(*array, *index, &i, elem)?;
+                let pad = ok.map(|ok| format!("@{ok} ")).unwrap_or_default();
                 self.store_global_if(&addr, elem, &v, &pad)?;
             }
             Stmt::If { cond, accept, reject } => {
@@ -867,9 +984,11 @@ impl Writer<'_> {
         }
         let r = repr(elem);
         let i = self.expr(index)?;
-        let (ok, addr) = self.checked_address(array, &i, elem)?;
+        let (ok, addr) = self.checked_address(array, index, &i, elem)?;
         let skip = self.label("atomic");
-        self.emit(format!("@!{ok} bra {skip};"));
+        if let Some(ok) = ok {
+            self.emit(format!("@!{ok} bra {skip};"));
+        }
         let set = |w: &mut Self, local: Option<LocalId>, v: &str| -> Result<()> {
             if let Some(l) = local {
                 let reg = w.local(l)?;
@@ -945,9 +1064,11 @@ impl Writer<'_> {
     fn atomic_narrow(&mut self, array: ParamId, index: Handle<Expr>, op: AtomicOp, value: Handle<Expr>, old: Option<LocalId>, new: Option<LocalId>) -> Result<()> {
         let (elem, _) = self.array(array)?;
         let i = self.expr(index)?;
-        let (ok, addr) = self.checked_address(array, &i, elem)?;
+        let (ok, addr) = self.checked_address(array, index, &i, elem)?;
         let skip = self.label("atomic");
-        self.emit(format!("@!{ok} bra {skip};"));
+        if let Some(ok) = ok {
+            self.emit(format!("@!{ok} bra {skip};"));
+        }
         let bits = elem.size() * 8;
         // The element as a value register of its type, from its bits in a word.
         let unpack = |w: &mut Self, word: &str, shift: &str| -> String {
@@ -1051,11 +1172,20 @@ impl Writer<'_> {
 
     /// The predicate "index `i` is in bounds of `array`" (recording the first access that is
     /// not, for the host to report) and the element's address.
-    fn checked_address(&mut self, array: ParamId, i: &str, elem: Scalar) -> Result<(String, String)> {
-        let (n, base) = (self.reg("%rd"), self.reg("%rd"));
-        self.emit(format!("ld.param.u64 {n}, [acc_n{array}];"));
+    fn checked_address(&mut self, array: ParamId, index: Handle<Expr>, i: &str, elem: Scalar) -> Result<(Option<String>, String)> {
+        let fast = match (&self.fast, &self.k.function.exprs[index]) {
+            (Some((var, arrays)), Expr::Local(l)) => l == var && arrays.contains(&array),
+            _ => false,
+        };
+        let base = self.reg("%rd");
         self.emit(format!("ld.param.u64 {base}, [acc_a{array}];"));
-        let ok = self.bounds_check(array, i, &n);
+        let ok = if fast {
+            None
+        } else {
+            let n = self.reg("%rd");
+            self.emit(format!("ld.param.u64 {n}, [acc_n{array}];"));
+            Some(self.bounds_check(array, i, &n))
+        };
         let addr = self.reg("%rd");
         self.emit(format!("mad.lo.u64 {addr}, {i}, {}, {base};", elem.size()));
         Ok((ok, addr))
@@ -1070,23 +1200,36 @@ impl Writer<'_> {
             self.emit(format!("setp.eq.u64 {ok}, {n}, {n};"));
             return ok;
         }
-        let done = self.label("inbounds");
-        self.emit(format!("@{ok} bra {done};"));
+        // Predicated moves into the thread's registers, no branch: the accesses of a loop body
+        // stay one basic block ptxas can schedule, and the common case costs three issue slots.
+        let (w, x, y) = self.bad.clone();
+        self.emit(format!("@!{ok} mov.u32 {w}, {what};"));
+        self.emit(format!("@!{ok} mov.u64 {x}, {i};"));
+        self.emit(format!("@!{ok} mov.u64 {y}, {n};"));
+        ok
+    }
+
+    /// Records the thread's out-of-range access, if any, unless another thread recorded one
+    /// first: status words 1, what, index, length.
+    fn report_bad(&mut self) {
+        if self.k.unchecked {
+            return;
+        }
+        let (w, x, y) = self.bad.clone();
+        let any = self.reg("%p");
+        self.emit(format!("setp.ne.u32 {any}, {w}, -1;"));
         let (status, old) = (self.reg("%rd"), self.reg("%r"));
         self.emit(format!("ld.param.u64 {status}, [acc_status];"));
-        self.emit(format!("atom.global.cas.b32 {old}, [{status}], 0, 1;"));
+        self.emit(format!("mov.u32 {old}, 1;"));
+        self.emit(format!("@{any} atom.global.cas.b32 {old}, [{status}], 0, 1;"));
         let first = self.reg("%p");
-        self.emit(format!("setp.ne.u32 {first}, {old}, 0;"));
-        self.emit(format!("@{first} bra {done};"));
-        let w = self.reg("%r");
-        self.emit(format!("mov.u32 {w}, {what};"));
-        self.emit(format!("st.global.u32 [{status}+4], {w};"));
-        self.emit(format!("cvt.u32.u64 {w}, {i};"));
-        self.emit(format!("st.global.u32 [{status}+8], {w};"));
-        self.emit(format!("cvt.u32.u64 {w}, {n};"));
-        self.emit(format!("st.global.u32 [{status}+12], {w};"));
-        self.emit(format!("{done}:"));
-        ok
+        self.emit(format!("setp.eq.u32 {first}, {old}, 0;"));
+        let (a, b) = (self.reg("%r"), self.reg("%r"));
+        self.emit(format!("cvt.u32.u64 {a}, {x};"));
+        self.emit(format!("cvt.u32.u64 {b}, {y};"));
+        self.emit(format!("@{first} st.global.u32 [{status}+4], {w};"));
+        self.emit(format!("@{first} st.global.u32 [{status}+8], {a};"));
+        self.emit(format!("@{first} st.global.u32 [{status}+12], {b};"));
     }
 
     fn store_global_if(&mut self, addr: &str, ty: Scalar, v: &str, pred: &str) -> Result<()> {
@@ -1423,19 +1566,22 @@ impl Writer<'_> {
                 // Rust no other parameter can alias them mutably.
                 let space = if writable { ".global" } else { ".global.nc" };
                 let i = self.expr(index)?;
-                let (ok, addr) = self.checked_address(array, &i, elem)?;
+                let (ok, addr) = self.checked_address(array, index, &i, elem)?;
                 // Out of range: the access is recorded and reads zero.
+                let pad = ok.map(|ok| format!("@{ok} ")).unwrap_or_default();
                 if elem == Scalar::Bool {
                     let (w, d) = (self.reg("%r"), self.reg("%p"));
                     self.emit(format!("mov.u32 {w}, 0;"));
-                    self.emit(format!("@{ok} ld{space}.u8 {w}, [{addr}];"));
+                    self.emit(format!("{pad}ld{space}.u8 {w}, [{addr}];"));
                     self.emit(format!("setp.ne.u32 {d}, {w}, 0;"));
                     d
                 } else {
                     let r = repr(elem);
                     let d = self.reg(r.class);
-                    self.emit(format!("mov{} {d}, 0;", r.bits));
-                    self.emit(format!("@{ok} ld{space}{} {d}, [{addr}];", mem_type(elem)));
+                    if !pad.is_empty() {
+                        self.emit(format!("mov{} {d}, 0;", r.bits));
+                    }
+                    self.emit(format!("{pad}ld{space}{} {d}, [{addr}];", mem_type(elem)));
                     d
                 }
             }

@@ -502,13 +502,12 @@ impl Writer<'_> {
                 let step = self.f2("div.rn", &num, &den);
                 let y = self.f2("sub", &y, &step);
                 // 0, inf and NaN are their own cube roots.
-                let special = self.reg("%p");
-                self.emit(format!("testp.normal.f64 {special}, {a};"));
-                let sub = self.reg("%p");
-                self.emit(format!("testp.subnormal.f64 {sub}, {a};"));
-                self.emit(format!("or.pred {special}, {special}, {sub};"));
+                let above = self.cmp64k("gt", &ax, 0.0);
+                let finite = self.cmp64k("lt", &ax, f64::INFINITY);
+                let ordinary = self.reg("%p");
+                self.emit(format!("and.pred {ordinary}, {above}, {finite};"));
                 let y = self.reg_copysign(a, &y);
-                self.sel64(&special, &y, a)
+                self.sel64(&ordinary, &y, a)
             }
             MathFn::Powf => self.powf64(a, &wide[1]),
             _ => return Err(unsupported(format!("internal error: {f:?} is not transcendental"))),
