@@ -672,72 +672,56 @@ impl Writer<'_> {
             self.emit(format!("bra {top};"));
             self.emit(format!("{rest}:"));
         }
-        // Collapsed levels split the flat index with 32-bit divisions when the iteration
-        // space fits in 32 bits (a uniform branch), 64-bit ones otherwise.
-        let narrow = self.reg("%p");
-        let trips32: Vec<String> = if levels.len() > 1 {
-            self.emit(format!("setp.le.u64 {narrow}, {total}, 4294967295;"));
-            trips
-                .iter()
-                .map(|t| {
-                    let r = self.reg("%r");
-                    self.emit(format!("cvt.u32.u64 {r}, {t};"));
-                    r
-                })
-                .collect()
-        } else {
-            Vec::new()
+        // Collapsed levels: the flat index is split over the levels (innermost fastest) once,
+        // and so is the stride; each step then adds the stride's digits with carries, so the
+        // loop divides nothing.
+        let multi = levels.len() > 1;
+        let split = |w: &mut Self, x: &str| -> Vec<String> {
+            let rest = w.reg("%rd");
+            w.emit(format!("mov.u64 {rest}, {x};"));
+            let mut digits = vec![String::new(); levels.len()];
+            for i in (0..levels.len()).rev() {
+                let d = w.reg("%rd");
+                if i == 0 {
+                    w.emit(format!("mov.u64 {d}, {rest};"));
+                } else {
+                    w.emit(format!("rem.u64 {d}, {rest}, {};", trips[i]));
+                    w.emit(format!("div.u64 {rest}, {rest}, {};", trips[i]));
+                }
+                digits[i] = d;
+            }
+            digits
         };
+        let (idx, inc) = if multi { (split(self, &k), split(self, &stride)) } else { (Vec::new(), Vec::new()) };
         let (top, cont, end) = (self.label("grid"), self.label("next"), self.label("done"));
         let p = self.reg("%p");
         self.emit(format!("{top}:"));
         self.emit(format!("setp.ge.u64 {p}, {k}, {total};"));
         self.emit(format!("@{p} bra {end};"));
-        if levels.len() == 1 {
-            self.set_loop_var(&levels[0], &k)?;
-        } else {
-            // Split the flat index over the levels, innermost fastest.
-            let (wide, split) = (self.label("wide"), self.label("split"));
-            self.emit(format!("@!{narrow} bra {wide};"));
-            let rest32 = self.reg("%r");
-            self.emit(format!("cvt.u32.u64 {rest32}, {k};"));
-            let mut idx32 = vec![String::new(); levels.len()];
-            for i in (0..levels.len()).rev() {
-                if i == 0 {
-                    idx32[i] = rest32.clone();
-                } else {
-                    let q = self.reg("%r");
-                    self.emit(format!("rem.u32 {q}, {rest32}, {};", trips32[i]));
-                    self.emit(format!("div.u32 {rest32}, {rest32}, {};", trips32[i]));
-                    idx32[i] = q;
-                }
-            }
-            let idx: Vec<String> = (0..levels.len()).map(|_| self.reg("%rd")).collect();
-            for i in 0..levels.len() {
-                self.emit(format!("cvt.u64.u32 {}, {};", idx[i], idx32[i]));
-            }
-            self.emit(format!("bra {split};"));
-            self.emit(format!("{wide}:"));
-            let rest = self.reg("%rd");
-            self.emit(format!("mov.u64 {rest}, {k};"));
-            for i in (0..levels.len()).rev() {
-                if i == 0 {
-                    self.emit(format!("mov.u64 {}, {rest};", idx[i]));
-                } else {
-                    self.emit(format!("rem.u64 {}, {rest}, {};", idx[i], trips[i]));
-                    self.emit(format!("div.u64 {rest}, {rest}, {};", trips[i]));
-                }
-            }
-            self.emit(format!("{split}:"));
+        if multi {
             for (i, lv) in levels.iter().enumerate() {
                 self.set_loop_var(lv, &idx[i])?;
             }
+        } else {
+            self.set_loop_var(&levels[0], &k)?;
         }
         self.loops.push((cont.clone(), end.clone()));
         body(self)?;
         self.loops.pop();
         self.emit(format!("{cont}:"));
         self.emit(format!("add.u64 {k}, {k}, {stride};"));
+        if multi {
+            let carry = self.reg("%rd");
+            self.emit(format!("mov.u64 {carry}, 0;"));
+            for i in (0..levels.len()).rev() {
+                self.emit(format!("add.u64 {}, {}, {};", idx[i], idx[i], inc[i]));
+                self.emit(format!("add.u64 {}, {}, {carry};", idx[i], idx[i]));
+                let over = self.reg("%p");
+                self.emit(format!("setp.ge.u64 {over}, {}, {};", idx[i], trips[i]));
+                self.emit(format!("@{over} sub.u64 {}, {}, {};", idx[i], idx[i], trips[i]));
+                self.emit(format!("selp.u64 {carry}, 1, 0, {over};"));
+            }
+        }
         self.emit(format!("bra {top};"));
         self.emit(format!("{end}:"));
         Ok(())
