@@ -6,6 +6,9 @@
 //! `tan` reduce by pi/2 with a three-part constant, so they lose accuracy for |x| beyond
 //! about 1e9 (std reduces exactly).
 
+// fdlibm's constants, as fdlibm writes them (they round to the intended doubles).
+#![allow(clippy::excessive_precision)]
+
 use super::*;
 
 const LN2_HI: f64 = 6.93147180369123816490e-01;
@@ -267,7 +270,7 @@ impl Writer<'_> {
         let t = self.sel64(&i1, &t1, &t);
         let t = self.sel64(&i2, &t2, &t);
         let t = self.sel64(&i3, &t3, &t);
-        let hi = [4.63647609000806093515e-01, 7.85398163397448278999e-01, 9.82793723247329054082e-01, 1.57079632679489655800e+00];
+        let hi = [4.63647609000806093515e-01, std::f64::consts::FRAC_PI_4, 9.82793723247329054082e-01, std::f64::consts::FRAC_PI_2];
         let lo = [2.26987774529616870924e-17, 3.06161699786838301793e-17, 1.39033110312309984516e-17, 6.12323399573676603587e-17];
         let mut h = self.k64(0.0);
         let mut l = self.k64(0.0);
