@@ -1,6 +1,6 @@
 //! What a kernel launch takes and gives back, the same for every device that runs kernels.
 
-use super::{ParamId, ReduceOp, Scalar};
+use super::{Kernel, ParamId, ParamKind, ReduceOp, Scalar};
 
 /// A scalar argument's value (variants named after the Rust type they hold; `USize` and
 /// `ISize` keep the host's 64 bits, a backend narrows them if its indices are smaller).
@@ -117,6 +117,28 @@ impl ScalarValue {
     }
 }
 
+/// Where a backend's lowering of a kernel reduction leaves its result (the same for every
+/// backend that reduces in blocks or workgroups).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReductionSlot {
+    /// The operator.
+    pub op: ReduceOp,
+    /// The reduced type.
+    pub ty: Scalar,
+    /// The parameter its result is combined into (a scalar, or an array reduced element-wise),
+    /// or `None` for a reduction into a region local, which an entry point of one thread
+    /// (invocation) folds into the local on the device.
+    pub into: Option<ParamId>,
+    /// The entry point that writes its per-block partials, or `None` when sequential code
+    /// computed it: its value is then the local's, at `local_offset` in the locals buffer.
+    pub entry: Option<usize>,
+    /// Where the local lives in the locals buffer (when `entry` is `None`).
+    pub local_offset: u32,
+    /// Elements reduced: 1 for a scalar, the length of an array reduced element-wise (its
+    /// partials are laid out block by block, `len` each).
+    pub len: u32,
+}
+
 /// A kernel argument, one per parameter.
 pub enum KernelArg<'a> {
     /// An array the kernel only reads.
@@ -136,4 +158,40 @@ pub struct KernelOutput {
     pub array_reductions: Vec<(ParamId, Vec<ScalarValue>)>,
     /// The region's value, when the kernel has one ([`super::Kernel::result`]).
     pub value: Option<ScalarValue>,
+}
+
+impl KernelOutput {
+    /// Records a reduction's result from its partials as a device wrote them: `blocks` blocks
+    /// (workgroups) of `len` elements, each a word of `word` bytes
+    /// ([`ScalarValue::from_device_bytes`] with `index_bytes`), folded in block order, into
+    /// parameter `into` of `kernel` (element-wise when that parameter is an array).
+    #[allow(clippy::too_many_arguments)]
+    pub fn push_partials(&mut self, kernel: &Kernel, into: ParamId, op: ReduceOp, ty: Scalar, len: usize, blocks: usize, data: &[u8], word: usize, index_bytes: usize) {
+        let elements: Vec<ScalarValue> = (0..len)
+            .filter_map(|e| {
+                let partials = (0..blocks).filter_map(|g| ScalarValue::from_device_bytes(ty, data.get((g * len + e) * word..)?, index_bytes));
+                ScalarValue::fold(op, partials)
+            })
+            .collect();
+        if kernel.params.get(into as usize).is_some_and(|p| matches!(p.kind, ParamKind::Array { .. })) {
+            self.array_reductions.push((into, elements));
+        } else {
+            self.reductions.extend(elements.first().map(|&v| (into, v)));
+        }
+    }
+
+    /// Records what a segmented kernel leaves in its locals buffer (`data`): the results of
+    /// the reductions sequential code computed (`slots` whose `entry` is `None`) and the
+    /// region's value at `result` (type and offset).
+    pub fn read_locals(&mut self, slots: &[ReductionSlot], result: Option<(Scalar, u32)>, data: &[u8], index_bytes: usize) {
+        let at = |t: Scalar, off: u32| data.get(off as usize..).and_then(|b| ScalarValue::from_device_bytes(t, b, index_bytes));
+        for r in slots.iter().filter(|r| r.entry.is_none()) {
+            if let (Some(into), Some(v)) = (r.into, at(r.ty, r.local_offset)) {
+                self.reductions.push((into, v));
+            }
+        }
+        if let Some((t, off)) = result {
+            self.value = at(t, off);
+        }
+    }
 }

@@ -524,6 +524,23 @@ pub struct Kernel {
 }
 
 impl Kernel {
+    /// Where the region's scalar locals live in a buffer that keeps them between a segmented
+    /// region's entry points: largest first, each aligned to its size (`size` gives a type's
+    /// bytes on the device). Returns (local, type, byte offset) for each, and the buffer's
+    /// size (a multiple of 8, at least 8).
+    pub fn scalar_locals_layout(&self, size: impl Fn(Scalar) -> u32) -> (Vec<(LocalId, Scalar, u32)>, u32) {
+        let mut ls: Vec<(LocalId, Scalar)> = self.function.locals.iter().enumerate().filter(|(_, l)| l.len.is_none()).map(|(i, l)| (i as LocalId, l.ty)).collect();
+        ls.sort_by_key(|&(_, t)| std::cmp::Reverse(size(t)));
+        let mut off = 0u32;
+        let mut slots = Vec::with_capacity(ls.len());
+        for (i, t) in ls {
+            off = off.next_multiple_of(size(t));
+            slots.push((i, t, off));
+            off += size(t);
+        }
+        (slots, off.next_multiple_of(8).max(8))
+    }
+
     /// Whether the region needs more than one grid entry point per top-level parallel loop
     /// with a prelude of scalar assignments every thread runs: code between or after its
     /// parallel loops, no parallel loop at all, a value, or a loop reduction into a region

@@ -319,34 +319,15 @@ impl CudaDevice {
         for r in l.reductions.iter().filter(|r| r.entry.is_some()) {
             let Some(Partials::Host(p)) = hosted.next() else { continue };
             let Some(into) = r.into else { continue };
-            let (size, len) = (partial_size(r.ty) as usize, r.len as usize);
-            let groups = r.entry.map_or(1, |e| blocks[e]);
-            let data = p.bytes();
-            // Each element's partials, combined in block order.
-            let mut elements = Vec::with_capacity(len);
-            for e in 0..len {
-                let partials = (0..groups as usize).filter_map(|g| ScalarValue::from_device_bytes(r.ty, &data[(g * len + e) * size..], 8));
-                elements.extend(ScalarValue::fold(r.op, partials));
-            }
-            if matches!(kernel.params[into as usize].kind, ParamKind::Array { .. }) {
-                launched.array_reductions.push((into, elements));
-            } else {
-                launched.reductions.extend(elements.first().map(|&v| (into, v)));
-            }
+            let groups = r.entry.map_or(1, |e| blocks[e]) as usize;
+            launched.push_partials(kernel, into, r.op, r.ty, r.len as usize, groups, p.bytes(), partial_size(r.ty) as usize, 8);
         }
         if l.result.is_some() || l.reductions.iter().any(|r| r.entry.is_none()) {
             let mut data = vec![0u8; l.locals_size as usize];
             if let Some(b) = &loaded.locals {
                 self.copy_out(self.address(b), &mut data)?;
             }
-            for r in l.reductions.iter().filter(|r| r.entry.is_none()) {
-                if let (Some(into), Some(v)) = (r.into, ScalarValue::from_device_bytes(r.ty, &data[r.local_offset as usize..], 8)) {
-                    launched.reductions.push((into, v));
-                }
-            }
-            if let Some((t, off)) = l.result {
-                launched.value = ScalarValue::from_device_bytes(t, &data[off as usize..], 8);
-            }
+            launched.read_locals(&l.reductions, l.result, &data, 8);
         }
         let words = state.status.bytes();
         let w = |k: usize| u32::from_le_bytes(words[4 * k..4 * k + 4].try_into().expect("4 bytes"));

@@ -3,6 +3,7 @@
 
 use std::fmt::Write;
 
+pub use acc_core::ir::launch::ReductionSlot;
 use acc_core::ir::validate::expr_types;
 use acc_core::ir::*;
 use acc_core::{Error, Result};
@@ -45,24 +46,6 @@ pub struct Lowered {
     pub result: Option<(Scalar, u32)>,
 }
 
-/// A reduction of the kernel: where its per-block partials or its value come from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ReductionSlot {
-    pub op: ReduceOp,
-    pub ty: Scalar,
-    /// The parameter its result is combined into (a scalar, or an array reduced element-wise),
-    /// or `None` for a reduction into a region local, which an entry point of one thread folds
-    /// into the local on the device.
-    pub into: Option<ParamId>,
-    /// The entry point (index into [`Lowered::entry_points`]) that writes its per-block
-    /// partials, or `None` when sequential code computed it: its value is then the local's, at
-    /// `local_offset` in the locals buffer.
-    pub entry: Option<usize>,
-    pub local_offset: u32,
-    /// Elements reduced: 1 for a scalar, the length of an array reduced element-wise (its
-    /// partials are laid out block by block, `len` each).
-    pub len: u32,
-}
 
 fn unsupported(what: impl Into<String>) -> Error {
     Error::Unsupported { what: format!("on nvidia: {}", what.into()) }
@@ -118,11 +101,6 @@ fn elem_size(t: Scalar) -> u32 {
     t.size()
 }
 
-/// Bytes of a scalar kept as a word in the locals buffer or a partial (`bool` and narrow
-/// integers as 32-bit words).
-fn word_size(t: Scalar) -> u32 {
-    t.size().max(4)
-}
 
 /// The type of a kernel parameter holding a scalar (`bool` as a 32-bit 0 or 1).
 fn param_type(t: Scalar) -> &'static str {
@@ -223,15 +201,7 @@ impl Writer<'_> {
         let segmented = k.needs_segments();
         let mut locals_size = 0;
         if segmented {
-            let mut ls: Vec<(LocalId, Scalar)> = k.function.locals.iter().enumerate().filter(|(_, l)| l.len.is_none()).map(|(i, l)| (i as LocalId, l.ty)).collect();
-            ls.sort_by_key(|&(_, t)| std::cmp::Reverse(word_size(t)));
-            let mut off = 0u32;
-            for (i, t) in ls {
-                off = off.next_multiple_of(word_size(t));
-                self.local_slots.push((i, t, off));
-                off += word_size(t);
-            }
-            locals_size = off.next_multiple_of(8).max(8);
+            (self.local_slots, locals_size) = k.scalar_locals_layout(partial_size);
         }
         let mut entries: Vec<(String, String)> = Vec::new();
         let mut single = Vec::new();
@@ -1641,7 +1611,8 @@ fn narrow_cvt(t: Scalar) -> &'static str {
     }
 }
 
-/// Bytes of one per-block partial (`bool` as a `u32`).
+/// Bytes of one per-block partial, and of a scalar local in the locals buffer (`bool` and
+/// narrow integers as 32-bit words).
 pub fn partial_size(t: Scalar) -> u32 {
     match t {
         Scalar::Bool => 4,

@@ -111,11 +111,6 @@ fn partial_size(t: Scalar) -> usize {
     }
 }
 
-/// A value read back from the device (`usize` is 32-bit there).
-fn scalar_from_bytes(t: Scalar, b: &[u8]) -> Option<ScalarValue> {
-    ScalarValue::from_device_bytes(t, b, 4)
-}
-
 /// The adapters wgpu finds, best first (discrete, integrated, virtual, CPU).
 pub fn adapters() -> Vec<wgpu::Adapter> {
     let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
@@ -560,30 +555,12 @@ impl WgpuDevice {
                 }
                 Binding::Partials(r) => {
                     let slot = l.reductions[*r];
-                    let (size, len) = (partial_size(slot.ty), slot.len as usize);
-                    // Each element's partials, combined in workgroup order.
-                    let mut elements = Vec::with_capacity(len);
-                    for e in 0..len {
-                        let partials = (0..groups as usize).filter_map(|g| scalar_from_bytes(slot.ty, &data[(g * len + e) * size..]));
-                        elements.extend(ScalarValue::fold(slot.op, partials));
-                    }
-                    let array = slot.into.is_some_and(|p| matches!(kernel.params[p as usize].kind, ParamKind::Array { .. }));
-                    match (slot.into, array) {
-                        (Some(into), true) => launched.array_reductions.push((into, elements)),
-                        (Some(into), false) => launched.reductions.extend(elements.first().map(|&v| (into, v))),
-                        (None, _) => {}
+                    // A reduction into a region local was folded on the device.
+                    if let Some(into) = slot.into {
+                        launched.push_partials(kernel, into, slot.op, slot.ty, slot.len as usize, groups as usize, &data, partial_size(slot.ty), 4);
                     }
                 }
-                Binding::Locals => {
-                    for slot in l.reductions.iter().filter(|r| r.entry.is_none()) {
-                        if let (Some(v), Some(into)) = (scalar_from_bytes(slot.ty, &data[slot.local_offset as usize..]), slot.into) {
-                            launched.reductions.push((into, v));
-                        }
-                    }
-                    if let Some((t, off)) = l.result {
-                        launched.value = scalar_from_bytes(t, &data[off as usize..]);
-                    }
-                }
+                Binding::Locals => launched.read_locals(&l.reductions, l.result, &data, 4),
                 Binding::Params => {}
             }
         }

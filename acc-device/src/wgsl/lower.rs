@@ -3,6 +3,7 @@
 
 use std::fmt::Write;
 
+pub use acc_core::ir::launch::ReductionSlot;
 use acc_core::ir::validate::expr_types;
 use acc_core::ir::*;
 use acc_core::{Error, Result};
@@ -59,24 +60,6 @@ pub struct ArraySlot {
     pub offset: u32,
 }
 
-/// A kernel-level reduction: which entry point computes its per-workgroup partials.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ReductionSlot {
-    pub op: ReduceOp,
-    pub ty: Scalar,
-    /// The scalar parameter the result is combined into (with its original value), or `None`
-    /// for a reduction into a region local, which an entry point of its own combines into
-    /// the local on the device.
-    pub into: Option<ParamId>,
-    /// The entry point (index into [`Lowered::entry_points`]) that writes the partials, or
-    /// `None` when the reduction ran in sequential code: its result is then the local's final
-    /// value, at `local_offset` in the locals buffer.
-    pub entry: Option<usize>,
-    pub local_offset: u32,
-    /// Elements reduced: 1 for a scalar, the length of an array reduced element-wise (its
-    /// partials are laid out workgroup by workgroup, `len` each).
-    pub len: u32,
-}
 
 /// A kernel lowered to a validated module.
 pub struct Lowered {
@@ -404,22 +387,16 @@ impl Writer<'_> {
         let mut locals_size = 0u32;
         if segmented {
             let mut fields = String::new();
-            let mut ls: Vec<(usize, Scalar)> = k.function.locals.iter().enumerate().filter(|(_, l)| l.len.is_none()).map(|(i, l)| (i, l.ty)).collect();
-            ls.sort_by_key(|&(_, t)| std::cmp::Reverse(self.param_size(t)));
-            let mut off = 0u32;
-            for (i, t) in ls {
-                let size = self.param_size(t);
-                off = off.next_multiple_of(size);
+            let (slots, size) = k.scalar_locals_layout(|t| self.param_size(t));
+            for &(i, t, off) in &slots {
                 let ty = if t == Scalar::Bool { "u32" } else { self.ty(t)? };
                 let _ = writeln!(fields, "    l{i}: {ty},");
-                local_slots.push((i, t, off));
-                off += size;
+                local_slots.push((i as usize, t, off));
             }
             if fields.is_empty() {
                 fields.push_str("    unused: u32,\n");
-                off = 4;
             }
-            locals_size = off.next_multiple_of(8).max(8);
+            locals_size = size;
             let _ = writeln!(decls, "struct Locals {{\n{fields}}}");
             let _ = writeln!(decls, "@group(0) @binding({}) var<storage, read_write> acc_locals: Locals;", bindings.len());
             bindings.push(Binding::Locals);
