@@ -4,6 +4,7 @@
 pub use acc_core::error::Location;
 pub use acc_core::parallel::parallel_chunks;
 pub use acc_core::region::{ComputeKind, Exec, Launch, LaunchClauses, RegionSite};
+pub use acc_core::ir::{StructField, StructLayout};
 pub use acc_core::{reduce, space};
 
 pub mod kernel;
@@ -307,9 +308,24 @@ impl RangeLimits for std::ops::RangeInclusive<usize> {
 /// each call in a region refers to the callee's marker, so a call to a function that is not a
 /// routine does not compile (3.3 section 2.15), and kernels inline the routine's body with
 /// `build`.
-#[derive(Clone, Copy)]
-pub struct RoutineMarker {
+/// `S` is the type whose `&self` a method routine takes.
+pub struct RoutineMarker<S: ?Sized = ()> {
     /// Builds the routine's body into a kernel, with the call's arguments; gives its result
     /// (a placeholder for routines without one). Problems are recorded in the builder.
     pub build: fn(&mut kernel::KernelBuilder, &[kernel::RoutineArg]) -> kernel::Value,
+    /// For a method taking `&self`: adds the fields of `self` its body reads to a launch's
+    /// arguments, giving their parameter indices (the first arguments `build` takes).
+    pub self_args: Option<for<'a> fn(&'a S, &mut kernel::Args<'a>) -> Vec<usize>>,
+}
+
+impl<S: ?Sized> Clone for RoutineMarker<S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<S: ?Sized> Copy for RoutineMarker<S> {}
+
+/// The parameters a launch passes for the fields of `s` that the `&self` routine `m` reads.
+pub fn routine_self_args<'a, S: ?Sized>(m: RoutineMarker<S>, s: &'a S, args: &mut kernel::Args<'a>) -> Vec<usize> {
+    m.self_args.map_or_else(Vec::new, |f| f(s, args))
 }

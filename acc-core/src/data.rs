@@ -21,6 +21,9 @@ use crate::error::{Error, Location, Result};
 pub unsafe trait DeviceCopy: Copy + Send + Sync + 'static {
     /// The kernel IR scalar this type is, if it is one (structs and arrays are not).
     const SCALAR: Option<crate::ir::Scalar> = None;
+    /// The layout of a `#[derive(DeviceCopy)]` struct: what kernels need to access its
+    /// fields in arrays of it.
+    const LAYOUT: Option<&'static crate::ir::StructLayout> = None;
 }
 
 macro_rules! device_copy {

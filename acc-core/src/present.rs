@@ -28,6 +28,12 @@ pub struct ElemLayout {
     pub size: usize,
 }
 
+impl From<crate::ir::Elem> for ElemLayout {
+    fn from(e: crate::ir::Elem) -> ElemLayout {
+        ElemLayout { scalar: e.scalar(), size: e.size() as usize }
+    }
+}
+
 /// Memory of a device that does not share the host's: what the present table needs.
 pub trait DeviceMemory: Send + Sync {
     /// A zero-filled buffer of `len` elements (`len > 0`).

@@ -28,9 +28,34 @@ pub fn device_copy(input: TokenStream) -> TokenStream {
         let ty = &f.ty;
         quote!(::acc::__rt::assert_device_copy::<#ty>();)
     });
+    // Each field's offset and scalar type, for kernels that access the fields of arrays of
+    // the struct.
+    let fields = s.fields.iter().enumerate().map(|(k, f)| {
+        let ty = &f.ty;
+        let member = match &f.ident {
+            Some(id) => syn::Member::Named(id.clone()),
+            None => syn::Member::Unnamed(syn::Index::from(k)),
+        };
+        let field_name = match &f.ident {
+            Some(id) => id.to_string(),
+            None => k.to_string(),
+        };
+        quote!(::acc::__rt::StructField {
+            name: #field_name,
+            offset: ::core::mem::offset_of!(Self, #member) as u32,
+            ty: <#ty as ::acc::DeviceCopy>::SCALAR,
+        })
+    });
+    let name_lit = name.to_string();
     quote! {
         // SAFETY: a `#[repr(C)]` struct of `DeviceCopy` fields is plain data (checked below).
-        unsafe impl #ig ::acc::DeviceCopy for #name #tg #wc {}
+        unsafe impl #ig ::acc::DeviceCopy for #name #tg #wc {
+            const LAYOUT: ::core::option::Option<&'static ::acc::__rt::StructLayout> = ::core::option::Option::Some(&::acc::__rt::StructLayout {
+                name: #name_lit,
+                size: ::core::mem::size_of::<Self>() as u32,
+                fields: &[#(#fields),*],
+            });
+        }
         const _: fn() = || { #(#checks)* };
     }
 }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 pub use acc_core::ir::builder::{ArrayRef, KernelBuilder, Value, Var};
 pub use acc_core::ir::ReduceOp as Op;
 pub use acc_core::ir::launch::{KernelArg, KernelOutput, ScalarValue};
-pub use acc_core::ir::{AtomicOp, BinaryOp, Kernel, MathFn, ParamKind, ReduceOp, Scalar, Schedule, UnaryOp};
+pub use acc_core::ir::{AtomicOp, BinaryOp, Elem, Kernel, MathFn, ParamKind, ReduceOp, Scalar, Schedule, UnaryOp};
 use acc_core::region::RegionSite;
 use acc_core::Device;
 
@@ -88,8 +88,15 @@ impl<'a> Args<'a> {
 
     /// A variable the region only reads; returns its parameter index.
     pub fn read<V: DataVar + ?Sized>(&mut self, name: &'static str, v: &'a V) -> usize {
-        let Some(elem) = V::Elem::SCALAR else {
-            return self.refuse(name, format!("elements of type `{}` (not a scalar) are not supported in kernels yet", type_name::<V::Elem>()));
+        let elem = match (V::Elem::SCALAR, V::Elem::LAYOUT) {
+            (Some(s), _) => s,
+            (None, Some(layout)) if !V::IS_SCALAR => {
+                self.fixed.push(V::FIXED_LEN);
+                self.args.push(KernelArg::Read(bytes_of(v.elems())));
+                self.params.push((name, ParamKind::Array { elem: Elem::Struct(layout), writable: false }));
+                return self.args.len() - 1;
+            }
+            _ => return self.refuse(name, format!("values of type `{}` (not a scalar, nor an array of scalars or `#[derive(DeviceCopy)]` structs) are not supported in kernels", type_name::<V::Elem>())),
         };
         let bytes = bytes_of(v.elems());
         self.fixed.push(V::FIXED_LEN);
@@ -103,7 +110,7 @@ impl<'a> Args<'a> {
             }
         } else {
             self.args.push(KernelArg::Read(bytes));
-            self.params.push((name, ParamKind::Array { elem, writable: false }));
+            self.params.push((name, ParamKind::Array { elem: Elem::Scalar(elem), writable: false }));
         }
         self.args.len() - 1
     }
@@ -111,7 +118,12 @@ impl<'a> Args<'a> {
     /// An array the region writes (or a scalar it writes, as an array of one element);
     /// returns its parameter index.
     pub fn write<V: DataVarMut + ?Sized>(&mut self, name: &'static str, v: &'a mut V) -> usize {
-        match V::Elem::SCALAR {
+        let elem = match (V::Elem::SCALAR, V::Elem::LAYOUT) {
+            (Some(s), _) => Some(Elem::Scalar(s)),
+            (None, Some(layout)) if !V::IS_SCALAR => Some(Elem::Struct(layout)),
+            _ => None,
+        };
+        match elem {
             Some(elem) => {
                 self.fixed.push(V::FIXED_LEN);
                 let bytes = bytes_of_mut(v.elems_mut());
@@ -141,7 +153,7 @@ impl<'a> Args<'a> {
             (false, Some(elem)) if V::FIXED_LEN.is_some() => {
                 self.fixed.push(V::FIXED_LEN);
                 self.args.push(KernelArg::Read(bytes_of(v.elems())));
-                self.params.push((name, ParamKind::Array { elem, writable: false }));
+                self.params.push((name, ParamKind::Array { elem: Elem::Scalar(elem), writable: false }));
                 self.args.len() - 1
             }
             _ => self.refuse(name, format!("reductions of `{}` are not supported in kernels yet (arrays must have a fixed length, `[T; N]`)", type_name::<V>())),
@@ -156,6 +168,46 @@ pub enum RoutineArg {
     Scalar(Value),
     /// An array (a slice argument).
     Array(ArrayRef),
+}
+
+/// The fields of `self` a `&self` routine reads, as its call passes them (the first
+/// arguments): what `__acc_h` is in a routine's builder, as [`Params`] is in a region's.
+pub struct RoutineSelf<'a> {
+    args: &'a [RoutineArg],
+    /// A local holding each scalar field's value (one expression, used many times).
+    locals: Vec<Option<Var>>,
+}
+
+impl<'a> RoutineSelf<'a> {
+    /// The fields `args` (named `names`, for messages).
+    pub fn new(b: &mut KernelBuilder, args: &'a [RoutineArg], names: &[&str]) -> RoutineSelf<'a> {
+        let locals = args
+            .iter()
+            .zip(names)
+            .map(|(a, name)| match a {
+                RoutineArg::Scalar(v) => Some(b.local(name, None, Some(*v))),
+                RoutineArg::Array(_) => None,
+            })
+            .collect();
+        RoutineSelf { args, locals }
+    }
+    /// The value of scalar field `i`.
+    pub fn scalar(&self, b: &mut KernelBuilder, i: usize) -> Value {
+        match self.locals.get(i).copied().flatten() {
+            Some(v) => b.get(v),
+            None => {
+                b.fail(format!("a field of `self` (argument {i} of a routine) is an array, used as a value"));
+                b.lit_bool(false)
+            }
+        }
+    }
+    /// Array field `i`.
+    pub fn array(&self, i: usize) -> Option<ArrayRef> {
+        match self.args.get(i) {
+            Some(RoutineArg::Array(a)) => Some(*a),
+            _ => None,
+        }
+    }
 }
 
 /// A parameter as the kernel builder sees it.
@@ -200,11 +252,11 @@ impl Params {
             }
             (Some(Param::Array(a)), true) => {
                 let a = *a;
-                let Some(n) = self.fixed.get(i).copied().flatten().filter(|&n| n <= 1024) else {
-                    b.fail(format!("a private copy of `{name}`: only scalars and arrays of a fixed length up to 1024 (`[T; N]`) can be private in kernels"));
+                let (Some(n), Some(elem)) = (self.fixed.get(i).copied().flatten().filter(|&n| n <= 1024), a.elem().scalar()) else {
+                    b.fail(format!("a private copy of `{name}`: only scalars and arrays of scalars of a fixed length up to 1024 (`[T; N]`) can be private in kernels"));
                     return b.local(name, Some(Scalar::I32), None);
                 };
-                let v = b.local_array(name, a.elem(), n as u32);
+                let v = b.local_array(name, elem, n as u32);
                 if first {
                     for k in 0..n {
                         let idx = b.lit_int(k as i128, Some(Scalar::USize));
@@ -237,7 +289,9 @@ impl Params {
     /// its length).
     pub fn reduction_array(&self, b: &mut KernelBuilder, i: usize, name: &str, op: ReduceOp) -> Var {
         match (self.params.get(i), self.fixed.get(i).copied().flatten()) {
-            (Some(Param::Array(a)), Some(n)) if n <= 1024 => b.reduction_local_array(name, a.elem(), n as u32, op),
+            (Some(Param::Array(a)), Some(n)) if n <= 1024 && a.elem().scalar().is_some() => {
+                b.reduction_local_array(name, a.elem().scalar().unwrap_or(Scalar::I32), n as u32, op)
+            }
             _ => {
                 b.fail(format!("the reduction of `{name}`: arrays reduce in kernels when their type fixes a length up to 1024 (`[T; N]`)"));
                 b.local(name, Some(Scalar::I32), None)

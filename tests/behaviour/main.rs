@@ -21,3 +21,4 @@ mod reductions;
 mod routine;
 mod routine_methods;
 mod runtime;
+mod structs;

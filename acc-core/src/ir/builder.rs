@@ -64,14 +64,16 @@ impl Var {
 #[derive(Clone, Copy, Debug)]
 pub struct ArrayRef {
     id: ParamId,
-    elem: Scalar,
+    elem: Elem,
+    /// For an array of structs: the field accessed, and its type.
+    field: Option<(FieldId, Scalar)>,
     /// A subslice `a[start..start + len]` of the parameter (locals holding `usize`s).
     view: Option<(LocalId, LocalId)>,
 }
 
 impl ArrayRef {
     /// The element type.
-    pub fn elem(self) -> Scalar {
+    pub fn elem(self) -> Elem {
         self.elem
     }
 }
@@ -609,8 +611,8 @@ impl KernelBuilder {
     /// The type of parameter `id` (an array's element type).
     pub fn param_type(&self, id: ParamId) -> Scalar {
         match self.params.get(id as usize).map(|p| &p.kind) {
-            Some(ParamKind::Scalar(s)) | Some(ParamKind::Array { elem: s, .. }) => *s,
-            None => Scalar::Bool,
+            Some(ParamKind::Scalar(s)) | Some(ParamKind::Array { elem: Elem::Scalar(s), .. }) => *s,
+            Some(ParamKind::Array { elem: Elem::Struct(_), .. }) | None => Scalar::Bool,
         }
     }
 
@@ -628,10 +630,38 @@ impl KernelBuilder {
     }
 
     /// An array in device memory.
-    pub fn param_array(&mut self, name: &str, elem: Scalar, writable: bool) -> ArrayRef {
+    pub fn param_array(&mut self, name: &str, elem: impl Into<Elem>, writable: bool) -> ArrayRef {
+        let elem = elem.into();
         let id = self.params.len() as ParamId;
         self.params.push(Param { name: name.to_string(), kind: ParamKind::Array { elem, writable } });
-        ArrayRef { id, elem, view: None }
+        ArrayRef { id, elem, field: None, view: None }
+    }
+
+    /// Field `name` of the elements of `a`, an array of structs: loads, stores and atomics on
+    /// the result access that field.
+    pub fn field(&mut self, a: ArrayRef, name: &str) -> ArrayRef {
+        let array = self.params[a.id as usize].name.clone();
+        match a.elem {
+            Elem::Struct(l) => match l.field(name) {
+                Some((id, StructField { ty: Some(t), .. })) => return ArrayRef { field: Some((id, *t)), ..a },
+                Some(_) => self.errors.push(format!("the field `{name}` of `{}` (in `{array}`): kernels access struct fields of the scalar types only", l.name)),
+                None => self.errors.push(format!("`{}` (the elements of `{array}`) has no field `{name}`", l.name)),
+            },
+            Elem::Scalar(t) => self.errors.push(format!("`.{name}` of an element of `{array}`, whose elements are {t}")),
+        }
+        a
+    }
+
+    /// The type an access of `a` reads or writes.
+    fn accessed(&mut self, a: ArrayRef) -> Scalar {
+        match (a.elem, a.field) {
+            (_, Some((_, t))) | (Elem::Scalar(t), None) => t,
+            (Elem::Struct(l), None) => {
+                let array = self.params[a.id as usize].name.clone();
+                self.errors.push(format!("an element of `{array}` (a `{}` struct) as a whole: kernels access its fields one at a time", l.name));
+                Scalar::Bool
+            }
+        }
     }
 
     /// The subslice `a[start..end]` (a routine argument `&a[start..end]`). Its elements are
@@ -672,21 +702,23 @@ impl KernelBuilder {
     pub fn load(&mut self, a: ArrayRef, index: Value) -> Value {
         self.index_type(index);
         let index = self.element(a, index);
-        let t = self.new_var(Ty::Known(a.elem));
-        self.push_expr(Expr::Load { array: a.id, index: index.expr }, t)
+        let ty = self.accessed(a);
+        let t = self.new_var(Ty::Known(ty));
+        self.push_expr(Expr::Load { array: a.id, field: a.field.map(|f| f.0), index: index.expr }, t)
     }
 
     /// `array[index] = value`.
     pub fn store(&mut self, a: ArrayRef, index: Value, value: Value) {
         self.index_type(index);
         let index = self.element(a, index);
-        let t = self.new_var(Ty::Known(a.elem));
+        let ty = self.accessed(a);
+        let t = self.new_var(Ty::Known(ty));
         self.unify(value.ty, t, "store");
         if !matches!(self.params[a.id as usize].kind, ParamKind::Array { writable: true, .. }) {
             let name = self.params[a.id as usize].name.clone();
             self.errors.push(format!("`{name}` is written but was captured read-only"));
         }
-        self.emit(Stmt::Store { array: a.id, index: index.expr, value: value.expr });
+        self.emit(Stmt::Store { array: a.id, field: a.field.map(|f| f.0), index: index.expr, value: value.expr });
     }
 
     /// `array.len()` as `usize`.
@@ -702,14 +734,15 @@ impl KernelBuilder {
     pub fn atomic(&mut self, a: ArrayRef, index: Value, op: AtomicOp, value: Value, old: Option<Var>, new: Option<Var>) {
         self.index_type(index);
         let index = self.element(a, index);
-        let t = self.new_var(Ty::Known(a.elem));
+        let ty = self.accessed(a);
+        let t = self.new_var(Ty::Known(ty));
         if op != AtomicOp::Read {
             self.unify(value.ty, t, "atomic operand");
         }
         for v in old.iter().chain(new.iter()) {
             self.unify(v.ty, t, "atomic capture");
         }
-        self.emit(Stmt::Atomic { array: a.id, index: index.expr, op, value: value.expr, old: old.map(|v| v.id), new: new.map(|v| v.id) });
+        self.emit(Stmt::Atomic { array: a.id, field: a.field.map(|f| f.0), index: index.expr, op, value: value.expr, old: old.map(|v| v.id), new: new.map(|v| v.id) });
     }
 
     /// The region's value: `v`, as the body's last statement computes it.

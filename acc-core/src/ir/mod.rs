@@ -17,7 +17,7 @@ pub mod builder;
 pub mod eval;
 pub mod launch;
 pub mod print;
-#[cfg(feature = "samples")]
+#[cfg(any(test, feature = "samples"))]
 pub mod samples;
 pub mod validate;
 
@@ -188,8 +188,80 @@ pub enum ParamKind {
     /// A scalar passed by value (firstprivate, 3.3 section 2.6.2).
     Scalar(Scalar),
     /// An array in device memory; `writable` when the region writes it.
-    Array { elem: Scalar, writable: bool },
+    Array { elem: Elem, writable: bool },
 }
+
+/// The element type of an array parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Elem {
+    Scalar(Scalar),
+    /// A `#[derive(DeviceCopy)]` struct: elements are read and written field by field.
+    Struct(&'static StructLayout),
+}
+
+impl Elem {
+    /// Bytes per element (in host memory; devices keep structs bit for bit).
+    pub fn size(self) -> u32 {
+        match self {
+            Elem::Scalar(s) => s.size(),
+            Elem::Struct(l) => l.size,
+        }
+    }
+    /// The scalar type, for an array of scalars.
+    pub fn scalar(self) -> Option<Scalar> {
+        match self {
+            Elem::Scalar(s) => Some(s),
+            Elem::Struct(_) => None,
+        }
+    }
+}
+
+impl From<Scalar> for Elem {
+    fn from(s: Scalar) -> Elem {
+        Elem::Scalar(s)
+    }
+}
+
+impl fmt::Display for Elem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Elem::Scalar(s) => s.fmt(f),
+            Elem::Struct(l) => f.write_str(l.name),
+        }
+    }
+}
+
+/// The layout of a `#[repr(C)]` struct as array elements (what `#[derive(DeviceCopy)]`
+/// records): its size and its fields' offsets and types.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct StructLayout {
+    /// The struct's name.
+    pub name: &'static str,
+    /// `size_of` the struct.
+    pub size: u32,
+    pub fields: &'static [StructField],
+}
+
+/// A field of a [`StructLayout`].
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct StructField {
+    /// Its name (`"0"`, `"1"` .. in a tuple struct).
+    pub name: &'static str,
+    /// Byte offset in the struct.
+    pub offset: u32,
+    /// Its scalar type; `None` for a field kernels cannot access (a nested struct, an array).
+    pub ty: Option<Scalar>,
+}
+
+impl StructLayout {
+    /// The field named `name`, by index.
+    pub fn field(&self, name: &str) -> Option<(FieldId, &'static StructField)> {
+        self.fields.iter().enumerate().find(|(_, f)| f.name == name).map(|(i, f)| (i as FieldId, f))
+    }
+}
+
+/// Index of a field in a [`StructLayout`].
+pub type FieldId = u32;
 
 /// A local variable of a function: a scalar or a private fixed-size array.
 #[derive(Clone, Debug, PartialEq)]
@@ -404,8 +476,9 @@ pub enum Expr {
     Local(LocalId),
     /// Element `index` of a private array local.
     LocalElem { local: LocalId, index: Handle<Expr> },
-    /// Element `index` of an array parameter (bounds-checked unless the kernel is `unchecked`).
-    Load { array: ParamId, index: Handle<Expr> },
+    /// Element `index` of an array parameter (bounds-checked unless the kernel is `unchecked`);
+    /// of an array of structs, `field` of that element.
+    Load { array: ParamId, field: Option<FieldId>, index: Handle<Expr> },
     /// The length of an array parameter, in elements, as `usize`.
     Len(ParamId),
     Unary(UnaryOp, Handle<Expr>),
@@ -483,8 +556,9 @@ pub enum Stmt {
     Assign { local: LocalId, value: Handle<Expr> },
     /// `local[index] = value` on a private array.
     AssignElem { local: LocalId, index: Handle<Expr>, value: Handle<Expr> },
-    /// `array[index] = value` on an array parameter.
-    Store { array: ParamId, index: Handle<Expr>, value: Handle<Expr> },
+    /// `array[index] = value` on an array parameter (`array[index].field = value` on an array
+    /// of structs).
+    Store { array: ParamId, field: Option<FieldId>, index: Handle<Expr>, value: Handle<Expr> },
     If { cond: Handle<Expr>, accept: Block, reject: Block },
     /// A counted loop nest (`collapse` gives several levels). `schedule: None` runs it
     /// sequentially; `Some` shares its iterations per the OpenACC levels.
@@ -493,8 +567,9 @@ pub enum Stmt {
     Loop { body: Block },
     Break,
     Continue,
-    /// `array[index] op= value` atomically; the old value goes to `old`, the new to `new`.
-    Atomic { array: ParamId, index: Handle<Expr>, op: AtomicOp, value: Handle<Expr>, old: Option<LocalId>, new: Option<LocalId> },
+    /// `array[index] op= value` atomically (on `field` of the element of an array of
+    /// structs); the old value goes to `old`, the new to `new`.
+    Atomic { array: ParamId, field: Option<FieldId>, index: Handle<Expr>, op: AtomicOp, value: Handle<Expr>, old: Option<LocalId>, new: Option<LocalId> },
 }
 
 /// A function body: locals, expressions and statements.
@@ -523,7 +598,34 @@ pub struct Kernel {
     pub result: Option<LocalId>,
 }
 
+/// What an access of an array element (or of a field of a struct element) touches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Access {
+    /// The type read or written.
+    pub ty: Scalar,
+    /// Bytes between consecutive elements of the array.
+    pub stride: u32,
+    /// Byte offset of what is accessed within its element (a field's offset; 0 for scalars).
+    pub offset: u32,
+    /// Whether the region writes the array.
+    pub writable: bool,
+}
+
 impl Kernel {
+    /// What accessing `field` (`None` for an array of scalars) of an element of array
+    /// parameter `array` touches; `None` where the parameter is not such an array.
+    pub fn access(&self, array: ParamId, field: Option<FieldId>) -> Option<Access> {
+        let ParamKind::Array { elem, writable } = self.params.get(array as usize)?.kind else { return None };
+        match (elem, field) {
+            (Elem::Scalar(ty), None) => Some(Access { ty, stride: ty.size(), offset: 0, writable }),
+            (Elem::Struct(l), Some(f)) => {
+                let f = l.fields.get(f as usize)?;
+                Some(Access { ty: f.ty?, stride: l.size, offset: f.offset, writable })
+            }
+            _ => None,
+        }
+    }
+
     /// Where the region's scalar locals live in a buffer that keeps them between a segmented
     /// region's entry points: largest first, each aligned to its size (`size` gives a type's
     /// bytes on the device). Returns (local, type, byte offset) for each, and the buffer's

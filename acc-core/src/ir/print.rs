@@ -42,7 +42,7 @@ fn expr(f: &Function, h: Handle<Expr>) -> String {
         Expr::Param(p) => format!("p{p}"),
         Expr::Local(l) => format!("l{l}"),
         Expr::LocalElem { local, index } => format!("l{local}[{}]", expr(f, *index)),
-        Expr::Load { array, index } => format!("p{array}[{}]", expr(f, *index)),
+        Expr::Load { array, field, index } => format!("p{array}[{}]{}", expr(f, *index), field_suffix(*field)),
         Expr::Len(a) => format!("len(p{a})"),
         Expr::GangIndex => "gang_index()".to_string(),
         Expr::Unary(UnaryOp::Neg, a) => format!("-{}", expr(f, *a)),
@@ -66,8 +66,8 @@ fn block(out: &mut String, f: &Function, b: &[Stmt], depth: usize) {
             Stmt::AssignElem { local, index, value } => {
                 let _ = writeln!(out, "{pad}l{local}[{}] = {}", expr(f, *index), expr(f, *value));
             }
-            Stmt::Store { array, index, value } => {
-                let _ = writeln!(out, "{pad}p{array}[{}] = {}", expr(f, *index), expr(f, *value));
+            Stmt::Store { array, field, index, value } => {
+                let _ = writeln!(out, "{pad}p{array}[{}]{} = {}", expr(f, *index), field_suffix(*field), expr(f, *value));
             }
             Stmt::If { cond, accept, reject } => {
                 let _ = writeln!(out, "{pad}if {} {{", expr(f, *cond));
@@ -121,9 +121,14 @@ fn block(out: &mut String, f: &Function, b: &[Stmt], depth: usize) {
             Stmt::Continue => {
                 let _ = writeln!(out, "{pad}continue");
             }
-            Stmt::Atomic { array, index, op, value, old, new } => {
-                let _ = writeln!(out, "{pad}atomic {op:?} p{array}[{}] with {} old={old:?} new={new:?}", expr(f, *index), expr(f, *value));
+            Stmt::Atomic { array, field, index, op, value, old, new } => {
+                let _ = writeln!(out, "{pad}atomic {op:?} p{array}[{}]{} with {} old={old:?} new={new:?}", expr(f, *index), field_suffix(*field), expr(f, *value));
             }
         }
     }
+}
+
+/// `.fN` after an element of an array of structs.
+fn field_suffix(field: Option<FieldId>) -> String {
+    field.map(|f| format!(".f{f}")).unwrap_or_default()
 }

@@ -56,3 +56,39 @@ pub fn reduce(elem: Scalar, op: ReduceOp) -> Kernel {
     });
     b.finish().expect("valid IR")
 }
+
+/// The layout of `#[repr(C)] struct Particle { x: f64, v: f64, hits: u32 }`.
+pub static PARTICLE: StructLayout = StructLayout {
+    name: "Particle",
+    size: 24,
+    fields: &[
+        StructField { name: "x", offset: 0, ty: Some(Scalar::F64) },
+        StructField { name: "v", offset: 8, ty: Some(Scalar::F64) },
+        StructField { name: "hits", offset: 16, ty: Some(Scalar::U32) },
+    ],
+};
+
+/// `for i in 0..p.len() { p[i].x += p[i].v * dt; atomic p[i].hits += 1 }` over the grid, on
+/// an array of [`PARTICLE`]s. Parameters: `dt` (f64), `p` (written).
+pub fn particles() -> Kernel {
+    let mut b = KernelBuilder::new("particles");
+    let dt = b.param_scalar("dt", Scalar::F64);
+    let p = b.param_array("p", Elem::Struct(&PARTICLE), true);
+    let start = b.lit_int(0, None);
+    let n = b.len(p);
+    b.for_range("i", Some(Scalar::USize), start, n, false, GRID, &[], &[], |b, v| {
+        let (px, pv, hits) = (b.field(p, "x"), b.field(p, "v"), b.field(p, "hits"));
+        let i = b.get(v[0]);
+        let vi = b.load(pv, i);
+        let step = b.binary(BinaryOp::Mul, vi, dt);
+        let i = b.get(v[0]);
+        let xi = b.load(px, i);
+        let x = b.binary(BinaryOp::Add, xi, step);
+        let i = b.get(v[0]);
+        b.store(px, i, x);
+        let i = b.get(v[0]);
+        let one = b.lit_int(1, Some(Scalar::U32));
+        b.atomic(hits, i, AtomicOp::Update(BinaryOp::Add), one, None, None);
+    });
+    b.finish().expect("valid IR")
+}

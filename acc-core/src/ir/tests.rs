@@ -129,3 +129,35 @@ fn for_range_counts_trips_and_guards_empty_ranges() {
     let text = print(&k);
     assert!(text.contains("select((l0 <= l1), (((l1 - l0) as usize) + 1usize), 0usize)"), "{text}");
 }
+
+#[test]
+fn struct_fields_are_typed_by_the_layout() {
+    let k = super::samples::particles();
+    validate(&k).unwrap();
+    let text = print(&k);
+    assert!(text.contains("mut p1[Particle]") || text.contains("Particle"), "{text}");
+    assert!(text.contains(".f0") && text.contains(".f1") && text.contains(".f2"), "{text}");
+    assert_eq!(k.access(1, Some(1)), Some(Access { ty: Scalar::F64, stride: 24, offset: 8, writable: true }));
+    assert_eq!(k.access(1, Some(2)).map(|a| a.ty), Some(Scalar::U32));
+    assert_eq!(k.access(1, None), None, "a whole struct element is not a scalar access");
+}
+
+#[test]
+fn struct_element_misuse_is_an_error_naming_the_array() {
+    let mut b = KernelBuilder::new("bad");
+    let p = b.param_array("parts", Elem::Struct(&super::samples::PARTICLE), false);
+    let i = b.lit_int(0, Some(Scalar::USize));
+    let _ = b.load(p, i);
+    let missing = b.field(p, "mass");
+    let i = b.lit_int(0, Some(Scalar::USize));
+    let _ = b.load(missing, i);
+    let e = b.finish().unwrap_err().to_string();
+    assert!(e.contains("an element of `parts` (a `Particle` struct) as a whole"), "{e}");
+    assert!(e.contains("`Particle` (the elements of `parts`) has no field `mass`"), "{e}");
+
+    let mut b = KernelBuilder::new("scalar");
+    let a = b.param_array("a", Scalar::F32, false);
+    let _ = b.field(a, "x");
+    let e = b.finish().unwrap_err().to_string();
+    assert!(e.contains("`.x` of an element of `a`, whose elements are f32"), "{e}");
+}

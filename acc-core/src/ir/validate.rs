@@ -72,13 +72,24 @@ impl Validator<'_> {
         l
     }
 
-    fn array(&mut self, id: ParamId) -> Option<Scalar> {
-        match self.k.params.get(id as usize).map(|p| &p.kind) {
-            Some(ParamKind::Array { elem, .. }) => Some(*elem),
-            _ => {
-                self.err(format!("parameter {id} is not an array"));
-                None
-            }
+    /// The type an access of `id` (and `field`) touches.
+    fn array(&mut self, id: ParamId, field: Option<FieldId>) -> Option<Scalar> {
+        if let Some(a) = self.k.access(id, field) {
+            return Some(a.ty);
+        }
+        match (self.k.params.get(id as usize).map(|p| &p.kind), field) {
+            (Some(ParamKind::Array { elem: Elem::Struct(l), .. }), None) => self.err(format!("the whole element of array {id} (of `{}` structs) accessed as a scalar", l.name)),
+            (Some(ParamKind::Array { elem: Elem::Struct(l), .. }), Some(f)) => self.err(format!("field {f} of `{}`, which kernels cannot access", l.name)),
+            (Some(ParamKind::Array { elem: Elem::Scalar(_), .. }), Some(f)) => self.err(format!("field {f} of array {id}, whose elements are scalars")),
+            _ => self.err(format!("parameter {id} is not an array")),
+        }
+        None
+    }
+
+    /// Checks `id` is an array parameter.
+    fn is_array(&mut self, id: ParamId) {
+        if !matches!(self.k.params.get(id as usize).map(|p| &p.kind), Some(ParamKind::Array { .. })) {
+            self.err(format!("parameter {id} is not an array"));
         }
     }
 
@@ -109,12 +120,12 @@ impl Validator<'_> {
                 }
                 self.f.locals[*local as usize].ty
             }
-            Expr::Load { array, index } => {
+            Expr::Load { array, field, index } => {
                 self.index(h, *index);
-                self.array(*array)?
+                self.array(*array, *field)?
             }
             Expr::Len(a) => {
-                self.array(*a)?;
+                self.is_array(*a);
                 Scalar::USize
             }
             Expr::GangIndex => Scalar::USize,
@@ -228,8 +239,8 @@ impl Validator<'_> {
                     self.expect(*value, l.ty, &format!("assignment to `{}[..]`", l.name));
                 }
             }
-            Stmt::Store { array, index, value } => {
-                if let Some(elem) = self.array(*array) {
+            Stmt::Store { array, field, index, value } => {
+                if let Some(elem) = self.array(*array, *field) {
                     if matches!(self.k.params[*array as usize].kind, ParamKind::Array { writable: false, .. }) {
                         let n = self.k.params[*array as usize].name.clone();
                         self.err(format!("store to read-only `{n}`"));
@@ -259,8 +270,8 @@ impl Validator<'_> {
             Stmt::Loop { body } => self.block(body, loops + 1),
             Stmt::Break | Stmt::Continue if loops == 0 => self.err("`break`/`continue` outside a loop".into()),
             Stmt::Break | Stmt::Continue => {}
-            Stmt::Atomic { array, index, value, old, new, op } => {
-                if let Some(elem) = self.array(*array) {
+            Stmt::Atomic { array, field, index, value, old, new, op } => {
+                if let Some(elem) = self.array(*array, *field) {
                     self.expect(*index, Scalar::USize, "index");
                     if *op != AtomicOp::Read {
                         self.expect(*value, elem, "atomic operand");

@@ -218,7 +218,7 @@ impl CudaDevice {
                     let size = elem.size() as usize;
                     let len = d.len() / size;
                     largest = largest.max(len);
-                    let layout = ElemLayout { scalar: Some(*elem), size };
+                    let layout = ElemLayout::from(*elem);
                     let var = Named::unlocated(&param.name);
                     let ptr = match self.present.lookup(d.as_ptr() as usize, d.len(), layout, var)? {
                         Some(at) => {

@@ -589,7 +589,7 @@ impl Writer<'_> {
         let mut out = Vec::new();
         let is_var = |h: Handle<Expr>| matches!(self.k.function.exprs[h], Expr::Local(l) if l == var);
         for (_, e) in self.k.function.exprs.iter() {
-            if let Expr::Load { array, index } = e {
+            if let Expr::Load { array, index, .. } = e {
                 if is_var(*index) && !out.contains(array) {
                     out.push(*array);
                 }
@@ -868,11 +868,12 @@ impl Writer<'_> {
                 let (ok, addr) = self.private_address(*local, &i);
                 self.store_private(&addr, ty, &v, &format!("@{ok} "));
             }
-            Stmt::Store { array, index, value } => {
-                let (elem, _) = self.array(*array)?;
+            Stmt::Store { array, field, index, value } => {
+                let access = self.array(*array, *field)?;
+                let elem = access.ty;
                 let i = self.expr(*index)?;
                 let v = self.expr(*value)?;
-                let (ok, addr) = self.checked_address(*array, *index, &i, elem)?;
+                let (ok, addr) = self.checked_address(*array, *index, &i, access)?;
                 let pad = ok.map(|ok| format!("@{ok} ")).unwrap_or_default();
                 self.store_global_if(&addr, elem, &v, &pad)?;
             }
@@ -923,7 +924,7 @@ impl Writer<'_> {
                 let (cont, _) = self.loops.last().cloned().ok_or_else(|| unsupported("`continue` outside a loop"))?;
                 self.emit(format!("bra {cont};"));
             }
-            Stmt::Atomic { array, index, op, value, old, new } => self.atomic(*array, *index, *op, *value, *old, *new)?,
+            Stmt::Atomic { array, field, index, op, value, old, new } => self.atomic((*array, *field), *index, *op, *value, *old, *new)?,
         }
         Ok(())
     }
@@ -931,14 +932,15 @@ impl Writer<'_> {
     /// An atomic access of `array[index]` (3.3 section 2.12): native `atom` instructions where
     /// PTX has the operation for the type, a compare-and-swap loop otherwise.
     #[allow(clippy::too_many_arguments)]
-    fn atomic(&mut self, array: ParamId, index: Handle<Expr>, op: AtomicOp, value: Handle<Expr>, old: Option<LocalId>, new: Option<LocalId>) -> Result<()> {
-        let (elem, _) = self.array(array)?;
+    fn atomic(&mut self, (array, field): (ParamId, Option<FieldId>), index: Handle<Expr>, op: AtomicOp, value: Handle<Expr>, old: Option<LocalId>, new: Option<LocalId>) -> Result<()> {
+        let access = self.array(array, field)?;
+        let elem = access.ty;
         if elem.size() < 4 {
-            return self.atomic_narrow(array, index, op, value, old, new);
+            return self.atomic_narrow((array, field), index, op, value, old, new);
         }
         let r = repr(elem);
         let i = self.expr(index)?;
-        let (ok, addr) = self.checked_address(array, index, &i, elem)?;
+        let (ok, addr) = self.checked_address(array, index, &i, access)?;
         let skip = self.label("atomic");
         if let Some(ok) = ok {
             self.emit(format!("@!{ok} bra {skip};"));
@@ -1015,10 +1017,11 @@ impl Writer<'_> {
     /// An atomic access of an 8- or 16-bit element (or a `bool`): a compare-and-swap loop on
     /// the aligned 32-bit word that holds it, changing only its bits.
     #[allow(clippy::too_many_arguments)]
-    fn atomic_narrow(&mut self, array: ParamId, index: Handle<Expr>, op: AtomicOp, value: Handle<Expr>, old: Option<LocalId>, new: Option<LocalId>) -> Result<()> {
-        let (elem, _) = self.array(array)?;
+    fn atomic_narrow(&mut self, (array, field): (ParamId, Option<FieldId>), index: Handle<Expr>, op: AtomicOp, value: Handle<Expr>, old: Option<LocalId>, new: Option<LocalId>) -> Result<()> {
+        let access = self.array(array, field)?;
+        let elem = access.ty;
         let i = self.expr(index)?;
-        let (ok, addr) = self.checked_address(array, index, &i, elem)?;
+        let (ok, addr) = self.checked_address(array, index, &i, access)?;
         let skip = self.label("atomic");
         if let Some(ok) = ok {
             self.emit(format!("@!{ok} bra {skip};"));
@@ -1117,16 +1120,14 @@ impl Writer<'_> {
         d
     }
 
-    fn array(&self, a: ParamId) -> Result<(Scalar, bool)> {
-        match self.k.params.get(a as usize).map(|p| &p.kind) {
-            Some(ParamKind::Array { elem, writable }) => Ok((*elem, *writable)),
-            _ => Err(unsupported(format!("internal error: parameter {a} is not an array"))),
-        }
+    /// What an access of array `a` (and `field`) touches.
+    fn array(&self, a: ParamId, field: Option<FieldId>) -> Result<Access> {
+        self.k.access(a, field).ok_or_else(|| unsupported(format!("internal error: parameter {a} is not an array (of structs with field {field:?})")))
     }
 
     /// The predicate "index `i` is in bounds of `array`" (recording the first access that is
     /// not, for the host to report) and the element's address.
-    fn checked_address(&mut self, array: ParamId, index: Handle<Expr>, i: &str, elem: Scalar) -> Result<(Option<String>, String)> {
+    fn checked_address(&mut self, array: ParamId, index: Handle<Expr>, i: &str, access: Access) -> Result<(Option<String>, String)> {
         let fast = match (&self.fast, &self.k.function.exprs[index]) {
             (Some((var, arrays)), Expr::Local(l)) => l == var && arrays.contains(&array),
             _ => false,
@@ -1141,7 +1142,10 @@ impl Writer<'_> {
             Some(self.bounds_check(array, i, &n))
         };
         let addr = self.reg("%rd");
-        self.emit(format!("mad.lo.u64 {addr}, {i}, {}, {base};", elem.size()));
+        self.emit(format!("mad.lo.u64 {addr}, {i}, {}, {base};", access.stride));
+        if access.offset != 0 {
+            self.emit(format!("add.u64 {addr}, {addr}, {};", access.offset));
+        }
         Ok((ok, addr))
     }
 
@@ -1514,13 +1518,14 @@ impl Writer<'_> {
                 let (ok, addr) = self.private_address(local, &i);
                 self.load_private_if(&addr, ty, Some(&ok))
             }
-            Expr::Load { array, index } => {
-                let (elem, writable) = self.array(array)?;
+            Expr::Load { array, field, index } => {
+                let access = self.array(array, field)?;
+                let (elem, writable) = (access.ty, access.writable);
                 // Arrays the kernel does not write go through the read-only data cache: in
                 // Rust no other parameter can alias them mutably.
                 let space = if writable { ".global" } else { ".global.nc" };
                 let i = self.expr(index)?;
-                let (ok, addr) = self.checked_address(array, index, &i, elem)?;
+                let (ok, addr) = self.checked_address(array, index, &i, access)?;
                 // Out of range: the access is recorded and reads zero.
                 let pad = ok.map(|ok| format!("@{ok} ")).unwrap_or_default();
                 if elem == Scalar::Bool {

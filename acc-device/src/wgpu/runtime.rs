@@ -368,7 +368,7 @@ impl WgpuDevice {
                 Arg::Write(d) => d,
                 Arg::Scalar(_) => continue,
             };
-            let layout = ElemLayout { scalar: Some(elem), size: elem.size() as usize };
+            let layout = ElemLayout::from(elem);
             let var = Named::unlocated(&param.name);
             if let Some(at) = self.present.lookup(data.as_ptr() as usize, data.len(), layout, var)? {
                 placed.insert(p as ParamId, (self.buffer(at.buf)?, at.first, at.len));
@@ -414,21 +414,20 @@ impl WgpuDevice {
                             return Err(Error::Unsupported { what: format!("internal error: parameter {p} is an array") })
                         }
                     };
-                    let elem = match kernel.params[*p as usize].kind {
-                        ParamKind::Array { elem, .. } => elem,
-                        ParamKind::Scalar(s) => s,
+                    // Structs travel bit for bit.
+                    let ParamKind::Array { elem: array_elem, .. } = kernel.params[*p as usize].kind else {
+                        return Err(Error::Unsupported { what: format!("internal error: parameter {p} is an array") });
                     };
-                    let data: Cow<[u8]> = if widened_in_buffers(elem) {
-                        Cow::Owned(widen(elem, data, &kernel.params[*p as usize].name)?)
-                    } else {
-                        Cow::Borrowed(data)
+                    let device_elem = super::memory::device_elem_size(ElemLayout::from(array_elem)).map_err(|e| annotate_param(e, &kernel.params[*p as usize].name))?;
+                    let data: Cow<[u8]> = match array_elem.scalar() {
+                        Some(t) if widened_in_buffers(t) => Cow::Owned(widen(t, data, &kernel.params[*p as usize].name)?),
+                        _ => Cow::Borrowed(data),
                     };
                     if matches!(args[*p as usize], Arg::Write(_)) {
                         readback.push((i, data.len()));
                     }
                     // wgpu buffers may not be empty; an empty array gets one element it never
                     // reads (its length in the shader comes from `len`, which the IR passes).
-                    let device_elem = if widened_in_buffers(elem) { 4 } else { elem.size() as usize };
                     let contents: Cow<[u8]> = if data.is_empty() { Cow::Owned(vec![0; device_elem]) } else { data };
                     temporaries = true;
                     self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: None, contents: &contents, usage: storage })
@@ -531,11 +530,14 @@ impl WgpuDevice {
             match &l.bindings[*i] {
                 Binding::Array(p) => {
                     let elem = match kernel.params[*p as usize].kind {
-                        ParamKind::Array { elem, .. } => elem,
-                        ParamKind::Scalar(s) => s,
+                        ParamKind::Array { elem, .. } => elem.scalar(),
+                        ParamKind::Scalar(s) => Some(s),
                     };
                     if let Arg::Write(d) = &mut args[*p as usize] {
-                        narrow(elem, &data, d);
+                        match elem {
+                            Some(t) => narrow(t, &data, d),
+                            None => d.copy_from_slice(&data[..d.len()]),
+                        }
                     }
                 }
                 Binding::Status => {

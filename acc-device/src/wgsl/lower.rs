@@ -127,6 +127,47 @@ pub fn widened_in_buffers(t: Scalar) -> bool {
     matches!(t, Scalar::Bool | Scalar::I8 | Scalar::I16 | Scalar::U8 | Scalar::U16 | Scalar::USize | Scalar::ISize)
 }
 
+/// Whether a struct field of type `t` is a member of the struct as WGSL declares it: types
+/// WGSL holds at their host width (the narrow ones and `usize`/`isize` it widens are not,
+/// as structs travel bit for bit).
+fn struct_member_type(t: Scalar, target: Target) -> Option<&'static str> {
+    match t {
+        Scalar::F32 | Scalar::I32 | Scalar::U32 | Scalar::F64 | Scalar::I64 | Scalar::U64 => wgsl_type(t, target).ok(),
+        _ => None,
+    }
+}
+
+/// The WGSL struct `name` with the layout of a `#[repr(C)]` struct: a member `fK` at the
+/// offset of each field WGSL can hold (field K), the other bytes padding (`@size`), and the
+/// same size, so that an `array<name>` has the host's element stride.
+fn struct_decl(name: &str, layout: &StructLayout, atomic_fields: &[FieldId], target: Target) -> Result<String> {
+    if layout.size % 4 != 0 || layout.size == 0 {
+        return Err(unsupported(format!("`{}` structs of {} bytes (wgpu moves whole 4-byte words)", layout.name, layout.size)));
+    }
+    let mut members: Vec<(u32, String, String)> = Vec::new();
+    for (k, f) in layout.fields.iter().enumerate() {
+        let Some(t) = f.ty.and_then(|t| struct_member_type(t, target)) else { continue };
+        // A field an `atomic` statement updates is an atomic word (f32 and f64 as their bits).
+        let t = if atomic_fields.contains(&(k as FieldId)) {
+            format!("atomic<{}>", atomic_word(f.ty.unwrap_or(Scalar::U32), target)?)
+        } else {
+            t.to_string()
+        };
+        members.push((f.offset, format!("f{k}"), t));
+    }
+    members.sort_by_key(|m| m.0);
+    if members.first().is_none_or(|m| m.0 != 0) {
+        members.insert(0, (0, "acc_pad".to_string(), "u32".to_string()));
+    }
+    let mut out = format!("struct {name} {{ // {}\n", layout.name);
+    for (i, (offset, member, ty)) in members.iter().enumerate() {
+        let end = members.get(i + 1).map_or(layout.size, |m| m.0);
+        let _ = writeln!(out, "    @size({}) {member}: {ty},", end - offset);
+    }
+    out.push('}');
+    Ok(out)
+}
+
 /// The type an array element has in a storage buffer.
 fn storage_type(t: Scalar, target: Target) -> Result<&'static str> {
     match t {
@@ -206,9 +247,9 @@ struct Writer<'a> {
     types: Vec<Scalar>,
     /// Helper functions the body needs (bounds checks, powi), each once.
     helpers: String,
-    /// Arrays some `atomic` statement updates: declared `array<atomic<..>>`, every access
-    /// atomic.
-    atomic: std::collections::BTreeSet<ParamId>,
+    /// Arrays (and fields of arrays of structs) some `atomic` statement updates: declared
+    /// `atomic<..>`, every access atomic.
+    atomic: std::collections::BTreeSet<(ParamId, Option<FieldId>)>,
     /// In the fast version of a parallel loop's body: its loop variable, and the arrays that
     /// every value of it indexes in bounds (checked once per invocation before the loop).
     fast: Option<(LocalId, std::collections::BTreeSet<ParamId>)>,
@@ -229,11 +270,11 @@ fn assigns_local(body: &[Stmt], var: LocalId) -> bool {
     })
 }
 
-fn collect_atomic_arrays(b: &[Stmt], out: &mut std::collections::BTreeSet<ParamId>) {
+fn collect_atomic_arrays(b: &[Stmt], out: &mut std::collections::BTreeSet<(ParamId, Option<FieldId>)>) {
     for s in b {
         match s {
-            Stmt::Atomic { array, .. } => {
-                out.insert(*array);
+            Stmt::Atomic { array, field, .. } => {
+                out.insert((*array, *field));
             }
             Stmt::If { accept, reject, .. } => {
                 collect_atomic_arrays(accept, out);
@@ -314,8 +355,16 @@ impl Writer<'_> {
         let mut decls = String::new();
         // Arrays.
         for (id, p) in k.params.iter().enumerate() {
-            if let ParamKind::Array { elem, writable } = &p.kind {
-                let ty = if self.atomic.contains(&(id as ParamId)) {
+            if let ParamKind::Array { elem: Elem::Struct(layout), writable } = &p.kind {
+                let atomic_fields: Vec<FieldId> = self.atomic.iter().filter(|(a, _)| *a == id as ParamId).filter_map(|(_, f)| *f).collect();
+                let _ = writeln!(decls, "{}", struct_decl(&format!("S{id}"), layout, &atomic_fields, self.target).map_err(|e| annotate(e, &p.name))?);
+                let access = if *writable { "read_write" } else { "read" };
+                let _ = writeln!(decls, "@group(0) @binding({}) var<storage, {access}> p{id}: array<S{id}>; // {}", bindings.len(), p.name);
+                bindings.push(Binding::Array(id as ParamId));
+                continue;
+            }
+            if let ParamKind::Array { elem: Elem::Scalar(elem), writable } = &p.kind {
+                let ty = if self.atomic.contains(&(id as ParamId, None)) {
                     let w = atomic_word(*elem, self.target).map_err(|e| annotate(e, &p.name))?;
                     match w {
                         "i32" => "atomic<i32>",
@@ -623,7 +672,7 @@ impl Writer<'_> {
         let mut fast_arrays = std::collections::BTreeSet::new();
         if levels.len() == 1 && !self.k.unchecked {
             self.indexed_by(body, levels[0].var, &mut fast_arrays);
-            fast_arrays.retain(|a| !self.atomic.contains(a));
+            fast_arrays.retain(|a| !self.atomic.iter().any(|(p, _)| p == a));
             if assigns_local(body, levels[0].var) {
                 fast_arrays.clear();
             }
@@ -714,20 +763,21 @@ impl Writer<'_> {
                 let (i, v) = (self.expr(*index)?, self.expr(*value)?);
                 let _ = writeln!(out, "{pad}l{local}[{i}] = {v};");
             }
-            Stmt::Store { array, index, value } => {
+            Stmt::Store { array, field, index, value } => {
+                let member = self.member(*array, *field)?;
                 let (i, mut v) = (self.expr(*index)?, self.expr(*value)?);
                 if self.types[value.index()] == Scalar::Bool {
                     v = format!("select(0u, 1u, {v})");
                 }
-                if self.atomic.contains(array) {
+                if self.atomic.contains(&(*array, *field)) {
                     let elem = self.types[value.index()];
                     let w = encode(elem, &v);
-                    let _ = writeln!(out, "{pad}{{ let acc_i = {i}; if (acc_in_bounds({array}u, acc_i, params.n{array})) {{ atomicStore(&p{array}[params.b{array} + acc_i], {w}); }} }}");
+                    let _ = writeln!(out, "{pad}{{ let acc_i = {i}; if (acc_in_bounds({array}u, acc_i, params.n{array})) {{ atomicStore(&p{array}[params.b{array} + acc_i]{member}, {w}); }} }}");
                     self.bounds_helper();
                 } else if self.k.unchecked || self.fast_index(*array, *index) {
-                    let _ = writeln!(out, "{pad}p{array}[params.b{array} + {i}] = {v};");
+                    let _ = writeln!(out, "{pad}p{array}[params.b{array} + {i}]{member} = {v};");
                 } else {
-                    let _ = writeln!(out, "{pad}{{ let acc_i = {i}; if (acc_in_bounds({array}u, acc_i, params.n{array})) {{ p{array}[params.b{array} + acc_i] = {v}; }} }}");
+                    let _ = writeln!(out, "{pad}{{ let acc_i = {i}; if (acc_in_bounds({array}u, acc_i, params.n{array})) {{ p{array}[params.b{array} + acc_i]{member} = {v}; }} }}");
                     self.bounds_helper();
                 }
             }
@@ -807,8 +857,8 @@ impl Writer<'_> {
             Stmt::Continue => {
                 let _ = writeln!(out, "{pad}continue;");
             }
-            Stmt::Atomic { array, index, op, value, old, new } => {
-                self.atomic_stmt(out, &pad, *array, *index, *op, *value, *old, *new)?;
+            Stmt::Atomic { array, field, index, op, value, old, new } => {
+                self.atomic_stmt(out, &pad, (*array, *field), *index, *op, *value, *old, *new)?;
             }
         }
         Ok(())
@@ -819,21 +869,19 @@ impl Writer<'_> {
         &mut self,
         out: &mut String,
         pad: &str,
-        array: ParamId,
+        (array, field): (ParamId, Option<FieldId>),
         index: Handle<Expr>,
         op: AtomicOp,
         value: Handle<Expr>,
         old: Option<LocalId>,
         new: Option<LocalId>,
     ) -> Result<()> {
-        let elem = match self.k.params[array as usize].kind {
-            ParamKind::Array { elem, .. } => elem,
-            ParamKind::Scalar(s) => s,
-        };
+        let elem = self.k.access(array, field).map(|a| a.ty).ok_or_else(|| unsupported(format!("internal error: atomic on parameter {array}")))?;
         atomic_word(elem, self.target)?;
+        let member = self.member(array, field)?;
         self.bounds_helper();
         let i = self.expr(index)?;
-        let place = format!("p{array}[params.b{array} + acc_i]");
+        let place = format!("p{array}[params.b{array} + acc_i]{member}");
         let _ = writeln!(out, "{pad}{{ let acc_i = {i}; if (acc_in_bounds({array}u, acc_i, params.n{array})) {{");
         let set = |out: &mut String, local: Option<LocalId>, v: &str| {
             if let Some(l) = local {
@@ -911,7 +959,7 @@ impl Writer<'_> {
             match st {
                 Stmt::Assign { value, .. } => exprs.push(*value),
                 Stmt::AssignElem { index, value, .. } => exprs.extend([*index, *value]),
-                Stmt::Store { array, index, value } => {
+                Stmt::Store { array, index, value, .. } => {
                     if is_var(*index) {
                         out.insert(*array);
                     }
@@ -935,7 +983,7 @@ impl Writer<'_> {
         }
         while let Some(h) = exprs.pop() {
             match &self.k.function.exprs[h] {
-                Expr::Load { array, index } => {
+                Expr::Load { array, index, .. } => {
                     if is_var(*index) {
                         out.insert(*array);
                     }
@@ -949,6 +997,24 @@ impl Writer<'_> {
                 Expr::Literal(_) | Expr::Param(_) | Expr::Local(_) | Expr::Len(_) | Expr::GangIndex => {}
             }
         }
+    }
+
+    /// The member access after an element of `array` for `field` (`.fK`; nothing for an
+    /// array of scalars), where WGSL can hold the field.
+    fn member(&self, array: ParamId, field: Option<FieldId>) -> Result<String> {
+        let Some(f) = field else { return Ok(String::new()) };
+        let p = &self.k.params[array as usize];
+        let (ParamKind::Array { elem: Elem::Struct(layout), .. }, Some(sf)) = (&p.kind, self.k.access(array, field)) else {
+            return Err(unsupported(format!("internal error: field {f} of parameter {array}")));
+        };
+        if struct_member_type(sf.ty, self.target).is_none() {
+            let name = layout.fields[f as usize].name;
+            return Err(unsupported(format!(
+                "the field `{name}` of `{}` (in `{}`) is {}; kernels there access struct fields of the types f32, i32, u32, f64, i64 and u64",
+                layout.name, p.name, sf.ty
+            )));
+        }
+        Ok(format!(".f{f}"))
     }
 
     fn loop_cut_helper(&mut self) {
@@ -991,16 +1057,17 @@ impl Writer<'_> {
             }
             Expr::Local(l) => format!("l{l}"),
             Expr::LocalElem { local, index } => format!("l{local}[{}]", self.expr(*index)?),
-            Expr::Load { array, index } => {
+            Expr::Load { array, field, index } => {
+                let member = self.member(*array, *field)?;
                 let i = self.expr(*index)?;
                 let place = if self.k.unchecked || self.fast_index(*array, *index) {
-                    format!("p{array}[params.b{array} + {i}]")
+                    format!("p{array}[params.b{array} + {i}]{member}")
                 } else {
                     self.bounds_helper();
                     // Out of range: the access is recorded and reads element 0 (or zero).
-                    format!("p{array}[params.b{array} + select(0u, {i}, acc_in_bounds({array}u, {i}, params.n{array}))]")
+                    format!("p{array}[params.b{array} + select(0u, {i}, acc_in_bounds({array}u, {i}, params.n{array}))]{member}")
                 };
-                if self.atomic.contains(array) {
+                if self.atomic.contains(&(*array, *field)) {
                     decode(ty, &format!("atomicLoad(&{place})"))
                 } else if ty == Scalar::Bool {
                     format!("({place} != 0u)")

@@ -193,6 +193,10 @@ impl Tr {
     fn place(&mut self, e: &Expr) -> R<(TokenStream, TokenStream)> {
         match strip(e) {
             Expr::Index(ix) => Ok((self.array(&ix.expr)?, self.expr(&ix.index)?)),
+            Expr::Field(f) => {
+                let (a, i) = self.struct_field(f)?;
+                Ok((a, i))
+            }
             other => {
                 let id = path_ident(other).ok_or_else(|| format!("the atomic target `{}`", other.to_token_stream()))?;
                 match self.captured.get(&id.to_string()) {
@@ -205,6 +209,21 @@ impl Tr {
                 }
             }
         }
+    }
+
+    /// `a[i].f` on an array of `#[derive(DeviceCopy)]` structs: the array's view of field `f`
+    /// (the IR builder finds its offset and type in the struct's layout), and the index.
+    fn struct_field(&mut self, f: &syn::ExprField) -> R<(TokenStream, TokenStream)> {
+        let Expr::Index(ix) = strip(&f.base) else {
+            return no(format!("the field access `{}` (kernels read fields of array elements, `a[i].f`)", short(&Expr::Field(f.clone()))));
+        };
+        let name = match &f.member {
+            syn::Member::Named(id) => id.to_string(),
+            syn::Member::Unnamed(i) => i.index.to_string(),
+        };
+        let a = self.array(&ix.expr)?;
+        let i = self.expr(&ix.index)?;
+        Ok((quote!({ let __s = #a; __acc_b.field(__s, #name) }), i))
     }
 
     fn local_var(&self, e: &Expr) -> R<Ident> {
@@ -324,6 +343,39 @@ impl Tr {
         }
     }
 
+    /// The arguments of a routine call, as the routine's builder takes them.
+    fn routine_args<'e>(&mut self, call_args: impl Iterator<Item = &'e Expr>) -> R<Vec<TokenStream>> {
+        let mut args = Vec::new();
+        for a in call_args {
+            let bare = match strip(a) {
+                Expr::Reference(r) => strip(&r.expr).clone(),
+                other => other.clone(),
+            };
+            let captured = path_ident(&bare).and_then(|id| self.captured.get(&id.to_string()).cloned());
+            // (In a routine, the captured entries are its slice parameters, and the fields of
+            // its `&self`, which may be either.)
+            let self_field = path_ident(&bare).is_some_and(|id| id.to_string().starts_with("__self_"));
+            if let (Some((Cap::Read, p)), true) = (&captured, !self.in_routine || self_field) {
+                // A scalar or an array: the argument's run-time type decides.
+                args.push(quote!(match __acc_h.array(#p) {
+                    ::core::option::Option::Some(a) => ::acc::__rt::kernel::RoutineArg::Array(a),
+                    ::core::option::Option::None => ::acc::__rt::kernel::RoutineArg::Scalar(__acc_h.scalar(__acc_b, #p)),
+                }));
+            } else if matches!(captured, Some((Cap::Read | Cap::Write, _))) {
+                let arr = self.array(&bare)?;
+                args.push(quote!(::acc::__rt::kernel::RoutineArg::Array(#arr)));
+            } else if let Some(view) = self.subslice_arg(a)? {
+                args.push(quote!(::acc::__rt::kernel::RoutineArg::Array(#view)));
+            } else if matches!(strip(a), Expr::Reference(_)) {
+                return no(format!("passing `{}` to a routine", a.to_token_stream()));
+            } else {
+                let v = self.expr(a)?;
+                args.push(quote!(::acc::__rt::kernel::RoutineArg::Scalar(#v)));
+            }
+        }
+        Ok(args)
+    }
+
     fn expr(&mut self, e: &Expr) -> R<TokenStream> {
         Ok(match e {
             Expr::Paren(p) => self.expr(&p.expr)?,
@@ -385,6 +437,10 @@ impl Tr {
                 let a = self.array(&ix.expr)?;
                 quote!({ let __a = #a; let __i = #i; __acc_b.load(__a, __i) })
             }
+            Expr::Field(f) => {
+                let (a, i) = self.struct_field(f)?;
+                quote!({ let __a = #a; let __i = #i; __acc_b.load(__a, __i) })
+            }
             Expr::Binary(b) => {
                 let (op, compound) = bin_op(&b.op).ok_or_else(|| "an operator".to_string())?;
                 if compound {
@@ -424,6 +480,29 @@ impl Tr {
                 if let (Some(op), [arg]) = (wrapping, m.args.iter().collect::<Vec<_>>().as_slice()) {
                     let (l, r) = (self.expr(&m.receiver)?, self.expr(arg)?);
                     return Ok(quote!({ let __l = #l; let __r = #r; __acc_b.binary(::acc::__rt::kernel::BinaryOp::#op, __l, __r) }));
+                }
+                if path_ident(strip(&m.receiver)).is_some_and(|r| r == "self") {
+                    // `self.r(..)`: a routine taking `&self` (3.3 section 2.15). The fields its
+                    // body reads were captured for the launch (`__acc_sp_r`, the parameters
+                    // `r_acc_self_args` added); they come first among its arguments.
+                    if self.in_routine {
+                        return no(format!("calling the `&self` routine `.{name}()` from a routine (call it from the region)"));
+                    }
+                    let sp = format_ident!("__acc_sp_{}", name);
+                    let marker = crate::check_region::routine_marker(&m.method);
+                    let args = self.routine_args(m.args.iter())?;
+                    return Ok(quote!({
+                        let mut __args: ::std::vec::Vec<::acc::__rt::kernel::RoutineArg> = ::std::vec::Vec::new();
+                        for &__p in #sp.iter() {
+                            __args.push(match __acc_h.array(__p) {
+                                ::core::option::Option::Some(a) => ::acc::__rt::kernel::RoutineArg::Array(a),
+                                ::core::option::Option::None => ::acc::__rt::kernel::RoutineArg::Scalar(__acc_h.scalar(__acc_b, __p)),
+                            });
+                        }
+                        let __rest = [#(#args),*];
+                        __args.extend(__rest);
+                        (Self::#marker.build)(__acc_b, &__args)
+                    }));
                 }
                 let f = math_fn(&name).ok_or_else(|| format!("the method `.{name}()`"))?;
                 let mut args = vec![self.expr(&m.receiver)?];
@@ -469,31 +548,7 @@ impl Tr {
                     seg.ident = crate::check_region::routine_marker(&seg.ident);
                     seg.arguments = syn::PathArguments::None;
                 }
-                let mut args = Vec::new();
-                for a in &c.args {
-                    let bare = match strip(a) {
-                        Expr::Reference(r) => strip(&r.expr).clone(),
-                        other => other.clone(),
-                    };
-                    let captured = path_ident(&bare).and_then(|id| self.captured.get(&id.to_string()).cloned());
-                    if let (Some((Cap::Read, p)), false) = (&captured, self.in_routine) {
-                        // A scalar or an array: the argument's run-time type decides.
-                        args.push(quote!(match __acc_h.array(#p) {
-                            ::core::option::Option::Some(a) => ::acc::__rt::kernel::RoutineArg::Array(a),
-                            ::core::option::Option::None => ::acc::__rt::kernel::RoutineArg::Scalar(__acc_h.scalar(__acc_b, #p)),
-                        }));
-                    } else if matches!(captured, Some((Cap::Read | Cap::Write, _))) {
-                        let arr = self.array(&bare)?;
-                        args.push(quote!(::acc::__rt::kernel::RoutineArg::Array(#arr)));
-                    } else if let Some(view) = self.subslice_arg(a)? {
-                        args.push(quote!(::acc::__rt::kernel::RoutineArg::Array(#view)));
-                    } else if matches!(strip(a), Expr::Reference(_)) {
-                        return no(format!("passing `{}` to a routine", a.to_token_stream()));
-                    } else {
-                        let v = self.expr(a)?;
-                        args.push(quote!(::acc::__rt::kernel::RoutineArg::Scalar(#v)));
-                    }
-                }
+                let args = self.routine_args(c.args.iter())?;
                 quote!({ let __args = [#(#args),*]; (#marker.build)(__acc_b, &__args) })
             }
             Expr::If(i) => {
@@ -668,6 +723,11 @@ impl Tr {
                 }
             }
             let a = self.array(&ix.expr)?;
+            let value = combine(quote!(__acc_b.load(__a, __i)));
+            return Ok(quote!({ let __a = #a; let __i = #i; let __v = #value; __acc_b.store(__a, __i, __v); }));
+        }
+        if let Expr::Field(f) = target {
+            let (a, i) = self.struct_field(f)?;
             let value = combine(quote!(__acc_b.load(__a, __i)));
             return Ok(quote!({ let __a = #a; let __i = #i; let __v = #value; __acc_b.store(__a, __i, __v); }));
         }
@@ -968,7 +1028,8 @@ fn translate(
     let mut after = Vec::new();
     let mut locals = Vec::new();
     for (name, u) in &uses.vars {
-        if name.starts_with("__acc") {
+        // (`self` itself is only a routine call's receiver here: its fields are variables.)
+        if name.starts_with("__acc") || name == "self" {
             continue;
         }
         // A constant (or a static: the macro cannot tell them apart by name) is read like a
@@ -1030,6 +1091,12 @@ fn translate(
             locals.push(quote!(let #v = __acc_h.private(__acc_b, #p, #name_lit, true, #array);));
             tr.bind(name.clone(), if array { Local::Array(v) } else { Local::Scalar(v) });
         }
+    }
+    // `&self` routines the region calls: the fields they read travel as parameters too.
+    for method in self_routine_calls(stmts) {
+        let sp = format_ident!("__acc_sp_{}", method);
+        let marker = crate::check_region::routine_marker(&method);
+        arg_lines.push(quote!(let #sp: ::std::vec::Vec<usize> = ::acc::__rt::routine_self_args(Self::#marker, &self, &mut __acc_args);));
     }
     let body = match combined_loop {
         Some(d) => match stmts {
@@ -1123,6 +1190,35 @@ fn self_fields_as_variables(stmts: &[Stmt], fields: &mut Vec<String>) -> Vec<Stm
     out
 }
 
+/// The methods called on `self` in `stmts` (`&self` routines), once each, in order.
+fn self_routine_calls(stmts: &[Stmt]) -> Vec<Ident> {
+    struct V(Vec<Ident>);
+    impl<'ast> syn::visit::Visit<'ast> for V {
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            if path_ident(strip(&m.receiver)).is_some_and(|r| r == "self") && !self.0.contains(&m.method) {
+                self.0.push(m.method.clone());
+            }
+            syn::visit::visit_expr_method_call(self, m);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut v = V(Vec::new());
+    for st in stmts {
+        syn::visit::Visit::visit_stmt(&mut v, st);
+    }
+    v.0
+}
+
+/// The fields of `self` a `&self` routine's body reads, in order (none for other functions).
+pub fn routine_self_fields(f: &syn::ItemFn) -> Option<Vec<String>> {
+    let r = f.sig.receiver()?;
+    let mut fields = Vec::new();
+    if r.reference.is_some() && r.mutability.is_none() {
+        self_fields_as_variables(&f.block.stmts, &mut fields);
+    }
+    Some(fields)
+}
+
 fn collect_loop_privates(stmts: &[Stmt], out: &mut std::collections::HashSet<String>) {
     struct V<'a>(&'a mut std::collections::HashSet<String>);
     impl<'ast> syn::visit::Visit<'ast> for V<'_> {
@@ -1214,7 +1310,30 @@ fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
         counter: 0,
     };
     let mut prologue = Vec::new();
-    for (k, input) in f.sig.inputs.iter().enumerate() {
+    // A `&self` method reads fields of `self`: each is an argument of the call, before the
+    // declared ones (`__acc_h` resolves them, as parameters are in a region).
+    let mut self_fields = Vec::new();
+    let rewritten;
+    let stmts = match f.sig.receiver() {
+        None => &f.block.stmts,
+        Some(r) if r.reference.is_some() && r.mutability.is_none() => {
+            rewritten = self_fields_as_variables(&f.block.stmts, &mut self_fields);
+            &rewritten
+        }
+        Some(_) => return no("methods taking `&mut self` or `self` (routines may take `&self`)"),
+    };
+    let nf = self_fields.len();
+    for (k, field) in self_fields.iter().enumerate() {
+        let name = format!("__self_{field}");
+        let p = format_ident!("__acc_p_{}", name);
+        prologue.push(quote!(let #p: usize = #k;));
+        tr.captured.insert(name, (Cap::Read, p));
+    }
+    let names: Vec<String> = self_fields.iter().map(|f| format!("self.{f}")).collect();
+    prologue.push(quote!(let __acc_h = ::acc::__rt::kernel::RoutineSelf::new(__acc_b, &__acc_args[..#nf], &[#(#names),*]);));
+    let typed = f.sig.inputs.iter().filter(|i| matches!(i, syn::FnArg::Typed(_)));
+    for (k, input) in typed.enumerate() {
+        let k = k + nf;
         let syn::FnArg::Typed(pt) = input else { return no("methods taking `self`") };
         let Pat::Ident(pi) = &*pt.pat else { return no("a parameter pattern") };
         let pname = pi.ident.to_string();
@@ -1247,7 +1366,6 @@ fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
             return no(format!("the parameter `{pname}: {}`", pt.ty.to_token_stream()));
         }
     }
-    let stmts = &f.block.stmts;
     let returns_unit = matches!(f.sig.output, syn::ReturnType::Default);
     let (body, result) = match stmts.split_last() {
         // A routine returning `()` ends with a statement (a loop, an `if`), not a value.
@@ -1266,7 +1384,17 @@ fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
         Some(e) => tr.expr(&e)?,
         None => quote!(__acc_b.lit_bool(false)),
     };
-    let n = f.sig.inputs.len();
+    // The fields of `self` the body indexes, as arrays.
+    for name in tr.arrays_used.iter().filter(|n| n.starts_with("__self_")) {
+        let (_, p) = &tr.captured[name];
+        let a = format_ident!("__acc_a_{}", name);
+        let msg = format!("`{}` is used as an array but is not one", name.replacen("__self_", "self.", 1));
+        prologue.push(quote!(let #a = match __acc_h.array(#p) {
+            ::core::option::Option::Some(a) => a,
+            ::core::option::Option::None => { __acc_b.fail(#msg); return __acc_b.lit_bool(false); }
+        };));
+    }
+    let n = f.sig.inputs.iter().filter(|i| matches!(i, syn::FnArg::Typed(_))).count() + nf;
     let count_msg = format!("the routine `{name}` takes {n} arguments");
     Ok(quote! {
         #[allow(unused_variables, unused_braces)]

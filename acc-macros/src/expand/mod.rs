@@ -11,7 +11,7 @@ pub mod leave;
 pub mod region;
 
 use proc_macro2::{Span, TokenStream};
-use quote::{quote, quote_spanned, ToTokens};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::visit_mut::{self, VisitMut};
 use syn::{Block, Expr, ItemFn, Stmt};
 
@@ -220,14 +220,42 @@ fn routine_marker_item(f: &ItemFn) -> TokenStream {
     let marker = crate::check_region::routine_marker(&f.sig.ident);
     let doc = format!("`{}` is an `#[acc::routine]`: regions may call it.", f.sig.ident);
     let builder = kernel::routine_builder(f);
+    // A method taking `&self`: the fields its body reads become parameters of each launch
+    // whose region calls it (`self.r(..)`); this adds them.
+    let self_fields = kernel::routine_self_fields(f);
+    let (marker_ty, self_args_fn) = match &self_fields {
+        Some(_) => {
+            let name = format_ident!("{}_acc_self_args", f.sig.ident);
+            (quote!(::acc::__rt::RoutineMarker<Self>), quote!(::core::option::Option::Some(Self::#name)))
+        }
+        None => (quote!(::acc::__rt::RoutineMarker), quote!(::core::option::Option::None)),
+    };
+    let self_args = self_fields.map(|fields| {
+        let name = format_ident!("{}_acc_self_args", f.sig.ident);
+        let reads = fields.iter().map(|field| {
+            let member = format_ident!("{}", field);
+            let shown = format!("self.{field}");
+            quote!((&&::acc::__rt::kernel::Probe::of(&self.#member)).acc_kind().read(__acc_args, #shown, &self.#member))
+        });
+        quote! {
+            #[doc(hidden)]
+            #[allow(dead_code)]
+            fn #name<'__acc>(&'__acc self, __acc_args: &mut ::acc::__rt::kernel::Args<'__acc>) -> ::std::vec::Vec<usize> {
+                #[allow(unused_imports)]
+                use ::acc::__rt::kernel::{KindData as _, KindRefuse as _, KindScalar as _};
+                ::std::vec![#(#reads),*]
+            }
+        }
+    });
     quote! {
         #[doc = #doc]
         #[doc(hidden)]
         #[allow(non_upper_case_globals, dead_code)]
-        #vis const #marker: ::acc::__rt::RoutineMarker = {
+        #vis const #marker: #marker_ty = {
             #builder
-            ::acc::__rt::RoutineMarker { build }
+            ::acc::__rt::RoutineMarker { build, self_args: #self_args_fn }
         };
+        #self_args
     }
 }
 

@@ -290,3 +290,16 @@ fn a_gang_loop_around_a_vector_loop_takes_a_block_per_iteration() {
         assemble(&lower(&k, Target { sm }).unwrap(), sm);
     }
 }
+
+#[test]
+fn struct_fields_are_addressed_by_stride_and_offset() {
+    let k = acc_core::ir::samples::particles();
+    for sm in TARGETS {
+        let l = lower(&k, Target { sm }).unwrap();
+        // Element i of a 24-byte struct, field `v` at byte 8, `hits` at 16 (atomically).
+        assert!(l.ptx.contains(", 24, "), "{}", l.ptx);
+        assert!(l.ptx.contains(", 8;") && l.ptx.contains(", 16;"), "{}", l.ptx);
+        assert!(l.ptx.contains("atom.global.add.u32"), "{}", l.ptx);
+        assemble(&l, sm);
+    }
+}

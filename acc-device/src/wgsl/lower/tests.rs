@@ -121,3 +121,14 @@ fn math_and_control_flow_validate() {
     let l = lower(&k, BASIC).unwrap_or_else(|e| panic!("{e}"));
     assert!(l.wgsl.contains("acc_powi_f32") && l.wgsl.contains("(params.p2 != 0u)"), "{}", l.wgsl);
 }
+
+#[test]
+fn struct_arrays_are_wgsl_structs_with_the_host_layout() {
+    let l = lower(&acc_core::ir::samples::particles(), FULL).expect("lowers");
+    // x at 0, v at 8, hits at 16 (atomic: an `atomic` statement updates it), 24 bytes in all.
+    assert!(l.wgsl.contains("struct S1 { // Particle\n    @size(8) f0: f64,\n    @size(8) f1: f64,\n    @size(8) f2: atomic<u32>,\n}"), "{}", l.wgsl);
+    assert!(l.wgsl.contains("array<S1>"), "{}", l.wgsl);
+    // Without f64 in shaders the kernel is refused (its f64 scalar `dt` comes first).
+    let Err(e) = lower(&acc_core::ir::samples::particles(), BASIC) else { panic!("f64 lowered without f64") };
+    assert!(e.to_string().contains("no f64 in shaders"), "{e}");
+}

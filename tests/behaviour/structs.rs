@@ -1,0 +1,231 @@
+//! Arrays of `#[derive(acc::DeviceCopy)]` structs in compute regions (DESIGN.md 4.2): fields
+//! read, written and updated atomically element by element, in data regions and as routine
+//! arguments. Structs travel bit for bit (3.3 section 2.6: a `copy` of the array copies its
+//! elements' bytes), so fields a region does not touch come back unchanged.
+
+use acc::DeviceType;
+
+use crate::devices::on_each_device;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, acc::DeviceCopy)]
+#[repr(C)]
+struct Cell {
+    a: f32,
+    b: i32,
+    c: u32,
+    d: f64,
+    e: i64,
+    f: u64,
+}
+
+#[acc::parallel_loop(copy(cells))]
+fn mix(cells: &mut [Cell], k: f64) {
+    for i in 0..cells.len() {
+        let x = cells[i].d * k + cells[i].a as f64;
+        cells[i].a = cells[i].b as f32 * 0.5;
+        cells[i].b = -(cells[i].c as i32);
+        cells[i].d = x;
+        cells[i].e -= cells[i].f as i64;
+        cells[i].f = cells[i].f.wrapping_mul(3);
+    }
+}
+
+fn cells(n: usize) -> Vec<Cell> {
+    (0..n)
+        .map(|i| Cell { a: i as f32, b: i as i32 * 3, c: i as u32 + 7, d: i as f64 / 4.0, e: 1 << 40, f: i as u64 + (1 << 33) })
+        .collect()
+}
+
+#[test]
+fn fields_of_every_32_and_64_bit_type() {
+    on_each_device(|ty| {
+        let mut got = cells(5000);
+        mix(&mut got, 2.0);
+        let mut want = cells(5000);
+        for w in &mut want {
+            let x = w.d * 2.0 + w.a as f64;
+            w.a = w.b as f32 * 0.5;
+            w.b = -(w.c as i32);
+            w.d = x;
+            w.e -= w.f as i64;
+            w.f = w.f.wrapping_mul(3);
+        }
+        assert_eq!(got, want, "on {ty}");
+    });
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, acc::DeviceCopy)]
+#[repr(C)]
+struct Body {
+    /// Not a scalar: kernels cannot access it, but it travels with the element.
+    spare: [f32; 2],
+    x: f64,
+    v: f64,
+    mass: f32,
+    alive: u32,
+}
+
+/// Fields updated in place by two regions inside a data region: the array stays present
+/// between them, and the host sees the result at the region's end (3.3 section 2.6.5).
+#[acc::offload]
+fn simulate(bodies: &mut Vec<Body>, steps: usize, dt: f64) -> f64 {
+    let n = bodies.len();
+    let mut energy = 0.0;
+    #[acc::data(copy(bodies))]
+    {
+        for _ in 0..steps {
+            #[acc::parallel_loop(present(bodies))]
+            for i in 0..n {
+                if bodies[i].alive != 0 {
+                    bodies[i].x += bodies[i].v * dt;
+                }
+            }
+            #[acc::parallel_loop(present(bodies))]
+            for i in 0..n {
+                if bodies[i].x > 100.0 {
+                    bodies[i].alive = 0;
+                }
+            }
+        }
+        #[acc::parallel_loop(present(bodies), reduction(+: energy))]
+        for i in 0..n {
+            energy += 0.5 * bodies[i].mass as f64 * bodies[i].v * bodies[i].v;
+        }
+    }
+    energy
+}
+
+#[test]
+fn fields_updated_in_place_in_a_data_region() {
+    on_each_device(|ty| {
+        let start: Vec<Body> = (0..3000).map(|i| Body { spare: [i as f32, -1.0], x: (i % 100) as f64, v: (i % 7) as f64, mass: 2.0, alive: 1 }).collect();
+        let mut got = start.clone();
+        let e = simulate(&mut got, 10, 1.0);
+        let mut want = start.clone();
+        for _ in 0..10 {
+            for b in &mut want {
+                if b.alive != 0 {
+                    b.x += b.v;
+                }
+            }
+            for b in &mut want {
+                if b.x > 100.0 {
+                    b.alive = 0;
+                }
+            }
+        }
+        assert_eq!(got, want, "on {ty}");
+        let we: f64 = want.iter().map(|b| 0.5 * b.mass as f64 * b.v * b.v).sum();
+        assert!((e - we).abs() <= 1e-9 * we, "{e} vs {we} on {ty}");
+    });
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, acc::DeviceCopy)]
+#[repr(C)]
+struct Bin {
+    count: u32,
+    total: f32,
+}
+
+/// Atomic updates of struct fields (3.3 section 2.12): a histogram whose bins count and sum.
+#[acc::parallel_loop(copyin(x), copy(bins))]
+fn histogram(x: &[f32], bins: &mut [Bin]) {
+    for i in 0..x.len() {
+        let b = (x[i] as usize) % bins.len();
+        #[acc::atomic(update)]
+        bins[b].count += 1;
+        #[acc::atomic(update)]
+        bins[b].total += 1.0;
+    }
+}
+
+#[test]
+fn atomic_updates_of_fields() {
+    on_each_device(|ty| {
+        let x: Vec<f32> = (0..20_000).map(|i| ((i * 7) % 64) as f32).collect();
+        let mut bins = vec![Bin::default(); 16];
+        histogram(&x, &mut bins);
+        let mut want = vec![Bin::default(); 16];
+        for &v in &x {
+            want[v as usize % 16].count += 1;
+            want[v as usize % 16].total += 1.0;
+        }
+        assert_eq!(bins, want, "on {ty}");
+    });
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, acc::DeviceCopy)]
+#[repr(C)]
+struct Complex(f64, f64);
+
+#[acc::routine(seq)]
+fn norm2(z: &[Complex], i: usize) -> f64 {
+    z[i].0 * z[i].0 + z[i].1 * z[i].1
+}
+
+/// Tuple structs (fields `.0`, `.1`), passed to a routine as a slice.
+#[acc::parallel_loop(copyin(z), copyout(out))]
+fn norms(z: &[Complex], out: &mut [f64]) {
+    for i in 0..z.len() {
+        out[i] = norm2(z, i);
+    }
+}
+
+#[test]
+fn tuple_struct_fields_and_routine_slices() {
+    on_each_device(|ty| {
+        let z: Vec<Complex> = (0..1000).map(|i| Complex(i as f64, -(i as f64) / 2.0)).collect();
+        let mut out = vec![0.0; 1000];
+        norms(&z, &mut out);
+        for i in 0..1000 {
+            assert_eq!(out[i], z[i].0 * z[i].0 + z[i].1 * z[i].1, "{i} on {ty}");
+        }
+    });
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, acc::DeviceCopy)]
+#[repr(C)]
+struct Tagged {
+    value: f64,
+    tag: u8,
+    flag: bool,
+    id: usize,
+}
+
+#[acc::parallel_loop(copy(t))]
+fn retag(t: &mut [Tagged]) {
+    for i in 0..t.len() {
+        if t[i].flag {
+            t[i].tag = t[i].tag.wrapping_add(1);
+            t[i].id += 1;
+        }
+        t[i].flag = !t[i].flag;
+    }
+}
+
+/// Fields of the narrow types and `usize`: wgpu holds those in 32-bit words, while structs
+/// travel bit for bit, so the wgpu device refuses the region naming the field; every other
+/// device runs it.
+#[test]
+fn narrow_and_usize_fields() {
+    on_each_device(|ty| {
+        let mut t: Vec<Tagged> = (0..500).map(|i| Tagged { value: i as f64, tag: (i % 256) as u8, flag: i % 3 == 0, id: i }).collect();
+        let mut want = t.clone();
+        if ty == DeviceType::Wgpu {
+            let e = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| retag(&mut t))).expect_err("refused on wgpu");
+            let msg = e.downcast_ref::<String>().cloned().unwrap_or_default();
+            assert!(msg.contains("the field `flag` of `Tagged` (in `t`) is bool"), "{msg}");
+            assert_eq!(t, want, "a refused region leaves the data as it was");
+            return;
+        }
+        retag(&mut t);
+        for w in &mut want {
+            if w.flag {
+                w.tag = w.tag.wrapping_add(1);
+                w.id += 1;
+            }
+            w.flag = !w.flag;
+        }
+        assert_eq!(t, want, "on {ty}");
+    });
+}
