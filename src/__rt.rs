@@ -102,7 +102,26 @@ pub use data::*;
 /// `wait!`.
 pub fn wait_directive(loc: Location, if_cond: Option<bool>, queues: Option<&[i64]>, async_arg: Option<i64>) {
     check_queues("`wait`", loc, async_arg, &queues.map(|q| q.to_vec()));
-    let _ = if_cond;
+    if if_cond == Some(false) {
+        return;
+    }
+    // Without `async` the host waits for the queues (every queue when none is named); with
+    // it, the async queue does, and the host goes on (3.3 section 2.16.3).
+    let result = (|| -> acc_core::Result<()> {
+        let device = runtime().current_device()?;
+        let named = queues.unwrap_or(&[]).iter().map(|&q| Queue::for_wait(q)).collect::<acc_core::Result<Vec<_>>>()?;
+        match Queue::resolve(async_arg)? {
+            Queue::Sync if named.is_empty() => device.synchronize(),
+            Queue::Sync => named.iter().try_for_each(|&q| device.synchronize_queue(q)),
+            // Every queue, for an async queue: the host waits for them, which orders the
+            // queue after them too.
+            _ if named.is_empty() => device.synchronize(),
+            waiter => named.iter().try_for_each(|&q| device.queue_wait(waiter, q)),
+        }
+    })();
+    if let Err(e) = result {
+        fail("`wait`", loc, e)
+    }
 }
 
 /// `init!`.

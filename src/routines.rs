@@ -188,16 +188,26 @@ pub fn is_present<V: DataVar + ?Sized>(a: &V) -> bool {
     }
 }
 
+/// Waits for what the current device still runs (a GPU may return from a launch whose
+/// results nothing on the host reads yet before it has run): on queue `q`, or everywhere.
+/// Devices that share host memory complete each operation before enqueueing returns.
+fn settle(q: Option<Queue>) -> Result<()> {
+    match (runtime().current_device(), q) {
+        (Ok(d), Some(q)) => d.synchronize_queue(q),
+        (Ok(d), None) => d.synchronize(),
+        (Err(_), _) => Ok(()),
+    }
+}
+
 /// `acc_wait`: waits for every operation on queue `q`.
 pub fn wait(q: i32) -> Result<()> {
-    Queue::for_wait(q as i64)?;
-    // Devices that share host memory complete each operation before enqueueing returns.
-    Ok(())
+    let q = Queue::for_wait(q as i64)?;
+    settle(Some(q))
 }
 
 /// `acc_wait_all`: waits for every queue.
 pub fn wait_all() -> Result<()> {
-    Ok(())
+    settle(None)
 }
 
 /// `acc_wait_any`: waits until one of `queues` has finished its operations and returns its
@@ -207,7 +217,8 @@ pub fn wait_any(queues: &[i32]) -> Result<Option<usize>> {
         if q == acc_core::queue::ASYNC_SYNC {
             continue;
         }
-        Queue::for_wait(q as i64)?;
+        let q = Queue::for_wait(q as i64)?;
+        settle(Some(q))?;
         return Ok(Some(i));
     }
     Ok(None)
@@ -215,19 +226,23 @@ pub fn wait_any(queues: &[i32]) -> Result<Option<usize>> {
 
 /// `acc_wait_async`: makes queue `q2` wait for what is enqueued on `q` so far.
 pub fn wait_async(q: i32, q2: i32) -> Result<()> {
-    Queue::for_wait(q as i64)?;
-    Queue::for_wait(q2 as i64)?;
-    Ok(())
+    let on = Queue::for_wait(q as i64)?;
+    let waiter = Queue::for_wait(q2 as i64)?;
+    match runtime().current_device() {
+        Ok(d) => d.queue_wait(waiter, on),
+        Err(_) => Ok(()),
+    }
 }
 
 /// `acc_async_test`: whether every operation on queue `q` has finished.
 pub fn async_test(q: i32) -> bool {
-    Queue::for_wait(q as i64).is_ok()
+    let Ok(q) = Queue::for_wait(q as i64) else { return false };
+    runtime().current_device().map_or(true, |d| d.queue_done(Some(q)))
 }
 
 /// `acc_async_test_all`: whether every operation on every queue has finished.
 pub fn async_test_all() -> bool {
-    true
+    runtime().current_device().map_or(true, |d| d.queue_done(None))
 }
 
 /// `acc_get_default_async`: the queue `async` without an argument uses on this thread.

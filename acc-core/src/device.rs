@@ -51,10 +51,40 @@ pub trait Device: Send + Sync + 'static {
         let _ = (kernel, args);
         Err(crate::Error::Unsupported { what: format!("the {} device runs regions on the host, not as kernels", self.device_type()) })
     }
+    /// Runs `kernel` as [`Device::launch_kernel`] does, on activity queue `queue` after the
+    /// queues in `waits` (every queue for `None`: a bare `wait` clause; 3.3 section 2.16). A device may return before the kernel has run
+    /// where nothing comes back to the host; the default runs it at once, which keeps every
+    /// queue's order.
+    fn launch_kernel_queued(&self, kernel: &crate::ir::Kernel, args: &mut [crate::ir::launch::KernelArg<'_>], queue: crate::queue::Queue, waits: Option<&[crate::queue::Queue]>) -> Result<crate::ir::launch::KernelOutput> {
+        let _ = (queue, waits);
+        self.launch_kernel(kernel, args)
+    }
+    /// Waits until queue `queue` has finished what it was given (`acc_wait`).
+    fn synchronize_queue(&self, queue: crate::queue::Queue) -> Result<()> {
+        let _ = queue;
+        self.synchronize()
+    }
+    /// Makes `waiter` wait, without blocking the host, until `on` has finished what it was
+    /// given so far (`acc_wait_async`, the `wait` directive with `async`).
+    fn queue_wait(&self, waiter: crate::queue::Queue, on: crate::queue::Queue) -> Result<()> {
+        let _ = waiter;
+        self.synchronize_queue(on)
+    }
+    /// Whether `queue` (every queue for `None`) has finished what it was given, without
+    /// waiting (`acc_async_test`).
+    fn queue_done(&self, queue: Option<crate::queue::Queue>) -> bool {
+        let _ = queue;
+        self.synchronize().is_ok()
+    }
     /// The device's own memory and its present table, for devices that do not share the
     /// host's memory (`None` for those that do: every variable is present there already).
     fn own_memory(&self) -> Option<OwnMemory<'_>> {
         None
+    }
+    /// Waits until everything the device was given has finished (`acc_wait` and its
+    /// relatives). Devices that finish each operation before returning have nothing to do.
+    fn synchronize(&self) -> Result<()> {
+        Ok(())
     }
     /// Releases what the device holds (`acc_shutdown`); it may be initialized again later.
     fn shutdown(&self) -> Result<()> {

@@ -60,23 +60,41 @@ pub struct Launch {
     device: Option<Arc<dyn Device>>,
     kind: ComputeKind,
     queue: Queue,
+    /// The queues the `wait` clause names (every queue the device has for a bare `wait`:
+    /// `None`).
+    waits: Option<Vec<Queue>>,
 }
 
 impl Launch {
     /// Decides where the region runs and waits for the queues its `wait` clause names.
     pub fn begin(rt: &Runtime, site: &RegionSite, clauses: &LaunchClauses) -> Result<Launch> {
         let queue = Queue::resolve(clauses.async_arg)?;
+        let mut waits = Some(Vec::new());
         if let Some(w) = &clauses.wait {
-            for &q in w {
-                Queue::for_wait(q)?;
-            }
+            let named = w.iter().map(|&q| Queue::for_wait(q)).collect::<Result<Vec<_>>>()?;
+            waits = if w.is_empty() { None } else { Some(named) };
         }
         let local = clauses.if_cond == Some(false)
             || (clauses.if_cond != Some(false) && clauses.self_cond == Some(true));
         let device = if local { None } else { Some(rt.current_device()?) };
         // Shared-memory devices complete every operation before the launching call returns, so
-        // the queues named by `wait` are already drained and queue order holds trivially.
-        Ok(Launch { device, kind: site.kind, queue })
+        // the queues named by `wait` are already drained and queue order holds trivially; a
+        // kernel device orders the launch after them (`Launch::waits`), or, where the region
+        // does not run as a kernel there, the host waits for them here.
+        if let Some(d) = &device {
+            if !d.runs_kernels() || queue == Queue::Sync {
+                match &waits {
+                    Some(w) => w.iter().try_for_each(|&q| d.synchronize_queue(q))?,
+                    None => d.synchronize()?,
+                }
+            }
+        }
+        Ok(Launch { device, kind: site.kind, queue, waits })
+    }
+
+    /// The queues the launch waits for first; `None`: every queue (a bare `wait` clause).
+    pub fn waits(&self) -> Option<&[Queue]> {
+        self.waits.as_deref()
     }
 
     /// The device the region runs on: `Host` when it runs on the local thread.

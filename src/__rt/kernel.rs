@@ -334,7 +334,7 @@ pub type BuildFn<'f> = &'f dyn Fn(&mut KernelBuilder, &Params) -> Result<(), Str
 
 /// Builds (once per signature) and launches the region's kernel; panics, naming the region,
 /// when it cannot run there.
-pub fn launch(device: &dyn Device, site: &RegionSite, cache: &KernelCache, args: &mut Args<'_>, build: BuildFn<'_>) -> KernelOutput {
+pub fn launch(device: &dyn Device, on: &acc_core::region::Launch, site: &RegionSite, cache: &KernelCache, args: &mut Args<'_>, build: BuildFn<'_>) -> KernelOutput {
     let signature: Vec<ParamKind> = args.params.iter().map(|(_, k)| k.clone()).collect();
     let kernel = {
         let mut map = cache.map.lock().unwrap_or_else(|e| e.into_inner());
@@ -349,7 +349,7 @@ pub fn launch(device: &dyn Device, site: &RegionSite, cache: &KernelCache, args:
         Ok(k) => k,
         Err(e) => fail(site, device, e),
     };
-    match device.launch_kernel(kernel, &mut args.args) {
+    match device.launch_kernel_queued(kernel, &mut args.args, on.queue(), on.waits()) {
         Ok(out) => out,
         Err(e) => fail(site, device, &e.to_string()),
     }

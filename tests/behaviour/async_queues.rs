@@ -72,3 +72,46 @@ fn an_invalid_queue_on_a_region_is_reported_with_its_location() {
         assert!(msg.contains("invalid async argument -3") && msg.contains("async_queues.rs:"), "{msg}");
     });
 }
+
+/// Regions on two queues over present data (3.3 sections 2.16.1 and 2.16.2): the first queue's
+/// region is slow; the second queue's `wait(1)` region must see all of its results, and the
+/// host sees both queues' results after `wait`. On nvidia each queue is a CUDA stream and the
+/// `wait` clause an event, so this checks their order on the GPU.
+#[acc::offload]
+fn two_queues(n: usize, work: u64) -> (Vec<u64>, Vec<u64>) {
+    let mut a = vec![0u64; n];
+    let mut b = vec![1u64; n];
+    #[acc::data(copy(a, b))]
+    {
+        #[acc::parallel_loop(present(a), async(1))]
+        for i in 0..n {
+            a[i] = crate::devices::spin(work) % 7 + i as u64;
+        }
+        #[acc::parallel_loop(present(b), async(2))]
+        for i in 0..n {
+            b[i] = 2 * i as u64;
+        }
+        #[acc::parallel_loop(present(a, b), async(2), wait(1))]
+        for i in 0..n {
+            b[i] += a[i];
+        }
+        acc::wait!(2);
+        acc::wait_async(2, 3).unwrap();
+        acc::wait!(3);
+        assert!(acc::async_test(1) && acc::async_test(2) && acc::async_test_all());
+    }
+    (a, b)
+}
+
+#[test]
+fn a_wait_clause_orders_one_queue_after_another() {
+    on_each_device(|ty| {
+        let n = 20_000;
+        let (a, b) = two_queues(n, 5000);
+        let spun = crate::devices::spin(5000) % 7;
+        for i in 0..n {
+            assert_eq!(a[i], spun + i as u64, "a[{i}] on {ty}");
+            assert_eq!(b[i], 2 * i as u64 + spun + i as u64, "b[{i}] on {ty}");
+        }
+    });
+}

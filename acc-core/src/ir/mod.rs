@@ -13,6 +13,7 @@
 // `BinaryOp::Add`, `MathFn::Sqrt`, `LoopLevel::start`) carry no doc of their own.
 #![allow(missing_docs)]
 
+pub mod bounds;
 pub mod builder;
 pub mod eval;
 pub mod launch;

@@ -1144,6 +1144,7 @@ fn translate(
         #[allow(unused_variables, unused_braces)]
         let __acc_out = ::acc::__rt::kernel::launch(
             __acc_dev,
+            &__acc_launch,
             &__ACC_SITE,
             &__ACC_KERNEL,
             &mut __acc_args,

@@ -1,0 +1,316 @@
+//! Proves, on the host before a launch, that every array access of a kernel is in bounds for
+//! the launch's arguments: interval arithmetic over the integer expressions, with loop
+//! variables ranging over their loops. A backend may then skip what only the bounds checks
+//! need (DESIGN.md 4.2: an out-of-range index panics at the launching call), such as waiting
+//! for the kernel to read its status. The proof is conservative: a value it cannot bound (a
+//! load, a float, a local assigned more than once, arithmetic that may wrap) makes it fail,
+//! never succeed wrongly.
+
+use std::collections::HashMap;
+
+use super::launch::{KernelArg, ScalarValue};
+use super::{BinaryOp, Block, Expr, Handle, Kernel, Literal, LocalId, MathFn, ParamId, ParamKind, Scalar, Stmt, UnaryOp};
+
+/// Whether every access of `kernel` (array parameters and private arrays) is in bounds when
+/// it runs with `args`, whatever the values its loads read.
+pub fn accesses_in_bounds(kernel: &Kernel, args: &[KernelArg<'_>]) -> bool {
+    if kernel.unchecked {
+        return true;
+    }
+    let Ok(types) = super::validate::expr_types(kernel) else { return false };
+    let mut assignments = vec![0u32; kernel.function.locals.len()];
+    count_assignments(&kernel.function.body, &mut assignments);
+    let mut p = Prover { k: kernel, args, types, assignments, env: HashMap::new() };
+    p.block(&kernel.function.body)
+}
+
+/// How many statements assign each local (loop variables count as assigned many times).
+fn count_assignments(b: &Block, n: &mut [u32]) {
+    fn bump(n: &mut [u32], l: LocalId, by: u32) {
+        if let Some(c) = n.get_mut(l as usize) {
+            *c = c.saturating_add(by);
+        }
+    }
+    for s in b {
+        match s {
+            Stmt::Assign { local, .. } => bump(n, *local, 1),
+            Stmt::AssignElem { .. } | Stmt::Store { .. } | Stmt::Break | Stmt::Continue => {}
+            Stmt::Atomic { old, new, .. } => {
+                for l in old.iter().chain(new.iter()) {
+                    bump(n, *l, 2);
+                }
+            }
+            Stmt::If { accept, reject, .. } => {
+                count_assignments(accept, n);
+                count_assignments(reject, n);
+            }
+            Stmt::For { levels, reductions, private, body, .. } => {
+                for l in levels.iter().map(|l| l.var).chain(reductions.iter().map(|r| r.local)).chain(private.iter().copied()) {
+                    bump(n, l, 2);
+                }
+                count_assignments(body, n);
+            }
+            Stmt::Loop { body } => count_assignments(body, n),
+        }
+    }
+}
+
+/// A closed interval of integer values.
+type Range = (i128, i128);
+
+struct Prover<'a, 'k> {
+    k: &'k Kernel,
+    args: &'a [KernelArg<'a>],
+    types: Vec<Scalar>,
+    assignments: Vec<u32>,
+    /// Bounds of loop variables and of locals assigned once.
+    env: HashMap<LocalId, Range>,
+}
+
+/// The values integer type `t` holds.
+fn type_range(t: Scalar) -> Option<Range> {
+    if !t.is_int() {
+        return None;
+    }
+    let bits = t.size() * 8;
+    Some(if t.is_signed() { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) })
+}
+
+/// The hull of `corners`.
+fn hull(corners: &[i128]) -> Range {
+    let lo = corners.iter().copied().min().unwrap_or(0);
+    let hi = corners.iter().copied().max().unwrap_or(0);
+    (lo, hi)
+}
+
+impl Prover<'_, '_> {
+    fn block(&mut self, b: &Block) -> bool {
+        b.iter().all(|s| self.stmt(s))
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> bool {
+        match s {
+            Stmt::Assign { local, value } => {
+                if !self.accesses(*value) {
+                    return false;
+                }
+                if self.assignments.get(*local as usize) == Some(&1) {
+                    if let Some(r) = self.range(*value) {
+                        self.env.insert(*local, r);
+                    }
+                }
+                true
+            }
+            Stmt::AssignElem { local, index, value } => self.accesses(*index) && self.accesses(*value) && self.private_in_bounds(*local, *index),
+            Stmt::Store { array, index, value, .. } => self.accesses(*index) && self.accesses(*value) && self.in_bounds(*array, *index),
+            Stmt::Atomic { array, index, value, .. } => self.accesses(*index) && self.accesses(*value) && self.in_bounds(*array, *index),
+            Stmt::If { cond, accept, reject } => self.accesses(*cond) && self.block(accept) && self.block(reject),
+            Stmt::For { levels, body, .. } => {
+                for lv in levels {
+                    if !(self.accesses(lv.start) && self.accesses(lv.step) && self.accesses(lv.trips)) {
+                        return false;
+                    }
+                    let (Some(start), Some(step), Some(trips)) = (self.range(lv.start), self.range(lv.step), self.range(lv.trips)) else {
+                        return false;
+                    };
+                    if trips.1 <= 0 {
+                        // The body never runs.
+                        return true;
+                    }
+                    // start + k * step for k in 0..trips: the extremes are at the corners.
+                    let last = trips.1 - 1;
+                    let (Some(a), Some(b)) = (step.0.checked_mul(last), step.1.checked_mul(last)) else { return false };
+                    self.env.insert(lv.var, hull(&[start.0, start.1, start.0 + a, start.0 + b, start.1 + a, start.1 + b]));
+                }
+                self.block(body)
+            }
+            Stmt::Loop { body } => self.block(body),
+            Stmt::Break | Stmt::Continue => true,
+        }
+    }
+
+    /// Whether every access inside expression `h` is in bounds.
+    fn accesses(&self, h: Handle<Expr>) -> bool {
+        match &self.k.function.exprs[h] {
+            Expr::Load { array, index, .. } => self.accesses(*index) && self.in_bounds(*array, *index),
+            Expr::LocalElem { local, index } => self.accesses(*index) && self.private_in_bounds(*local, *index),
+            Expr::Unary(_, a) | Expr::Cast(a, _) => self.accesses(*a),
+            Expr::Binary(_, a, b) => self.accesses(*a) && self.accesses(*b),
+            Expr::Select { cond, accept, reject } => self.accesses(*cond) && self.accesses(*accept) && self.accesses(*reject),
+            Expr::Math(_, args) => args.iter().all(|a| self.accesses(*a)),
+            Expr::Literal(_) | Expr::Param(_) | Expr::Local(_) | Expr::Len(_) | Expr::GangIndex => true,
+        }
+    }
+
+    fn in_bounds(&self, array: ParamId, index: Handle<Expr>) -> bool {
+        match (self.len(array), self.range(index)) {
+            (Some(n), Some((lo, hi))) => lo >= 0 && hi < n,
+            _ => false,
+        }
+    }
+
+    fn private_in_bounds(&self, local: LocalId, index: Handle<Expr>) -> bool {
+        match (self.k.function.locals.get(local as usize).and_then(|l| l.len), self.range(index)) {
+            (Some(n), Some((lo, hi))) => lo >= 0 && hi < n as i128,
+            _ => false,
+        }
+    }
+
+    /// The length of array parameter `a` in this launch.
+    fn len(&self, a: ParamId) -> Option<i128> {
+        let ParamKind::Array { elem, .. } = self.k.params.get(a as usize)?.kind else { return None };
+        let bytes = match self.args.get(a as usize)? {
+            KernelArg::Read(d) => d.len(),
+            KernelArg::Write(d) => d.len(),
+            KernelArg::Scalar(_) => return None,
+        };
+        Some((bytes / elem.size().max(1) as usize) as i128)
+    }
+
+    /// Bounds of integer expression `h`, within its type (`None` where it may wrap or is not
+    /// known).
+    fn range(&self, h: Handle<Expr>) -> Option<Range> {
+        let ty = *self.types.get(h.index())?;
+        let r = match &self.k.function.exprs[h] {
+            Expr::Literal(Literal::Int(_, v)) => (*v, *v),
+            Expr::Literal(_) => return None,
+            Expr::Param(p) => {
+                let v = match self.args.get(*p as usize)? {
+                    KernelArg::Scalar(v) => match *v {
+                        ScalarValue::I32(x) => x as i128,
+                        ScalarValue::U32(x) => x as i128,
+                        ScalarValue::I64(x) | ScalarValue::ISize(x) => x as i128,
+                        ScalarValue::U64(x) | ScalarValue::USize(x) => x as i128,
+                        ScalarValue::Bool(_) | ScalarValue::F32(_) | ScalarValue::F64(_) => return None,
+                    },
+                    _ => return None,
+                };
+                (v, v)
+            }
+            Expr::Len(a) => {
+                let n = self.len(*a)?;
+                (n, n)
+            }
+            Expr::Local(l) => *self.env.get(l)?,
+            Expr::Cast(a, _) => self.range(*a)?,
+            Expr::Unary(UnaryOp::Neg, a) => {
+                let (lo, hi) = self.range(*a)?;
+                (-hi, -lo)
+            }
+            Expr::Binary(op, a, b) => {
+                let (x, y) = (self.range(*a)?, self.range(*b)?);
+                match op {
+                    BinaryOp::Add => (x.0 + y.0, x.1 + y.1),
+                    BinaryOp::Sub => (x.0 - y.1, x.1 - y.0),
+                    BinaryOp::Mul => {
+                        let c = [x.0.checked_mul(y.0)?, x.0.checked_mul(y.1)?, x.1.checked_mul(y.0)?, x.1.checked_mul(y.1)?];
+                        hull(&c)
+                    }
+                    BinaryOp::Div if x.0 >= 0 && y.0 > 0 => (x.0 / y.1, x.1 / y.0),
+                    BinaryOp::Rem if x.0 >= 0 && y.0 > 0 => (0, x.1.min(y.1 - 1)),
+                    BinaryOp::Shl if y.0 == y.1 && (0..64).contains(&y.0) => (x.0.checked_shl(y.0 as u32)?, x.1.checked_shl(y.0 as u32)?),
+                    BinaryOp::Shr if y.0 == y.1 && (0..64).contains(&y.0) && x.0 >= 0 => (x.0 >> y.0, x.1 >> y.0),
+                    BinaryOp::BitAnd if x.0 >= 0 && y.0 >= 0 => (0, x.1.min(y.1)),
+                    _ => return None,
+                }
+            }
+            Expr::Math(f @ (MathFn::Min | MathFn::Max), args) if args.len() == 2 => {
+                let (x, y) = (self.range(args[0])?, self.range(args[1])?);
+                if *f == MathFn::Min {
+                    (x.0.min(y.0), x.1.min(y.1))
+                } else {
+                    (x.0.max(y.0), x.1.max(y.1))
+                }
+            }
+            Expr::Select { accept, reject, .. } => {
+                let (x, y) = (self.range(*accept)?, self.range(*reject)?);
+                (x.0.min(y.0), x.1.max(y.1))
+            }
+            _ => return None,
+        };
+        // Arithmetic that may leave the type would wrap on the device.
+        let (lo, hi) = type_range(ty)?;
+        (r.0 >= lo && r.1 <= hi).then_some(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::builder::KernelBuilder;
+    use crate::ir::samples::{saxpy, GRID};
+
+    fn bytes(v: &[f32]) -> &[u8] {
+        // SAFETY: f32 is plain data.
+        unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), std::mem::size_of_val(v)) }
+    }
+
+    #[test]
+    fn saxpy_over_its_own_length_is_in_bounds() {
+        let (x, mut y) = (vec![0f32; 100], vec![0f32; 100]);
+        let mut ys = y.clone();
+        let k = saxpy(Scalar::F32);
+        let args = [KernelArg::Scalar(ScalarValue::F32(2.0)), KernelArg::Read(bytes(&x)), KernelArg::Write(unsafe_bytes_mut(&mut y))];
+        assert!(accesses_in_bounds(&k, &args));
+        // `x` shorter than `y`: `x[i]` may be out of range.
+        let short = vec![0f32; 99];
+        let args = [KernelArg::Scalar(ScalarValue::F32(2.0)), KernelArg::Read(bytes(&short)), KernelArg::Write(unsafe_bytes_mut(&mut ys))];
+        assert!(!accesses_in_bounds(&k, &args));
+    }
+
+    fn unsafe_bytes_mut(v: &mut [f32]) -> &mut [u8] {
+        // SAFETY: f32 is plain data, valid for any bits.
+        unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast(), std::mem::size_of_val(v)) }
+    }
+
+    /// `for j in 1..n-1 { for i in 1..m-1 { a[j*m+i] = b[j*m+i-1] } }` (collapsed).
+    fn stencil(offset: i128) -> Kernel {
+        let mut b = KernelBuilder::new("stencil");
+        let n = b.param_scalar("n", Scalar::USize);
+        let m = b.param_scalar("m", Scalar::USize);
+        let a = b.param_array("a", Scalar::F32, true);
+        let src = b.param_array("b", Scalar::F32, false);
+        let one = b.lit_int(1, None);
+        let step = b.lit_int(1, None);
+        let n1 = b.binary(BinaryOp::Sub, n, one);
+        let one = b.lit_int(1, None);
+        let trips_j = b.binary(BinaryOp::Sub, n1, one);
+        let one = b.lit_int(1, None);
+        let m1 = b.binary(BinaryOp::Sub, m, one);
+        let one = b.lit_int(1, None);
+        let trips_i = b.binary(BinaryOp::Sub, m1, one);
+        let (s1, s2, step2) = (b.lit_int(1, None), b.lit_int(1, None), b.lit_int(1, None));
+        b.for_(&[("j", Some(Scalar::USize), s1, step, trips_j), ("i", Some(Scalar::USize), s2, step2, trips_i)], GRID, &[], &[], |b, v| {
+            let (j, i) = (b.get(v[0]), b.get(v[1]));
+            let m = b.param_scalar_value(1);
+            let jm = b.binary(BinaryOp::Mul, j, m);
+            let k = b.binary(BinaryOp::Add, jm, i);
+            let o = b.lit_int(offset, None);
+            let ko = b.binary(BinaryOp::Add, k, o);
+            let x = b.load(src, ko);
+            let (j, i) = (b.get(v[0]), b.get(v[1]));
+            let m = b.param_scalar_value(1);
+            let jm = b.binary(BinaryOp::Mul, j, m);
+            let k = b.binary(BinaryOp::Add, jm, i);
+            b.store(a, k, x);
+        });
+        b.finish().expect("valid IR")
+    }
+
+    #[test]
+    fn a_collapsed_stencil_is_proven_and_one_past_the_end_is_not() {
+        let (n, m) = (30usize, 20usize);
+        let src = vec![0f32; n * m];
+        let mut a = vec![0f32; n * m];
+        // Reads b[j*m + i + k]: the largest index is (n-2)*m + (m-2) + k.
+        for (k, ok) in [(0, true), (m as i128 + 1, true), (m as i128 + 2, false)] {
+            let args = [
+                KernelArg::Scalar(ScalarValue::USize(n as u64)),
+                KernelArg::Scalar(ScalarValue::USize(m as u64)),
+                KernelArg::Write(unsafe_bytes_mut(&mut a)),
+                KernelArg::Read(bytes(&src)),
+            ];
+            assert_eq!(accesses_in_bounds(&stencil(k), &args), ok, "offset {k}");
+        }
+    }
+}
