@@ -604,11 +604,6 @@ impl acc_core::device::Backend for CudaBackend {
     fn open(&self, num: usize) -> Result<Arc<dyn acc_core::Device>> {
         self.devices.get_or_open(num, CudaDevice::open)
     }
-    // Regions run on nvidia when asked for (`ACC_DEVICE_TYPE=nvidia`) until it runs every
-    // region the other devices run.
-    fn is_default_candidate(&self) -> bool {
-        false
-    }
     fn absent_reason(&self) -> String {
         if driver_present() {
             "the CUDA driver found no GPU".into()
