@@ -617,5 +617,5 @@ impl acc_core::device::Backend for CudaBackend {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "gpu-tests"))]
 mod tests;

@@ -1,6 +1,6 @@
 //! End-to-end on the first NVIDIA GPU: kernels built as IR, lowered to PTX, run through the
-//! CUDA driver. Without a GPU the tests say so and pass, unless `ACC_REQUIRE_DEVICES` names
-//! nvidia.
+//! CUDA driver (feature `gpu-tests`). Without a GPU the tests say so and pass, unless
+//! `ACC_REQUIRE_DEVICES` names nvidia (scripts/gpu-test names it).
 
 use acc_core::ir::builder::KernelBuilder;
 use acc_core::ir::launch::{KernelArg as Arg, ScalarValue};
