@@ -303,3 +303,14 @@ fn struct_fields_are_addressed_by_stride_and_offset() {
         assemble(&l, sm);
     }
 }
+
+#[test]
+fn unchecked_kernels_access_without_predicates() {
+    let mut k = saxpy(Scalar::F64);
+    k.unchecked = true;
+    let l = lower(&k, Target { sm: 90 }).unwrap();
+    let predicated = |op: &str| l.ptx.lines().any(|x| x.trim_start().starts_with('@') && x.contains(op));
+    assert!(!predicated(" ld.global") && !predicated(" st.global") && l.ptx.contains("ld.global.nc.f64 %fd"), "{}", l.ptx);
+    assert!(!l.ptx.contains("acc_status]"), "an unchecked kernel reports nothing: {}", l.ptx);
+    assemble(&l, 90);
+}
