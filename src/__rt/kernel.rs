@@ -88,51 +88,36 @@ impl<'a> Args<'a> {
 
     /// A variable the region only reads; returns its parameter index.
     pub fn read<V: DataVar + ?Sized>(&mut self, name: &'static str, v: &'a V) -> usize {
-        let elem = match (V::Elem::SCALAR, V::Elem::LAYOUT) {
-            (Some(s), _) => s,
-            (None, Some(layout)) if !V::IS_SCALAR => {
-                self.fixed.push(V::FIXED_LEN);
-                self.args.push(KernelArg::Read(bytes_of(v.elems())));
-                self.params.push((name, ParamKind::Array { elem: Elem::Struct(layout), writable: false }));
-                return self.args.len() - 1;
-            }
-            _ => return self.refuse(name, format!("values of type `{}` (not a scalar, nor an array of scalars or `#[derive(DeviceCopy)]` structs) are not supported in kernels", type_name::<V::Elem>())),
-        };
         let bytes = bytes_of(v.elems());
-        self.fixed.push(V::FIXED_LEN);
         if V::IS_SCALAR {
-            match scalar_value(elem, bytes) {
-                Some(s) => {
-                    self.args.push(KernelArg::Scalar(s));
-                    self.params.push((name, ParamKind::Scalar(elem)));
-                }
-                None => return self.refuse(name, format!("{elem} scalars are not supported in kernels yet")),
-            }
-        } else {
-            self.args.push(KernelArg::Read(bytes));
-            self.params.push((name, ParamKind::Array { elem: Elem::Scalar(elem), writable: false }));
+            let value = V::Elem::SCALAR.and_then(|t| Some((t, scalar_value(t, bytes)?)));
+            let Some((t, value)) = value else {
+                return self.refuse(name, format!("values of type `{}` are not supported in kernels (scalars are)", type_name::<V::Elem>()));
+            };
+            self.fixed.push(V::FIXED_LEN);
+            self.args.push(KernelArg::Scalar(value));
+            self.params.push((name, ParamKind::Scalar(t)));
+            return self.args.len() - 1;
         }
+        let Some(elem) = array_elem::<V>() else {
+            return self.refuse(name, format!("arrays of `{}` (not a scalar, nor a `#[derive(DeviceCopy)]` struct) are not supported in kernels", type_name::<V::Elem>()));
+        };
+        self.fixed.push(V::FIXED_LEN);
+        self.args.push(KernelArg::Read(bytes));
+        self.params.push((name, ParamKind::Array { elem, writable: false }));
         self.args.len() - 1
     }
 
     /// An array the region writes (or a scalar it writes, as an array of one element);
     /// returns its parameter index.
     pub fn write<V: DataVarMut + ?Sized>(&mut self, name: &'static str, v: &'a mut V) -> usize {
-        let elem = match (V::Elem::SCALAR, V::Elem::LAYOUT) {
-            (Some(s), _) => Some(Elem::Scalar(s)),
-            (None, Some(layout)) if !V::IS_SCALAR => Some(Elem::Struct(layout)),
-            _ => None,
+        let Some(elem) = array_elem::<V>() else {
+            return self.refuse(name, format!("writing `{}` in a kernel is not supported yet", type_name::<V>()));
         };
-        match elem {
-            Some(elem) => {
-                self.fixed.push(V::FIXED_LEN);
-                let bytes = bytes_of_mut(v.elems_mut());
-                self.args.push(KernelArg::Write(bytes));
-                self.params.push((name, ParamKind::Array { elem, writable: true }));
-                self.args.len() - 1
-            }
-            _ => self.refuse(name, format!("writing `{}` in a kernel is not supported yet", type_name::<V>())),
-        }
+        self.fixed.push(V::FIXED_LEN);
+        self.args.push(KernelArg::Write(bytes_of_mut(v.elems_mut())));
+        self.params.push((name, ParamKind::Array { elem, writable: true }));
+        self.args.len() - 1
     }
 
     /// A scalar reduced with `op`: its value goes in, the partial result comes back.
@@ -158,6 +143,16 @@ impl<'a> Args<'a> {
             }
             _ => self.refuse(name, format!("reductions of `{}` are not supported in kernels yet (arrays must have a fixed length, `[T; N]`)", type_name::<V>())),
         }
+    }
+}
+
+/// The kernel element type of `V`'s elements: a scalar, or (for arrays) a
+/// `#[derive(DeviceCopy)]` struct.
+fn array_elem<V: DataVar + ?Sized>() -> Option<Elem> {
+    match (V::Elem::SCALAR, V::Elem::LAYOUT) {
+        (Some(s), _) => Some(Elem::Scalar(s)),
+        (None, Some(layout)) if !V::IS_SCALAR => Some(Elem::Struct(layout)),
+        _ => None,
     }
 }
 

@@ -1,9 +1,10 @@
 //! The behaviour suite: OpenACC semantics, one file per spec area, each test run on every
 //! device type (see `devices`). Written once; a new backend joins by configuration.
 //!
-//! `ACC_TEST_DEVICES=host,multicore` picks the device types (default: every type this build
-//! has a device for). `ACC_REQUIRE_DEVICES=..` turns a missing device into a failure (CI sets
-//! it); without it a missing device is skipped with the reason printed.
+//! `ACC_TEST_DEVICES=host,multicore` picks the device types. With `ACC_REQUIRE_DEVICES=..` set
+//! (CI sets it) nothing is skipped: the suite runs on the types `ACC_TEST_DEVICES` names, else
+//! the required ones, and a missing device fails. Without it (a developer's machine) every type
+//! this build has is tried and a missing device is skipped with the reason printed.
 
 // Index loops are the OpenACC idiom these tests exercise.
 #![allow(clippy::needless_range_loop, clippy::assign_op_pattern)]

@@ -193,10 +193,7 @@ impl Tr {
     fn place(&mut self, e: &Expr) -> R<(TokenStream, TokenStream)> {
         match strip(e) {
             Expr::Index(ix) => Ok((self.array(&ix.expr)?, self.expr(&ix.index)?)),
-            Expr::Field(f) => {
-                let (a, i) = self.struct_field(f)?;
-                Ok((a, i))
-            }
+            Expr::Field(f) => self.struct_field(f),
             other => {
                 let id = path_ident(other).ok_or_else(|| format!("the atomic target `{}`", other.to_token_stream()))?;
                 match self.captured.get(&id.to_string()) {
@@ -209,6 +206,20 @@ impl Tr {
                 }
             }
         }
+    }
+
+    /// `let __acc_a_<name> = ..;`: the array handle of captured variable `name` (through
+    /// `__acc_h`), for a body that indexes it; `missing(message)` leaves the builder where it
+    /// is not an array.
+    fn array_binding(&self, name: &str, missing: impl Fn(&str) -> TokenStream) -> TokenStream {
+        let (_, p) = &self.captured[name];
+        let a = format_ident!("__acc_a_{}", name);
+        let shown = name.strip_prefix("__self_").map_or_else(|| name.to_string(), |f| format!("self.{f}"));
+        let on_missing = missing(&format!("`{shown}` is used as an array but is not one"));
+        quote!(let #a = match __acc_h.array(#p) {
+            ::core::option::Option::Some(a) => a,
+            ::core::option::Option::None => #on_missing,
+        };)
     }
 
     /// `a[i].f` on an array of `#[derive(DeviceCopy)]` structs: the array's view of field `f`
@@ -1123,16 +1134,7 @@ fn translate(
     let resolve: Vec<TokenStream> = tr
         .arrays_used
         .iter()
-        .map(|name| {
-            let (_, p) = &tr.captured[name];
-            let a = format_ident!("__acc_a_{}", name);
-            let _ = p;
-            let msg = format!("`{name}` is used as an array but is not one");
-            quote!(let #a = match __acc_h.array(#p) {
-                ::core::option::Option::Some(a) => a,
-                ::core::option::Option::None => return ::core::result::Result::Err(#msg.into()),
-            };)
-        })
+        .map(|name| tr.array_binding(name, |msg| quote!(return ::core::result::Result::Err(#msg.into()))))
         .collect();
     Ok(quote! {{
         #[allow(unused_imports)]
@@ -1387,13 +1389,7 @@ fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
     };
     // The fields of `self` the body indexes, as arrays.
     for name in tr.arrays_used.iter().filter(|n| n.starts_with("__self_")) {
-        let (_, p) = &tr.captured[name];
-        let a = format_ident!("__acc_a_{}", name);
-        let msg = format!("`{}` is used as an array but is not one", name.replacen("__self_", "self.", 1));
-        prologue.push(quote!(let #a = match __acc_h.array(#p) {
-            ::core::option::Option::Some(a) => a,
-            ::core::option::Option::None => { __acc_b.fail(#msg); return __acc_b.lit_bool(false); }
-        };));
+        prologue.push(tr.array_binding(name, |msg| quote!({ __acc_b.fail(#msg); return __acc_b.lit_bool(false); })));
     }
     let n = f.sig.inputs.iter().filter(|i| matches!(i, syn::FnArg::Typed(_))).count() + nf;
     let count_msg = format!("the routine `{name}` takes {n} arguments");
