@@ -20,7 +20,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+};
 
 const WARM_UP: usize = 3;
 
@@ -35,10 +37,20 @@ impl Cuda {
     fn new() -> Cuda {
         let ctx = CudaContext::new(0).expect("GPU 0");
         let (major, minor) = ctx.compute_capability().expect("compute capability");
-        let sms = ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).expect("SM count") as u32;
+        let sms = ctx
+            .attribute(
+                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            )
+            .expect("SM count") as u32;
         let cubin = compile_reference(major * 10 + minor);
-        let module = ctx.load_module(cudarc::nvrtc::Ptx::from_file(cubin)).expect("the reference cubin loads");
-        Cuda { stream: ctx.default_stream(), module, sms }
+        let module = ctx
+            .load_module(cudarc::nvrtc::Ptx::from_file(cubin))
+            .expect("the reference cubin loads");
+        Cuda {
+            stream: ctx.default_stream(),
+            module,
+            sms,
+        }
     }
 
     fn f(&self, name: &str) -> CudaFunction {
@@ -55,14 +67,23 @@ impl Cuda {
 }
 
 fn compile_reference(sm: i32) -> PathBuf {
-    let src = [Path::new("benches/cuda/reference.cu").to_path_buf(), Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/cuda/reference.cu")]
-        .into_iter()
-        .find(|p| p.is_file())
-        .expect("benches/cuda/reference.cu (run from the repository root)");
-    let nvcc = std::env::var_os("ACC_NVCC").map(PathBuf::from).unwrap_or_else(|| {
-        let local = Path::new("/usr/local/cuda/bin/nvcc");
-        if local.is_file() { local.to_path_buf() } else { PathBuf::from("nvcc") }
-    });
+    let src = [
+        Path::new("benches/cuda/reference.cu").to_path_buf(),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/cuda/reference.cu"),
+    ]
+    .into_iter()
+    .find(|p| p.is_file())
+    .expect("benches/cuda/reference.cu (run from the repository root)");
+    let nvcc = std::env::var_os("ACC_NVCC")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let local = Path::new("/usr/local/cuda/bin/nvcc");
+            if local.is_file() {
+                local.to_path_buf()
+            } else {
+                PathBuf::from("nvcc")
+            }
+        });
     let out = std::env::temp_dir().join(format!("acc-bench-reference-sm{sm}.cubin"));
     let status = std::process::Command::new(&nvcc)
         .args(["-O3", &format!("-arch=sm_{sm}"), "-cubin", "-o"])
@@ -75,7 +96,11 @@ fn compile_reference(sm: i32) -> PathBuf {
 }
 
 fn grid(n: usize) -> LaunchConfig {
-    LaunchConfig { grid_dim: (n.div_ceil(256) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }
+    LaunchConfig {
+        grid_dim: (n.div_ceil(256) as u32, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    }
 }
 
 fn timed(f: impl FnOnce()) -> Duration {
@@ -98,11 +123,26 @@ struct Times {
 
 impl Times {
     fn report(&self, name: &str, bytes: f64, note: &str) -> f64 {
-        let (a, r) = (median(self.acc[WARM_UP..].to_vec()), median(self.reference[WARM_UP..].to_vec()));
+        let (a, r) = (
+            median(self.acc[WARM_UP..].to_vec()),
+            median(self.reference[WARM_UP..].to_vec()),
+        );
         let ratio = r.as_secs_f64() / a.as_secs_f64();
-        let bw = |d: Duration| if bytes > 0.0 { format!(" ({:.0} GB/s)", bytes / d.as_secs_f64() / 1e9) } else { String::new() };
+        let bw = |d: Duration| {
+            if bytes > 0.0 {
+                format!(" ({:.0} GB/s)", bytes / d.as_secs_f64() / 1e9)
+            } else {
+                String::new()
+            }
+        };
         let us = |d: Duration| d.as_secs_f64() * 1e6;
-        println!("{name:<22} acc {:>10.1} us{:<12} CUDA {:>10.1} us{:<12} ratio {ratio:.2}x{note}", us(a), bw(a), us(r), bw(r));
+        println!(
+            "{name:<22} acc {:>10.1} us{:<12} CUDA {:>10.1} us{:<12} ratio {ratio:.2}x{note}",
+            us(a),
+            bw(a),
+            us(r),
+            bw(r)
+        );
         ratio
     }
 }
@@ -121,12 +161,29 @@ struct Stream {
 /// STREAM on present arrays, alternating acc and CUDA step by step; returns both dot products
 /// of the last repetition.
 #[acc::offload]
-fn stream(a: &mut Vec<f64>, b: &mut Vec<f64>, c: &mut Vec<f64>, reps: usize, cu: &Cuda, t: &mut Stream) -> (f64, f64) {
+fn stream(
+    a: &mut Vec<f64>,
+    b: &mut Vec<f64>,
+    c: &mut Vec<f64>,
+    reps: usize,
+    cu: &Cuda,
+    t: &mut Stream,
+) -> (f64, f64) {
     let n = a.len();
     let (mut ra, mut rb, mut rc) = (cu.upload(a), cu.upload(b), cu.upload(c));
-    let (fc, fs, fa, ft, fd, ff) = (cu.f("stream_copy"), cu.f("stream_scale"), cu.f("stream_add"), cu.f("stream_triad"), cu.f("dot_partials"), cu.f("fold_f64_add"));
+    let (fc, fs, fa, ft, fd, ff) = (
+        cu.f("stream_copy"),
+        cu.f("stream_scale"),
+        cu.f("stream_add"),
+        cu.f("stream_triad"),
+        cu.f("dot_partials"),
+        cu.f("fold_f64_add"),
+    );
     let blocks = cu.sms * 8;
-    let mut partials = cu.stream.alloc_zeros::<f64>(blocks as usize).expect("alloc");
+    let mut partials = cu
+        .stream
+        .alloc_zeros::<f64>(blocks as usize)
+        .expect("alloc");
     let mut out = cu.stream.alloc_zeros::<f64>(1).expect("alloc");
     let (mut dot_acc, mut dot_ref) = (0.0, 0.0);
     #[acc::data(copy(a, b, c))]
@@ -140,7 +197,15 @@ fn stream(a: &mut Vec<f64>, b: &mut Vec<f64>, c: &mut Vec<f64>, reps: usize, cu:
             acc::wait_all().expect("the region runs");
             t.copy.acc.push(t0.elapsed());
             t.copy.reference.push(timed(|| {
-                unsafe { cu.stream.launch_builder(&fc).arg(&ra).arg(&mut rc).arg(&n).launch(grid(n)) }.expect("launch");
+                unsafe {
+                    cu.stream
+                        .launch_builder(&fc)
+                        .arg(&ra)
+                        .arg(&mut rc)
+                        .arg(&n)
+                        .launch(grid(n))
+                }
+                .expect("launch");
                 cu.sync();
             }));
             let t0 = Instant::now();
@@ -152,7 +217,16 @@ fn stream(a: &mut Vec<f64>, b: &mut Vec<f64>, c: &mut Vec<f64>, reps: usize, cu:
             acc::wait_all().expect("the region runs");
             t.scale.acc.push(t0.elapsed());
             t.scale.reference.push(timed(|| {
-                unsafe { cu.stream.launch_builder(&fs).arg(&mut rb).arg(&rc).arg(&S).arg(&n).launch(grid(n)) }.expect("launch");
+                unsafe {
+                    cu.stream
+                        .launch_builder(&fs)
+                        .arg(&mut rb)
+                        .arg(&rc)
+                        .arg(&S)
+                        .arg(&n)
+                        .launch(grid(n))
+                }
+                .expect("launch");
                 cu.sync();
             }));
             let t0 = Instant::now();
@@ -163,7 +237,16 @@ fn stream(a: &mut Vec<f64>, b: &mut Vec<f64>, c: &mut Vec<f64>, reps: usize, cu:
             acc::wait_all().expect("the region runs");
             t.add.acc.push(t0.elapsed());
             t.add.reference.push(timed(|| {
-                unsafe { cu.stream.launch_builder(&fa).arg(&ra).arg(&rb).arg(&mut rc).arg(&n).launch(grid(n)) }.expect("launch");
+                unsafe {
+                    cu.stream
+                        .launch_builder(&fa)
+                        .arg(&ra)
+                        .arg(&rb)
+                        .arg(&mut rc)
+                        .arg(&n)
+                        .launch(grid(n))
+                }
+                .expect("launch");
                 cu.sync();
             }));
             let t0 = Instant::now();
@@ -175,7 +258,17 @@ fn stream(a: &mut Vec<f64>, b: &mut Vec<f64>, c: &mut Vec<f64>, reps: usize, cu:
             acc::wait_all().expect("the region runs");
             t.triad.acc.push(t0.elapsed());
             t.triad.reference.push(timed(|| {
-                unsafe { cu.stream.launch_builder(&ft).arg(&mut ra).arg(&rb).arg(&rc).arg(&S).arg(&n).launch(grid(n)) }.expect("launch");
+                unsafe {
+                    cu.stream
+                        .launch_builder(&ft)
+                        .arg(&mut ra)
+                        .arg(&rb)
+                        .arg(&rc)
+                        .arg(&S)
+                        .arg(&n)
+                        .launch(grid(n))
+                }
+                .expect("launch");
                 cu.sync();
             }));
             let t0 = Instant::now();
@@ -187,20 +280,56 @@ fn stream(a: &mut Vec<f64>, b: &mut Vec<f64>, c: &mut Vec<f64>, reps: usize, cu:
             dot_acc = sum;
             t.dot.acc.push(t0.elapsed());
             t.dot.reference.push(timed(|| {
-                let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-                unsafe { cu.stream.launch_builder(&fd).arg(&ra).arg(&rb).arg(&mut partials).arg(&n).launch(cfg) }.expect("launch");
-                let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
-                unsafe { cu.stream.launch_builder(&ff).arg(&partials).arg(&mut out).arg(&blocks).launch(one) }.expect("launch");
+                let cfg = LaunchConfig {
+                    grid_dim: (blocks, 1, 1),
+                    block_dim: (256, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                unsafe {
+                    cu.stream
+                        .launch_builder(&fd)
+                        .arg(&ra)
+                        .arg(&rb)
+                        .arg(&mut partials)
+                        .arg(&n)
+                        .launch(cfg)
+                }
+                .expect("launch");
+                let one = LaunchConfig {
+                    grid_dim: (1, 1, 1),
+                    block_dim: (1024, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                unsafe {
+                    cu.stream
+                        .launch_builder(&ff)
+                        .arg(&partials)
+                        .arg(&mut out)
+                        .arg(&blocks)
+                        .launch(one)
+                }
+                .expect("launch");
                 dot_ref = cu.stream.memcpy_dtov(&out).expect("read")[0];
             }));
         }
     }
     // Both sides ran the same steps: the arrays must agree (nvcc fuses `b + s * c` into an
     // fma, acc rounds the product as Rust does, hence not bit for bit).
-    let (ha, hb, hc) = (cu.stream.memcpy_dtov(&ra).unwrap(), cu.stream.memcpy_dtov(&rb).unwrap(), cu.stream.memcpy_dtov(&rc).unwrap());
+    let (ha, hb, hc) = (
+        cu.stream.memcpy_dtov(&ra).unwrap(),
+        cu.stream.memcpy_dtov(&rb).unwrap(),
+        cu.stream.memcpy_dtov(&rc).unwrap(),
+    );
     for (name, r, x) in [("a", &ha, &*a), ("b", &hb, &*b), ("c", &hc, &*c)] {
-        let worst = r.iter().zip(x).map(|(r, x)| ((r - x) / r.abs().max(1e-300)).abs()).fold(0.0f64, f64::max);
-        assert!(worst <= 1e-12, "STREAM array {name} differs between acc and CUDA by {worst} (relative)");
+        let worst = r
+            .iter()
+            .zip(x)
+            .map(|(r, x)| ((r - x) / r.abs().max(1e-300)).abs())
+            .fold(0.0f64, f64::max);
+        assert!(
+            worst <= 1e-12,
+            "STREAM array {name} differs between acc and CUDA by {worst} (relative)"
+        );
     }
     (dot_acc, dot_ref)
 }
@@ -216,13 +345,29 @@ struct Reductions {
 fn reductions(x: &Vec<f32>, reps: usize, cu: &Cuda, t: &mut Reductions) -> (f32, f32, f32, f32) {
     let n = x.len();
     let rx = cu.upload(x);
-    let (fs, fm, ffs, ffm) = (cu.f("sum_f32_partials"), cu.f("max_f32_partials"), cu.f("fold_f32_add"), cu.f("fold_f32_max"));
+    let (fs, fm, ffs, ffm) = (
+        cu.f("sum_f32_partials"),
+        cu.f("max_f32_partials"),
+        cu.f("fold_f32_add"),
+        cu.f("fold_f32_max"),
+    );
     let blocks = cu.sms * 8;
-    let mut partials = cu.stream.alloc_zeros::<f32>(blocks as usize).expect("alloc");
+    let mut partials = cu
+        .stream
+        .alloc_zeros::<f32>(blocks as usize)
+        .expect("alloc");
     let mut out = cu.stream.alloc_zeros::<f32>(1).expect("alloc");
     let (mut r, mut s_acc, mut m_acc) = ([0.0f32; 2], 0.0f32, 0.0f32);
-    let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-    let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
+    let cfg = LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let one = LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (1024, 1, 1),
+        shared_mem_bytes: 0,
+    };
     #[acc::data(copyin(x))]
     {
         for _ in 0..reps {
@@ -235,8 +380,24 @@ fn reductions(x: &Vec<f32>, reps: usize, cu: &Cuda, t: &mut Reductions) -> (f32,
             s_acc = s;
             t.sum.acc.push(t0.elapsed());
             t.sum.reference.push(timed(|| {
-                unsafe { cu.stream.launch_builder(&fs).arg(&rx).arg(&mut partials).arg(&n).launch(cfg) }.expect("launch");
-                unsafe { cu.stream.launch_builder(&ffs).arg(&partials).arg(&mut out).arg(&blocks).launch(one) }.expect("launch");
+                unsafe {
+                    cu.stream
+                        .launch_builder(&fs)
+                        .arg(&rx)
+                        .arg(&mut partials)
+                        .arg(&n)
+                        .launch(cfg)
+                }
+                .expect("launch");
+                unsafe {
+                    cu.stream
+                        .launch_builder(&ffs)
+                        .arg(&partials)
+                        .arg(&mut out)
+                        .arg(&blocks)
+                        .launch(one)
+                }
+                .expect("launch");
                 r[0] = cu.stream.memcpy_dtov(&out).expect("read")[0];
             }));
             let t0 = Instant::now();
@@ -248,8 +409,24 @@ fn reductions(x: &Vec<f32>, reps: usize, cu: &Cuda, t: &mut Reductions) -> (f32,
             m_acc = m;
             t.max.acc.push(t0.elapsed());
             t.max.reference.push(timed(|| {
-                unsafe { cu.stream.launch_builder(&fm).arg(&rx).arg(&mut partials).arg(&n).launch(cfg) }.expect("launch");
-                unsafe { cu.stream.launch_builder(&ffm).arg(&partials).arg(&mut out).arg(&blocks).launch(one) }.expect("launch");
+                unsafe {
+                    cu.stream
+                        .launch_builder(&fm)
+                        .arg(&rx)
+                        .arg(&mut partials)
+                        .arg(&n)
+                        .launch(cfg)
+                }
+                .expect("launch");
+                unsafe {
+                    cu.stream
+                        .launch_builder(&ffm)
+                        .arg(&partials)
+                        .arg(&mut out)
+                        .arg(&blocks)
+                        .launch(one)
+                }
+                .expect("launch");
                 r[1] = cu.stream.memcpy_dtov(&out).expect("read")[0];
             }));
         }
@@ -262,13 +439,27 @@ fn reductions(x: &Vec<f32>, reps: usize, cu: &Cuda, t: &mut Reductions) -> (f32,
 /// also finishes the copy before it; the reference's three kernels end with reading the error.
 /// Returns both errors.
 #[acc::offload]
-fn jacobi(a: &mut Vec<f64>, anew: &mut Vec<f64>, n: usize, reps: usize, cu: &Cuda, t: &mut Times) -> (f64, f64) {
+fn jacobi(
+    a: &mut Vec<f64>,
+    anew: &mut Vec<f64>,
+    n: usize,
+    reps: usize,
+    cu: &Cuda,
+    t: &mut Times,
+) -> (f64, f64) {
     let m = n;
     let (mut ra, mut rnew) = (cu.upload(a), cu.upload(anew));
-    let (fsweep, fcopy, ffold) = (cu.f("jacobi_sweep"), cu.f("jacobi_copy"), cu.f("fold_f64_max"));
+    let (fsweep, fcopy, ffold) = (
+        cu.f("jacobi_sweep"),
+        cu.f("jacobi_copy"),
+        cu.f("fold_f64_max"),
+    );
     let gx = (m as u32 - 2).div_ceil(256);
     let gy = (n as u32 - 2).min(1024);
-    let mut partials = cu.stream.alloc_zeros::<f64>((gx * gy) as usize).expect("alloc");
+    let mut partials = cu
+        .stream
+        .alloc_zeros::<f64>((gx * gy) as usize)
+        .expect("alloc");
     let mut out = cu.stream.alloc_zeros::<f64>(1).expect("alloc");
     let (ni, mi) = (n as i32, m as i32);
     let (mut err_acc, mut err_ref) = (0.0, 0.0);
@@ -282,7 +473,11 @@ fn jacobi(a: &mut Vec<f64>, anew: &mut Vec<f64>, n: usize, reps: usize, cu: &Cud
                 for j in 1..n - 1 {
                     #[acc::r#loop(vector)]
                     for i in 1..m - 1 {
-                        anew[j * m + i] = 0.25 * (a[j * m + i + 1] + a[j * m + i - 1] + a[(j - 1) * m + i] + a[(j + 1) * m + i]);
+                        anew[j * m + i] = 0.25
+                            * (a[j * m + i + 1]
+                                + a[j * m + i - 1]
+                                + a[(j - 1) * m + i]
+                                + a[(j + 1) * m + i]);
                         err = f64::max(err, (anew[j * m + i] - a[j * m + i]).abs());
                     }
                 }
@@ -299,12 +494,47 @@ fn jacobi(a: &mut Vec<f64>, anew: &mut Vec<f64>, n: usize, reps: usize, cu: &Cud
             t.reference.push(
                 timed(|| {
                     for _ in 0..JACOBI_ITERS {
-                        let cfg = LaunchConfig { grid_dim: (gx, gy, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-                        unsafe { cu.stream.launch_builder(&fsweep).arg(&ra).arg(&mut rnew).arg(&mut partials).arg(&ni).arg(&mi).launch(cfg) }.expect("launch");
-                        unsafe { cu.stream.launch_builder(&fcopy).arg(&mut ra).arg(&rnew).arg(&ni).arg(&mi).launch(cfg) }.expect("launch");
-                        let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
+                        let cfg = LaunchConfig {
+                            grid_dim: (gx, gy, 1),
+                            block_dim: (256, 1, 1),
+                            shared_mem_bytes: 0,
+                        };
+                        unsafe {
+                            cu.stream
+                                .launch_builder(&fsweep)
+                                .arg(&ra)
+                                .arg(&mut rnew)
+                                .arg(&mut partials)
+                                .arg(&ni)
+                                .arg(&mi)
+                                .launch(cfg)
+                        }
+                        .expect("launch");
+                        unsafe {
+                            cu.stream
+                                .launch_builder(&fcopy)
+                                .arg(&mut ra)
+                                .arg(&rnew)
+                                .arg(&ni)
+                                .arg(&mi)
+                                .launch(cfg)
+                        }
+                        .expect("launch");
+                        let one = LaunchConfig {
+                            grid_dim: (1, 1, 1),
+                            block_dim: (1024, 1, 1),
+                            shared_mem_bytes: 0,
+                        };
                         let count = gx * gy;
-                        unsafe { cu.stream.launch_builder(&ffold).arg(&partials).arg(&mut out).arg(&count).launch(one) }.expect("launch");
+                        unsafe {
+                            cu.stream
+                                .launch_builder(&ffold)
+                                .arg(&partials)
+                                .arg(&mut out)
+                                .arg(&count)
+                                .launch(one)
+                        }
+                        .expect("launch");
                         err_ref = cu.stream.memcpy_dtov(&out).expect("read")[0];
                     }
                 }) / JACOBI_ITERS,
@@ -322,7 +552,15 @@ const JACOBI_ITERS: u32 = 10;
 /// C = A B (f32, n x n), acc's version the plain triple loop with the two outer loops
 /// collapsed; the reference tiles through shared memory.
 #[acc::offload]
-fn matmul(a: &Vec<f32>, b: &Vec<f32>, c: &mut Vec<f32>, n: usize, reps: usize, cu: &Cuda, t: &mut Times) {
+fn matmul(
+    a: &Vec<f32>,
+    b: &Vec<f32>,
+    c: &mut Vec<f32>,
+    n: usize,
+    reps: usize,
+    cu: &Cuda,
+    t: &mut Times,
+) {
     let (ra, rb) = (cu.upload(a), cu.upload(b));
     let mut rc = cu.stream.alloc_zeros::<f32>(n * n).expect("alloc");
     let f = cu.f("matmul_f32");
@@ -344,14 +582,31 @@ fn matmul(a: &Vec<f32>, b: &Vec<f32>, c: &mut Vec<f32>, n: usize, reps: usize, c
             acc::wait_all().expect("the region runs");
             t.acc.push(t0.elapsed());
             t.reference.push(timed(|| {
-                let cfg = LaunchConfig { grid_dim: (n as u32 / 16, n as u32 / 16, 1), block_dim: (16, 16, 1), shared_mem_bytes: 0 };
-                unsafe { cu.stream.launch_builder(&f).arg(&ra).arg(&rb).arg(&mut rc).arg(&ni).launch(cfg) }.expect("launch");
+                let cfg = LaunchConfig {
+                    grid_dim: (n as u32 / 16, n as u32 / 16, 1),
+                    block_dim: (16, 16, 1),
+                    shared_mem_bytes: 0,
+                };
+                unsafe {
+                    cu.stream
+                        .launch_builder(&f)
+                        .arg(&ra)
+                        .arg(&rb)
+                        .arg(&mut rc)
+                        .arg(&ni)
+                        .launch(cfg)
+                }
+                .expect("launch");
                 cu.sync();
             }));
         }
     }
     let hc = cu.stream.memcpy_dtov(&rc).unwrap();
-    let worst = hc.iter().zip(c.iter()).map(|(r, a)| ((r - a) / r.abs().max(1.0)).abs()).fold(0.0f32, f32::max);
+    let worst = hc
+        .iter()
+        .zip(c.iter())
+        .map(|(r, a)| ((r - a) / r.abs().max(1.0)).abs())
+        .fold(0.0f32, f32::max);
     assert!(worst < 1e-3, "matmul results differ by {worst} (relative)");
 }
 
@@ -360,10 +615,20 @@ fn matmul(a: &Vec<f32>, b: &Vec<f32>, c: &mut Vec<f32>, n: usize, reps: usize, c
 /// reference launches without synchronizing), and the time until it has run (`complete`:
 /// with `acc::wait_all()` and the reference's synchronize).
 #[acc::offload]
-fn launch_cost(x: &mut Vec<f64>, reps: usize, cu: &Cuda, enqueue: &mut Times, complete: &mut Times) {
+fn launch_cost(
+    x: &mut Vec<f64>,
+    reps: usize,
+    cu: &Cuda,
+    enqueue: &mut Times,
+    complete: &mut Times,
+) {
     let mut rx = cu.upload(x);
     let f = cu.f("touch");
-    let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
+    let one = LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (1, 1, 1),
+        shared_mem_bytes: 0,
+    };
     #[acc::data(copy(x))]
     {
         for _ in 0..reps {
@@ -374,7 +639,11 @@ fn launch_cost(x: &mut Vec<f64>, reps: usize, cu: &Cuda, enqueue: &mut Times, co
             }
             enqueue.acc.push(t0.elapsed());
             acc::wait_all().expect("the region runs");
-            enqueue.reference.push(timed(|| unsafe { cu.stream.launch_builder(&f).arg(&mut rx).launch(one) }.map(drop).expect("launch")));
+            enqueue.reference.push(timed(|| {
+                unsafe { cu.stream.launch_builder(&f).arg(&mut rx).launch(one) }
+                    .map(drop)
+                    .expect("launch")
+            }));
             cu.sync();
             let t0 = Instant::now();
             #[acc::parallel_loop]
@@ -392,25 +661,48 @@ fn launch_cost(x: &mut Vec<f64>, reps: usize, cu: &Cuda, enqueue: &mut Times, co
 }
 
 fn main() {
-    let reps: usize = std::env::var("ACC_BENCH_REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(30) + WARM_UP;
-    let scale: usize = std::env::var("ACC_BENCH_SCALE").ok().and_then(|v| v.parse().ok()).unwrap_or(1).max(1);
+    let reps: usize = std::env::var("ACC_BENCH_REPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30)
+        + WARM_UP;
+    let scale: usize = std::env::var("ACC_BENCH_SCALE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1)
+        .max(1);
     if let Err(e) = acc::init(acc::DeviceType::Nvidia) {
         eprintln!("cuda bench: {e}");
         std::process::exit(1);
     }
     acc::set_device_type(acc::DeviceType::Nvidia);
     let cu = Cuda::new();
-    println!("device: {} ({} SMs); medians of {} interleaved repetitions after {WARM_UP} warm-ups", acc::get_property(0, acc::DeviceType::Nvidia, acc::Property::Name), cu.sms, reps - WARM_UP);
+    println!(
+        "device: {} ({} SMs); medians of {} interleaved repetitions after {WARM_UP} warm-ups",
+        acc::get_property(0, acc::DeviceType::Nvidia, acc::Property::Name),
+        cu.sms,
+        reps - WARM_UP
+    );
     println!("ratio = CUDA time / acc time (above 1.0: acc is faster)");
 
     let n = (1usize << 27) / scale;
     let (mut a, mut b, mut c) = (vec![1.0f64; n], vec![2.0f64; n], vec![0.0f64; n]);
     let mut st = Stream::default();
     let (dot_acc, dot_ref) = stream(&mut a, &mut b, &mut c, reps, &cu, &mut st);
-    assert!((dot_acc - dot_ref).abs() <= 1e-12 * dot_ref.abs(), "dot: acc {dot_acc}, CUDA {dot_ref}");
+    assert!(
+        (dot_acc - dot_ref).abs() <= 1e-12 * dot_ref.abs(),
+        "dot: acc {dot_acc}, CUDA {dot_ref}"
+    );
     let mb = |k: usize| (k * 8 * n) as f64;
     let mut ratios = vec![
-        ("copy", st.copy.report(&format!("STREAM copy f64 2^{}", n.trailing_zeros()), mb(2), "")),
+        (
+            "copy",
+            st.copy.report(
+                &format!("STREAM copy f64 2^{}", n.trailing_zeros()),
+                mb(2),
+                "",
+            ),
+        ),
         ("scale", st.scale.report("STREAM scale", mb(2), "")),
         ("add", st.add.report("STREAM add", mb(3), "")),
         ("triad", st.triad.report("STREAM triad", mb(3), "")),
@@ -419,22 +711,46 @@ fn main() {
     drop((a, b, c));
 
     let n = (1usize << 28) / scale;
-    let x: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 1e-3 - (i % 7) as f32).collect();
+    let x: Vec<f32> = (0..n)
+        .map(|i| (i % 1000) as f32 * 1e-3 - (i % 7) as f32)
+        .collect();
     let mut rt = Reductions::default();
     let (s_acc, s_ref, m_acc, m_ref) = reductions(&x, reps, &cu, &mut rt);
-    assert!((s_acc - s_ref).abs() <= 1e-3 * s_ref.abs().max(1.0), "sum: acc {s_acc}, CUDA {s_ref}");
+    assert!(
+        (s_acc - s_ref).abs() <= 1e-3 * s_ref.abs().max(1.0),
+        "sum: acc {s_acc}, CUDA {s_ref}"
+    );
     assert_eq!(m_acc, m_ref, "max");
-    ratios.push(("sum", rt.sum.report(&format!("sum f32 2^{}", n.trailing_zeros()), (4 * n) as f64, "")));
+    ratios.push((
+        "sum",
+        rt.sum.report(
+            &format!("sum f32 2^{}", n.trailing_zeros()),
+            (4 * n) as f64,
+            "",
+        ),
+    ));
     ratios.push(("max", rt.max.report("max f32", (4 * n) as f64, "")));
     drop(x);
 
     let g = 4096 / scale.min(8);
-    let mut a: Vec<f64> = (0..g * g).map(|k| if k % g == 0 || k < g { 1.0 } else { 0.0 }).collect();
+    let mut a: Vec<f64> = (0..g * g)
+        .map(|k| if k % g == 0 || k < g { 1.0 } else { 0.0 })
+        .collect();
     let mut anew = a.clone();
     let mut jt = Times::default();
-    let (e_acc, e_ref) = jacobi(&mut a, &mut anew, g, reps.div_ceil(3).max(WARM_UP + 3), &cu, &mut jt);
+    let (e_acc, e_ref) = jacobi(
+        &mut a,
+        &mut anew,
+        g,
+        reps.div_ceil(3).max(WARM_UP + 3),
+        &cu,
+        &mut jt,
+    );
     assert_eq!(e_acc, e_ref, "Jacobi error");
-    ratios.push(("jacobi", jt.report(&format!("Jacobi iteration {g}x{g}"), 0.0, "")));
+    ratios.push((
+        "jacobi",
+        jt.report(&format!("Jacobi iteration {g}x{g}"), 0.0, ""),
+    ));
     drop((a, anew));
 
     let g = 4096 / scale.min(8);
@@ -446,13 +762,23 @@ fn main() {
     let flops = 2.0 * (g as f64).powi(3);
     mt.report(&format!("matmul f32 {g}"), 0.0, "  (report only)");
     let tf = |d: Duration| flops / d.as_secs_f64() / 1e12;
-    println!("{:<22} acc {:.1} TFLOP/s, CUDA (16x16 tiles) {:.1} TFLOP/s", "", tf(median(mt.acc[WARM_UP..].to_vec())), tf(median(mt.reference[WARM_UP..].to_vec())));
+    println!(
+        "{:<22} acc {:.1} TFLOP/s, CUDA (16x16 tiles) {:.1} TFLOP/s",
+        "",
+        tf(median(mt.acc[WARM_UP..].to_vec())),
+        tf(median(mt.reference[WARM_UP..].to_vec()))
+    );
 
     let mut x = vec![0.0f64; 1];
     let (mut enqueue, mut complete) = (Times::default(), Times::default());
     launch_cost(&mut x, reps.max(200), &cu, &mut enqueue, &mut complete);
     assert_eq!(x[0], 2.0 * reps.max(200) as f64);
-    let us = |t: &Times| (median(t.acc[WARM_UP..].to_vec()).as_secs_f64() * 1e6, median(t.reference[WARM_UP..].to_vec()).as_secs_f64() * 1e6);
+    let us = |t: &Times| {
+        (
+            median(t.acc[WARM_UP..].to_vec()).as_secs_f64() * 1e6,
+            median(t.reference[WARM_UP..].to_vec()).as_secs_f64() * 1e6,
+        )
+    };
     enqueue.report("launch, present data", 0.0, "  (until the call returns)");
     complete.report("launch + wait", 0.0, "  (until the kernel has run)");
     let ((ea, er), (ca, cr)) = (us(&enqueue), us(&complete));

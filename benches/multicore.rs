@@ -18,7 +18,9 @@ fn saxpy_acc(a: f32, x: &[f32], y: &mut [f32]) {
 }
 
 fn saxpy_rayon(a: f32, x: &[f32], y: &mut [f32]) {
-    y.par_iter_mut().zip(x.par_iter()).for_each(|(y, x)| *y += a * x);
+    y.par_iter_mut()
+        .zip(x.par_iter())
+        .for_each(|(y, x)| *y += a * x);
 }
 
 #[acc::offload]
@@ -47,7 +49,10 @@ fn jacobi_acc(a: &mut [f64], anew: &mut [f64], n: usize, m: usize, iters: usize)
                 #[acc::r#loop(vector)]
                 for i in 1..m - 1 {
                     anew[j * m + i] = 0.25
-                        * (a[j * m + i + 1] + a[j * m + i - 1] + a[(j - 1) * m + i] + a[(j + 1) * m + i]);
+                        * (a[j * m + i + 1]
+                            + a[j * m + i - 1]
+                            + a[(j - 1) * m + i]
+                            + a[(j + 1) * m + i]);
                     err = f64::max(err, (anew[j * m + i] - a[j * m + i]).abs());
                 }
             }
@@ -74,17 +79,23 @@ fn jacobi_rayon(a: &mut [f64], anew: &mut [f64], n: usize, m: usize, iters: usiz
                 let mut e = 0.0f64;
                 for i in 1..m - 1 {
                     row[i] = 0.25
-                        * (a_ro[j * m + i + 1] + a_ro[j * m + i - 1] + a_ro[(j - 1) * m + i] + a_ro[(j + 1) * m + i]);
+                        * (a_ro[j * m + i + 1]
+                            + a_ro[j * m + i - 1]
+                            + a_ro[(j - 1) * m + i]
+                            + a_ro[(j + 1) * m + i]);
                     e = e.max((row[i] - a_ro[j * m + i]).abs());
                 }
                 e
             })
             .reduce(|| 0.0, f64::max);
         let anew_ro: &[f64] = anew;
-        a[m..(n - 1) * m].par_chunks_mut(m).enumerate().for_each(|(jj, row)| {
-            let j = jj + 1;
-            row[1..m - 1].copy_from_slice(&anew_ro[j * m + 1..j * m + m - 1]);
-        });
+        a[m..(n - 1) * m]
+            .par_chunks_mut(m)
+            .enumerate()
+            .for_each(|(jj, row)| {
+                let j = jj + 1;
+                row[1..m - 1].copy_from_slice(&anew_ro[j * m + 1..j * m + m - 1]);
+            });
     }
     err
 }
@@ -116,7 +127,10 @@ fn main() {
     // `cargo bench` passes `--bench`; any other argument is a filter, as libtest's.
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with("--"));
     let run = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
-    let reps: usize = std::env::var("ACC_BENCH_REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(10);
+    let reps: usize = std::env::var("ACC_BENCH_REPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10);
     acc::set_device_type(acc::DeviceType::Multicore);
     acc::init(acc::DeviceType::Multicore).expect("the multicore device");
     println!(
@@ -155,8 +169,12 @@ fn main() {
         };
         let (mut a1, mut b1, mut a2, mut b2) = (init(), init(), init(), init());
         let (mut e1, mut e2) = (0.0, 0.0);
-        let t_acc = best(reps.div_ceil(3), || e1 = jacobi_acc(&mut a1, &mut b1, n, n, iters));
-        let t_ref = best(reps.div_ceil(3), || e2 = jacobi_rayon(&mut a2, &mut b2, n, n, iters));
+        let t_acc = best(reps.div_ceil(3), || {
+            e1 = jacobi_acc(&mut a1, &mut b1, n, n, iters)
+        });
+        let t_ref = best(reps.div_ceil(3), || {
+            e2 = jacobi_rayon(&mut a2, &mut b2, n, n, iters)
+        });
         assert_eq!(e1, e2, "jacobi errors differ");
         assert_eq!(a1, a2, "jacobi grids differ");
         ratios.push(("jacobi", report("jacobi", t_acc, t_ref)));

@@ -15,7 +15,13 @@ const WARM_UP: usize = 5;
 /// One acc triad per repetition, each followed by one run of every reference, so that clock
 /// changes of the GPU during the run touch all of them alike.
 #[acc::offload]
-fn triad_interleaved(a: &mut Vec<f64>, b: &[f64], c: &[f64], reps: usize, refs: &[Reference]) -> (Vec<Duration>, Vec<Vec<Duration>>) {
+fn triad_interleaved(
+    a: &mut Vec<f64>,
+    b: &[f64],
+    c: &[f64],
+    reps: usize,
+    refs: &[Reference],
+) -> (Vec<Duration>, Vec<Vec<Duration>>) {
     let mut times = Vec::with_capacity(reps);
     let mut ref_times = vec![Vec::with_capacity(reps); refs.len()];
     #[acc::data(copyin(b, c), copyout(a))]
@@ -63,11 +69,21 @@ impl Reference {
         let groups = n.div_ceil(256);
         // Two ways to cover n elements: one invocation each on a 2-D grid, or a 1-D grid of at
         // most 65,535 workgroups whose invocations stride over the array.
-        let grid = if grid_stride { (groups.min(65_535), 1) } else { (groups.min(65_535), groups.div_ceil(65_535)) };
-        let body = if grid_stride {
-            format!("for (var i = g.x; i < {n}u; i = i + {}u) {{ a[i] = b[i] + {S:?}lf * c[i]; }}", grid.0 * 256)
+        let grid = if grid_stride {
+            (groups.min(65_535), 1)
         } else {
-            format!("let i = g.x + g.y * {}u; if (i < {n}u) {{ a[i] = b[i] + {S:?}lf * c[i]; }}", grid.0 * 256)
+            (groups.min(65_535), groups.div_ceil(65_535))
+        };
+        let body = if grid_stride {
+            format!(
+                "for (var i = g.x; i < {n}u; i = i + {}u) {{ a[i] = b[i] + {S:?}lf * c[i]; }}",
+                grid.0 * 256
+            )
+        } else {
+            format!(
+                "let i = g.x + g.y * {}u; if (i < {n}u) {{ a[i] = b[i] + {S:?}lf * c[i]; }}",
+                grid.0 * 256
+            )
         };
         let src = format!(
             "@group(0) @binding(0) var<storage, read_write> a: array<f64>;
@@ -76,7 +92,10 @@ impl Reference {
              @compute @workgroup_size(256)
              fn main(@builtin(global_invocation_id) g: vec3<u32>) {{ {body} }}"
         );
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor { label: None, source: wgpu::ShaderSource::Wgsl(src.into()) });
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: None,
+            source: wgpu::ShaderSource::Wgsl(src.into()),
+        });
         let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: None,
             layout: None,
@@ -85,21 +104,57 @@ impl Reference {
             compilation_options: Default::default(),
             cache: None,
         });
-        let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+        let usage = wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_SRC
+            | wgpu::BufferUsages::COPY_DST;
         let bytes = |v: &[f64]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
-        let out = device.create_buffer(&wgpu::BufferDescriptor { label: None, size: 8 * n as u64, usage, mapped_at_creation: false });
-        let bb = device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: None, contents: &bytes(b), usage });
-        let bc = device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: None, contents: &bytes(c), usage });
+        let out = device.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size: 8 * n as u64,
+            usage,
+            mapped_at_creation: false,
+        });
+        let bb = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: None,
+            contents: &bytes(b),
+            usage,
+        });
+        let bc = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: None,
+            contents: &bytes(c),
+            usage,
+        });
         let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: None,
             layout: &pipeline.get_bind_group_layout(0),
             entries: &[
-                wgpu::BindGroupEntry { binding: 0, resource: out.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 1, resource: bb.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 2, resource: bc.as_entire_binding() },
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: out.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: bb.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: bc.as_entire_binding(),
+                },
             ],
         });
-        Reference { name: if grid_stride { "grid-stride" } else { "2-D grid" }, device, queue, pipeline, group, out, grid }
+        Reference {
+            name: if grid_stride {
+                "grid-stride"
+            } else {
+                "2-D grid"
+            },
+            device,
+            queue,
+            pipeline,
+            group,
+            out,
+            grid,
+        }
     }
 
     fn run(&self) -> Duration {
@@ -112,7 +167,9 @@ impl Reference {
             pass.dispatch_workgroups(self.grid.0, self.grid.1, 1);
         }
         self.queue.submit([enc.finish()]);
-        self.device.poll(wgpu::PollType::wait_indefinitely()).expect("the device runs");
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .expect("the device runs");
         t.elapsed()
     }
 
@@ -127,15 +184,26 @@ impl Reference {
         enc.copy_buffer_to_buffer(&self.out, 0, &staging, 0, self.out.size());
         self.queue.submit([enc.finish()]);
         staging.slice(..).map_async(wgpu::MapMode::Read, |_| {});
-        self.device.poll(wgpu::PollType::wait_indefinitely()).expect("the device runs");
-        let data = staging.slice(..).get_mapped_range().expect("mapped").to_vec();
-        data.chunks_exact(8).map(|w| f64::from_le_bytes(w.try_into().expect("8 bytes"))).collect()
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .expect("the device runs");
+        let data = staging
+            .slice(..)
+            .get_mapped_range()
+            .expect("mapped")
+            .to_vec();
+        data.chunks_exact(8)
+            .map(|w| f64::from_le_bytes(w.try_into().expect("8 bytes")))
+            .collect()
     }
 }
 
 /// The adapter `acc` picks first (wgpu's adapters, best first).
 fn acc_device_adapter() -> wgpu::Adapter {
-    acc_device::wgpu::adapters().into_iter().next().expect("a wgpu adapter")
+    acc_device::wgpu::adapters()
+        .into_iter()
+        .next()
+        .expect("a wgpu adapter")
 }
 
 fn median(mut t: Vec<Duration>) -> Duration {
@@ -144,8 +212,14 @@ fn median(mut t: Vec<Duration>) -> Duration {
 }
 
 fn main() {
-    let n: usize = std::env::var("ACC_BENCH_N").ok().and_then(|v| v.parse().ok()).unwrap_or(1 << 26);
-    let reps: usize = std::env::var("ACC_BENCH_REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(20);
+    let n: usize = std::env::var("ACC_BENCH_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1 << 26);
+    let reps: usize = std::env::var("ACC_BENCH_REPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20);
     acc::set_device_type(acc::DeviceType::Wgpu);
     if let Err(e) = acc::init(acc::DeviceType::Wgpu) {
         eprintln!("wgpu bench: {e}");
@@ -160,18 +234,28 @@ fn main() {
     let mut a_acc = vec![0.0; n];
     let (t_acc, t_refs) = triad_interleaved(&mut a_acc, &b, &c, reps + WARM_UP, &refs);
     let results: Vec<Vec<f64>> = refs.iter().map(Reference::result).collect();
-    let ok = (0..n).step_by(997).chain([n - 1]).all(|i| a_acc[i] == want(i) && results.iter().all(|r| r[i] == want(i)));
+    let ok = (0..n)
+        .step_by(997)
+        .chain([n - 1])
+        .all(|i| a_acc[i] == want(i) && results.iter().all(|r| r[i] == want(i)));
     assert!(ok, "a triad result is wrong");
 
     let bytes = 3.0 * 8.0 * n as f64;
     let gbs = |d: Duration| bytes / d.as_secs_f64() / 1e9;
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let ma = median(t_acc[WARM_UP..].to_vec());
-    let mrefs: Vec<Duration> = t_refs.iter().map(|t| median(t[WARM_UP..].to_vec())).collect();
+    let mrefs: Vec<Duration> = t_refs
+        .iter()
+        .map(|t| median(t[WARM_UP..].to_vec()))
+        .collect();
     // The reference is the faster of the hand-written shaders.
     let mr = mrefs.iter().copied().min().expect("references");
     println!("adapter: {adapter}");
-    let refs_text: Vec<String> = refs.iter().zip(&mrefs).map(|(r, &t)| format!("{} {:.3} ms ({:.0} GB/s)", r.name, ms(t), gbs(t))).collect();
+    let refs_text: Vec<String> = refs
+        .iter()
+        .zip(&mrefs)
+        .map(|(r, &t)| format!("{} {:.3} ms ({:.0} GB/s)", r.name, ms(t), gbs(t)))
+        .collect();
     println!(
         "triad f64 n={n}: acc {:.3} ms ({:.0} GB/s); hand-written WGSL: {}; ratio to the faster: {:.2}x (medians of {reps} interleaved repetitions after {WARM_UP} warm-ups, each synchronous, results verified)",
         ms(ma),

@@ -18,7 +18,10 @@ fn jacobi(a: &mut Vec<f64>, anew: &mut Vec<f64>, n: usize, m: usize, iters: usiz
                 #[acc::r#loop(vector)]
                 for i in 1..m - 1 {
                     anew[j * m + i] = 0.25
-                        * (a[j * m + i + 1] + a[j * m + i - 1] + a[(j - 1) * m + i] + a[(j + 1) * m + i]);
+                        * (a[j * m + i + 1]
+                            + a[j * m + i - 1]
+                            + a[(j - 1) * m + i]
+                            + a[(j + 1) * m + i]);
                     err = f64::max(err, (anew[j * m + i] - a[j * m + i]).abs());
                 }
             }
@@ -40,8 +43,11 @@ fn jacobi_reference(a: &mut [f64], anew: &mut [f64], n: usize, m: usize, iters: 
         err = 0.0;
         for j in 1..n - 1 {
             for i in 1..m - 1 {
-                anew[j * m + i] =
-                    0.25 * (a[j * m + i + 1] + a[j * m + i - 1] + a[(j - 1) * m + i] + a[(j + 1) * m + i]);
+                anew[j * m + i] = 0.25
+                    * (a[j * m + i + 1]
+                        + a[j * m + i - 1]
+                        + a[(j - 1) * m + i]
+                        + a[(j + 1) * m + i]);
                 err = f64::max(err, (anew[j * m + i] - a[j * m + i]).abs());
             }
         }
@@ -62,7 +68,9 @@ fn initial(n: usize, m: usize) -> Vec<f64> {
 }
 
 fn main() {
-    let mut args = std::env::args().skip(1).map(|a| a.parse::<usize>().expect("sizes are integers"));
+    let mut args = std::env::args()
+        .skip(1)
+        .map(|a| a.parse::<usize>().expect("sizes are integers"));
     let n = args.next().unwrap_or(4096);
     let iters = args.next().unwrap_or(100);
     let m = n;
@@ -84,7 +92,13 @@ fn main() {
     // results agree bit for bit.
     assert_eq!(err, err_ref, "final error");
     if let Some(k) = (0..a.len()).find(|&k| a[k] != r[k]) {
-        panic!("grid differs at ({}, {}): {} vs {}", k / m, k % m, a[k], r[k]);
+        panic!(
+            "grid differs at ({}, {}): {} vs {}",
+            k / m,
+            k % m,
+            a[k],
+            r[k]
+        );
     }
     println!(
         "jacobi: {n}x{m}, {iters} iterations, device = {device} ({}), time = {:.3} s \

@@ -37,12 +37,24 @@ fn reduce_all(v: &[i32]) -> Results {
         all = all && x < 100_000;
         any = any || x == 4242;
     }
-    Results { sum, product, max, min, and, or, xor, all, any }
+    Results {
+        sum,
+        product,
+        max,
+        min,
+        and,
+        or,
+        xor,
+        all,
+        any,
+    }
 }
 
 fn main() {
     let n = 1 << 20;
-    let v: Vec<i32> = (0..n).map(|i| ((i as i64 * 7919) % 100_003) as i32).collect();
+    let v: Vec<i32> = (0..n)
+        .map(|i| ((i as i64 * 7919) % 100_003) as i32)
+        .collect();
     let device = acc::get_device_type();
     let t = Instant::now();
     let r = reduce_all(&v);
@@ -51,11 +63,26 @@ fn main() {
     assert_eq!(r.sum, v.iter().map(|&x| x as i64).sum::<i64>(), "+");
     let count = v.iter().filter(|&&x| x % 10_000 == 0).count();
     assert_eq!(r.product, 2f64.powi(count as i32), "*");
-    assert_eq!(r.max, v.iter().map(|&x| x as f32 * 0.5).fold(f32::NEG_INFINITY, f32::max), "max");
+    assert_eq!(
+        r.max,
+        v.iter()
+            .map(|&x| x as f32 * 0.5)
+            .fold(f32::NEG_INFINITY, f32::max),
+        "max"
+    );
     assert_eq!(r.min, *v.iter().min().unwrap(), "min");
-    assert_eq!(r.and, v.iter().fold(u32::MAX, |a, &x| a & !(1u32 << (x % 31))), "&");
+    assert_eq!(
+        r.and,
+        v.iter().fold(u32::MAX, |a, &x| a & !(1u32 << (x % 31))),
+        "&"
+    );
     assert_eq!(r.or, v.iter().fold(0, |a, &x| a | 1u32 << (x % 29)), "|");
-    assert_eq!(r.xor, v.iter().fold(0, |a, &x| a ^ (x as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)), "^");
+    assert_eq!(
+        r.xor,
+        v.iter().fold(0, |a, &x| a
+            ^ (x as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+        "^"
+    );
     assert_eq!(r.all, v.iter().all(|&x| x < 100_000), "&&");
     assert_eq!(r.any, v.contains(&4242), "||");
     println!(
@@ -63,6 +90,14 @@ fn main() {
          (sum {}, product {}, max {}, min {}, and {:#x}, or {:#x}, xor {:#x}, all {}, any {})",
         acc::get_property(0, device, acc::Property::Name),
         elapsed.as_secs_f64() * 1e3,
-        r.sum, r.product, r.max, r.min, r.and, r.or, r.xor, r.all, r.any
+        r.sum,
+        r.product,
+        r.max,
+        r.min,
+        r.and,
+        r.or,
+        r.xor,
+        r.all,
+        r.any
     );
 }

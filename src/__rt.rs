@@ -2,9 +2,9 @@
 //! notice.
 
 pub use acc_core::error::Location;
+pub use acc_core::ir::{StructField, StructLayout};
 pub use acc_core::parallel::parallel_chunks;
 pub use acc_core::region::{ComputeKind, Exec, Launch, LaunchClauses, RegionSite};
-pub use acc_core::ir::{StructField, StructLayout};
 pub use acc_core::{reduce, space};
 
 pub mod kernel;
@@ -29,9 +29,21 @@ pub fn launch(site: &RegionSite, clauses: LaunchClauses) -> Launch {
         ComputeKind::Kernels => "kernels",
         ComputeKind::Serial => "serial",
     };
-    let launch = Launch::begin(runtime(), site, &clauses)
-        .unwrap_or_else(|e| fail(&format!("`{kind}` region in `{}`", site.function), site.location, e));
-    acc_core::observe::notify(|| format!("launch `{kind}` region in `{}` at {} on {}", site.function, site.location, launch.device_type()));
+    let launch = Launch::begin(runtime(), site, &clauses).unwrap_or_else(|e| {
+        fail(
+            &format!("`{kind}` region in `{}`", site.function),
+            site.location,
+            e,
+        )
+    });
+    acc_core::observe::notify(|| {
+        format!(
+            "launch `{kind}` region in `{}` at {} on {}",
+            site.function,
+            site.location,
+            launch.device_type()
+        )
+    });
     launch
 }
 
@@ -100,7 +112,12 @@ pub mod data;
 pub use data::*;
 
 /// `wait!`.
-pub fn wait_directive(loc: Location, if_cond: Option<bool>, queues: Option<&[i64]>, async_arg: Option<i64>) {
+pub fn wait_directive(
+    loc: Location,
+    if_cond: Option<bool>,
+    queues: Option<&[i64]>,
+    async_arg: Option<i64>,
+) {
     check_queues("`wait`", loc, async_arg, &queues.map(|q| q.to_vec()));
     if if_cond == Some(false) {
         return;
@@ -109,7 +126,11 @@ pub fn wait_directive(loc: Location, if_cond: Option<bool>, queues: Option<&[i64
     // it, the async queue does, and the host goes on (3.3 section 2.16.3).
     let result = (|| -> acc_core::Result<()> {
         let device = runtime().current_device()?;
-        let named = queues.unwrap_or(&[]).iter().map(|&q| Queue::for_wait(q)).collect::<acc_core::Result<Vec<_>>>()?;
+        let named = queues
+            .unwrap_or(&[])
+            .iter()
+            .map(|&q| Queue::for_wait(q))
+            .collect::<acc_core::Result<Vec<_>>>()?;
         match Queue::resolve(async_arg)? {
             Queue::Sync if named.is_empty() => device.synchronize(),
             Queue::Sync => named.iter().try_for_each(|&q| device.synchronize_queue(q)),
@@ -125,11 +146,20 @@ pub fn wait_directive(loc: Location, if_cond: Option<bool>, queues: Option<&[i64
 }
 
 /// `init!`.
-pub fn init_directive(loc: Location, if_cond: Option<bool>, types: &[DeviceType], num: Option<usize>) {
+pub fn init_directive(
+    loc: Location,
+    if_cond: Option<bool>,
+    types: &[DeviceType],
+    num: Option<usize>,
+) {
     if if_cond == Some(false) {
         return;
     }
-    let types: Vec<DeviceType> = if types.is_empty() { vec![crate::get_device_type()] } else { types.to_vec() };
+    let types: Vec<DeviceType> = if types.is_empty() {
+        vec![crate::get_device_type()]
+    } else {
+        types.to_vec()
+    };
     for ty in types {
         if let Some(n) = num {
             crate::set_device_num(n, ty);
@@ -141,11 +171,20 @@ pub fn init_directive(loc: Location, if_cond: Option<bool>, types: &[DeviceType]
 }
 
 /// `shutdown!`.
-pub fn shutdown_directive(loc: Location, if_cond: Option<bool>, types: &[DeviceType], _num: Option<usize>) {
+pub fn shutdown_directive(
+    loc: Location,
+    if_cond: Option<bool>,
+    types: &[DeviceType],
+    _num: Option<usize>,
+) {
     if if_cond == Some(false) {
         return;
     }
-    let types: Vec<DeviceType> = if types.is_empty() { vec![crate::get_device_type()] } else { types.to_vec() };
+    let types: Vec<DeviceType> = if types.is_empty() {
+        vec![crate::get_device_type()]
+    } else {
+        types.to_vec()
+    };
     for ty in types {
         if let Err(e) = crate::shutdown(ty) {
             fail("`shutdown`", loc, e)
@@ -154,7 +193,13 @@ pub fn shutdown_directive(loc: Location, if_cond: Option<bool>, types: &[DeviceT
 }
 
 /// `set!`.
-pub fn set_directive(loc: Location, if_cond: Option<bool>, ty: Option<DeviceType>, num: Option<usize>, default_async: Option<i32>) {
+pub fn set_directive(
+    loc: Location,
+    if_cond: Option<bool>,
+    ty: Option<DeviceType>,
+    num: Option<usize>,
+    default_async: Option<i32>,
+) {
     if if_cond == Some(false) {
         return;
     }
@@ -345,6 +390,10 @@ impl<S: ?Sized> Clone for RoutineMarker<S> {
 impl<S: ?Sized> Copy for RoutineMarker<S> {}
 
 /// The parameters a launch passes for the fields of `s` that the `&self` routine `m` reads.
-pub fn routine_self_args<'a, S: ?Sized>(m: RoutineMarker<S>, s: &'a S, args: &mut kernel::Args<'a>) -> Vec<usize> {
+pub fn routine_self_args<'a, S: ?Sized>(
+    m: RoutineMarker<S>,
+    s: &'a S,
+    args: &mut kernel::Args<'a>,
+) -> Vec<usize> {
     m.self_args.map_or_else(Vec::new, |f| f(s, args))
 }

@@ -34,16 +34,16 @@
 
 #![warn(missing_docs)]
 
-mod memory;
-mod routines;
 #[doc(hidden)]
 pub mod __rt;
+mod memory;
+mod routines;
 
 pub use acc_core::data::{DataVar, DeviceCopy};
+pub use acc_core::queue::{ASYNC_NOVAL, ASYNC_SYNC};
 /// Reduction operators and the trait that says which types they fit, for bounds on generic
 /// functions with reductions (`T: acc::reduce::Reduce<acc::reduce::Add>`).
 pub use acc_core::reduce;
-pub use acc_core::queue::{ASYNC_NOVAL, ASYNC_SYNC};
 pub use acc_core::{DeviceType, Error, Location, Property, Result};
 pub use acc_macros::{
     atomic, cache, data, declare, enter_data, exit_data, host_data, init, kernels, kernels_loop,
@@ -51,7 +51,7 @@ pub use acc_macros::{
     wait, DeviceCopy,
 };
 pub use memory::{
-    attach, deviceptr, detach, free, hostptr, malloc, map_data, memcpy_device, memcpy_from_device,
+    attach, detach, deviceptr, free, hostptr, malloc, map_data, memcpy_device, memcpy_from_device,
     memcpy_to_device, unmap_data, DevicePtr,
 };
 pub use routines::*;

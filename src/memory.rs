@@ -21,7 +21,9 @@ impl DevicePtr {
     }
     /// The address `bytes` further on.
     pub fn offset(self, bytes: usize) -> DevicePtr {
-        DevicePtr { addr: self.addr.wrapping_add(bytes) }
+        DevicePtr {
+            addr: self.addr.wrapping_add(bytes),
+        }
     }
 }
 
@@ -30,7 +32,9 @@ fn shared_memory(what: &'static str) -> Result<()> {
     if d.shares_host_memory() {
         Ok(())
     } else {
-        Err(Error::Unsupported { what: format!("{what} on the {} device", d.device_type()) })
+        Err(Error::Unsupported {
+            what: format!("{what} on the {} device", d.device_type()),
+        })
     }
 }
 
@@ -80,7 +84,9 @@ pub fn memcpy_device(dst: DevicePtr, src: DevicePtr, bytes: usize) -> Result<()>
 /// memory this is the host address.
 pub fn deviceptr<V: DataVar + ?Sized>(a: &V) -> Option<DevicePtr> {
     shared_memory("acc::deviceptr").ok()?;
-    Some(DevicePtr { addr: a.elems().as_ptr() as usize })
+    Some(DevicePtr {
+        addr: a.elems().as_ptr() as usize,
+    })
 }
 
 /// `acc_hostptr`: the host address that device address `p` mirrors. On devices that share host

@@ -53,7 +53,9 @@ pub fn set_device_num(num: usize, ty: DeviceType) {
 /// # Panics
 /// When `ACC_DEVICE_TYPE` or `ACC_DEVICE_NUM` is malformed.
 pub fn get_device_num(ty: DeviceType) -> usize {
-    runtime().device_num(ty).unwrap_or_else(|e| panic!("acc: {e}"))
+    runtime()
+        .device_num(ty)
+        .unwrap_or_else(|e| panic!("acc: {e}"))
 }
 
 /// `acc_init`: starts the current device of type `ty` now (keeping start-up cost out of later
@@ -88,17 +90,30 @@ pub fn get_property(num: usize, ty: DeviceType, p: Property) -> String {
 /// Runs a data routine's action on the current device's present table; devices that share
 /// host memory have everything present already, and do nothing.
 #[track_caller]
-fn on_present_table(what: &'static str, f: impl FnOnce(acc_core::OwnMemory<'_>, Named<'_>) -> Result<()>) -> Result<()> {
+fn on_present_table(
+    what: &'static str,
+    f: impl FnOnce(acc_core::OwnMemory<'_>, Named<'_>) -> Result<()>,
+) -> Result<()> {
     let location = Location::caller();
     let dev = runtime().current_device()?;
     match dev.own_memory() {
         None => Ok(()),
-        Some(m) => f(m, Named { name: what, location }),
+        Some(m) => f(
+            m,
+            Named {
+                name: what,
+                location,
+            },
+        ),
     }
 }
 
 fn dynamic(release: Release, finalize: bool) -> Leave {
-    Leave { counter: Counter::Dynamic, finalize, release }
+    Leave {
+        counter: Counter::Dynamic,
+        finalize,
+        release,
+    }
 }
 
 /// `acc_copyin`: makes `a` present on the current device, copying it there if it is not
@@ -107,7 +122,16 @@ fn dynamic(release: Release, finalize: bool) -> Leave {
 #[track_caller]
 pub fn copyin<V: DataVar + ?Sized>(a: &V) -> Result<()> {
     on_present_table("argument of acc::copyin", |m, n| {
-        m.table.enter(m.memory, bytes_of(a.elems()), layout::<V::Elem>(), n, Counter::Dynamic, Absent::Copyin).map(drop)
+        m.table
+            .enter(
+                m.memory,
+                bytes_of(a.elems()),
+                layout::<V::Elem>(),
+                n,
+                Counter::Dynamic,
+                Absent::Copyin,
+            )
+            .map(drop)
     })
 }
 
@@ -115,11 +139,25 @@ pub fn copyin<V: DataVar + ?Sized>(a: &V) -> Result<()> {
 #[track_caller]
 pub fn create<V: DataVar + ?Sized>(a: &V) -> Result<()> {
     on_present_table("argument of acc::create", |m, n| {
-        m.table.enter(m.memory, bytes_of(a.elems()), layout::<V::Elem>(), n, Counter::Dynamic, Absent::Create).map(drop)
+        m.table
+            .enter(
+                m.memory,
+                bytes_of(a.elems()),
+                layout::<V::Elem>(),
+                n,
+                Counter::Dynamic,
+                Absent::Create,
+            )
+            .map(drop)
     })
 }
 
-fn leave<V: DataVarMut + ?Sized>(m: acc_core::OwnMemory<'_>, n: Named<'_>, a: &mut V, leave: Leave) -> Result<()> {
+fn leave<V: DataVarMut + ?Sized>(
+    m: acc_core::OwnMemory<'_>,
+    n: Named<'_>,
+    a: &mut V,
+    leave: Leave,
+) -> Result<()> {
     let host = bytes_of_mut(a.elems_mut());
     let range = (host.as_ptr() as usize, host.len());
     m.table.exit(m.memory, range, Some(host), n, leave)
@@ -129,13 +167,17 @@ fn leave<V: DataVarMut + ?Sized>(m: acc_core::OwnMemory<'_>, n: Named<'_>, a: &m
 /// copies it back from the device and releases it.
 #[track_caller]
 pub fn copyout<V: DataVarMut + ?Sized>(a: &mut V) -> Result<()> {
-    on_present_table("argument of acc::copyout", |m, n| leave(m, n, a, dynamic(Release::Copyout, false)))
+    on_present_table("argument of acc::copyout", |m, n| {
+        leave(m, n, a, dynamic(Release::Copyout, false))
+    })
 }
 
 /// `acc_copyout_finalize`: as [`copyout`], setting the dynamic reference counter to 0.
 #[track_caller]
 pub fn copyout_finalize<V: DataVarMut + ?Sized>(a: &mut V) -> Result<()> {
-    on_present_table("argument of acc::copyout_finalize", |m, n| leave(m, n, a, dynamic(Release::Copyout, true)))
+    on_present_table("argument of acc::copyout_finalize", |m, n| {
+        leave(m, n, a, dynamic(Release::Copyout, true))
+    })
 }
 
 /// `acc_delete`: decrements `a`'s dynamic reference counter; when no reference remains,
@@ -144,7 +186,13 @@ pub fn copyout_finalize<V: DataVarMut + ?Sized>(a: &mut V) -> Result<()> {
 pub fn delete<V: DataVar + ?Sized>(a: &V) -> Result<()> {
     on_present_table("argument of acc::delete", |m, n| {
         let host = bytes_of(a.elems());
-        m.table.exit(m.memory, (host.as_ptr() as usize, host.len()), None, n, dynamic(Release::Delete, false))
+        m.table.exit(
+            m.memory,
+            (host.as_ptr() as usize, host.len()),
+            None,
+            n,
+            dynamic(Release::Delete, false),
+        )
     })
 }
 
@@ -153,7 +201,13 @@ pub fn delete<V: DataVar + ?Sized>(a: &V) -> Result<()> {
 pub fn delete_finalize<V: DataVar + ?Sized>(a: &V) -> Result<()> {
     on_present_table("argument of acc::delete_finalize", |m, n| {
         let host = bytes_of(a.elems());
-        m.table.exit(m.memory, (host.as_ptr() as usize, host.len()), None, n, dynamic(Release::Delete, true))
+        m.table.exit(
+            m.memory,
+            (host.as_ptr() as usize, host.len()),
+            None,
+            n,
+            dynamic(Release::Delete, true),
+        )
     })
 }
 
@@ -162,7 +216,13 @@ pub fn delete_finalize<V: DataVar + ?Sized>(a: &V) -> Result<()> {
 #[track_caller]
 pub fn update_device<V: DataVar + ?Sized>(a: &V) -> Result<()> {
     on_present_table("argument of acc::update_device", |m, n| {
-        m.table.update(m.memory, HostBytes::Read(bytes_of(a.elems())), layout::<V::Elem>(), n, false)
+        m.table.update(
+            m.memory,
+            HostBytes::Read(bytes_of(a.elems())),
+            layout::<V::Elem>(),
+            n,
+            false,
+        )
     })
 }
 
@@ -171,7 +231,13 @@ pub fn update_device<V: DataVar + ?Sized>(a: &V) -> Result<()> {
 #[track_caller]
 pub fn update_self<V: DataVarMut + ?Sized>(a: &mut V) -> Result<()> {
     on_present_table("argument of acc::update_self", |m, n| {
-        m.table.update(m.memory, HostBytes::Write(bytes_of_mut(a.elems_mut())), layout::<V::Elem>(), n, false)
+        m.table.update(
+            m.memory,
+            HostBytes::Write(bytes_of_mut(a.elems_mut())),
+            layout::<V::Elem>(),
+            n,
+            false,
+        )
     })
 }
 
@@ -236,13 +302,19 @@ pub fn wait_async(q: i32, q2: i32) -> Result<()> {
 
 /// `acc_async_test`: whether every operation on queue `q` has finished.
 pub fn async_test(q: i32) -> bool {
-    let Ok(q) = Queue::for_wait(q as i64) else { return false };
-    runtime().current_device().map_or(true, |d| d.queue_done(Some(q)))
+    let Ok(q) = Queue::for_wait(q as i64) else {
+        return false;
+    };
+    runtime()
+        .current_device()
+        .map_or(true, |d| d.queue_done(Some(q)))
 }
 
 /// `acc_async_test_all`: whether every operation on every queue has finished.
 pub fn async_test_all() -> bool {
-    runtime().current_device().map_or(true, |d| d.queue_done(None))
+    runtime()
+        .current_device()
+        .map_or(true, |d| d.queue_done(None))
 }
 
 /// `acc_get_default_async`: the queue `async` without an argument uses on this thread.

@@ -42,7 +42,9 @@ fn child(case: &str) {
 
 fn run_child(case: &str, vars: &[(&str, &str)]) -> String {
     let mut c = Command::new(std::env::current_exe().unwrap());
-    c.env("ACC_ENV_CASE", case).env_remove("ACC_DEVICE_TYPE").env_remove("ACC_DEVICE_NUM");
+    c.env("ACC_ENV_CASE", case)
+        .env_remove("ACC_DEVICE_TYPE")
+        .env_remove("ACC_DEVICE_NUM");
     for (k, v) in vars {
         c.env(k, v);
     }
@@ -57,30 +59,61 @@ fn main() {
     let mut passed = 0;
 
     let out = run_child("unknown", &[("ACC_DEVICE_TYPE", "Radeon")]);
-    assert!(out.contains("CHILD-ERROR: unknown device type \"Radeon\""), "{out}");
-    assert!(out.contains("valid names are: host, multicore, nvidia, wgpu"), "{out}");
+    assert!(
+        out.contains("CHILD-ERROR: unknown device type \"Radeon\""),
+        "{out}"
+    );
+    assert!(
+        out.contains("valid names are: host, multicore, nvidia, wgpu"),
+        "{out}"
+    );
     assert!(out.contains("CHILD-REGION-PANICKED: true"), "{out}");
     passed += 1;
 
-    for (value, want) in [(" MULTICORE ", DeviceType::Multicore), ("Host", DeviceType::Host)] {
+    for (value, want) in [
+        (" MULTICORE ", DeviceType::Multicore),
+        ("Host", DeviceType::Host),
+    ] {
         if acc::get_num_devices(want) == 0 {
             continue;
         }
         let out = run_child(want.name(), &[("ACC_DEVICE_TYPE", value)]);
-        assert!(out.contains("SELECTED-OK"), "ACC_DEVICE_TYPE={value:?}: {out}");
+        assert!(
+            out.contains("SELECTED-OK"),
+            "ACC_DEVICE_TYPE={value:?}: {out}"
+        );
         passed += 1;
     }
 
-    let out = run_child("bad-num", &[("ACC_DEVICE_TYPE", "host"), ("ACC_DEVICE_NUM", "two")]);
-    assert!(out.contains("CHILD-REGION-PANICKED: true") && out.contains("ACC_DEVICE_NUM=\"two\""), "{out}");
+    let out = run_child(
+        "bad-num",
+        &[("ACC_DEVICE_TYPE", "host"), ("ACC_DEVICE_NUM", "two")],
+    );
+    assert!(
+        out.contains("CHILD-REGION-PANICKED: true") && out.contains("ACC_DEVICE_NUM=\"two\""),
+        "{out}"
+    );
     passed += 1;
 
-    let out = run_child("bad-num", &[("ACC_DEVICE_TYPE", "host"), ("ACC_DEVICE_NUM", "1")]);
-    assert!(out.contains("device number 1 of type host does not exist"), "{out}");
+    let out = run_child(
+        "bad-num",
+        &[("ACC_DEVICE_TYPE", "host"), ("ACC_DEVICE_NUM", "1")],
+    );
+    assert!(
+        out.contains("device number 1 of type host does not exist"),
+        "{out}"
+    );
     passed += 1;
 
-    let out = run_child("notify", &[("ACC_DEVICE_TYPE", "host"), ("ACC_NOTIFY", "1")]);
-    assert!(out.contains("acc: launch `parallel` region in `region_reports` at tests/environment.rs:") && out.contains("on host"), "{out}");
+    let out = run_child(
+        "notify",
+        &[("ACC_DEVICE_TYPE", "host"), ("ACC_NOTIFY", "1")],
+    );
+    assert!(
+        out.contains("acc: launch `parallel` region in `region_reports` at tests/environment.rs:")
+            && out.contains("on host"),
+        "{out}"
+    );
     passed += 1;
 
     println!("environment: {passed} passed, 0 failed");

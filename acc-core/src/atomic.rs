@@ -38,7 +38,9 @@ pub trait AtomicScalar: Copy {
 static FALLBACK: [Mutex<()>; 16] = [const { Mutex::new(()) }; 16];
 
 fn fallback_lock(addr: usize) -> std::sync::MutexGuard<'static, ()> {
-    FALLBACK[(addr >> 3) % FALLBACK.len()].lock().unwrap_or_else(|e| e.into_inner())
+    FALLBACK[(addr >> 3) % FALLBACK.len()]
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
 }
 
 macro_rules! atomic_int {

@@ -187,10 +187,21 @@ pub struct ClauseVar {
 
 impl ClauseVar {
     /// The whole of `var`.
-    pub fn whole<V: DataVar + ?Sized>(var: &V, name: &'static str, location: Location) -> ClauseVar {
+    pub fn whole<V: DataVar + ?Sized>(
+        var: &V,
+        name: &'static str,
+        location: Location,
+    ) -> ClauseVar {
         let e = var.elems();
-        let range = HostRange { addr: e.as_ptr() as usize, bytes: std::mem::size_of_val(e) };
-        ClauseVar { name, location, range }
+        let range = HostRange {
+            addr: e.as_ptr() as usize,
+            bytes: std::mem::size_of_val(e),
+        };
+        ClauseVar {
+            name,
+            location,
+            range,
+        }
     }
 
     /// Elements `start..end` of `var` (a subarray `var[start..end]`); an error when they are not
@@ -213,8 +224,15 @@ impl ClauseVar {
             });
         }
         let size = std::mem::size_of::<V::Elem>();
-        let range = HostRange { addr: e.as_ptr() as usize + start * size, bytes: (end - start) * size };
-        Ok(ClauseVar { name, location, range })
+        let range = HostRange {
+            addr: e.as_ptr() as usize + start * size,
+            bytes: (end - start) * size,
+        };
+        Ok(ClauseVar {
+            name,
+            location,
+            range,
+        })
     }
 }
 
@@ -240,7 +258,11 @@ mod tests {
     use super::*;
 
     fn loc() -> Location {
-        Location { file: "x.rs", line: 1, column: 1 }
+        Location {
+            file: "x.rs",
+            line: 1,
+            column: 1,
+        }
     }
 
     #[test]
@@ -249,8 +271,13 @@ mod tests {
         let c = ClauseVar::subarray(&v, 2, 5, "v[2..5]", loc()).unwrap();
         assert_eq!(c.range.bytes, 24);
         assert_eq!(c.range.addr, v.as_ptr() as usize + 16);
-        let e = ClauseVar::subarray(&v, 4, 11, "v[4..11]", loc()).unwrap_err().to_string();
-        assert!(e.contains("v[4..11]") && e.contains("length 10") && e.contains("x.rs:1:1"), "{e}");
+        let e = ClauseVar::subarray(&v, 4, 11, "v[4..11]", loc())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("v[4..11]") && e.contains("length 10") && e.contains("x.rs:1:1"),
+            "{e}"
+        );
         assert_eq!(subarray_bounds(..3, 10), (0, 3));
         assert_eq!(subarray_bounds(4.., 10), (4, 10));
         assert_eq!(subarray_bounds(1..=3, 10), (1, 4));

@@ -47,15 +47,30 @@ pub trait Device: Send + Sync + 'static {
     }
     /// Runs `kernel` with `args` (one per parameter): read arrays are copied in, written ones
     /// copied in and back out, reductions returned. Devices that run host twins refuse.
-    fn launch_kernel(&self, kernel: &crate::ir::Kernel, args: &mut [crate::ir::launch::KernelArg<'_>]) -> Result<crate::ir::launch::KernelOutput> {
+    fn launch_kernel(
+        &self,
+        kernel: &crate::ir::Kernel,
+        args: &mut [crate::ir::launch::KernelArg<'_>],
+    ) -> Result<crate::ir::launch::KernelOutput> {
         let _ = (kernel, args);
-        Err(crate::Error::Unsupported { what: format!("the {} device runs regions on the host, not as kernels", self.device_type()) })
+        Err(crate::Error::Unsupported {
+            what: format!(
+                "the {} device runs regions on the host, not as kernels",
+                self.device_type()
+            ),
+        })
     }
     /// Runs `kernel` as [`Device::launch_kernel`] does, on activity queue `queue` after the
     /// queues in `waits` (every queue for `None`: a bare `wait` clause; 3.3 section 2.16). A device may return before the kernel has run
     /// where nothing comes back to the host; the default runs it at once, which keeps every
     /// queue's order.
-    fn launch_kernel_queued(&self, kernel: &crate::ir::Kernel, args: &mut [crate::ir::launch::KernelArg<'_>], queue: crate::queue::Queue, waits: Option<&[crate::queue::Queue]>) -> Result<crate::ir::launch::KernelOutput> {
+    fn launch_kernel_queued(
+        &self,
+        kernel: &crate::ir::Kernel,
+        args: &mut [crate::ir::launch::KernelArg<'_>],
+        queue: crate::queue::Queue,
+        waits: Option<&[crate::queue::Queue]>,
+    ) -> Result<crate::ir::launch::KernelOutput> {
         let _ = (queue, waits);
         self.launch_kernel(kernel, args)
     }
@@ -141,13 +156,19 @@ pub struct Opened<T> {
 
 impl<T> Default for Opened<T> {
     fn default() -> Self {
-        Opened { devices: Default::default() }
+        Opened {
+            devices: Default::default(),
+        }
     }
 }
 
 impl<T: Device> Opened<T> {
     /// Device `num`, opened with `open` the first time.
-    pub fn get_or_open(&self, num: usize, open: impl FnOnce(usize) -> Result<T>) -> Result<std::sync::Arc<dyn Device>> {
+    pub fn get_or_open(
+        &self,
+        num: usize,
+        open: impl FnOnce(usize) -> Result<T>,
+    ) -> Result<std::sync::Arc<dyn Device>> {
         let mut devices = self.devices.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(d) = devices.get(&num) {
             return Ok(std::sync::Arc::clone(d) as std::sync::Arc<dyn Device>);
@@ -159,6 +180,9 @@ impl<T: Device> Opened<T> {
 
     /// Forgets every opened device.
     pub fn clear(&self) {
-        self.devices.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.devices
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
     }
 }

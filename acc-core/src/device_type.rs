@@ -27,8 +27,12 @@ pub enum DeviceType {
 impl DeviceType {
     /// The device types that name one concrete kind of device, in the order of preference used
     /// to pick the default device (best first).
-    pub const CONCRETE: [DeviceType; 4] =
-        [DeviceType::Nvidia, DeviceType::Wgpu, DeviceType::Multicore, DeviceType::Host];
+    pub const CONCRETE: [DeviceType; 4] = [
+        DeviceType::Nvidia,
+        DeviceType::Wgpu,
+        DeviceType::Multicore,
+        DeviceType::Host,
+    ];
 
     /// The names `ACC_DEVICE_TYPE` and `device_type(..)` accept, lower case.
     pub const NAMES: [&'static str; 4] = ["host", "multicore", "nvidia", "wgpu"];
@@ -91,7 +95,10 @@ mod tests {
 
     #[test]
     fn parses_any_case_and_whitespace() {
-        assert_eq!(DeviceType::parse_env(" MultiCore\n").unwrap(), DeviceType::Multicore);
+        assert_eq!(
+            DeviceType::parse_env(" MultiCore\n").unwrap(),
+            DeviceType::Multicore
+        );
         assert_eq!(DeviceType::parse_env("NVIDIA").unwrap(), DeviceType::Nvidia);
         assert_eq!(DeviceType::parse_env("host").unwrap(), DeviceType::Host);
     }

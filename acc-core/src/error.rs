@@ -20,7 +20,11 @@ impl Location {
     #[track_caller]
     pub fn caller() -> Location {
         let l = std::panic::Location::caller();
-        Location { file: l.file(), line: l.line(), column: l.column() }
+        Location {
+            file: l.file(),
+            line: l.line(),
+            column: l.column(),
+        }
     }
 }
 

@@ -18,7 +18,8 @@ fn table() -> std::sync::MutexGuard<'static, BTreeMap<usize, usize>> {
 
 /// Allocates `bytes` zeroed bytes; returns the address.
 pub fn malloc(bytes: usize) -> Result<usize> {
-    let layout = Layout::from_size_align(bytes.max(1), ALIGN).map_err(|_| Error::OutOfMemory { bytes })?;
+    let layout =
+        Layout::from_size_align(bytes.max(1), ALIGN).map_err(|_| Error::OutOfMemory { bytes })?;
     // SAFETY: the layout has a non-zero size.
     let p = unsafe { std::alloc::alloc_zeroed(layout) };
     if p.is_null() {
@@ -30,7 +31,10 @@ pub fn malloc(bytes: usize) -> Result<usize> {
 
 /// Frees an allocation made by [`malloc`].
 pub fn free(addr: usize) -> Result<()> {
-    let bytes = table().remove(&addr).ok_or(Error::InvalidDevicePtr { addr, what: "acc::free" })?;
+    let bytes = table().remove(&addr).ok_or(Error::InvalidDevicePtr {
+        addr,
+        what: "acc::free",
+    })?;
     let layout = Layout::from_size_align(bytes.max(1), ALIGN).expect("valid when allocated");
     // SAFETY: `addr` was returned by `alloc_zeroed` with this layout and is removed from the
     // table, so it is freed once.
@@ -40,15 +44,27 @@ pub fn free(addr: usize) -> Result<()> {
 
 /// Runs `f` with a pointer to bytes `addr..addr + bytes`, which must lie inside one live
 /// allocation; the table stays locked meanwhile, so the allocation cannot be freed under `f`.
-pub fn with_range<R>(addr: usize, bytes: usize, what: &'static str, f: impl FnOnce(*mut u8) -> R) -> Result<R> {
+pub fn with_range<R>(
+    addr: usize,
+    bytes: usize,
+    what: &'static str,
+    f: impl FnOnce(*mut u8) -> R,
+) -> Result<R> {
     let t = table();
-    let (&base, &len) = t.range(..=addr).next_back().ok_or(Error::InvalidDevicePtr { addr, what })?;
+    let (&base, &len) = t
+        .range(..=addr)
+        .next_back()
+        .ok_or(Error::InvalidDevicePtr { addr, what })?;
     if addr >= base + len.max(1) {
         return Err(Error::InvalidDevicePtr { addr, what });
     }
     let offset = addr - base;
     if offset.checked_add(bytes).is_none_or(|end| end > len) {
-        return Err(Error::DeviceCopyOutOfBounds { allocation: len, offset, bytes });
+        return Err(Error::DeviceCopyOutOfBounds {
+            allocation: len,
+            offset,
+            bytes,
+        });
     }
     Ok(f(addr as *mut u8))
 }
@@ -56,7 +72,9 @@ pub fn with_range<R>(addr: usize, bytes: usize, what: &'static str, f: impl FnOn
 /// Whether `addr` lies inside a live allocation.
 pub fn contains(addr: usize) -> bool {
     let t = table();
-    t.range(..=addr).next_back().is_some_and(|(&b, &l)| addr < b + l.max(1))
+    t.range(..=addr)
+        .next_back()
+        .is_some_and(|(&b, &l)| addr < b + l.max(1))
 }
 
 #[cfg(test)]
@@ -67,7 +85,10 @@ mod tests {
     fn checks_ranges() {
         let a = malloc(64).unwrap();
         assert!(with_range(a + 8, 56, "t", |_| ()).is_ok());
-        assert!(matches!(with_range(a + 8, 57, "t", |_| ()), Err(Error::DeviceCopyOutOfBounds { .. })));
+        assert!(matches!(
+            with_range(a + 8, 57, "t", |_| ()),
+            Err(Error::DeviceCopyOutOfBounds { .. })
+        ));
         free(a).unwrap();
         assert!(free(a).is_err());
         assert!(!contains(a));

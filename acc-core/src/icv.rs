@@ -24,11 +24,20 @@ pub struct EnvSettings {
 impl EnvSettings {
     fn read() -> EnvSettings {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-        let device_type = var("ACC_DEVICE_TYPE").map(|v| DeviceType::parse_env(&v)).transpose();
-        let device_num = var("ACC_DEVICE_NUM")
-            .map(|v| v.trim().parse::<usize>().map_err(|_| Error::InvalidDeviceNum { value: v }))
+        let device_type = var("ACC_DEVICE_TYPE")
+            .map(|v| DeviceType::parse_env(&v))
             .transpose();
-        EnvSettings { device_type, device_num }
+        let device_num = var("ACC_DEVICE_NUM")
+            .map(|v| {
+                v.trim()
+                    .parse::<usize>()
+                    .map_err(|_| Error::InvalidDeviceNum { value: v })
+            })
+            .transpose();
+        EnvSettings {
+            device_type,
+            device_num,
+        }
     }
 }
 
@@ -52,7 +61,11 @@ pub struct Icvs {
 
 impl Default for Icvs {
     fn default() -> Self {
-        Icvs { device_type: None, device_num: None, default_async: ASYNC_NOVAL }
+        Icvs {
+            device_type: None,
+            device_num: None,
+            default_async: ASYNC_NOVAL,
+        }
     }
 }
 
@@ -111,7 +124,10 @@ pub struct Inherited {
 impl Inherited {
     /// Captures the calling thread's ICVs for a region that runs on `device_type`.
     pub fn capture(device_type: DeviceType) -> Inherited {
-        Inherited { icvs: current(), device_type }
+        Inherited {
+            icvs: current(),
+            device_type,
+        }
     }
 
     /// Runs `f` on this thread with the inherited ICVs and "executing on" state, restoring the

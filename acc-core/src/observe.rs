@@ -17,8 +17,16 @@ fn settings() -> &'static Settings {
         let var = |n: &str| std::env::var(n).ok().filter(|v| !v.trim().is_empty());
         Settings {
             notify: var("ACC_NOTIFY").is_some_and(|v| v.trim() != "0"),
-            dump: var("ACC_DUMP").map(|v| v.split(',').map(|s| s.trim().to_ascii_lowercase()).collect()).unwrap_or_default(),
-            dir: var("ACC_DUMP_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("acc-dump")),
+            dump: var("ACC_DUMP")
+                .map(|v| {
+                    v.split(',')
+                        .map(|s| s.trim().to_ascii_lowercase())
+                        .collect()
+                })
+                .unwrap_or_default(),
+            dir: var("ACC_DUMP_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("acc-dump")),
         }
     })
 }
@@ -42,7 +50,16 @@ pub fn dump(stage: &str, name: &str, text: impl FnOnce() -> String) {
     if !s.dump.iter().any(|d| d == stage || d == "all") {
         return;
     }
-    let file: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect();
+    let file: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
     let path = s.dir.join(format!("{file}.{stage}"));
     let result = std::fs::create_dir_all(&s.dir).and_then(|_| std::fs::write(&path, text()));
     match result {

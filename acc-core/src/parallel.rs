@@ -26,7 +26,12 @@ pub fn chunk_bounds(trips: u64, chunks: usize, c: usize) -> (u64, u64) {
 
 /// Runs `body(k0, k1)` over chunks of `0..trips` on `threads`, each chunk on a thread that
 /// inherits the launching thread's ICVs, and returns the chunks' results in order.
-pub fn parallel_chunks<R, F>(threads: &dyn HostThreads, inherited: &Inherited, trips: u64, body: F) -> Vec<R>
+pub fn parallel_chunks<R, F>(
+    threads: &dyn HostThreads,
+    inherited: &Inherited,
+    trips: u64,
+    body: F,
+) -> Vec<R>
 where
     R: Send + Sync,
     F: Fn(u64, u64) -> R + Sync,

@@ -30,7 +30,10 @@ pub struct ElemLayout {
 
 impl From<crate::ir::Elem> for ElemLayout {
     fn from(e: crate::ir::Elem) -> ElemLayout {
-        ElemLayout { scalar: e.scalar(), size: e.size() as usize }
+        ElemLayout {
+            scalar: e.scalar(),
+            size: e.size() as usize,
+        }
     }
 }
 
@@ -41,7 +44,13 @@ pub trait DeviceMemory: Send + Sync {
     /// Copies `host` (whole elements) into `buf` from element `first` on.
     fn upload(&self, buf: BufferId, elem: ElemLayout, first: usize, host: &[u8]) -> Result<()>;
     /// Copies elements of `buf` from `first` on into `host` (whole elements).
-    fn download(&self, buf: BufferId, elem: ElemLayout, first: usize, host: &mut [u8]) -> Result<()>;
+    fn download(
+        &self,
+        buf: BufferId,
+        elem: ElemLayout,
+        first: usize,
+        host: &mut [u8],
+    ) -> Result<()>;
     /// Frees `buf`.
     fn free(&self, buf: BufferId);
 }
@@ -127,7 +136,14 @@ impl Named<'_> {
     /// A name without a source location (a kernel argument, whose clause, if any, was
     /// checked where it was written).
     pub fn unlocated(name: &str) -> Named<'_> {
-        Named { name, location: Location { file: "", line: 0, column: 0 } }
+        Named {
+            name,
+            location: Location {
+                file: "",
+                line: 0,
+                column: 0,
+            },
+        }
     }
 }
 
@@ -152,7 +168,11 @@ fn find(sections: &BTreeMap<usize, Section>, addr: usize, bytes: usize) -> Found
     // The last section starting at or before `addr`, and any starting inside the range.
     if let Some((&start, s)) = sections.range(..=addr).next_back() {
         if addr < start + s.bytes {
-            return if addr + bytes <= start + s.bytes { Found::Inside(start) } else { Found::Partly(start) };
+            return if addr + bytes <= start + s.bytes {
+                Found::Inside(start)
+            } else {
+                Found::Partly(start)
+            };
         }
     }
     match sections.range(addr..end).next() {
@@ -162,8 +182,14 @@ fn find(sections: &BTreeMap<usize, Section>, addr: usize, bytes: usize) -> Found
 }
 
 fn partly(sections: &BTreeMap<usize, Section>, start: usize, var: Named<'_>) -> Error {
-    let other = sections.get(&start).map_or("another variable", |s| s.name.as_str());
-    Error::PartlyPresent { var: var.name.to_string(), present: other.to_string(), location: var.location }
+    let other = sections
+        .get(&start)
+        .map_or("another variable", |s| s.name.as_str());
+    Error::PartlyPresent {
+        var: var.name.to_string(),
+        present: other.to_string(),
+        location: var.location,
+    }
 }
 
 impl PresentTable {
@@ -180,7 +206,15 @@ impl PresentTable {
     /// when the whole range is present, otherwise what `absent` says. Returns whether the
     /// counter was changed (a `no_create` of absent data changes nothing, and its exit must
     /// not either). Empty ranges are always present and count nothing.
-    pub fn enter(&self, mem: &dyn DeviceMemory, host: &[u8], elem: ElemLayout, var: Named<'_>, counter: Counter, absent: Absent) -> Result<bool> {
+    pub fn enter(
+        &self,
+        mem: &dyn DeviceMemory,
+        host: &[u8],
+        elem: ElemLayout,
+        var: Named<'_>,
+        counter: Counter,
+        absent: Absent,
+    ) -> Result<bool> {
         if host.is_empty() {
             return Ok(false);
         }
@@ -198,7 +232,10 @@ impl PresentTable {
             }
             Found::Partly(start) => Err(partly(&sections, start, var)),
             Found::Absent => match absent {
-                Absent::Error => Err(Error::NotPresent { var: var.name.to_string(), location: var.location }),
+                Absent::Error => Err(Error::NotPresent {
+                    var: var.name.to_string(),
+                    location: var.location,
+                }),
                 Absent::Nothing => Ok(false),
                 Absent::Copyin | Absent::Create => {
                     let len = host.len() / elem.size;
@@ -213,8 +250,29 @@ impl PresentTable {
                         Counter::Structured => (1, 0),
                         Counter::Dynamic => (0, 1),
                     };
-                    sections.insert(addr, Section { bytes: host.len(), buf, elem, structured, dynamic, name: var.name.to_string() });
-                    crate::observe::notify(|| format!("present: `{}` ({} bytes) allocated{}", var.name, host.len(), if absent == Absent::Copyin { " and copied in" } else { "" }));
+                    sections.insert(
+                        addr,
+                        Section {
+                            bytes: host.len(),
+                            buf,
+                            elem,
+                            structured,
+                            dynamic,
+                            name: var.name.to_string(),
+                        },
+                    );
+                    crate::observe::notify(|| {
+                        format!(
+                            "present: `{}` ({} bytes) allocated{}",
+                            var.name,
+                            host.len(),
+                            if absent == Absent::Copyin {
+                                " and copied in"
+                            } else {
+                                ""
+                            }
+                        )
+                    });
                     Ok(true)
                 }
             },
@@ -231,7 +289,11 @@ impl PresentTable {
         (addr, bytes): (usize, usize),
         host: Option<&mut [u8]>,
         var: Named<'_>,
-        Leave { counter, finalize, release }: Leave,
+        Leave {
+            counter,
+            finalize,
+            release,
+        }: Leave,
     ) -> Result<()> {
         if bytes == 0 {
             return Ok(());
@@ -260,7 +322,9 @@ impl PresentTable {
             if let Some(host) = host {
                 // Only what the caller can write: the variable's own range.
                 if host.as_ptr() as usize == addr && host.len() == bytes {
-                    result = mem.download(s.buf, s.elem, (addr - start) / s.elem.size, host).map_err(|e| at(e, var));
+                    result = mem
+                        .download(s.buf, s.elem, (addr - start) / s.elem.size, host)
+                        .map_err(|e| at(e, var));
                 } else {
                     result = Err(Error::Unsupported {
                         what: format!("`{}` moved or changed length while its data was present (at {}); its device copy was not copied out", var.name, var.location),
@@ -269,13 +333,31 @@ impl PresentTable {
             }
         }
         mem.free(s.buf);
-        crate::observe::notify(|| format!("present: `{}` ({} bytes) {}", s.name, s.bytes, if release == Release::Copyout { "copied out and freed" } else { "freed" }));
+        crate::observe::notify(|| {
+            format!(
+                "present: `{}` ({} bytes) {}",
+                s.name,
+                s.bytes,
+                if release == Release::Copyout {
+                    "copied out and freed"
+                } else {
+                    "freed"
+                }
+            )
+        });
         result
     }
 
     /// `update` (3.3 section 2.14.4): copies `host` to the device copy (`to_device`), or the
     /// device copy into `host`. Absent data is an error, or nothing with `if_present`.
-    pub fn update(&self, mem: &dyn DeviceMemory, host: HostBytes<'_>, elem: ElemLayout, var: Named<'_>, if_present: bool) -> Result<()> {
+    pub fn update(
+        &self,
+        mem: &dyn DeviceMemory,
+        host: HostBytes<'_>,
+        elem: ElemLayout,
+        var: Named<'_>,
+        if_present: bool,
+    ) -> Result<()> {
         let (addr, bytes) = host.range();
         if bytes == 0 {
             return Ok(());
@@ -285,7 +367,12 @@ impl PresentTable {
             Found::Inside(start) => start,
             Found::Partly(start) => return Err(partly(&sections, start, var)),
             Found::Absent if if_present => return Ok(()),
-            Found::Absent => return Err(Error::NotPresent { var: var.name.to_string(), location: var.location }),
+            Found::Absent => {
+                return Err(Error::NotPresent {
+                    var: var.name.to_string(),
+                    location: var.location,
+                })
+            }
         };
         let s = &sections[&start];
         check_layout(s, elem, addr - start, var)?;
@@ -299,7 +386,13 @@ impl PresentTable {
 
     /// Where `addr..addr + bytes` is on the device, if all of it is present; an error if only
     /// part of it is.
-    pub fn lookup(&self, addr: usize, bytes: usize, elem: ElemLayout, var: Named<'_>) -> Result<Option<Placement>> {
+    pub fn lookup(
+        &self,
+        addr: usize,
+        bytes: usize,
+        elem: ElemLayout,
+        var: Named<'_>,
+    ) -> Result<Option<Placement>> {
         if bytes == 0 {
             return Ok(None);
         }
@@ -308,7 +401,12 @@ impl PresentTable {
             Found::Inside(start) => {
                 let s = &sections[&start];
                 check_layout(s, elem, addr - start, var)?;
-                Ok(Some(Placement { buf: s.buf, first: (addr - start) / s.elem.size, len: bytes / s.elem.size, elem: s.elem }))
+                Ok(Some(Placement {
+                    buf: s.buf,
+                    first: (addr - start) / s.elem.size,
+                    len: bytes / s.elem.size,
+                    elem: s.elem,
+                }))
             }
             Found::Partly(start) => Err(partly(&sections, start, var)),
             Found::Absent => Ok(None),
@@ -324,7 +422,9 @@ impl PresentTable {
     pub fn counters(&self, addr: usize) -> Option<(usize, usize)> {
         let sections = self.lock();
         match find(&sections, addr, 1) {
-            Found::Inside(start) | Found::Partly(start) => sections.get(&start).map(|s| (s.structured, s.dynamic)),
+            Found::Inside(start) | Found::Partly(start) => {
+                sections.get(&start).map(|s| (s.structured, s.dynamic))
+            }
             Found::Absent => None,
         }
     }
@@ -370,7 +470,9 @@ fn check_layout(s: &Section, elem: ElemLayout, offset: usize, var: Named<'_>) ->
 
 fn at(e: Error, var: Named<'_>) -> Error {
     match e {
-        Error::Unsupported { what } => Error::Unsupported { what: format!("{what} (`{}` at {})", var.name, var.location) },
+        Error::Unsupported { what } => Error::Unsupported {
+            what: format!("{what} (`{}` at {})", var.name, var.location),
+        },
         other => other,
     }
 }

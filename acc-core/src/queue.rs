@@ -25,7 +25,11 @@ impl Queue {
     /// default async ICV.
     pub fn resolve(arg: Option<i64>) -> Result<Queue> {
         let Some(v) = arg else { return Ok(Queue::Sync) };
-        let v = if v == ASYNC_NOVAL as i64 { crate::icv::current().default_async as i64 } else { v };
+        let v = if v == ASYNC_NOVAL as i64 {
+            crate::icv::current().default_async as i64
+        } else {
+            v
+        };
         match v {
             v if v == ASYNC_SYNC as i64 => Ok(Queue::Sync),
             // The default async ICV may itself be acc_async_noval: an implementation-chosen queue.
@@ -52,8 +56,14 @@ mod tests {
     fn resolves_special_values() {
         assert_eq!(Queue::resolve(None).unwrap(), Queue::Sync);
         assert_eq!(Queue::resolve(Some(3)).unwrap(), Queue::Async(3));
-        assert_eq!(Queue::resolve(Some(ASYNC_SYNC as i64)).unwrap(), Queue::Sync);
-        assert_eq!(Queue::resolve(Some(ASYNC_NOVAL as i64)).unwrap(), Queue::Async(0));
+        assert_eq!(
+            Queue::resolve(Some(ASYNC_SYNC as i64)).unwrap(),
+            Queue::Sync
+        );
+        assert_eq!(
+            Queue::resolve(Some(ASYNC_NOVAL as i64)).unwrap(),
+            Queue::Async(0)
+        );
         assert!(Queue::resolve(Some(-7)).is_err());
         assert!(Queue::for_wait(ASYNC_SYNC as i64).is_err());
     }

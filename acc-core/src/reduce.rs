@@ -120,6 +120,9 @@ mod tests {
     fn combines() {
         assert_eq!(<i64 as Reduce<Min>>::combine(3, -4), -4);
         assert_eq!(<f32 as Reduce<Max>>::combine(f32::NAN, 2.0), 2.0);
-        assert_eq!(<[u16; 2] as Reduce<BitXor>>::combine([1, 2], [3, 2]), [2, 0]);
+        assert_eq!(
+            <[u16; 2] as Reduce<BitXor>>::combine([1, 2], [3, 2]),
+            [2, 0]
+        );
     }
 }

@@ -71,12 +71,19 @@ impl Launch {
         let queue = Queue::resolve(clauses.async_arg)?;
         let mut waits = Some(Vec::new());
         if let Some(w) = &clauses.wait {
-            let named = w.iter().map(|&q| Queue::for_wait(q)).collect::<Result<Vec<_>>>()?;
+            let named = w
+                .iter()
+                .map(|&q| Queue::for_wait(q))
+                .collect::<Result<Vec<_>>>()?;
             waits = if w.is_empty() { None } else { Some(named) };
         }
         let local = clauses.if_cond == Some(false)
             || (clauses.if_cond != Some(false) && clauses.self_cond == Some(true));
-        let device = if local { None } else { Some(rt.current_device()?) };
+        let device = if local {
+            None
+        } else {
+            Some(rt.current_device()?)
+        };
         // Shared-memory devices complete every operation before the launching call returns, so
         // the queues named by `wait` are already drained and queue order holds trivially; a
         // kernel device orders the launch after them (`Launch::waits`), or, where the region
@@ -89,7 +96,12 @@ impl Launch {
                 }
             }
         }
-        Ok(Launch { device, kind: site.kind, queue, waits })
+        Ok(Launch {
+            device,
+            kind: site.kind,
+            queue,
+            waits,
+        })
     }
 
     /// The queues the launch waits for first; `None`: every queue (a bare `wait` clause).
@@ -99,7 +111,9 @@ impl Launch {
 
     /// The device the region runs on: `Host` when it runs on the local thread.
     pub fn device_type(&self) -> DeviceType {
-        self.device.as_ref().map_or(DeviceType::Host, |d| d.device_type())
+        self.device
+            .as_ref()
+            .map_or(DeviceType::Host, |d| d.device_type())
     }
 
     /// The device the region runs on; `None` when it runs on the local thread (`if(false)`,

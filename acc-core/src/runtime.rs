@@ -22,7 +22,10 @@ impl Runtime {
     }
 
     fn backend(&self, ty: DeviceType) -> Option<&dyn Backend> {
-        self.backends.iter().find(|b| b.device_type() == ty).map(|b| b.as_ref())
+        self.backends
+            .iter()
+            .find(|b| b.device_type() == ty)
+            .map(|b| b.as_ref())
     }
 
     fn count(&self, ty: DeviceType) -> usize {
@@ -67,7 +70,10 @@ impl Runtime {
     pub fn current_device_type(&self) -> Result<DeviceType> {
         let ty = match icv::current().device_type {
             Some(t) => t,
-            None => icv::env().device_type.clone()?.unwrap_or(DeviceType::Default),
+            None => icv::env()
+                .device_type
+                .clone()?
+                .unwrap_or(DeviceType::Default),
         };
         Ok(self.resolve_type(ty))
     }
@@ -112,7 +118,10 @@ impl Runtime {
     pub fn device(&self, ty: DeviceType, num: usize) -> Result<Arc<dyn Device>> {
         let ty = self.resolve_type(ty);
         if !ty.is_concrete() {
-            return Err(Error::NotConcrete { device_type: ty, what: "selecting a device" });
+            return Err(Error::NotConcrete {
+                device_type: ty,
+                what: "selecting a device",
+            });
         }
         let Some(backend) = self.backend(ty) else {
             return Err(Error::NoDevice {
@@ -122,10 +131,17 @@ impl Runtime {
         };
         let count = backend.count();
         if count == 0 {
-            return Err(Error::NoDevice { device_type: ty, reason: backend.absent_reason() });
+            return Err(Error::NoDevice {
+                device_type: ty,
+                reason: backend.absent_reason(),
+            });
         }
         if num >= count {
-            return Err(Error::DeviceNumOutOfRange { device_type: ty, num, count });
+            return Err(Error::DeviceNumOutOfRange {
+                device_type: ty,
+                num,
+                count,
+            });
         }
         backend.open(num)
     }
@@ -139,7 +155,11 @@ impl Runtime {
     /// timings) and makes `ty` the calling thread's device type.
     pub fn init(&self, ty: DeviceType) -> Result<()> {
         let ty = self.resolve_type(ty);
-        let num = if self.current_device_type()? == ty { self.current_device_num()? } else { 0 };
+        let num = if self.current_device_type()? == ty {
+            self.current_device_num()?
+        } else {
+            0
+        };
         self.device(ty, num)?;
         icv::update(|i| {
             i.device_type = Some(ty);
@@ -153,9 +173,10 @@ impl Runtime {
         let ty = self.resolve_type(ty);
         let types: Vec<DeviceType> = match ty {
             DeviceType::None => return Ok(()),
-            DeviceType::NotHost => {
-                DeviceType::CONCRETE.into_iter().filter(|&t| t != DeviceType::Host).collect()
-            }
+            DeviceType::NotHost => DeviceType::CONCRETE
+                .into_iter()
+                .filter(|&t| t != DeviceType::Host)
+                .collect(),
             t => vec![t],
         };
         for t in types {
@@ -173,9 +194,10 @@ impl Runtime {
         match ty {
             DeviceType::None => false,
             DeviceType::NotHost => here != DeviceType::Host,
-            DeviceType::Default => {
-                self.current_device_type().map(|t| t == here).unwrap_or(false)
-            }
+            DeviceType::Default => self
+                .current_device_type()
+                .map(|t| t == here)
+                .unwrap_or(false),
             t => t == here,
         }
     }

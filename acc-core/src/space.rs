@@ -55,12 +55,18 @@ impl<T: LoopIndex> UnitSpace<T> {
     /// The space of `r`.
     pub fn new(r: Range<T>) -> Self {
         let trips = trips_between(r.start.to_i128(), r.end.to_i128() - 1);
-        UnitSpace { start: r.start, trips }
+        UnitSpace {
+            start: r.start,
+            trips,
+        }
     }
     /// The space of `r`.
     pub fn inclusive(r: RangeInclusive<T>) -> Self {
         let (s, e) = r.into_inner();
-        UnitSpace { start: s, trips: trips_between(s.to_i128(), e.to_i128()) }
+        UnitSpace {
+            start: s,
+            trips: trips_between(s.to_i128(), e.to_i128()),
+        }
     }
     /// Number of iterations.
     #[inline]
@@ -80,7 +86,11 @@ impl<T: LoopIndex> UnitSpace<T> {
     }
     /// The same space as a general strided one.
     pub fn strided(self) -> StridedSpace<T> {
-        StridedSpace { start: self.start, step: 1, trips: self.trips }
+        StridedSpace {
+            start: self.start,
+            step: 1,
+            trips: self.trips,
+        }
     }
 }
 
@@ -107,17 +117,28 @@ impl<T: LoopIndex> StridedSpace<T> {
             return self;
         }
         let last = self.start.offset(self.trips - 1, self.step);
-        StridedSpace { start: last, step: -self.step, trips: self.trips }
+        StridedSpace {
+            start: last,
+            step: -self.step,
+            trips: self.trips,
+        }
     }
     /// The space of `.step_by(s)` applied to this one.
     ///
     /// # Panics
     /// When `s` is 0, as `Iterator::step_by` does.
     pub fn step_by(self, s: usize) -> Self {
-        assert!(s != 0, "acc: step_by(0) in a parallel loop (the step must be positive)");
+        assert!(
+            s != 0,
+            "acc: step_by(0) in a parallel loop (the step must be positive)"
+        );
         let s128 = s as i128;
         let trips = self.trips.div_ceil(s as u64).min(self.trips);
-        StridedSpace { start: self.start, step: self.step * s128, trips }
+        StridedSpace {
+            start: self.start,
+            step: self.step * s128,
+            trips,
+        }
     }
     /// Number of iterations.
     #[inline]
@@ -141,7 +162,12 @@ impl<T: LoopIndex> StridedSpace<T> {
 /// (outermost first) as runs of the innermost loop: `f(outer, lo, hi)` gets the outer loops'
 /// iteration numbers and the innermost loop's iterations `lo..hi`.
 #[inline]
-pub fn collapsed_runs<const N: usize>(trips: [u64; N], k0: u64, k1: u64, mut f: impl FnMut(&[u64; N], u64, u64)) {
+pub fn collapsed_runs<const N: usize>(
+    trips: [u64; N],
+    k0: u64,
+    k1: u64,
+    mut f: impl FnMut(&[u64; N], u64, u64),
+) {
     let inner = trips[N - 1];
     if inner == 0 {
         return;
@@ -183,9 +209,18 @@ mod tests {
     #[test]
     fn matches_std_iterators() {
         let r = 3i32..20;
-        assert_eq!(all(&StridedSpace::new(r.clone())), r.clone().collect::<Vec<_>>());
-        assert_eq!(all(&StridedSpace::new(r.clone()).rev()), r.clone().rev().collect::<Vec<_>>());
-        assert_eq!(all(&StridedSpace::new(r.clone()).step_by(4)), r.clone().step_by(4).collect::<Vec<_>>());
+        assert_eq!(
+            all(&StridedSpace::new(r.clone())),
+            r.clone().collect::<Vec<_>>()
+        );
+        assert_eq!(
+            all(&StridedSpace::new(r.clone()).rev()),
+            r.clone().rev().collect::<Vec<_>>()
+        );
+        assert_eq!(
+            all(&StridedSpace::new(r.clone()).step_by(4)),
+            r.clone().step_by(4).collect::<Vec<_>>()
+        );
         assert_eq!(
             all(&StridedSpace::new(r.clone()).step_by(4).rev()),
             r.clone().step_by(4).rev().collect::<Vec<_>>()
@@ -195,10 +230,18 @@ mod tests {
             r.clone().rev().step_by(3).collect::<Vec<_>>()
         );
         let u = 0u8..=255;
-        assert_eq!(all(&StridedSpace::inclusive(u.clone()).rev()), u.clone().rev().collect::<Vec<_>>());
+        assert_eq!(
+            all(&StridedSpace::inclusive(u.clone()).rev()),
+            u.clone().rev().collect::<Vec<_>>()
+        );
         let (hi, lo) = (5usize, 2usize);
         assert_eq!(UnitSpace::new(hi..lo).trips(), 0);
-        assert_eq!(UnitSpace::inclusive(-3i64..=3).chunk(2, 5).collect::<Vec<_>>(), vec![-1, 0, 1]);
+        assert_eq!(
+            UnitSpace::inclusive(-3i64..=3)
+                .chunk(2, 5)
+                .collect::<Vec<_>>(),
+            vec![-1, 0, 1]
+        );
     }
 
     #[test]
@@ -213,8 +256,9 @@ mod tests {
                 }
             });
         }
-        let expect: Vec<_> =
-            (0..3).flat_map(|a| (0..4).flat_map(move |b| (0..5).map(move |c| (a, b, c)))).collect();
+        let expect: Vec<_> = (0..3)
+            .flat_map(|a| (0..4).flat_map(move |b| (0..5).map(move |c| (a, b, c))))
+            .collect();
         assert_eq!(seen, expect);
     }
 }

@@ -14,9 +14,9 @@
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod host;
-pub mod ptx;
 #[cfg(feature = "multicore")]
 pub mod multicore;
+pub mod ptx;
 #[cfg(feature = "wgpu")]
 pub mod wgpu;
 #[cfg(feature = "wgpu")]

@@ -5,7 +5,10 @@
 use std::collections::HashMap;
 
 use crate::directive::allowed::{allows, allows_after_device_type};
-use crate::directive::{ClauseArgs, ClauseName as C, ComputeKind, DeviceTypeSel, Directive, DirectiveKind as D, SizeExpr};
+use crate::directive::{
+    ClauseArgs, ClauseName as C, ComputeKind, DeviceTypeSel, Directive, DirectiveKind as D,
+    SizeExpr,
+};
 
 /// Device type names a `device_type` clause accepts.
 pub const DEVICE_TYPE_NAMES: &[&str] = &["host", "multicore", "nvidia", "wgpu", "default"];
@@ -20,11 +23,20 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
     let mut disallowed = false;
     for c in &dir.clauses {
         if !allows(dir.kind, c.name) {
-            err(c.span, format!("clause `{}` is not allowed on `{name}` (3.3 section {section})", c.name.spelling()));
+            err(
+                c.span,
+                format!(
+                    "clause `{}` is not allowed on `{name}` (3.3 section {section})",
+                    c.name.spelling()
+                ),
+            );
             disallowed = true;
             continue;
         }
-        if c.device_types.is_some() && c.name != C::DeviceType && !allows_after_device_type(dir.kind, c.name) {
+        if c.device_types.is_some()
+            && c.name != C::DeviceType
+            && !allows_after_device_type(dir.kind, c.name)
+        {
             err(
                 c.span,
                 format!(
@@ -51,7 +63,10 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
                     if !DEVICE_TYPE_NAMES.contains(&n.as_str()) {
                         err(
                             id.span(),
-                            format!("unknown device type `{id}`; the device types are {} and `*`", DEVICE_TYPE_NAMES.join(", ")),
+                            format!(
+                                "unknown device type `{id}`; the device types are {} and `*`",
+                                DEVICE_TYPE_NAMES.join(", ")
+                            ),
                         );
                     }
                 }
@@ -59,16 +74,27 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
         }
         if c.name == C::NumGangs {
             if let ClauseArgs::Exprs(v) = &c.args {
-                let max = if dir.kind.compute() == Some(crate::directive::ComputeKind::Kernels) { 1 } else { 3 };
+                let max = if dir.kind.compute() == Some(crate::directive::ComputeKind::Kernels) {
+                    1
+                } else {
+                    3
+                };
                 if v.len() > max {
                     err(c.span, format!("`num_gangs` takes at most {max} value{} on `{name}` (3.3 section 2.5.10)", if max == 1 { "" } else { "s" }));
                 }
             }
         }
         if let ClauseArgs::Gang { dim: Some(d), .. } = &c.args {
-            if let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(l), .. }) = &**d {
+            if let syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(l),
+                ..
+            }) = &**d
+            {
                 if !matches!(l.base10_parse::<u32>(), Ok(1..=3)) {
-                    err(l.span(), "`gang(dim: ..)` must be 1, 2 or 3 (3.3 section 2.9.2)".into());
+                    err(
+                        l.span(),
+                        "`gang(dim: ..)` must be 1, 2 or 3 (3.3 section 2.9.2)".into(),
+                    );
                 }
             }
         }
@@ -76,41 +102,95 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
 
     // Clauses that may appear once per device-type section.
     let once = [
-        C::If, C::SelfClause, C::Default, C::Collapse, C::NumGangs, C::NumWorkers, C::VectorLength,
-        C::Async, C::Tile, C::Bind, C::DeviceNum, C::DefaultAsync,
+        C::If,
+        C::SelfClause,
+        C::Default,
+        C::Collapse,
+        C::NumGangs,
+        C::NumWorkers,
+        C::VectorLength,
+        C::Async,
+        C::Tile,
+        C::Bind,
+        C::DeviceNum,
+        C::DefaultAsync,
     ];
     let mut seen: HashMap<(C, String), proc_macro2::Span> = HashMap::new();
     for c in &dir.clauses {
         if !once.contains(&c.name) || (c.name == C::SelfClause && dir.kind == D::Update) {
             continue;
         }
-        let group = c.device_types.as_ref().map(|t| format!("{}", t.len())).unwrap_or_default();
+        let group = c
+            .device_types
+            .as_ref()
+            .map(|t| format!("{}", t.len()))
+            .unwrap_or_default();
         if seen.insert((c.name, group), c.span).is_some() {
-            err(c.span, format!("clause `{}` appears more than once on `{name}` (3.3 section {section})", c.name.spelling()));
+            err(
+                c.span,
+                format!(
+                    "clause `{}` appears more than once on `{name}` (3.3 section {section})",
+                    c.name.spelling()
+                ),
+            );
         }
     }
 
     // Loop-level conflicts (3.3 section 2.9: seq excludes the others; independent excludes auto).
     // On `routine` the rule is "exactly one level", reported below.
-    if let Some(seq) = dir.general(C::Seq).next().filter(|_| dir.kind != D::Routine) {
+    if let Some(seq) = dir
+        .general(C::Seq)
+        .next()
+        .filter(|_| dir.kind != D::Routine)
+    {
         for other in [C::Gang, C::Worker, C::Vector, C::Independent, C::Auto] {
             if dir.general(other).next().is_some() {
-                err(seq.span, format!("`seq` cannot be combined with `{}` on `{name}` (3.3 section 2.9.5)", other.spelling()));
+                err(
+                    seq.span,
+                    format!(
+                        "`seq` cannot be combined with `{}` on `{name}` (3.3 section 2.9.5)",
+                        other.spelling()
+                    ),
+                );
             }
         }
     }
-    if let (Some(a), Some(_)) = (dir.general(C::Auto).next(), dir.general(C::Independent).next()) {
-        err(a.span, format!("`auto` cannot be combined with `independent` on `{name}` (3.3 section 2.9.7)"));
+    if let (Some(a), Some(_)) = (
+        dir.general(C::Auto).next(),
+        dir.general(C::Independent).next(),
+    ) {
+        err(
+            a.span,
+            format!("`auto` cannot be combined with `independent` on `{name}` (3.3 section 2.9.7)"),
+        );
     }
     if let (Some(t), Some(_)) = (dir.find(C::Tile), dir.find(C::Collapse)) {
-        err(t.span, format!("`tile` cannot be combined with `collapse` on `{name}` (3.3 section 2.9.8)"));
+        err(
+            t.span,
+            format!("`tile` cannot be combined with `collapse` on `{name}` (3.3 section 2.9.8)"),
+        );
     }
-    let atomic_clauses = dir.clauses.iter().filter(|c| matches!(c.name, C::Read | C::Write | C::Update | C::Capture)).count();
+    let atomic_clauses = dir
+        .clauses
+        .iter()
+        .filter(|c| matches!(c.name, C::Read | C::Write | C::Update | C::Capture))
+        .count();
     if atomic_clauses > 1 {
-        err(dir.span, "`atomic` takes at most one of `read`, `write`, `update`, `capture` (3.3 section 2.12)".into());
+        err(
+            dir.span,
+            "`atomic` takes at most one of `read`, `write`, `update`, `capture` (3.3 section 2.12)"
+                .into(),
+        );
     }
     if dir.kind == D::Routine {
-        let levels = dir.clauses.iter().filter(|c| c.device_types.is_none() && matches!(c.name, C::Gang | C::Worker | C::Vector | C::Seq)).count();
+        let levels = dir
+            .clauses
+            .iter()
+            .filter(|c| {
+                c.device_types.is_none()
+                    && matches!(c.name, C::Gang | C::Worker | C::Vector | C::Seq)
+            })
+            .count();
         if levels != 1 {
             err(dir.span, "`routine` needs exactly one of `gang`, `worker`, `vector`, `seq` (3.3 section 2.15.1)".into());
         }
@@ -121,7 +201,16 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
     for c in &dir.clauses {
         let sharing = matches!(
             c.name,
-            C::Copy | C::Copyin | C::Copyout | C::Create | C::NoCreate | C::Present | C::Deviceptr | C::Private | C::Firstprivate | C::Reduction
+            C::Copy
+                | C::Copyin
+                | C::Copyout
+                | C::Create
+                | C::NoCreate
+                | C::Present
+                | C::Deviceptr
+                | C::Private
+                | C::Firstprivate
+                | C::Reduction
         );
         if !sharing {
             continue;
@@ -129,12 +218,20 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
         for v in c.vars() {
             let key = v.name.to_string();
             if let Some((prev, _)) = var_clause.get(&key) {
-                let combined_ok = dir.kind.is_combined() && ((*prev == C::Reduction) != (c.name == C::Reduction)) && matches!(if *prev == C::Reduction { c.name } else { *prev }, C::Copy | C::Copyin | C::Copyout | C::Create | C::Present);
+                let combined_ok = dir.kind.is_combined()
+                    && ((*prev == C::Reduction) != (c.name == C::Reduction))
+                    && matches!(
+                        if *prev == C::Reduction { c.name } else { *prev },
+                        C::Copy | C::Copyin | C::Copyout | C::Create | C::Present
+                    );
                 if !(combined_ok || *prev == C::Reduction && c.name == C::Reduction) {
                     err(v.span, format!("`{key}` appears in both `{}` and `{}` on `{name}`; a variable has one data attribute (3.3 section 2.7)", prev.spelling(), c.name.spelling()));
                 }
                 if *prev == C::Reduction && c.name == C::Reduction {
-                    err(v.span, format!("`{key}` appears in two `reduction` clauses on `{name}`"));
+                    err(
+                        v.span,
+                        format!("`{key}` appears in two `reduction` clauses on `{name}`"),
+                    );
                 }
             } else {
                 var_clause.insert(key, (c.name, v.span));
@@ -151,7 +248,13 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
         };
         for e in exprs {
             if int_literal(e) == Some(0) {
-                err(lit_span(e), format!("`{}` must be at least 1 (3.3 section 2.5.10-2.5.12)", c.name.spelling()));
+                err(
+                    lit_span(e),
+                    format!(
+                        "`{}` must be at least 1 (3.3 section 2.5.10-2.5.12)",
+                        c.name.spelling()
+                    ),
+                );
             }
         }
         if let ClauseArgs::Tile(sizes) = &c.args {
@@ -180,10 +283,15 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
         match (&c.args, c.name) {
             (ClauseArgs::Gang { num, dim, static_ }, _) => {
                 if dir.kind == D::Routine && (num.is_some() || static_.is_some()) {
-                    err(c.span, "`gang` on `routine` takes only `dim:` (3.3 section 2.15.1)".into());
+                    err(
+                        c.span,
+                        "`gang` on `routine` takes only `dim:` (3.3 section 2.15.1)".into(),
+                    );
                 }
                 let compute = dir.kind.compute();
-                if num.is_some() && matches!(compute, Some(ComputeKind::Parallel | ComputeKind::Serial)) {
+                if num.is_some()
+                    && matches!(compute, Some(ComputeKind::Parallel | ComputeKind::Serial))
+                {
                     err(c.span, format!("`gang(num: ..)` is not allowed on `{name}`: in a parallel or serial region the gang count is the construct's `num_gangs` (3.3 section 2.9.2)"));
                 }
                 if compute == Some(ComputeKind::Kernels) {
@@ -201,7 +309,11 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
                 }
             }
             (ClauseArgs::Level { arg: Some(_) }, C::Worker | C::Vector) => {
-                let (what, sizing) = if c.name == C::Worker { ("worker", C::NumWorkers) } else { ("vector", C::VectorLength) };
+                let (what, sizing) = if c.name == C::Worker {
+                    ("worker", C::NumWorkers)
+                } else {
+                    ("vector", C::VectorLength)
+                };
                 let compute = dir.kind.compute();
                 let ok = match compute {
                     Some(ComputeKind::Kernels) => !dir.has(sizing),
@@ -209,7 +321,10 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
                     _ => false,
                 };
                 if dir.kind == D::Routine {
-                    err(c.span, format!("`{what}` on `routine` takes no argument (3.3 section 2.15.1)"));
+                    err(
+                        c.span,
+                        format!("`{what}` on `routine` takes no argument (3.3 section 2.15.1)"),
+                    );
                 } else if compute.is_some() && !ok {
                     err(c.span, format!(
                         "`{what}(..)` takes an argument only in a kernels region without `{}` (3.3 section {})",
@@ -231,10 +346,18 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
     }
     // Variables that must be whole: no subarrays (R54, R56, R91).
     for c in &dir.clauses {
-        let whole_only = matches!(c.name, C::Attach | C::Detach | C::UseDevice) || dir.kind == D::Declare;
+        let whole_only =
+            matches!(c.name, C::Attach | C::Detach | C::UseDevice) || dir.kind == D::Declare;
         if whole_only {
             for v in c.vars().iter().filter(|v| v.subarray.is_some()) {
-                err(v.span, format!("`{}` on `{name}` takes whole variables, not subarrays (3.3 section {})", c.name.spelling(), dir.kind.section()));
+                err(
+                    v.span,
+                    format!(
+                        "`{}` on `{name}` takes whole variables, not subarrays (3.3 section {})",
+                        c.name.spelling(),
+                        dir.kind.section()
+                    ),
+                );
             }
         }
     }
@@ -242,11 +365,20 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
     if matches!(dir.kind, D::Init | D::Shutdown | D::Set) {
         for c in dir.all(C::DeviceType) {
             if matches!(&c.args, ClauseArgs::DeviceTypes(t) if t.len() > 1) {
-                err(c.span, format!("`device_type` on `{name}` names one device type (3.3 section {})", dir.kind.section()));
+                err(
+                    c.span,
+                    format!(
+                        "`device_type` on `{name}` names one device type (3.3 section {})",
+                        dir.kind.section()
+                    ),
+                );
             }
         }
         if dir.all(C::DeviceType).count() > 1 {
-            err(dir.span, format!("`device_type` appears more than once on `{name}`"));
+            err(
+                dir.span,
+                format!("`device_type` appears more than once on `{name}`"),
+            );
         }
     }
 
@@ -278,7 +410,10 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
 /// The value of an integer literal expression.
 fn int_literal(e: &syn::Expr) -> Option<u64> {
     match e {
-        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(l), .. }) => l.base10_parse().ok(),
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(l),
+            ..
+        }) => l.base10_parse().ok(),
         syn::Expr::Paren(p) => int_literal(&p.expr),
         _ => None,
     }

@@ -26,39 +26,159 @@ impl Body {
 /// Runtime routines that only the host may call (OpenACC chapter 3 preamble; R124). Only
 /// `acc::on_device` is callable on a device.
 const HOST_ONLY_ROUTINES: &[&str] = &[
-    "get_num_devices", "set_device_type", "get_device_type", "try_get_device_type", "set_device_num",
-    "get_device_num", "init", "shutdown", "get_property", "copyin", "create", "copyout",
-    "copyout_finalize", "delete", "delete_finalize", "update_device", "update_self", "is_present",
-    "wait", "wait_all", "wait_any", "wait_async", "async_test", "async_test_all",
-    "get_default_async", "set_default_async", "malloc", "free", "deviceptr", "hostptr", "map_data",
-    "unmap_data", "memcpy_to_device", "memcpy_from_device", "memcpy_device", "attach", "detach",
+    "get_num_devices",
+    "set_device_type",
+    "get_device_type",
+    "try_get_device_type",
+    "set_device_num",
+    "get_device_num",
+    "init",
+    "shutdown",
+    "get_property",
+    "copyin",
+    "create",
+    "copyout",
+    "copyout_finalize",
+    "delete",
+    "delete_finalize",
+    "update_device",
+    "update_self",
+    "is_present",
+    "wait",
+    "wait_all",
+    "wait_any",
+    "wait_async",
+    "async_test",
+    "async_test_all",
+    "get_default_async",
+    "set_default_async",
+    "malloc",
+    "free",
+    "deviceptr",
+    "hostptr",
+    "map_data",
+    "unmap_data",
+    "memcpy_to_device",
+    "memcpy_from_device",
+    "memcpy_device",
+    "attach",
+    "detach",
 ];
 
 /// Executable directives, which the host runs (R110).
-const HOST_DIRECTIVES: &[&str] = &["update", "enter_data", "exit_data", "wait", "init", "shutdown", "set"];
+const HOST_DIRECTIVES: &[&str] = &[
+    "update",
+    "enter_data",
+    "exit_data",
+    "wait",
+    "init",
+    "shutdown",
+    "set",
+];
 
 /// Functions and methods that allocate on the heap.
-const ALLOCATING_PATHS: &[&str] = &["Vec", "Box", "String", "Rc", "Arc", "HashMap", "BTreeMap", "HashSet", "VecDeque"];
-const ALLOCATING_METHODS: &[&str] =
-    &["to_vec", "to_string", "to_owned", "collect", "push", "push_str", "extend", "insert", "resize", "into_boxed_slice"];
+const ALLOCATING_PATHS: &[&str] = &[
+    "Vec", "Box", "String", "Rc", "Arc", "HashMap", "BTreeMap", "HashSet", "VecDeque",
+];
+const ALLOCATING_METHODS: &[&str] = &[
+    "to_vec",
+    "to_string",
+    "to_owned",
+    "collect",
+    "push",
+    "push_str",
+    "extend",
+    "insert",
+    "resize",
+    "into_boxed_slice",
+];
 
 /// Primitive types whose associated functions (`f64::max`, `i32::pow`) run on a device.
 const PRIMITIVES: &[&str] = &[
-    "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize", "bool",
+    "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128",
+    "usize", "bool",
 ];
 
 /// Methods a device runs: the float and integer methods of std (DESIGN.md 4.2) and `len`.
 const DEVICE_METHODS: &[&str] = &[
-    "len", "is_empty", "abs", "sqrt", "cbrt", "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
-    "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "exp", "exp2", "exp_m1", "ln", "ln_1p", "log",
-    "log2", "log10", "powi", "powf", "pow", "min", "max", "clamp", "floor", "ceil", "round", "trunc",
-    "fract", "mul_add", "hypot", "signum", "copysign", "recip", "to_degrees", "to_radians", "is_nan",
-    "is_finite", "is_infinite", "is_sign_positive", "is_sign_negative", "to_bits", "abs_diff",
-    "rem_euclid", "div_euclid", "wrapping_add", "wrapping_sub", "wrapping_mul", "wrapping_neg",
-    "wrapping_shl", "wrapping_shr", "saturating_add", "saturating_sub", "saturating_mul",
-    "count_ones", "count_zeros", "leading_zeros", "trailing_zeros", "rotate_left", "rotate_right",
-    "swap_bytes", "reverse_bits", "is_power_of_two", "next_power_of_two", "isqrt", "ilog2",
-    "is_positive", "is_negative", "min_value", "max_value",
+    "len",
+    "is_empty",
+    "abs",
+    "sqrt",
+    "cbrt",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "atan2",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "exp",
+    "exp2",
+    "exp_m1",
+    "ln",
+    "ln_1p",
+    "log",
+    "log2",
+    "log10",
+    "powi",
+    "powf",
+    "pow",
+    "min",
+    "max",
+    "clamp",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "fract",
+    "mul_add",
+    "hypot",
+    "signum",
+    "copysign",
+    "recip",
+    "to_degrees",
+    "to_radians",
+    "is_nan",
+    "is_finite",
+    "is_infinite",
+    "is_sign_positive",
+    "is_sign_negative",
+    "to_bits",
+    "abs_diff",
+    "rem_euclid",
+    "div_euclid",
+    "wrapping_add",
+    "wrapping_sub",
+    "wrapping_mul",
+    "wrapping_neg",
+    "wrapping_shl",
+    "wrapping_shr",
+    "saturating_add",
+    "saturating_sub",
+    "saturating_mul",
+    "count_ones",
+    "count_zeros",
+    "leading_zeros",
+    "trailing_zeros",
+    "rotate_left",
+    "rotate_right",
+    "swap_bytes",
+    "reverse_bits",
+    "is_power_of_two",
+    "next_power_of_two",
+    "isqrt",
+    "ilog2",
+    "is_positive",
+    "is_negative",
+    "min_value",
+    "max_value",
 ];
 
 /// What checking a body found: errors, and the routine markers its calls refer to (each a
@@ -77,11 +197,19 @@ pub fn routine_marker(name: &syn::Ident) -> syn::Ident {
 /// Every construct in `stmts` that cannot run on a device. `combined` when `stmts` is the loop
 /// of a combined construct (whose iterator the loop construct's own rules check).
 pub fn check_body(stmts: &[Stmt], body: Body, combined: bool) -> BodyCheck {
-    let mut c = Checker { body, errors: Vec::new(), routine_checks: Vec::new(), loop_construct: combined };
+    let mut c = Checker {
+        body,
+        errors: Vec::new(),
+        routine_checks: Vec::new(),
+        loop_construct: combined,
+    };
     for st in stmts {
         c.visit_stmt(st);
     }
-    BodyCheck { errors: c.errors, routine_checks: c.routine_checks }
+    BodyCheck {
+        errors: c.errors,
+        routine_checks: c.routine_checks,
+    }
 }
 
 struct Checker {
@@ -173,7 +301,10 @@ impl<'ast> Visit<'ast> for Checker {
 
     fn visit_stmt(&mut self, st: &'ast Stmt) {
         use crate::expand::attrs;
-        if attrs::stmt_attrs(st).iter().any(|a| attrs::directive_of(a) == Some(crate::directive::DirectiveKind::Loop)) {
+        if attrs::stmt_attrs(st)
+            .iter()
+            .any(|a| attrs::directive_of(a) == Some(crate::directive::DirectiveKind::Loop))
+        {
             self.loop_construct = true;
         }
         match st {
@@ -198,7 +329,12 @@ impl<'ast> Visit<'ast> for Checker {
 impl Checker {
     /// A call of the function at path `p`.
     fn call(&mut self, p: &syn::ExprPath, what: &str) {
-        let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let segs: Vec<String> = p
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
         let last = segs.last().cloned().unwrap_or_default();
         if let Some(name) = acc_path_last(&p.path) {
             if HOST_ONLY_ROUTINES.contains(&name.as_str()) {
@@ -217,7 +353,10 @@ impl Checker {
         }
         let std_numeric = segs.len() >= 2 && PRIMITIVES.contains(&segs[segs.len() - 2].as_str());
         let std_cmp = matches!(segs.first().map(String::as_str), Some("std" | "core"))
-            && matches!(segs.get(segs.len().saturating_sub(2)).map(String::as_str), Some("cmp" | "mem"))
+            && matches!(
+                segs.get(segs.len().saturating_sub(2)).map(String::as_str),
+                Some("cmp" | "mem")
+            )
             && matches!(last.as_str(), "min" | "max" | "swap");
         let constructor = last.chars().next().is_some_and(char::is_uppercase);
         if std_numeric || std_cmp || constructor || p.qself.is_some() {
@@ -229,7 +368,8 @@ impl Checker {
             seg.ident = routine_marker(&seg.ident);
             seg.arguments = syn::PathArguments::None;
         }
-        self.routine_checks.push(quote::quote_spanned!(p.span()=> let _: ::acc::__rt::RoutineMarker = #marker;));
+        self.routine_checks
+            .push(quote::quote_spanned!(p.span()=> let _: ::acc::__rt::RoutineMarker = #marker;));
     }
 
     fn mac(&mut self, m: &syn::Macro) {
@@ -285,8 +425,16 @@ pub fn routine_level(dir: &crate::directive::Directive) -> Option<Level> {
 /// Checks that loops with explicit levels nest gang ⊃ worker ⊃ vector (R69-R71) and, inside a
 /// routine (`routine = Some(level)`, `Some(None)` for `seq`), stay at or below its level (R122).
 /// `outer` is the directive of the loop the statements are the body of (a combined construct).
-pub fn check_loop_nesting(stmts: &[Stmt], routine: Option<Option<Level>>, outer: Option<&crate::directive::Directive>) -> Vec<syn::Error> {
-    let mut n = Nesting { enclosing: outer.into_iter().filter_map(levels_of).collect(), routine, errors: Vec::new() };
+pub fn check_loop_nesting(
+    stmts: &[Stmt],
+    routine: Option<Option<Level>>,
+    outer: Option<&crate::directive::Directive>,
+) -> Vec<syn::Error> {
+    let mut n = Nesting {
+        enclosing: outer.into_iter().filter_map(levels_of).collect(),
+        routine,
+        errors: Vec::new(),
+    };
     for st in stmts {
         n.visit_stmt(st);
     }
@@ -296,10 +444,14 @@ pub fn check_loop_nesting(stmts: &[Stmt], routine: Option<Option<Level>>, outer:
 /// The levels a loop directive names explicitly, with their spans.
 fn explicit_levels(d: &crate::directive::Directive) -> Vec<(Level, Span)> {
     use crate::directive::ClauseName as C;
-    [(C::Gang, Level::Gang), (C::Worker, Level::Worker), (C::Vector, Level::Vector)]
-        .into_iter()
-        .filter_map(|(name, level)| d.general(name).next().map(|c| (level, c.span)))
-        .collect()
+    [
+        (C::Gang, Level::Gang),
+        (C::Worker, Level::Worker),
+        (C::Vector, Level::Vector),
+    ]
+    .into_iter()
+    .filter_map(|(name, level)| d.general(name).next().map(|c| (level, c.span)))
+    .collect()
 }
 
 /// The deepest level a loop directive names, which loops inside it must go below.
@@ -323,11 +475,19 @@ impl<'ast> Visit<'ast> for Nesting {
             if attrs::directive_of(a) != Some(DirectiveKind::Loop) {
                 continue;
             }
-            let Ok(d) = attrs::attr_args(a).and_then(|args| crate::directive::parse::parse_directive(DirectiveKind::Loop, Span::call_site(), args)) else {
+            let Ok(d) = attrs::attr_args(a).and_then(|args| {
+                crate::directive::parse::parse_directive(
+                    DirectiveKind::Loop,
+                    Span::call_site(),
+                    args,
+                )
+            }) else {
                 continue;
             };
             let levels = explicit_levels(&d);
-            let Some(&(innermost_new, span)) = levels.iter().min_by_key(|l| l.0) else { continue };
+            let Some(&(innermost_new, span)) = levels.iter().min_by_key(|l| l.0) else {
+                continue;
+            };
             if let Some(&(outer, _)) = self.enclosing.iter().max_by_key(|l| l.0) {
                 if innermost_new <= outer {
                     self.errors.push(syn::Error::new(span, format!(

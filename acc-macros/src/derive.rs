@@ -10,11 +10,16 @@ pub fn device_copy(input: TokenStream) -> TokenStream {
         Err(e) => return e.to_compile_error(),
     };
     let Data::Struct(s) = &input.data else {
-        return syn::Error::new_spanned(&input.ident, "`DeviceCopy` can be derived for structs only").to_compile_error();
+        return syn::Error::new_spanned(
+            &input.ident,
+            "`DeviceCopy` can be derived for structs only",
+        )
+        .to_compile_error();
     };
-    let repr_c = input.attrs.iter().any(|a| {
-        a.path().is_ident("repr") && a.parse_args::<syn::Ident>().is_ok_and(|i| i == "C")
-    });
+    let repr_c = input
+        .attrs
+        .iter()
+        .any(|a| a.path().is_ident("repr") && a.parse_args::<syn::Ident>().is_ok_and(|i| i == "C"));
     if !repr_c {
         return syn::Error::new_spanned(
             &input.ident,

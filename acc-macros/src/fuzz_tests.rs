@@ -44,7 +44,9 @@ const CORPUS: &[&str] = &[
     "wait(devnum: 0: queues: 1, 2), if_present, finalize, use_device(a)",
     "seq, bind(\"name\"), nohost, device_type(nvidia) vector",
     "self(a), host(b[0..4]), device(c), default_async(2), device_num(1)",
-    "read", "capture", "readonly: a[i..i + 8], b",
+    "read",
+    "capture",
+    "readonly: a[i..i + 8], b",
 ];
 
 /// xorshift64*: small, deterministic, good enough to shuffle tokens.
@@ -66,10 +68,55 @@ impl Rng {
 }
 
 const ATOMS: &[&str] = &[
-    ",", ":", "=", "+", "*", "&", "|", "^", "&&", "||", "..", "..=", "-", "!", "<", ">", ".", "::",
-    "0", "1", "4", "-3", "2.5", "\"s\"", "a", "b", "x", "n", "self", "if", "async", "loop", "num",
-    "dim", "static", "length", "force", "readonly", "zero", "devnum", "queues", "max", "min", "*",
-    "pcopy", "present_or_copyin", "dtype", "bogus", "r#loop",
+    ",",
+    ":",
+    "=",
+    "+",
+    "*",
+    "&",
+    "|",
+    "^",
+    "&&",
+    "||",
+    "..",
+    "..=",
+    "-",
+    "!",
+    "<",
+    ">",
+    ".",
+    "::",
+    "0",
+    "1",
+    "4",
+    "-3",
+    "2.5",
+    "\"s\"",
+    "a",
+    "b",
+    "x",
+    "n",
+    "self",
+    "if",
+    "async",
+    "loop",
+    "num",
+    "dim",
+    "static",
+    "length",
+    "force",
+    "readonly",
+    "zero",
+    "devnum",
+    "queues",
+    "max",
+    "min",
+    "*",
+    "pcopy",
+    "present_or_copyin",
+    "dtype",
+    "bogus",
+    "r#loop",
 ];
 
 /// A random token string: clause names, atoms and groups, nested up to `depth`.
@@ -142,7 +189,11 @@ fn must_not_panic(args: &TokenStream) {
                 }
             }
         }));
-        assert!(r.is_ok(), "`{}` panicked on arguments `{args}`", kind.spelling());
+        assert!(
+            r.is_ok(),
+            "`{}` panicked on arguments `{args}`",
+            kind.spelling()
+        );
     }
 }
 
@@ -158,7 +209,10 @@ fn random_clause_streams_never_panic() {
             tried += 1;
         }
     }
-    assert!(tried > 1000, "the generator produced too few token streams ({tried})");
+    assert!(
+        tried > 1000,
+        "the generator produced too few token streams ({tried})"
+    );
 }
 
 #[test]

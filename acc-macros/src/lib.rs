@@ -30,8 +30,12 @@ fn guard(name: &str, f: impl FnOnce() -> proc_macro2::TokenStream) -> TokenStrea
                 .cloned()
                 .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_default();
-            let msg = format!("internal error in `acc::{name}` ({what}); please report it with this directive");
-            syn::Error::new(proc_macro2::Span::call_site(), msg).to_compile_error().into()
+            let msg = format!(
+                "internal error in `acc::{name}` ({what}); please report it with this directive"
+            );
+            syn::Error::new(proc_macro2::Span::call_site(), msg)
+                .to_compile_error()
+                .into()
         }
     }
 }

@@ -10,7 +10,9 @@
 
 use std::sync::Arc;
 
-use acc_core::data::{bytes_of, bytes_of_mut, subarray_bounds, ClauseVar, DataVar, DataVarMut, DeviceCopy};
+use acc_core::data::{
+    bytes_of, bytes_of_mut, subarray_bounds, ClauseVar, DataVar, DataVarMut, DeviceCopy,
+};
 use acc_core::present::{Absent, Counter, ElemLayout, HostBytes, Leave, Named, Release};
 use acc_core::queue::Queue;
 use acc_core::{Device, Location, OwnMemory};
@@ -58,7 +60,10 @@ impl DataClause {
 
 /// The layout of `T` for the present table.
 pub fn layout<T: DeviceCopy>() -> ElemLayout {
-    ElemLayout { scalar: T::SCALAR, size: std::mem::size_of::<T>() }
+    ElemLayout {
+        scalar: T::SCALAR,
+        size: std::mem::size_of::<T>(),
+    }
 }
 
 /// A variable of a data clause.
@@ -74,7 +79,10 @@ pub struct ClauseEntry {
 
 impl ClauseEntry {
     fn named(&self) -> Named<'_> {
-        Named { name: self.var.name, location: self.var.location }
+        Named {
+            name: self.var.name,
+            location: self.var.location,
+        }
     }
     /// The host bytes, read at the clause (the borrow that produced the entry has just ended
     /// and nothing wrote the variable since).
@@ -84,14 +92,25 @@ impl ClauseEntry {
         }
         // SAFETY: the range was taken from a live `&V` in the same expression that passes this
         // entry to the directive; the variable is not written in between.
-        unsafe { std::slice::from_raw_parts(self.var.range.addr as *const u8, self.var.range.bytes) }
+        unsafe {
+            std::slice::from_raw_parts(self.var.range.addr as *const u8, self.var.range.bytes)
+        }
     }
 }
 
 /// The whole of `v` in clause `clause`.
 #[inline]
-pub fn clause_var<V: DataVar + ?Sized>(clause: DataClause, v: &V, name: &'static str, loc: Location) -> ClauseEntry {
-    ClauseEntry { clause, var: ClauseVar::whole(v, name, loc), elem: layout::<V::Elem>() }
+pub fn clause_var<V: DataVar + ?Sized>(
+    clause: DataClause,
+    v: &V,
+    name: &'static str,
+    loc: Location,
+) -> ClauseEntry {
+    ClauseEntry {
+        clause,
+        var: ClauseVar::whole(v, name, loc),
+        elem: layout::<V::Elem>(),
+    }
 }
 
 /// The subarray `v[range]` in clause `clause`; panics, naming it, when it is out of bounds.
@@ -105,7 +124,11 @@ pub fn clause_subarray<V: DataVar + ?Sized>(
 ) -> ClauseEntry {
     let (s, e) = subarray_bounds(range, v.elems().len());
     match ClauseVar::subarray(v, s, e, name, loc) {
-        Ok(var) => ClauseEntry { clause, var, elem: layout::<V::Elem>() },
+        Ok(var) => ClauseEntry {
+            clause,
+            var,
+            elem: layout::<V::Elem>(),
+        },
         Err(err) => fail("data clause", loc, err),
     }
 }
@@ -137,7 +160,9 @@ impl<'a, V: ?Sized> AccMut<'a> for &'a mut V {
 /// A variable's host data, writable.
 #[inline]
 pub fn host_mut<V: DataVarMut + ?Sized>(v: &mut V) -> HostMut<'_> {
-    HostMut { bytes: bytes_of_mut(v.elems_mut()) }
+    HostMut {
+        bytes: bytes_of_mut(v.elems_mut()),
+    }
 }
 
 impl HostMut<'_> {
@@ -163,7 +188,10 @@ pub struct DataGuard {
 
 impl DataGuard {
     fn none() -> DataGuard {
-        DataGuard { device: None, entered: Vec::new() }
+        DataGuard {
+            device: None,
+            entered: Vec::new(),
+        }
     }
 
     /// Leaves the construct (3.3 section 2.7.2, structured exit): each clause's present
@@ -176,8 +204,12 @@ impl DataGuard {
     }
 
     fn leave(&mut self, mut hosts: Option<&mut [HostMut<'_>]>) -> acc_core::Result<()> {
-        let Some(device) = self.device.take() else { return Ok(()) };
-        let Some(mem) = device.own_memory() else { return Ok(()) };
+        let Some(device) = self.device.take() else {
+            return Ok(());
+        };
+        let Some(mem) = device.own_memory() else {
+            return Ok(());
+        };
         let entries = std::mem::take(&mut self.entered);
         // The k-th `copy`/`copyout` entry writes into `hosts[k]`.
         let mut rank = Vec::with_capacity(entries.len());
@@ -210,8 +242,14 @@ impl DataGuard {
                 },
                 _ => (None, Release::Delete),
             };
-            let leave = Leave { counter: Counter::Structured, finalize: false, release };
-            let r = mem.table.exit(mem.memory, (addr, bytes), host, e.named(), leave);
+            let leave = Leave {
+                counter: Counter::Structured,
+                finalize: false,
+                release,
+            };
+            let r = mem
+                .table
+                .exit(mem.memory, (addr, bytes), host, e.named(), leave);
             if first_error.is_ok() {
                 first_error = r;
             }
@@ -229,13 +267,27 @@ impl Drop for DataGuard {
 }
 
 /// Enters `entries` on `device` (3.3 section 2.7.2, structured entry).
-fn enter_on(device: &Arc<dyn Device>, what: &str, loc: Location, entries: &[ClauseEntry]) -> DataGuard {
-    let Some(mem) = device.own_memory() else { return DataGuard::none() };
-    let mut guard = DataGuard { device: Some(Arc::clone(device)), entered: Vec::new() };
+fn enter_on(
+    device: &Arc<dyn Device>,
+    what: &str,
+    loc: Location,
+    entries: &[ClauseEntry],
+) -> DataGuard {
+    let Some(mem) = device.own_memory() else {
+        return DataGuard::none();
+    };
+    let mut guard = DataGuard {
+        device: Some(Arc::clone(device)),
+        entered: Vec::new(),
+    };
     for e in entries {
         let Some(absent) = e.clause.absent() else {
             guard.entered.push((*e, false));
-            if e.clause == DataClause::Deviceptr || e.clause == DataClause::Attach || e.clause == DataClause::DeviceResident || e.clause == DataClause::Link {
+            if e.clause == DataClause::Deviceptr
+                || e.clause == DataClause::Attach
+                || e.clause == DataClause::DeviceResident
+                || e.clause == DataClause::Link
+            {
                 drop(guard);
                 fail(what, loc, acc_core::Error::Unsupported {
                     what: format!("`{}` in a `{:?}` clause on the {} device (device pointers are not supported there yet)", e.var.name, e.clause, device.device_type()),
@@ -243,7 +295,14 @@ fn enter_on(device: &Arc<dyn Device>, what: &str, loc: Location, entries: &[Clau
             }
             continue;
         };
-        match mem.table.enter(mem.memory, e.host(), e.elem, e.named(), Counter::Structured, absent) {
+        match mem.table.enter(
+            mem.memory,
+            e.host(),
+            e.elem,
+            e.named(),
+            Counter::Structured,
+            absent,
+        ) {
             Ok(counted) => guard.entered.push((*e, counted)),
             Err(err) => {
                 drop(guard);
@@ -255,7 +314,9 @@ fn enter_on(device: &Arc<dyn Device>, what: &str, loc: Location, entries: &[Clau
 }
 
 fn current(what: &str, loc: Location) -> Arc<dyn Device> {
-    runtime().current_device().unwrap_or_else(|e| fail(what, loc, e))
+    runtime()
+        .current_device()
+        .unwrap_or_else(|e| fail(what, loc, e))
 }
 
 /// The data clauses of a compute construct, on the device it was launched on (none when it
@@ -267,7 +328,12 @@ pub fn region_data(launch: &Launch, loc: Location, entries: &[ClauseEntry]) -> D
     }
 }
 
-pub(crate) fn check_queues(what: &str, loc: Location, async_arg: Option<i64>, wait: &Option<Vec<i64>>) {
+pub(crate) fn check_queues(
+    what: &str,
+    loc: Location,
+    async_arg: Option<i64>,
+    wait: &Option<Vec<i64>>,
+) {
     if let Err(e) = Queue::resolve(async_arg) {
         fail(what, loc, e)
     }
@@ -279,7 +345,13 @@ pub(crate) fn check_queues(what: &str, loc: Location, async_arg: Option<i64>, wa
 }
 
 /// A `data` construct (or `declare` on a function).
-pub fn data_region(loc: Location, if_cond: Option<bool>, async_arg: Option<i64>, wait: Option<Vec<i64>>, entries: &[ClauseEntry]) -> DataGuard {
+pub fn data_region(
+    loc: Location,
+    if_cond: Option<bool>,
+    async_arg: Option<i64>,
+    wait: Option<Vec<i64>>,
+    entries: &[ClauseEntry],
+) -> DataGuard {
     check_queues("`data`", loc, async_arg, &wait);
     if if_cond == Some(false) {
         return DataGuard::none();
@@ -295,7 +367,9 @@ pub fn host_data(loc: Location, if_cond: Option<bool>, if_present: bool, entries
         return;
     }
     let device = current("`host_data`", loc);
-    let Some(mem) = device.own_memory() else { return };
+    let Some(mem) = device.own_memory() else {
+        return;
+    };
     for e in entries {
         let present = mem.table.is_present(e.var.range.addr, e.var.range.bytes);
         if !present && if_present {
@@ -306,7 +380,10 @@ pub fn host_data(loc: Location, if_cond: Option<bool>, if_present: bool, entries
                 what: format!("`use_device({})` on the {} device: its device address cannot be given to host code", e.var.name, device.device_type()),
             }
         } else {
-            acc_core::Error::NotPresent { var: e.var.name.to_string(), location: e.var.location }
+            acc_core::Error::NotPresent {
+                var: e.var.name.to_string(),
+                location: e.var.location,
+            }
         };
         fail("`host_data`", loc, err)
     }
@@ -322,7 +399,12 @@ pub enum DirectiveVar<'a> {
 }
 
 /// The whole of a written variable in clause `clause`.
-pub fn clause_var_mut<'a, V: DataVarMut + ?Sized>(clause: DataClause, v: &'a mut V, name: &'static str, loc: Location) -> DirectiveVar<'a> {
+pub fn clause_var_mut<'a, V: DataVarMut + ?Sized>(
+    clause: DataClause,
+    v: &'a mut V,
+    name: &'static str,
+    loc: Location,
+) -> DirectiveVar<'a> {
     let e = clause_var(clause, &*v, name, loc);
     DirectiveVar::Write(e, host_mut(v))
 }
@@ -360,13 +442,22 @@ impl DirectiveVar<'_> {
 
 /// `update!` (3.3 section 2.14.4): `self`/`host` copy device data to the host, `device` host
 /// data to the device. Absent data is an error, or skipped with `if_present`.
-pub fn update_directive(loc: Location, if_cond: Option<bool>, async_arg: Option<i64>, wait: Option<Vec<i64>>, if_present: bool, vars: &mut [DirectiveVar<'_>]) {
+pub fn update_directive(
+    loc: Location,
+    if_cond: Option<bool>,
+    async_arg: Option<i64>,
+    wait: Option<Vec<i64>>,
+    if_present: bool,
+    vars: &mut [DirectiveVar<'_>],
+) {
     check_queues("`update`", loc, async_arg, &wait);
     if if_cond == Some(false) {
         return;
     }
     let device = current("`update`", loc);
-    let Some(mem) = device.own_memory() else { return };
+    let Some(mem) = device.own_memory() else {
+        return;
+    };
     for v in vars {
         let e = *v.entry();
         let host = match (e.clause, v.host_mut()) {
@@ -374,23 +465,43 @@ pub fn update_directive(loc: Location, if_cond: Option<bool>, async_arg: Option<
             (_, Some(h)) => HostBytes::Write(h),
             (_, None) => continue,
         };
-        if let Err(err) = mem.table.update(mem.memory, host, e.elem, e.named(), if_present) {
+        if let Err(err) = mem
+            .table
+            .update(mem.memory, host, e.elem, e.named(), if_present)
+        {
             fail("`update`", loc, err)
         }
     }
 }
 
 /// `enter_data!` (3.3 section 2.14.6): `copyin`/`create` with the dynamic counter.
-pub fn enter_data_directive(loc: Location, if_cond: Option<bool>, async_arg: Option<i64>, wait: Option<Vec<i64>>, entries: &[ClauseEntry]) {
+pub fn enter_data_directive(
+    loc: Location,
+    if_cond: Option<bool>,
+    async_arg: Option<i64>,
+    wait: Option<Vec<i64>>,
+    entries: &[ClauseEntry],
+) {
     check_queues("`enter data`", loc, async_arg, &wait);
     if if_cond == Some(false) {
         return;
     }
     let device = current("`enter data`", loc);
-    let Some(mem) = device.own_memory() else { return };
+    let Some(mem) = device.own_memory() else {
+        return;
+    };
     for e in entries {
-        let Some(absent) = e.clause.absent() else { continue };
-        if let Err(err) = mem.table.enter(mem.memory, e.host(), e.elem, e.named(), Counter::Dynamic, absent) {
+        let Some(absent) = e.clause.absent() else {
+            continue;
+        };
+        if let Err(err) = mem.table.enter(
+            mem.memory,
+            e.host(),
+            e.elem,
+            e.named(),
+            Counter::Dynamic,
+            absent,
+        ) {
             fail("`enter data`", loc, err)
         }
     }
@@ -398,13 +509,22 @@ pub fn enter_data_directive(loc: Location, if_cond: Option<bool>, async_arg: Opt
 
 /// `exit_data!` (3.3 section 2.14.7): `copyout`/`delete` with the dynamic counter (set to
 /// zero with `finalize`).
-pub fn exit_data_directive(loc: Location, if_cond: Option<bool>, async_arg: Option<i64>, wait: Option<Vec<i64>>, finalize: bool, vars: &mut [DirectiveVar<'_>]) {
+pub fn exit_data_directive(
+    loc: Location,
+    if_cond: Option<bool>,
+    async_arg: Option<i64>,
+    wait: Option<Vec<i64>>,
+    finalize: bool,
+    vars: &mut [DirectiveVar<'_>],
+) {
     check_queues("`exit data`", loc, async_arg, &wait);
     if if_cond == Some(false) {
         return;
     }
     let device = current("`exit data`", loc);
-    let Some(mem) = device.own_memory() else { return };
+    let Some(mem) = device.own_memory() else {
+        return;
+    };
     for v in vars {
         let e = *v.entry();
         let release = match e.clause {
@@ -412,8 +532,18 @@ pub fn exit_data_directive(loc: Location, if_cond: Option<bool>, async_arg: Opti
             DataClause::Delete => Release::Delete,
             _ => continue,
         };
-        let leave = Leave { counter: Counter::Dynamic, finalize, release };
-        if let Err(err) = mem.table.exit(mem.memory, (e.var.range.addr, e.var.range.bytes), v.host_mut(), e.named(), leave) {
+        let leave = Leave {
+            counter: Counter::Dynamic,
+            finalize,
+            release,
+        };
+        if let Err(err) = mem.table.exit(
+            mem.memory,
+            (e.var.range.addr, e.var.range.bytes),
+            v.host_mut(),
+            e.named(),
+            leave,
+        ) {
             fail("`exit data`", loc, err)
         }
     }
@@ -423,10 +553,18 @@ pub fn exit_data_directive(loc: Location, if_cond: Option<bool>, async_arg: Opti
 /// gets the result too, so that leaving its data region does not overwrite it (3.3 section
 /// 2.5.15: a reduction variable is copied back, to wherever it lives).
 pub fn reduction_to_device<V: DataVar + ?Sized>(device: &dyn Device, v: &V) {
-    let Some(OwnMemory { table, memory }) = device.own_memory() else { return };
+    let Some(OwnMemory { table, memory }) = device.own_memory() else {
+        return;
+    };
     let host = bytes_of(v.elems());
     let named = Named::unlocated("reduction variable");
-    let _ = table.update(memory, HostBytes::Read(host), layout::<V::Elem>(), named, true);
+    let _ = table.update(
+        memory,
+        HostBytes::Read(host),
+        layout::<V::Elem>(),
+        named,
+        true,
+    );
 }
 
 /// `?` inside a data region, rewritten to leave the region before it returns: the value, or

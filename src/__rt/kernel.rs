@@ -7,9 +7,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 pub use acc_core::ir::builder::{ArrayRef, KernelBuilder, Value, Var};
-pub use acc_core::ir::ReduceOp as Op;
 pub use acc_core::ir::launch::{KernelArg, KernelOutput, ScalarValue};
-pub use acc_core::ir::{AtomicOp, BinaryOp, Elem, Kernel, MathFn, ParamKind, ReduceOp, Scalar, Schedule, UnaryOp};
+pub use acc_core::ir::ReduceOp as Op;
+pub use acc_core::ir::{
+    AtomicOp, BinaryOp, Elem, Kernel, MathFn, ParamKind, ReduceOp, Scalar, Schedule, UnaryOp,
+};
 use acc_core::region::RegionSite;
 use acc_core::Device;
 
@@ -92,7 +94,13 @@ impl<'a> Args<'a> {
         if V::IS_SCALAR {
             let value = V::Elem::SCALAR.and_then(|t| Some((t, scalar_value(t, bytes)?)));
             let Some((t, value)) = value else {
-                return self.refuse(name, format!("values of type `{}` are not supported in kernels (scalars are)", type_name::<V::Elem>()));
+                return self.refuse(
+                    name,
+                    format!(
+                        "values of type `{}` are not supported in kernels (scalars are)",
+                        type_name::<V::Elem>()
+                    ),
+                );
             };
             self.fixed.push(V::FIXED_LEN);
             self.args.push(KernelArg::Scalar(value));
@@ -104,7 +112,13 @@ impl<'a> Args<'a> {
         };
         self.fixed.push(V::FIXED_LEN);
         self.args.push(KernelArg::Read(bytes));
-        self.params.push((name, ParamKind::Array { elem, writable: false }));
+        self.params.push((
+            name,
+            ParamKind::Array {
+                elem,
+                writable: false,
+            },
+        ));
         self.args.len() - 1
     }
 
@@ -112,11 +126,24 @@ impl<'a> Args<'a> {
     /// returns its parameter index.
     pub fn write<V: DataVarMut + ?Sized>(&mut self, name: &'static str, v: &'a mut V) -> usize {
         let Some(elem) = array_elem::<V>() else {
-            return self.refuse(name, format!("writing `{}` in a kernel is not supported yet", type_name::<V>()));
+            return self.refuse(
+                name,
+                format!(
+                    "writing `{}` in a kernel is not supported yet",
+                    type_name::<V>()
+                ),
+            );
         };
         self.fixed.push(V::FIXED_LEN);
-        self.args.push(KernelArg::Write(bytes_of_mut(v.elems_mut())));
-        self.params.push((name, ParamKind::Array { elem, writable: true }));
+        self.args
+            .push(KernelArg::Write(bytes_of_mut(v.elems_mut())));
+        self.params.push((
+            name,
+            ParamKind::Array {
+                elem,
+                writable: true,
+            },
+        ));
         self.args.len() - 1
     }
 
@@ -191,7 +218,9 @@ impl<'a> RoutineSelf<'a> {
         match self.locals.get(i).copied().flatten() {
             Some(v) => b.get(v),
             None => {
-                b.fail(format!("a field of `self` (argument {i} of a routine) is an array, used as a value"));
+                b.fail(format!(
+                    "a field of `self` (argument {i} of a routine) is an array, used as a value"
+                ));
                 b.lit_bool(false)
             }
         }
@@ -238,16 +267,30 @@ impl Params {
     /// 2.9.10): a local initialized from the parameter when `first`; an array parameter needs a
     /// length its type fixes (`[T; N]`). What cannot be privatized is recorded as the
     /// kernel's error.
-    pub fn private(&self, b: &mut KernelBuilder, i: usize, name: &str, first: bool, array: bool) -> Var {
+    pub fn private(
+        &self,
+        b: &mut KernelBuilder,
+        i: usize,
+        name: &str,
+        first: bool,
+        array: bool,
+    ) -> Var {
         match (self.params.get(i), array) {
             (Some(Param::Scalar(_)), false) => {
                 let t = b.param_type(i as u32);
-                let init = if first { Some(b.param_scalar_value(i as u32)) } else { None };
+                let init = if first {
+                    Some(b.param_scalar_value(i as u32))
+                } else {
+                    None
+                };
                 b.local(name, Some(t), init)
             }
             (Some(Param::Array(a)), true) => {
                 let a = *a;
-                let (Some(n), Some(elem)) = (self.fixed.get(i).copied().flatten().filter(|&n| n <= 1024), a.elem().scalar()) else {
+                let (Some(n), Some(elem)) = (
+                    self.fixed.get(i).copied().flatten().filter(|&n| n <= 1024),
+                    a.elem().scalar(),
+                ) else {
                     b.fail(format!("a private copy of `{name}`: only scalars and arrays of scalars of a fixed length up to 1024 (`[T; N]`) can be private in kernels"));
                     return b.local(name, Some(Scalar::I32), None);
                 };
@@ -263,7 +306,14 @@ impl Params {
                 v
             }
             _ => {
-                b.fail(format!("a private copy of `{name}`: it is {} here", if array { "indexed but not an array" } else { "an array used as a scalar" }));
+                b.fail(format!(
+                    "a private copy of `{name}`: it is {} here",
+                    if array {
+                        "indexed but not an array"
+                    } else {
+                        "an array used as a scalar"
+                    }
+                ));
                 b.local(name, Some(Scalar::I32), None)
             }
         }
@@ -282,11 +332,21 @@ impl Params {
 
     /// The private array of an element-wise reduction of array parameter `i` (its type fixes
     /// its length).
-    pub fn reduction_array(&self, b: &mut KernelBuilder, i: usize, name: &str, op: ReduceOp) -> Var {
+    pub fn reduction_array(
+        &self,
+        b: &mut KernelBuilder,
+        i: usize,
+        name: &str,
+        op: ReduceOp,
+    ) -> Var {
         match (self.params.get(i), self.fixed.get(i).copied().flatten()) {
-            (Some(Param::Array(a)), Some(n)) if n <= 1024 && a.elem().scalar().is_some() => {
-                b.reduction_local_array(name, a.elem().scalar().unwrap_or(Scalar::I32), n as u32, op)
-            }
+            (Some(Param::Array(a)), Some(n)) if n <= 1024 && a.elem().scalar().is_some() => b
+                .reduction_local_array(
+                    name,
+                    a.elem().scalar().unwrap_or(Scalar::I32),
+                    n as u32,
+                    op,
+                ),
             _ => {
                 b.fail(format!("the reduction of `{name}`: arrays reduce in kernels when their type fixes a length up to 1024 (`[T; N]`)"));
                 b.local(name, Some(Scalar::I32), None)
@@ -314,7 +374,9 @@ pub struct KernelCache {
 impl KernelCache {
     /// An empty cache (for a `static`).
     pub const fn new() -> KernelCache {
-        KernelCache { map: Mutex::new(None) }
+        KernelCache {
+            map: Mutex::new(None),
+        }
     }
 }
 
@@ -329,13 +391,23 @@ pub type BuildFn<'f> = &'f dyn Fn(&mut KernelBuilder, &Params) -> Result<(), Str
 
 /// Builds (once per signature) and launches the region's kernel; panics, naming the region,
 /// when it cannot run there.
-pub fn launch(device: &dyn Device, on: &acc_core::region::Launch, site: &RegionSite, cache: &KernelCache, args: &mut Args<'_>, build: BuildFn<'_>) -> KernelOutput {
+pub fn launch(
+    device: &dyn Device,
+    on: &acc_core::region::Launch,
+    site: &RegionSite,
+    cache: &KernelCache,
+    args: &mut Args<'_>,
+    build: BuildFn<'_>,
+) -> KernelOutput {
     let signature: Vec<ParamKind> = args.params.iter().map(|(_, k)| k.clone()).collect();
     let kernel = {
         let mut map = cache.map.lock().unwrap_or_else(|e| e.into_inner());
         let map = map.get_or_insert_with(HashMap::new);
         let ty = device.device_type();
-        Arc::clone(map.entry((ty, signature)).or_insert_with(|| Arc::new(build_kernel(ty, site, args, build))))
+        Arc::clone(
+            map.entry((ty, signature))
+                .or_insert_with(|| Arc::new(build_kernel(ty, site, args, build))),
+        )
     };
     if let Some(why) = &args.unsupported {
         fail(site, device, why);
@@ -350,16 +422,27 @@ pub fn launch(device: &dyn Device, on: &acc_core::region::Launch, site: &RegionS
     }
 }
 
-fn build_kernel(device_type: acc_core::DeviceType, site: &RegionSite, args: &Args<'_>, build: BuildFn<'_>) -> Result<Kernel, String> {
+fn build_kernel(
+    device_type: acc_core::DeviceType,
+    site: &RegionSite,
+    args: &Args<'_>,
+    build: BuildFn<'_>,
+) -> Result<Kernel, String> {
     let mut b = KernelBuilder::new(format!("{} at {}", site.function, site.location));
     let mut params = Vec::new();
     for (name, kind) in &args.params {
         params.push(match kind {
             ParamKind::Scalar(s) => Param::Scalar(b.param_scalar(name, *s)),
-            ParamKind::Array { elem, writable } => Param::Array(b.param_array(name, *elem, *writable)),
+            ParamKind::Array { elem, writable } => {
+                Param::Array(b.param_array(name, *elem, *writable))
+            }
         });
     }
-    let params = Params { device_type, params, fixed: args.fixed.clone() };
+    let params = Params {
+        device_type,
+        params,
+        fixed: args.fixed.clone(),
+    };
     build(&mut b, &params)?;
     let k = b.finish().map_err(|e| e.to_string())?;
     acc_core::observe::dump("ir", &k.name, || acc_core::ir::print::print(&k));
@@ -367,23 +450,33 @@ fn build_kernel(device_type: acc_core::DeviceType, site: &RegionSite, args: &Arg
     // run (for sm_80, which ptxas also assembles for newer targets): CI assembles every
     // kernel of the behaviour suite this way, on a machine without a GPU.
     if device_type != acc_core::DeviceType::Nvidia {
-        acc_core::observe::dump("ptx", &k.name, || match acc_device::ptx::lower(&k, acc_device::ptx::Target { sm: 80 }) {
-            Ok(l) => l.ptx,
-            Err(e) => format!("// acc: not lowered to PTX: {e}\n"),
+        acc_core::observe::dump("ptx", &k.name, || {
+            match acc_device::ptx::lower(&k, acc_device::ptx::Target { sm: 80 }) {
+                Ok(l) => l.ptx,
+                Err(e) => format!("// acc: not lowered to PTX: {e}\n"),
+            }
         });
     }
     Ok(k)
 }
 
 /// The reduction of parameter `i`'s launch: `original op partial`, written into `var`.
-pub fn reduce_back<V: DataVar + DataVarMut>(device: &dyn Device, var: &mut V, out: &KernelOutput, i: usize, op: ReduceOp) {
+pub fn reduce_back<V: DataVar + DataVarMut>(
+    device: &dyn Device,
+    var: &mut V,
+    out: &KernelOutput,
+    i: usize,
+    op: ReduceOp,
+) {
     let Some(elem) = V::Elem::SCALAR else { return };
     if let Some((_, partials)) = out.array_reductions.iter().find(|(p, _)| *p as usize == i) {
         // Element by element (3.3 section 2.5.15).
         let size = elem.size() as usize;
         let dst = bytes_of_mut(var.elems_mut());
         for (k, partial) in partials.iter().enumerate() {
-            let Some(cell) = dst.get_mut(k * size..(k + 1) * size) else { break };
+            let Some(cell) = dst.get_mut(k * size..(k + 1) * size) else {
+                break;
+            };
             if let Some(original) = scalar_value(elem, cell) {
                 cell.copy_from_slice(&value_bytes(original.combine(op, *partial), elem));
             }
@@ -391,8 +484,12 @@ pub fn reduce_back<V: DataVar + DataVarMut>(device: &dyn Device, var: &mut V, ou
         super::data::reduction_to_device(device, &*var);
         return;
     }
-    let Some((_, partial)) = out.reductions.iter().find(|(p, _)| *p as usize == i) else { return };
-    let Some(original) = scalar_value(elem, bytes_of(var.elems())) else { return };
+    let Some((_, partial)) = out.reductions.iter().find(|(p, _)| *p as usize == i) else {
+        return;
+    };
+    let Some(original) = scalar_value(elem, bytes_of(var.elems())) else {
+        return;
+    };
     let bytes = value_bytes(original.combine(op, *partial), elem);
     let dst = bytes_of_mut(var.elems_mut());
     if dst.len() == bytes.len() {
@@ -408,7 +505,11 @@ pub fn region_value<T: DeviceCopy>(out: &KernelOutput) -> T {
         (Some(v), Some(t)) => value_bytes(v, t),
         _ => panic!("acc: internal error: a kernel did not give back its region's value"),
     };
-    assert_eq!(bytes.len(), std::mem::size_of::<T>(), "acc: internal error: the region's value has the wrong size");
+    assert_eq!(
+        bytes.len(),
+        std::mem::size_of::<T>(),
+        "acc: internal error: the region's value has the wrong size"
+    );
     // SAFETY: `bytes` holds a value of `T`'s scalar type, as the host stores it (`bool` as 0
     // or 1), and `T` is that scalar.
     unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast::<T>()) }
@@ -421,13 +522,22 @@ fn fail(site: &RegionSite, device: &dyn Device, why: &str) -> ! {
         acc_core::region::ComputeKind::Kernels => "kernels",
         acc_core::region::ComputeKind::Serial => "serial",
     };
-    panic!("acc: `{kind}` region in `{}` at {}: cannot run on the {} device: {why}", site.function, site.location, device.device_type())
+    panic!(
+        "acc: `{kind}` region in `{}` at {}: cannot run on the {} device: {why}",
+        site.function,
+        site.location,
+        device.device_type()
+    )
 }
 
 /// The arm of a region the macro could not translate for kernel devices.
 #[cold]
 pub fn unsupported(site: &RegionSite, device: &dyn Device, why: &str) -> ! {
-    fail(site, device, &format!("not supported on kernel devices yet: {why}"))
+    fail(
+        site,
+        device,
+        &format!("not supported on kernel devices yet: {why}"),
+    )
 }
 
 /// A captured variable's type, probed for how it becomes a kernel argument: the expansion
@@ -488,38 +598,84 @@ pub struct RefuseTag;
 
 impl DataTag {
     /// A variable the region reads.
-    pub fn read<'a, V: DataVar + ?Sized>(self, args: &mut Args<'a>, name: &'static str, v: &'a V) -> usize {
+    pub fn read<'a, V: DataVar + ?Sized>(
+        self,
+        args: &mut Args<'a>,
+        name: &'static str,
+        v: &'a V,
+    ) -> usize {
         args.read(name, v)
     }
     /// A variable the region writes.
-    pub fn write<'a, V: DataVarMut + ?Sized>(self, args: &mut Args<'a>, name: &'static str, v: &'a mut V) -> usize {
+    pub fn write<'a, V: DataVarMut + ?Sized>(
+        self,
+        args: &mut Args<'a>,
+        name: &'static str,
+        v: &'a mut V,
+    ) -> usize {
         args.write(name, v)
     }
     /// A reduction variable.
-    pub fn reduction<'a, V: DataVar>(self, args: &mut Args<'a>, name: &'static str, v: &'a V, op: ReduceOp) -> usize {
+    pub fn reduction<'a, V: DataVar>(
+        self,
+        args: &mut Args<'a>,
+        name: &'static str,
+        v: &'a V,
+        op: ReduceOp,
+    ) -> usize {
         args.reduction(name, v, op)
     }
     /// Combines the launch's reduction into the variable.
-    pub fn reduce_back<V: DataVar + DataVarMut>(self, device: &dyn Device, v: &mut V, out: &KernelOutput, i: usize, op: ReduceOp) {
+    pub fn reduce_back<V: DataVar + DataVarMut>(
+        self,
+        device: &dyn Device,
+        v: &mut V,
+        out: &KernelOutput,
+        i: usize,
+        op: ReduceOp,
+    ) {
         reduce_back(device, v, out, i, op)
     }
 }
 
 impl ScalarTag {
     /// A scalar the region reads.
-    pub fn read<'a, T: DeviceCopy>(self, args: &mut Args<'a>, name: &'static str, v: &'a T) -> usize {
+    pub fn read<'a, T: DeviceCopy>(
+        self,
+        args: &mut Args<'a>,
+        name: &'static str,
+        v: &'a T,
+    ) -> usize {
         args.read(name, ScalarOf::of(v))
     }
     /// A scalar the region writes: a one-element array.
-    pub fn write<'a, T: DeviceCopy>(self, args: &mut Args<'a>, name: &'static str, v: &'a mut T) -> usize {
+    pub fn write<'a, T: DeviceCopy>(
+        self,
+        args: &mut Args<'a>,
+        name: &'static str,
+        v: &'a mut T,
+    ) -> usize {
         args.write(name, std::slice::from_mut(v))
     }
     /// A reduction variable.
-    pub fn reduction<'a, T: DeviceCopy>(self, args: &mut Args<'a>, name: &'static str, v: &'a T, op: ReduceOp) -> usize {
+    pub fn reduction<'a, T: DeviceCopy>(
+        self,
+        args: &mut Args<'a>,
+        name: &'static str,
+        v: &'a T,
+        op: ReduceOp,
+    ) -> usize {
         args.reduction(name, ScalarOf::of(v), op)
     }
     /// Combines the launch's reduction into the variable.
-    pub fn reduce_back<T: DeviceCopy>(self, device: &dyn Device, v: &mut T, out: &KernelOutput, i: usize, op: ReduceOp) {
+    pub fn reduce_back<T: DeviceCopy>(
+        self,
+        device: &dyn Device,
+        v: &mut T,
+        out: &KernelOutput,
+        i: usize,
+        op: ReduceOp,
+    ) {
         let mut s = ScalarOf(*v);
         reduce_back(device, &mut s, out, i, op);
         *v = s.0;
@@ -542,11 +698,25 @@ impl RefuseTag {
         Self::why::<V>(args, name)
     }
     /// Refused.
-    pub fn reduction<V: ?Sized>(self, args: &mut Args<'_>, name: &'static str, _: &V, _: ReduceOp) -> usize {
+    pub fn reduction<V: ?Sized>(
+        self,
+        args: &mut Args<'_>,
+        name: &'static str,
+        _: &V,
+        _: ReduceOp,
+    ) -> usize {
         Self::why::<V>(args, name)
     }
     /// Never reached: the launch was refused.
-    pub fn reduce_back<V: ?Sized>(self, _: &dyn Device, _: &mut V, _: &KernelOutput, _: usize, _: ReduceOp) {}
+    pub fn reduce_back<V: ?Sized>(
+        self,
+        _: &dyn Device,
+        _: &mut V,
+        _: &KernelOutput,
+        _: usize,
+        _: ReduceOp,
+    ) {
+    }
 }
 
 /// A device scalar of a generic type, as a data-clause variable.

@@ -69,7 +69,10 @@ fn an_invalid_queue_on_a_region_is_reported_with_its_location() {
     on_each_device(|_| {
         let err = std::panic::catch_unwind(|| bad_queue(-3)).unwrap_err();
         let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
-        assert!(msg.contains("invalid async argument -3") && msg.contains("async_queues.rs:"), "{msg}");
+        assert!(
+            msg.contains("invalid async argument -3") && msg.contains("async_queues.rs:"),
+            "{msg}"
+        );
     });
 }
 

@@ -152,7 +152,10 @@ fn capture_of_the_new_value_and_swap() {
         let n = 3000;
         let (mut seen, last) = capture_new_and_swap(n);
         seen.sort_unstable();
-        assert!(seen.iter().enumerate().all(|(i, &s)| s == 2 * (i as u32 + 1)));
+        assert!(seen
+            .iter()
+            .enumerate()
+            .all(|(i, &s)| s == 2 * (i as u32 + 1)));
         assert!((last as usize) < n);
     });
 }

@@ -111,8 +111,16 @@ fn where_it_ran(cond: bool, on_self: bool) -> (bool, bool) {
 #[test]
 fn if_false_and_self_run_on_the_host() {
     on_each_device(|ty| {
-        assert_eq!(where_it_ran(false, false), (true, false), "if(false) on {ty}");
-        assert_eq!(where_it_ran(true, true), (true, false), "self(true) on {ty}");
+        assert_eq!(
+            where_it_ran(false, false),
+            (true, false),
+            "if(false) on {ty}"
+        );
+        assert_eq!(
+            where_it_ran(true, true),
+            (true, false),
+            "self(true) on {ty}"
+        );
         // `self` is ignored when `if` is false (3.3 L1159-1163): still the host.
         assert_eq!(where_it_ran(false, true), (true, false));
         let expect = (ty == DeviceType::Host, ty == DeviceType::Multicore);
@@ -170,7 +178,10 @@ fn private_copies_leave_the_originals_alone() {
         let (scale, tmp, out) = private_and_firstprivate(1000);
         assert_eq!(scale, 2.0, "firstprivate copy was written back");
         assert_eq!(tmp, [0.0; 3], "private copy was written back");
-        assert!(out.iter().enumerate().all(|(i, &v)| v == 2.0 * (3 * i + 3) as f64));
+        assert!(out
+            .iter()
+            .enumerate()
+            .all(|(i, &v)| v == 2.0 * (3 * i + 3) as f64));
     });
 }
 
@@ -283,12 +294,21 @@ impl System {
 #[test]
 fn methods_and_device_copy_structs() {
     on_each_device(|_| {
-        let particles = (0..1000).map(|i| Particle { x: i as f64, v: 2.0, id: i }).collect();
+        let particles = (0..1000)
+            .map(|i| Particle {
+                x: i as f64,
+                v: 2.0,
+                id: i,
+            })
+            .collect();
         let mut sys = System { particles, dt: 0.5 };
         sys.step();
         sys.step();
         assert!(sys.particles.iter().all(|p| p.x == p.id as f64 + 2.0));
-        assert_eq!(sys.total_x(), (0..1000).map(|i| i as f64 + 2.0).sum::<f64>());
+        assert_eq!(
+            sys.total_x(),
+            (0..1000).map(|i| i as f64 + 2.0).sum::<f64>()
+        );
     });
 }
 
@@ -349,8 +369,16 @@ fn generic_types_not_known_to_be_device_data() {
         match acc::get_property(0, ty, acc::Property::SharedMemorySupport).as_str() {
             "1" => assert!(r.is_ok() && v.iter().all(|&x| x == 7), "on {ty}"),
             _ => {
-                let msg = r.unwrap_err().downcast_ref::<String>().cloned().unwrap_or_default();
-                assert!(msg.contains("is not known to be device data") && msg.contains("acc::DeviceCopy"), "{msg}");
+                let msg = r
+                    .unwrap_err()
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .unwrap_or_default();
+                assert!(
+                    msg.contains("is not known to be device data")
+                        && msg.contains("acc::DeviceCopy"),
+                    "{msg}"
+                );
             }
         }
     });
@@ -370,7 +398,8 @@ impl Heat {
         let n = self.u.len();
         #[acc::parallel_loop]
         for i in 1..n - 1 {
-            self.next[i] = self.u[i] + self.alpha * (self.u[i - 1] - 2.0 * self.u[i] + self.u[i + 1]);
+            self.next[i] =
+                self.u[i] + self.alpha * (self.u[i - 1] - 2.0 * self.u[i] + self.u[i + 1]);
         }
         #[acc::serial]
         {
@@ -394,8 +423,15 @@ impl Heat {
 fn methods_use_the_fields_of_self() {
     on_each_device(|ty| {
         let n = 1000;
-        let u: Vec<f64> = (0..n).map(|i| if i == n / 2 { 1000.0 } else { 0.0 }).collect();
-        let mut h = Heat { next: u.clone(), u, alpha: 0.25, steps: 0 };
+        let u: Vec<f64> = (0..n)
+            .map(|i| if i == n / 2 { 1000.0 } else { 0.0 })
+            .collect();
+        let mut h = Heat {
+            next: u.clone(),
+            u,
+            alpha: 0.25,
+            steps: 0,
+        };
         for _ in 0..10 {
             h.step();
         }

@@ -32,7 +32,10 @@ fn data_region_with_nested_compute_regions() {
         let mut a = vec![1.0; n];
         let b: Vec<f64> = (0..n).map(|i| i as f64).collect();
         let total = data_region(&mut a, &b, n);
-        assert!(a.iter().enumerate().all(|(i, &v)| v == 1.0 + 2.0 * i as f64));
+        assert!(a
+            .iter()
+            .enumerate()
+            .all(|(i, &v)| v == 1.0 + 2.0 * i as f64));
         assert_eq!(total, n as f64 + (n * (n - 1)) as f64);
     });
 }
@@ -76,7 +79,10 @@ fn sum_with_conditional_data(x: &[u64]) -> u64 {
 fn data_on_a_function_and_if_clause() {
     on_each_device(|_| {
         assert_eq!(sum_with_conditional_data(&[1, 2, 3]), 6);
-        assert_eq!(sum_with_conditional_data(&(1..=100).collect::<Vec<_>>()), 5050);
+        assert_eq!(
+            sum_with_conditional_data(&(1..=100).collect::<Vec<_>>()),
+            5050
+        );
     });
 }
 
@@ -116,12 +122,22 @@ fn enter_exit_and_routines() {
         acc::delete(&b).unwrap();
         acc::copyout_finalize(&mut a).unwrap();
         acc::delete_finalize(&b).unwrap();
-        assert!(a.iter().all(|&v| v == 3), "nothing changed the data on {ty}");
+        assert!(
+            a.iter().all(|&v| v == 3),
+            "nothing changed the data on {ty}"
+        );
         // Shared memory is always present; elsewhere every reference was released.
-        assert_eq!(acc::is_present(&a) || acc::is_present(&b), shares_memory(ty), "on {ty}");
+        assert_eq!(
+            acc::is_present(&a) || acc::is_present(&b),
+            shares_memory(ty),
+            "on {ty}"
+        );
         if shares_memory(ty) {
             // In memory the device shares, the device address is the host address.
-            assert_eq!(acc::deviceptr(&a).map(|p| p.addr()), Some(a.as_ptr() as usize));
+            assert_eq!(
+                acc::deviceptr(&a).map(|p| p.addr()),
+                Some(a.as_ptr() as usize)
+            );
         }
     });
 }
@@ -131,7 +147,10 @@ fn device_memory_routines_check_every_access() {
     on_each_device(|ty| {
         if !shares_memory(ty) {
             let e = acc::malloc(64).unwrap_err().to_string();
-            assert!(e.contains("not supported") && e.contains("acc::malloc"), "{e}");
+            assert!(
+                e.contains("not supported") && e.contains("acc::malloc"),
+                "{e}"
+            );
             return;
         }
         let p = acc::malloc(64).unwrap();
@@ -161,7 +180,10 @@ fn subarray_out_of_bounds_names_the_variable_and_line() {
         let a = vec![0.0f32; 10];
         let err = std::panic::catch_unwind(|| out_of_bounds_subarray(&a)).unwrap_err();
         let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
-        assert!(msg.contains("a[2..40]") && msg.contains("length 10"), "{msg} on {ty}");
+        assert!(
+            msg.contains("a[2..40]") && msg.contains("length 10"),
+            "{msg} on {ty}"
+        );
         assert!(msg.contains("tests/behaviour/data.rs:"), "{msg}");
     });
 }
@@ -187,7 +209,10 @@ fn host_data_in_shared_memory_gives_the_host_address() {
         } else {
             // Not present: an error (3.3 section 2.8.1); present, a device address Rust code
             // cannot use: an error saying so.
-            let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| host_data_addresses(&mut a))).unwrap_err();
+            let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                host_data_addresses(&mut a)
+            }))
+            .unwrap_err();
             let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
             assert!(msg.contains("`a` is not present"), "{msg}");
         }

@@ -87,8 +87,14 @@ fn reference_counts_keep_data_alive_across_regions_and_enter_exit_data() {
         let seen = counted(&mut a);
         let expected = if shares_memory(ty) { (1, 2) } else { (0, 0) };
         assert_eq!(seen, expected, "on {ty}");
-        assert!(a.iter().all(|&x| x == 2), "copied out once, at exit data, on {ty}");
-        assert!(shares_memory(ty) || !acc::is_present(&a), "released on {ty}");
+        assert!(
+            a.iter().all(|&x| x == 2),
+            "copied out once, at exit data, on {ty}"
+        );
+        assert!(
+            shares_memory(ty) || !acc::is_present(&a),
+            "released on {ty}"
+        );
     });
 }
 
@@ -103,7 +109,11 @@ fn leave_early(a: &mut [i32], how: u8) -> Result<i32, String> {
         if how == 0 {
             return Err("returned".into());
         }
-        let step: Result<i32, String> = if how == 1 { Err("question mark".into()) } else { Ok(1) };
+        let step: Result<i32, String> = if how == 1 {
+            Err("question mark".into())
+        } else {
+            Ok(1)
+        };
         let _ = step?;
     }
     Ok(a[0])
@@ -116,8 +126,15 @@ fn leaving_a_data_region_early_still_copies_out() {
             let mut a = vec![0i32; 64];
             let r = leave_early(&mut a, how);
             assert_eq!(r.is_ok(), how == 2, "on {ty}");
-            assert!(a.iter().all(|&x| x == 7), "way out {how} on {ty}: {:?}", &a[..4]);
-            assert!(shares_memory(ty) || !acc::is_present(&a), "released on {ty}");
+            assert!(
+                a.iter().all(|&x| x == 7),
+                "way out {how} on {ty}: {:?}",
+                &a[..4]
+            );
+            assert!(
+                shares_memory(ty) || !acc::is_present(&a),
+                "released on {ty}"
+            );
         }
     });
 }
@@ -139,9 +156,13 @@ fn present_data_that_is_absent_is_an_error_naming_it() {
             assert_eq!(a[0], 1.0);
             return;
         }
-        let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| needs_present(&mut a))).unwrap_err();
+        let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| needs_present(&mut a)))
+            .unwrap_err();
         let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
-        assert!(msg.contains("`a` is not present") && msg.contains("data_environment.rs:"), "{msg}");
+        assert!(
+            msg.contains("`a` is not present") && msg.contains("data_environment.rs:"),
+            "{msg}"
+        );
         acc::copyin(&a).unwrap();
         needs_present(&mut a);
         acc::copyout(&mut a).unwrap();

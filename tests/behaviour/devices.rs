@@ -8,7 +8,11 @@ fn parse_list(var: &str) -> Option<Vec<DeviceType>> {
     let v = std::env::var(var).ok().filter(|v| !v.trim().is_empty())?;
     Some(
         v.split(',')
-            .map(|s| s.trim().parse::<DeviceType>().unwrap_or_else(|e| panic!("{var}: {e}")))
+            .map(|s| {
+                s.trim()
+                    .parse::<DeviceType>()
+                    .unwrap_or_else(|e| panic!("{var}: {e}"))
+            })
             .collect(),
     )
 }

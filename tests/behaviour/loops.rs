@@ -97,7 +97,10 @@ fn full_u8_range() -> Vec<u8> {
 fn inclusive_range_to_the_type_maximum() {
     on_each_device(|_| {
         let v = full_u8_range();
-        assert!(v.iter().enumerate().all(|(i, &b)| b == (i as u8).wrapping_mul(3)));
+        assert!(v
+            .iter()
+            .enumerate()
+            .all(|(i, &b)| b == (i as u8).wrapping_mul(3)));
     });
 }
 
@@ -174,7 +177,10 @@ fn with_continue(n: usize) -> Vec<i32> {
 fn continue_skips_one_iteration() {
     on_each_device(|_| {
         let v = with_continue(1000);
-        assert!(v.iter().enumerate().all(|(i, &x)| x == if i % 3 == 0 { -1 } else { i as i32 }));
+        assert!(v
+            .iter()
+            .enumerate()
+            .all(|(i, &x)| x == if i % 3 == 0 { -1 } else { i as i32 }));
     });
 }
 
@@ -250,7 +256,8 @@ fn who_ran(n: usize) -> (Vec<usize>, Vec<usize>) {
     {
         #[acc::r#loop(gang)]
         for i in 0..n {
-            in_gang_loop[i] = acc::gang_idx() + usize::from(crate::devices::spin(50_000) == u64::MAX);
+            in_gang_loop[i] =
+                acc::gang_idx() + usize::from(crate::devices::spin(50_000) == u64::MAX);
         }
     }
     (in_kernels, in_gang_loop)
@@ -262,8 +269,14 @@ fn kernels_auto_loops_and_gang_loops_spread_over_threads() {
         let (k, g) = who_ran(64);
         let distinct = |v: &[usize]| v.iter().collect::<std::collections::HashSet<_>>().len();
         if crate::devices::parallelism(ty) >= 2 {
-            assert!(distinct(&k) >= 2, "kernels loop ran on one thread on {ty}: {k:?}");
-            assert!(distinct(&g) >= 2, "gang loop ran on one thread on {ty}: {g:?}");
+            assert!(
+                distinct(&k) >= 2,
+                "kernels loop ran on one thread on {ty}: {k:?}"
+            );
+            assert!(
+                distinct(&g) >= 2,
+                "gang loop ran on one thread on {ty}: {g:?}"
+            );
         } else {
             assert_eq!(distinct(&k), 1, "{ty}");
             assert_eq!(distinct(&g), 1, "{ty}");
@@ -277,11 +290,13 @@ fn device_specific(n: usize) -> (Vec<usize>, Vec<usize>) {
     let mut parallel_elsewhere = vec![0; n];
     #[acc::parallel_loop(gang, device_type(multicore) seq)]
     for i in 0..n {
-        seq_on_multicore[i] = acc::gang_idx() + usize::from(crate::devices::spin(50_000) == u64::MAX);
+        seq_on_multicore[i] =
+            acc::gang_idx() + usize::from(crate::devices::spin(50_000) == u64::MAX);
     }
     #[acc::parallel_loop(device_type(nvidia, wgpu) seq, device_type(*) gang)]
     for i in 0..n {
-        parallel_elsewhere[i] = acc::gang_idx() + usize::from(crate::devices::spin(50_000) == u64::MAX);
+        parallel_elsewhere[i] =
+            acc::gang_idx() + usize::from(crate::devices::spin(50_000) == u64::MAX);
     }
     (seq_on_multicore, parallel_elsewhere)
 }
@@ -291,9 +306,16 @@ fn device_type_sections_apply_on_their_device() {
     on_each_device(|ty| {
         let (s, p) = device_specific(64);
         let distinct = |v: &[usize]| v.iter().collect::<std::collections::HashSet<_>>().len();
-        assert_eq!(distinct(&s), 1, "`device_type(multicore) seq` ran in parallel on {ty}");
+        assert_eq!(
+            distinct(&s),
+            1,
+            "`device_type(multicore) seq` ran in parallel on {ty}"
+        );
         if crate::devices::parallelism(ty) >= 2 {
-            assert!(distinct(&p) >= 2, "`device_type(*) gang` did not run in parallel on {ty}");
+            assert!(
+                distinct(&p) >= 2,
+                "`device_type(*) gang` did not run in parallel on {ty}"
+            );
         }
     });
 }

@@ -87,8 +87,30 @@ macro_rules! expected {
 }
 
 const NAMES: [&str; F] = [
-    "exp", "exp2", "ln", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "cbrt", "powf", "powi",
-    "round", "fract", "signum", "recip", "hypot", "sqrt/mul_add/floor/ceil/trunc",
+    "exp",
+    "exp2",
+    "ln",
+    "log2",
+    "log10",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "atan2",
+    "sinh",
+    "cosh",
+    "tanh",
+    "cbrt",
+    "powf",
+    "powi",
+    "round",
+    "fract",
+    "signum",
+    "recip",
+    "hypot",
+    "sqrt/mul_add/floor/ceil/trunc",
 ];
 
 fn tolerance(ty: DeviceType, f64_: bool) -> f64 {
@@ -103,7 +125,11 @@ fn tolerance(ty: DeviceType, f64_: bool) -> f64 {
 fn check(ty: DeviceType, what: &str, x: f64, k: usize, got: f64, want: f64, tol: f64) {
     let same = got == want || (got.is_nan() && want.is_nan());
     let close = (got - want).abs() <= tol * want.abs().max(1.0);
-    assert!(same || close, "{ty}: {what} {}({x}) = {got}, std gives {want} (tolerance {tol})", NAMES[k]);
+    assert!(
+        same || close,
+        "{ty}: {what} {}({x}) = {got}, std gives {want} (tolerance {tol})",
+        NAMES[k]
+    );
 }
 
 /// Arguments over several periods and decades, zero and halves included.
@@ -120,9 +146,14 @@ fn math_functions_on_f64() {
         let mut out = vec![0.0f64; x.len() * F];
         if ty == DeviceType::Wgpu {
             // WGSL has no f64 transcendental functions: the region is refused, naming one.
-            let e = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| math_f64(&x, &mut out))).expect_err("refused on wgpu");
+            let e =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| math_f64(&x, &mut out)))
+                    .expect_err("refused on wgpu");
             let msg = e.downcast_ref::<String>().cloned().unwrap_or_default();
-            assert!(msg.contains("on f64: WGSL has no f64 transcendental functions"), "{msg}");
+            assert!(
+                msg.contains("on f64: WGSL has no f64 transcendental functions"),
+                "{msg}"
+            );
             return;
         }
         math_f64(&x, &mut out);
@@ -142,7 +173,15 @@ fn math_functions_on_f32() {
         math_f32(&x, &mut out);
         for (i, &v) in x.iter().enumerate() {
             for (k, want) in expected!(v).into_iter().enumerate() {
-                check(ty, "f32", v as f64, k, out[i * F + k] as f64, want as f64, tolerance(ty, false));
+                check(
+                    ty,
+                    "f32",
+                    v as f64,
+                    k,
+                    out[i * F + k] as f64,
+                    want as f64,
+                    tolerance(ty, false),
+                );
             }
         }
     });

@@ -141,7 +141,10 @@ fn gang_reduction_on_the_construct(x: &[f64]) -> (f64, f64) {
 fn reduction_on_the_compute_construct() {
     on_each_device(|_| {
         let x: Vec<f64> = (0..50_000).map(|i| (i % 1000) as f64).collect();
-        assert_eq!(gang_reduction_on_the_construct(&x), (1.0 + 50.0 * 499_500.0, 999.0));
+        assert_eq!(
+            gang_reduction_on_the_construct(&x),
+            (1.0 + 50.0 * 499_500.0, 999.0)
+        );
     });
 }
 
@@ -206,7 +209,12 @@ fn many_at_once(x: &[i64]) -> (i64, i64, i64, bool) {
 fn several_reductions_on_one_loop() {
     on_each_device(|_| {
         let x: Vec<i64> = (0..7777).map(|i| (i * 7919) % 1000 - 300).collect();
-        let want = (x.iter().sum(), *x.iter().min().unwrap(), *x.iter().max().unwrap(), false);
+        let want = (
+            x.iter().sum(),
+            *x.iter().min().unwrap(),
+            *x.iter().max().unwrap(),
+            false,
+        );
         assert_eq!(many_at_once(&x), want);
     });
 }

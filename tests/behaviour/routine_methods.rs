@@ -42,7 +42,10 @@ impl Rod {
 #[test]
 fn routines_through_paths_self_and_methods() {
     on_each_device(|_| {
-        let mut rod = Rod { t: (0..100).map(|i| (i % 10) as f64 / 5.0).collect(), k: 0.5 };
+        let mut rod = Rod {
+            t: (0..100).map(|i| (i % 10) as f64 / 5.0).collect(),
+            k: 0.5,
+        };
         let out = rod.step();
         for i in 1..99 {
             let s = 0.25 * rod.t[i - 1] + 0.5 * rod.t[i] + 0.25 * rod.t[i + 1];

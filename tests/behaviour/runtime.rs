@@ -8,10 +8,15 @@ use crate::devices::on_each_device;
 fn device_counts() {
     assert_eq!(acc::get_num_devices(DeviceType::Host), 1);
     assert_eq!(acc::get_num_devices(DeviceType::None), 0);
-    assert_eq!(acc::get_num_devices(DeviceType::Multicore), usize::from(cfg!(feature = "multicore")));
+    assert_eq!(
+        acc::get_num_devices(DeviceType::Multicore),
+        usize::from(cfg!(feature = "multicore"))
+    );
     assert_eq!(
         acc::get_num_devices(DeviceType::NotHost),
-        acc::get_num_devices(DeviceType::Multicore) + acc::get_num_devices(DeviceType::Nvidia) + acc::get_num_devices(DeviceType::Wgpu)
+        acc::get_num_devices(DeviceType::Multicore)
+            + acc::get_num_devices(DeviceType::Nvidia)
+            + acc::get_num_devices(DeviceType::Wgpu)
     );
     assert!(acc::get_num_devices(DeviceType::Default) >= 1);
 }
@@ -30,7 +35,11 @@ fn device_type_is_per_thread_and_on_device_follows_regions() {
             acc::get_device_type()
         });
         assert_eq!(t.join().unwrap(), DeviceType::Host);
-        assert_eq!(acc::get_device_type(), ty, "another thread's setting leaked");
+        assert_eq!(
+            acc::get_device_type(),
+            ty,
+            "another thread's setting leaked"
+        );
     });
 }
 
@@ -39,8 +48,13 @@ fn properties() {
     on_each_device(|ty| {
         assert!(!acc::get_property(0, ty, Property::Name).is_empty());
         assert!(!acc::get_property(0, ty, Property::Vendor).is_empty());
-        assert!(acc::get_property(0, ty, Property::Driver).contains(env!("CARGO_PKG_VERSION")) || ty != DeviceType::Host);
-        assert!(acc::get_property(0, ty, Property::Memory).parse::<u64>().is_ok());
+        assert!(
+            acc::get_property(0, ty, Property::Driver).contains(env!("CARGO_PKG_VERSION"))
+                || ty != DeviceType::Host
+        );
+        assert!(acc::get_property(0, ty, Property::Memory)
+            .parse::<u64>()
+            .is_ok());
         assert_eq!(acc::get_property(7, ty, Property::Name), "", "no device 7");
     });
 }
@@ -74,8 +88,14 @@ fn a_region_on_a_missing_device_panics_with_the_reason() {
         acc::set_device_num(3, DeviceType::Host);
         let err = std::panic::catch_unwind(tiny_region).unwrap_err();
         let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
-        assert!(msg.contains("device number 3 of type host does not exist"), "{msg}");
-        assert!(msg.contains("`parallel` region in `tiny_region`") && msg.contains("runtime.rs:"), "{msg}");
+        assert!(
+            msg.contains("device number 3 of type host does not exist"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("`parallel` region in `tiny_region`") && msg.contains("runtime.rs:"),
+            "{msg}"
+        );
     })
     .join()
     .unwrap();

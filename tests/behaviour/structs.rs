@@ -32,7 +32,14 @@ fn mix(cells: &mut [Cell], k: f64) {
 
 fn cells(n: usize) -> Vec<Cell> {
     (0..n)
-        .map(|i| Cell { a: i as f32, b: i as i32 * 3, c: i as u32 + 7, d: i as f64 / 4.0, e: 1 << 40, f: i as u64 + (1 << 33) })
+        .map(|i| Cell {
+            a: i as f32,
+            b: i as i32 * 3,
+            c: i as u32 + 7,
+            d: i as f64 / 4.0,
+            e: 1 << 40,
+            f: i as u64 + (1 << 33),
+        })
         .collect()
 }
 
@@ -98,7 +105,15 @@ fn simulate(bodies: &mut Vec<Body>, steps: usize, dt: f64) -> f64 {
 #[test]
 fn fields_updated_in_place_in_a_data_region() {
     on_each_device(|ty| {
-        let start: Vec<Body> = (0..3000).map(|i| Body { spare: [i as f32, -1.0], x: (i % 100) as f64, v: (i % 7) as f64, mass: 2.0, alive: 1 }).collect();
+        let start: Vec<Body> = (0..3000)
+            .map(|i| Body {
+                spare: [i as f32, -1.0],
+                x: (i % 100) as f64,
+                v: (i % 7) as f64,
+                mass: 2.0,
+                alive: 1,
+            })
+            .collect();
         let mut got = start.clone();
         let e = simulate(&mut got, 10, 1.0);
         let mut want = start.clone();
@@ -174,7 +189,9 @@ fn norms(z: &[Complex], out: &mut [f64]) {
 #[test]
 fn tuple_struct_fields_and_routine_slices() {
     on_each_device(|ty| {
-        let z: Vec<Complex> = (0..1000).map(|i| Complex(i as f64, -(i as f64) / 2.0)).collect();
+        let z: Vec<Complex> = (0..1000)
+            .map(|i| Complex(i as f64, -(i as f64) / 2.0))
+            .collect();
         let mut out = vec![0.0; 1000];
         norms(&z, &mut out);
         for i in 0..1000 {
@@ -209,12 +226,23 @@ fn retag(t: &mut [Tagged]) {
 #[test]
 fn narrow_and_usize_fields() {
     on_each_device(|ty| {
-        let mut t: Vec<Tagged> = (0..500).map(|i| Tagged { value: i as f64, tag: (i % 256) as u8, flag: i % 3 == 0, id: i }).collect();
+        let mut t: Vec<Tagged> = (0..500)
+            .map(|i| Tagged {
+                value: i as f64,
+                tag: (i % 256) as u8,
+                flag: i % 3 == 0,
+                id: i,
+            })
+            .collect();
         let mut want = t.clone();
         if ty == DeviceType::Wgpu {
-            let e = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| retag(&mut t))).expect_err("refused on wgpu");
+            let e = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| retag(&mut t)))
+                .expect_err("refused on wgpu");
             let msg = e.downcast_ref::<String>().cloned().unwrap_or_default();
-            assert!(msg.contains("the field `flag` of `Tagged` (in `t`) is bool"), "{msg}");
+            assert!(
+                msg.contains("the field `flag` of `Tagged` (in `t`) is bool"),
+                "{msg}"
+            );
             assert_eq!(t, want, "a refused region leaves the data as it was");
             return;
         }

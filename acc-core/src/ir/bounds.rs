@@ -9,7 +9,10 @@
 use std::collections::HashMap;
 
 use super::launch::{KernelArg, ScalarValue};
-use super::{BinaryOp, Block, Expr, Handle, Kernel, Literal, LocalId, MathFn, ParamId, ParamKind, Scalar, Stmt, UnaryOp};
+use super::{
+    BinaryOp, Block, Expr, Handle, Kernel, Literal, LocalId, MathFn, ParamId, ParamKind, Scalar,
+    Stmt, UnaryOp,
+};
 
 /// Whether every access of `kernel` (array parameters and private arrays) is in bounds when
 /// it runs with `args`, whatever the values its loads read.
@@ -17,10 +20,18 @@ pub fn accesses_in_bounds(kernel: &Kernel, args: &[KernelArg<'_>]) -> bool {
     if kernel.unchecked {
         return true;
     }
-    let Ok(types) = super::validate::expr_types(kernel) else { return false };
+    let Ok(types) = super::validate::expr_types(kernel) else {
+        return false;
+    };
     let mut assignments = vec![0u32; kernel.function.locals.len()];
     count_assignments(&kernel.function.body, &mut assignments);
-    let mut p = Prover { k: kernel, args, types, assignments, env: HashMap::new() };
+    let mut p = Prover {
+        k: kernel,
+        args,
+        types,
+        assignments,
+        env: HashMap::new(),
+    };
     p.block(&kernel.function.body)
 }
 
@@ -44,8 +55,19 @@ fn count_assignments(b: &Block, n: &mut [u32]) {
                 count_assignments(accept, n);
                 count_assignments(reject, n);
             }
-            Stmt::For { levels, reductions, private, body, .. } => {
-                for l in levels.iter().map(|l| l.var).chain(reductions.iter().map(|r| r.local)).chain(private.iter().copied()) {
+            Stmt::For {
+                levels,
+                reductions,
+                private,
+                body,
+                ..
+            } => {
+                for l in levels
+                    .iter()
+                    .map(|l| l.var)
+                    .chain(reductions.iter().map(|r| r.local))
+                    .chain(private.iter().copied())
+                {
                     bump(n, l, 2);
                 }
                 count_assignments(body, n);
@@ -73,7 +95,11 @@ fn type_range(t: Scalar) -> Option<Range> {
         return None;
     }
     let bits = t.size() * 8;
-    Some(if t.is_signed() { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) })
+    Some(if t.is_signed() {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, (1i128 << bits) - 1)
+    })
 }
 
 /// The hull of `corners`.
@@ -101,16 +127,45 @@ impl Prover<'_, '_> {
                 }
                 true
             }
-            Stmt::AssignElem { local, index, value } => self.accesses(*index) && self.accesses(*value) && self.private_in_bounds(*local, *index),
-            Stmt::Store { array, index, value, .. } => self.accesses(*index) && self.accesses(*value) && self.in_bounds(*array, *index),
-            Stmt::Atomic { array, index, value, .. } => self.accesses(*index) && self.accesses(*value) && self.in_bounds(*array, *index),
-            Stmt::If { cond, accept, reject } => self.accesses(*cond) && self.block(accept) && self.block(reject),
+            Stmt::AssignElem {
+                local,
+                index,
+                value,
+            } => {
+                self.accesses(*index)
+                    && self.accesses(*value)
+                    && self.private_in_bounds(*local, *index)
+            }
+            Stmt::Store {
+                array,
+                index,
+                value,
+                ..
+            } => self.accesses(*index) && self.accesses(*value) && self.in_bounds(*array, *index),
+            Stmt::Atomic {
+                array,
+                index,
+                value,
+                ..
+            } => self.accesses(*index) && self.accesses(*value) && self.in_bounds(*array, *index),
+            Stmt::If {
+                cond,
+                accept,
+                reject,
+            } => self.accesses(*cond) && self.block(accept) && self.block(reject),
             Stmt::For { levels, body, .. } => {
                 for lv in levels {
-                    if !(self.accesses(lv.start) && self.accesses(lv.step) && self.accesses(lv.trips)) {
+                    if !(self.accesses(lv.start)
+                        && self.accesses(lv.step)
+                        && self.accesses(lv.trips))
+                    {
                         return false;
                     }
-                    let (Some(start), Some(step), Some(trips)) = (self.range(lv.start), self.range(lv.step), self.range(lv.trips)) else {
+                    let (Some(start), Some(step), Some(trips)) = (
+                        self.range(lv.start),
+                        self.range(lv.step),
+                        self.range(lv.trips),
+                    ) else {
                         return false;
                     };
                     if trips.1 <= 0 {
@@ -119,8 +174,21 @@ impl Prover<'_, '_> {
                     }
                     // start + k * step for k in 0..trips: the extremes are at the corners.
                     let last = trips.1 - 1;
-                    let (Some(a), Some(b)) = (step.0.checked_mul(last), step.1.checked_mul(last)) else { return false };
-                    self.env.insert(lv.var, hull(&[start.0, start.1, start.0 + a, start.0 + b, start.1 + a, start.1 + b]));
+                    let (Some(a), Some(b)) = (step.0.checked_mul(last), step.1.checked_mul(last))
+                    else {
+                        return false;
+                    };
+                    self.env.insert(
+                        lv.var,
+                        hull(&[
+                            start.0,
+                            start.1,
+                            start.0 + a,
+                            start.0 + b,
+                            start.1 + a,
+                            start.1 + b,
+                        ]),
+                    );
                 }
                 self.block(body)
             }
@@ -132,13 +200,23 @@ impl Prover<'_, '_> {
     /// Whether every access inside expression `h` is in bounds.
     fn accesses(&self, h: Handle<Expr>) -> bool {
         match &self.k.function.exprs[h] {
-            Expr::Load { array, index, .. } => self.accesses(*index) && self.in_bounds(*array, *index),
-            Expr::LocalElem { local, index } => self.accesses(*index) && self.private_in_bounds(*local, *index),
+            Expr::Load { array, index, .. } => {
+                self.accesses(*index) && self.in_bounds(*array, *index)
+            }
+            Expr::LocalElem { local, index } => {
+                self.accesses(*index) && self.private_in_bounds(*local, *index)
+            }
             Expr::Unary(_, a) | Expr::Cast(a, _) => self.accesses(*a),
             Expr::Binary(_, a, b) => self.accesses(*a) && self.accesses(*b),
-            Expr::Select { cond, accept, reject } => self.accesses(*cond) && self.accesses(*accept) && self.accesses(*reject),
+            Expr::Select {
+                cond,
+                accept,
+                reject,
+            } => self.accesses(*cond) && self.accesses(*accept) && self.accesses(*reject),
             Expr::Math(_, args) => args.iter().all(|a| self.accesses(*a)),
-            Expr::Literal(_) | Expr::Param(_) | Expr::Local(_) | Expr::Len(_) | Expr::GangIndex => true,
+            Expr::Literal(_) | Expr::Param(_) | Expr::Local(_) | Expr::Len(_) | Expr::GangIndex => {
+                true
+            }
         }
     }
 
@@ -150,7 +228,14 @@ impl Prover<'_, '_> {
     }
 
     fn private_in_bounds(&self, local: LocalId, index: Handle<Expr>) -> bool {
-        match (self.k.function.locals.get(local as usize).and_then(|l| l.len), self.range(index)) {
+        match (
+            self.k
+                .function
+                .locals
+                .get(local as usize)
+                .and_then(|l| l.len),
+            self.range(index),
+        ) {
             (Some(n), Some((lo, hi))) => lo >= 0 && hi < n as i128,
             _ => false,
         }
@@ -158,7 +243,9 @@ impl Prover<'_, '_> {
 
     /// The length of array parameter `a` in this launch.
     fn len(&self, a: ParamId) -> Option<i128> {
-        let ParamKind::Array { elem, .. } = self.k.params.get(a as usize)?.kind else { return None };
+        let ParamKind::Array { elem, .. } = self.k.params.get(a as usize)?.kind else {
+            return None;
+        };
         let bytes = match self.args.get(a as usize)? {
             KernelArg::Read(d) => d.len(),
             KernelArg::Write(d) => d.len(),
@@ -181,7 +268,9 @@ impl Prover<'_, '_> {
                         ScalarValue::U32(x) => x as i128,
                         ScalarValue::I64(x) | ScalarValue::ISize(x) => x as i128,
                         ScalarValue::U64(x) | ScalarValue::USize(x) => x as i128,
-                        ScalarValue::Bool(_) | ScalarValue::F32(_) | ScalarValue::F64(_) => return None,
+                        ScalarValue::Bool(_) | ScalarValue::F32(_) | ScalarValue::F64(_) => {
+                            return None
+                        }
                     },
                     _ => return None,
                 };
@@ -203,13 +292,22 @@ impl Prover<'_, '_> {
                     BinaryOp::Add => (x.0 + y.0, x.1 + y.1),
                     BinaryOp::Sub => (x.0 - y.1, x.1 - y.0),
                     BinaryOp::Mul => {
-                        let c = [x.0.checked_mul(y.0)?, x.0.checked_mul(y.1)?, x.1.checked_mul(y.0)?, x.1.checked_mul(y.1)?];
+                        let c = [
+                            x.0.checked_mul(y.0)?,
+                            x.0.checked_mul(y.1)?,
+                            x.1.checked_mul(y.0)?,
+                            x.1.checked_mul(y.1)?,
+                        ];
                         hull(&c)
                     }
                     BinaryOp::Div if x.0 >= 0 && y.0 > 0 => (x.0 / y.1, x.1 / y.0),
                     BinaryOp::Rem if x.0 >= 0 && y.0 > 0 => (0, x.1.min(y.1 - 1)),
-                    BinaryOp::Shl if y.0 == y.1 && (0..64).contains(&y.0) => (x.0.checked_shl(y.0 as u32)?, x.1.checked_shl(y.0 as u32)?),
-                    BinaryOp::Shr if y.0 == y.1 && (0..64).contains(&y.0) && x.0 >= 0 => (x.0 >> y.0, x.1 >> y.0),
+                    BinaryOp::Shl if y.0 == y.1 && (0..64).contains(&y.0) => {
+                        (x.0.checked_shl(y.0 as u32)?, x.1.checked_shl(y.0 as u32)?)
+                    }
+                    BinaryOp::Shr if y.0 == y.1 && (0..64).contains(&y.0) && x.0 >= 0 => {
+                        (x.0 >> y.0, x.1 >> y.0)
+                    }
                     BinaryOp::BitAnd if x.0 >= 0 && y.0 >= 0 => (0, x.1.min(y.1)),
                     _ => return None,
                 }
@@ -250,11 +348,19 @@ mod tests {
         let (x, mut y) = (vec![0f32; 100], vec![0f32; 100]);
         let mut ys = y.clone();
         let k = saxpy(Scalar::F32);
-        let args = [KernelArg::Scalar(ScalarValue::F32(2.0)), KernelArg::Read(bytes(&x)), KernelArg::Write(unsafe_bytes_mut(&mut y))];
+        let args = [
+            KernelArg::Scalar(ScalarValue::F32(2.0)),
+            KernelArg::Read(bytes(&x)),
+            KernelArg::Write(unsafe_bytes_mut(&mut y)),
+        ];
         assert!(accesses_in_bounds(&k, &args));
         // `x` shorter than `y`: `x[i]` may be out of range.
         let short = vec![0f32; 99];
-        let args = [KernelArg::Scalar(ScalarValue::F32(2.0)), KernelArg::Read(bytes(&short)), KernelArg::Write(unsafe_bytes_mut(&mut ys))];
+        let args = [
+            KernelArg::Scalar(ScalarValue::F32(2.0)),
+            KernelArg::Read(bytes(&short)),
+            KernelArg::Write(unsafe_bytes_mut(&mut ys)),
+        ];
         assert!(!accesses_in_bounds(&k, &args));
     }
 
@@ -280,20 +386,29 @@ mod tests {
         let one = b.lit_int(1, None);
         let trips_i = b.binary(BinaryOp::Sub, m1, one);
         let (s1, s2, step2) = (b.lit_int(1, None), b.lit_int(1, None), b.lit_int(1, None));
-        b.for_(&[("j", Some(Scalar::USize), s1, step, trips_j), ("i", Some(Scalar::USize), s2, step2, trips_i)], GRID, &[], &[], |b, v| {
-            let (j, i) = (b.get(v[0]), b.get(v[1]));
-            let m = b.param_scalar_value(1);
-            let jm = b.binary(BinaryOp::Mul, j, m);
-            let k = b.binary(BinaryOp::Add, jm, i);
-            let o = b.lit_int(offset, None);
-            let ko = b.binary(BinaryOp::Add, k, o);
-            let x = b.load(src, ko);
-            let (j, i) = (b.get(v[0]), b.get(v[1]));
-            let m = b.param_scalar_value(1);
-            let jm = b.binary(BinaryOp::Mul, j, m);
-            let k = b.binary(BinaryOp::Add, jm, i);
-            b.store(a, k, x);
-        });
+        b.for_(
+            &[
+                ("j", Some(Scalar::USize), s1, step, trips_j),
+                ("i", Some(Scalar::USize), s2, step2, trips_i),
+            ],
+            GRID,
+            &[],
+            &[],
+            |b, v| {
+                let (j, i) = (b.get(v[0]), b.get(v[1]));
+                let m = b.param_scalar_value(1);
+                let jm = b.binary(BinaryOp::Mul, j, m);
+                let k = b.binary(BinaryOp::Add, jm, i);
+                let o = b.lit_int(offset, None);
+                let ko = b.binary(BinaryOp::Add, k, o);
+                let x = b.load(src, ko);
+                let (j, i) = (b.get(v[0]), b.get(v[1]));
+                let m = b.param_scalar_value(1);
+                let jm = b.binary(BinaryOp::Mul, j, m);
+                let k = b.binary(BinaryOp::Add, jm, i);
+                b.store(a, k, x);
+            },
+        );
         b.finish().expect("valid IR")
     }
 

@@ -163,11 +163,14 @@ impl KernelBuilder {
             (Ty::Unknown, t) | (t, Ty::Unknown) => t,
             (Ty::Known(x), Ty::Known(y)) if x == y => Ty::Known(x),
             (Ty::Known(x), Ty::AnyInt) | (Ty::AnyInt, Ty::Known(x)) if x.is_int() => Ty::Known(x),
-            (Ty::Known(x), Ty::AnyFloat) | (Ty::AnyFloat, Ty::Known(x)) if x.is_float() => Ty::Known(x),
+            (Ty::Known(x), Ty::AnyFloat) | (Ty::AnyFloat, Ty::Known(x)) if x.is_float() => {
+                Ty::Known(x)
+            }
             (Ty::AnyInt, Ty::AnyInt) => Ty::AnyInt,
             (Ty::AnyFloat, Ty::AnyFloat) => Ty::AnyFloat,
             (x, y) => {
-                self.errors.push(format!("{what}: types {x:?} and {y:?} differ"));
+                self.errors
+                    .push(format!("{what}: types {x:?} and {y:?} differ"));
                 x
             }
         };
@@ -209,7 +212,10 @@ impl KernelBuilder {
     /// A typed or unsuffixed float literal.
     pub fn lit_float(&mut self, v: f64, ty: Option<Scalar>) -> Value {
         let t = self.new_var(ty.map_or(Ty::AnyFloat, Ty::Known));
-        self.push_expr(Expr::Literal(Literal::Float(ty.unwrap_or(Scalar::F64), v)), t)
+        self.push_expr(
+            Expr::Literal(Literal::Float(ty.unwrap_or(Scalar::F64), v)),
+            t,
+        )
     }
 
     /// A boolean literal.
@@ -223,7 +229,11 @@ impl KernelBuilder {
         // Without a type, the initializer or the first assignment gives it.
         let t = self.new_var(ty.map_or(Ty::Unknown, Ty::Known));
         let id = self.function.locals.len() as LocalId;
-        self.function.locals.push(Local { name: name.to_string(), ty: ty.unwrap_or(Scalar::I32), len: None });
+        self.function.locals.push(Local {
+            name: name.to_string(),
+            ty: ty.unwrap_or(Scalar::I32),
+            len: None,
+        });
         self.local_ty.push(t);
         let var = Var { id, ty: t };
         if let Some(v) = init {
@@ -236,7 +246,11 @@ impl KernelBuilder {
     pub fn local_array(&mut self, name: &str, elem: Scalar, len: u32) -> Var {
         let t = self.new_var(Ty::Known(elem));
         let id = self.function.locals.len() as LocalId;
-        self.function.locals.push(Local { name: name.to_string(), ty: elem, len: Some(len) });
+        self.function.locals.push(Local {
+            name: name.to_string(),
+            ty: elem,
+            len: Some(len),
+        });
         self.local_ty.push(t);
         Var { id, ty: t }
     }
@@ -260,7 +274,11 @@ impl KernelBuilder {
                 let t = self.new_var(Ty::Unknown);
                 self.unify(t, of.ty, "private copy");
                 let id = self.function.locals.len() as LocalId;
-                self.function.locals.push(Local { name: name.to_string(), ty: Scalar::I32, len: None });
+                self.function.locals.push(Local {
+                    name: name.to_string(),
+                    ty: Scalar::I32,
+                    len: None,
+                });
                 self.local_ty.push(t);
                 Var { id, ty: t }
             }
@@ -275,20 +293,33 @@ impl KernelBuilder {
     /// `v = value`.
     pub fn set(&mut self, v: Var, value: Value) {
         self.unify(v.ty, value.ty, "assignment");
-        self.emit(Stmt::Assign { local: v.id, value: value.expr });
+        self.emit(Stmt::Assign {
+            local: v.id,
+            value: value.expr,
+        });
     }
 
     /// Element `index` of a private array.
     pub fn get_elem(&mut self, v: Var, index: Value) -> Value {
         self.index_type(index);
-        self.push_expr(Expr::LocalElem { local: v.id, index: index.expr }, v.ty)
+        self.push_expr(
+            Expr::LocalElem {
+                local: v.id,
+                index: index.expr,
+            },
+            v.ty,
+        )
     }
 
     /// `v[index] = value` on a private array.
     pub fn set_elem(&mut self, v: Var, index: Value, value: Value) {
         self.index_type(index);
         self.unify(v.ty, value.ty, "array element assignment");
-        self.emit(Stmt::AssignElem { local: v.id, index: index.expr, value: value.expr });
+        self.emit(Stmt::AssignElem {
+            local: v.id,
+            index: index.expr,
+            value: value.expr,
+        });
     }
 
     fn index_type(&mut self, index: Value) {
@@ -328,17 +359,28 @@ impl KernelBuilder {
     /// (`i32`).
     pub fn math(&mut self, f: MathFn, args: &[Value]) -> Value {
         if args.len() != f.arity() {
-            self.errors.push(format!("`{}` takes {} arguments, got {}", f.name(), f.arity(), args.len()));
+            self.errors.push(format!(
+                "`{}` takes {} arguments, got {}",
+                f.name(),
+                f.arity(),
+                args.len()
+            ));
         }
         for (i, a) in args.iter().enumerate().skip(1) {
             if f == MathFn::Powi || (f == MathFn::Pow && i == 1) {
-                let t = self.new_var(Ty::Known(if f == MathFn::Pow { Scalar::U32 } else { Scalar::I32 }));
+                let t = self.new_var(Ty::Known(if f == MathFn::Pow {
+                    Scalar::U32
+                } else {
+                    Scalar::I32
+                }));
                 self.unify(a.ty, t, f.name());
             } else {
                 self.unify(args[0].ty, a.ty, f.name());
             }
         }
-        let ty = args.first().map_or_else(|| self.new_var(Ty::AnyFloat), |a| a.ty);
+        let ty = args
+            .first()
+            .map_or_else(|| self.new_var(Ty::AnyFloat), |a| a.ty);
         self.push_expr(Expr::Math(f, args.iter().map(|a| a.expr).collect()), ty)
     }
 
@@ -347,16 +389,32 @@ impl KernelBuilder {
         let b = self.new_var(Ty::Known(Scalar::Bool));
         self.unify(cond.ty, b, "condition");
         self.unify(accept.ty, reject.ty, "if/else arms");
-        self.push_expr(Expr::Select { cond: cond.expr, accept: accept.expr, reject: reject.expr }, accept.ty)
+        self.push_expr(
+            Expr::Select {
+                cond: cond.expr,
+                accept: accept.expr,
+                reject: reject.expr,
+            },
+            accept.ty,
+        )
     }
 
     /// `if cond { .. } else { .. }` on statements.
-    pub fn if_(&mut self, cond: Value, accept: impl FnOnce(&mut Self), reject: impl FnOnce(&mut Self)) {
+    pub fn if_(
+        &mut self,
+        cond: Value,
+        accept: impl FnOnce(&mut Self),
+        reject: impl FnOnce(&mut Self),
+    ) {
         let b = self.new_var(Ty::Known(Scalar::Bool));
         self.unify(cond.ty, b, "condition");
         let a = self.block(accept);
         let r = self.block(reject);
-        self.emit(Stmt::If { cond: cond.expr, accept: a, reject: r });
+        self.emit(Stmt::If {
+            cond: cond.expr,
+            accept: a,
+            reject: r,
+        });
     }
 
     /// `loop { .. }`.
@@ -400,7 +458,12 @@ impl KernelBuilder {
             self.unify(start.ty, var.ty, "loop start");
             self.unify(step.ty, var.ty, "loop step");
             let trips = self.as_usize(trips);
-            ir_levels.push(LoopLevel { var: var.id, start: start.expr, step: step.expr, trips: trips.expr });
+            ir_levels.push(LoopLevel {
+                var: var.id,
+                start: start.expr,
+                step: step.expr,
+                trips: trips.expr,
+            });
             vars.push(var);
         }
         self.loop_depth += 1;
@@ -409,7 +472,10 @@ impl KernelBuilder {
         self.emit(Stmt::For {
             levels: ir_levels,
             schedule,
-            reductions: reductions.iter().map(|&(v, op)| Reduction { local: v.id, op }).collect(),
+            reductions: reductions
+                .iter()
+                .map(|&(v, op)| Reduction { local: v.id, op })
+                .collect(),
             private: private.iter().map(|v| v.id).collect(),
             body: b,
         });
@@ -444,17 +510,37 @@ impl KernelBuilder {
         body: impl FnOnce(&mut Self, &[Var]),
     ) {
         let (start, step, trips) = self.range_space(start, end, inclusive, ty);
-        self.for_(&[(name, ty, start, step, trips)], schedule, reductions, private, body);
+        self.for_(
+            &[(name, ty, start, step, trips)],
+            schedule,
+            reductions,
+            private,
+            body,
+        );
     }
 
     /// The start, step (1) and trip count of `start..end` (`..=end` when `inclusive`), for a
     /// level of [`KernelBuilder::for_`]; the trip count is 0 for an empty range.
-    pub fn range_space(&mut self, start: Value, end: Value, inclusive: bool, ty: Option<Scalar>) -> (Value, Value, Value) {
+    pub fn range_space(
+        &mut self,
+        start: Value,
+        end: Value,
+        inclusive: bool,
+        ty: Option<Scalar>,
+    ) -> (Value, Value, Value) {
         let s = self.local("__start", ty, Some(start));
         let e = self.local("__end", ty, Some(end));
         self.unify(s.ty, e.ty, "range bounds");
         let (sv, ev) = (self.get(s), self.get(e));
-        let nonempty = self.binary(if inclusive { BinaryOp::Le } else { BinaryOp::Lt }, sv, ev);
+        let nonempty = self.binary(
+            if inclusive {
+                BinaryOp::Le
+            } else {
+                BinaryOp::Lt
+            },
+            sv,
+            ev,
+        );
         let (sv, ev) = (self.get(s), self.get(e));
         let span = self.binary(BinaryOp::Sub, ev, sv);
         let mut count = self.cast(span, Scalar::USize);
@@ -499,7 +585,13 @@ impl KernelBuilder {
     }
 
     /// The space of `.step_by(s)` applied to `(start, step, trips)`.
-    pub fn space_step_by(&mut self, start: Value, step: Value, trips: Value, s: Value) -> (Value, Value, Value) {
+    pub fn space_step_by(
+        &mut self,
+        start: Value,
+        step: Value,
+        trips: Value,
+        s: Value,
+    ) -> (Value, Value, Value) {
         let u = self.new_var(Ty::Known(Scalar::USize));
         self.unify(s.ty, u, "step_by (usize)");
         let sv = self.local("__by", Some(Scalar::USize), Some(s));
@@ -538,23 +630,41 @@ impl KernelBuilder {
     /// to the operator's identity (3.3 section 2.5.15: arrays reduce element by element).
     pub fn reduction_local_array(&mut self, name: &str, ty: Scalar, len: u32, op: ReduceOp) -> Var {
         let v = self.local_array(name, ty, len);
-        let (start, end) = (self.lit_int(0, Some(Scalar::USize)), self.lit_int(len as i128, Some(Scalar::USize)));
-        self.for_range("k", Some(Scalar::USize), start, end, false, None, &[], &[], |b, k| {
-            let i = b.get(k[0]);
-            let init = b.identity(op, ty);
-            b.set_elem(v, i, init);
-        });
+        let (start, end) = (
+            self.lit_int(0, Some(Scalar::USize)),
+            self.lit_int(len as i128, Some(Scalar::USize)),
+        );
+        self.for_range(
+            "k",
+            Some(Scalar::USize),
+            start,
+            end,
+            false,
+            None,
+            &[],
+            &[],
+            |b, k| {
+                let i = b.get(k[0]);
+                let init = b.identity(op, ty);
+                b.set_elem(v, i, init);
+            },
+        );
         v
     }
 
     /// The identity of `op` on `ty`.
     fn identity(&mut self, op: ReduceOp, ty: Scalar) -> Value {
         match (op, ty) {
-            (ReduceOp::And, _) | (ReduceOp::BitAnd, Scalar::Bool) | (ReduceOp::Min, Scalar::Bool) => self.lit_bool(true),
-            (ReduceOp::Or | ReduceOp::BitOr | ReduceOp::BitXor | ReduceOp::Max, Scalar::Bool) | (ReduceOp::Add, Scalar::Bool) => self.lit_bool(false),
+            (ReduceOp::And, _)
+            | (ReduceOp::BitAnd, Scalar::Bool)
+            | (ReduceOp::Min, Scalar::Bool) => self.lit_bool(true),
+            (ReduceOp::Or | ReduceOp::BitOr | ReduceOp::BitXor | ReduceOp::Max, Scalar::Bool)
+            | (ReduceOp::Add, Scalar::Bool) => self.lit_bool(false),
             (ReduceOp::Mul, Scalar::Bool) => self.lit_bool(true),
             (ReduceOp::Or, _) => self.lit_bool(false),
-            (ReduceOp::Add | ReduceOp::BitOr | ReduceOp::BitXor, t) if t.is_float() => self.lit_float(0.0, Some(t)),
+            (ReduceOp::Add | ReduceOp::BitOr | ReduceOp::BitXor, t) if t.is_float() => {
+                self.lit_float(0.0, Some(t))
+            }
             (ReduceOp::Add | ReduceOp::BitOr | ReduceOp::BitXor, t) => self.lit_int(0, Some(t)),
             (ReduceOp::Mul, t) if t.is_float() => self.lit_float(1.0, Some(t)),
             (ReduceOp::Mul, t) => self.lit_int(1, Some(t)),
@@ -603,7 +713,10 @@ impl KernelBuilder {
     /// A scalar captured by value.
     pub fn param_scalar(&mut self, name: &str, ty: Scalar) -> Value {
         let id = self.params.len() as ParamId;
-        self.params.push(Param { name: name.to_string(), kind: ParamKind::Scalar(ty) });
+        self.params.push(Param {
+            name: name.to_string(),
+            kind: ParamKind::Scalar(ty),
+        });
         let t = self.new_var(Ty::Known(ty));
         self.push_expr(Expr::Param(id), t)
     }
@@ -611,8 +724,16 @@ impl KernelBuilder {
     /// The type of parameter `id` (an array's element type).
     pub fn param_type(&self, id: ParamId) -> Scalar {
         match self.params.get(id as usize).map(|p| &p.kind) {
-            Some(ParamKind::Scalar(s)) | Some(ParamKind::Array { elem: Elem::Scalar(s), .. }) => *s,
-            Some(ParamKind::Array { elem: Elem::Struct(_), .. }) | None => Scalar::Bool,
+            Some(ParamKind::Scalar(s))
+            | Some(ParamKind::Array {
+                elem: Elem::Scalar(s),
+                ..
+            }) => *s,
+            Some(ParamKind::Array {
+                elem: Elem::Struct(_),
+                ..
+            })
+            | None => Scalar::Bool,
         }
     }
 
@@ -633,8 +754,16 @@ impl KernelBuilder {
     pub fn param_array(&mut self, name: &str, elem: impl Into<Elem>, writable: bool) -> ArrayRef {
         let elem = elem.into();
         let id = self.params.len() as ParamId;
-        self.params.push(Param { name: name.to_string(), kind: ParamKind::Array { elem, writable } });
-        ArrayRef { id, elem, field: None, view: None }
+        self.params.push(Param {
+            name: name.to_string(),
+            kind: ParamKind::Array { elem, writable },
+        });
+        ArrayRef {
+            id,
+            elem,
+            field: None,
+            view: None,
+        }
     }
 
     /// Field `name` of the elements of `a`, an array of structs: loads, stores and atomics on
@@ -672,7 +801,10 @@ impl KernelBuilder {
         let (start, len) = match a.view {
             // A subslice of a subslice starts within the outer one.
             Some((s0, _)) => {
-                let s0 = self.get(Var { id: s0, ty: self.local_ty[s0 as usize] });
+                let s0 = self.get(Var {
+                    id: s0,
+                    ty: self.local_ty[s0 as usize],
+                });
                 let abs = self.binary(BinaryOp::Add, s0, start);
                 let len = self.binary(BinaryOp::Sub, end, start);
                 (abs, len)
@@ -684,14 +816,23 @@ impl KernelBuilder {
         };
         let s = self.local("subslice start", Some(Scalar::USize), Some(start));
         let n = self.local("subslice len", Some(Scalar::USize), Some(len));
-        ArrayRef { view: Some((s.id, n.id)), ..a }
+        ArrayRef {
+            view: Some((s.id, n.id)),
+            ..a
+        }
     }
 
     /// The index in the whole parameter of element `index` of `a`.
     fn element(&mut self, a: ArrayRef, index: Value) -> Value {
         let Some((s, n)) = a.view else { return index };
-        let start = self.get(Var { id: s, ty: self.local_ty[s as usize] });
-        let len = self.get(Var { id: n, ty: self.local_ty[n as usize] });
+        let start = self.get(Var {
+            id: s,
+            ty: self.local_ty[s as usize],
+        });
+        let len = self.get(Var {
+            id: n,
+            ty: self.local_ty[n as usize],
+        });
         let inside = self.binary(BinaryOp::Lt, index, len);
         let abs = self.binary(BinaryOp::Add, start, index);
         let past = self.lit_int(u64::MAX as i128, Some(Scalar::USize));
@@ -704,7 +845,14 @@ impl KernelBuilder {
         let index = self.element(a, index);
         let ty = self.accessed(a);
         let t = self.new_var(Ty::Known(ty));
-        self.push_expr(Expr::Load { array: a.id, field: a.field.map(|f| f.0), index: index.expr }, t)
+        self.push_expr(
+            Expr::Load {
+                array: a.id,
+                field: a.field.map(|f| f.0),
+                index: index.expr,
+            },
+            t,
+        )
     }
 
     /// `array[index] = value`.
@@ -714,24 +862,44 @@ impl KernelBuilder {
         let ty = self.accessed(a);
         let t = self.new_var(Ty::Known(ty));
         self.unify(value.ty, t, "store");
-        if !matches!(self.params[a.id as usize].kind, ParamKind::Array { writable: true, .. }) {
+        if !matches!(
+            self.params[a.id as usize].kind,
+            ParamKind::Array { writable: true, .. }
+        ) {
             let name = self.params[a.id as usize].name.clone();
-            self.errors.push(format!("`{name}` is written but was captured read-only"));
+            self.errors
+                .push(format!("`{name}` is written but was captured read-only"));
         }
-        self.emit(Stmt::Store { array: a.id, field: a.field.map(|f| f.0), index: index.expr, value: value.expr });
+        self.emit(Stmt::Store {
+            array: a.id,
+            field: a.field.map(|f| f.0),
+            index: index.expr,
+            value: value.expr,
+        });
     }
 
     /// `array.len()` as `usize`.
     pub fn len(&mut self, a: ArrayRef) -> Value {
         if let Some((_, n)) = a.view {
-            return self.get(Var { id: n, ty: self.local_ty[n as usize] });
+            return self.get(Var {
+                id: n,
+                ty: self.local_ty[n as usize],
+            });
         }
         let t = self.new_var(Ty::Known(Scalar::USize));
         self.push_expr(Expr::Len(a.id), t)
     }
 
     /// `array[index] op= value` atomically, keeping the old and/or new value in locals.
-    pub fn atomic(&mut self, a: ArrayRef, index: Value, op: AtomicOp, value: Value, old: Option<Var>, new: Option<Var>) {
+    pub fn atomic(
+        &mut self,
+        a: ArrayRef,
+        index: Value,
+        op: AtomicOp,
+        value: Value,
+        old: Option<Var>,
+        new: Option<Var>,
+    ) {
         self.index_type(index);
         let index = self.element(a, index);
         let ty = self.accessed(a);
@@ -742,7 +910,15 @@ impl KernelBuilder {
         for v in old.iter().chain(new.iter()) {
             self.unify(v.ty, t, "atomic capture");
         }
-        self.emit(Stmt::Atomic { array: a.id, field: a.field.map(|f| f.0), index: index.expr, op, value: value.expr, old: old.map(|v| v.id), new: new.map(|v| v.id) });
+        self.emit(Stmt::Atomic {
+            array: a.id,
+            field: a.field.map(|f| f.0),
+            index: index.expr,
+            op,
+            value: value.expr,
+            old: old.map(|v| v.id),
+            new: new.map(|v| v.id),
+        });
     }
 
     /// The region's value: `v`, as the body's last statement computes it.
@@ -760,13 +936,19 @@ impl KernelBuilder {
     pub fn finish(mut self) -> Result<Kernel, IrError> {
         self.resolve_types();
         if !self.errors.is_empty() {
-            return Err(IrError { message: format!("kernel `{}`: {}", self.name, self.errors.join("; ")) });
+            return Err(IrError {
+                message: format!("kernel `{}`: {}", self.name, self.errors.join("; ")),
+            });
         }
         let kernel = Kernel {
             name: self.name,
             params: self.params,
             function: self.function,
-            reductions: self.reductions.into_iter().map(|(v, op, p)| (Reduction { local: v.id, op }, p)).collect(),
+            reductions: self
+                .reductions
+                .into_iter()
+                .map(|(v, op, p)| (Reduction { local: v.id, op }, p))
+                .collect(),
             unchecked: self.unchecked,
             result: self.result,
         };

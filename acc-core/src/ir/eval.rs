@@ -6,13 +6,20 @@
 use std::collections::HashMap;
 
 use super::launch::{KernelArg, ScalarValue};
-use super::{BinaryOp, Expr, Handle, Kernel, Literal, LocalId, MathFn, ParamKind, Scalar, Stmt, UnaryOp};
+use super::{
+    BinaryOp, Expr, Handle, Kernel, Literal, LocalId, MathFn, ParamKind, Scalar, Stmt, UnaryOp,
+};
 
 /// The iteration count of the kernel's `n`-th top-level parallel loop (all collapsed levels),
 /// when its trip counts depend only on the arguments and on scalar assignments before it.
 pub fn parallel_loop_iterations(kernel: &Kernel, n: usize, args: &[KernelArg<'_>]) -> Option<u64> {
     let types = super::validate::expr_types(kernel).ok()?;
-    let mut env = Eval { k: kernel, args, types, locals: HashMap::new() };
+    let mut env = Eval {
+        k: kernel,
+        args,
+        types,
+        locals: HashMap::new(),
+    };
     let mut seen = 0;
     for s in &kernel.function.body {
         match s {
@@ -24,7 +31,12 @@ pub fn parallel_loop_iterations(kernel: &Kernel, n: usize, args: &[KernelArg<'_>
                     env.locals.remove(local);
                 }
             },
-            Stmt::For { schedule: Some(_), levels, reductions, .. } => {
+            Stmt::For {
+                schedule: Some(_),
+                levels,
+                reductions,
+                ..
+            } => {
                 if seen == n {
                     let mut total: u64 = 1;
                     for lv in levels {
@@ -135,7 +147,11 @@ impl Eval<'_, '_> {
                     _ => return None,
                 }
             }
-            Expr::Select { cond, accept, reject } => {
+            Expr::Select {
+                cond,
+                accept,
+                reject,
+            } => {
                 if self.expr(*cond)? != 0 {
                     self.expr(*accept)?
                 } else {
@@ -164,14 +180,31 @@ mod tests {
         let start = b.lit_int(0, Some(Scalar::USize));
         let len = b.len(x);
         let end = b.math(MathFn::Min, &[n, len]);
-        b.for_range("i", Some(Scalar::USize), start, end, false, Some(crate::ir::Schedule { gang: true, worker: false, vector: true }), &[], &[], |b, v| {
-            let i = b.get(v[0]);
-            let one = b.lit_float(1.0, None);
-            b.store(x, i, one);
-        });
+        b.for_range(
+            "i",
+            Some(Scalar::USize),
+            start,
+            end,
+            false,
+            Some(crate::ir::Schedule {
+                gang: true,
+                worker: false,
+                vector: true,
+            }),
+            &[],
+            &[],
+            |b, v| {
+                let i = b.get(v[0]);
+                let one = b.lit_float(1.0, None);
+                b.store(x, i, one);
+            },
+        );
         let k = b.finish().expect("valid");
         let mut data = vec![0u8; 8 * 100];
-        let args = [KernelArg::Write(&mut data), KernelArg::Scalar(ScalarValue::USize(37))];
+        let args = [
+            KernelArg::Write(&mut data),
+            KernelArg::Scalar(ScalarValue::USize(37)),
+        ];
         assert_eq!(parallel_loop_iterations(&k, 0, &args), Some(37));
         assert_eq!(parallel_loop_iterations(&k, 1, &args), None);
     }

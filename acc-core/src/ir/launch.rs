@@ -44,11 +44,15 @@ impl ScalarValue {
             Scalar::Bool => ScalarValue::Bool(u32::from_le_bytes(w4(b)?) != 0),
             Scalar::I8 | Scalar::I16 | Scalar::I32 => ScalarValue::I32(i32::from_le_bytes(w4(b)?)),
             Scalar::U8 | Scalar::U16 | Scalar::U32 => ScalarValue::U32(u32::from_le_bytes(w4(b)?)),
-            Scalar::ISize if index_bytes == 4 => ScalarValue::ISize(i32::from_le_bytes(w4(b)?) as i64),
-            Scalar::USize if index_bytes == 4 => ScalarValue::USize(match u32::from_le_bytes(w4(b)?) {
-                u32::MAX => u64::MAX,
-                v => v as u64,
-            }),
+            Scalar::ISize if index_bytes == 4 => {
+                ScalarValue::ISize(i32::from_le_bytes(w4(b)?) as i64)
+            }
+            Scalar::USize if index_bytes == 4 => {
+                ScalarValue::USize(match u32::from_le_bytes(w4(b)?) {
+                    u32::MAX => u64::MAX,
+                    v => v as u64,
+                })
+            }
             Scalar::ISize => ScalarValue::ISize(i64::from_le_bytes(w8(b)?)),
             Scalar::USize => ScalarValue::USize(u64::from_le_bytes(w8(b)?)),
             Scalar::I64 => ScalarValue::I64(i64::from_le_bytes(w8(b)?)),
@@ -60,7 +64,10 @@ impl ScalarValue {
 
     /// Partial results combined with `op` in the order given (how every device combines its
     /// per-workgroup or per-block partials, so that results are deterministic for a grid).
-    pub fn fold(op: ReduceOp, partials: impl IntoIterator<Item = ScalarValue>) -> Option<ScalarValue> {
+    pub fn fold(
+        op: ReduceOp,
+        partials: impl IntoIterator<Item = ScalarValue>,
+    ) -> Option<ScalarValue> {
         partials.into_iter().reduce(|a, b| a.combine(op, b))
     }
 
@@ -166,14 +173,35 @@ impl KernelOutput {
     /// ([`ScalarValue::from_device_bytes`] with `index_bytes`), folded in block order, into
     /// parameter `into` of `kernel` (element-wise when that parameter is an array).
     #[allow(clippy::too_many_arguments)]
-    pub fn push_partials(&mut self, kernel: &Kernel, into: ParamId, op: ReduceOp, ty: Scalar, len: usize, blocks: usize, data: &[u8], word: usize, index_bytes: usize) {
+    pub fn push_partials(
+        &mut self,
+        kernel: &Kernel,
+        into: ParamId,
+        op: ReduceOp,
+        ty: Scalar,
+        len: usize,
+        blocks: usize,
+        data: &[u8],
+        word: usize,
+        index_bytes: usize,
+    ) {
         let elements: Vec<ScalarValue> = (0..len)
             .filter_map(|e| {
-                let partials = (0..blocks).filter_map(|g| ScalarValue::from_device_bytes(ty, data.get((g * len + e) * word..)?, index_bytes));
+                let partials = (0..blocks).filter_map(|g| {
+                    ScalarValue::from_device_bytes(
+                        ty,
+                        data.get((g * len + e) * word..)?,
+                        index_bytes,
+                    )
+                });
                 ScalarValue::fold(op, partials)
             })
             .collect();
-        if kernel.params.get(into as usize).is_some_and(|p| matches!(p.kind, ParamKind::Array { .. })) {
+        if kernel
+            .params
+            .get(into as usize)
+            .is_some_and(|p| matches!(p.kind, ParamKind::Array { .. }))
+        {
             self.array_reductions.push((into, elements));
         } else {
             self.reductions.extend(elements.first().map(|&v| (into, v)));
@@ -183,8 +211,17 @@ impl KernelOutput {
     /// Records what a segmented kernel leaves in its locals buffer (`data`): the results of
     /// the reductions sequential code computed (`slots` whose `entry` is `None`) and the
     /// region's value at `result` (type and offset).
-    pub fn read_locals(&mut self, slots: &[ReductionSlot], result: Option<(Scalar, u32)>, data: &[u8], index_bytes: usize) {
-        let at = |t: Scalar, off: u32| data.get(off as usize..).and_then(|b| ScalarValue::from_device_bytes(t, b, index_bytes));
+    pub fn read_locals(
+        &mut self,
+        slots: &[ReductionSlot],
+        result: Option<(Scalar, u32)>,
+        data: &[u8],
+        index_bytes: usize,
+    ) {
+        let at = |t: Scalar, off: u32| {
+            data.get(off as usize..)
+                .and_then(|b| ScalarValue::from_device_bytes(t, b, index_bytes))
+        };
         for r in slots.iter().filter(|r| r.entry.is_none()) {
             if let (Some(into), Some(v)) = (r.into, at(r.ty, r.local_offset)) {
                 self.reductions.push((into, v));

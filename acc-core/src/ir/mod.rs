@@ -65,7 +65,10 @@ impl Scalar {
     }
     /// Whether it is a signed integer type.
     pub fn is_signed(self) -> bool {
-        matches!(self, Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64 | Scalar::ISize)
+        matches!(
+            self,
+            Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64 | Scalar::ISize
+        )
     }
     /// The Rust spelling.
     pub fn name(self) -> &'static str {
@@ -101,7 +104,10 @@ pub struct Handle<T> {
 
 impl<T> Handle<T> {
     fn new(index: usize) -> Self {
-        Handle { index: index as u32, _marker: PhantomData }
+        Handle {
+            index: index as u32,
+            _marker: PhantomData,
+        }
     }
     /// The position in its arena.
     pub fn index(self) -> usize {
@@ -155,7 +161,10 @@ impl<T> Arena<T> {
     }
     /// Every handle and item, in order.
     pub fn iter(&self) -> impl Iterator<Item = (Handle<T>, &T)> {
-        self.items.iter().enumerate().map(|(i, t)| (Handle::new(i), t))
+        self.items
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (Handle::new(i), t))
     }
     /// Number of items.
     pub fn len(&self) -> usize {
@@ -257,7 +266,11 @@ pub struct StructField {
 impl StructLayout {
     /// The field named `name`, by index.
     pub fn field(&self, name: &str) -> Option<(FieldId, &'static StructField)> {
-        self.fields.iter().enumerate().find(|(_, f)| f.name == name).map(|(i, f)| (i as FieldId, f))
+        self.fields
+            .iter()
+            .enumerate()
+            .find(|(_, f)| f.name == name)
+            .map(|(i, f)| (i as FieldId, f))
     }
 }
 
@@ -337,7 +350,10 @@ pub enum BinaryOp {
 impl BinaryOp {
     /// Whether the result is `bool` whatever the operands.
     pub fn is_comparison(self) -> bool {
-        matches!(self, BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge)
+        matches!(
+            self,
+            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+        )
     }
     /// The Rust spelling.
     pub fn symbol(self) -> &'static str {
@@ -456,14 +472,18 @@ impl MathFn {
     pub fn from_name(name: &str) -> Option<MathFn> {
         use MathFn::*;
         const ALL: [MathFn; 33] = [
-            Abs, Min, Max, Clamp, Sqrt, Cbrt, Exp, Exp2, Ln, Log2, Log10, Sin, Cos, Tan, Asin, Acos, Atan, Atan2,
-            Sinh, Cosh, Tanh, Floor, Ceil, Round, Trunc, Fract, Powi, Powf, Pow, MulAdd, Hypot, Signum, Recip,
+            Abs, Min, Max, Clamp, Sqrt, Cbrt, Exp, Exp2, Ln, Log2, Log10, Sin, Cos, Tan, Asin,
+            Acos, Atan, Atan2, Sinh, Cosh, Tanh, Floor, Ceil, Round, Trunc, Fract, Powi, Powf, Pow,
+            MulAdd, Hypot, Signum, Recip,
         ];
         ALL.into_iter().find(|m| m.name() == name)
     }
     /// Whether it applies only to floats.
     pub fn float_only(self) -> bool {
-        !matches!(self, MathFn::Abs | MathFn::Min | MathFn::Max | MathFn::Clamp | MathFn::Pow | MathFn::Signum)
+        !matches!(
+            self,
+            MathFn::Abs | MathFn::Min | MathFn::Max | MathFn::Clamp | MathFn::Pow | MathFn::Signum
+        )
     }
 }
 
@@ -476,16 +496,27 @@ pub enum Expr {
     /// The value of a scalar local.
     Local(LocalId),
     /// Element `index` of a private array local.
-    LocalElem { local: LocalId, index: Handle<Expr> },
+    LocalElem {
+        local: LocalId,
+        index: Handle<Expr>,
+    },
     /// Element `index` of an array parameter (bounds-checked unless the kernel is `unchecked`);
     /// of an array of structs, `field` of that element.
-    Load { array: ParamId, field: Option<FieldId>, index: Handle<Expr> },
+    Load {
+        array: ParamId,
+        field: Option<FieldId>,
+        index: Handle<Expr>,
+    },
     /// The length of an array parameter, in elements, as `usize`.
     Len(ParamId),
     Unary(UnaryOp, Handle<Expr>),
     Binary(BinaryOp, Handle<Expr>, Handle<Expr>),
     /// `if cond { a } else { b }` on values.
-    Select { cond: Handle<Expr>, accept: Handle<Expr>, reject: Handle<Expr> },
+    Select {
+        cond: Handle<Expr>,
+        accept: Handle<Expr>,
+        reject: Handle<Expr>,
+    },
     /// `e as T`.
     Cast(Handle<Expr>, Scalar),
     Math(MathFn, Vec<Handle<Expr>>),
@@ -554,23 +585,55 @@ pub enum AtomicOp {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Stmt {
     /// `local = value`.
-    Assign { local: LocalId, value: Handle<Expr> },
+    Assign {
+        local: LocalId,
+        value: Handle<Expr>,
+    },
     /// `local[index] = value` on a private array.
-    AssignElem { local: LocalId, index: Handle<Expr>, value: Handle<Expr> },
+    AssignElem {
+        local: LocalId,
+        index: Handle<Expr>,
+        value: Handle<Expr>,
+    },
     /// `array[index] = value` on an array parameter (`array[index].field = value` on an array
     /// of structs).
-    Store { array: ParamId, field: Option<FieldId>, index: Handle<Expr>, value: Handle<Expr> },
-    If { cond: Handle<Expr>, accept: Block, reject: Block },
+    Store {
+        array: ParamId,
+        field: Option<FieldId>,
+        index: Handle<Expr>,
+        value: Handle<Expr>,
+    },
+    If {
+        cond: Handle<Expr>,
+        accept: Block,
+        reject: Block,
+    },
     /// A counted loop nest (`collapse` gives several levels). `schedule: None` runs it
     /// sequentially; `Some` shares its iterations per the OpenACC levels.
-    For { levels: Vec<LoopLevel>, schedule: Option<Schedule>, reductions: Vec<Reduction>, private: Vec<LocalId>, body: Block },
+    For {
+        levels: Vec<LoopLevel>,
+        schedule: Option<Schedule>,
+        reductions: Vec<Reduction>,
+        private: Vec<LocalId>,
+        body: Block,
+    },
     /// `loop { body }`; `while c { b }` is `loop { if !c { break } b }`.
-    Loop { body: Block },
+    Loop {
+        body: Block,
+    },
     Break,
     Continue,
     /// `array[index] op= value` atomically (on `field` of the element of an array of
     /// structs); the old value goes to `old`, the new to `new`.
-    Atomic { array: ParamId, field: Option<FieldId>, index: Handle<Expr>, op: AtomicOp, value: Handle<Expr>, old: Option<LocalId>, new: Option<LocalId> },
+    Atomic {
+        array: ParamId,
+        field: Option<FieldId>,
+        index: Handle<Expr>,
+        op: AtomicOp,
+        value: Handle<Expr>,
+        old: Option<LocalId>,
+        new: Option<LocalId>,
+    },
 }
 
 /// A function body: locals, expressions and statements.
@@ -616,12 +679,24 @@ impl Kernel {
     /// What accessing `field` (`None` for an array of scalars) of an element of array
     /// parameter `array` touches; `None` where the parameter is not such an array.
     pub fn access(&self, array: ParamId, field: Option<FieldId>) -> Option<Access> {
-        let ParamKind::Array { elem, writable } = self.params.get(array as usize)?.kind else { return None };
+        let ParamKind::Array { elem, writable } = self.params.get(array as usize)?.kind else {
+            return None;
+        };
         match (elem, field) {
-            (Elem::Scalar(ty), None) => Some(Access { ty, stride: ty.size(), offset: 0, writable }),
+            (Elem::Scalar(ty), None) => Some(Access {
+                ty,
+                stride: ty.size(),
+                offset: 0,
+                writable,
+            }),
             (Elem::Struct(l), Some(f)) => {
                 let f = l.fields.get(f as usize)?;
-                Some(Access { ty: f.ty?, stride: l.size, offset: f.offset, writable })
+                Some(Access {
+                    ty: f.ty?,
+                    stride: l.size,
+                    offset: f.offset,
+                    writable,
+                })
             }
             _ => None,
         }
@@ -631,8 +706,18 @@ impl Kernel {
     /// region's entry points: largest first, each aligned to its size (`size` gives a type's
     /// bytes on the device). Returns (local, type, byte offset) for each, and the buffer's
     /// size (a multiple of 8, at least 8).
-    pub fn scalar_locals_layout(&self, size: impl Fn(Scalar) -> u32) -> (Vec<(LocalId, Scalar, u32)>, u32) {
-        let mut ls: Vec<(LocalId, Scalar)> = self.function.locals.iter().enumerate().filter(|(_, l)| l.len.is_none()).map(|(i, l)| (i as LocalId, l.ty)).collect();
+    pub fn scalar_locals_layout(
+        &self,
+        size: impl Fn(Scalar) -> u32,
+    ) -> (Vec<(LocalId, Scalar, u32)>, u32) {
+        let mut ls: Vec<(LocalId, Scalar)> = self
+            .function
+            .locals
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.len.is_none())
+            .map(|(i, l)| (i as LocalId, l.ty))
+            .collect();
         ls.sort_by_key(|&(_, t)| std::cmp::Reverse(size(t)));
         let mut off = 0u32;
         let mut slots = Vec::with_capacity(ls.len());
@@ -651,15 +736,33 @@ impl Kernel {
     /// one thread, with the region's scalar locals kept in memory between entry points.
     pub fn needs_segments(&self) -> bool {
         let body = &self.function.body;
-        let Some(first_loop) = body.iter().position(|s| matches!(s, Stmt::For { schedule: Some(_), .. })) else { return true };
+        let Some(first_loop) = body.iter().position(|s| {
+            matches!(
+                s,
+                Stmt::For {
+                    schedule: Some(_),
+                    ..
+                }
+            )
+        }) else {
+            return true;
+        };
         let local_reduction = body.iter().any(|s| match s {
-            Stmt::For { schedule: Some(_), reductions, .. } => reductions.iter().any(|r| !self.reductions.iter().any(|(kr, _)| kr.local == r.local)),
+            Stmt::For {
+                schedule: Some(_),
+                reductions,
+                ..
+            } => reductions
+                .iter()
+                .any(|r| !self.reductions.iter().any(|(kr, _)| kr.local == r.local)),
             _ => false,
         });
         self.result.is_some()
             || local_reduction
             || body.iter().enumerate().any(|(i, s)| match s {
-                Stmt::For { schedule: Some(_), .. } => false,
+                Stmt::For {
+                    schedule: Some(_), ..
+                } => false,
                 Stmt::Assign { .. } => i > first_loop,
                 _ => true,
             })

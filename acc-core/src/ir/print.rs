@@ -7,11 +7,18 @@ use super::*;
 /// The kernel as text.
 pub fn print(k: &Kernel) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "kernel {}{}", k.name, if k.unchecked { " unchecked" } else { "" });
+    let _ = writeln!(
+        out,
+        "kernel {}{}",
+        k.name,
+        if k.unchecked { " unchecked" } else { "" }
+    );
     for (i, p) in k.params.iter().enumerate() {
         let what = match &p.kind {
             ParamKind::Scalar(s) => format!("{s}"),
-            ParamKind::Array { elem, writable } => format!("{}[{elem}]", if *writable { "mut " } else { "" }),
+            ParamKind::Array { elem, writable } => {
+                format!("{}[{elem}]", if *writable { "mut " } else { "" })
+            }
         };
         let _ = writeln!(out, "  param p{i} {}: {what}", p.name);
     }
@@ -42,17 +49,37 @@ fn expr(f: &Function, h: Handle<Expr>) -> String {
         Expr::Param(p) => format!("p{p}"),
         Expr::Local(l) => format!("l{l}"),
         Expr::LocalElem { local, index } => format!("l{local}[{}]", expr(f, *index)),
-        Expr::Load { array, field, index } => format!("p{array}[{}]{}", expr(f, *index), field_suffix(*field)),
+        Expr::Load {
+            array,
+            field,
+            index,
+        } => format!("p{array}[{}]{}", expr(f, *index), field_suffix(*field)),
         Expr::Len(a) => format!("len(p{a})"),
         Expr::GangIndex => "gang_index()".to_string(),
         Expr::Unary(UnaryOp::Neg, a) => format!("-{}", expr(f, *a)),
         Expr::Unary(UnaryOp::Not, a) => format!("!{}", expr(f, *a)),
         Expr::Binary(op, a, b) => format!("({} {} {})", expr(f, *a), op.symbol(), expr(f, *b)),
-        Expr::Select { cond, accept, reject } => {
-            format!("select({}, {}, {})", expr(f, *cond), expr(f, *accept), expr(f, *reject))
+        Expr::Select {
+            cond,
+            accept,
+            reject,
+        } => {
+            format!(
+                "select({}, {}, {})",
+                expr(f, *cond),
+                expr(f, *accept),
+                expr(f, *reject)
+            )
         }
         Expr::Cast(a, t) => format!("({} as {t})", expr(f, *a)),
-        Expr::Math(m, args) => format!("{}({})", m.name(), args.iter().map(|a| expr(f, *a)).collect::<Vec<_>>().join(", ")),
+        Expr::Math(m, args) => format!(
+            "{}({})",
+            m.name(),
+            args.iter()
+                .map(|a| expr(f, *a))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     }
 }
 
@@ -63,13 +90,37 @@ fn block(out: &mut String, f: &Function, b: &[Stmt], depth: usize) {
             Stmt::Assign { local, value } => {
                 let _ = writeln!(out, "{pad}l{local} = {}", expr(f, *value));
             }
-            Stmt::AssignElem { local, index, value } => {
-                let _ = writeln!(out, "{pad}l{local}[{}] = {}", expr(f, *index), expr(f, *value));
+            Stmt::AssignElem {
+                local,
+                index,
+                value,
+            } => {
+                let _ = writeln!(
+                    out,
+                    "{pad}l{local}[{}] = {}",
+                    expr(f, *index),
+                    expr(f, *value)
+                );
             }
-            Stmt::Store { array, field, index, value } => {
-                let _ = writeln!(out, "{pad}p{array}[{}]{} = {}", expr(f, *index), field_suffix(*field), expr(f, *value));
+            Stmt::Store {
+                array,
+                field,
+                index,
+                value,
+            } => {
+                let _ = writeln!(
+                    out,
+                    "{pad}p{array}[{}]{} = {}",
+                    expr(f, *index),
+                    field_suffix(*field),
+                    expr(f, *value)
+                );
             }
-            Stmt::If { cond, accept, reject } => {
+            Stmt::If {
+                cond,
+                accept,
+                reject,
+            } => {
                 let _ = writeln!(out, "{pad}if {} {{", expr(f, *cond));
                 block(out, f, accept, depth + 1);
                 if !reject.is_empty() {
@@ -78,10 +129,24 @@ fn block(out: &mut String, f: &Function, b: &[Stmt], depth: usize) {
                 }
                 let _ = writeln!(out, "{pad}}}");
             }
-            Stmt::For { levels, schedule, reductions, private, body } => {
+            Stmt::For {
+                levels,
+                schedule,
+                reductions,
+                private,
+                body,
+            } => {
                 let lv: Vec<String> = levels
                     .iter()
-                    .map(|l| format!("l{} = {} step {} x {}", l.var, expr(f, l.start), expr(f, l.step), expr(f, l.trips)))
+                    .map(|l| {
+                        format!(
+                            "l{} = {} step {} x {}",
+                            l.var,
+                            expr(f, l.start),
+                            expr(f, l.step),
+                            expr(f, l.trips)
+                        )
+                    })
                     .collect();
                 let sched = match schedule {
                     None => String::from("seq"),
@@ -99,13 +164,24 @@ fn block(out: &mut String, f: &Function, b: &[Stmt], depth: usize) {
                         format!("parallel({})", v.join(" "))
                     }
                 };
-                let reds: Vec<String> = reductions.iter().map(|r| format!("{:?}:l{}", r.op, r.local)).collect();
+                let reds: Vec<String> = reductions
+                    .iter()
+                    .map(|r| format!("{:?}:l{}", r.op, r.local))
+                    .collect();
                 let _ = writeln!(
                     out,
                     "{pad}for {} {sched}{}{} {{",
                     lv.join(", "),
-                    if reds.is_empty() { String::new() } else { format!(" reduction({})", reds.join(" ")) },
-                    if private.is_empty() { String::new() } else { format!(" private({private:?})") }
+                    if reds.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" reduction({})", reds.join(" "))
+                    },
+                    if private.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" private({private:?})")
+                    }
                 );
                 block(out, f, body, depth + 1);
                 let _ = writeln!(out, "{pad}}}");
@@ -121,8 +197,22 @@ fn block(out: &mut String, f: &Function, b: &[Stmt], depth: usize) {
             Stmt::Continue => {
                 let _ = writeln!(out, "{pad}continue");
             }
-            Stmt::Atomic { array, field, index, op, value, old, new } => {
-                let _ = writeln!(out, "{pad}atomic {op:?} p{array}[{}]{} with {} old={old:?} new={new:?}", expr(f, *index), field_suffix(*field), expr(f, *value));
+            Stmt::Atomic {
+                array,
+                field,
+                index,
+                op,
+                value,
+                old,
+                new,
+            } => {
+                let _ = writeln!(
+                    out,
+                    "{pad}atomic {op:?} p{array}[{}]{} with {} old={old:?} new={new:?}",
+                    expr(f, *index),
+                    field_suffix(*field),
+                    expr(f, *value)
+                );
             }
         }
     }

@@ -5,7 +5,11 @@ use super::builder::KernelBuilder;
 use super::*;
 
 /// A gang/vector loop (what `parallel_loop` gives a kernel).
-pub const GRID: Option<Schedule> = Some(Schedule { gang: true, worker: false, vector: true });
+pub const GRID: Option<Schedule> = Some(Schedule {
+    gang: true,
+    worker: false,
+    vector: true,
+});
 
 /// `for i in 0..y.len() { y[i] = a * x[i] + y[i]; }` over the grid. Parameters: `a`
 /// (scalar), `x` (read), `y` (written).
@@ -16,16 +20,26 @@ pub fn saxpy(elem: Scalar) -> Kernel {
     let y = b.param_array("y", elem, true);
     let start = b.lit_int(0, None);
     let n = b.len(y);
-    b.for_range("i", Some(Scalar::USize), start, n, false, GRID, &[], &[], |b, v| {
-        let i = b.get(v[0]);
-        let xi = b.load(x, i);
-        let ax = b.binary(BinaryOp::Mul, a, xi);
-        let i = b.get(v[0]);
-        let yi = b.load(y, i);
-        let sum = b.binary(BinaryOp::Add, ax, yi);
-        let i = b.get(v[0]);
-        b.store(y, i, sum);
-    });
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        start,
+        n,
+        false,
+        GRID,
+        &[],
+        &[],
+        |b, v| {
+            let i = b.get(v[0]);
+            let xi = b.load(x, i);
+            let ax = b.binary(BinaryOp::Mul, a, xi);
+            let i = b.get(v[0]);
+            let yi = b.load(y, i);
+            let sum = b.binary(BinaryOp::Add, ax, yi);
+            let i = b.get(v[0]);
+            b.store(y, i, sum);
+        },
+    );
     b.finish().expect("valid IR")
 }
 
@@ -39,21 +53,31 @@ pub fn reduce(elem: Scalar, op: ReduceOp) -> Kernel {
     b.reduce_into(s, op, 1);
     let start = b.lit_int(0, None);
     let n = b.len(x);
-    b.for_range("i", Some(Scalar::USize), start, n, false, GRID, &[(s, op)], &[], |b, v| {
-        let i = b.get(v[0]);
-        let xi = b.load(x, i);
-        let cur = b.get(s);
-        let next = match op {
-            ReduceOp::Max => b.math(MathFn::Max, &[cur, xi]),
-            ReduceOp::Min => b.math(MathFn::Min, &[cur, xi]),
-            ReduceOp::Add => b.binary(BinaryOp::Add, cur, xi),
-            ReduceOp::Mul => b.binary(BinaryOp::Mul, cur, xi),
-            ReduceOp::BitAnd | ReduceOp::And => b.binary(BinaryOp::BitAnd, cur, xi),
-            ReduceOp::BitOr | ReduceOp::Or => b.binary(BinaryOp::BitOr, cur, xi),
-            ReduceOp::BitXor => b.binary(BinaryOp::BitXor, cur, xi),
-        };
-        b.set(s, next);
-    });
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        start,
+        n,
+        false,
+        GRID,
+        &[(s, op)],
+        &[],
+        |b, v| {
+            let i = b.get(v[0]);
+            let xi = b.load(x, i);
+            let cur = b.get(s);
+            let next = match op {
+                ReduceOp::Max => b.math(MathFn::Max, &[cur, xi]),
+                ReduceOp::Min => b.math(MathFn::Min, &[cur, xi]),
+                ReduceOp::Add => b.binary(BinaryOp::Add, cur, xi),
+                ReduceOp::Mul => b.binary(BinaryOp::Mul, cur, xi),
+                ReduceOp::BitAnd | ReduceOp::And => b.binary(BinaryOp::BitAnd, cur, xi),
+                ReduceOp::BitOr | ReduceOp::Or => b.binary(BinaryOp::BitOr, cur, xi),
+                ReduceOp::BitXor => b.binary(BinaryOp::BitXor, cur, xi),
+            };
+            b.set(s, next);
+        },
+    );
     b.finish().expect("valid IR")
 }
 
@@ -62,9 +86,21 @@ pub static PARTICLE: StructLayout = StructLayout {
     name: "Particle",
     size: 24,
     fields: &[
-        StructField { name: "x", offset: 0, ty: Some(Scalar::F64) },
-        StructField { name: "v", offset: 8, ty: Some(Scalar::F64) },
-        StructField { name: "hits", offset: 16, ty: Some(Scalar::U32) },
+        StructField {
+            name: "x",
+            offset: 0,
+            ty: Some(Scalar::F64),
+        },
+        StructField {
+            name: "v",
+            offset: 8,
+            ty: Some(Scalar::F64),
+        },
+        StructField {
+            name: "hits",
+            offset: 16,
+            ty: Some(Scalar::U32),
+        },
     ],
 };
 
@@ -76,19 +112,29 @@ pub fn particles() -> Kernel {
     let p = b.param_array("p", Elem::Struct(&PARTICLE), true);
     let start = b.lit_int(0, None);
     let n = b.len(p);
-    b.for_range("i", Some(Scalar::USize), start, n, false, GRID, &[], &[], |b, v| {
-        let (px, pv, hits) = (b.field(p, "x"), b.field(p, "v"), b.field(p, "hits"));
-        let i = b.get(v[0]);
-        let vi = b.load(pv, i);
-        let step = b.binary(BinaryOp::Mul, vi, dt);
-        let i = b.get(v[0]);
-        let xi = b.load(px, i);
-        let x = b.binary(BinaryOp::Add, xi, step);
-        let i = b.get(v[0]);
-        b.store(px, i, x);
-        let i = b.get(v[0]);
-        let one = b.lit_int(1, Some(Scalar::U32));
-        b.atomic(hits, i, AtomicOp::Update(BinaryOp::Add), one, None, None);
-    });
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        start,
+        n,
+        false,
+        GRID,
+        &[],
+        &[],
+        |b, v| {
+            let (px, pv, hits) = (b.field(p, "x"), b.field(p, "v"), b.field(p, "hits"));
+            let i = b.get(v[0]);
+            let vi = b.load(pv, i);
+            let step = b.binary(BinaryOp::Mul, vi, dt);
+            let i = b.get(v[0]);
+            let xi = b.load(px, i);
+            let x = b.binary(BinaryOp::Add, xi, step);
+            let i = b.get(v[0]);
+            b.store(px, i, x);
+            let i = b.get(v[0]);
+            let one = b.lit_int(1, Some(Scalar::U32));
+            b.atomic(hits, i, AtomicOp::Update(BinaryOp::Add), one, None, None);
+        },
+    );
     b.finish().expect("valid IR")
 }

@@ -12,17 +12,27 @@ fn saxpy() -> Kernel {
     let start = b.lit_int(0, None);
     let step = b.lit_int(1, None);
     let n = b.len(y);
-    let gang_vector = Some(Schedule { gang: true, worker: false, vector: true });
-    b.for_(&[("i", Some(Scalar::USize), start, step, n)], gang_vector, &[], &[], |b, vars| {
-        let i = b.get(vars[0]);
-        let xi = b.load(x, i);
-        let ax = b.binary(BinaryOp::Mul, a, xi);
-        let i = b.get(vars[0]);
-        let yi = b.load(y, i);
-        let sum = b.binary(BinaryOp::Add, ax, yi);
-        let i = b.get(vars[0]);
-        b.store(y, i, sum);
+    let gang_vector = Some(Schedule {
+        gang: true,
+        worker: false,
+        vector: true,
     });
+    b.for_(
+        &[("i", Some(Scalar::USize), start, step, n)],
+        gang_vector,
+        &[],
+        &[],
+        |b, vars| {
+            let i = b.get(vars[0]);
+            let xi = b.load(x, i);
+            let ax = b.binary(BinaryOp::Mul, a, xi);
+            let i = b.get(vars[0]);
+            let yi = b.load(y, i);
+            let sum = b.binary(BinaryOp::Add, ax, yi);
+            let i = b.get(vars[0]);
+            b.store(y, i, sum);
+        },
+    );
     b.finish().expect("valid")
 }
 
@@ -32,7 +42,10 @@ fn builds_validates_and_prints_saxpy() {
     validate(&k).expect("valid");
     let text = print(&k);
     assert!(text.contains("param p2 y: mut [f32]"), "{text}");
-    assert!(text.contains("for l0 = 0usize step 1usize x len(p2) parallel(gang vector)"), "{text}");
+    assert!(
+        text.contains("for l0 = 0usize step 1usize x len(p2) parallel(gang vector)"),
+        "{text}"
+    );
     assert!(text.contains("p2[l0] = ((p0 * p1[l0]) + p2[l0])"), "{text}");
 }
 
@@ -51,9 +64,16 @@ fn unsuffixed_literals_take_the_type_they_meet() {
     let sum = b.binary(BinaryOp::Add, cur, scaled);
     b.set(s, sum);
     let k = b.finish().expect("valid");
-    assert_eq!(k.function.locals[0].ty, Scalar::F32, "s takes x's element type");
+    assert_eq!(
+        k.function.locals[0].ty,
+        Scalar::F32,
+        "s takes x's element type"
+    );
     let text = print(&k);
-    assert!(text.contains("l0 = 0.0f32") && text.contains("2.0f32") && text.contains("p0[3usize]"), "{text}");
+    assert!(
+        text.contains("l0 = 0.0f32") && text.contains("2.0f32") && text.contains("p0[3usize]"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -80,16 +100,27 @@ fn reductions_and_control_flow() {
     let start = b.lit_int(0, None);
     let step = b.lit_int(1, None);
     let n = b.len(x);
-    b.for_(&[("i", Some(Scalar::USize), start, step, n)], Some(Schedule::default()), &[(s, ReduceOp::Add)], &[], |f, vars| {
-        let i = f.get(vars[0]);
-        let limit = f.lit_int(10, None);
-        let small = f.binary(BinaryOp::Lt, i, limit);
-        f.if_(small, |f| f.continue_(), |_| {});
-    });
+    b.for_(
+        &[("i", Some(Scalar::USize), start, step, n)],
+        Some(Schedule::default()),
+        &[(s, ReduceOp::Add)],
+        &[],
+        |f, vars| {
+            let i = f.get(vars[0]);
+            let limit = f.lit_int(10, None);
+            let small = f.binary(BinaryOp::Lt, i, limit);
+            f.if_(small, |f| f.continue_(), |_| {});
+        },
+    );
     b.reduce_into(s, ReduceOp::Add, 1);
     let k = b.finish().expect("valid");
     let text = print(&k);
-    assert!(text.contains("reduction(Add:l0)") && text.contains("continue") && text.contains("reduction Add: l0 into p1"), "{text}");
+    assert!(
+        text.contains("reduction(Add:l0)")
+            && text.contains("continue")
+            && text.contains("reduction Add: l0 into p1"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -100,7 +131,10 @@ fn the_validator_reports_what_is_wrong() {
     let v = b.lit_float(1.0, None);
     b.store(x, i, v);
     let e = b.finish().unwrap_err().to_string();
-    assert!(e.contains("`x` is written but was captured read-only"), "{e}");
+    assert!(
+        e.contains("`x` is written but was captured read-only"),
+        "{e}"
+    );
 
     let mut b = KernelBuilder::new("mismatch");
     let p = b.param_scalar("p", Scalar::F64);
@@ -111,7 +145,11 @@ fn the_validator_reports_what_is_wrong() {
 
     let mut b = KernelBuilder::new("stray");
     b.break_();
-    assert!(b.finish().unwrap_err().to_string().contains("`break` outside a loop"));
+    assert!(b
+        .finish()
+        .unwrap_err()
+        .to_string()
+        .contains("`break` outside a loop"));
 }
 
 #[test]
@@ -120,14 +158,27 @@ fn for_range_counts_trips_and_guards_empty_ranges() {
     let y = b.param_array("y", Scalar::I64, true);
     let lo = b.lit_int(-5, None);
     let hi = b.lit_int(5, None);
-    b.for_range("k", Some(Scalar::I64), lo, hi, true, None, &[], &[], |b, v| {
-        let k = b.get(v[0]);
-        let idx = b.lit_int(0, None);
-        b.store(y, idx, k);
-    });
+    b.for_range(
+        "k",
+        Some(Scalar::I64),
+        lo,
+        hi,
+        true,
+        None,
+        &[],
+        &[],
+        |b, v| {
+            let k = b.get(v[0]);
+            let idx = b.lit_int(0, None);
+            b.store(y, idx, k);
+        },
+    );
     let k = b.finish().expect("valid");
     let text = print(&k);
-    assert!(text.contains("select((l0 <= l1), (((l1 - l0) as usize) + 1usize), 0usize)"), "{text}");
+    assert!(
+        text.contains("select((l0 <= l1), (((l1 - l0) as usize) + 1usize), 0usize)"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -135,11 +186,29 @@ fn struct_fields_are_typed_by_the_layout() {
     let k = super::samples::particles();
     validate(&k).unwrap();
     let text = print(&k);
-    assert!(text.contains("mut p1[Particle]") || text.contains("Particle"), "{text}");
-    assert!(text.contains(".f0") && text.contains(".f1") && text.contains(".f2"), "{text}");
-    assert_eq!(k.access(1, Some(1)), Some(Access { ty: Scalar::F64, stride: 24, offset: 8, writable: true }));
+    assert!(
+        text.contains("mut p1[Particle]") || text.contains("Particle"),
+        "{text}"
+    );
+    assert!(
+        text.contains(".f0") && text.contains(".f1") && text.contains(".f2"),
+        "{text}"
+    );
+    assert_eq!(
+        k.access(1, Some(1)),
+        Some(Access {
+            ty: Scalar::F64,
+            stride: 24,
+            offset: 8,
+            writable: true
+        })
+    );
     assert_eq!(k.access(1, Some(2)).map(|a| a.ty), Some(Scalar::U32));
-    assert_eq!(k.access(1, None), None, "a whole struct element is not a scalar access");
+    assert_eq!(
+        k.access(1, None),
+        None,
+        "a whole struct element is not a scalar access"
+    );
 }
 
 #[test]
@@ -152,12 +221,21 @@ fn struct_element_misuse_is_an_error_naming_the_array() {
     let i = b.lit_int(0, Some(Scalar::USize));
     let _ = b.load(missing, i);
     let e = b.finish().unwrap_err().to_string();
-    assert!(e.contains("an element of `parts` (a `Particle` struct) as a whole"), "{e}");
-    assert!(e.contains("`Particle` (the elements of `parts`) has no field `mass`"), "{e}");
+    assert!(
+        e.contains("an element of `parts` (a `Particle` struct) as a whole"),
+        "{e}"
+    );
+    assert!(
+        e.contains("`Particle` (the elements of `parts`) has no field `mass`"),
+        "{e}"
+    );
 
     let mut b = KernelBuilder::new("scalar");
     let a = b.param_array("a", Scalar::F32, false);
     let _ = b.field(a, "x");
     let e = b.finish().unwrap_err().to_string();
-    assert!(e.contains("`.x` of an element of `a`, whose elements are f32"), "{e}");
+    assert!(
+        e.contains("`.x` of an element of `a`, whose elements are f32"),
+        "{e}"
+    );
 }

@@ -13,24 +13,42 @@ pub fn validate(k: &Kernel) -> Result<(), IrError> {
 /// Validates `k` and returns the type of each of its function's expressions, by handle index
 /// (what a backend needs to lower them).
 pub fn expr_types(k: &Kernel) -> Result<Vec<Scalar>, IrError> {
-    let mut v = Validator { k, f: &k.function, errors: Vec::new(), types: Vec::new() };
+    let mut v = Validator {
+        k,
+        f: &k.function,
+        errors: Vec::new(),
+        types: Vec::new(),
+    };
     v.function();
     for (red, p) in &k.reductions {
         if k.function.locals.get(red.local as usize).is_none() {
-            v.errors.push(format!("reduction of undefined local {}", red.local));
+            v.errors
+                .push(format!("reduction of undefined local {}", red.local));
         }
         // A scalar reduces into a scalar parameter, an array local (element-wise) into an
         // array parameter of the same length.
-        let array = k.function.locals.get(red.local as usize).is_some_and(|l| l.len.is_some());
+        let array = k
+            .function
+            .locals
+            .get(red.local as usize)
+            .is_some_and(|l| l.len.is_some());
         match (k.params.get(*p as usize).map(|p| &p.kind), array) {
             (Some(ParamKind::Scalar(_)), false) | (Some(ParamKind::Array { .. }), true) => {}
-            _ => v.errors.push(format!("reduction of local {} into parameter {p}, which is not of its shape", red.local)),
+            _ => v.errors.push(format!(
+                "reduction of local {} into parameter {p}, which is not of its shape",
+                red.local
+            )),
         }
     }
     if v.errors.is_empty() {
-        Ok(v.types.into_iter().map(|t| t.unwrap_or(Scalar::Bool)).collect())
+        Ok(v.types
+            .into_iter()
+            .map(|t| t.unwrap_or(Scalar::Bool))
+            .collect())
     } else {
-        Err(IrError { message: format!("kernel `{}`: {}", k.name, v.errors.join("; ")) })
+        Err(IrError {
+            message: format!("kernel `{}`: {}", k.name, v.errors.join("; ")),
+        })
     }
 }
 
@@ -78,9 +96,35 @@ impl Validator<'_> {
             return Some(a.ty);
         }
         match (self.k.params.get(id as usize).map(|p| &p.kind), field) {
-            (Some(ParamKind::Array { elem: Elem::Struct(l), .. }), None) => self.err(format!("the whole element of array {id} (of `{}` structs) accessed as a scalar", l.name)),
-            (Some(ParamKind::Array { elem: Elem::Struct(l), .. }), Some(f)) => self.err(format!("field {f} of `{}`, which kernels cannot access", l.name)),
-            (Some(ParamKind::Array { elem: Elem::Scalar(_), .. }), Some(f)) => self.err(format!("field {f} of array {id}, whose elements are scalars")),
+            (
+                Some(ParamKind::Array {
+                    elem: Elem::Struct(l),
+                    ..
+                }),
+                None,
+            ) => self.err(format!(
+                "the whole element of array {id} (of `{}` structs) accessed as a scalar",
+                l.name
+            )),
+            (
+                Some(ParamKind::Array {
+                    elem: Elem::Struct(l),
+                    ..
+                }),
+                Some(f),
+            ) => self.err(format!(
+                "field {f} of `{}`, which kernels cannot access",
+                l.name
+            )),
+            (
+                Some(ParamKind::Array {
+                    elem: Elem::Scalar(_),
+                    ..
+                }),
+                Some(f),
+            ) => self.err(format!(
+                "field {f} of array {id}, whose elements are scalars"
+            )),
             _ => self.err(format!("parameter {id} is not an array")),
         }
         None
@@ -88,7 +132,10 @@ impl Validator<'_> {
 
     /// Checks `id` is an array parameter.
     fn is_array(&mut self, id: ParamId) {
-        if !matches!(self.k.params.get(id as usize).map(|p| &p.kind), Some(ParamKind::Array { .. })) {
+        if !matches!(
+            self.k.params.get(id as usize).map(|p| &p.kind),
+            Some(ParamKind::Array { .. })
+        ) {
             self.err(format!("parameter {id} is not an array"));
         }
     }
@@ -120,7 +167,11 @@ impl Validator<'_> {
                 }
                 self.f.locals[*local as usize].ty
             }
-            Expr::Load { array, field, index } => {
+            Expr::Load {
+                array,
+                field,
+                index,
+            } => {
                 self.index(h, *index);
                 self.array(*array, *field)?
             }
@@ -151,7 +202,9 @@ impl Validator<'_> {
                 }
                 let ok = match op {
                     BinaryOp::And | BinaryOp::Or => ta == Scalar::Bool,
-                    BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor => ta.is_int() || ta == Scalar::Bool,
+                    BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor => {
+                        ta.is_int() || ta == Scalar::Bool
+                    }
                     BinaryOp::Eq | BinaryOp::Ne => true,
                     BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => ta != Scalar::Bool,
                     _ => ta != Scalar::Bool,
@@ -165,7 +218,11 @@ impl Validator<'_> {
                     ta
                 }
             }
-            Expr::Select { cond, accept, reject } => {
+            Expr::Select {
+                cond,
+                accept,
+                reject,
+            } => {
                 let c = self.operand(h, *cond)?;
                 let (a, r) = (self.operand(h, *accept)?, self.operand(h, *reject)?);
                 if c != Scalar::Bool || a != r {
@@ -179,7 +236,11 @@ impl Validator<'_> {
             }
             Expr::Math(f, args) => {
                 if args.len() != f.arity() {
-                    self.err(format!("{h:?}: `{}` with {} arguments", f.name(), args.len()));
+                    self.err(format!(
+                        "{h:?}: `{}` with {} arguments",
+                        f.name(),
+                        args.len()
+                    ));
                 }
                 let ts: Vec<Option<Scalar>> = args.iter().map(|a| self.operand(h, *a)).collect();
                 let t = ts.first().copied().flatten()?;
@@ -233,15 +294,30 @@ impl Validator<'_> {
                     self.expect(*value, l.ty, &format!("assignment to `{}`", l.name));
                 }
             }
-            Stmt::AssignElem { local, index, value } => {
+            Stmt::AssignElem {
+                local,
+                index,
+                value,
+            } => {
                 if let Some(l) = self.local(*local).cloned() {
                     self.expect(*index, Scalar::USize, "index");
                     self.expect(*value, l.ty, &format!("assignment to `{}[..]`", l.name));
                 }
             }
-            Stmt::Store { array, field, index, value } => {
+            Stmt::Store {
+                array,
+                field,
+                index,
+                value,
+            } => {
                 if let Some(elem) = self.array(*array, *field) {
-                    if matches!(self.k.params[*array as usize].kind, ParamKind::Array { writable: false, .. }) {
+                    if matches!(
+                        self.k.params[*array as usize].kind,
+                        ParamKind::Array {
+                            writable: false,
+                            ..
+                        }
+                    ) {
                         let n = self.k.params[*array as usize].name.clone();
                         self.err(format!("store to read-only `{n}`"));
                     }
@@ -249,12 +325,22 @@ impl Validator<'_> {
                     self.expect(*value, elem, "stored value");
                 }
             }
-            Stmt::If { cond, accept, reject } => {
+            Stmt::If {
+                cond,
+                accept,
+                reject,
+            } => {
                 self.expect(*cond, Scalar::Bool, "condition");
                 self.block(accept, loops);
                 self.block(reject, loops);
             }
-            Stmt::For { levels, reductions, private, body, .. } => {
+            Stmt::For {
+                levels,
+                reductions,
+                private,
+                body,
+                ..
+            } => {
                 for l in levels {
                     if let Some(local) = self.local(l.var).cloned() {
                         self.expect(l.start, local.ty, "loop start");
@@ -262,15 +348,29 @@ impl Validator<'_> {
                     }
                     self.expect(l.trips, Scalar::USize, "trip count");
                 }
-                for id in reductions.iter().map(|r| r.local).chain(private.iter().copied()) {
+                for id in reductions
+                    .iter()
+                    .map(|r| r.local)
+                    .chain(private.iter().copied())
+                {
                     self.local(id);
                 }
                 self.block(body, loops + 1);
             }
             Stmt::Loop { body } => self.block(body, loops + 1),
-            Stmt::Break | Stmt::Continue if loops == 0 => self.err("`break`/`continue` outside a loop".into()),
+            Stmt::Break | Stmt::Continue if loops == 0 => {
+                self.err("`break`/`continue` outside a loop".into())
+            }
             Stmt::Break | Stmt::Continue => {}
-            Stmt::Atomic { array, field, index, value, old, new, op } => {
+            Stmt::Atomic {
+                array,
+                field,
+                index,
+                value,
+                old,
+                new,
+                op,
+            } => {
                 if let Some(elem) = self.array(*array, *field) {
                     self.expect(*index, Scalar::USize, "index");
                     if *op != AtomicOp::Read {
@@ -279,7 +379,10 @@ impl Validator<'_> {
                     for l in old.iter().chain(new.iter()) {
                         if let Some(local) = self.local(*l).cloned() {
                             if local.ty != elem {
-                                self.err(format!("atomic capture into `{}` of type {}", local.name, local.ty));
+                                self.err(format!(
+                                    "atomic capture into `{}` of type {}",
+                                    local.name, local.ty
+                                ));
                             }
                         }
                     }

@@ -14,7 +14,10 @@ impl DeviceMemory for Mock {
     fn alloc(&self, elem: ElemLayout, len: usize) -> Result<BufferId> {
         let mut n = self.next.lock().unwrap();
         *n += 1;
-        self.bufs.lock().unwrap().insert(*n, vec![0; len * elem.size]);
+        self.bufs
+            .lock()
+            .unwrap()
+            .insert(*n, vec![0; len * elem.size]);
         Ok(*n)
     }
     fn upload(&self, buf: BufferId, elem: ElemLayout, first: usize, host: &[u8]) -> Result<()> {
@@ -23,7 +26,13 @@ impl DeviceMemory for Mock {
         b[first * elem.size..first * elem.size + host.len()].copy_from_slice(host);
         Ok(())
     }
-    fn download(&self, buf: BufferId, elem: ElemLayout, first: usize, host: &mut [u8]) -> Result<()> {
+    fn download(
+        &self,
+        buf: BufferId,
+        elem: ElemLayout,
+        first: usize,
+        host: &mut [u8],
+    ) -> Result<()> {
         let b = self.bufs.lock().unwrap();
         let b = &b[&buf];
         host.copy_from_slice(&b[first * elem.size..first * elem.size + host.len()]);
@@ -46,11 +55,24 @@ impl Mock {
     }
 }
 
-const U8: ElemLayout = ElemLayout { scalar: Some(Scalar::U8), size: 1 };
-const F64: ElemLayout = ElemLayout { scalar: Some(Scalar::F64), size: 8 };
+const U8: ElemLayout = ElemLayout {
+    scalar: Some(Scalar::U8),
+    size: 1,
+};
+const F64: ElemLayout = ElemLayout {
+    scalar: Some(Scalar::F64),
+    size: 8,
+};
 
 fn named(name: &str) -> Named<'_> {
-    Named { name, location: Location { file: "t.rs", line: 1, column: 1 } }
+    Named {
+        name,
+        location: Location {
+            file: "t.rs",
+            line: 1,
+            column: 1,
+        },
+    }
 }
 
 fn range(h: &[u8]) -> (usize, usize) {
@@ -61,16 +83,48 @@ fn range(h: &[u8]) -> (usize, usize) {
 fn copy_copies_in_and_out_once_both_counters_are_zero() {
     let (t, m) = (PresentTable::new(), Mock::default());
     let mut a = vec![1u8; 16];
-    assert!(t.enter(&m, &a, U8, named("a"), Counter::Structured, Absent::Copyin).unwrap());
+    assert!(t
+        .enter(&m, &a, U8, named("a"), Counter::Structured, Absent::Copyin)
+        .unwrap());
     assert_eq!(m.live(), 1);
     // A nested region finds it present: a present increment, no second copy.
-    assert!(t.enter(&m, &a, U8, named("a"), Counter::Structured, Absent::Copyin).unwrap());
-    assert_eq!((m.live(), t.counters(a.as_ptr() as usize)), (1, Some((2, 0))));
+    assert!(t
+        .enter(&m, &a, U8, named("a"), Counter::Structured, Absent::Copyin)
+        .unwrap());
+    assert_eq!(
+        (m.live(), t.counters(a.as_ptr() as usize)),
+        (1, Some((2, 0)))
+    );
     m.fill(7);
     let r = range(&a);
-    t.exit(&m, r, Some(&mut a), named("a"), Leave { counter: Counter::Structured, finalize: false, release: Release::Copyout }).unwrap();
-    assert_eq!(a[0], 1, "the inner exit leaves the data present, nothing copied out");
-    t.exit(&m, r, Some(&mut a), named("a"), Leave { counter: Counter::Structured, finalize: false, release: Release::Copyout }).unwrap();
+    t.exit(
+        &m,
+        r,
+        Some(&mut a),
+        named("a"),
+        Leave {
+            counter: Counter::Structured,
+            finalize: false,
+            release: Release::Copyout,
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        a[0], 1,
+        "the inner exit leaves the data present, nothing copied out"
+    );
+    t.exit(
+        &m,
+        r,
+        Some(&mut a),
+        named("a"),
+        Leave {
+            counter: Counter::Structured,
+            finalize: false,
+            release: Release::Copyout,
+        },
+    )
+    .unwrap();
     assert_eq!((a[0], m.live()), (7, 0));
 }
 
@@ -79,18 +133,54 @@ fn dynamic_and_structured_counters_keep_data_alive_for_each_other() {
     let (t, m) = (PresentTable::new(), Mock::default());
     let mut a = vec![0u8; 8];
     let r = range(&a);
-    t.enter(&m, &a, U8, named("a"), Counter::Dynamic, Absent::Copyin).unwrap();
-    t.enter(&m, &a, U8, named("a"), Counter::Structured, Absent::Create).unwrap();
-    t.exit(&m, r, Some(&mut a), named("a"), Leave { counter: Counter::Structured, finalize: false, release: Release::Copyout }).unwrap();
+    t.enter(&m, &a, U8, named("a"), Counter::Dynamic, Absent::Copyin)
+        .unwrap();
+    t.enter(&m, &a, U8, named("a"), Counter::Structured, Absent::Create)
+        .unwrap();
+    t.exit(
+        &m,
+        r,
+        Some(&mut a),
+        named("a"),
+        Leave {
+            counter: Counter::Structured,
+            finalize: false,
+            release: Release::Copyout,
+        },
+    )
+    .unwrap();
     assert!(t.is_present(r.0, r.1), "the dynamic reference keeps it");
-    t.enter(&m, &a, U8, named("a"), Counter::Dynamic, Absent::Copyin).unwrap();
+    t.enter(&m, &a, U8, named("a"), Counter::Dynamic, Absent::Copyin)
+        .unwrap();
     assert_eq!(t.counters(r.0), Some((0, 2)));
     // finalize sets the dynamic counter to zero (3.3 section 2.6.7).
     m.fill(3);
-    t.exit(&m, r, Some(&mut a), named("a"), Leave { counter: Counter::Dynamic, finalize: true, release: Release::Copyout }).unwrap();
+    t.exit(
+        &m,
+        r,
+        Some(&mut a),
+        named("a"),
+        Leave {
+            counter: Counter::Dynamic,
+            finalize: true,
+            release: Release::Copyout,
+        },
+    )
+    .unwrap();
     assert_eq!((a[7], t.is_present(r.0, r.1), m.live()), (3, false, 0));
     // Leaving again changes nothing: a counter never goes below zero.
-    t.exit(&m, r, Some(&mut a), named("a"), Leave { counter: Counter::Dynamic, finalize: false, release: Release::Copyout }).unwrap();
+    t.exit(
+        &m,
+        r,
+        Some(&mut a),
+        named("a"),
+        Leave {
+            counter: Counter::Dynamic,
+            finalize: false,
+            release: Release::Copyout,
+        },
+    )
+    .unwrap();
 }
 
 #[test]
@@ -98,9 +188,21 @@ fn copyin_data_is_freed_without_copying_back() {
     let (t, m) = (PresentTable::new(), Mock::default());
     let mut a = vec![5u8; 4];
     let r = range(&a);
-    t.enter(&m, &a, U8, named("a"), Counter::Structured, Absent::Copyin).unwrap();
+    t.enter(&m, &a, U8, named("a"), Counter::Structured, Absent::Copyin)
+        .unwrap();
     m.fill(9);
-    t.exit(&m, r, Some(&mut a), named("a"), Leave { counter: Counter::Structured, finalize: false, release: Release::Delete }).unwrap();
+    t.exit(
+        &m,
+        r,
+        Some(&mut a),
+        named("a"),
+        Leave {
+            counter: Counter::Structured,
+            finalize: false,
+            release: Release::Delete,
+        },
+    )
+    .unwrap();
     assert_eq!((a, m.live()), (vec![5; 4], 0));
 }
 
@@ -109,41 +211,118 @@ fn subarrays_of_present_data_share_its_buffer() {
     let (t, m) = (PresentTable::new(), Mock::default());
     let a = [0f64; 10];
     let bytes = unsafe { std::slice::from_raw_parts(a.as_ptr().cast::<u8>(), 80) };
-    t.enter(&m, bytes, F64, named("a"), Counter::Dynamic, Absent::Create).unwrap();
-    let p = t.lookup(bytes[16..].as_ptr() as usize, 24, F64, named("a[2..5]")).unwrap().unwrap();
+    t.enter(&m, bytes, F64, named("a"), Counter::Dynamic, Absent::Create)
+        .unwrap();
+    let p = t
+        .lookup(bytes[16..].as_ptr() as usize, 24, F64, named("a[2..5]"))
+        .unwrap()
+        .unwrap();
     assert_eq!((p.first, p.len), (2, 3));
-    t.enter(&m, &bytes[16..40], F64, named("a[2..5]"), Counter::Structured, Absent::Copyin).unwrap();
-    assert_eq!((m.live(), t.counters(bytes.as_ptr() as usize)), (1, Some((1, 1))));
+    t.enter(
+        &m,
+        &bytes[16..40],
+        F64,
+        named("a[2..5]"),
+        Counter::Structured,
+        Absent::Copyin,
+    )
+    .unwrap();
+    assert_eq!(
+        (m.live(), t.counters(bytes.as_ptr() as usize)),
+        (1, Some((1, 1)))
+    );
 }
 
 #[test]
 fn partly_present_and_not_present_are_errors_naming_the_variable() {
     let (t, m) = (PresentTable::new(), Mock::default());
     let a = [0u8; 10];
-    t.enter(&m, &a[2..6], U8, named("a[2..6]"), Counter::Dynamic, Absent::Copyin).unwrap();
-    let e = t.enter(&m, &a[4..8], U8, named("a[4..8]"), Counter::Structured, Absent::Copyin).unwrap_err().to_string();
-    assert!(e.contains("`a[4..8]` is partly present") && e.contains("`a[2..6]`") && e.contains("t.rs:1:1"), "{e}");
-    let e = t.enter(&m, &a[0..4], U8, named("a[0..4]"), Counter::Structured, Absent::Copyin).unwrap_err().to_string();
+    t.enter(
+        &m,
+        &a[2..6],
+        U8,
+        named("a[2..6]"),
+        Counter::Dynamic,
+        Absent::Copyin,
+    )
+    .unwrap();
+    let e = t
+        .enter(
+            &m,
+            &a[4..8],
+            U8,
+            named("a[4..8]"),
+            Counter::Structured,
+            Absent::Copyin,
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("`a[4..8]` is partly present")
+            && e.contains("`a[2..6]`")
+            && e.contains("t.rs:1:1"),
+        "{e}"
+    );
+    let e = t
+        .enter(
+            &m,
+            &a[0..4],
+            U8,
+            named("a[0..4]"),
+            Counter::Structured,
+            Absent::Copyin,
+        )
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("partly present"), "{e}");
-    let e = t.enter(&m, &a[7..9], U8, named("b"), Counter::Structured, Absent::Error).unwrap_err().to_string();
-    assert!(e.contains("`b` is not present") && e.contains("t.rs:1:1"), "{e}");
+    let e = t
+        .enter(
+            &m,
+            &a[7..9],
+            U8,
+            named("b"),
+            Counter::Structured,
+            Absent::Error,
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("`b` is not present") && e.contains("t.rs:1:1"),
+        "{e}"
+    );
     // no_create of absent data counts nothing.
-    assert!(!t.enter(&m, &a[7..9], U8, named("b"), Counter::Structured, Absent::Nothing).unwrap());
-    let e = t.update(&m, HostBytes::Read(&a[7..9]), U8, named("b"), false).unwrap_err().to_string();
+    assert!(!t
+        .enter(
+            &m,
+            &a[7..9],
+            U8,
+            named("b"),
+            Counter::Structured,
+            Absent::Nothing
+        )
+        .unwrap());
+    let e = t
+        .update(&m, HostBytes::Read(&a[7..9]), U8, named("b"), false)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("not present"), "{e}");
-    t.update(&m, HostBytes::Read(&a[7..9]), U8, named("b"), true).unwrap();
+    t.update(&m, HostBytes::Read(&a[7..9]), U8, named("b"), true)
+        .unwrap();
 }
 
 #[test]
 fn update_moves_data_both_ways() {
     let (t, m) = (PresentTable::new(), Mock::default());
     let mut a = vec![1u8, 2, 3, 4];
-    t.enter(&m, &a, U8, named("a"), Counter::Dynamic, Absent::Copyin).unwrap();
+    t.enter(&m, &a, U8, named("a"), Counter::Dynamic, Absent::Copyin)
+        .unwrap();
     a[1] = 20;
-    t.update(&m, HostBytes::Read(&a[1..2]), U8, named("a[1..2]"), false).unwrap();
+    t.update(&m, HostBytes::Read(&a[1..2]), U8, named("a[1..2]"), false)
+        .unwrap();
     a[1] = 0;
     a[3] = 0;
-    t.update(&m, HostBytes::Write(&mut a[..]), U8, named("a"), false).unwrap();
+    t.update(&m, HostBytes::Write(&mut a[..]), U8, named("a"), false)
+        .unwrap();
     assert_eq!(a, vec![1, 20, 3, 4]);
 }
 
@@ -151,8 +330,19 @@ fn update_moves_data_both_ways() {
 fn the_same_memory_as_another_type_is_refused() {
     let (t, m) = (PresentTable::new(), Mock::default());
     let a = vec![0u8; 16];
-    t.enter(&m, &a, U8, named("a"), Counter::Dynamic, Absent::Copyin).unwrap();
-    let e = t.enter(&m, &a[..8], F64, named("x"), Counter::Structured, Absent::Copyin).unwrap_err().to_string();
+    t.enter(&m, &a, U8, named("a"), Counter::Dynamic, Absent::Copyin)
+        .unwrap();
+    let e = t
+        .enter(
+            &m,
+            &a[..8],
+            F64,
+            named("x"),
+            Counter::Structured,
+            Absent::Copyin,
+        )
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("another element type"), "{e}");
 }
 
@@ -160,9 +350,22 @@ fn the_same_memory_as_another_type_is_refused() {
 fn a_moved_variable_is_not_written_and_the_error_says_so() {
     let (t, m) = (PresentTable::new(), Mock::default());
     let a = vec![0u8; 4];
-    t.enter(&m, &a, U8, named("a"), Counter::Structured, Absent::Copyin).unwrap();
+    t.enter(&m, &a, U8, named("a"), Counter::Structured, Absent::Copyin)
+        .unwrap();
     let mut elsewhere = vec![0u8; 4];
-    let e = t.exit(&m, range(&a), Some(&mut elsewhere), named("a"), Leave { counter: Counter::Structured, finalize: false, release: Release::Copyout }).unwrap_err();
+    let e = t
+        .exit(
+            &m,
+            range(&a),
+            Some(&mut elsewhere),
+            named("a"),
+            Leave {
+                counter: Counter::Structured,
+                finalize: false,
+                release: Release::Copyout,
+            },
+        )
+        .unwrap_err();
     assert!(e.to_string().contains("moved"), "{e}");
     assert_eq!(m.live(), 0, "freed all the same");
 }

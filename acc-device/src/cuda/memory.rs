@@ -36,17 +36,24 @@ unsafe impl Sync for Pinned {}
 impl Pinned {
     /// `len` zeroed bytes.
     pub fn new(ctx: &Arc<CudaContext>, len: usize) -> Result<Pinned> {
-        ctx.bind_to_thread().map_err(|e| cuda_error("binding the context", e))?;
+        ctx.bind_to_thread()
+            .map_err(|e| cuda_error("binding the context", e))?;
         let len = len.max(16);
         let mut host = std::ptr::null_mut();
         // SAFETY: out-pointers to locals; the flags map the memory for the device.
         check("allocating page-locked memory", unsafe {
-            sys::cuMemHostAlloc(&mut host, len, sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE)
+            sys::cuMemHostAlloc(
+                &mut host,
+                len,
+                sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE,
+            )
         })
         .map_err(|_| Error::OutOfMemory { bytes: len })?;
         let mut device = 0;
         // SAFETY: `host` was just allocated with DEVICEMAP.
-        if let Err(e) = check("mapping page-locked memory", unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device, host, 0) }) {
+        if let Err(e) = check("mapping page-locked memory", unsafe {
+            sys::cuMemHostGetDevicePointer_v2(&mut device, host, 0)
+        }) {
             // SAFETY: allocated above, not used since.
             unsafe { sys::cuMemFreeHost(host) };
             return Err(e);
@@ -54,7 +61,12 @@ impl Pinned {
         let host = host.cast::<u8>();
         // SAFETY: `len` bytes were allocated at `host`.
         unsafe { std::ptr::write_bytes(host, 0, len) };
-        Ok(Pinned { host, device, len, ctx: Arc::clone(ctx) })
+        Ok(Pinned {
+            host,
+            device,
+            len,
+            ctx: Arc::clone(ctx),
+        })
     }
 
     /// The address kernels use.
@@ -126,14 +138,20 @@ impl Staging {
                 // The chunk's previous copy must be done before the CPU refills it.
                 if n >= 2 {
                     // SAFETY: the event was recorded on this stream.
-                    check("waiting for a copy", unsafe { sys::cuEventSynchronize(events[k]) })?;
+                    check("waiting for a copy", unsafe {
+                        sys::cuEventSynchronize(events[k])
+                    })?;
                 }
                 chunks[k].bytes_mut()[..piece.len()].copy_from_slice(piece);
                 let at = dst + (n * CHUNK) as u64;
                 // SAFETY: the chunk holds `piece.len()` bytes and stays untouched until the
                 // event recorded after the copy completes; `dst` has room (the caller's buffer).
-                check("copying in", unsafe { sys::cuMemcpyHtoDAsync_v2(at, chunks[k].host.cast(), piece.len(), s) })?;
-                check("recording an event", unsafe { sys::cuEventRecord(events[k], s) })?;
+                check("copying in", unsafe {
+                    sys::cuMemcpyHtoDAsync_v2(at, chunks[k].host.cast(), piece.len(), s)
+                })?;
+                check("recording an event", unsafe {
+                    sys::cuEventRecord(events[k], s)
+                })?;
             }
             check("copying in", unsafe { sys::cuStreamSynchronize(s) })
         })();
@@ -153,8 +171,12 @@ impl Staging {
                 let k = n % 2;
                 let at = src + (n * CHUNK) as u64;
                 // SAFETY: the chunk has room for `len` bytes and is not read until its event.
-                check("copying out", unsafe { sys::cuMemcpyDtoHAsync_v2(chunks[k].host.cast(), at, len, s) })?;
-                check("recording an event", unsafe { sys::cuEventRecord(events[k], s) })
+                check("copying out", unsafe {
+                    sys::cuMemcpyDtoHAsync_v2(chunks[k].host.cast(), at, len, s)
+                })?;
+                check("recording an event", unsafe {
+                    sys::cuEventRecord(events[k], s)
+                })
             };
             let lens: Vec<usize> = pieces.iter().map(|p| p.len()).collect();
             if count > 0 {
@@ -166,7 +188,9 @@ impl Staging {
                     issue(n + 1, lens[n + 1], chunks)?;
                 }
                 // SAFETY: the event was recorded on this stream after the piece's copy.
-                check("copying out", unsafe { sys::cuEventSynchronize(events[n % 2]) })?;
+                check("copying out", unsafe {
+                    sys::cuEventSynchronize(events[n % 2])
+                })?;
                 piece.copy_from_slice(&chunks[n % 2].bytes()[..piece.len()]);
             }
             Ok(())
@@ -179,7 +203,9 @@ impl Staging {
 fn new_event() -> Result<sys::CUevent> {
     let mut e = std::ptr::null_mut();
     // SAFETY: out-pointer to a local.
-    check("creating an event", unsafe { sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32) })?;
+    check("creating an event", unsafe {
+        sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32)
+    })?;
     Ok(e)
 }
 
@@ -196,9 +222,17 @@ fn destroy_events(events: [sys::CUevent; 2]) {
 pub fn keep_pool_memory(ctx: &CudaContext) {
     let mut pool = std::ptr::null_mut();
     // SAFETY: out-pointer to a local; the device handle comes from a live context.
-    if unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()) } == sys::CUresult::CUDA_SUCCESS {
+    if unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()) }
+        == sys::CUresult::CUDA_SUCCESS
+    {
         let mut keep = u64::MAX;
         // SAFETY: the attribute takes a pointer to a u64.
-        unsafe { sys::cuMemPoolSetAttribute(pool, sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, (&mut keep as *mut u64).cast()) };
+        unsafe {
+            sys::cuMemPoolSetAttribute(
+                pool,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                (&mut keep as *mut u64).cast(),
+            )
+        };
     }
 }

@@ -33,7 +33,9 @@ fn directory() -> Option<PathBuf> {
         Some(d) => Some(PathBuf::from(d)),
         None => std::env::var_os("XDG_CACHE_HOME")
             .map(|d| PathBuf::from(d).join("acc"))
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("acc"))),
+            .or_else(|| {
+                std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("acc"))
+            }),
     }
     .map(|d| d.join("cuda"))
 }
@@ -47,7 +49,13 @@ fn driver_version() -> i32 {
 
 /// The cubin file for `ptx` compiled for `sm`.
 pub fn cache_path(ptx: &str, sm: u32) -> Option<PathBuf> {
-    directory().map(|d| d.join(format!("{:016x}-sm{sm}-drv{}.cubin", fnv1a(ptx.as_bytes()), driver_version())))
+    directory().map(|d| {
+        d.join(format!(
+            "{:016x}-sm{sm}-drv{}.cubin",
+            fnv1a(ptx.as_bytes()),
+            driver_version()
+        ))
+    })
 }
 
 /// Loads `ptx` as a module: from the disk cache when it holds it, otherwise compiled by the
@@ -68,15 +76,23 @@ pub fn load(ctx: &Arc<CudaContext>, ptx: &str, sm: u32) -> Result<(Arc<CudaModul
             }
         }
     }
-    let m = ctx.load_module(Ptx::from_src(ptx.to_string())).map_err(|e| cuda_error("loading a PTX module", e))?;
+    let m = ctx
+        .load_module(Ptx::from_src(ptx.to_string()))
+        .map_err(|e| cuda_error("loading a PTX module", e))?;
     Ok((m, false))
 }
 
 /// Writes `bytes` to `path` through a temporary file, so a reader never sees half a cubin.
 fn store(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().ok_or_else(|| std::io::Error::other("no directory"))?;
+    let dir = path
+        .parent()
+        .ok_or_else(|| std::io::Error::other("no directory"))?;
     std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(".{}.{}", std::process::id(), path.file_name().and_then(|n| n.to_str()).unwrap_or("cubin")));
+    let tmp = dir.join(format!(
+        ".{}.{}",
+        std::process::id(),
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("cubin")
+    ));
     std::fs::write(&tmp, bytes)?;
     std::fs::rename(&tmp, path)
 }
@@ -89,19 +105,33 @@ fn link(ctx: &Arc<CudaContext>, ptx: &str) -> Option<Vec<u8>> {
     src.push(0);
     let mut state = std::ptr::null_mut();
     // SAFETY: no options; out-pointer to a local.
-    if unsafe { sys::cuLinkCreate_v2(0, std::ptr::null_mut(), std::ptr::null_mut(), &mut state) } != sys::CUresult::CUDA_SUCCESS {
+    if unsafe { sys::cuLinkCreate_v2(0, std::ptr::null_mut(), std::ptr::null_mut(), &mut state) }
+        != sys::CUresult::CUDA_SUCCESS
+    {
         return None;
     }
     let name = c"acc.ptx";
     let mut out = None;
     // SAFETY: `src` is NUL-terminated PTX of the given size; the linker copies what it needs.
     let added = unsafe {
-        sys::cuLinkAddData_v2(state, sys::CUjitInputType::CU_JIT_INPUT_PTX, src.as_mut_ptr().cast(), src.len(), name.as_ptr(), 0, std::ptr::null_mut(), std::ptr::null_mut())
+        sys::cuLinkAddData_v2(
+            state,
+            sys::CUjitInputType::CU_JIT_INPUT_PTX,
+            src.as_mut_ptr().cast(),
+            src.len(),
+            name.as_ptr(),
+            0,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
     };
     if added == sys::CUresult::CUDA_SUCCESS {
         let (mut cubin, mut size) = (std::ptr::null_mut(), 0usize);
         // SAFETY: out-pointers to locals; the cubin lives until the state is destroyed.
-        if unsafe { sys::cuLinkComplete(state, &mut cubin, &mut size) } == sys::CUresult::CUDA_SUCCESS && !cubin.is_null() {
+        if unsafe { sys::cuLinkComplete(state, &mut cubin, &mut size) }
+            == sys::CUresult::CUDA_SUCCESS
+            && !cubin.is_null()
+        {
             // SAFETY: the driver returned `size` bytes at `cubin`.
             out = Some(unsafe { std::slice::from_raw_parts(cubin.cast::<u8>(), size) }.to_vec());
         }

@@ -2,8 +2,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-
-use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
+};
 
 use acc_core::ir::launch::{KernelArg as Arg, KernelOutput as Launched, ScalarValue};
 use acc_core::ir::{Kernel, ParamKind};
@@ -16,11 +17,16 @@ use super::module_cache;
 use crate::ptx::{lower, partial_size, Lowered, Target, BLOCK_SIZE, PRIVATE_ARRAY_BIT};
 
 pub(crate) fn cuda_error(what: &str, e: impl std::fmt::Debug) -> Error {
-    Error::Unsupported { what: format!("CUDA: {what}: {e:?}") }
+    Error::Unsupported {
+        what: format!("CUDA: {what}: {e:?}"),
+    }
 }
 
 fn no_device(reason: impl Into<String>) -> Error {
-    Error::NoDevice { device_type: DeviceType::Nvidia, reason: reason.into() }
+    Error::NoDevice {
+        device_type: DeviceType::Nvidia,
+        reason: reason.into(),
+    }
 }
 
 /// Whether the CUDA driver library can be loaded (never panics, unlike a call into it).
@@ -105,28 +111,46 @@ impl CudaDevice {
         if !driver_present() {
             return Err(no_device("no NVIDIA driver (libcuda) was found"));
         }
-        let ctx = CudaContext::new(num).map_err(|e| no_device(format!("GPU {num} could not start: {e:?}")))?;
+        let ctx = CudaContext::new(num)
+            .map_err(|e| no_device(format!("GPU {num} could not start: {e:?}")))?;
         // One stream, synchronized by the runtime itself: no per-buffer events needed.
         // SAFETY: every use of a buffer is ordered on the one stream.
         unsafe { ctx.disable_event_tracking() };
         keep_pool_memory(&ctx);
-        let (major, minor) = ctx.compute_capability().map_err(|e| cuda_error("compute capability", e))?;
-        let sms = ctx.attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).unwrap_or(16).max(1) as u32;
+        let (major, minor) = ctx
+            .compute_capability()
+            .map_err(|e| cuda_error("compute capability", e))?;
+        let sms = ctx
+            .attribute(
+                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            )
+            .unwrap_or(16)
+            .max(1) as u32;
         let name = ctx.name().unwrap_or_else(|_| "NVIDIA GPU".into());
         let stream = ctx.default_stream();
         let status = Pinned::new(&ctx, 16)?;
         Ok(CudaDevice {
             number: num,
             name,
-            target: Target { sm: (major * 10 + minor) as u32 },
+            target: Target {
+                sm: (major * 10 + minor) as u32,
+            },
             reduction_blocks: sms * (2048 / BLOCK_SIZE),
-            grid_blocks: sms * std::env::var("ACC_CUDA_BLOCKS_PER_SM").ok().and_then(|v| v.parse::<u32>().ok()).filter(|&b| (1..=1024).contains(&b)).unwrap_or(32),
+            grid_blocks: sms
+                * std::env::var("ACC_CUDA_BLOCKS_PER_SM")
+                    .ok()
+                    .and_then(|v| v.parse::<u32>().ok())
+                    .filter(|&b| (1..=1024).contains(&b))
+                    .unwrap_or(32),
             stream,
             ctx,
             present: PresentTable::new(),
             buffers: Mutex::new(HashMap::new()),
             next_buffer: AtomicU64::new(1),
-            launching: Mutex::new(Launching { loaded: HashMap::new(), status }),
+            launching: Mutex::new(Launching {
+                loaded: HashMap::new(),
+                status,
+            }),
             staging: Mutex::new(Staging::new()),
             pending: std::sync::atomic::AtomicBool::new(false),
             queues: Mutex::new(HashMap::new()),
@@ -140,7 +164,8 @@ impl CudaDevice {
         self.settle_main()?;
         if self.queues_pending.swap(false, Ordering::AcqRel) {
             for s in self.queue_streams() {
-                s.synchronize().map_err(|e| cuda_error("waiting for an async queue", e))?;
+                s.synchronize()
+                    .map_err(|e| cuda_error("waiting for an async queue", e))?;
             }
         }
         Ok(())
@@ -149,7 +174,9 @@ impl CudaDevice {
     /// Waits for launches on the device's own stream that returned before the GPU ran them.
     fn settle_main(&self) -> Result<()> {
         if self.pending.swap(false, Ordering::AcqRel) {
-            self.stream.synchronize().map_err(|e| cuda_error("waiting for earlier kernels", e))?;
+            self.stream
+                .synchronize()
+                .map_err(|e| cuda_error("waiting for earlier kernels", e))?;
         }
         Ok(())
     }
@@ -160,14 +187,22 @@ impl CudaDevice {
         if let Some(s) = queues.get(&n) {
             return Ok(Arc::clone(s));
         }
-        let s = self.ctx.new_stream().map_err(|e| cuda_error("making a stream for an async queue", e))?;
+        let s = self
+            .ctx
+            .new_stream()
+            .map_err(|e| cuda_error("making a stream for an async queue", e))?;
         queues.insert(n, Arc::clone(&s));
         Ok(s)
     }
 
     /// The streams of the queues used so far.
     fn queue_streams(&self) -> Vec<Arc<CudaStream>> {
-        self.queues.lock().unwrap_or_else(|e| e.into_inner()).values().cloned().collect()
+        self.queues
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect()
     }
 
     /// Makes `stream` wait for what the queues in `waits` (every queue for `None`) were given
@@ -177,16 +212,34 @@ impl CudaDevice {
             None => self.queue_streams(),
             Some(w) => {
                 let queues = self.queues.lock().unwrap_or_else(|e| e.into_inner());
-                w.iter().filter_map(|q| if let Queue::Async(n) = q { queues.get(n).cloned() } else { None }).collect()
+                w.iter()
+                    .filter_map(|q| {
+                        if let Queue::Async(n) = q {
+                            queues.get(n).cloned()
+                        } else {
+                            None
+                        }
+                    })
+                    .collect()
             }
         };
-        for o in others.iter().filter(|o| o.cu_stream() != stream.cu_stream()) {
-            stream.join(o).map_err(|e| cuda_error("ordering an async queue after another", e))?;
+        for o in others
+            .iter()
+            .filter(|o| o.cu_stream() != stream.cu_stream())
+        {
+            stream
+                .join(o)
+                .map_err(|e| cuda_error("ordering an async queue after another", e))?;
         }
         Ok(())
     }
 
-    fn load(&self, state: &mut Launching, kernel: &Kernel, proven: bool) -> Result<Arc<Mutex<Loaded>>> {
+    fn load(
+        &self,
+        state: &mut Launching,
+        kernel: &Kernel,
+        proven: bool,
+    ) -> Result<Arc<Mutex<Loaded>>> {
         let key = kernel as *const Kernel as usize;
         let found = state.loaded.get(&key).and_then(|v| {
             v.iter().find(|l| {
@@ -198,28 +251,67 @@ impl CudaDevice {
             return Ok(Arc::clone(found));
         }
         let lowered = if proven {
-            lower(&Kernel { unchecked: true, ..kernel.clone() }, self.target)?
+            lower(
+                &Kernel {
+                    unchecked: true,
+                    ..kernel.clone()
+                },
+                self.target,
+            )?
         } else {
             lower(kernel, self.target)?
         };
         acc_core::observe::dump("ptx", &kernel.name, || lowered.ptx.clone());
-        let (module, cached) = module_cache::load(&self.ctx, &lowered.ptx, self.target.sm).map_err(|e| match e {
-            Error::Unsupported { what } => Error::Unsupported { what: format!("{what} (kernel `{}`)", kernel.name) },
-            other => other,
-        })?;
-        acc_core::observe::notify(|| format!("cuda module `{}`: {}", kernel.name, if cached { "loaded from the disk cache" } else { "compiled" }));
+        let (module, cached) = module_cache::load(&self.ctx, &lowered.ptx, self.target.sm)
+            .map_err(|e| match e {
+                Error::Unsupported { what } => Error::Unsupported {
+                    what: format!("{what} (kernel `{}`)", kernel.name),
+                },
+                other => other,
+            })?;
+        acc_core::observe::notify(|| {
+            format!(
+                "cuda module `{}`: {}",
+                kernel.name,
+                if cached {
+                    "loaded from the disk cache"
+                } else {
+                    "compiled"
+                }
+            )
+        });
         let functions = lowered
             .entry_points
             .iter()
-            .map(|e| module.load_function(e).map_err(|err| cuda_error("finding an entry point", err)))
+            .map(|e| {
+                module
+                    .load_function(e)
+                    .map_err(|err| cuda_error("finding an entry point", err))
+            })
             .collect::<Result<Vec<_>>>()?;
-        let locals = if lowered.locals_size > 0 { Some(self.zeros(lowered.locals_size as usize)?) } else { None };
+        let locals = if lowered.locals_size > 0 {
+            Some(self.zeros(lowered.locals_size as usize)?)
+        } else {
+            None
+        };
         let mut partials = Vec::new();
         for r in lowered.reductions.iter().filter(|r| r.entry.is_some()) {
-            let bytes = self.reduction_blocks as usize * r.len as usize * partial_size(r.ty) as usize;
-            partials.push(if r.into.is_some() { Partials::Host(Pinned::new(&self.ctx, bytes)?) } else { Partials::Device(self.zeros(bytes)?) });
+            let bytes =
+                self.reduction_blocks as usize * r.len as usize * partial_size(r.ty) as usize;
+            partials.push(if r.into.is_some() {
+                Partials::Host(Pinned::new(&self.ctx, bytes)?)
+            } else {
+                Partials::Device(self.zeros(bytes)?)
+            });
         }
-        let l = Arc::new(Mutex::new(Loaded { kernel: kernel.clone(), proven, lowered, functions, locals, partials }));
+        let l = Arc::new(Mutex::new(Loaded {
+            kernel: kernel.clone(),
+            proven,
+            lowered,
+            functions,
+            locals,
+            partials,
+        }));
         state.loaded.entry(key).or_default().push(Arc::clone(&l));
         Ok(l)
     }
@@ -230,15 +322,21 @@ impl CudaDevice {
     }
 
     fn zeros(&self, bytes: usize) -> Result<CudaSlice<u8>> {
-        self.stream.alloc_zeros::<u8>(bytes.max(16)).map_err(|_| Error::OutOfMemory { bytes })
+        self.stream
+            .alloc_zeros::<u8>(bytes.max(16))
+            .map_err(|_| Error::OutOfMemory { bytes })
     }
 
     /// The device address `offset` bytes into present buffer `buf`, checked to have `len` bytes.
     fn buffer_address(&self, buf: BufferId, offset: usize, len: usize) -> Result<u64> {
         let buffers = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
-        let b = buffers.get(&buf).ok_or_else(|| Error::Unsupported { what: "internal error: no such buffer".into() })?;
+        let b = buffers.get(&buf).ok_or_else(|| Error::Unsupported {
+            what: "internal error: no such buffer".into(),
+        })?;
         if offset + len > b.len() {
-            return Err(Error::Unsupported { what: "internal error: a transfer past the end of its buffer".into() });
+            return Err(Error::Unsupported {
+                what: "internal error: a transfer past the end of its buffer".into(),
+            });
         }
         Ok(self.address(b) + offset as u64)
     }
@@ -247,11 +345,16 @@ impl CudaDevice {
     fn copy_in(&self, dst: u64, host: &[u8]) -> Result<()> {
         self.settle()?;
         if host.len() >= Staging::THRESHOLD {
-            return self.staging.lock().unwrap_or_else(|e| e.into_inner()).copy_in(&self.stream, dst, host);
+            return self
+                .staging
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .copy_in(&self.stream, dst, host);
         }
         // SAFETY: `dst` has room for `host` (the caller's allocation); the copy of pageable
         // memory is finished when the call returns.
-        let r = unsafe { cudarc::driver::sys::cuMemcpyHtoD_v2(dst, host.as_ptr().cast(), host.len()) };
+        let r =
+            unsafe { cudarc::driver::sys::cuMemcpyHtoD_v2(dst, host.as_ptr().cast(), host.len()) };
         if r == cudarc::driver::sys::CUresult::CUDA_SUCCESS {
             Ok(())
         } else {
@@ -263,10 +366,16 @@ impl CudaDevice {
     fn copy_out(&self, src: u64, host: &mut [u8]) -> Result<()> {
         self.settle()?;
         if host.len() >= Staging::THRESHOLD {
-            return self.staging.lock().unwrap_or_else(|e| e.into_inner()).copy_out(&self.stream, src, host);
+            return self
+                .staging
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .copy_out(&self.stream, src, host);
         }
         // SAFETY: `src` holds `host.len()` bytes; the stream's work was synchronized before.
-        let r = unsafe { cudarc::driver::sys::cuMemcpyDtoH_v2(host.as_mut_ptr().cast(), src, host.len()) };
+        let r = unsafe {
+            cudarc::driver::sys::cuMemcpyDtoH_v2(host.as_mut_ptr().cast(), src, host.len())
+        };
         if r == cudarc::driver::sys::CUresult::CUDA_SUCCESS {
             Ok(())
         } else {
@@ -284,13 +393,27 @@ impl CudaDevice {
     /// queue's stream, after what the device's stream was given before it and after `waits`,
     /// ordered by events; the host goes on. Other launches run on the device's stream, after
     /// their queue and `waits`, and the host waits for them.
-    pub fn launch_on(&self, kernel: &Kernel, args: &mut [Arg<'_>], queue: Queue, waits: Option<&[Queue]>) -> Result<Launched> {
+    pub fn launch_on(
+        &self,
+        kernel: &Kernel,
+        args: &mut [Arg<'_>],
+        queue: Queue,
+        waits: Option<&[Queue]>,
+    ) -> Result<Launched> {
         let mut state = self.launching.lock().unwrap_or_else(|e| e.into_inner());
         let state = &mut *state;
         if args.len() != kernel.params.len() {
-            return Err(Error::Unsupported { what: format!("internal error: {} arguments for {} parameters", args.len(), kernel.params.len()) });
+            return Err(Error::Unsupported {
+                what: format!(
+                    "internal error: {} arguments for {} parameters",
+                    args.len(),
+                    kernel.params.len()
+                ),
+            });
         }
-        self.ctx.bind_to_thread().map_err(|e| cuda_error("binding the context", e))?;
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| cuda_error("binding the context", e))?;
         // Accesses proven in bounds for these arguments need no checks in the kernel, and
         // nothing to read back for them (see below).
         let in_bounds = acc_core::ir::bounds::accesses_in_bounds(kernel, args);
@@ -315,24 +438,43 @@ impl CudaDevice {
                     largest = largest.max(len);
                     let layout = ElemLayout::from(*elem);
                     let var = Named::unlocated(&param.name);
-                    let ptr = match self.present.lookup(d.as_ptr() as usize, d.len(), layout, var)? {
-                        Some(at) => {
-                            let buffers = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
-                            let b = buffers.get(&at.buf).ok_or_else(|| Error::Unsupported { what: "internal error: a present buffer is gone".into() })?;
-                            self.address(b) + (at.first * size) as u64
-                        }
-                        None => {
-                            // SAFETY: filled by the copy below (or unused when empty).
-                            let t = unsafe { self.stream.alloc::<u8>(d.len().max(16)) }.map_err(|_| Error::OutOfMemory { bytes: d.len() })?;
-                            let ptr = self.address(&t);
-                            if !d.is_empty() {
-                                self.copy_in(ptr, d)?;
+                    let ptr =
+                        match self
+                            .present
+                            .lookup(d.as_ptr() as usize, d.len(), layout, var)?
+                        {
+                            Some(at) => {
+                                let buffers =
+                                    self.buffers.lock().unwrap_or_else(|e| e.into_inner());
+                                let b = buffers.get(&at.buf).ok_or_else(|| Error::Unsupported {
+                                    what: "internal error: a present buffer is gone".into(),
+                                })?;
+                                self.address(b) + (at.first * size) as u64
                             }
-                            acc_core::observe::notify(|| format!("transfer `{}`: {} bytes to the device{}", param.name, d.len(), if matches!(args[p], Arg::Write(_)) { " and back" } else { "" }));
-                            temporaries.push((p, t));
-                            ptr
-                        }
-                    };
+                            None => {
+                                // SAFETY: filled by the copy below (or unused when empty).
+                                let t = unsafe { self.stream.alloc::<u8>(d.len().max(16)) }
+                                    .map_err(|_| Error::OutOfMemory { bytes: d.len() })?;
+                                let ptr = self.address(&t);
+                                if !d.is_empty() {
+                                    self.copy_in(ptr, d)?;
+                                }
+                                acc_core::observe::notify(|| {
+                                    format!(
+                                        "transfer `{}`: {} bytes to the device{}",
+                                        param.name,
+                                        d.len(),
+                                        if matches!(args[p], Arg::Write(_)) {
+                                            " and back"
+                                        } else {
+                                            ""
+                                        }
+                                    )
+                                });
+                                temporaries.push((p, t));
+                                ptr
+                            }
+                        };
                     values.push(Value::U64(ptr));
                     values.push(Value::U64(len as u64));
                 }
@@ -345,7 +487,11 @@ impl CudaDevice {
                     ScalarValue::F32(x) => Value::F32(*x),
                     ScalarValue::F64(x) => Value::F64(*x),
                 }),
-                _ => return Err(Error::Unsupported { what: format!("internal error: argument {p} does not match its parameter") }),
+                _ => {
+                    return Err(Error::Unsupported {
+                        what: format!("internal error: argument {p} does not match its parameter"),
+                    })
+                }
             }
         }
         // Each grid entry point's blocks: one thread per iteration of its loop where the
@@ -358,20 +504,33 @@ impl CudaDevice {
         // `grid_blocks`. Measured on the H200 (STREAM copy / triad against CUDA): a thread per
         // iteration 0.85x / 0.83x; blocks per SM 4: 1.04x / 0.96x, 8 (one wave): 1.00x /
         // 0.93x, 16: 1.03x / 0.95x, 32: 1.03x / 0.96x (and the best Jacobi copy).
-        let cap = if l.reductions.is_empty() { self.grid_blocks as u64 } else { self.reduction_blocks as u64 };
+        let cap = if l.reductions.is_empty() {
+            self.grid_blocks as u64
+        } else {
+            self.reduction_blocks as u64
+        };
         let mut blocks = Vec::with_capacity(l.single.len());
         let (mut grid_loop, mut last) = (0, 1u32);
         for (e, &single) in l.single.iter().enumerate() {
             if !single {
-                let iterations = acc_core::ir::eval::parallel_loop_iterations(kernel, grid_loop, args).unwrap_or(largest as u64).max(1);
-                let wanted = if l.block_per_iteration[e] { iterations } else { iterations.div_ceil(BLOCK_SIZE as u64) };
+                let iterations =
+                    acc_core::ir::eval::parallel_loop_iterations(kernel, grid_loop, args)
+                        .unwrap_or(largest as u64)
+                        .max(1);
+                let wanted = if l.block_per_iteration[e] {
+                    iterations
+                } else {
+                    iterations.div_ceil(BLOCK_SIZE as u64)
+                };
                 last = wanted.clamp(1, cap) as u32;
                 grid_loop += 1;
             }
             blocks.push(last);
         }
         values.push(Value::U64(state.status.device_address()));
-        values.push(Value::U64(loaded.locals.as_ref().map_or(0, |b| self.address(b))));
+        values.push(Value::U64(
+            loaded.locals.as_ref().map_or(0, |b| self.address(b)),
+        ));
         let blocks_arg = values.len();
         values.push(Value::U32(1));
         for p in &loaded.partials {
@@ -381,7 +540,9 @@ impl CudaDevice {
             }));
         }
         if let Some(b) = &mut loaded.locals {
-            self.stream.memset_zeros(b).map_err(|e| cuda_error("clearing the locals", e))?;
+            self.stream
+                .memset_zeros(b)
+                .map_err(|e| cuda_error("clearing the locals", e))?;
         }
         // A launch that brings nothing back to the host (no reduction, no value, every array
         // present) and whose every access is proven in bounds for these arguments (so its
@@ -391,14 +552,17 @@ impl CudaDevice {
         // "before" whatever reads its results, as 3.3 section 2.16 asks of a synchronous
         // construct). On an async queue it runs on the queue's stream (unless it keeps region
         // locals in the kernel's one buffer, which launches on two streams would share).
-        let deferred = temporaries.is_empty() && l.reductions.is_empty() && l.result.is_none() && in_bounds;
+        let deferred =
+            temporaries.is_empty() && l.reductions.is_empty() && l.result.is_none() && in_bounds;
         let queue_stream = match queue {
             Queue::Async(n) if deferred && loaded.locals.is_none() => Some(self.queue_stream(n)?),
             _ => None,
         };
         let stream: &Arc<CudaStream> = match &queue_stream {
             Some(q) => {
-                q.join(&self.stream).map_err(|e| cuda_error("ordering an async queue after the device's stream", e))?;
+                q.join(&self.stream).map_err(|e| {
+                    cuda_error("ordering an async queue after the device's stream", e)
+                })?;
                 self.join_queues(q, waits)?;
                 q
             }
@@ -411,11 +575,25 @@ impl CudaDevice {
                 &self.stream
             }
         };
-        acc_core::observe::notify(|| format!("cuda kernel `{}`: {} entry point(s), blocks of {BLOCK_SIZE}: {blocks:?}", kernel.name, loaded.functions.len()));
-        let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
+        acc_core::observe::notify(|| {
+            format!(
+                "cuda kernel `{}`: {} entry point(s), blocks of {BLOCK_SIZE}: {blocks:?}",
+                kernel.name,
+                loaded.functions.len()
+            )
+        });
+        let one = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (1, 1, 1),
+            shared_mem_bytes: 0,
+        };
         for (e, (f, &single)) in loaded.functions.iter().zip(&l.single).enumerate() {
             values[blocks_arg] = Value::U32(blocks[e]);
-            let grid = LaunchConfig { grid_dim: (blocks[e], 1, 1), block_dim: (BLOCK_SIZE, 1, 1), shared_mem_bytes: 0 };
+            let grid = LaunchConfig {
+                grid_dim: (blocks[e], 1, 1),
+                block_dim: (BLOCK_SIZE, 1, 1),
+                shared_mem_bytes: 0,
+            };
             let mut b = stream.launch_builder(f);
             for v in &values {
                 match v {
@@ -430,7 +608,8 @@ impl CudaDevice {
             // SAFETY: the arguments are the entry point's parameters, in order and of their
             // types (`ptx::Lowered` documents the list); the memory they point to lives until
             // the stream is synchronized below.
-            unsafe { b.launch(if single { one } else { grid }) }.map_err(|e| cuda_error(&format!("launching `{}`", kernel.name), e))?;
+            unsafe { b.launch(if single { one } else { grid }) }
+                .map_err(|e| cuda_error(&format!("launching `{}`", kernel.name), e))?;
         }
         if queue_stream.is_some() {
             self.queues_pending.store(true, Ordering::Release);
@@ -453,10 +632,22 @@ impl CudaDevice {
         let mut launched = Launched::default();
         let mut hosted = loaded.partials.iter();
         for r in l.reductions.iter().filter(|r| r.entry.is_some()) {
-            let Some(Partials::Host(p)) = hosted.next() else { continue };
+            let Some(Partials::Host(p)) = hosted.next() else {
+                continue;
+            };
             let Some(into) = r.into else { continue };
             let groups = r.entry.map_or(1, |e| blocks[e]) as usize;
-            launched.push_partials(kernel, into, r.op, r.ty, r.len as usize, groups, p.bytes(), partial_size(r.ty) as usize, 8);
+            launched.push_partials(
+                kernel,
+                into,
+                r.op,
+                r.ty,
+                r.len as usize,
+                groups,
+                p.bytes(),
+                partial_size(r.ty) as usize,
+                8,
+            );
         }
         if l.result.is_some() || l.reductions.iter().any(|r| r.entry.is_none()) {
             let mut data = vec![0u8; l.locals_size as usize];
@@ -471,9 +662,16 @@ impl CudaDevice {
             let (what, index, len) = (w(1), w(2), w(3));
             state.status.clear(16);
             let name = if what & PRIVATE_ARRAY_BIT != 0 {
-                kernel.function.locals.get((what & !PRIVATE_ARRAY_BIT) as usize).map_or("?", |l| l.name.as_str())
+                kernel
+                    .function
+                    .locals
+                    .get((what & !PRIVATE_ARRAY_BIT) as usize)
+                    .map_or("?", |l| l.name.as_str())
             } else {
-                kernel.params.get(what as usize).map_or("?", |p| p.name.as_str())
+                kernel
+                    .params
+                    .get(what as usize)
+                    .map_or("?", |p| p.name.as_str())
             };
             return Err(Error::Unsupported { what: format!("index out of bounds: the len is {len} but the index is {index} (array `{name}`)") });
         }
@@ -483,22 +681,37 @@ impl CudaDevice {
 
 impl DeviceMemory for CudaDevice {
     fn alloc(&self, elem: ElemLayout, len: usize) -> Result<BufferId> {
-        let bytes = len.checked_mul(elem.size).ok_or(Error::OutOfMemory { bytes: usize::MAX })?;
+        let bytes = len
+            .checked_mul(elem.size)
+            .ok_or(Error::OutOfMemory { bytes: usize::MAX })?;
         let b = self.zeros(bytes)?;
         let id = self.next_buffer.fetch_add(1, Ordering::Relaxed);
-        self.buffers.lock().unwrap_or_else(|e| e.into_inner()).insert(id, b);
+        self.buffers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, b);
         Ok(id)
     }
 
     fn upload(&self, buf: BufferId, elem: ElemLayout, first: usize, host: &[u8]) -> Result<()> {
         let at = self.buffer_address(buf, first * elem.size, host.len())?;
-        self.ctx.bind_to_thread().map_err(|e| cuda_error("binding the context", e))?;
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| cuda_error("binding the context", e))?;
         self.copy_in(at, host)
     }
 
-    fn download(&self, buf: BufferId, elem: ElemLayout, first: usize, host: &mut [u8]) -> Result<()> {
+    fn download(
+        &self,
+        buf: BufferId,
+        elem: ElemLayout,
+        first: usize,
+        host: &mut [u8],
+    ) -> Result<()> {
         let at = self.buffer_address(buf, first * elem.size, host.len())?;
-        self.ctx.bind_to_thread().map_err(|e| cuda_error("binding the context", e))?;
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| cuda_error("binding the context", e))?;
         self.copy_out(at, host)
     }
 
@@ -508,7 +721,10 @@ impl DeviceMemory for CudaDevice {
         if let Err(e) = self.settle() {
             acc_core::observe::notify(|| format!("cuda: {e}"));
         }
-        self.buffers.lock().unwrap_or_else(|e| e.into_inner()).remove(&buf);
+        self.buffers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&buf);
     }
 }
 
@@ -538,15 +754,27 @@ impl acc_core::Device for CudaDevice {
     fn launch_kernel(&self, kernel: &Kernel, args: &mut [Arg<'_>]) -> Result<Launched> {
         self.launch(kernel, args)
     }
-    fn launch_kernel_queued(&self, kernel: &Kernel, args: &mut [Arg<'_>], queue: Queue, waits: Option<&[Queue]>) -> Result<Launched> {
+    fn launch_kernel_queued(
+        &self,
+        kernel: &Kernel,
+        args: &mut [Arg<'_>],
+        queue: Queue,
+        waits: Option<&[Queue]>,
+    ) -> Result<Launched> {
         self.launch_on(kernel, args, queue, waits)
     }
     fn synchronize_queue(&self, queue: Queue) -> Result<()> {
         self.settle_main()?;
         if let Queue::Async(n) = queue {
-            let s = self.queues.lock().unwrap_or_else(|e| e.into_inner()).get(&n).cloned();
+            let s = self
+                .queues
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&n)
+                .cloned();
             if let Some(s) = s {
-                s.synchronize().map_err(|e| cuda_error("waiting for an async queue", e))?;
+                s.synchronize()
+                    .map_err(|e| cuda_error("waiting for an async queue", e))?;
             }
         }
         Ok(())
@@ -570,12 +798,20 @@ impl acc_core::Device for CudaDevice {
             return false;
         }
         match queue {
-            Some(Queue::Async(n)) => self.queues.lock().unwrap_or_else(|e| e.into_inner()).get(&n).is_none_or(|s| idle(s)),
+            Some(Queue::Async(n)) => self
+                .queues
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&n)
+                .is_none_or(|s| idle(s)),
             _ => self.queue_streams().iter().all(|s| idle(s)),
         }
     }
     fn own_memory(&self) -> Option<acc_core::OwnMemory<'_>> {
-        Some(acc_core::OwnMemory { table: &self.present, memory: self })
+        Some(acc_core::OwnMemory {
+            table: &self.present,
+            memory: self,
+        })
     }
     fn synchronize(&self) -> Result<()> {
         self.settle()
@@ -599,7 +835,13 @@ impl acc_core::device::Backend for CudaBackend {
         DeviceType::Nvidia
     }
     fn count(&self) -> usize {
-        *self.count.get_or_init(|| if driver_present() { CudaContext::device_count().map_or(0, |n| n.max(0) as usize) } else { 0 })
+        *self.count.get_or_init(|| {
+            if driver_present() {
+                CudaContext::device_count().map_or(0, |n| n.max(0) as usize)
+            } else {
+                0
+            }
+        })
     }
     fn open(&self, num: usize) -> Result<Arc<dyn acc_core::Device>> {
         self.devices.get_or_open(num, CudaDevice::open)

@@ -2,5 +2,5 @@
 
 mod runtime;
 
-pub use runtime::{HostBackend, HostDevice};
 pub(crate) use runtime::host_property as runtime_property;
+pub use runtime::{HostBackend, HostDevice};

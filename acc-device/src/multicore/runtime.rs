@@ -44,7 +44,10 @@ impl Device for MulticoreDevice {
         0
     }
     fn property(&self, p: Property) -> String {
-        runtime_property(p, &format!("multicore ({} threads)", self.pool.current_num_threads()))
+        runtime_property(
+            p,
+            &format!("multicore ({} threads)", self.pool.current_num_threads()),
+        )
     }
     fn shares_host_memory(&self) -> bool {
         true

@@ -46,9 +46,10 @@ pub struct Lowered {
     pub result: Option<(Scalar, u32)>,
 }
 
-
 fn unsupported(what: impl Into<String>) -> Error {
-    Error::Unsupported { what: format!("on nvidia: {}", what.into()) }
+    Error::Unsupported {
+        what: format!("on nvidia: {}", what.into()),
+    }
 }
 
 /// How a value of an IR type lives in PTX: its register class and its type for instructions.
@@ -101,7 +102,6 @@ fn elem_size(t: Scalar) -> u32 {
     t.size()
 }
 
-
 /// The type of a kernel parameter holding a scalar (`bool` as a 32-bit 0 or 1).
 fn param_type(t: Scalar) -> &'static str {
     match t {
@@ -115,10 +115,27 @@ fn param_type(t: Scalar) -> &'static str {
 /// Lowers `kernel` to PTX for `target`.
 pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
     if target.sm < 70 {
-        return Err(unsupported(format!("compute capability {}.{} (7.0 or newer is needed)", target.sm / 10, target.sm % 10)));
+        return Err(unsupported(format!(
+            "compute capability {}.{} (7.0 or newer is needed)",
+            target.sm / 10,
+            target.sm % 10
+        )));
     }
-    let types = expr_types(kernel).map_err(|e| Error::Unsupported { what: format!("invalid kernel IR: {e}") })?;
-    let mut w = Writer { k: kernel, types, regs: Default::default(), labels: 0, loops: Vec::new(), body: String::new(), local_slots: Vec::new(), shared: false, bad: Default::default(), fast: None };
+    let types = expr_types(kernel).map_err(|e| Error::Unsupported {
+        what: format!("invalid kernel IR: {e}"),
+    })?;
+    let mut w = Writer {
+        k: kernel,
+        types,
+        regs: Default::default(),
+        labels: 0,
+        loops: Vec::new(),
+        body: String::new(),
+        local_slots: Vec::new(),
+        shared: false,
+        bad: Default::default(),
+        fast: None,
+    };
     w.module(target)
 }
 
@@ -150,7 +167,13 @@ struct Writer<'a> {
 /// Whether a loop body is short straight-line code (assignments and stores, no control flow
 /// or atomics), which the grid loop unrolls.
 fn straight_line(body: &[Stmt]) -> bool {
-    body.len() <= 16 && body.iter().all(|s| matches!(s, Stmt::Assign { .. } | Stmt::AssignElem { .. } | Stmt::Store { .. }))
+    body.len() <= 16
+        && body.iter().all(|s| {
+            matches!(
+                s,
+                Stmt::Assign { .. } | Stmt::AssignElem { .. } | Stmt::Store { .. }
+            )
+        })
 }
 
 /// A gang loop whose body is scalar assignments then one vector loop, whose reductions (if
@@ -159,13 +182,29 @@ fn straight_line(body: &[Stmt]) -> bool {
 fn two_level(s: &Stmt) -> Option<(Vec<&Stmt>, &Stmt)> {
     // The gang loop's own `vector` is the default mapping when its body holds a vector loop
     // (a vector loop cannot hold another, 3.3 section 2.9.4).
-    let Stmt::For { schedule: Some(_), body, reductions, .. } = s else { return None };
+    let Stmt::For {
+        schedule: Some(_),
+        body,
+        reductions,
+        ..
+    } = s
+    else {
+        return None;
+    };
     let (last, pre) = body.split_last()?;
     if !pre.iter().all(|s| matches!(s, Stmt::Assign { .. })) {
         return None;
     }
     match last {
-        Stmt::For { schedule: Some(inner), reductions: inner_reds, .. } if inner.vector && inner_reds.iter().all(|r| reductions.iter().any(|o| o.local == r.local)) => {
+        Stmt::For {
+            schedule: Some(inner),
+            reductions: inner_reds,
+            ..
+        } if inner.vector
+            && inner_reds
+                .iter()
+                .all(|r| reductions.iter().any(|o| o.local == r.local)) =>
+        {
             Some((pre.iter().collect(), last))
         }
         _ => None,
@@ -192,8 +231,17 @@ impl Writer<'_> {
 
     fn module(&mut self, target: Target) -> Result<Lowered> {
         let k = self.k;
-        let version = if target.sm >= 90 { "7.8" } else if target.sm >= 80 { "7.0" } else { "6.4" };
-        let mut ptx = format!("// {}\n.version {version}\n.target sm_{}\n.address_size 64\n\n", k.name, target.sm);
+        let version = if target.sm >= 90 {
+            "7.8"
+        } else if target.sm >= 80 {
+            "7.0"
+        } else {
+            "6.4"
+        };
+        let mut ptx = format!(
+            "// {}\n.version {version}\n.target sm_{}\n.address_size 64\n\n",
+            k.name, target.sm
+        );
         // A region of parallel loops with scalar assignments before them runs as one grid
         // entry point per loop, each thread running the assignments first. Any other region
         // is segmented: each run of other code is an entry point of one thread, and the
@@ -214,7 +262,11 @@ impl Writer<'_> {
             let last = at + 1 == k.function.body.len();
             match s {
                 Stmt::Assign { .. } if !segmented => prelude.push(s),
-                Stmt::For { schedule: Some(_), reductions: reds, .. } => {
+                Stmt::For {
+                    schedule: Some(_),
+                    reductions: reds,
+                    ..
+                } => {
                     if !pending.is_empty() {
                         let text = self.single_entry(&pending)?;
                         entries.push(text);
@@ -225,7 +277,11 @@ impl Writer<'_> {
                     let mut slots = Vec::new();
                     let mut on_device = Vec::new();
                     for r in reds {
-                        let into = k.reductions.iter().find(|(kr, _)| kr.local == r.local).map(|(_, p)| *p);
+                        let into = k
+                            .reductions
+                            .iter()
+                            .find(|(kr, _)| kr.local == r.local)
+                            .map(|(_, p)| *p);
                         let local = &k.function.locals[r.local as usize];
                         if into.is_none() {
                             if local.len.is_some() {
@@ -234,7 +290,14 @@ impl Writer<'_> {
                             on_device.push((reductions.len(), *r));
                         }
                         slots.push(reductions.len());
-                        reductions.push(ReductionSlot { op: r.op, ty: local.ty, into, entry: Some(n), local_offset: 0, len: local.len.unwrap_or(1) });
+                        reductions.push(ReductionSlot {
+                            op: r.op,
+                            ty: local.ty,
+                            into,
+                            entry: Some(n),
+                            local_offset: 0,
+                            len: local.len.unwrap_or(1),
+                        });
                         reduced_in_loops.insert(r.local);
                     }
                     let text = self.grid_entry(&prelude, s, &slots)?;
@@ -271,10 +334,18 @@ impl Writer<'_> {
         // Kernel reductions computed by sequential code: the local's final value.
         for (red, into) in &k.reductions {
             if !reduced_in_loops.contains(&red.local) {
-                let Some(&(_, ty, off)) = self.local_slots.iter().find(|(i, ..)| *i == red.local) else {
+                let Some(&(_, ty, off)) = self.local_slots.iter().find(|(i, ..)| *i == red.local)
+                else {
                     return Err(unsupported("a reduction outside any loop of the region"));
                 };
-                reductions.push(ReductionSlot { op: red.op, ty, into: Some(*into), entry: None, local_offset: off, len: 1 });
+                reductions.push(ReductionSlot {
+                    op: red.op,
+                    ty,
+                    into: Some(*into),
+                    entry: None,
+                    local_offset: off,
+                    len: 1,
+                });
             }
         }
         let params = self.param_list(reductions.iter().filter(|r| r.entry.is_some()).count());
@@ -285,9 +356,22 @@ impl Writer<'_> {
             let _ = write!(ptx, ".visible .entry {name}(\n{params}\n)\n.maxntid {threads}, 1, 1\n{{\n{decls}{body}}}\n\n");
             entry_points.push(name);
         }
-        let result = k.result.and_then(|r| self.local_slots.iter().find(|(i, ..)| *i == r).map(|&(_, t, off)| (t, off)));
+        let result = k.result.and_then(|r| {
+            self.local_slots
+                .iter()
+                .find(|(i, ..)| *i == r)
+                .map(|&(_, t, off)| (t, off))
+        });
         per_block.resize(entries.len(), false);
-        Ok(Lowered { ptx, entry_points, single, block_per_iteration: per_block, locals_size, reductions, result })
+        Ok(Lowered {
+            ptx,
+            entry_points,
+            single,
+            block_per_iteration: per_block,
+            locals_size,
+            reductions,
+            result,
+        })
     }
 
     /// Starts an entry point's body: registers and private arrays per entry point.
@@ -330,7 +414,11 @@ impl Writer<'_> {
             let _ = writeln!(decls, "    .reg {ty} {class}<{count}>;");
         }
         if self.shared {
-            let _ = writeln!(decls, "    .shared .align 8 .b8 acc_shared[{}];", BLOCK_SIZE * 8);
+            let _ = writeln!(
+                decls,
+                "    .shared .align 8 .b8 acc_shared[{}];",
+                BLOCK_SIZE * 8
+            );
         }
         (decls, std::mem::take(&mut self.body))
     }
@@ -447,22 +535,43 @@ impl Writer<'_> {
     fn local(&self, l: LocalId) -> Result<String> {
         let local = &self.k.function.locals[l as usize];
         if local.len.is_some() {
-            return Err(unsupported(format!("internal error: the private array `{}` used as a scalar", local.name)));
+            return Err(unsupported(format!(
+                "internal error: the private array `{}` used as a scalar",
+                local.name
+            )));
         }
         Ok(format!("{}_l{l}", repr(local.ty).class))
     }
 
     /// A grid entry point: the prelude (or, in a segmented region, the region's locals), then
     /// the loop's share of iterations, then the block's reduction partials.
-    fn grid_entry(&mut self, prelude: &[&Stmt], s: &Stmt, slots: &[usize]) -> Result<(String, String)> {
-        let Stmt::For { levels, reductions, body, .. } = s else { return Err(unsupported("internal error: an entry without its loop")) };
+    fn grid_entry(
+        &mut self,
+        prelude: &[&Stmt],
+        s: &Stmt,
+        slots: &[usize],
+    ) -> Result<(String, String)> {
+        let Stmt::For {
+            levels,
+            reductions,
+            body,
+            ..
+        } = s
+        else {
+            return Err(unsupported("internal error: an entry without its loop"));
+        };
         self.begin_entry();
         self.move_locals(false);
         for st in prelude {
             self.stmt(st)?;
         }
         // The grid: thread `gid` of `stride` takes iterations gid, gid + stride, ...
-        let (tid, ctaid, ntid, nctaid) = (self.reg("%r"), self.reg("%r"), self.reg("%r"), self.reg("%r"));
+        let (tid, ctaid, ntid, nctaid) = (
+            self.reg("%r"),
+            self.reg("%r"),
+            self.reg("%r"),
+            self.reg("%r"),
+        );
         self.emit(format!("mov.u32 {tid}, %tid.x;"));
         self.emit(format!("mov.u32 {ctaid}, %ctaid.x;"));
         self.emit(format!("mov.u32 {ntid}, %ntid.x;"));
@@ -493,8 +602,20 @@ impl Writer<'_> {
         // the gang loop takes a block, whose threads share the vector loop's iterations.
         match two_level(s) {
             Some((pre, inner)) => {
-                let Stmt::For { levels: inner_levels, body: inner_body, .. } = inner else { unreachable!("two_level returns a loop") };
-                let (kb, sb, kt, st) = (self.reg("%rd"), self.reg("%rd"), self.reg("%rd"), self.reg("%rd"));
+                let Stmt::For {
+                    levels: inner_levels,
+                    body: inner_body,
+                    ..
+                } = inner
+                else {
+                    unreachable!("two_level returns a loop")
+                };
+                let (kb, sb, kt, st) = (
+                    self.reg("%rd"),
+                    self.reg("%rd"),
+                    self.reg("%rd"),
+                    self.reg("%rd"),
+                );
                 self.emit(format!("cvt.u64.u32 {kb}, {ctaid};"));
                 self.emit(format!("cvt.u64.u32 {sb}, {nctaid};"));
                 self.emit(format!("cvt.u64.u32 {st}, {ntid};"));
@@ -503,10 +624,22 @@ impl Writer<'_> {
                         w.stmt(a)?;
                     }
                     w.emit(format!("cvt.u64.u32 {kt}, {tid};"));
-                    w.strided(inner_levels, &kt, &st, straight_line(inner_body), &mut |w: &mut Self| w.block(inner_body))
+                    w.strided(
+                        inner_levels,
+                        &kt,
+                        &st,
+                        straight_line(inner_body),
+                        &mut |w: &mut Self| w.block(inner_body),
+                    )
                 })?;
             }
-            None => self.strided(levels, &k, &stride, straight_line(body), &mut |w: &mut Self| w.block(body))?,
+            None => self.strided(
+                levels,
+                &k,
+                &stride,
+                straight_line(body),
+                &mut |w: &mut Self| w.block(body),
+            )?,
         }
         for (red, &slot) in reductions.iter().zip(slots) {
             let l = &self.k.function.locals[red.local as usize];
@@ -533,7 +666,14 @@ impl Writer<'_> {
     /// A strided loop over the (collapsed) `levels`: iterations `k`, `k + stride`, ... of
     /// their flat space (innermost level fastest), each setting the loop variables and running
     /// `body` (`continue` and `break` in it refer to this loop). `k` is advanced in place.
-    fn strided(&mut self, levels: &[LoopLevel], k: &str, stride: &str, unroll: bool, body: &mut dyn FnMut(&mut Self) -> Result<()>) -> Result<()> {
+    fn strided(
+        &mut self,
+        levels: &[LoopLevel],
+        k: &str,
+        stride: &str,
+        unroll: bool,
+        body: &mut dyn FnMut(&mut Self) -> Result<()>,
+    ) -> Result<()> {
         let (k, stride) = (k.to_string(), stride.to_string());
         let mut trips = Vec::new();
         for lv in levels {
@@ -547,7 +687,9 @@ impl Writer<'_> {
         // Fast version: where the arrays indexed by the loop variable itself hold its first and
         // last values (checked once, before the loop), those accesses need no check.
         let arrays = match levels {
-            [lv] if self.k.function.locals[lv.var as usize].ty == Scalar::USize => self.indexed_by(lv.var),
+            [lv] if self.k.function.locals[lv.var as usize].ty == Scalar::USize => {
+                self.indexed_by(lv.var)
+            }
             _ => Vec::new(),
         };
         if arrays.is_empty() || self.fast.is_some() || self.k.unchecked {
@@ -587,7 +729,8 @@ impl Writer<'_> {
     /// The arrays some access of the kernel indexes with local `var` itself.
     fn indexed_by(&self, var: LocalId) -> Vec<ParamId> {
         let mut out = Vec::new();
-        let is_var = |h: Handle<Expr>| matches!(self.k.function.exprs[h], Expr::Local(l) if l == var);
+        let is_var =
+            |h: Handle<Expr>| matches!(self.k.function.exprs[h], Expr::Local(l) if l == var);
         for (_, e) in self.k.function.exprs.iter() {
             if let Expr::Load { array, index, .. } = e {
                 if is_var(*index) && !out.contains(array) {
@@ -598,7 +741,11 @@ impl Writer<'_> {
         fn stmts(b: &[Stmt], is_var: &dyn Fn(Handle<Expr>) -> bool, out: &mut Vec<ParamId>) {
             for s in b {
                 match s {
-                    Stmt::Store { array, index, .. } | Stmt::Atomic { array, index, .. } if is_var(*index) && !out.contains(array) => out.push(*array),
+                    Stmt::Store { array, index, .. } | Stmt::Atomic { array, index, .. }
+                        if is_var(*index) && !out.contains(array) =>
+                    {
+                        out.push(*array)
+                    }
                     Stmt::If { accept, reject, .. } => {
                         stmts(accept, is_var, out);
                         stmts(reject, is_var, out);
@@ -614,7 +761,16 @@ impl Writer<'_> {
 
     /// The loops of [`Writer::strided`] over `total` iterations.
     #[allow(clippy::too_many_arguments)]
-    fn strided_loops(&mut self, levels: &[LoopLevel], k: &str, stride: &str, unroll: bool, trips: &[String], total: &str, body: &mut dyn FnMut(&mut Self) -> Result<()>) -> Result<()> {
+    fn strided_loops(
+        &mut self,
+        levels: &[LoopLevel],
+        k: &str,
+        stride: &str,
+        unroll: bool,
+        trips: &[String],
+        total: &str,
+        body: &mut dyn FnMut(&mut Self) -> Result<()>,
+    ) -> Result<()> {
         let (k, stride, total) = (k.to_string(), stride.to_string(), total.to_string());
         // A straight-line body over one level runs four iterations per trip while four remain
         // (in the same order per thread): one basic block, so their loads are in flight
@@ -662,7 +818,11 @@ impl Writer<'_> {
             }
             digits
         };
-        let (idx, inc) = if multi { (split(self, &k), split(self, &stride)) } else { (Vec::new(), Vec::new()) };
+        let (idx, inc) = if multi {
+            (split(self, &k), split(self, &stride))
+        } else {
+            (Vec::new(), Vec::new())
+        };
         let (top, cont, end) = (self.label("grid"), self.label("next"), self.label("done"));
         let p = self.reg("%p");
         self.emit(format!("{top}:"));
@@ -688,7 +848,10 @@ impl Writer<'_> {
                 self.emit(format!("add.u64 {}, {}, {carry};", idx[i], idx[i]));
                 let over = self.reg("%p");
                 self.emit(format!("setp.ge.u64 {over}, {}, {};", idx[i], trips[i]));
-                self.emit(format!("@{over} sub.u64 {}, {}, {};", idx[i], idx[i], trips[i]));
+                self.emit(format!(
+                    "@{over} sub.u64 {}, {}, {};",
+                    idx[i], idx[i], trips[i]
+                ));
                 self.emit(format!("selp.u64 {carry}, 1, 0, {over};"));
             }
         }
@@ -701,7 +864,15 @@ impl Writer<'_> {
     /// combines its lanes with shuffles, then the first warp combines the warps' results, so
     /// the order is fixed for a block size and the result deterministic.
     #[allow(clippy::too_many_arguments)]
-    fn block_reduce_shuffle(&mut self, op: ReduceOp, ty: Scalar, v: &str, tid: &str, ctaid: &str, slot: usize) -> Result<()> {
+    fn block_reduce_shuffle(
+        &mut self,
+        op: ReduceOp,
+        ty: Scalar,
+        v: &str,
+        tid: &str,
+        ctaid: &str,
+        slot: usize,
+    ) -> Result<()> {
         self.shared = true;
         let mut acc = v.to_string();
         for off in [16, 8, 4, 2, 1] {
@@ -793,7 +964,17 @@ impl Writer<'_> {
     /// Writes the block's partial of element `e` of an array reduction (of `len` elements)
     /// through a tree in shared memory.
     #[allow(clippy::too_many_arguments)]
-    fn block_reduce_shared(&mut self, op: ReduceOp, ty: Scalar, v: &str, tid: &str, ctaid: &str, slot: usize, e: u32, len: u32) -> Result<()> {
+    fn block_reduce_shared(
+        &mut self,
+        op: ReduceOp,
+        ty: Scalar,
+        v: &str,
+        tid: &str,
+        ctaid: &str,
+        slot: usize,
+        e: u32,
+        len: u32,
+    ) -> Result<()> {
         self.shared = true;
         let word = self.reg("%rd");
         let off = self.reg("%rd");
@@ -810,7 +991,10 @@ impl Writer<'_> {
             self.emit(format!("@{p} bra {skip};"));
             let other = self.reg("%rd");
             self.emit(format!("add.u64 {other}, {off}, {};", s * 8));
-            let (a, b) = (self.load_word(".shared", &off, ty), self.load_word(".shared", &other, ty));
+            let (a, b) = (
+                self.load_word(".shared", &off, ty),
+                self.load_word(".shared", &other, ty),
+            );
             let c = self.combine(op, ty, &a, &b)?;
             self.store_word(".shared", &off, ty, &c)?;
             self.emit(format!("{skip}:"));
@@ -825,7 +1009,10 @@ impl Writer<'_> {
         let base = self.reg("%rd");
         self.emit(format!("ld.param.u64 {base}, [acc_partials{slot}];"));
         let at = self.reg("%rd");
-        self.emit(format!("mul.wide.u32 {at}, {ctaid}, {};", partial_size(ty) * len));
+        self.emit(format!(
+            "mul.wide.u32 {at}, {ctaid}, {};",
+            partial_size(ty) * len
+        ));
         self.emit(format!("add.u64 {at}, {base}, {at};"));
         self.emit(format!("add.u64 {at}, {at}, {};", partial_size(ty) * e));
         self.store_word(".global", &at, ty, &v)?;
@@ -859,16 +1046,32 @@ impl Writer<'_> {
                 let v = self.expr(*value)?;
                 let l = self.local(*local)?;
                 let ty = self.k.function.locals[*local as usize].ty;
-                self.emit(format!("mov{} {l}, {v};", if ty == Scalar::Bool { ".pred" } else { repr(ty).bits }));
+                self.emit(format!(
+                    "mov{} {l}, {v};",
+                    if ty == Scalar::Bool {
+                        ".pred"
+                    } else {
+                        repr(ty).bits
+                    }
+                ));
             }
-            Stmt::AssignElem { local, index, value } => {
+            Stmt::AssignElem {
+                local,
+                index,
+                value,
+            } => {
                 let ty = self.k.function.locals[*local as usize].ty;
                 let i = self.expr(*index)?;
                 let v = self.expr(*value)?;
                 let (ok, addr) = self.private_address(*local, &i);
                 self.store_private(&addr, ty, &v, &format!("@{ok} "));
             }
-            Stmt::Store { array, field, index, value } => {
+            Stmt::Store {
+                array,
+                field,
+                index,
+                value,
+            } => {
                 let access = self.array(*array, *field)?;
                 let elem = access.ty;
                 let i = self.expr(*index)?;
@@ -877,7 +1080,11 @@ impl Writer<'_> {
                 let pad = ok.map(|ok| format!("@{ok} ")).unwrap_or_default();
                 self.store_global_if(&addr, elem, &v, &pad)?;
             }
-            Stmt::If { cond, accept, reject } => {
+            Stmt::If {
+                cond,
+                accept,
+                reject,
+            } => {
                 let c = self.expr(*cond)?;
                 let (other, end) = (self.label("else"), self.label("endif"));
                 self.emit(format!("@!{c} bra {other};"));
@@ -889,11 +1096,17 @@ impl Writer<'_> {
             }
             Stmt::For { levels, body, .. } => {
                 // Inside a parallel loop every loop runs sequentially in its thread.
-                let [lv] = levels.as_slice() else { return Err(unsupported("a collapsed loop nested inside another loop")) };
+                let [lv] = levels.as_slice() else {
+                    return Err(unsupported("a collapsed loop nested inside another loop"));
+                };
                 let trips = self.expr(lv.trips)?;
                 let k = self.reg("%rd");
                 self.emit(format!("mov.u64 {k}, 0;"));
-                let (top, cont, end) = (self.label("for"), self.label("forcont"), self.label("forend"));
+                let (top, cont, end) = (
+                    self.label("for"),
+                    self.label("forcont"),
+                    self.label("forend"),
+                );
                 self.emit(format!("{top}:"));
                 let p = self.reg("%p");
                 self.emit(format!("setp.ge.u64 {p}, {k}, {trips};"));
@@ -917,14 +1130,30 @@ impl Writer<'_> {
                 self.emit(format!("{end}:"));
             }
             Stmt::Break => {
-                let (_, end) = self.loops.last().cloned().ok_or_else(|| unsupported("`break` outside a loop"))?;
+                let (_, end) = self
+                    .loops
+                    .last()
+                    .cloned()
+                    .ok_or_else(|| unsupported("`break` outside a loop"))?;
                 self.emit(format!("bra {end};"));
             }
             Stmt::Continue => {
-                let (cont, _) = self.loops.last().cloned().ok_or_else(|| unsupported("`continue` outside a loop"))?;
+                let (cont, _) = self
+                    .loops
+                    .last()
+                    .cloned()
+                    .ok_or_else(|| unsupported("`continue` outside a loop"))?;
                 self.emit(format!("bra {cont};"));
             }
-            Stmt::Atomic { array, field, index, op, value, old, new } => self.atomic((*array, *field), *index, *op, *value, *old, *new)?,
+            Stmt::Atomic {
+                array,
+                field,
+                index,
+                op,
+                value,
+                old,
+                new,
+            } => self.atomic((*array, *field), *index, *op, *value, *old, *new)?,
         }
         Ok(())
     }
@@ -932,7 +1161,15 @@ impl Writer<'_> {
     /// An atomic access of `array[index]` (3.3 section 2.12): native `atom` instructions where
     /// PTX has the operation for the type, a compare-and-swap loop otherwise.
     #[allow(clippy::too_many_arguments)]
-    fn atomic(&mut self, (array, field): (ParamId, Option<FieldId>), index: Handle<Expr>, op: AtomicOp, value: Handle<Expr>, old: Option<LocalId>, new: Option<LocalId>) -> Result<()> {
+    fn atomic(
+        &mut self,
+        (array, field): (ParamId, Option<FieldId>),
+        index: Handle<Expr>,
+        op: AtomicOp,
+        value: Handle<Expr>,
+        old: Option<LocalId>,
+        new: Option<LocalId>,
+    ) -> Result<()> {
         let access = self.array(array, field)?;
         let elem = access.ty;
         if elem.size() < 4 {
@@ -989,16 +1226,27 @@ impl Writer<'_> {
                     None => {
                         // Compare-and-swap on the element's bits until no other thread came
                         // in between.
-                        let bits_class = if r.class == "%rd" || r.class == "%fd" { "%rd" } else { "%r" };
+                        let bits_class = if r.class == "%rd" || r.class == "%fd" {
+                            "%rd"
+                        } else {
+                            "%r"
+                        };
                         let top = self.label("cas");
                         let cur = self.reg(r.class);
                         self.emit(format!("ld.relaxed.gpu.global{} {cur}, [{addr}];", r.ty));
                         self.emit(format!("{top}:"));
                         let n = self.binary(bop, elem, &cur, &v)?;
-                        let (expected, desired, seen) = (self.reg(bits_class), self.reg(bits_class), self.reg(bits_class));
+                        let (expected, desired, seen) = (
+                            self.reg(bits_class),
+                            self.reg(bits_class),
+                            self.reg(bits_class),
+                        );
                         self.emit(format!("mov{} {expected}, {cur};", r.bits));
                         self.emit(format!("mov{} {desired}, {n};", r.bits));
-                        self.emit(format!("atom.global.cas{} {seen}, [{addr}], {expected}, {desired};", r.bits));
+                        self.emit(format!(
+                            "atom.global.cas{} {seen}, [{addr}], {expected}, {desired};",
+                            r.bits
+                        ));
                         let again = self.reg("%p");
                         self.emit(format!("setp.ne{int_ty} {again}, {seen}, {expected};"));
                         self.emit(format!("mov{} {cur}, {seen};", r.bits));
@@ -1017,7 +1265,15 @@ impl Writer<'_> {
     /// An atomic access of an 8- or 16-bit element (or a `bool`): a compare-and-swap loop on
     /// the aligned 32-bit word that holds it, changing only its bits.
     #[allow(clippy::too_many_arguments)]
-    fn atomic_narrow(&mut self, (array, field): (ParamId, Option<FieldId>), index: Handle<Expr>, op: AtomicOp, value: Handle<Expr>, old: Option<LocalId>, new: Option<LocalId>) -> Result<()> {
+    fn atomic_narrow(
+        &mut self,
+        (array, field): (ParamId, Option<FieldId>),
+        index: Handle<Expr>,
+        op: AtomicOp,
+        value: Handle<Expr>,
+        old: Option<LocalId>,
+        new: Option<LocalId>,
+    ) -> Result<()> {
         let access = self.array(array, field)?;
         let elem = access.ty;
         let i = self.expr(index)?;
@@ -1087,7 +1343,9 @@ impl Writer<'_> {
         self.emit(format!("and.b32 {desired}, {cur}, {keep};"));
         self.emit(format!("or.b32 {desired}, {desired}, {packed};"));
         let seen = self.reg("%r");
-        self.emit(format!("atom.global.cas.b32 {seen}, [{word}], {cur}, {desired};"));
+        self.emit(format!(
+            "atom.global.cas.b32 {seen}, [{word}], {cur}, {desired};"
+        ));
         let again = self.reg("%p");
         self.emit(format!("setp.ne.u32 {again}, {seen}, {cur};"));
         self.emit(format!("mov.b32 {cur}, {seen};"));
@@ -1122,12 +1380,22 @@ impl Writer<'_> {
 
     /// What an access of array `a` (and `field`) touches.
     fn array(&self, a: ParamId, field: Option<FieldId>) -> Result<Access> {
-        self.k.access(a, field).ok_or_else(|| unsupported(format!("internal error: parameter {a} is not an array (of structs with field {field:?})")))
+        self.k.access(a, field).ok_or_else(|| {
+            unsupported(format!(
+                "internal error: parameter {a} is not an array (of structs with field {field:?})"
+            ))
+        })
     }
 
     /// The predicate "index `i` is in bounds of `array`" (recording the first access that is
     /// not, for the host to report) and the element's address.
-    fn checked_address(&mut self, array: ParamId, index: Handle<Expr>, i: &str, access: Access) -> Result<(Option<String>, String)> {
+    fn checked_address(
+        &mut self,
+        array: ParamId,
+        index: Handle<Expr>,
+        i: &str,
+        access: Access,
+    ) -> Result<(Option<String>, String)> {
         // Unchecked kernels (`unchecked`, or launches proven in bounds on the host) access
         // without a predicate at all.
         let fast = self.k.unchecked
@@ -1145,7 +1413,10 @@ impl Writer<'_> {
             Some(self.bounds_check(array, i, &n))
         };
         let addr = self.reg("%rd");
-        self.emit(format!("mad.lo.u64 {addr}, {i}, {}, {base};", access.stride));
+        self.emit(format!(
+            "mad.lo.u64 {addr}, {i}, {}, {base};",
+            access.stride
+        ));
         if access.offset != 0 {
             self.emit(format!("add.u64 {addr}, {addr}, {};", access.offset));
         }
@@ -1182,7 +1453,9 @@ impl Writer<'_> {
         let (status, old) = (self.reg("%rd"), self.reg("%r"));
         self.emit(format!("ld.param.u64 {status}, [acc_status];"));
         self.emit(format!("mov.u32 {old}, 1;"));
-        self.emit(format!("@{any} atom.global.cas.b32 {old}, [{status}], 0, 1;"));
+        self.emit(format!(
+            "@{any} atom.global.cas.b32 {old}, [{status}], 0, 1;"
+        ));
         let first = self.reg("%p");
         self.emit(format!("setp.eq.u32 {first}, {old}, 0;"));
         let (a, b) = (self.reg("%r"), self.reg("%r"));
@@ -1287,16 +1560,39 @@ impl Writer<'_> {
 
     fn identity(&mut self, op: ReduceOp, t: Scalar) -> Result<String> {
         let lit = match (op, t) {
-            (_, Scalar::Bool) => Literal::Bool(matches!(op, ReduceOp::And | ReduceOp::BitAnd | ReduceOp::Mul | ReduceOp::Min)),
-            (ReduceOp::Add | ReduceOp::BitOr | ReduceOp::BitXor | ReduceOp::Or, t) if t.is_float() => Literal::Float(t, 0.0),
-            (ReduceOp::Add | ReduceOp::BitOr | ReduceOp::BitXor | ReduceOp::Or, t) => Literal::Int(t, 0),
+            (_, Scalar::Bool) => Literal::Bool(matches!(
+                op,
+                ReduceOp::And | ReduceOp::BitAnd | ReduceOp::Mul | ReduceOp::Min
+            )),
+            (ReduceOp::Add | ReduceOp::BitOr | ReduceOp::BitXor | ReduceOp::Or, t)
+                if t.is_float() =>
+            {
+                Literal::Float(t, 0.0)
+            }
+            (ReduceOp::Add | ReduceOp::BitOr | ReduceOp::BitXor | ReduceOp::Or, t) => {
+                Literal::Int(t, 0)
+            }
             (ReduceOp::Mul, t) if t.is_float() => Literal::Float(t, 1.0),
             (ReduceOp::Mul, t) => Literal::Int(t, 1),
             (ReduceOp::BitAnd | ReduceOp::And, t) => Literal::Int(t, -1),
             (ReduceOp::Max, t) if t.is_float() => Literal::Float(t, f64::NEG_INFINITY),
             (ReduceOp::Min, t) if t.is_float() => Literal::Float(t, f64::INFINITY),
-            (ReduceOp::Max, t) => Literal::Int(t, if t.is_signed() { -(1i128 << (t.size() * 8 - 1)) } else { 0 }),
-            (ReduceOp::Min, t) => Literal::Int(t, if t.is_signed() { (1i128 << (t.size() * 8 - 1)) - 1 } else { (1i128 << (t.size() * 8)) - 1 }),
+            (ReduceOp::Max, t) => Literal::Int(
+                t,
+                if t.is_signed() {
+                    -(1i128 << (t.size() * 8 - 1))
+                } else {
+                    0
+                },
+            ),
+            (ReduceOp::Min, t) => Literal::Int(
+                t,
+                if t.is_signed() {
+                    (1i128 << (t.size() * 8 - 1)) - 1
+                } else {
+                    (1i128 << (t.size() * 8)) - 1
+                },
+            ),
         };
         self.literal(lit)
     }
@@ -1313,7 +1609,11 @@ impl Writer<'_> {
                 let r = repr(t);
                 let d = self.reg(r.class);
                 // Two's complement bits at the register's width.
-                let bits = if r.class == "%rd" { (v as u64) as u128 } else { (v as u32) as u128 };
+                let bits = if r.class == "%rd" {
+                    (v as u64) as u128
+                } else {
+                    (v as u32) as u128
+                };
                 self.emit(format!("mov{} {d}, {bits};", r.bits));
                 d
             }
@@ -1390,7 +1690,11 @@ impl Writer<'_> {
             } else {
                 // Unordered-false comparisons for floats, as Rust's (NaN compares false but
                 // for `!=`).
-                let cmp = if t.is_float() && op == BinaryOp::Ne { "neu" } else { cmp };
+                let cmp = if t.is_float() && op == BinaryOp::Ne {
+                    "neu"
+                } else {
+                    cmp
+                };
                 self.emit(format!("setp.{cmp}{} {p}, {a}, {b};", r.ty));
             }
             return Ok(p);
@@ -1441,7 +1745,10 @@ impl Writer<'_> {
             _ => return Err(unsupported(format!("{op:?} on {t}"))),
         };
         self.emit(line);
-        if matches!(op, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Shl | BinaryOp::Div) {
+        if matches!(
+            op,
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Shl | BinaryOp::Div
+        ) {
             self.wrap(t, &d);
         }
         Ok(d)
@@ -1456,7 +1763,18 @@ impl Writer<'_> {
         if from == Scalar::Bool {
             let d = self.reg(rt.class);
             let (one, zero) = if to.is_float() {
-                (if to == Scalar::F32 { "0f3F800000" } else { "0d3FF0000000000000" }, if to == Scalar::F32 { "0f00000000" } else { "0d0000000000000000" })
+                (
+                    if to == Scalar::F32 {
+                        "0f3F800000"
+                    } else {
+                        "0d3FF0000000000000"
+                    },
+                    if to == Scalar::F32 {
+                        "0f00000000"
+                    } else {
+                        "0d0000000000000000"
+                    },
+                )
             } else {
                 ("1", "0")
             };
@@ -1469,7 +1787,11 @@ impl Writer<'_> {
         let d = self.reg(rt.class);
         let line = match (from.is_float(), to.is_float()) {
             // Float to integer: toward zero, saturating, NaN to 0, as Rust's `as`.
-            (true, false) => format!("cvt.rzi{}{} {d}, {x};", if to.size() < 4 { narrow_cvt(to) } else { rt.ty }, rf.ty),
+            (true, false) => format!(
+                "cvt.rzi{}{} {d}, {x};",
+                if to.size() < 4 { narrow_cvt(to) } else { rt.ty },
+                rf.ty
+            ),
             (false, true) => format!("cvt.rn{}{} {d}, {x};", rt.ty, rf.ty),
             (true, true) => {
                 if to == Scalar::F32 {
@@ -1501,7 +1823,11 @@ impl Writer<'_> {
             Expr::Param(p) => {
                 let t = match self.k.params.get(p as usize).map(|p| &p.kind) {
                     Some(ParamKind::Scalar(t)) => *t,
-                    _ => return Err(unsupported(format!("internal error: parameter {p} is not a scalar"))),
+                    _ => {
+                        return Err(unsupported(format!(
+                            "internal error: parameter {p} is not a scalar"
+                        )))
+                    }
                 };
                 if t == Scalar::Bool {
                     let (w, d) = (self.reg("%r"), self.reg("%p"));
@@ -1521,7 +1847,11 @@ impl Writer<'_> {
                 let (ok, addr) = self.private_address(local, &i);
                 self.load_private_if(&addr, ty, Some(&ok))
             }
-            Expr::Load { array, field, index } => {
+            Expr::Load {
+                array,
+                field,
+                index,
+            } => {
                 let access = self.array(array, field)?;
                 let (elem, writable) = (access.ty, access.writable);
                 // Arrays the kernel does not write go through the read-only data cache: in
@@ -1563,7 +1893,11 @@ impl Writer<'_> {
                         self.wrap(ty, &d);
                     }
                     (UnaryOp::Neg, _) => {
-                        let neg_ty = if ty.is_float() || ty.is_signed() { r.ty.to_string() } else { r.ty.replace('u', "s") };
+                        let neg_ty = if ty.is_float() || ty.is_signed() {
+                            r.ty.to_string()
+                        } else {
+                            r.ty.replace('u', "s")
+                        };
                         self.emit(format!("neg{neg_ty} {d}, {x};"));
                         self.wrap(ty, &d);
                     }
@@ -1575,7 +1909,11 @@ impl Writer<'_> {
                 let (x, y) = (self.expr(a)?, self.expr(b)?);
                 self.binary(op, operand, &x, &y)?
             }
-            Expr::Select { cond, accept, reject } => {
+            Expr::Select {
+                cond,
+                accept,
+                reject,
+            } => {
                 let (c, a, b) = (self.expr(cond)?, self.expr(accept)?, self.expr(reject)?);
                 let r = repr(ty);
                 let d = self.reg(r.class);

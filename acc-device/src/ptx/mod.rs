@@ -16,4 +16,6 @@
 
 mod lower;
 
-pub use lower::{lower, partial_size, Lowered, ReductionSlot, Target, BLOCK_SIZE, PRIVATE_ARRAY_BIT};
+pub use lower::{
+    lower, partial_size, Lowered, ReductionSlot, Target, BLOCK_SIZE, PRIVATE_ARRAY_BIT,
+};

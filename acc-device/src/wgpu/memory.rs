@@ -16,13 +16,19 @@ pub(super) fn device_elem_size(elem: ElemLayout) -> Result<usize> {
         Some(t) => Ok(t.size() as usize),
         // Structs travel bit for bit; wgpu copies whole 4-byte words.
         None if elem.size % 4 == 0 => Ok(elem.size),
-        None => Err(Error::Unsupported { what: format!("on wgpu: elements of {} bytes (copies there move whole 4-byte words)", elem.size) }),
+        None => Err(Error::Unsupported {
+            what: format!(
+                "on wgpu: elements of {} bytes (copies there move whole 4-byte words)",
+                elem.size
+            ),
+        }),
     }
 }
 
 /// Storage buffers for kernels, copied both ways.
-pub(super) const STORAGE: wgpu::BufferUsages =
-    wgpu::BufferUsages::STORAGE.union(wgpu::BufferUsages::COPY_SRC).union(wgpu::BufferUsages::COPY_DST);
+pub(super) const STORAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
+    .union(wgpu::BufferUsages::COPY_SRC)
+    .union(wgpu::BufferUsages::COPY_DST);
 
 impl WgpuDevice {
     /// A present buffer by number.
@@ -32,11 +38,18 @@ impl WgpuDevice {
             .unwrap_or_else(|e| e.into_inner())
             .get(&buf)
             .cloned()
-            .ok_or_else(|| Error::Unsupported { what: format!("internal error: wgpu buffer {buf} is not allocated") })
+            .ok_or_else(|| Error::Unsupported {
+                what: format!("internal error: wgpu buffer {buf} is not allocated"),
+            })
     }
 
     /// Copies `bytes` bytes of `buffer` from `offset` to the host.
-    pub(super) fn read_back(&self, buffer: &wgpu::Buffer, offset: u64, bytes: u64) -> Result<Vec<u8>> {
+    pub(super) fn read_back(
+        &self,
+        buffer: &wgpu::Buffer,
+        offset: u64,
+        bytes: u64,
+    ) -> Result<Vec<u8>> {
         let size = bytes.next_multiple_of(4).max(4);
         let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("acc download"),
@@ -44,12 +57,26 @@ impl WgpuDevice {
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("acc download") });
+        let mut encoder = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("acc download"),
+            });
         encoder.copy_buffer_to_buffer(buffer, offset, &staging, 0, size);
         self.queue.submit([encoder.finish()]);
         staging.slice(..).map_async(wgpu::MapMode::Read, |_| {});
-        self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| Error::Unsupported { what: format!("wgpu device lost while copying out: {e}") })?;
-        let data = staging.slice(..).get_mapped_range().map_err(|e| Error::Unsupported { what: format!("wgpu: reading back a buffer: {e}") })?.to_vec();
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Unsupported {
+                what: format!("wgpu device lost while copying out: {e}"),
+            })?;
+        let data = staging
+            .slice(..)
+            .get_mapped_range()
+            .map_err(|e| Error::Unsupported {
+                what: format!("wgpu: reading back a buffer: {e}"),
+            })?
+            .to_vec();
         staging.unmap();
         Ok(data[..bytes as usize].to_vec())
     }
@@ -57,9 +84,13 @@ impl WgpuDevice {
 
 impl DeviceMemory for WgpuDevice {
     fn alloc(&self, elem: ElemLayout, len: usize) -> Result<BufferId> {
-        let bytes = len.checked_mul(device_elem_size(elem)?).ok_or(Error::OutOfMemory { bytes: usize::MAX })?;
+        let bytes = len
+            .checked_mul(device_elem_size(elem)?)
+            .ok_or(Error::OutOfMemory { bytes: usize::MAX })?;
         let limits = self.device.limits();
-        let largest = limits.max_buffer_size.min(limits.max_storage_buffer_binding_size);
+        let largest = limits
+            .max_buffer_size
+            .min(limits.max_storage_buffer_binding_size);
         if bytes as u64 > largest {
             return Err(Error::OutOfMemory { bytes });
         }
@@ -69,8 +100,13 @@ impl DeviceMemory for WgpuDevice {
             usage: STORAGE,
             mapped_at_creation: false,
         });
-        let id = self.next_buffer.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.buffers.lock().unwrap_or_else(|e| e.into_inner()).insert(id, buffer);
+        let id = self
+            .next_buffer
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.buffers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, buffer);
         Ok(id)
     }
 
@@ -81,12 +117,19 @@ impl DeviceMemory for WgpuDevice {
             Some(t) if widened_in_buffers(t) => widen(t, host, "data")?,
             _ => host.to_vec(),
         };
-        self.queue.write_buffer(&buffer, (first * size) as u64, &data);
+        self.queue
+            .write_buffer(&buffer, (first * size) as u64, &data);
         self.queue.submit([]);
         Ok(())
     }
 
-    fn download(&self, buf: BufferId, elem: ElemLayout, first: usize, host: &mut [u8]) -> Result<()> {
+    fn download(
+        &self,
+        buf: BufferId,
+        elem: ElemLayout,
+        first: usize,
+        host: &mut [u8],
+    ) -> Result<()> {
         let buffer = self.buffer(buf)?;
         let size = device_elem_size(elem)?;
         let len = host.len() / elem.size;
@@ -99,7 +142,12 @@ impl DeviceMemory for WgpuDevice {
     }
 
     fn free(&self, buf: BufferId) {
-        if let Some(b) = self.buffers.lock().unwrap_or_else(|e| e.into_inner()).remove(&buf) {
+        if let Some(b) = self
+            .buffers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&buf)
+        {
             b.destroy();
         }
     }

@@ -14,7 +14,9 @@ use crate::wgsl::{lower, widened_in_buffers, Binding, Lowered, Target, WORKGROUP
 
 fn annotate_param(e: Error, name: &str) -> Error {
     match e {
-        Error::Unsupported { what } => Error::Unsupported { what: format!("{what} (variable `{name}`)") },
+        Error::Unsupported { what } => Error::Unsupported {
+            what: format!("{what} (variable `{name}`)"),
+        },
         other => other,
     }
 }
@@ -26,7 +28,9 @@ fn scalar_bytes(v: ScalarValue) -> Result<Vec<u8>> {
         if (i32::MIN as i128..=u32::MAX as i128).contains(&x) {
             Ok((x as u32).to_le_bytes().to_vec())
         } else {
-            Err(Error::Unsupported { what: format!("on wgpu: a {what} value of {x} (32-bit there)") })
+            Err(Error::Unsupported {
+                what: format!("on wgpu: a {what} value of {x} (32-bit there)"),
+            })
         }
     };
     Ok(match v {
@@ -53,9 +57,15 @@ pub(super) fn widen(t: Scalar, host: &[u8], name: &str) -> Result<Vec<u8>> {
     let word = |w: u32, out: &mut Vec<u8>| out.extend_from_slice(&w.to_le_bytes());
     match t {
         Scalar::Bool | Scalar::U8 => host.iter().for_each(|&b| word(b as u32, &mut out)),
-        Scalar::I8 => host.iter().for_each(|&b| word(b as i8 as i32 as u32, &mut out)),
-        Scalar::U16 => host.chunks_exact(2).for_each(|c| word(u16::from_le_bytes([c[0], c[1]]) as u32, &mut out)),
-        Scalar::I16 => host.chunks_exact(2).for_each(|c| word(i16::from_le_bytes([c[0], c[1]]) as i32 as u32, &mut out)),
+        Scalar::I8 => host
+            .iter()
+            .for_each(|&b| word(b as i8 as i32 as u32, &mut out)),
+        Scalar::U16 => host
+            .chunks_exact(2)
+            .for_each(|c| word(u16::from_le_bytes([c[0], c[1]]) as u32, &mut out)),
+        Scalar::I16 => host
+            .chunks_exact(2)
+            .for_each(|c| word(i16::from_le_bytes([c[0], c[1]]) as i32 as u32, &mut out)),
         Scalar::USize | Scalar::ISize => {
             for c in host.chunks_exact(8) {
                 let v = i64::from_le_bytes(c.try_into().expect("8 bytes"));
@@ -67,7 +77,11 @@ pub(super) fn widen(t: Scalar, host: &[u8], name: &str) -> Result<Vec<u8>> {
                     (Scalar::ISize, i64::MIN) => i32::MIN as i64,
                     (_, v) => v,
                 };
-                let fits = if t == Scalar::USize { (0..=u32::MAX as i64).contains(&v) } else { (i32::MIN as i64..=i32::MAX as i64).contains(&v) };
+                let fits = if t == Scalar::USize {
+                    (0..=u32::MAX as i64).contains(&v)
+                } else {
+                    (i32::MIN as i64..=i32::MAX as i64).contains(&v)
+                };
                 if !fits {
                     return Err(Error::Unsupported { what: format!("on wgpu: `{name}` holds the value {v}, beyond the 32 bits of {t} there") });
                 }
@@ -83,11 +97,24 @@ pub(super) fn widen(t: Scalar, host: &[u8], name: &str) -> Result<Vec<u8>> {
 pub(super) fn narrow(t: Scalar, words: &[u8], host: &mut [u8]) {
     let w = |i: usize| u32::from_le_bytes(words[4 * i..4 * i + 4].try_into().expect("4 bytes"));
     match t {
-        Scalar::Bool => host.iter_mut().enumerate().for_each(|(i, b)| *b = (w(i) != 0) as u8),
-        Scalar::U8 | Scalar::I8 => host.iter_mut().enumerate().for_each(|(i, b)| *b = w(i) as u8),
-        Scalar::U16 | Scalar::I16 => host.chunks_exact_mut(2).enumerate().for_each(|(i, c)| c.copy_from_slice(&(w(i) as u16).to_le_bytes())),
+        Scalar::Bool => host
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, b)| *b = (w(i) != 0) as u8),
+        Scalar::U8 | Scalar::I8 => host
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, b)| *b = w(i) as u8),
+        Scalar::U16 | Scalar::I16 => host
+            .chunks_exact_mut(2)
+            .enumerate()
+            .for_each(|(i, c)| c.copy_from_slice(&(w(i) as u16).to_le_bytes())),
         Scalar::USize => host.chunks_exact_mut(8).enumerate().for_each(|(i, c)| {
-            let v = if w(i) == u32::MAX { u64::MAX } else { w(i) as u64 };
+            let v = if w(i) == u32::MAX {
+                u64::MAX
+            } else {
+                w(i) as u64
+            };
             c.copy_from_slice(&v.to_le_bytes())
         }),
         Scalar::ISize => host.chunks_exact_mut(8).enumerate().for_each(|(i, c)| {
@@ -113,7 +140,8 @@ fn partial_size(t: Scalar) -> usize {
 
 /// The adapters wgpu finds, best first (discrete, integrated, virtual, CPU).
 pub fn adapters() -> Vec<wgpu::Adapter> {
-    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    let instance =
+        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
     let mut list = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
     list.sort_by_key(|a| match a.get_info().device_type {
         wgpu::DeviceType::DiscreteGpu => 0,
@@ -170,7 +198,10 @@ pub struct WgpuDevice {
 }
 
 fn no_device(reason: impl Into<String>) -> Error {
-    Error::NoDevice { device_type: DeviceType::Wgpu, reason: reason.into() }
+    Error::NoDevice {
+        device_type: DeviceType::Wgpu,
+        reason: reason.into(),
+    }
 }
 
 impl WgpuDevice {
@@ -181,11 +212,19 @@ impl WgpuDevice {
         let adapter = list
             .into_iter()
             .nth(index)
-            .ok_or(Error::DeviceNumOutOfRange { device_type: DeviceType::Wgpu, num: index, count })?;
+            .ok_or(Error::DeviceNumOutOfRange {
+                device_type: DeviceType::Wgpu,
+                num: index,
+                count,
+            })?;
         let info = adapter.get_info();
         let available = adapter.features();
         let mut features = wgpu::Features::empty();
-        for f in [wgpu::Features::SHADER_F64, wgpu::Features::SHADER_INT64, wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS] {
+        for f in [
+            wgpu::Features::SHADER_F64,
+            wgpu::Features::SHADER_INT64,
+            wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS,
+        ] {
             if available.contains(f) {
                 features |= f;
             }
@@ -200,14 +239,21 @@ impl WgpuDevice {
         let (device, queue) = pollster::block_on(adapter.request_device(&desc))
             .map_err(|e| no_device(format!("adapter {} could not start: {e}", info.name)))?;
         // Errors outside a launch's error scopes are reported, not turned into panics.
-        device.on_uncaptured_error(Arc::new(|e: wgpu::Error| eprintln!("acc: wgpu error outside a launch: {e}")));
+        device.on_uncaptured_error(Arc::new(|e: wgpu::Error| {
+            eprintln!("acc: wgpu error outside a launch: {e}")
+        }));
         let target = Target {
             f64: features.contains(wgpu::Features::SHADER_F64),
             int64: features.contains(wgpu::Features::SHADER_INT64),
-            int64_atomics: features.contains(wgpu::Features::SHADER_INT64 | wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS),
+            int64_atomics: features.contains(
+                wgpu::Features::SHADER_INT64 | wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS,
+            ),
             // Mesa's llvmpipe (lavapipe) ends the loops of an invocation after 65,535
             // iterations in all (gallivm's loop limiter): kernels check for it there.
-            loop_limit: info.name.contains("llvmpipe").then_some(LLVMPIPE_LOOP_LIMIT),
+            loop_limit: info
+                .name
+                .contains("llvmpipe")
+                .then_some(LLVMPIPE_LOOP_LIMIT),
         };
         Ok(WgpuDevice {
             number: index,
@@ -226,7 +272,10 @@ impl WgpuDevice {
 
     /// The adapter's name and backend.
     pub fn name(&self) -> String {
-        format!("{} ({:?}, {:?})", self.info.name, self.info.backend, self.info.device_type)
+        format!(
+            "{} ({:?}, {:?})",
+            self.info.name, self.info.backend, self.info.device_type
+        )
     }
 
     /// What its shaders can do.
@@ -242,17 +291,25 @@ impl WgpuDevice {
         }
         let lowered = lower(kernel, self.target)?;
         acc_core::observe::dump("wgsl", &kernel.name, || lowered.wgsl.clone());
-        let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some(&kernel.name),
-            source: wgpu::ShaderSource::Naga(Cow::Owned(lowered.module.clone())),
-        });
+        let module = self
+            .device
+            .create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(&kernel.name),
+                source: wgpu::ShaderSource::Naga(Cow::Owned(lowered.module.clone())),
+            });
         let entries: Vec<wgpu::BindGroupLayoutEntry> = lowered
             .bindings
             .iter()
             .enumerate()
             .map(|(i, b)| {
                 let read_only = match b {
-                    Binding::Array(p) => matches!(kernel.params[*p as usize].kind, ParamKind::Array { writable: false, .. }),
+                    Binding::Array(p) => matches!(
+                        kernel.params[*p as usize].kind,
+                        ParamKind::Array {
+                            writable: false,
+                            ..
+                        }
+                    ),
                     Binding::Params => true,
                     Binding::Status | Binding::Partials(_) | Binding::Locals => false,
                 };
@@ -268,38 +325,65 @@ impl WgpuDevice {
                 }
             })
             .collect();
-        let layout = self.device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some("acc"), entries: &entries });
-        let pipeline_layout = self.device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("acc"),
-            bind_group_layouts: &[Some(&layout)],
-            ..Default::default()
-        });
+        let layout = self
+            .device
+            .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some("acc"),
+                entries: &entries,
+            });
+        let pipeline_layout = self
+            .device
+            .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some("acc"),
+                bind_group_layouts: &[Some(&layout)],
+                ..Default::default()
+            });
         let pipelines = lowered
             .entry_points
             .iter()
             .map(|ep| {
-                self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some(ep),
-                    layout: Some(&pipeline_layout),
-                    module: &module,
-                    entry_point: Some(ep),
-                    compilation_options: Default::default(),
-                    cache: None,
-                })
+                self.device
+                    .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                        label: Some(ep),
+                        layout: Some(&pipeline_layout),
+                        module: &module,
+                        entry_point: Some(ep),
+                        compilation_options: Default::default(),
+                        cache: None,
+                    })
             })
             .collect();
         let buffer = |label: &str, size: u64| {
-            self.device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size: size.max(4), usage: STORAGE, mapped_at_creation: false })
+            self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: size.max(4),
+                usage: STORAGE,
+                mapped_at_creation: false,
+            })
         };
         let max_groups = self.max_workgroups.min(65_535) as u64;
         let scratch = Scratch {
             params: buffer("params", lowered.params_size as u64),
             status: buffer("status", 16),
             locals: (lowered.locals_size > 0).then(|| buffer("locals", lowered.locals_size as u64)),
-            partials: lowered.reductions.iter().map(|r| buffer("partials", max_groups * r.len as u64 * partial_size(r.ty) as u64)).collect(),
+            partials: lowered
+                .reductions
+                .iter()
+                .map(|r| {
+                    buffer(
+                        "partials",
+                        max_groups * r.len as u64 * partial_size(r.ty) as u64,
+                    )
+                })
+                .collect(),
             groups: HashMap::new(),
         };
-        let compiled = Arc::new(Compiled { lowered, layout, pipelines, scratch: Mutex::new(scratch) });
+        let compiled = Arc::new(Compiled {
+            lowered,
+            layout,
+            pipelines,
+            scratch: Mutex::new(scratch),
+        });
         cache.insert(key, Arc::clone(&compiled));
         Ok(compiled)
     }
@@ -312,16 +396,25 @@ impl WgpuDevice {
         let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let memory = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let result = self.launch_in_scope(kernel, args);
-        let wgpu_error = pollster::block_on(memory.pop()).or_else(|| pollster::block_on(validation.pop()));
+        let wgpu_error =
+            pollster::block_on(memory.pop()).or_else(|| pollster::block_on(validation.pop()));
         match wgpu_error {
-            Some(e) => Err(Error::Unsupported { what: format!("internal error: wgpu refused `{}`: {e}", kernel.name) }),
+            Some(e) => Err(Error::Unsupported {
+                what: format!("internal error: wgpu refused `{}`: {e}", kernel.name),
+            }),
             None => result,
         }
     }
 
     fn launch_in_scope(&self, kernel: &Kernel, args: &mut [Arg<'_>]) -> Result<Launched> {
         if args.len() != kernel.params.len() {
-            return Err(Error::Unsupported { what: format!("internal error: {} arguments for {} parameters", args.len(), kernel.params.len()) });
+            return Err(Error::Unsupported {
+                what: format!(
+                    "internal error: {} arguments for {} parameters",
+                    args.len(),
+                    kernel.params.len()
+                ),
+            });
         }
         let compiled = self.compile(kernel)?;
         let l = &compiled.lowered;
@@ -334,22 +427,33 @@ impl WgpuDevice {
             .iter()
             .zip(&kernel.params)
             .filter_map(|(a, p)| match (a, &p.kind) {
-                (Arg::Read(d), ParamKind::Array { elem, .. }) => Some(d.len() / elem.size() as usize),
-                (Arg::Write(d), ParamKind::Array { elem, .. }) => Some(d.len() / elem.size() as usize),
+                (Arg::Read(d), ParamKind::Array { elem, .. }) => {
+                    Some(d.len() / elem.size() as usize)
+                }
+                (Arg::Write(d), ParamKind::Array { elem, .. }) => {
+                    Some(d.len() / elem.size() as usize)
+                }
                 _ => None,
             })
             .max()
             .unwrap_or(1);
-        let groups = (largest.div_ceil(WORKGROUP_SIZE as usize)).clamp(1, self.max_workgroups.min(65_535) as usize) as u32;
+        let groups = (largest.div_ceil(WORKGROUP_SIZE as usize))
+            .clamp(1, self.max_workgroups.min(65_535) as usize) as u32;
 
         let mut params = vec![0u8; l.params_size as usize];
         for slot in &l.params {
             let Arg::Scalar(v) = &args[slot.param as usize] else {
-                return Err(Error::Unsupported { what: format!("internal error: parameter {} is a scalar", slot.param) });
+                return Err(Error::Unsupported {
+                    what: format!("internal error: parameter {} is a scalar", slot.param),
+                });
             };
             // A scalar the kernel never reads (a reduction's original value, combined on the
             // host) need not fit the device's types.
-            let read = kernel.function.exprs.iter().any(|(_, e)| *e == acc_core::ir::Expr::Param(slot.param));
+            let read = kernel
+                .function
+                .exprs
+                .iter()
+                .any(|(_, e)| *e == acc_core::ir::Expr::Param(slot.param));
             let b = match scalar_bytes(*v) {
                 Ok(b) => b,
                 Err(_) if !read => vec![0; 8],
@@ -362,7 +466,9 @@ impl WgpuDevice {
         // used in place); the others are copied in for this launch, and out if written.
         let mut placed: HashMap<ParamId, (wgpu::Buffer, usize, usize)> = HashMap::new();
         for (p, param) in kernel.params.iter().enumerate() {
-            let ParamKind::Array { elem, .. } = param.kind else { continue };
+            let ParamKind::Array { elem, .. } = param.kind else {
+                continue;
+            };
             let data: &[u8] = match &args[p] {
                 Arg::Read(d) => d,
                 Arg::Write(d) => d,
@@ -370,7 +476,10 @@ impl WgpuDevice {
             };
             let layout = ElemLayout::from(elem);
             let var = Named::unlocated(&param.name);
-            if let Some(at) = self.present.lookup(data.as_ptr() as usize, data.len(), layout, var)? {
+            if let Some(at) =
+                self.present
+                    .lookup(data.as_ptr() as usize, data.len(), layout, var)?
+            {
                 placed.insert(p as ParamId, (self.buffer(at.buf)?, at.first, at.len));
             }
         }
@@ -381,14 +490,23 @@ impl WgpuDevice {
             let p = slot.param as usize;
             let (first, len) = match (placed.get(&slot.param), &args[p], &kernel.params[p].kind) {
                 (Some(&(_, first, len)), _, _) => (first, len),
-                (None, Arg::Read(d), ParamKind::Array { elem, .. }) => (0, d.len() / elem.size() as usize),
-                (None, Arg::Write(d), ParamKind::Array { elem, .. }) => (0, d.len() / elem.size() as usize),
+                (None, Arg::Read(d), ParamKind::Array { elem, .. }) => {
+                    (0, d.len() / elem.size() as usize)
+                }
+                (None, Arg::Write(d), ParamKind::Array { elem, .. }) => {
+                    (0, d.len() / elem.size() as usize)
+                }
                 _ => (0, 0),
             };
             let word = |x: usize| -> Result<[u8; 4]> {
-                u32::try_from(x).map(u32::to_le_bytes).map_err(|_| Error::Unsupported {
-                    what: format!("on wgpu: array `{}` has {x} elements, more than 32-bit indices reach", kernel.params[p].name),
-                })
+                u32::try_from(x)
+                    .map(u32::to_le_bytes)
+                    .map_err(|_| Error::Unsupported {
+                        what: format!(
+                            "on wgpu: array `{}` has {x} elements, more than 32-bit indices reach",
+                            kernel.params[p].name
+                        ),
+                    })
             };
             let o = slot.offset as usize;
             params[o..o + 4].copy_from_slice(&word(first)?);
@@ -398,7 +516,8 @@ impl WgpuDevice {
         self.queue.write_buffer(&scratch.params, 0, &params);
         self.queue.write_buffer(&scratch.status, 0, &[0; 16]);
         if let Some(locals) = &scratch.locals {
-            self.queue.write_buffer(locals, 0, &vec![0; l.locals_size as usize]);
+            self.queue
+                .write_buffer(locals, 0, &vec![0; l.locals_size as usize]);
         }
         let mut temporaries = false;
         let mut buffers: Vec<wgpu::Buffer> = Vec::new();
@@ -411,16 +530,26 @@ impl WgpuDevice {
                         Arg::Read(d) => d,
                         Arg::Write(d) => d,
                         Arg::Scalar(_) => {
-                            return Err(Error::Unsupported { what: format!("internal error: parameter {p} is an array") })
+                            return Err(Error::Unsupported {
+                                what: format!("internal error: parameter {p} is an array"),
+                            })
                         }
                     };
                     // Structs travel bit for bit.
-                    let ParamKind::Array { elem: array_elem, .. } = kernel.params[*p as usize].kind else {
-                        return Err(Error::Unsupported { what: format!("internal error: parameter {p} is an array") });
+                    let ParamKind::Array {
+                        elem: array_elem, ..
+                    } = kernel.params[*p as usize].kind
+                    else {
+                        return Err(Error::Unsupported {
+                            what: format!("internal error: parameter {p} is an array"),
+                        });
                     };
-                    let device_elem = super::memory::device_elem_size(ElemLayout::from(array_elem)).map_err(|e| annotate_param(e, &kernel.params[*p as usize].name))?;
+                    let device_elem = super::memory::device_elem_size(ElemLayout::from(array_elem))
+                        .map_err(|e| annotate_param(e, &kernel.params[*p as usize].name))?;
                     let data: Cow<[u8]> = match array_elem.scalar() {
-                        Some(t) if widened_in_buffers(t) => Cow::Owned(widen(t, data, &kernel.params[*p as usize].name)?),
+                        Some(t) if widened_in_buffers(t) => {
+                            Cow::Owned(widen(t, data, &kernel.params[*p as usize].name)?)
+                        }
                         _ => Cow::Borrowed(data),
                     };
                     if matches!(args[*p as usize], Arg::Write(_)) {
@@ -428,9 +557,18 @@ impl WgpuDevice {
                     }
                     // wgpu buffers may not be empty; an empty array gets one element it never
                     // reads (its length in the shader comes from `len`, which the IR passes).
-                    let contents: Cow<[u8]> = if data.is_empty() { Cow::Owned(vec![0; device_elem]) } else { data };
+                    let contents: Cow<[u8]> = if data.is_empty() {
+                        Cow::Owned(vec![0; device_elem])
+                    } else {
+                        data
+                    };
                     temporaries = true;
-                    self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: None, contents: &contents, usage: storage })
+                    self.device
+                        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                            label: None,
+                            contents: &contents,
+                            usage: storage,
+                        })
                 }
                 Binding::Params => scratch.params.clone(),
                 Binding::Status => {
@@ -441,12 +579,19 @@ impl WgpuDevice {
                     if l.reductions.iter().any(|r| r.entry.is_none()) || l.result.is_some() {
                         readback.push((i, l.locals_size as usize));
                     }
-                    scratch.locals.clone().ok_or_else(|| Error::Unsupported { what: "internal error: no locals buffer".into() })?
+                    scratch.locals.clone().ok_or_else(|| Error::Unsupported {
+                        what: "internal error: no locals buffer".into(),
+                    })?
                 }
                 Binding::Partials(r) => {
                     // Partials of a reduction into a region local stay on the device.
                     if l.reductions[*r].into.is_some() {
-                        readback.push((i, groups as usize * l.reductions[*r].len as usize * partial_size(l.reductions[*r].ty)));
+                        readback.push((
+                            i,
+                            groups as usize
+                                * l.reductions[*r].len as usize
+                                * partial_size(l.reductions[*r].ty),
+                        ));
                     }
                     scratch.partials[*r].clone()
                 }
@@ -456,9 +601,19 @@ impl WgpuDevice {
         // Empty arrays are bound to a one-element buffer they never index: their length in
         // the shader is the parameter `n`, 0.
         let make_group = |buffers: &[wgpu::Buffer]| {
-            let entries: Vec<wgpu::BindGroupEntry> =
-                buffers.iter().enumerate().map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() }).collect();
-            self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &compiled.layout, entries: &entries })
+            let entries: Vec<wgpu::BindGroupEntry> = buffers
+                .iter()
+                .enumerate()
+                .map(|(i, b)| wgpu::BindGroupEntry {
+                    binding: i as u32,
+                    resource: b.as_entire_binding(),
+                })
+                .collect();
+            self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: None,
+                layout: &compiled.layout,
+                entries: &entries,
+            })
         };
         let group = if temporaries {
             make_group(&buffers)
@@ -466,12 +621,20 @@ impl WgpuDevice {
             if scratch.groups.len() >= BIND_GROUPS_KEPT && !scratch.groups.contains_key(&buffers) {
                 scratch.groups.clear();
             }
-            scratch.groups.entry(buffers.clone()).or_insert_with(|| make_group(&buffers)).clone()
+            scratch
+                .groups
+                .entry(buffers.clone())
+                .or_insert_with(|| make_group(&buffers))
+                .clone()
         };
         drop(scratch);
 
         acc_core::observe::notify(|| {
-            format!("wgpu kernel `{}`: {} entry point(s), {groups} workgroups of {WORKGROUP_SIZE}", kernel.name, compiled.pipelines.len())
+            format!(
+                "wgpu kernel `{}`: {} entry point(s), {groups} workgroups of {WORKGROUP_SIZE}",
+                kernel.name,
+                compiled.pipelines.len()
+            )
         });
         for (b, p) in l.bindings.iter().filter_map(|b| match b {
             Binding::Array(p) => Some((b, *p)),
@@ -486,11 +649,23 @@ impl WgpuDevice {
                 Arg::Write(d) => (&kernel.params[p as usize].name, d.len(), true),
                 Arg::Scalar(_) => continue,
             };
-            acc_core::observe::notify(|| format!("transfer `{name}`: {bytes} bytes to the device{}", if back { " and back" } else { "" }));
+            acc_core::observe::notify(|| {
+                format!(
+                    "transfer `{name}`: {bytes} bytes to the device{}",
+                    if back { " and back" } else { "" }
+                )
+            });
         }
-        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(&kernel.name) });
+        let mut encoder = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some(&kernel.name),
+            });
         {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes: None });
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: None,
+                timestamp_writes: None,
+            });
             pass.set_bind_group(0, &group, &[]);
             for (p, &single) in compiled.pipelines.iter().zip(&l.single) {
                 pass.set_pipeline(p);
@@ -516,7 +691,9 @@ impl WgpuDevice {
         }
         self.device
             .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| Error::Unsupported { what: format!("wgpu device lost while running `{}`: {e}", kernel.name) })?;
+            .map_err(|e| Error::Unsupported {
+                what: format!("wgpu device lost while running `{}`: {e}", kernel.name),
+            })?;
 
         let mut launched = Launched::default();
         let mut oob = None;
@@ -524,7 +701,9 @@ impl WgpuDevice {
             let data = s
                 .slice(..)
                 .get_mapped_range()
-                .map_err(|e| Error::Unsupported { what: format!("reading back the results of `{}`: {e}", kernel.name) })?
+                .map_err(|e| Error::Unsupported {
+                    what: format!("reading back the results of `{}`: {e}", kernel.name),
+                })?
                 .to_vec();
             s.unmap();
             match &l.bindings[*i] {
@@ -541,7 +720,9 @@ impl WgpuDevice {
                     }
                 }
                 Binding::Status => {
-                    let w = |k: usize| u32::from_le_bytes(data[4 * k..4 * k + 4].try_into().expect("4 bytes"));
+                    let w = |k: usize| {
+                        u32::from_le_bytes(data[4 * k..4 * k + 4].try_into().expect("4 bytes"))
+                    };
                     match w(0) {
                         0 => {}
                         2 => {
@@ -559,7 +740,17 @@ impl WgpuDevice {
                     let slot = l.reductions[*r];
                     // A reduction into a region local was folded on the device.
                     if let Some(into) = slot.into {
-                        launched.push_partials(kernel, into, slot.op, slot.ty, slot.len as usize, groups as usize, &data, partial_size(slot.ty), 4);
+                        launched.push_partials(
+                            kernel,
+                            into,
+                            slot.op,
+                            slot.ty,
+                            slot.len as usize,
+                            groups as usize,
+                            &data,
+                            partial_size(slot.ty),
+                            4,
+                        );
                     }
                 }
                 Binding::Locals => launched.read_locals(&l.reductions, l.result, &data, 4),
@@ -567,7 +758,10 @@ impl WgpuDevice {
             }
         }
         if let Some((p, index, len)) = oob {
-            let name = kernel.params.get(p as usize).map_or("?", |p| p.name.as_str());
+            let name = kernel
+                .params
+                .get(p as usize)
+                .map_or("?", |p| p.name.as_str());
             return Err(Error::Unsupported {
                 what: format!("index out of bounds: the len is {len} but the index is {index} (array `{name}`)"),
             });
@@ -591,7 +785,9 @@ impl acc_core::Device for WgpuDevice {
         match p {
             Property::Name => self.name(),
             Property::Vendor => format!("{:#06x}", self.info.vendor),
-            Property::Driver => format!("{} {}", self.info.driver, self.info.driver_info).trim().to_string(),
+            Property::Driver => format!("{} {}", self.info.driver, self.info.driver_info)
+                .trim()
+                .to_string(),
             Property::SharedMemorySupport => "0".into(),
             // wgpu does not report memory sizes.
             Property::Memory | Property::FreeMemory => "0".into(),
@@ -607,7 +803,10 @@ impl acc_core::Device for WgpuDevice {
         self.launch(kernel, args)
     }
     fn own_memory(&self) -> Option<acc_core::OwnMemory<'_>> {
-        Some(acc_core::OwnMemory { table: &self.present, memory: self })
+        Some(acc_core::OwnMemory {
+            table: &self.present,
+            memory: self,
+        })
     }
     fn shutdown(&self) -> Result<()> {
         self.present.clear(self);

@@ -60,7 +60,6 @@ pub struct ArraySlot {
     pub offset: u32,
 }
 
-
 /// A kernel lowered to a validated module.
 pub struct Lowered {
     /// The WGSL source (`ACC_DUMP=wgsl`).
@@ -88,7 +87,9 @@ pub struct Lowered {
 }
 
 fn unsupported(what: impl Into<String>) -> Error {
-    Error::Unsupported { what: format!("on wgpu: {}", what.into()) }
+    Error::Unsupported {
+        what: format!("on wgpu: {}", what.into()),
+    }
 }
 
 /// The WGSL type of an IR scalar on `target` (`usize`/`isize` are 32-bit on wgpu).
@@ -102,7 +103,11 @@ fn wgsl_type(t: Scalar, target: Target) -> Result<&'static str> {
         Scalar::I64 if target.int64 => "i64",
         Scalar::U64 if target.int64 => "u64",
         Scalar::F64 => return Err(unsupported("this adapter has no f64 in shaders")),
-        Scalar::I64 | Scalar::U64 => return Err(unsupported("this adapter has no 64-bit integers in shaders")),
+        Scalar::I64 | Scalar::U64 => {
+            return Err(unsupported(
+                "this adapter has no 64-bit integers in shaders",
+            ))
+        }
         // Held in 32-bit words; arithmetic results are wrapped back to the type's width.
         Scalar::I8 | Scalar::I16 => "i32",
         Scalar::U8 | Scalar::U16 => "u32",
@@ -124,7 +129,16 @@ fn wrap(t: Scalar, x: &str) -> Option<String> {
 /// Whether arrays of `t` travel as 32-bit words (the runtime widens them on the way in and
 /// narrows them on the way out).
 pub fn widened_in_buffers(t: Scalar) -> bool {
-    matches!(t, Scalar::Bool | Scalar::I8 | Scalar::I16 | Scalar::U8 | Scalar::U16 | Scalar::USize | Scalar::ISize)
+    matches!(
+        t,
+        Scalar::Bool
+            | Scalar::I8
+            | Scalar::I16
+            | Scalar::U8
+            | Scalar::U16
+            | Scalar::USize
+            | Scalar::ISize
+    )
 }
 
 /// Whether a struct field of type `t` is a member of the struct as WGSL declares it: types
@@ -132,7 +146,9 @@ pub fn widened_in_buffers(t: Scalar) -> bool {
 /// as structs travel bit for bit).
 fn struct_member_type(t: Scalar, target: Target) -> Option<&'static str> {
     match t {
-        Scalar::F32 | Scalar::I32 | Scalar::U32 | Scalar::F64 | Scalar::I64 | Scalar::U64 => wgsl_type(t, target).ok(),
+        Scalar::F32 | Scalar::I32 | Scalar::U32 | Scalar::F64 | Scalar::I64 | Scalar::U64 => {
+            wgsl_type(t, target).ok()
+        }
         _ => None,
     }
 }
@@ -140,16 +156,29 @@ fn struct_member_type(t: Scalar, target: Target) -> Option<&'static str> {
 /// The WGSL struct `name` with the layout of a `#[repr(C)]` struct: a member `fK` at the
 /// offset of each field WGSL can hold (field K), the other bytes padding (`@size`), and the
 /// same size, so that an `array<name>` has the host's element stride.
-fn struct_decl(name: &str, layout: &StructLayout, atomic_fields: &[FieldId], target: Target) -> Result<String> {
+fn struct_decl(
+    name: &str,
+    layout: &StructLayout,
+    atomic_fields: &[FieldId],
+    target: Target,
+) -> Result<String> {
     if layout.size % 4 != 0 || layout.size == 0 {
-        return Err(unsupported(format!("`{}` structs of {} bytes (wgpu moves whole 4-byte words)", layout.name, layout.size)));
+        return Err(unsupported(format!(
+            "`{}` structs of {} bytes (wgpu moves whole 4-byte words)",
+            layout.name, layout.size
+        )));
     }
     let mut members: Vec<(u32, String, String)> = Vec::new();
     for (k, f) in layout.fields.iter().enumerate() {
-        let Some(t) = f.ty.and_then(|t| struct_member_type(t, target)) else { continue };
+        let Some(t) = f.ty.and_then(|t| struct_member_type(t, target)) else {
+            continue;
+        };
         // A field an `atomic` statement updates is an atomic word (f32 and f64 as their bits).
         let t = if atomic_fields.contains(&(k as FieldId)) {
-            format!("atomic<{}>", atomic_word(f.ty.unwrap_or(Scalar::U32), target)?)
+            format!(
+                "atomic<{}>",
+                atomic_word(f.ty.unwrap_or(Scalar::U32), target)?
+            )
         } else {
             t.to_string()
         };
@@ -186,10 +215,16 @@ fn literal(l: Literal, target: Target) -> Result<String> {
                 let v = match v {
                     v if v == i64::MIN as i128 => i32::MIN as i128,
                     v if v == i64::MAX as i128 && t == Scalar::ISize => i32::MAX as i128,
-                    v if v == u64::MAX as i128 || (v == -1 && t == Scalar::USize) => u32::MAX as i128,
+                    v if v == u64::MAX as i128 || (v == -1 && t == Scalar::USize) => {
+                        u32::MAX as i128
+                    }
                     v => v,
                 };
-                let fits = if t == Scalar::ISize { (i32::MIN as i128..=i32::MAX as i128).contains(&v) } else { (0..=u32::MAX as i128).contains(&v) };
+                let fits = if t == Scalar::ISize {
+                    (i32::MIN as i128..=i32::MAX as i128).contains(&v)
+                } else {
+                    (0..=u32::MAX as i128).contains(&v)
+                };
                 if !fits {
                     return Err(unsupported(format!("the {t} literal {v} (32-bit there)")));
                 }
@@ -219,7 +254,11 @@ fn literal(l: Literal, target: Target) -> Result<String> {
         Literal::Float(t, v) => {
             let ty = wgsl_type(t, target)?;
             if v.is_finite() {
-                let text = if v == v.trunc() && v.abs() < 1e15 { format!("{v:.1}") } else { format!("{v:e}") };
+                let text = if v == v.trunc() && v.abs() < 1e15 {
+                    format!("{v:.1}")
+                } else {
+                    format!("{v:e}")
+                };
                 format!("{ty}({text})")
             } else if t == Scalar::F32 {
                 let bits = (v as f32).to_bits();
@@ -234,10 +273,20 @@ fn literal(l: Literal, target: Target) -> Result<String> {
 
 /// Lowers `kernel` for `target`.
 pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
-    let types = expr_types(kernel).map_err(|e| Error::Unsupported { what: format!("invalid kernel IR: {e}") })?;
+    let types = expr_types(kernel).map_err(|e| Error::Unsupported {
+        what: format!("invalid kernel IR: {e}"),
+    })?;
     let mut atomic = std::collections::BTreeSet::new();
     collect_atomic_arrays(&kernel.function.body, &mut atomic);
-    let mut w = Writer { k: kernel, target, types, helpers: String::new(), atomic, break_flags: Vec::new(), fast: None };
+    let mut w = Writer {
+        k: kernel,
+        target,
+        types,
+        helpers: String::new(),
+        atomic,
+        break_flags: Vec::new(),
+        fast: None,
+    };
     w.module()
 }
 
@@ -264,13 +313,18 @@ fn assigns_local(body: &[Stmt], var: LocalId) -> bool {
         Stmt::Assign { local, .. } => *local == var,
         Stmt::Atomic { old, new, .. } => *old == Some(var) || *new == Some(var),
         Stmt::If { accept, reject, .. } => assigns_local(accept, var) || assigns_local(reject, var),
-        Stmt::For { levels, body, .. } => levels.iter().any(|l| l.var == var) || assigns_local(body, var),
+        Stmt::For { levels, body, .. } => {
+            levels.iter().any(|l| l.var == var) || assigns_local(body, var)
+        }
         Stmt::Loop { body } => assigns_local(body, var),
         _ => false,
     })
 }
 
-fn collect_atomic_arrays(b: &[Stmt], out: &mut std::collections::BTreeSet<(ParamId, Option<FieldId>)>) {
+fn collect_atomic_arrays(
+    b: &[Stmt],
+    out: &mut std::collections::BTreeSet<(ParamId, Option<FieldId>)>,
+) {
     for s in b {
         match s {
             Stmt::Atomic { array, field, .. } => {
@@ -290,10 +344,14 @@ fn collect_atomic_arrays(b: &[Stmt], out: &mut std::collections::BTreeSet<(Param
 fn atomic_word(t: Scalar, target: Target) -> Result<&'static str> {
     match t {
         Scalar::I32 | Scalar::ISize | Scalar::I8 | Scalar::I16 => Ok("i32"),
-        Scalar::U32 | Scalar::USize | Scalar::U8 | Scalar::U16 | Scalar::Bool | Scalar::F32 => Ok("u32"),
+        Scalar::U32 | Scalar::USize | Scalar::U8 | Scalar::U16 | Scalar::Bool | Scalar::F32 => {
+            Ok("u32")
+        }
         Scalar::I64 if target.int64_atomics => Ok("i64"),
         Scalar::U64 | Scalar::F64 if target.int64_atomics => Ok("u64"),
-        _ => Err(unsupported(format!("atomics on {t} (this adapter has no 64-bit atomics)"))),
+        _ => Err(unsupported(format!(
+            "atomics on {t} (this adapter has no 64-bit atomics)"
+        ))),
     }
 }
 
@@ -301,14 +359,25 @@ fn atomic_word(t: Scalar, target: Target) -> Result<&'static str> {
 fn identity(op: ReduceOp, t: Scalar, target: Target) -> Result<String> {
     let lit = |l| literal(l, target);
     Ok(match (op, t) {
-        (ReduceOp::Add | ReduceOp::BitOr | ReduceOp::BitXor, t) if t.is_float() => lit(Literal::Float(t, 0.0))?,
-        (ReduceOp::Add | ReduceOp::BitOr | ReduceOp::BitXor, Scalar::Bool) | (ReduceOp::Or, _) => "false".into(),
+        (ReduceOp::Add | ReduceOp::BitOr | ReduceOp::BitXor, t) if t.is_float() => {
+            lit(Literal::Float(t, 0.0))?
+        }
+        (ReduceOp::Add | ReduceOp::BitOr | ReduceOp::BitXor, Scalar::Bool) | (ReduceOp::Or, _) => {
+            "false".into()
+        }
         (ReduceOp::Add | ReduceOp::BitOr | ReduceOp::BitXor, t) => lit(Literal::Int(t, 0))?,
         (ReduceOp::Mul, t) if t.is_float() => lit(Literal::Float(t, 1.0))?,
         (ReduceOp::Mul, t) => lit(Literal::Int(t, 1))?,
         (ReduceOp::And, _) | (ReduceOp::BitAnd, Scalar::Bool) => "true".into(),
         (ReduceOp::BitAnd, t) if t.is_signed() => lit(Literal::Int(t, -1))?,
-        (ReduceOp::BitAnd, t) => lit(Literal::Int(t, if t == Scalar::U64 { u64::MAX as i128 } else { u32::MAX as i128 }))?,
+        (ReduceOp::BitAnd, t) => lit(Literal::Int(
+            t,
+            if t == Scalar::U64 {
+                u64::MAX as i128
+            } else {
+                u32::MAX as i128
+            },
+        ))?,
         (ReduceOp::Max, t) if t.is_float() => lit(Literal::Float(t, f64::NEG_INFINITY))?,
         (ReduceOp::Min, t) if t.is_float() => lit(Literal::Float(t, f64::INFINITY))?,
         (ReduceOp::Max, Scalar::I32 | Scalar::ISize) => lit(Literal::Int(t, i32::MIN as i128))?,
@@ -355,15 +424,38 @@ impl Writer<'_> {
         let mut decls = String::new();
         // Arrays.
         for (id, p) in k.params.iter().enumerate() {
-            if let ParamKind::Array { elem: Elem::Struct(layout), writable } = &p.kind {
-                let atomic_fields: Vec<FieldId> = self.atomic.iter().filter(|(a, _)| *a == id as ParamId).filter_map(|(_, f)| *f).collect();
-                let _ = writeln!(decls, "{}", struct_decl(&format!("S{id}"), layout, &atomic_fields, self.target).map_err(|e| annotate(e, &p.name))?);
+            if let ParamKind::Array {
+                elem: Elem::Struct(layout),
+                writable,
+            } = &p.kind
+            {
+                let atomic_fields: Vec<FieldId> = self
+                    .atomic
+                    .iter()
+                    .filter(|(a, _)| *a == id as ParamId)
+                    .filter_map(|(_, f)| *f)
+                    .collect();
+                let _ = writeln!(
+                    decls,
+                    "{}",
+                    struct_decl(&format!("S{id}"), layout, &atomic_fields, self.target)
+                        .map_err(|e| annotate(e, &p.name))?
+                );
                 let access = if *writable { "read_write" } else { "read" };
-                let _ = writeln!(decls, "@group(0) @binding({}) var<storage, {access}> p{id}: array<S{id}>; // {}", bindings.len(), p.name);
+                let _ = writeln!(
+                    decls,
+                    "@group(0) @binding({}) var<storage, {access}> p{id}: array<S{id}>; // {}",
+                    bindings.len(),
+                    p.name
+                );
                 bindings.push(Binding::Array(id as ParamId));
                 continue;
             }
-            if let ParamKind::Array { elem: Elem::Scalar(elem), writable } = &p.kind {
+            if let ParamKind::Array {
+                elem: Elem::Scalar(elem),
+                writable,
+            } = &p.kind
+            {
                 let ty = if self.atomic.contains(&(id as ParamId, None)) {
                     let w = atomic_word(*elem, self.target).map_err(|e| annotate(e, &p.name))?;
                     match w {
@@ -376,7 +468,12 @@ impl Writer<'_> {
                     storage_type(*elem, self.target).map_err(|e| annotate(e, &p.name))?
                 };
                 let access = if *writable { "read_write" } else { "read" };
-                let _ = writeln!(decls, "@group(0) @binding({}) var<storage, {access}> p{id}: array<{ty}>; // {}", bindings.len(), p.name);
+                let _ = writeln!(
+                    decls,
+                    "@group(0) @binding({}) var<storage, {access}> p{id}: array<{ty}>; // {}",
+                    bindings.len(),
+                    p.name
+                );
                 bindings.push(Binding::Array(id as ParamId));
             }
         }
@@ -397,9 +494,17 @@ impl Writer<'_> {
         for (id, s) in scalars {
             let size = self.param_size(s);
             offset = offset.next_multiple_of(size);
-            let ty = if s == Scalar::Bool { "u32" } else { self.ty(s).map_err(|e| annotate(e, &k.params[id].name))? };
+            let ty = if s == Scalar::Bool {
+                "u32"
+            } else {
+                self.ty(s).map_err(|e| annotate(e, &k.params[id].name))?
+            };
             let _ = writeln!(fields, "    p{id}: {ty},");
-            params.push(ParamSlot { param: id as ParamId, ty: s, offset });
+            params.push(ParamSlot {
+                param: id as ParamId,
+                ty: s,
+                offset,
+            });
             offset += size;
         }
         // Each array's first element in its buffer and its length: an array may be a part of a
@@ -410,7 +515,10 @@ impl Writer<'_> {
             if matches!(p.kind, ParamKind::Array { .. }) {
                 offset = offset.next_multiple_of(4);
                 let _ = writeln!(fields, "    b{id}: u32,\n    n{id}: u32,");
-                arrays.push(ArraySlot { param: id as ParamId, offset });
+                arrays.push(ArraySlot {
+                    param: id as ParamId,
+                    offset,
+                });
                 offset += 8;
             }
         }
@@ -421,9 +529,17 @@ impl Writer<'_> {
         offset += 4;
         let params_size = offset.next_multiple_of(8).max(4);
         let _ = writeln!(decls, "struct Params {{\n{fields}}}");
-        let _ = writeln!(decls, "@group(0) @binding({}) var<storage, read> params: Params;", bindings.len());
+        let _ = writeln!(
+            decls,
+            "@group(0) @binding({}) var<storage, read> params: Params;",
+            bindings.len()
+        );
         bindings.push(Binding::Params);
-        let _ = writeln!(decls, "@group(0) @binding({}) var<storage, read_write> acc_status: array<atomic<u32>, 4>;", bindings.len());
+        let _ = writeln!(
+            decls,
+            "@group(0) @binding({}) var<storage, read_write> acc_status: array<atomic<u32>, 4>;",
+            bindings.len()
+        );
         bindings.push(Binding::Status);
 
         // Entry points: one per top-level parallel loop. When the region has only scalar
@@ -438,7 +554,11 @@ impl Writer<'_> {
             let mut fields = String::new();
             let (slots, size) = k.scalar_locals_layout(|t| self.param_size(t));
             for &(i, t, off) in &slots {
-                let ty = if t == Scalar::Bool { "u32" } else { self.ty(t)? };
+                let ty = if t == Scalar::Bool {
+                    "u32"
+                } else {
+                    self.ty(t)?
+                };
                 let _ = writeln!(fields, "    l{i}: {ty},");
                 local_slots.push((i as usize, t, off));
             }
@@ -447,16 +567,32 @@ impl Writer<'_> {
             }
             locals_size = size;
             let _ = writeln!(decls, "struct Locals {{\n{fields}}}");
-            let _ = writeln!(decls, "@group(0) @binding({}) var<storage, read_write> acc_locals: Locals;", bindings.len());
+            let _ = writeln!(
+                decls,
+                "@group(0) @binding({}) var<storage, read_write> acc_locals: Locals;",
+                bindings.len()
+            );
             bindings.push(Binding::Locals);
         }
         let load_locals: String = local_slots
             .iter()
-            .map(|&(i, t, _)| if t == Scalar::Bool { format!("    l{i} = (acc_locals.l{i} != 0u);\n") } else { format!("    l{i} = acc_locals.l{i};\n") })
+            .map(|&(i, t, _)| {
+                if t == Scalar::Bool {
+                    format!("    l{i} = (acc_locals.l{i} != 0u);\n")
+                } else {
+                    format!("    l{i} = acc_locals.l{i};\n")
+                }
+            })
             .collect();
         let store_locals: String = local_slots
             .iter()
-            .map(|&(i, t, _)| if t == Scalar::Bool { format!("    acc_locals.l{i} = select(0u, 1u, l{i});\n") } else { format!("    acc_locals.l{i} = l{i};\n") })
+            .map(|&(i, t, _)| {
+                if t == Scalar::Bool {
+                    format!("    acc_locals.l{i} = select(0u, 1u, l{i});\n")
+                } else {
+                    format!("    acc_locals.l{i} = l{i};\n")
+                }
+            })
             .collect();
 
         let mut entry_points = Vec::new();
@@ -466,7 +602,12 @@ impl Writer<'_> {
         let mut pending: Vec<&Stmt> = Vec::new();
         let mut bodies = String::new();
         let mut reduced_in_loops = std::collections::BTreeSet::new();
-        let flush = |w: &mut Self, pending: &mut Vec<&Stmt>, entry_points: &mut Vec<String>, single: &mut Vec<bool>, bodies: &mut String| -> Result<()> {
+        let flush = |w: &mut Self,
+                     pending: &mut Vec<&Stmt>,
+                     entry_points: &mut Vec<String>,
+                     single: &mut Vec<bool>,
+                     bodies: &mut String|
+         -> Result<()> {
             if pending.is_empty() {
                 return Ok(());
             }
@@ -481,8 +622,16 @@ impl Writer<'_> {
         for s in &k.function.body {
             match s {
                 Stmt::Assign { .. } if !segmented => prelude.push(s),
-                Stmt::For { schedule: Some(_), .. } => {
-                    flush(self, &mut pending, &mut entry_points, &mut single, &mut bodies)?;
+                Stmt::For {
+                    schedule: Some(_), ..
+                } => {
+                    flush(
+                        self,
+                        &mut pending,
+                        &mut entry_points,
+                        &mut single,
+                        &mut bodies,
+                    )?;
                     let n = entry_points.len();
                     let name = format!("acc_main_{n}");
                     let mut slots = Vec::new();
@@ -490,20 +639,36 @@ impl Writer<'_> {
                     for (r, (red, into)) in self.loop_reductions(s).into_iter().enumerate() {
                         let ty = k.function.locals[red.local as usize].ty;
                         // bool is not host-shareable: its partials are u32 0/1.
-                        let wty = if ty == Scalar::Bool { "u32" } else { storage_type(ty, self.target)? };
+                        let wty = if ty == Scalar::Bool {
+                            "u32"
+                        } else {
+                            storage_type(ty, self.target)?
+                        };
                         let b = bindings.len();
                         let _ = writeln!(decls, "@group(0) @binding({b}) var<storage, read_write> acc_partials_{}: array<{wty}>;", reductions.len());
-                        let _ = writeln!(decls, "var<workgroup> acc_shared_{n}_{r}: array<{wty}, {WORKGROUP_SIZE}>;");
+                        let _ = writeln!(
+                            decls,
+                            "var<workgroup> acc_shared_{n}_{r}: array<{wty}, {WORKGROUP_SIZE}>;"
+                        );
                         bindings.push(Binding::Partials(reductions.len()));
                         slots.push(reductions.len());
                         let len = k.function.locals[red.local as usize].len.unwrap_or(1);
                         if into.is_none() {
                             if k.function.locals[red.local as usize].len.is_some() {
-                                return Err(unsupported("an array reduction into an array local to the region"));
+                                return Err(unsupported(
+                                    "an array reduction into an array local to the region",
+                                ));
                             }
                             on_device.push((reductions.len(), red));
                         }
-                        reductions.push(ReductionSlot { op: red.op, ty, into, entry: Some(n), local_offset: 0, len });
+                        reductions.push(ReductionSlot {
+                            op: red.op,
+                            ty,
+                            into,
+                            entry: Some(n),
+                            local_offset: 0,
+                            len,
+                        });
                         reduced_in_loops.insert(red.local);
                     }
                     let body = if segmented {
@@ -520,22 +685,40 @@ impl Writer<'_> {
                         let m = entry_points.len();
                         let mut out = String::new();
                         let _ = writeln!(out, "@compute @workgroup_size(1)");
-                        let _ = writeln!(out, "fn acc_main_{m}(@builtin(global_invocation_id) acc_gid: vec3<u32>) {{");
+                        let _ = writeln!(
+                            out,
+                            "fn acc_main_{m}(@builtin(global_invocation_id) acc_gid: vec3<u32>) {{"
+                        );
                         let _ = writeln!(out, "    if (acc_gid.x != 0u) {{ return; }}");
                         self.declare_locals(&mut out)?;
                         out.push_str(&load_locals);
                         let _ = writeln!(out, "    var acc_g: u32 = 0u;");
-                        let _ = writeln!(out, "    for (; acc_g < params.acc_groups; acc_g = acc_g + 1u) {{");
+                        let _ = writeln!(
+                            out,
+                            "    for (; acc_g < params.acc_groups; acc_g = acc_g + 1u) {{"
+                        );
                         for (slot, red) in &on_device {
                             let ty = k.function.locals[red.local as usize].ty;
                             let p = format!("acc_partials_{slot}[acc_g]");
-                            let p = if ty == Scalar::Bool { format!("({p} != 0u)") } else { p };
-                            let _ = writeln!(out, "        l{} = {};", red.local, combine(red.op, ty, &format!("l{}", red.local), &p));
+                            let p = if ty == Scalar::Bool {
+                                format!("({p} != 0u)")
+                            } else {
+                                p
+                            };
+                            let _ = writeln!(
+                                out,
+                                "        l{} = {};",
+                                red.local,
+                                combine(red.op, ty, &format!("l{}", red.local), &p)
+                            );
                         }
                         let _ = writeln!(out, "    }}");
                         if self.target.loop_limit.is_some() {
                             self.loop_cut_helper();
-                            let _ = writeln!(out, "    if (acc_g < params.acc_groups) {{ acc_loop_cut(); }}");
+                            let _ = writeln!(
+                                out,
+                                "    if (acc_g < params.acc_groups) {{ acc_loop_cut(); }}"
+                            );
                         }
                         out.push_str(&store_locals);
                         let _ = writeln!(out, "}}");
@@ -547,17 +730,32 @@ impl Writer<'_> {
                 other => pending.push(other),
             }
         }
-        flush(self, &mut pending, &mut entry_points, &mut single, &mut bodies)?;
+        flush(
+            self,
+            &mut pending,
+            &mut entry_points,
+            &mut single,
+            &mut bodies,
+        )?;
         if !segmented && entry_points.is_empty() {
             return Err(unsupported("a region without code to run"));
         }
         // Kernel reductions computed by sequential code: the local's final value.
         for (red, into) in &k.reductions {
             if !reduced_in_loops.contains(&red.local) {
-                let Some(&(_, ty, off)) = local_slots.iter().find(|(i, ..)| *i == red.local as usize) else {
+                let Some(&(_, ty, off)) =
+                    local_slots.iter().find(|(i, ..)| *i == red.local as usize)
+                else {
                     return Err(unsupported("a reduction outside any loop of the region"));
                 };
-                reductions.push(ReductionSlot { op: red.op, ty, into: Some(*into), entry: None, local_offset: off, len: 1 });
+                reductions.push(ReductionSlot {
+                    op: red.op,
+                    ty,
+                    into: Some(*into),
+                    entry: None,
+                    local_offset: off,
+                    len: 1,
+                });
             }
         }
         let mut wgsl = String::new();
@@ -565,8 +763,12 @@ impl Writer<'_> {
         wgsl.push_str(&decls);
         wgsl.push_str(&self.helpers);
         wgsl.push_str(&bodies);
-        let module = naga::front::wgsl::parse_str(&wgsl)
-            .map_err(|e| Error::Unsupported { what: format!("internal error: generated WGSL does not parse:\n{}\n{wgsl}", e.emit_to_string(&wgsl)) })?;
+        let module = naga::front::wgsl::parse_str(&wgsl).map_err(|e| Error::Unsupported {
+            what: format!(
+                "internal error: generated WGSL does not parse:\n{}\n{wgsl}",
+                e.emit_to_string(&wgsl)
+            ),
+        })?;
         let mut caps = naga::valid::Capabilities::empty();
         if self.target.f64 {
             caps |= naga::valid::Capabilities::FLOAT64;
@@ -579,9 +781,33 @@ impl Writer<'_> {
         }
         let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)
             .validate(&module)
-            .map_err(|e| Error::Unsupported { what: format!("internal error: generated WGSL does not validate:\n{}\n{wgsl}", e.emit_to_string(&wgsl)) })?;
-        let result = k.result.and_then(|r| local_slots.iter().find(|(i, ..)| *i == r as usize).map(|&(_, t, off)| (t, off)));
-        Ok(Lowered { wgsl, module, info, entry_points, single, locals_size, bindings, params, arrays, params_size, reductions, result, groups_offset })
+            .map_err(|e| Error::Unsupported {
+                what: format!(
+                    "internal error: generated WGSL does not validate:\n{}\n{wgsl}",
+                    e.emit_to_string(&wgsl)
+                ),
+            })?;
+        let result = k.result.and_then(|r| {
+            local_slots
+                .iter()
+                .find(|(i, ..)| *i == r as usize)
+                .map(|&(_, t, off)| (t, off))
+        });
+        Ok(Lowered {
+            wgsl,
+            module,
+            info,
+            entry_points,
+            single,
+            locals_size,
+            bindings,
+            params,
+            arrays,
+            params_size,
+            reductions,
+            result,
+            groups_offset,
+        })
     }
 
     fn param_size(&self, s: Scalar) -> u32 {
@@ -594,15 +820,35 @@ impl Writer<'_> {
     /// The reductions of a parallel loop, each with the parameter it goes to: only reductions
     /// the kernel combines into a parameter are supported so far.
     fn loop_reductions(&self, s: &Stmt) -> Vec<(Reduction, Option<ParamId>)> {
-        let Stmt::For { reductions, .. } = s else { return Vec::new() };
-        reductions.iter().map(|r| (*r, self.k.reductions.iter().find(|(kr, _)| kr.local == r.local).map(|(_, p)| *p))).collect()
+        let Stmt::For { reductions, .. } = s else {
+            return Vec::new();
+        };
+        reductions
+            .iter()
+            .map(|r| {
+                (
+                    *r,
+                    self.k
+                        .reductions
+                        .iter()
+                        .find(|(kr, _)| kr.local == r.local)
+                        .map(|(_, p)| *p),
+                )
+            })
+            .collect()
     }
 
     /// One entry point: the prelude, then the loop's share of iterations, then the
     /// workgroup's reduction partials.
     /// An entry point of one invocation running `stmts` (code between parallel loops), with the
     /// region-level locals loaded first and stored back last.
-    fn single_entry(&mut self, n: usize, stmts: &[&Stmt], load: &str, store: &str) -> Result<String> {
+    fn single_entry(
+        &mut self,
+        n: usize,
+        stmts: &[&Stmt],
+        load: &str,
+        store: &str,
+    ) -> Result<String> {
         let mut out = String::new();
         let _ = writeln!(out, "@compute @workgroup_size(1)");
         let _ = writeln!(out, "fn acc_main_{n}(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local_invocation_index) acc_lid: u32, @builtin(workgroup_id) acc_wg: vec3<u32>, @builtin(num_workgroups) acc_nwg: vec3<u32>) {{");
@@ -632,9 +878,25 @@ impl Writer<'_> {
         Ok(())
     }
 
-    fn entry(&mut self, n: usize, prelude: &[&Stmt], s: &Stmt, slots: &[usize], load: &str) -> Result<String> {
-        let Stmt::For { levels, reductions, private: _, body, .. } = s else {
-            return Err(unsupported("internal error: an entry point without its loop"));
+    fn entry(
+        &mut self,
+        n: usize,
+        prelude: &[&Stmt],
+        s: &Stmt,
+        slots: &[usize],
+        load: &str,
+    ) -> Result<String> {
+        let Stmt::For {
+            levels,
+            reductions,
+            private: _,
+            body,
+            ..
+        } = s
+        else {
+            return Err(unsupported(
+                "internal error: an entry point without its loop",
+            ));
         };
         let mut out = String::new();
         let _ = writeln!(out, "@compute @workgroup_size({WORKGROUP_SIZE})");
@@ -652,7 +914,9 @@ impl Writer<'_> {
             let t = self.expr(lv.trips)?;
             let _ = writeln!(out, "    let acc_trips_{i}: u32 = {t};");
         }
-        let product: Vec<String> = (0..levels.len()).map(|i| format!("acc_trips_{i}")).collect();
+        let product: Vec<String> = (0..levels.len())
+            .map(|i| format!("acc_trips_{i}"))
+            .collect();
         let _ = writeln!(out, "    let acc_trips: u32 = {};", product.join(" * "));
         for r in reductions {
             let l = &self.k.function.locals[r.local as usize];
@@ -666,7 +930,10 @@ impl Writer<'_> {
                 }
             }
         }
-        let _ = writeln!(out, "    let acc_stride: u32 = acc_nwg.x * {WORKGROUP_SIZE}u;");
+        let _ = writeln!(
+            out,
+            "    let acc_stride: u32 = acc_nwg.x * {WORKGROUP_SIZE}u;"
+        );
         // Arrays indexed by the loop variable itself: when its first and last values are in
         // bounds for all of them (checked once here), the body runs without their checks.
         let mut fast_arrays = std::collections::BTreeSet::new();
@@ -682,8 +949,15 @@ impl Writer<'_> {
             let ty = self.ty(self.k.function.locals[lv.var as usize].ty)?;
             let (start, step) = (self.expr(lv.start)?, self.expr(lv.step)?);
             let last = format!("({start} + {ty}(acc_trips - 1u) * {step})");
-            let conds: Vec<String> = fast_arrays.iter().map(|a| format!("({start} < params.n{a} && {last} < params.n{a})")).collect();
-            let _ = writeln!(out, "    let acc_fast = acc_trips == 0u || ({});", conds.join(" && "));
+            let conds: Vec<String> = fast_arrays
+                .iter()
+                .map(|a| format!("({start} < params.n{a} && {last} < params.n{a})"))
+                .collect();
+            let _ = writeln!(
+                out,
+                "    let acc_fast = acc_trips == 0u || ({});",
+                conds.join(" && ")
+            );
         }
         let _ = writeln!(out, "    for (var acc_k: u32 = acc_gid.x; acc_k < acc_trips; acc_k = acc_k + acc_stride) {{");
         if levels.len() > 1 {
@@ -694,10 +968,18 @@ impl Writer<'_> {
             let (start, step) = (self.expr(lv.start)?, self.expr(lv.step)?);
             if i == 0 {
                 // The outermost level takes what is left: no division.
-                let k = if levels.len() > 1 { "acc_rest" } else { "acc_k" };
+                let k = if levels.len() > 1 {
+                    "acc_rest"
+                } else {
+                    "acc_k"
+                };
                 let _ = writeln!(out, "        l{} = {start} + {ty}({k}) * {step};", lv.var);
             } else {
-                let _ = writeln!(out, "        l{} = {start} + {ty}(acc_rest % acc_trips_{i}) * {step};", lv.var);
+                let _ = writeln!(
+                    out,
+                    "        l{} = {start} + {ty}(acc_rest % acc_trips_{i}) * {step};",
+                    lv.var
+                );
                 let _ = writeln!(out, "        acc_rest = acc_rest / acc_trips_{i};");
             }
         }
@@ -717,24 +999,59 @@ impl Writer<'_> {
         for (r, (red, slot)) in reductions.iter().zip(slots).enumerate() {
             let ty = self.k.function.locals[red.local as usize].ty;
             let sh = format!("acc_shared_{n}_{r}");
-            let as_word = |v: String| if ty == Scalar::Bool { format!("select(0u, 1u, {v})") } else { v };
-            let from_word = |v: String| if ty == Scalar::Bool { format!("({v} != 0u)") } else { v };
+            let as_word = |v: String| {
+                if ty == Scalar::Bool {
+                    format!("select(0u, 1u, {v})")
+                } else {
+                    v
+                }
+            };
+            let from_word = |v: String| {
+                if ty == Scalar::Bool {
+                    format!("({v} != 0u)")
+                } else {
+                    v
+                }
+            };
             // Arrays reduce element by element, each through the same shared memory.
             let (element, partial, pad) = match self.k.function.locals[red.local as usize].len {
                 Some(n) => {
-                    let _ = writeln!(out, "    for (var acc_e: u32 = 0u; acc_e < {n}u; acc_e = acc_e + 1u) {{");
-                    (format!("l{}[acc_e]", red.local), format!("acc_wg.x * {n}u + acc_e"), "    ")
+                    let _ = writeln!(
+                        out,
+                        "    for (var acc_e: u32 = 0u; acc_e < {n}u; acc_e = acc_e + 1u) {{"
+                    );
+                    (
+                        format!("l{}[acc_e]", red.local),
+                        format!("acc_wg.x * {n}u + acc_e"),
+                        "    ",
+                    )
                 }
                 None => (format!("l{}", red.local), "acc_wg.x".to_string(), ""),
             };
             let _ = writeln!(out, "    {pad}{sh}[acc_lid] = {};", as_word(element));
             let _ = writeln!(out, "    {pad}workgroupBarrier();");
-            let _ = writeln!(out, "    {pad}for (var acc_s: u32 = {}u; acc_s > 0u; acc_s = acc_s >> 1u) {{", WORKGROUP_SIZE / 2);
-            let c = combine(red.op, ty, &from_word(format!("{sh}[acc_lid]")), &from_word(format!("{sh}[acc_lid + acc_s]")));
-            let _ = writeln!(out, "    {pad}    if (acc_lid < acc_s) {{ {sh}[acc_lid] = {}; }}", as_word(c));
+            let _ = writeln!(
+                out,
+                "    {pad}for (var acc_s: u32 = {}u; acc_s > 0u; acc_s = acc_s >> 1u) {{",
+                WORKGROUP_SIZE / 2
+            );
+            let c = combine(
+                red.op,
+                ty,
+                &from_word(format!("{sh}[acc_lid]")),
+                &from_word(format!("{sh}[acc_lid + acc_s]")),
+            );
+            let _ = writeln!(
+                out,
+                "    {pad}    if (acc_lid < acc_s) {{ {sh}[acc_lid] = {}; }}",
+                as_word(c)
+            );
             let _ = writeln!(out, "    {pad}    workgroupBarrier();");
             let _ = writeln!(out, "    {pad}}}");
-            let _ = writeln!(out, "    {pad}if (acc_lid == 0u) {{ acc_partials_{slot}[{partial}] = {sh}[0]; }}");
+            let _ = writeln!(
+                out,
+                "    {pad}if (acc_lid == 0u) {{ acc_partials_{slot}[{partial}] = {sh}[0]; }}"
+            );
             if !pad.is_empty() {
                 // The next element reuses the shared memory once everyone has read it.
                 let _ = writeln!(out, "        workgroupBarrier();");
@@ -759,11 +1076,20 @@ impl Writer<'_> {
                 let v = self.expr(*value)?;
                 let _ = writeln!(out, "{pad}l{local} = {v};");
             }
-            Stmt::AssignElem { local, index, value } => {
+            Stmt::AssignElem {
+                local,
+                index,
+                value,
+            } => {
                 let (i, v) = (self.expr(*index)?, self.expr(*value)?);
                 let _ = writeln!(out, "{pad}l{local}[{i}] = {v};");
             }
-            Stmt::Store { array, field, index, value } => {
+            Stmt::Store {
+                array,
+                field,
+                index,
+                value,
+            } => {
                 let member = self.member(*array, *field)?;
                 let (i, mut v) = (self.expr(*index)?, self.expr(*value)?);
                 if self.types[value.index()] == Scalar::Bool {
@@ -781,7 +1107,11 @@ impl Writer<'_> {
                     self.bounds_helper();
                 }
             }
-            Stmt::If { cond, accept, reject } => {
+            Stmt::If {
+                cond,
+                accept,
+                reject,
+            } => {
                 let c = self.expr(*cond)?;
                 let _ = writeln!(out, "{pad}if ({c}) {{");
                 self.block(out, accept, depth + 1)?;
@@ -791,19 +1121,33 @@ impl Writer<'_> {
                 }
                 let _ = writeln!(out, "{pad}}}");
             }
-            Stmt::For { levels, schedule: _, reductions: _, private: _, body } => {
+            Stmt::For {
+                levels,
+                schedule: _,
+                reductions: _,
+                private: _,
+                body,
+            } => {
                 // Inside a parallel loop every loop runs sequentially in its invocation.
                 if levels.len() != 1 {
                     return Err(unsupported("a collapsed loop nested inside another loop"));
                 }
                 let lv = &levels[0];
                 let ty = self.ty(self.k.function.locals[lv.var as usize].ty)?;
-                let (start, step, trips) = (self.expr(lv.start)?, self.expr(lv.step)?, self.expr(lv.trips)?);
+                let (start, step, trips) = (
+                    self.expr(lv.start)?,
+                    self.expr(lv.step)?,
+                    self.expr(lv.trips)?,
+                );
                 let k = format!("acc_k{depth}");
                 match self.target.loop_limit {
                     None => {
-                        let _ = writeln!(out, "{pad}for (var {k}: u32 = 0u; {k} < {trips}; {k} = {k} + 1u) {{");
-                        let _ = writeln!(out, "{pad}    l{} = {start} + {ty}({k}) * {step};", lv.var);
+                        let _ = writeln!(
+                            out,
+                            "{pad}for (var {k}: u32 = 0u; {k} < {trips}; {k} = {k} + 1u) {{"
+                        );
+                        let _ =
+                            writeln!(out, "{pad}    l{} = {start} + {ty}({k}) * {step};", lv.var);
                         self.break_flags.push(None);
                         self.block(out, body, depth + 1)?;
                         self.break_flags.pop();
@@ -816,12 +1160,16 @@ impl Writer<'_> {
                         self.loop_cut_helper();
                         let _ = writeln!(out, "{pad}{{ var {broke} = false; let {n}: u32 = {trips}; var {k}: u32 = 0u;");
                         let _ = writeln!(out, "{pad}for (; {k} < {n}; {k} = {k} + 1u) {{");
-                        let _ = writeln!(out, "{pad}    l{} = {start} + {ty}({k}) * {step};", lv.var);
+                        let _ =
+                            writeln!(out, "{pad}    l{} = {start} + {ty}({k}) * {step};", lv.var);
                         self.break_flags.push(Some(broke.clone()));
                         self.block(out, body, depth + 1)?;
                         self.break_flags.pop();
                         let _ = writeln!(out, "{pad}}}");
-                        let _ = writeln!(out, "{pad}if (!{broke} && {k} < {n}) {{ acc_loop_cut(); }} }}");
+                        let _ = writeln!(
+                            out,
+                            "{pad}if (!{broke} && {k} < {n}) {{ acc_loop_cut(); }} }}"
+                        );
                     }
                 }
             }
@@ -857,7 +1205,15 @@ impl Writer<'_> {
             Stmt::Continue => {
                 let _ = writeln!(out, "{pad}continue;");
             }
-            Stmt::Atomic { array, field, index, op, value, old, new } => {
+            Stmt::Atomic {
+                array,
+                field,
+                index,
+                op,
+                value,
+                old,
+                new,
+            } => {
                 self.atomic_stmt(out, &pad, (*array, *field), *index, *op, *value, *old, *new)?;
             }
         }
@@ -876,13 +1232,19 @@ impl Writer<'_> {
         old: Option<LocalId>,
         new: Option<LocalId>,
     ) -> Result<()> {
-        let elem = self.k.access(array, field).map(|a| a.ty).ok_or_else(|| unsupported(format!("internal error: atomic on parameter {array}")))?;
+        let elem =
+            self.k.access(array, field).map(|a| a.ty).ok_or_else(|| {
+                unsupported(format!("internal error: atomic on parameter {array}"))
+            })?;
         atomic_word(elem, self.target)?;
         let member = self.member(array, field)?;
         self.bounds_helper();
         let i = self.expr(index)?;
         let place = format!("p{array}[params.b{array} + acc_i]{member}");
-        let _ = writeln!(out, "{pad}{{ let acc_i = {i}; if (acc_in_bounds({array}u, acc_i, params.n{array})) {{");
+        let _ = writeln!(
+            out,
+            "{pad}{{ let acc_i = {i}; if (acc_in_bounds({array}u, acc_i, params.n{array})) {{"
+        );
         let set = |out: &mut String, local: Option<LocalId>, v: &str| {
             if let Some(l) = local {
                 let _ = writeln!(out, "{pad}    l{l} = {v};");
@@ -892,7 +1254,11 @@ impl Writer<'_> {
             AtomicOp::Read => set(out, old, &decode(elem, &format!("atomicLoad(&{place})"))),
             AtomicOp::Exchange => {
                 let v = self.expr(value)?;
-                let _ = writeln!(out, "{pad}    let acc_old = atomicExchange(&{place}, {});", encode(elem, &v));
+                let _ = writeln!(
+                    out,
+                    "{pad}    let acc_old = atomicExchange(&{place}, {});",
+                    encode(elem, &v)
+                );
                 set(out, old, &decode(elem, "acc_old"));
                 set(out, new, &v);
             }
@@ -909,7 +1275,15 @@ impl Writer<'_> {
                 };
                 // Native read-modify-write where WGSL has it for the word type and the value
                 // needs no wrapping; a compare-exchange loop otherwise.
-                let exact_word = matches!(elem, Scalar::I32 | Scalar::U32 | Scalar::ISize | Scalar::USize | Scalar::I64 | Scalar::U64);
+                let exact_word = matches!(
+                    elem,
+                    Scalar::I32
+                        | Scalar::U32
+                        | Scalar::ISize
+                        | Scalar::USize
+                        | Scalar::I64
+                        | Scalar::U64
+                );
                 let combined = |o: &str| {
                     let r = format!("({o} {} acc_v)", bop.symbol());
                     wrap(elem, &r).unwrap_or(r)
@@ -923,8 +1297,13 @@ impl Writer<'_> {
                     _ => {
                         let _ = writeln!(out, "{pad}    loop {{");
                         let _ = writeln!(out, "{pad}        let acc_old_w = atomicLoad(&{place});");
-                        let _ = writeln!(out, "{pad}        let acc_old = {};", decode(elem, "acc_old_w"));
-                        let _ = writeln!(out, "{pad}        let acc_new = {};", combined("acc_old"));
+                        let _ = writeln!(
+                            out,
+                            "{pad}        let acc_old = {};",
+                            decode(elem, "acc_old_w")
+                        );
+                        let _ =
+                            writeln!(out, "{pad}        let acc_new = {};", combined("acc_old"));
                         let _ = writeln!(out, "{pad}        if (atomicCompareExchangeWeak(&{place}, acc_old_w, {}).exchanged) {{", encode(elem, "acc_new"));
                         if let Some(l) = old {
                             let _ = writeln!(out, "{pad}            l{l} = acc_old;");
@@ -946,26 +1325,42 @@ impl Writer<'_> {
     /// Whether `array[index]` needs no check in the body being written (see `fast`).
     fn fast_index(&self, array: ParamId, index: Handle<Expr>) -> bool {
         match &self.fast {
-            Some((var, arrays)) => arrays.contains(&array) && self.k.function.exprs[index] == Expr::Local(*var),
+            Some((var, arrays)) => {
+                arrays.contains(&array) && self.k.function.exprs[index] == Expr::Local(*var)
+            }
             None => false,
         }
     }
 
     /// The arrays that `body` indexes with exactly the local `var`.
-    fn indexed_by(&self, body: &[Stmt], var: LocalId, out: &mut std::collections::BTreeSet<ParamId>) {
+    fn indexed_by(
+        &self,
+        body: &[Stmt],
+        var: LocalId,
+        out: &mut std::collections::BTreeSet<ParamId>,
+    ) {
         let is_var = |h: Handle<Expr>| self.k.function.exprs[h] == Expr::Local(var);
         let mut exprs = Vec::new();
         for st in body {
             match st {
                 Stmt::Assign { value, .. } => exprs.push(*value),
                 Stmt::AssignElem { index, value, .. } => exprs.extend([*index, *value]),
-                Stmt::Store { array, index, value, .. } => {
+                Stmt::Store {
+                    array,
+                    index,
+                    value,
+                    ..
+                } => {
                     if is_var(*index) {
                         out.insert(*array);
                     }
                     exprs.extend([*index, *value]);
                 }
-                Stmt::If { cond, accept, reject } => {
+                Stmt::If {
+                    cond,
+                    accept,
+                    reject,
+                } => {
                     exprs.push(*cond);
                     self.indexed_by(accept, var, out);
                     self.indexed_by(reject, var, out);
@@ -992,9 +1387,17 @@ impl Writer<'_> {
                 Expr::LocalElem { index, .. } => exprs.push(*index),
                 Expr::Unary(_, a) | Expr::Cast(a, _) => exprs.push(*a),
                 Expr::Binary(_, a, b) => exprs.extend([*a, *b]),
-                Expr::Select { cond, accept, reject } => exprs.extend([*cond, *accept, *reject]),
+                Expr::Select {
+                    cond,
+                    accept,
+                    reject,
+                } => exprs.extend([*cond, *accept, *reject]),
                 Expr::Math(_, args) => exprs.extend(args.iter().copied()),
-                Expr::Literal(_) | Expr::Param(_) | Expr::Local(_) | Expr::Len(_) | Expr::GangIndex => {}
+                Expr::Literal(_)
+                | Expr::Param(_)
+                | Expr::Local(_)
+                | Expr::Len(_)
+                | Expr::GangIndex => {}
             }
         }
     }
@@ -1002,10 +1405,21 @@ impl Writer<'_> {
     /// The member access after an element of `array` for `field` (`.fK`; nothing for an
     /// array of scalars), where WGSL can hold the field.
     fn member(&self, array: ParamId, field: Option<FieldId>) -> Result<String> {
-        let Some(f) = field else { return Ok(String::new()) };
+        let Some(f) = field else {
+            return Ok(String::new());
+        };
         let p = &self.k.params[array as usize];
-        let (ParamKind::Array { elem: Elem::Struct(layout), .. }, Some(sf)) = (&p.kind, self.k.access(array, field)) else {
-            return Err(unsupported(format!("internal error: field {f} of parameter {array}")));
+        let (
+            ParamKind::Array {
+                elem: Elem::Struct(layout),
+                ..
+            },
+            Some(sf),
+        ) = (&p.kind, self.k.access(array, field))
+        else {
+            return Err(unsupported(format!(
+                "internal error: field {f} of parameter {array}"
+            )));
         };
         if struct_member_type(sf.ty, self.target).is_none() {
             let name = layout.fields[f as usize].name;
@@ -1021,7 +1435,9 @@ impl Writer<'_> {
         if self.helpers.contains("fn acc_loop_cut") {
             return;
         }
-        self.helpers.push_str("fn acc_loop_cut() {\n    atomicCompareExchangeWeak(&acc_status[0], 0u, 2u);\n}\n");
+        self.helpers.push_str(
+            "fn acc_loop_cut() {\n    atomicCompareExchangeWeak(&acc_status[0], 0u, 2u);\n}\n",
+        );
     }
 
     fn bounds_helper(&mut self) {
@@ -1057,7 +1473,11 @@ impl Writer<'_> {
             }
             Expr::Local(l) => format!("l{l}"),
             Expr::LocalElem { local, index } => format!("l{local}[{}]", self.expr(*index)?),
-            Expr::Load { array, field, index } => {
+            Expr::Load {
+                array,
+                field,
+                index,
+            } => {
                 let member = self.member(*array, *field)?;
                 let i = self.expr(*index)?;
                 let place = if self.k.unchecked || self.fast_index(*array, *index) {
@@ -1096,18 +1516,33 @@ impl Writer<'_> {
                     BinaryOp::And => format!("({x} && {y})"),
                     BinaryOp::Or => format!("({x} || {y})"),
                     BinaryOp::Shl | BinaryOp::Shr => format!("({x} {} u32({y}))", op.symbol()),
-                    BinaryOp::Rem if operand.is_float() => format!("({x} - trunc({x} / {y}) * {y})"),
+                    BinaryOp::Rem if operand.is_float() => {
+                        format!("({x} - trunc({x} / {y}) * {y})")
+                    }
                     // WGSL has no `^` on bool.
                     BinaryOp::BitXor if operand == Scalar::Bool => format!("({x} != {y})"),
                     _ => format!("({x} {} {y})", op.symbol()),
                 };
                 match op {
-                    BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Shl | BinaryOp::Div => wrap(ty, &r).unwrap_or(r),
+                    BinaryOp::Add
+                    | BinaryOp::Sub
+                    | BinaryOp::Mul
+                    | BinaryOp::Shl
+                    | BinaryOp::Div => wrap(ty, &r).unwrap_or(r),
                     _ => r,
                 }
             }
-            Expr::Select { cond, accept, reject } => {
-                format!("select({}, {}, {})", self.expr(*reject)?, self.expr(*accept)?, self.expr(*cond)?)
+            Expr::Select {
+                cond,
+                accept,
+                reject,
+            } => {
+                format!(
+                    "select({}, {}, {})",
+                    self.expr(*reject)?,
+                    self.expr(*accept)?,
+                    self.expr(*cond)?
+                )
             }
             Expr::Cast(a, t) => {
                 let from = self.types[a.index()];
@@ -1133,7 +1568,25 @@ impl Writer<'_> {
             }
             Expr::Math(m, args) => {
                 use MathFn::*;
-                let transcendental = matches!(m, Cbrt | Exp | Exp2 | Ln | Log2 | Log10 | Sin | Cos | Tan | Asin | Acos | Atan | Atan2 | Sinh | Cosh | Tanh | Powf);
+                let transcendental = matches!(
+                    m,
+                    Cbrt | Exp
+                        | Exp2
+                        | Ln
+                        | Log2
+                        | Log10
+                        | Sin
+                        | Cos
+                        | Tan
+                        | Asin
+                        | Acos
+                        | Atan
+                        | Atan2
+                        | Sinh
+                        | Cosh
+                        | Tanh
+                        | Powf
+                );
                 if ty == Scalar::F64 && transcendental {
                     return Err(unsupported(format!("`{}` on f64: WGSL has no f64 transcendental functions (f32 has them; the nvidia and multicore devices have both)", m.name())));
                 }
@@ -1201,7 +1654,11 @@ impl Writer<'_> {
         }
         // Exponentiation by squaring: exact for integers (wrapping), and defined for negative
         // float bases, unlike pow(); a negative exponent (floats only) takes the reciprocal.
-        let negative = if wty.starts_with('f') { format!("    if (e < 0) {{ return {wty}(1) / r; }}\n") } else { String::new() };
+        let negative = if wty.starts_with('f') {
+            format!("    if (e < 0) {{ return {wty}(1) / r; }}\n")
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             self.helpers,
             "fn acc_powi_{wty}(base: {wty}, e: i32) -> {wty} {{\n    var r: {wty} = {wty}(1);\n    var b: {wty} = base;\n    var n: u32 = u32(abs(e));\n    loop {{\n        if (n == 0u) {{ break; }}\n        if ((n & 1u) == 1u) {{ r = r * b; }}\n        b = b * b;\n        n = n >> 1u;\n    }}\n{negative}    return r;\n}}"
@@ -1231,7 +1688,9 @@ fn encode(t: Scalar, v: &str) -> String {
 
 fn annotate(e: Error, var: &str) -> Error {
     match e {
-        Error::Unsupported { what } => Error::Unsupported { what: format!("{what} (variable `{var}`)") },
+        Error::Unsupported { what } => Error::Unsupported {
+            what: format!("{what} (variable `{var}`)"),
+        },
         other => other,
     }
 }

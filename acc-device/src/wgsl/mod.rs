@@ -9,4 +9,6 @@
 
 mod lower;
 
-pub use lower::{lower, widened_in_buffers, Binding, Lowered, ParamSlot, ReductionSlot, Target, WORKGROUP_SIZE};
+pub use lower::{
+    lower, widened_in_buffers, Binding, Lowered, ParamSlot, ReductionSlot, Target, WORKGROUP_SIZE,
+};

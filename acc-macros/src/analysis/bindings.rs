@@ -24,7 +24,9 @@ pub struct Env {
 
 impl Env {
     pub fn new() -> Env {
-        Env { scopes: vec![HashMap::new()] }
+        Env {
+            scopes: vec![HashMap::new()],
+        }
     }
     pub fn push(&mut self) {
         self.scopes.push(HashMap::new());
@@ -73,7 +75,10 @@ impl Env {
         let ref_mut = match &local.pat {
             Pat::Type(pt) => is_ref_mut_type(&pt.ty),
             _ => false,
-        } || local.init.as_ref().is_some_and(|i| is_ref_mut_expr(&i.expr));
+        } || local
+            .init
+            .as_ref()
+            .is_some_and(|i| is_ref_mut_expr(&i.expr));
         self.add_pat(&local.pat, ref_mut);
     }
 }
@@ -98,7 +103,10 @@ fn collect(pat: &Pat, ref_mut: bool, out: &mut Vec<(String, Binding)>) {
         Pat::Ident(pi) => {
             out.push((
                 pi.ident.to_string(),
-                Binding { mutable: pi.mutability.is_some(), ref_mut: ref_mut || pi.by_ref.is_some() && pi.mutability.is_some() },
+                Binding {
+                    mutable: pi.mutability.is_some(),
+                    ref_mut: ref_mut || pi.by_ref.is_some() && pi.mutability.is_some(),
+                },
             ));
             if let Some((_, sub)) = &pi.subpat {
                 collect(sub, false, out);

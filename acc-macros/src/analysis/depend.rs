@@ -27,11 +27,15 @@ pub fn provably_independent(var: &str, body: &[Stmt], reductions: &HashSet<Strin
         if u.assigned || u.mut_borrowed || u.maybe_mut || u.unindexed {
             return false;
         }
-        let Some(first) = u.indexes.first() else { return false };
+        let Some(first) = u.indexes.first() else {
+            return false;
+        };
         if u.indexes.iter().any(|i| i != first) {
             return false;
         }
-        let Ok(e) = syn::parse_str::<Expr>(first) else { return false };
+        let Ok(e) = syn::parse_str::<Expr>(first) else {
+            return false;
+        };
         if !injective(&e, var, &uses) {
             return false;
         }
@@ -59,7 +63,11 @@ fn injective(e: &Expr, var: &str, uses: &Uses) -> bool {
 /// does not write.
 fn invariant(e: &Expr, var: &str, uses: &Uses) -> bool {
     let inner = super::uses::scan_expr(e, &[]);
-    if !inner.vars.keys().all(|n| n != var && uses.vars.get(n).is_some_and(|u| !u.is_written())) {
+    if !inner
+        .vars
+        .keys()
+        .all(|n| n != var && uses.vars.get(n).is_some_and(|u| !u.is_written()))
+    {
         return false;
     }
     // Anything else (calls, method calls on locals) is not provably invariant.
@@ -89,19 +97,47 @@ mod tests {
     #[test]
     fn proves_simple_maps() {
         let none = HashSet::new();
-        assert!(provably_independent("i", &body("{ y[i] = a * x[i] + y[i]; }"), &none));
-        assert!(provably_independent("i", &body("{ b[j * m + i] = 2.0 * a[j * m + i]; }"), &none));
-        assert!(provably_independent("i", &body("{ let t = x[i]; for k in 0..4 { y[i] += t * w[k]; } }"), &none));
+        assert!(provably_independent(
+            "i",
+            &body("{ y[i] = a * x[i] + y[i]; }"),
+            &none
+        ));
+        assert!(provably_independent(
+            "i",
+            &body("{ b[j * m + i] = 2.0 * a[j * m + i]; }"),
+            &none
+        ));
+        assert!(provably_independent(
+            "i",
+            &body("{ let t = x[i]; for k in 0..4 { y[i] += t * w[k]; } }"),
+            &none
+        ));
     }
 
     #[test]
     fn refuses_what_it_cannot_prove() {
         let none = HashSet::new();
-        assert!(!provably_independent("i", &body("{ y[i + 1] = y[i]; }"), &none));
-        assert!(!provably_independent("i", &body("{ y[i / 2] = x[i]; }"), &none));
+        assert!(!provably_independent(
+            "i",
+            &body("{ y[i + 1] = y[i]; }"),
+            &none
+        ));
+        assert!(!provably_independent(
+            "i",
+            &body("{ y[i / 2] = x[i]; }"),
+            &none
+        ));
         assert!(!provably_independent("i", &body("{ s += x[i]; }"), &none));
-        assert!(!provably_independent("i", &body("{ for k in 0..4 { y[i + k] = 0.0; } }"), &none));
-        assert!(!provably_independent("i", &body("{ if x[i] < 0.0 { break; } y[i] = 1.0; }"), &none));
+        assert!(!provably_independent(
+            "i",
+            &body("{ for k in 0..4 { y[i + k] = 0.0; } }"),
+            &none
+        ));
+        assert!(!provably_independent(
+            "i",
+            &body("{ if x[i] < 0.0 { break; } y[i] = 1.0; }"),
+            &none
+        ));
         let mut s = HashSet::new();
         s.insert("s".to_string());
         assert!(provably_independent("i", &body("{ s += x[i]; }"), &s));

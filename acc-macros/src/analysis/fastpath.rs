@@ -37,7 +37,8 @@ impl Plan {
         let uses = scan_stmts(body, std::slice::from_ref(&name));
         let mut accesses = BTreeMap::new();
         for (arr, u) in &uses.vars {
-            let fixed = !u.assigned && !u.mut_borrowed && !u.maybe_mut && !u.unindexed && !u.atomic_target;
+            let fixed =
+                !u.assigned && !u.mut_borrowed && !u.maybe_mut && !u.unindexed && !u.atomic_target;
             if !fixed || excluded.contains(arr) || u.indexes.is_empty() {
                 continue;
             }
@@ -48,10 +49,16 @@ impl Plan {
                 }
             }
             if !qualifying.is_empty() {
-                accesses.insert(arr.clone(), (u.span.unwrap_or_else(Span::call_site), qualifying));
+                accesses.insert(
+                    arr.clone(),
+                    (u.span.unwrap_or_else(Span::call_site), qualifying),
+                );
             }
         }
-        (!accesses.is_empty()).then(|| Plan { var: var.clone(), accesses })
+        (!accesses.is_empty()).then(|| Plan {
+            var: var.clone(),
+            accesses,
+        })
     }
 
     /// A boolean expression: every planned access is in bounds for `var` in `first..=last`.
@@ -61,7 +68,10 @@ impl Plan {
         for (k, (arr, (span, idx))) in self.accesses.iter().enumerate() {
             let arr = Ident::new(arr, *span);
             for (n, e) in idx.values().enumerate() {
-                let (lo, hi) = (format_ident!("__acc_lo_{}_{}", k, n), format_ident!("__acc_hi_{}_{}", k, n));
+                let (lo, hi) = (
+                    format_ident!("__acc_lo_{}_{}", k, n),
+                    format_ident!("__acc_hi_{}_{}", k, n),
+                );
                 checks.push(quote! {{
                     let #lo: usize = { let #var = #first; #e };
                     let #hi: usize = { let #var = #last; #e };
@@ -75,7 +85,10 @@ impl Plan {
     /// `body` with the planned accesses unchecked.
     pub fn fast_body(&self, body: &[Stmt]) -> Vec<Stmt> {
         let mut out = body.to_vec();
-        let mut r = Rewrite { plan: self, write: false };
+        let mut r = Rewrite {
+            plan: self,
+            write: false,
+        };
         for st in &mut out {
             r.visit_stmt_mut(st);
         }
@@ -91,7 +104,10 @@ fn increasing_in(e: &Expr, var: &str, uses: &Uses) -> bool {
     with_var.len() == 1
         && with_var[0].1
         && path_ident(strip(with_var[0].0)).is_some_and(|id| id == var)
-        && terms.iter().filter(|(t, _)| !mentions(t, var)).all(|(t, _)| invariant(t, uses))
+        && terms
+            .iter()
+            .filter(|(t, _)| !mentions(t, var))
+            .all(|(t, _)| invariant(t, uses))
 }
 
 fn strip(e: &Expr) -> &Expr {
@@ -124,14 +140,22 @@ fn mentions(e: &Expr, var: &str) -> bool {
 /// body that the body does not write, and calls nothing.
 fn invariant(e: &Expr, uses: &Uses) -> bool {
     let inner = scan_expr(e, &[]);
-    if !inner.vars.keys().all(|n| uses.vars.get(n).is_some_and(|u| !u.is_written())) {
+    if !inner
+        .vars
+        .keys()
+        .all(|n| uses.vars.get(n).is_some_and(|u| !u.is_written()))
+    {
         return false;
     }
     struct Simple(bool);
     impl<'a> Visit<'a> for Simple {
         fn visit_expr(&mut self, e: &'a Expr) {
             match e {
-                Expr::Call(_) | Expr::Macro(_) | Expr::Block(_) | Expr::Assign(_) | Expr::Index(_) => self.0 = false,
+                Expr::Call(_)
+                | Expr::Macro(_)
+                | Expr::Block(_)
+                | Expr::Assign(_)
+                | Expr::Index(_) => self.0 = false,
                 Expr::MethodCall(m) if m.method != "len" => self.0 = false,
                 other => syn::visit::visit_expr(self, other),
             }
@@ -170,7 +194,8 @@ impl Rewrite<'_> {
         let Expr::Index(ix) = e else { return None };
         let v = path_ident(&ix.expr)?;
         let (_, idx) = self.plan.accesses.get(&v.to_string())?;
-        idx.contains_key(&tidy(ix.index.to_token_stream())).then(|| v.clone())
+        idx.contains_key(&tidy(ix.index.to_token_stream()))
+            .then(|| v.clone())
     }
 
     fn place(&mut self, e: &mut Expr, write: bool) {
@@ -206,7 +231,9 @@ impl VisitMut for Rewrite<'_> {
                 self.place(&mut b.right, false);
             }
             Expr::Reference(r) if r.mutability.is_some() => self.place(&mut r.expr, true),
-            Expr::RawAddr(r) if matches!(r.mutability, syn::PointerMutability::Mut(_)) => self.place(&mut r.expr, true),
+            Expr::RawAddr(r) if matches!(r.mutability, syn::PointerMutability::Mut(_)) => {
+                self.place(&mut r.expr, true)
+            }
             Expr::Index(ix) => {
                 self.visit_expr_mut(&mut ix.expr);
                 self.place(&mut ix.index, false);
@@ -235,11 +262,15 @@ pub fn version_inner_loops(stmts: &mut [Stmt]) {
             if pi.by_ref.is_some() || pi.subpat.is_some() {
                 return;
             }
-            let Expr::Range(r) = strip(&f.expr) else { return };
+            let Expr::Range(r) = strip(&f.expr) else {
+                return;
+            };
             if r.start.is_none() || r.end.is_none() {
                 return;
             }
-            let Some(plan) = Plan::new(&f.body.stmts, &pi.ident, &HashSet::new()) else { return };
+            let Some(plan) = Plan::new(&f.body.stmts, &pi.ident, &HashSet::new()) else {
+                return;
+            };
             let checks = plan.checks(&quote!(__acc_first), &quote!(__acc_last));
             let fast = plan.fast_body(&f.body.stmts);
             let (label, pat, range, body) = (&f.label, &f.pat, &f.expr, &f.body.stmts);

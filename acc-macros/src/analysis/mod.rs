@@ -4,5 +4,5 @@
 pub mod bindings;
 pub mod depend;
 pub mod fastpath;
-pub mod uses;
 pub mod subst;
+pub mod uses;

@@ -14,7 +14,10 @@ pub fn substitute(stmts: &mut [Stmt], map: &HashMap<String, Expr>) {
     if map.is_empty() {
         return;
     }
-    let mut s = Subst { map, scopes: vec![HashSet::new()] };
+    let mut s = Subst {
+        map,
+        scopes: vec![HashSet::new()],
+    };
     for st in stmts {
         s.visit_stmt_mut(st);
     }

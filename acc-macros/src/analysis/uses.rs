@@ -43,7 +43,11 @@ impl VarUse {
 
     /// Written in any way, or possibly written.
     pub fn is_written(&self) -> bool {
-        self.assigned || self.place_written || self.mut_borrowed || self.maybe_mut || self.atomic_target
+        self.assigned
+            || self.place_written
+            || self.mut_borrowed
+            || self.maybe_mut
+            || self.atomic_target
     }
     /// Written through (not as a whole).
     pub fn is_definitely_written(&self) -> bool {
@@ -63,13 +67,68 @@ pub struct Uses {
 
 /// Methods that only read their receiver.
 const READ_ONLY_METHODS: &[&str] = &[
-    "len", "is_empty", "iter", "get", "first", "last", "contains", "clone", "as_ptr", "abs", "sqrt",
-    "cbrt", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "exp",
-    "exp2", "ln", "log", "log2", "log10", "powi", "powf", "pow", "min", "max", "clamp", "floor",
-    "ceil", "round", "trunc", "fract", "mul_add", "hypot", "signum", "is_nan", "is_finite",
-    "to_bits", "recip", "to_degrees", "to_radians", "wrapping_add", "wrapping_sub",
-    "wrapping_mul", "count_ones", "leading_zeros", "trailing_zeros", "rem_euclid", "div_euclid",
-    "abs_diff", "is_positive", "is_negative", "copysign", "exp_m1", "ln_1p",
+    "len",
+    "is_empty",
+    "iter",
+    "get",
+    "first",
+    "last",
+    "contains",
+    "clone",
+    "as_ptr",
+    "abs",
+    "sqrt",
+    "cbrt",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "atan2",
+    "sinh",
+    "cosh",
+    "tanh",
+    "exp",
+    "exp2",
+    "ln",
+    "log",
+    "log2",
+    "log10",
+    "powi",
+    "powf",
+    "pow",
+    "min",
+    "max",
+    "clamp",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "fract",
+    "mul_add",
+    "hypot",
+    "signum",
+    "is_nan",
+    "is_finite",
+    "to_bits",
+    "recip",
+    "to_degrees",
+    "to_radians",
+    "wrapping_add",
+    "wrapping_sub",
+    "wrapping_mul",
+    "count_ones",
+    "leading_zeros",
+    "trailing_zeros",
+    "rem_euclid",
+    "div_euclid",
+    "abs_diff",
+    "is_positive",
+    "is_negative",
+    "copysign",
+    "exp_m1",
+    "ln_1p",
 ];
 
 /// Scans `stmts`, treating `bound` as bound outside them (loop variables of the nest).
@@ -130,12 +189,18 @@ pub fn path_ident(e: &Expr) -> Option<&Ident> {
 
 /// Whether a statement carries `#[acc::atomic..]`.
 pub fn is_atomic_stmt(st: &Stmt) -> bool {
-    crate::expand::attrs::stmt_attrs(st).iter().any(|a| crate::expand::attrs::directive_of(a) == Some(crate::directive::DirectiveKind::Atomic))
+    crate::expand::attrs::stmt_attrs(st).iter().any(|a| {
+        crate::expand::attrs::directive_of(a) == Some(crate::directive::DirectiveKind::Atomic)
+    })
 }
 
 impl Scanner {
     fn new(bound: &[String]) -> Scanner {
-        Scanner { scopes: vec![bound.iter().cloned().collect()], labels: Vec::new(), uses: Uses::default() }
+        Scanner {
+            scopes: vec![bound.iter().cloned().collect()],
+            labels: Vec::new(),
+            uses: Uses::default(),
+        }
     }
 
     fn is_local(&self, name: &str) -> bool {
@@ -290,7 +355,11 @@ impl<'ast> Visit<'ast> for Scanner {
             }
             Expr::MethodCall(m) => {
                 let m_name = m.method.to_string();
-                let how = if READ_ONLY_METHODS.contains(&m_name.as_str()) { How::Read } else { How::MaybeMut };
+                let how = if READ_ONLY_METHODS.contains(&m_name.as_str()) {
+                    How::Read
+                } else {
+                    How::MaybeMut
+                };
                 if m_name == "len" && path_ident(&m.receiver).is_some() {
                     // `x.len()` reads only the length: it does not count as an unindexed use.
                     let id = path_ident(&m.receiver).expect("checked");
@@ -327,7 +396,8 @@ impl<'ast> Visit<'ast> for Scanner {
                 self.visit_expr(&f.expr);
                 self.scopes.push(HashSet::new());
                 self.bind(&f.pat);
-                self.labels.push(f.label.as_ref().map(|l| l.name.ident.to_string()));
+                self.labels
+                    .push(f.label.as_ref().map(|l| l.name.ident.to_string()));
                 self.visit_block(&f.body);
                 self.labels.pop();
                 self.scopes.pop();
@@ -335,13 +405,15 @@ impl<'ast> Visit<'ast> for Scanner {
             Expr::While(w) => {
                 self.scopes.push(HashSet::new());
                 self.visit_expr(&w.cond);
-                self.labels.push(w.label.as_ref().map(|l| l.name.ident.to_string()));
+                self.labels
+                    .push(w.label.as_ref().map(|l| l.name.ident.to_string()));
                 self.visit_block(&w.body);
                 self.labels.pop();
                 self.scopes.pop();
             }
             Expr::Loop(l) => {
-                self.labels.push(l.label.as_ref().map(|l| l.name.ident.to_string()));
+                self.labels
+                    .push(l.label.as_ref().map(|l| l.name.ident.to_string()));
                 self.visit_block(&l.body);
                 self.labels.pop();
             }
@@ -423,7 +495,9 @@ impl<'ast> Visit<'ast> for Scanner {
 
 impl Scanner {
     fn in_closure(&self) -> bool {
-        self.labels.iter().any(|l| l.as_deref() == Some("<closure>"))
+        self.labels
+            .iter()
+            .any(|l| l.as_deref() == Some("<closure>"))
     }
 
     fn escape(&mut self, label: Option<&syn::Lifetime>, span: Span, what: &'static str) {
@@ -431,10 +505,15 @@ impl Scanner {
             return;
         }
         let inside = match label {
-            None => self.labels.iter().any(|l| !l.as_deref().is_some_and(|s| s.starts_with("block:"))),
+            None => self
+                .labels
+                .iter()
+                .any(|l| !l.as_deref().is_some_and(|s| s.starts_with("block:"))),
             Some(l) => {
                 let n = l.ident.to_string();
-                self.labels.iter().any(|x| x.as_deref() == Some(&n) || x.as_deref() == Some(&format!("block:{n}")))
+                self.labels.iter().any(|x| {
+                    x.as_deref() == Some(&n) || x.as_deref() == Some(&format!("block:{n}"))
+                })
             }
         };
         if !inside {

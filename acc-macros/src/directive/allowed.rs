@@ -15,9 +15,22 @@ const COMPUTE_DATA: &[C] = &[
     C::Attach,
     C::Default,
 ];
-const COMPUTE_COMMON: &[C] = &[C::Async, C::Wait, C::DeviceType, C::If, C::SelfClause, C::Unchecked];
-const PARALLEL_ONLY: &[C] =
-    &[C::NumGangs, C::NumWorkers, C::VectorLength, C::Reduction, C::Private, C::Firstprivate];
+const COMPUTE_COMMON: &[C] = &[
+    C::Async,
+    C::Wait,
+    C::DeviceType,
+    C::If,
+    C::SelfClause,
+    C::Unchecked,
+];
+const PARALLEL_ONLY: &[C] = &[
+    C::NumGangs,
+    C::NumWorkers,
+    C::VectorLength,
+    C::Reduction,
+    C::Private,
+    C::Firstprivate,
+];
 const SERIAL_ONLY: &[C] = &[C::Reduction, C::Private, C::Firstprivate];
 const KERNELS_ONLY: &[C] = &[C::NumGangs, C::NumWorkers, C::VectorLength];
 const LOOP: &[C] = &[
@@ -46,7 +59,15 @@ pub fn allows(d: D, c: C) -> bool {
         D::Loop => &[LOOP],
         D::Data => &[&[C::If, C::Async, C::Wait, C::DeviceType], COMPUTE_DATA],
         D::EnterData => &[&[C::If, C::Async, C::Wait, C::Copyin, C::Create, C::Attach]],
-        D::ExitData => &[&[C::If, C::Async, C::Wait, C::Copyout, C::Delete, C::Detach, C::Finalize]],
+        D::ExitData => &[&[
+            C::If,
+            C::Async,
+            C::Wait,
+            C::Copyout,
+            C::Delete,
+            C::Detach,
+            C::Finalize,
+        ]],
         D::HostData => &[&[C::UseDevice, C::If, C::IfPresent]],
         D::Atomic => &[&[C::Read, C::Write, C::Update, C::Capture]],
         D::Declare => &[&[
@@ -59,7 +80,15 @@ pub fn allows(d: D, c: C) -> bool {
             C::DeviceResident,
             C::Link,
         ]],
-        D::Routine => &[&[C::Gang, C::Worker, C::Vector, C::Seq, C::Bind, C::DeviceType, C::Nohost]],
+        D::Routine => &[&[
+            C::Gang,
+            C::Worker,
+            C::Vector,
+            C::Seq,
+            C::Bind,
+            C::DeviceType,
+            C::Nohost,
+        ]],
         D::Update => &[&[
             C::Async,
             C::Wait,
@@ -82,9 +111,24 @@ pub fn allows(d: D, c: C) -> bool {
 /// the "Restrictions" paragraph of each construct).
 pub fn allows_after_device_type(d: D, c: C) -> bool {
     let after: &[C] = match d {
-        D::Parallel | D::Kernels => &[C::Async, C::Wait, C::NumGangs, C::NumWorkers, C::VectorLength],
+        D::Parallel | D::Kernels => &[
+            C::Async,
+            C::Wait,
+            C::NumGangs,
+            C::NumWorkers,
+            C::VectorLength,
+        ],
         D::Serial => &[C::Async, C::Wait],
-        D::Loop => &[C::Collapse, C::Gang, C::Worker, C::Vector, C::Seq, C::Independent, C::Auto, C::Tile],
+        D::Loop => &[
+            C::Collapse,
+            C::Gang,
+            C::Worker,
+            C::Vector,
+            C::Seq,
+            C::Independent,
+            C::Auto,
+            C::Tile,
+        ],
         D::ParallelLoop | D::KernelsLoop => &[
             C::Async,
             C::Wait,

@@ -165,15 +165,26 @@ pub enum ClauseArgs {
     /// A list of expressions (`num_gangs(a, b)`, `wait(1, 2)`).
     Exprs(Vec<Expr>),
     /// A variable list with an optional modifier (`copyin(readonly: a)`, `copyout(zero: b)`).
-    Vars { modifier: Option<Ident>, vars: Vec<VarRef> },
+    Vars {
+        modifier: Option<Ident>,
+        vars: Vec<VarRef>,
+    },
     /// `reduction(op: vars)`.
-    Reduction { op: RedOp, op_span: Span, vars: Vec<VarRef> },
+    Reduction {
+        op: RedOp,
+        op_span: Span,
+        vars: Vec<VarRef>,
+    },
     /// `default(none)` / `default(present)`.
     Default(Ident),
     /// `device_type(..)`.
     DeviceTypes(Vec<DeviceTypeSel>),
     /// `gang(num: e, dim: e, static: s)`.
-    Gang { num: Option<Box<Expr>>, dim: Option<Box<Expr>>, static_: Option<SizeExpr> },
+    Gang {
+        num: Option<Box<Expr>>,
+        dim: Option<Box<Expr>>,
+        static_: Option<SizeExpr>,
+    },
     /// `worker(num: e)` / `vector(length: e)`.
     Level { arg: Option<Box<Expr>> },
     /// `collapse(n)` / `collapse(force: n)`.

@@ -125,7 +125,10 @@ impl DirectiveKind {
 
     /// Whether this is a combined construct (`parallel loop` and the like, spec 2.11).
     pub fn is_combined(self) -> bool {
-        matches!(self, DirectiveKind::ParallelLoop | DirectiveKind::KernelsLoop | DirectiveKind::SerialLoop)
+        matches!(
+            self,
+            DirectiveKind::ParallelLoop | DirectiveKind::KernelsLoop | DirectiveKind::SerialLoop
+        )
     }
 }
 
@@ -136,7 +139,6 @@ pub enum ComputeKind {
     Kernels,
     Serial,
 }
-
 
 /// A parsed directive.
 #[derive(Clone)]
@@ -150,7 +152,9 @@ pub struct Directive {
 impl Directive {
     /// Clauses named `name` that apply to every device type (outside `device_type` sections).
     pub fn general(&self, name: ClauseName) -> impl Iterator<Item = &Clause> {
-        self.clauses.iter().filter(move |c| c.name == name && c.device_types.is_none())
+        self.clauses
+            .iter()
+            .filter(move |c| c.name == name && c.device_types.is_none())
     }
 
     /// The first clause named `name`, in any section.
@@ -172,7 +176,10 @@ impl Directive {
             let star = sel.iter().any(|t| matches!(t, DeviceTypeSel::Star(_)));
             (named, star)
         };
-        let named_exists = self.clauses.iter().any(|c| c.device_types.as_deref().is_some_and(|s| names(s).0));
+        let named_exists = self
+            .clauses
+            .iter()
+            .any(|c| c.device_types.as_deref().is_some_and(|s| names(s).0));
         let specific: Vec<&Clause> = self
             .clauses
             .iter()
@@ -196,7 +203,11 @@ impl Directive {
             c.device_types = None;
             c
         }));
-        Directive { kind: self.kind, span: self.span, clauses }
+        Directive {
+            kind: self.kind,
+            span: self.span,
+            clauses,
+        }
     }
 
     /// All clauses named `name`, in any section.

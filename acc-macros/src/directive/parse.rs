@@ -12,10 +12,18 @@ use super::clause::*;
 use super::{Directive, DirectiveKind};
 
 /// Parses the arguments of directive `kind` (the tokens inside `#[acc::kind(..)]`).
-pub fn parse_directive(kind: DirectiveKind, span: Span, args: TokenStream) -> syn::Result<Directive> {
+pub fn parse_directive(
+    kind: DirectiveKind,
+    span: Span,
+    args: TokenStream,
+) -> syn::Result<Directive> {
     let parser = |input: ParseStream| parse_clauses(kind, input);
     let clauses = parser.parse2(args)?;
-    Ok(Directive { kind, span, clauses })
+    Ok(Directive {
+        kind,
+        span,
+        clauses,
+    })
 }
 
 fn parse_clauses(kind: DirectiveKind, input: ParseStream) -> syn::Result<Vec<Clause>> {
@@ -38,13 +46,28 @@ fn parse_clauses(kind: DirectiveKind, input: ParseStream) -> syn::Result<Vec<Cla
 
 fn unknown_clause(kind: DirectiveKind, name: &Ident) -> syn::Error {
     let n = name.unraw().to_string();
-    let best = ClauseName::ALL.iter().map(|c| edit_distance(c, &n)).min().unwrap_or(usize::MAX);
+    let best = ClauseName::ALL
+        .iter()
+        .map(|c| edit_distance(c, &n))
+        .min()
+        .unwrap_or(usize::MAX);
     let close: Vec<String> = ClauseName::ALL
         .iter()
-        .filter(|c| best <= 2 && edit_distance(c, &n) == best && super::allowed::allows(kind, ClauseName::from_spelling(c).expect("a clause name")))
+        .filter(|c| {
+            best <= 2
+                && edit_distance(c, &n) == best
+                && super::allowed::allows(
+                    kind,
+                    ClauseName::from_spelling(c).expect("a clause name"),
+                )
+        })
         .map(|c| format!("`{c}`"))
         .collect();
-    let suggestion = if close.is_empty() { String::new() } else { format!("; did you mean {}?", close.join(" or ")) };
+    let suggestion = if close.is_empty() {
+        String::new()
+    } else {
+        format!("; did you mean {}?", close.join(" or "))
+    };
     syn::Error::new(
         name.span(),
         format!("unknown clause `{n}` on `{}`{suggestion}", kind.spelling()),
@@ -65,7 +88,11 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-fn parse_clause(kind: DirectiveKind, input: ParseStream, section: Option<Vec<DeviceTypeSel>>) -> syn::Result<Clause> {
+fn parse_clause(
+    kind: DirectiveKind,
+    input: ParseStream,
+    section: Option<Vec<DeviceTypeSel>>,
+) -> syn::Result<Clause> {
     let ident = Ident::parse_any(input)?;
     let spelled = ident.unraw().to_string();
     let name = ClauseName::from_spelling(&spelled).ok_or_else(|| unknown_clause(kind, &ident))?;
@@ -83,7 +110,9 @@ fn parse_clause(kind: DirectiveKind, input: ParseStream, section: Option<Vec<Dev
         parse_eq_arg(name, span, input)?
     } else {
         match shape(kind, name) {
-            Shape::Flag | Shape::OptExpr | Shape::OptExprs | Shape::Gang | Shape::Level => ClauseArgs::None,
+            Shape::Flag | Shape::OptExpr | Shape::OptExprs | Shape::Gang | Shape::Level => {
+                ClauseArgs::None
+            }
             _ => {
                 return Err(syn::Error::new(
                     span,
@@ -92,7 +121,12 @@ fn parse_clause(kind: DirectiveKind, input: ParseStream, section: Option<Vec<Dev
             }
         }
     };
-    Ok(Clause { name, span, args, device_types: section })
+    Ok(Clause {
+        name,
+        span,
+        args,
+        device_types: section,
+    })
 }
 
 /// What a clause's arguments look like.
@@ -169,13 +203,22 @@ fn parse_eq_arg(name: ClauseName, span: Span, input: ParseStream) -> syn::Result
         ClauseName::NumGangs | ClauseName::Wait => Ok(ClauseArgs::Exprs(vec![e])),
         ClauseName::Collapse => collapse_count(false, &e),
         ClauseName::Default => match e {
-            Expr::Path(p) if p.path.get_ident().is_some() => {
-                Ok(ClauseArgs::Default(p.path.get_ident().cloned().expect("checked")))
-            }
-            other => Err(syn::Error::new_spanned(other, "`default` takes `none` or `present` (3.3 section 2.5.16)")),
+            Expr::Path(p) if p.path.get_ident().is_some() => Ok(ClauseArgs::Default(
+                p.path.get_ident().cloned().expect("checked"),
+            )),
+            other => Err(syn::Error::new_spanned(
+                other,
+                "`default` takes `none` or `present` (3.3 section 2.5.16)",
+            )),
         },
-        ClauseName::Gang => Ok(ClauseArgs::Gang { num: Some(Box::new(e)), dim: None, static_: None }),
-        ClauseName::Worker | ClauseName::Vector => Ok(ClauseArgs::Level { arg: Some(Box::new(e)) }),
+        ClauseName::Gang => Ok(ClauseArgs::Gang {
+            num: Some(Box::new(e)),
+            dim: None,
+            static_: None,
+        }),
+        ClauseName::Worker | ClauseName::Vector => Ok(ClauseArgs::Level {
+            arg: Some(Box::new(e)),
+        }),
         ClauseName::Async
         | ClauseName::NumWorkers
         | ClauseName::VectorLength
@@ -185,21 +228,37 @@ fn parse_eq_arg(name: ClauseName, span: Span, input: ParseStream) -> syn::Result
         | ClauseName::DefaultAsync => Ok(ClauseArgs::Expr(Box::new(e))),
         other => Err(syn::Error::new(
             span,
-            format!("clause `{}` has no `= value` form; write `{}(..)`", other.spelling(), other.spelling()),
+            format!(
+                "clause `{}` has no `= value` form; write `{}(..)`",
+                other.spelling(),
+                other.spelling()
+            ),
         )),
     }
 }
 
-fn parse_args(kind: DirectiveKind, name: ClauseName, span: Span, input: ParseStream) -> syn::Result<ClauseArgs> {
+fn parse_args(
+    kind: DirectiveKind,
+    name: ClauseName,
+    span: Span,
+    input: ParseStream,
+) -> syn::Result<ClauseArgs> {
     let spelled = name.spelling();
     Ok(match shape(kind, name) {
         Shape::Flag => {
-            return Err(syn::Error::new(span, format!("clause `{spelled}` takes no arguments")));
+            return Err(syn::Error::new(
+                span,
+                format!("clause `{spelled}` takes no arguments"),
+            ));
         }
         Shape::Expr | Shape::OptExpr => ClauseArgs::Expr(Box::new(input.parse()?)),
         Shape::Exprs | Shape::OptExprs => {
             // wait-argument: `[devnum: e :] [queues:] list` (3.3 section 2.16.3).
-            if name == ClauseName::Wait && input.peek(Ident) && input.peek2(Token![:]) && !input.peek2(Token![::]) {
+            if name == ClauseName::Wait
+                && input.peek(Ident)
+                && input.peek2(Token![:])
+                && !input.peek2(Token![::])
+            {
                 let label: Ident = input.parse()?;
                 if label == "devnum" {
                     input.parse::<Token![:]>()?;
@@ -215,33 +274,46 @@ fn parse_args(kind: DirectiveKind, name: ClauseName, span: Span, input: ParseStr
                 } else if label == "queues" {
                     input.parse::<Token![:]>()?;
                 } else {
-                    return Err(syn::Error::new(label.span(), "expected `devnum:` or `queues:`"));
+                    return Err(syn::Error::new(
+                        label.span(),
+                        "expected `devnum:` or `queues:`",
+                    ));
                 }
             }
             let list = input.parse_terminated(<Expr as syn::parse::Parse>::parse, Token![,])?;
             if list.is_empty() && shape(kind, name) == Shape::Exprs {
-                return Err(syn::Error::new(span, format!("`{spelled}(..)` needs at least one value")));
+                return Err(syn::Error::new(
+                    span,
+                    format!("`{spelled}(..)` needs at least one value"),
+                ));
             }
             ClauseArgs::Exprs(list.into_iter().collect())
         }
         Shape::Vars => {
-            let modifier = if input.peek(Ident) && input.peek2(Token![:]) && !input.peek2(Token![::]) {
-                let m: Ident = input.parse()?;
-                input.parse::<Token![:]>()?;
-                Some(m)
-            } else {
-                None
-            };
+            let modifier =
+                if input.peek(Ident) && input.peek2(Token![:]) && !input.peek2(Token![::]) {
+                    let m: Ident = input.parse()?;
+                    input.parse::<Token![:]>()?;
+                    Some(m)
+                } else {
+                    None
+                };
             let vars = parse_vars(input)?;
             if vars.is_empty() {
-                return Err(syn::Error::new(span, format!("`{spelled}(..)` needs at least one variable")));
+                return Err(syn::Error::new(
+                    span,
+                    format!("`{spelled}(..)` needs at least one variable"),
+                ));
             }
             ClauseArgs::Vars { modifier, vars }
         }
         Shape::Reduction => {
             let (op, op_span) = parse_red_op(input)?;
             input.parse::<Token![:]>().map_err(|e| {
-                syn::Error::new(e.span(), "expected `:` after the reduction operator, as in `reduction(+: sum)`")
+                syn::Error::new(
+                    e.span(),
+                    "expected `:` after the reduction operator, as in `reduction(+: sum)`",
+                )
             })?;
             if input.peek(Ident) && input.peek2(Token![.]) && !input.peek2(Token![..]) {
                 let v: Ident = input.fork().parse()?;
@@ -252,14 +324,20 @@ fn parse_args(kind: DirectiveKind, name: ClauseName, span: Span, input: ParseStr
             }
             let vars = parse_vars(input)?;
             if vars.is_empty() {
-                return Err(syn::Error::new(span, "`reduction(op: ..)` needs at least one variable"));
+                return Err(syn::Error::new(
+                    span,
+                    "`reduction(op: ..)` needs at least one variable",
+                ));
             }
             ClauseArgs::Reduction { op, op_span, vars }
         }
         Shape::Default => {
             let v = Ident::parse_any(input)?;
             if v != "none" && v != "present" {
-                return Err(syn::Error::new(v.span(), "`default` takes `none` or `present` (3.3 section 2.5.16)"));
+                return Err(syn::Error::new(
+                    v.span(),
+                    "`default` takes `none` or `present` (3.3 section 2.5.16)",
+                ));
             }
             ClauseArgs::Default(v)
         }
@@ -277,19 +355,29 @@ fn parse_args(kind: DirectiveKind, name: ClauseName, span: Span, input: ParseStr
                 }
             }
             if list.is_empty() {
-                return Err(syn::Error::new(span, "`device_type(..)` needs a device type or `*` (3.3 section 2.4)"));
+                return Err(syn::Error::new(
+                    span,
+                    "`device_type(..)` needs a device type or `*` (3.3 section 2.4)",
+                ));
             }
             ClauseArgs::DeviceTypes(list)
         }
         Shape::Gang => {
             let (mut num, mut dim, mut static_) = (None, None, None);
             while !input.is_empty() {
-                if input.peek(Ident::peek_any) && input.peek2(Token![:]) && !input.peek2(Token![::]) {
+                if input.peek(Ident::peek_any) && input.peek2(Token![:]) && !input.peek2(Token![::])
+                {
                     let label = Ident::parse_any(input)?;
                     input.parse::<Token![:]>()?;
                     let once = |present: bool| {
                         if present {
-                            Err(syn::Error::new(label.span(), format!("`gang` takes at most one `{}:` (3.3 section 2.9.2)", label.unraw())))
+                            Err(syn::Error::new(
+                                label.span(),
+                                format!(
+                                    "`gang` takes at most one `{}:` (3.3 section 2.9.2)",
+                                    label.unraw()
+                                ),
+                            ))
                         } else {
                             Ok(())
                         }
@@ -316,7 +404,9 @@ fn parse_args(kind: DirectiveKind, name: ClauseName, span: Span, input: ParseStr
                     }
                 } else {
                     if num.is_some() {
-                        return Err(input.error("`gang` takes at most one `num:` (3.3 section 2.9.2)"));
+                        return Err(
+                            input.error("`gang` takes at most one `num:` (3.3 section 2.9.2)")
+                        );
                     }
                     num = Some(Box::new(input.parse()?));
                 }
@@ -327,7 +417,11 @@ fn parse_args(kind: DirectiveKind, name: ClauseName, span: Span, input: ParseStr
             ClauseArgs::Gang { num, dim, static_ }
         }
         Shape::Level => {
-            let label = if name == ClauseName::Worker { "num" } else { "length" };
+            let label = if name == ClauseName::Worker {
+                "num"
+            } else {
+                "length"
+            };
             if input.peek(Ident) && input.peek2(Token![:]) && !input.peek2(Token![::]) {
                 let l: Ident = input.parse()?;
                 if l != label {
@@ -335,13 +429,18 @@ fn parse_args(kind: DirectiveKind, name: ClauseName, span: Span, input: ParseStr
                 }
                 input.parse::<Token![:]>()?;
             }
-            ClauseArgs::Level { arg: Some(Box::new(input.parse()?)) }
+            ClauseArgs::Level {
+                arg: Some(Box::new(input.parse()?)),
+            }
         }
         Shape::Collapse => {
             let force = if input.peek(Ident) && input.peek2(Token![:]) {
                 let f: Ident = input.parse()?;
                 if f != "force" {
-                    return Err(syn::Error::new(f.span(), "expected `force:` or a loop count"));
+                    return Err(syn::Error::new(
+                        f.span(),
+                        "expected `force:` or a loop count",
+                    ));
                 }
                 input.parse::<Token![:]>()?;
                 true
@@ -386,9 +485,16 @@ fn collapse_count(force: bool, e: &Expr) -> syn::Result<ClauseArgs> {
     };
     let n: usize = lit.base10_parse()?;
     if n == 0 {
-        return Err(syn::Error::new(lit.span(), "`collapse(0)`: the count must be positive (3.3 section 2.9.1)"));
+        return Err(syn::Error::new(
+            lit.span(),
+            "`collapse(0)`: the count must be positive (3.3 section 2.9.1)",
+        ));
     }
-    Ok(ClauseArgs::Collapse { force, n, n_span: lit.span() })
+    Ok(ClauseArgs::Collapse {
+        force,
+        n,
+        n_span: lit.span(),
+    })
 }
 
 fn parse_size(input: ParseStream) -> syn::Result<SizeExpr> {
@@ -446,7 +552,10 @@ fn parse_vars(input: ParseStream) -> syn::Result<Vec<VarRef>> {
     let mut vars = Vec::new();
     while !input.is_empty() {
         let name: Ident = Ident::parse_any(input).map_err(|e| {
-            syn::Error::new(e.span(), "expected a variable name (optionally with a subarray, `a[lo..hi]`)")
+            syn::Error::new(
+                e.span(),
+                "expected a variable name (optionally with a subarray, `a[lo..hi]`)",
+            )
         })?;
         let mut span = name.span();
         if input.peek(Token![.]) && !input.peek(Token![..]) {
@@ -477,12 +586,21 @@ fn parse_vars(input: ParseStream) -> syn::Result<Vec<VarRef>> {
             Some(r) => format!("{}[{}]", name, tidy(r.to_token_stream())),
             None => name.to_string(),
         };
-        vars.push(VarRef { name, subarray, text, span });
+        vars.push(VarRef {
+            name,
+            subarray,
+            text,
+            span,
+        });
         if input.peek(token::Paren) {
-            return Err(input.error("a clause lists variables, not calls: name the variable that holds the value"));
+            return Err(input.error(
+                "a clause lists variables, not calls: name the variable that holds the value",
+            ));
         }
         if !input.is_empty() {
-            input.parse::<Token![,]>().map_err(|e| syn::Error::new(e.span(), "expected `,` between the variables of a clause"))?;
+            input.parse::<Token![,]>().map_err(|e| {
+                syn::Error::new(e.span(), "expected `,` between the variables of a clause")
+            })?;
         }
     }
     Ok(vars)
@@ -491,9 +609,12 @@ fn parse_vars(input: ParseStream) -> syn::Result<Vec<VarRef>> {
 /// Token text without the spaces `to_string` puts between every token.
 pub fn tidy(ts: TokenStream) -> String {
     let s = ts.to_string();
-    s.replace(" . ", ".").replace(" .. ", "..").replace(" ..", "..").replace(".. ", "..").replace(" ..= ", "..=")
+    s.replace(" . ", ".")
+        .replace(" .. ", "..")
+        .replace(" ..", "..")
+        .replace(".. ", "..")
+        .replace(" ..= ", "..=")
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -508,14 +629,25 @@ mod tests {
     fn ok(kind: DirectiveKind, src: &str) -> Directive {
         let d = parse(kind, src).unwrap_or_else(|e| panic!("{src}: {e}"));
         let errs = check_directive(&d);
-        assert!(errs.is_empty(), "{src}: {}", errs.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "));
+        assert!(
+            errs.is_empty(),
+            "{src}: {}",
+            errs.iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
         d
     }
 
     fn err(kind: DirectiveKind, src: &str) -> String {
         match parse(kind, src) {
             Err(e) => e.to_string(),
-            Ok(d) => check_directive(&d).into_iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "),
+            Ok(d) => check_directive(&d)
+                .into_iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("; "),
         }
     }
 
@@ -526,33 +658,55 @@ mod tests {
             if(n > 10), self(on_host), reduction(+: a, b), copy(c), copyin(readonly: d), copyout(zero: e), \
             create(zero: f), no_create(g), present(h), deviceptr(k), attach(l), private(m), firstprivate(o), \
             default(present), device_type(nvidia) num_gangs(80) vector_length(256), device_type(*) async");
-        let specific = d.clauses.iter().filter(|c| c.device_types.is_some() && c.name != ClauseName::DeviceType);
-        assert_eq!(specific.count(), 3, "num_gangs, vector_length (nvidia) and async (*)");
+        let specific = d
+            .clauses
+            .iter()
+            .filter(|c| c.device_types.is_some() && c.name != ClauseName::DeviceType);
+        assert_eq!(
+            specific.count(),
+            3,
+            "num_gangs, vector_length (nvidia) and async (*)"
+        );
         ok(D::Serial, "async, wait, if(true), self, reduction(max: m), copy(a[0..n]), private(t), firstprivate(u), default(none)");
         ok(D::Kernels, "num_gangs(1), num_workers(2), vector_length(32), copy(a), pcopyin(b), present_or_copyout(c), pcreate(d), default(none)");
         ok(D::ParallelLoop, "collapse(force: 2), gang(dim: 1, static: *), worker, vector(length: 64), \
             independent, reduction(&&: all), reduction(||: any), reduction(^: x), reduction(&: y), \
             reduction(|: z), reduction(*: p), reduction(min: q), private(t), copyin(v[..n]), copyout(w[lo..]), \
             dtype(host) seq");
-        ok(D::KernelsLoop, "auto, gang(32), worker, vector(128), collapse = 3");
+        ok(
+            D::KernelsLoop,
+            "auto, gang(32), worker, vector(128), collapse = 3",
+        );
         ok(D::SerialLoop, "seq, pcopy(a)");
         ok(D::ParallelLoop, "tile(*, 4), gang, vector");
         ok(D::Loop, "gang(static: 8), worker, vector, private(t), reduction(+: s), device_type(nvidia) vector(64)");
         ok(D::Data, "if(c), async(2), wait(devnum: 0: queues: 1, 2), copy(a), copyin(readonly: b[1..=4]), copyout(c), create(d), no_create(e), present(f), deviceptr(g), attach(h), default(present)");
-        ok(D::EnterData, "if(c), async, wait(1), copyin(a), create(zero: b), attach(p)");
-        ok(D::ExitData, "if(c), async(1), wait, copyout(a), delete(b), detach(p), finalize");
+        ok(
+            D::EnterData,
+            "if(c), async, wait(1), copyin(a), create(zero: b), attach(p)",
+        );
+        ok(
+            D::ExitData,
+            "if(c), async(1), wait, copyout(a), delete(b), detach(p), finalize",
+        );
         ok(D::HostData, "use_device(a, b), if(c), if_present");
         for a in ["", "read", "write", "update", "capture"] {
             ok(D::Atomic, a);
         }
         ok(D::Declare, "copy(a), copyin(b), copyout(c), create(d), present(e), deviceptr(f), device_resident(g), link(h)");
         ok(D::Routine, "seq, bind(\"fast_poly\"), nohost");
-        ok(D::Routine, "gang(dim: 2), device_type(nvidia) bind(poly_gpu)");
+        ok(
+            D::Routine,
+            "gang(dim: 2), device_type(nvidia) bind(poly_gpu)",
+        );
         ok(D::Update, "self(a), host(b[0..4]), device(c), async(1), wait(2), if(x), if_present, device_type(wgpu) async(3)");
         ok(D::Wait, "async(1), if(c)");
         ok(D::Init, "device_type(nvidia), device_num(0), if(c)");
         ok(D::Shutdown, "device_type(multicore)");
-        ok(D::Set, "default_async(2), device_num(1), device_type(host), if(c)");
+        ok(
+            D::Set,
+            "default_async(2), device_num(1), device_type(host), if(c)",
+        );
     }
 
     #[test]
@@ -567,7 +721,8 @@ mod tests {
         assert!(err(D::Loop, "collapse(n)").contains("positive integer literal"));
         assert!(err(D::Loop, "gang(dim: 4)").contains("1, 2 or 3"));
         assert!(err(D::Loop, "seq, independent").contains("`seq` cannot be combined"));
-        assert!(err(D::Loop, "tile(4), collapse(2)").contains("`tile` cannot be combined with `collapse`"));
+        assert!(err(D::Loop, "tile(4), collapse(2)")
+            .contains("`tile` cannot be combined with `collapse`"));
         assert!(err(D::Kernels, "num_gangs(1, 2)").contains("at most 1 value"));
         assert!(err(D::Parallel, "if(a), if(b)").contains("appears more than once"));
         assert!(err(D::Parallel, "copy(a), copyin(a)").contains("`a` appears in both"));
@@ -580,7 +735,9 @@ mod tests {
         assert!(err(D::Parallel, "copy(a[3])").contains("subarray is a range"));
         assert!(err(D::Parallel, "num_gangs").contains("needs an argument"));
         assert!(err(D::Parallel, "firstprivat(x)").contains("did you mean `firstprivate`?"));
-        assert!(err(D::Parallel, "num_gangs(2, 2), reduction(+: s)").contains("more than one value"));
+        assert!(
+            err(D::Parallel, "num_gangs(2, 2), reduction(+: s)").contains("more than one value")
+        );
         assert!(err(D::Parallel, "num_gangs(0)").contains("at least 1"));
         assert!(err(D::Loop, "tile(0)").contains("must be positive"));
         assert!(err(D::Loop, "tile(n)").contains("constant positive integer"));
@@ -589,7 +746,8 @@ mod tests {
         assert!(err(D::KernelsLoop, "gang(dim: 2)").contains("not allowed in a kernels region"));
         assert!(err(D::KernelsLoop, "num_gangs(4), gang(8)").contains("together with `num_gangs`"));
         assert!(err(D::ParallelLoop, "worker(4)").contains("only in a kernels region"));
-        assert!(err(D::KernelsLoop, "vector_length(64), vector(32)").contains("without `vector_length`"));
+        assert!(err(D::KernelsLoop, "vector_length(64), vector(32)")
+            .contains("without `vector_length`"));
         assert!(err(D::Routine, "gang(num: 2)").contains("takes only `dim:`"));
         assert!(err(D::Routine, "vector(32)").contains("takes no argument"));
         assert!(err(D::Loop, "gang(dim: 2), reduction(+: s)").contains("`gang(dim: 2 or 3)`"));

@@ -11,7 +11,8 @@ use syn::{BinOp, Expr, Stmt};
 use super::{expr_stmt, Ctx};
 use crate::directive::{ClauseName, Directive};
 
-const FORMS: &str = "`atomic update` takes `x op= expr`, `x = x op expr` or `x = expr op x` with op one of \
+const FORMS: &str =
+    "`atomic update` takes `x op= expr`, `x = x op expr` or `x = expr op x` with op one of \
      + * - / & | ^ << >> (3.3 section 2.12)";
 
 /// The operator token of a compound assignment (`+=` gives `+`).
@@ -65,15 +66,29 @@ fn as_update(e: &Expr) -> Option<Update> {
     match e {
         Expr::Binary(b) => {
             let op = compound_op(&b.op)?;
-            Some(Update { target: (*b.left).clone(), value: (*b.right).clone(), apply: quote!(__acc_old #op __acc_v) })
+            Some(Update {
+                target: (*b.left).clone(),
+                value: (*b.right).clone(),
+                apply: quote!(__acc_old #op __acc_v),
+            })
         }
         Expr::Assign(a) => {
-            let Expr::Binary(rhs) = strip_parens(&a.right) else { return None };
+            let Expr::Binary(rhs) = strip_parens(&a.right) else {
+                return None;
+            };
             let op = plain_op(&rhs.op)?;
             if same(&a.left, &rhs.left) {
-                Some(Update { target: (*a.left).clone(), value: (*rhs.right).clone(), apply: quote!(__acc_old #op __acc_v) })
+                Some(Update {
+                    target: (*a.left).clone(),
+                    value: (*rhs.right).clone(),
+                    apply: quote!(__acc_old #op __acc_v),
+                })
             } else if same(&a.left, &rhs.right) {
-                Some(Update { target: (*a.left).clone(), value: (*rhs.left).clone(), apply: quote!(__acc_v #op __acc_old) })
+                Some(Update {
+                    target: (*a.left).clone(),
+                    value: (*rhs.left).clone(),
+                    apply: quote!(__acc_v #op __acc_old),
+                })
             } else {
                 None
             }
@@ -121,7 +136,10 @@ fn root(e: &Expr) -> Option<String> {
 /// 3.3 section 2.12: in `x op= expr`, `expr` must not access `x` (R87).
 fn check_operand(ctx: &mut Ctx, target: &Expr, value: &Expr) {
     let Some(x) = root(target) else { return };
-    if crate::analysis::uses::scan_expr(value, &[]).vars.contains_key(&x) {
+    if crate::analysis::uses::scan_expr(value, &[])
+        .vars
+        .contains_key(&x)
+    {
         ctx.error_spanned(value, format!(
             "in an atomic update of `{x}`, the other operand must not read `{x}`: only one access to it is atomic (3.3 section 2.12)"
         ));
@@ -134,21 +152,31 @@ pub fn expand_atomic(ctx: &mut Ctx, dir: &Directive, st: Stmt) -> Stmt {
     if let Some(u) = stmt_expr(&st).and_then(as_update) {
         check_operand(ctx, &u.target, &u.value);
     }
-    let clause = [ClauseName::Read, ClauseName::Write, ClauseName::Update, ClauseName::Capture]
-        .into_iter()
-        .find(|c| dir.has(*c))
-        .unwrap_or(ClauseName::Update);
+    let clause = [
+        ClauseName::Read,
+        ClauseName::Write,
+        ClauseName::Update,
+        ClauseName::Capture,
+    ]
+    .into_iter()
+    .find(|c| dir.has(*c))
+    .unwrap_or(ClauseName::Update);
     let out = match clause {
         ClauseName::Read => read(&st),
         ClauseName::Write => write(&st),
-        ClauseName::Update => stmt_expr(&st).and_then(as_update).map(|u| {
-            let call = update_call(&u, span);
-            quote!(#call;)
-        }).ok_or(FORMS),
+        ClauseName::Update => stmt_expr(&st)
+            .and_then(as_update)
+            .map(|u| {
+                let call = update_call(&u, span);
+                quote!(#call;)
+            })
+            .ok_or(FORMS),
         _ => capture(&st, span),
     };
     match out {
-        Ok(ts) if matches!(st, Stmt::Local(_)) => syn::parse2(ts.clone()).unwrap_or_else(|_| expr_stmt(ts)),
+        Ok(ts) if matches!(st, Stmt::Local(_)) => {
+            syn::parse2(ts.clone()).unwrap_or_else(|_| expr_stmt(ts))
+        }
         Ok(ts) => expr_stmt(ts),
         Err(msg) => {
             ctx.error(span, msg);
@@ -162,13 +190,17 @@ fn read(st: &Stmt) -> Result<TokenStream, &'static str> {
     match st {
         Stmt::Expr(Expr::Assign(a), _) => {
             let (v, x) = (&a.left, &a.right);
-            Ok(quote!(#v = { let __acc_p = &raw const #x; unsafe { ::acc::__rt::atomic::load(__acc_p) } };))
+            Ok(
+                quote!(#v = { let __acc_p = &raw const #x; unsafe { ::acc::__rt::atomic::load(__acc_p) } };),
+            )
         }
         Stmt::Local(l) => {
             let Some(init) = &l.init else { return Err(MSG) };
             let (pat, x) = (&l.pat, &init.expr);
             // The binding must outlive the generated block: declare it, then assign.
-            Ok(quote!(let #pat = { let __acc_p = &raw const #x; unsafe { ::acc::__rt::atomic::load(__acc_p) } };))
+            Ok(
+                quote!(let #pat = { let __acc_p = &raw const #x; unsafe { ::acc::__rt::atomic::load(__acc_p) } };),
+            )
         }
         _ => Err(MSG),
     }
@@ -178,7 +210,9 @@ fn write(st: &Stmt) -> Result<TokenStream, &'static str> {
     match stmt_expr(st) {
         Some(Expr::Assign(a)) => {
             let (x, e) = (&a.left, &a.right);
-            Ok(quote!({ let __acc_v = #e; let __acc_p = &raw mut #x; unsafe { ::acc::__rt::atomic::store(__acc_p, __acc_v) } };))
+            Ok(
+                quote!({ let __acc_v = #e; let __acc_p = &raw mut #x; unsafe { ::acc::__rt::atomic::store(__acc_p, __acc_v) } };),
+            )
         }
         _ => Err("`atomic write` takes `x = expr;` (3.3 section 2.12)"),
     }
@@ -187,9 +221,15 @@ fn write(st: &Stmt) -> Result<TokenStream, &'static str> {
 fn capture(st: &Stmt, span: Span) -> Result<TokenStream, &'static str> {
     const MSG: &str = "`atomic capture` takes a block of two statements: `{ v = x; x op= e; }` (v gets the old value), \
          `{ x op= e; v = x; }` (v gets the new value) or `{ v = x; x = e; }` (swap) (3.3 section 2.12)";
-    let Some(Expr::Block(b)) = stmt_expr(st) else { return Err(MSG) };
-    let [s1, s2] = b.block.stmts.as_slice() else { return Err(MSG) };
-    let (Some(e1), Some(e2)) = (stmt_expr(s1), stmt_expr(s2)) else { return Err(MSG) };
+    let Some(Expr::Block(b)) = stmt_expr(st) else {
+        return Err(MSG);
+    };
+    let [s1, s2] = b.block.stmts.as_slice() else {
+        return Err(MSG);
+    };
+    let (Some(e1), Some(e2)) = (stmt_expr(s1), stmt_expr(s2)) else {
+        return Err(MSG);
+    };
     // `v = x; x op= e;` or `v = x; x = e;`
     if let Expr::Assign(read) = e1 {
         if let Some(u) = as_update(e2) {

@@ -21,7 +21,10 @@ pub fn attr_args(attr: &Attribute) -> syn::Result<TokenStream> {
     match &attr.meta {
         Meta::Path(_) => Ok(TokenStream::new()),
         Meta::List(l) => Ok(l.tokens.clone()),
-        Meta::NameValue(nv) => Err(syn::Error::new_spanned(nv, "write the directive's clauses in parentheses: `#[acc::name(clause, ..)]`")),
+        Meta::NameValue(nv) => Err(syn::Error::new_spanned(
+            nv,
+            "write the directive's clauses in parentheses: `#[acc::name(clause, ..)]`",
+        )),
     }
 }
 
@@ -138,7 +141,9 @@ fn stmt_attrs_mut(st: &mut Stmt) -> Option<&mut Vec<Attribute>> {
 
 /// Removes every `#[acc::..]` attribute from a statement and returns them in order.
 pub fn take_directives(st: &mut Stmt) -> Vec<(DirectiveKind, Attribute)> {
-    let Some(attrs) = stmt_attrs_mut(st) else { return Vec::new() };
+    let Some(attrs) = stmt_attrs_mut(st) else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
     attrs.retain(|a| match directive_of(a) {
         Some(k) => {

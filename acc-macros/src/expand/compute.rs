@@ -25,7 +25,16 @@ pub enum RegionBody {
 }
 
 /// Clauses of the construct that give data attributes to variables.
-const DATA_CLAUSES: &[C] = &[C::Copy, C::Copyin, C::Copyout, C::Create, C::NoCreate, C::Present, C::Deviceptr, C::Attach];
+const DATA_CLAUSES: &[C] = &[
+    C::Copy,
+    C::Copyin,
+    C::Copyout,
+    C::Create,
+    C::NoCreate,
+    C::Present,
+    C::Deviceptr,
+    C::Attach,
+];
 
 /// The launch clauses as `::acc::__rt::LaunchClauses`.
 fn launch_clauses(dir: &Directive) -> TokenStream {
@@ -59,7 +68,9 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
     let routine_checks = body_check.routine_checks;
     let nesting = match &body {
         RegionBody::Block(_) => crate::check_region::check_loop_nesting(&stmts, None, None),
-        RegionBody::Loop(f) => crate::check_region::check_loop_nesting(&f.body.stmts, None, Some(dir)),
+        RegionBody::Loop(f) => {
+            crate::check_region::check_loop_nesting(&f.body.stmts, None, Some(dir))
+        }
     };
     for e in nesting {
         ctx.push(e);
@@ -75,14 +86,25 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
         let mut loop_vars = Vec::new();
         let mut cur = Some(f);
         while let Some(l) = cur {
-            loop_vars.extend(crate::analysis::bindings::pat_bindings(&l.pat, false).into_iter().map(|(n, _)| n));
+            loop_vars.extend(
+                crate::analysis::bindings::pat_bindings(&l.pat, false)
+                    .into_iter()
+                    .map(|(n, _)| n),
+            );
             cur = match l.body.stmts.as_slice() {
                 [Stmt::Expr(Expr::ForLoop(inner), _)] => Some(inner),
                 _ => None,
             };
         }
-        for c in dir.clauses.iter().filter(|c| DATA_CLAUSES.contains(&c.name) || matches!(c.name, C::Private | C::Firstprivate | C::Reduction)) {
-            for v in c.vars().iter().filter(|v| loop_vars.contains(&v.name.to_string())) {
+        for c in dir.clauses.iter().filter(|c| {
+            DATA_CLAUSES.contains(&c.name)
+                || matches!(c.name, C::Private | C::Firstprivate | C::Reduction)
+        }) {
+            for v in c
+                .vars()
+                .iter()
+                .filter(|v| loop_vars.contains(&v.name.to_string()))
+            {
                 ctx.error(v.span, format!(
                     "`{}` is the variable of a loop of this `{}`, which is private to each iteration; it cannot appear in `{}` (3.3 section 2.6.1)",
                     v.name, dir.kind.spelling(), c.name.spelling()
@@ -101,9 +123,16 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
     listed.extend(ctx_enclosing(ctx));
 
     // `copyin(readonly: x)`: the region may not write `x` (R53).
-    for c in dir.general(C::Copyin).filter(|c| c.modifier().is_some_and(|m| m == "readonly")) {
+    for c in dir
+        .general(C::Copyin)
+        .filter(|c| c.modifier().is_some_and(|m| m == "readonly"))
+    {
         for v in c.vars() {
-            if uses.vars.get(&v.name.to_string()).is_some_and(|u| u.is_definitely_written()) {
+            if uses
+                .vars
+                .get(&v.name.to_string())
+                .is_some_and(|u| u.is_definitely_written())
+            {
                 ctx.error(v.span, format!(
                     "`{}` is `copyin(readonly: ..)` on this `{}`, but the region writes it; drop `readonly:` or use `copy` (3.3 section 2.7.7)",
                     v.name, dir.kind.spelling()
@@ -120,7 +149,9 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
     for c in dir.clauses.iter().filter(|c| c.device_types.is_none()) {
         match (c.name, &c.args) {
             (C::Firstprivate, _) => privates.extend(c.vars().iter().map(|v| v.name.clone())),
-            (C::Private, _) if !combined => privates.extend(c.vars().iter().map(|v| v.name.clone())),
+            (C::Private, _) if !combined => {
+                privates.extend(c.vars().iter().map(|v| v.name.clone()))
+            }
             (C::Reduction, ClauseArgs::Reduction { op, vars, .. }) if !combined => {
                 reductions.extend(vars.iter().map(|v| (*op, v.name.clone())))
             }
@@ -135,13 +166,19 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
         let on_construct: HashSet<String> = dir
             .clauses
             .iter()
-            .filter(|c| DATA_CLAUSES.contains(&c.name) || matches!(c.name, C::Private | C::Firstprivate | C::Reduction))
+            .filter(|c| {
+                DATA_CLAUSES.contains(&c.name)
+                    || matches!(c.name, C::Private | C::Firstprivate | C::Reduction)
+            })
             .flat_map(|c| c.vars().iter().map(|v| v.name.to_string()))
             .chain(ctx_enclosing(ctx))
             .collect();
         let mut reported = HashSet::new();
         for (name, span, op) in &loop_reductions {
-            if uses.vars.contains_key(name) && !on_construct.contains(name) && reported.insert(name.clone()) {
+            if uses.vars.contains_key(name)
+                && !on_construct.contains(name)
+                && reported.insert(name.clone())
+            {
                 ctx.error(*span, format!(
                     "`{name}` is reduced by a loop inside this `{}` region, so the region must say what happens to it: add `reduction({}: {name})` or `copy({name})` to the `{}` (3.3 section 2.6.2)",
                     dir.kind.spelling(), op.spelling(), dir.kind.spelling()
@@ -178,7 +215,11 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
                 if listed.contains(name) || is_const {
                     continue;
                 }
-                let suggestion = if u.is_written() { format!("copy({name})") } else { format!("copyin({name})` or `firstprivate({name})") };
+                let suggestion = if u.is_written() {
+                    format!("copy({name})")
+                } else {
+                    format!("copyin({name})` or `firstprivate({name})")
+                };
                 ctx.error(
                     u.span.unwrap_or(d.span),
                     format!(
@@ -191,7 +232,14 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
     }
 
     let region_stmts = |ctx: &mut Ctx, mode: Mode| -> Vec<Stmt> {
-        let mut cx = RegionCx::new(ctx, compute, mode, env.clone(), reductions.clone(), privates.clone());
+        let mut cx = RegionCx::new(
+            ctx,
+            compute,
+            mode,
+            env.clone(),
+            reductions.clone(),
+            privates.clone(),
+        );
         match &body {
             RegionBody::Block(_) => cx.transform_stmts(stmts.clone(), false),
             RegionBody::Loop(f) => {
@@ -203,7 +251,10 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
     let host = wrap(&region_stmts(ctx, Mode::Host), &privates, &reductions);
     if ctx.error_count() > errors_before {
         // Report the directive's errors alone: the body as written, without its directives.
-        let mut block = Block { brace_token: Default::default(), stmts };
+        let mut block = Block {
+            brace_token: Default::default(),
+            stmts,
+        };
         super::strip_all(&mut block);
         return quote!(#block);
     }
@@ -218,8 +269,15 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
     let data_vars = data::clause_vars(dir, DATA_CLAUSES, &loc);
     let data_hosts = data::exit_hosts(dir, DATA_CLAUSES);
     let combined_loop = if combined { Some(loop_part(dir)) } else { None };
-    let kernel_arm =
-        super::kernel::kernel_arm(compute, &stmts, combined_loop.as_ref(), env, &reductions, &privates, ctx.generic_fn);
+    let kernel_arm = super::kernel::kernel_arm(
+        compute,
+        &stmts,
+        combined_loop.as_ref(),
+        env,
+        &reductions,
+        &privates,
+        ctx.generic_fn,
+    );
     let threads = if compute == ComputeKind::Serial {
         // A serial region runs on one thread even on multicore (`Launch::exec` never gives
         // threads for it).
@@ -265,7 +323,11 @@ fn loop_part(dir: &Directive) -> Directive {
         .filter(|c| crate::directive::allowed::allows(DirectiveKind::Loop, c.name))
         .cloned()
         .collect();
-    Directive { kind: DirectiveKind::Loop, span: dir.span, clauses }
+    Directive {
+        kind: DirectiveKind::Loop,
+        span: dir.span,
+        clauses,
+    }
 }
 
 /// Privatization and reductions of the construct around a rewritten body.
@@ -306,7 +368,10 @@ pub fn reduction_inits(reductions: &[(RedOp, Ident)]) -> Vec<TokenStream> {
 
 /// `v = combine(v, partials.k);` for each reduction variable `v` (the `k`-th), spanned at the
 /// variable like [`reduction_inits`].
-pub fn reduction_combines(reductions: &[(RedOp, Ident)], partials: &TokenStream) -> Vec<TokenStream> {
+pub fn reduction_combines(
+    reductions: &[(RedOp, Ident)],
+    partials: &TokenStream,
+) -> Vec<TokenStream> {
     reductions
         .iter()
         .enumerate()
@@ -327,10 +392,13 @@ fn nested_loop_reductions(stmts: &[Stmt]) -> Vec<(String, Span, RedOp)> {
         fn visit_stmt(&mut self, st: &'a Stmt) {
             for a in attrs::stmt_attrs(st) {
                 if attrs::directive_of(a) == Some(DirectiveKind::Loop) {
-                    if let Ok(d) = attrs::attr_args(a).and_then(|args| parse_directive(DirectiveKind::Loop, Span::call_site(), args)) {
+                    if let Ok(d) = attrs::attr_args(a).and_then(|args| {
+                        parse_directive(DirectiveKind::Loop, Span::call_site(), args)
+                    }) {
                         for c in d.general(C::Reduction) {
                             if let ClauseArgs::Reduction { op, vars, .. } = &c.args {
-                                self.0.extend(vars.iter().map(|v| (v.name.to_string(), v.span, *op)));
+                                self.0
+                                    .extend(vars.iter().map(|v| (v.name.to_string(), v.span, *op)));
                             }
                         }
                     }
@@ -354,8 +422,13 @@ fn nested_loop_vars(stmts: &[Stmt]) -> HashSet<String> {
             for a in attrs::stmt_attrs(st) {
                 if attrs::directive_of(a) == Some(DirectiveKind::Loop) {
                     if let Ok(args) = attrs::attr_args(a) {
-                        if let Ok(d) = parse_directive(DirectiveKind::Loop, Span::call_site(), args) {
-                            for c in d.clauses.iter().filter(|c| matches!(c.name, C::Reduction | C::Private)) {
+                        if let Ok(d) = parse_directive(DirectiveKind::Loop, Span::call_site(), args)
+                        {
+                            for c in d
+                                .clauses
+                                .iter()
+                                .filter(|c| matches!(c.name, C::Reduction | C::Private))
+                            {
                                 self.0.extend(c.vars().iter().map(|v| v.name.to_string()));
                             }
                         }
@@ -376,4 +449,3 @@ fn nested_loop_vars(stmts: &[Stmt]) -> HashSet<String> {
 fn ctx_enclosing(ctx: &Ctx) -> Vec<String> {
     ctx.enclosing_data.iter().flatten().cloned().collect()
 }
-

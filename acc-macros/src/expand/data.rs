@@ -36,7 +36,9 @@ pub fn var_tokens(kind: &TokenStream, v: &VarRef, loc: &TokenStream) -> TokenStr
     let (name, text) = (&v.name, &v.text);
     // Spanned at the variable, so a type that is not device data is reported there.
     match &v.subarray {
-        None => quote_spanned!(v.span=> ::acc::__rt::clause_var(::acc::__rt::DataClause::#kind, &#name, #text, #loc)),
+        None => {
+            quote_spanned!(v.span=> ::acc::__rt::clause_var(::acc::__rt::DataClause::#kind, &#name, #text, #loc))
+        }
         Some(range) => {
             quote_spanned!(v.span=> ::acc::__rt::clause_subarray(::acc::__rt::DataClause::#kind, &#name, #range, #text, #loc))
         }
@@ -46,8 +48,14 @@ pub fn var_tokens(kind: &TokenStream, v: &VarRef, loc: &TokenStream) -> TokenStr
 /// The variables of `dir`'s clauses among `names`, as `ClauseVar` expressions.
 pub fn clause_vars(dir: &Directive, names: &[C], loc: &TokenStream) -> Vec<TokenStream> {
     let mut out = Vec::new();
-    for c in dir.clauses.iter().filter(|c| names.contains(&c.name) && c.device_types.is_none()) {
-        let Some(kind) = clause_kind(c.name) else { continue };
+    for c in dir
+        .clauses
+        .iter()
+        .filter(|c| names.contains(&c.name) && c.device_types.is_none())
+    {
+        let Some(kind) = clause_kind(c.name) else {
+            continue;
+        };
         for v in c.vars() {
             out.push(var_tokens(&kind, v, loc));
         }
@@ -57,10 +65,21 @@ pub fn clause_vars(dir: &Directive, names: &[C], loc: &TokenStream) -> Vec<Token
 
 /// The variables of `dir`'s clauses among `names` as `DirectiveVar`s of `update!`/`exit_data!`:
 /// those of `written` clauses borrowed mutably (the directive writes the host's copy).
-pub fn directive_vars(dir: &Directive, names: &[C], written: &[C], loc: &TokenStream) -> Vec<TokenStream> {
+pub fn directive_vars(
+    dir: &Directive,
+    names: &[C],
+    written: &[C],
+    loc: &TokenStream,
+) -> Vec<TokenStream> {
     let mut out = Vec::new();
-    for c in dir.clauses.iter().filter(|c| names.contains(&c.name) && c.device_types.is_none()) {
-        let Some(kind) = clause_kind(c.name) else { continue };
+    for c in dir
+        .clauses
+        .iter()
+        .filter(|c| names.contains(&c.name) && c.device_types.is_none())
+    {
+        let Some(kind) = clause_kind(c.name) else {
+            continue;
+        };
         for v in c.vars() {
             if written.contains(&c.name) {
                 let (name, text) = (&v.name, &v.text);
@@ -82,7 +101,11 @@ pub fn directive_vars(dir: &Directive, names: &[C], written: &[C], loc: &TokenSt
 /// mutably there, so one that was moved meanwhile is a borrow error at its clause.
 pub fn exit_hosts(dir: &Directive, names: &[C]) -> Vec<TokenStream> {
     let mut out = Vec::new();
-    for c in dir.clauses.iter().filter(|c| names.contains(&c.name) && c.device_types.is_none()) {
+    for c in dir
+        .clauses
+        .iter()
+        .filter(|c| names.contains(&c.name) && c.device_types.is_none())
+    {
         if !matches!(c.name, C::Copy | C::Copyout) {
             continue;
         }
@@ -96,12 +119,23 @@ pub fn exit_hosts(dir: &Directive, names: &[C]) -> Vec<TokenStream> {
 
 /// Names of the variables in `dir`'s clauses.
 pub fn named_vars(dir: &Directive) -> Vec<String> {
-    dir.clauses.iter().flat_map(|c| c.vars().iter().map(|v| v.name.to_string())).collect()
+    dir.clauses
+        .iter()
+        .flat_map(|c| c.vars().iter().map(|v| v.name.to_string()))
+        .collect()
 }
 
 const DATA_CLAUSES: &[C] = &[
-    C::Copy, C::Copyin, C::Copyout, C::Create, C::NoCreate, C::Present, C::Deviceptr, C::Attach,
-    C::DeviceResident, C::Link,
+    C::Copy,
+    C::Copyin,
+    C::Copyout,
+    C::Create,
+    C::NoCreate,
+    C::Present,
+    C::Deviceptr,
+    C::Attach,
+    C::DeviceResident,
+    C::Link,
 ];
 
 /// `#[acc::data(..)] { body }`, or `#[acc::data]` / `#[acc::declare]` on a function: a
@@ -134,7 +168,11 @@ pub fn expand_data_region(ctx: &mut Ctx, dir: &Directive, body: TokenStream) -> 
 pub fn expand_host_data(_ctx: &mut Ctx, dir: &Directive, body: TokenStream) -> TokenStream {
     let loc = location(dir.span);
     let vars = clause_vars(dir, &[C::UseDevice], &loc);
-    let if_cond = opt(dir.general(C::If).next().and_then(|c| c.expr()).map(|e| quote!(#e)));
+    let if_cond = opt(dir
+        .general(C::If)
+        .next()
+        .and_then(|c| c.expr())
+        .map(|e| quote!(#e)));
     let if_present = dir.has(C::IfPresent);
     quote! {
         {

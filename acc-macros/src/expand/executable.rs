@@ -43,7 +43,12 @@ pub fn expand(kind: DirectiveKind, input: TokenStream) -> TokenStream {
                 let (if_cond, async_arg, wait) = if_async_wait(&dir);
                 match kind {
                     DirectiveKind::Update => {
-                        let vars = directive_vars(&dir, &[C::SelfClause, C::Host, C::Device], &[C::SelfClause, C::Host], &loc);
+                        let vars = directive_vars(
+                            &dir,
+                            &[C::SelfClause, C::Host, C::Device],
+                            &[C::SelfClause, C::Host],
+                            &loc,
+                        );
                         let if_present = dir.has(C::IfPresent);
                         quote!({
                             #[allow(unused_imports)]
@@ -56,7 +61,12 @@ pub fn expand(kind: DirectiveKind, input: TokenStream) -> TokenStream {
                         quote!(::acc::__rt::enter_data_directive(#loc, #if_cond, #async_arg, #wait, &[#(#vars),*]))
                     }
                     DirectiveKind::ExitData => {
-                        let vars = directive_vars(&dir, &[C::Copyout, C::Delete, C::Detach], &[C::Copyout], &loc);
+                        let vars = directive_vars(
+                            &dir,
+                            &[C::Copyout, C::Delete, C::Detach],
+                            &[C::Copyout],
+                            &loc,
+                        );
                         let finalize = dir.has(C::Finalize);
                         quote!({
                             #[allow(unused_imports)]
@@ -68,21 +78,32 @@ pub fn expand(kind: DirectiveKind, input: TokenStream) -> TokenStream {
                         let mut types = Vec::new();
                         for c in dir.all(C::DeviceType) {
                             if let ClauseArgs::DeviceTypes(list) = &c.args {
-                                types.extend(list.iter().filter_map(|t| device_type_tokens(&mut ctx, t)));
+                                types.extend(
+                                    list.iter().filter_map(|t| device_type_tokens(&mut ctx, t)),
+                                );
                             }
                         }
-                        let num = opt(dir.find(C::DeviceNum).and_then(|c| c.expr()).map(|e| quote!((#e) as usize)));
+                        let num = opt(dir
+                            .find(C::DeviceNum)
+                            .and_then(|c| c.expr())
+                            .map(|e| quote!((#e) as usize)));
                         let f = match kind {
                             DirectiveKind::Init => quote!(init_directive),
                             DirectiveKind::Shutdown => quote!(shutdown_directive),
                             _ => quote!(set_directive),
                         };
                         if kind == DirectiveKind::Set {
-                            let default_async = opt(dir.find(C::DefaultAsync).and_then(|c| c.expr()).map(|e| quote!((#e) as i32)));
+                            let default_async = opt(dir
+                                .find(C::DefaultAsync)
+                                .and_then(|c| c.expr())
+                                .map(|e| quote!((#e) as i32)));
                             if types.len() > 1 {
                                 ctx.error(span, "`set` takes one device type (3.3 section 2.14.3)");
                             }
-                            if !dir.has(C::DefaultAsync) && !dir.has(C::DeviceNum) && !dir.has(C::DeviceType) {
+                            if !dir.has(C::DefaultAsync)
+                                && !dir.has(C::DeviceNum)
+                                && !dir.has(C::DeviceType)
+                            {
                                 ctx.error(span, "`set` needs at least one of `default_async`, `device_num`, `device_type` (3.3 section 2.14.3)");
                             }
                             let ty = opt(types.first());
@@ -115,7 +136,9 @@ fn expand_wait(ctx: &mut Ctx, input: TokenStream, loc: &TokenStream) -> TokenStr
         let mut clauses = TokenStream::new();
         while !input.is_empty() {
             let fork = input.fork();
-            let is_clause = fork.call(Ident::parse_any).is_ok_and(|i| i == "async" || i == "if");
+            let is_clause = fork
+                .call(Ident::parse_any)
+                .is_ok_and(|i| i == "async" || i == "if");
             if is_clause {
                 let rest: TokenStream = input.parse()?;
                 clauses = rest;
@@ -135,9 +158,15 @@ fn expand_wait(ctx: &mut Ctx, input: TokenStream, loc: &TokenStream) -> TokenStr
             return TokenStream::new();
         }
     };
-    let Some(dir) = ctx.directive(DirectiveKind::Wait, Span::call_site(), clauses) else { return TokenStream::new() };
+    let Some(dir) = ctx.directive(DirectiveKind::Wait, Span::call_site(), clauses) else {
+        return TokenStream::new();
+    };
     let (if_cond, async_arg, _) = if_async_wait(&dir);
-    let queues = if queues.is_empty() { quote!(::core::option::Option::None) } else { quote!(::core::option::Option::Some(&[#((#queues) as i64),*])) };
+    let queues = if queues.is_empty() {
+        quote!(::core::option::Option::None)
+    } else {
+        quote!(::core::option::Option::Some(&[#((#queues) as i64),*]))
+    };
     quote!(::acc::__rt::wait_directive(#loc, #if_cond, #queues, #async_arg))
 }
 
@@ -145,10 +174,17 @@ fn expand_wait(ctx: &mut Ctx, input: TokenStream, loc: &TokenStream) -> TokenStr
 /// memory for a loop body. It is checked and then has no effect on devices that run the host
 /// twin.
 fn expand_cache(ctx: &mut Ctx, input: TokenStream) -> TokenStream {
-    match parse_directive(DirectiveKind::Cache, Span::call_site(), quote!(copyin(#input))) {
+    match parse_directive(
+        DirectiveKind::Cache,
+        Span::call_site(),
+        quote!(copyin(#input)),
+    ) {
         Ok(_) => quote!({}),
         Err(e) => {
-            ctx.push(syn::Error::new(e.span(), format!("`cache!` takes a list of variables or subarrays: {e}")));
+            ctx.push(syn::Error::new(
+                e.span(),
+                format!("`cache!` takes a list of variables or subarrays: {e}"),
+            ));
             TokenStream::new()
         }
     }

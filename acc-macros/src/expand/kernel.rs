@@ -125,12 +125,39 @@ fn bin_op(op: &BinOp) -> Option<(&'static str, bool)> {
 }
 
 const MATH: &[(&str, &str)] = &[
-    ("abs", "Abs"), ("min", "Min"), ("max", "Max"), ("clamp", "Clamp"), ("sqrt", "Sqrt"), ("cbrt", "Cbrt"),
-    ("exp", "Exp"), ("exp2", "Exp2"), ("ln", "Ln"), ("log2", "Log2"), ("log10", "Log10"), ("sin", "Sin"),
-    ("cos", "Cos"), ("tan", "Tan"), ("asin", "Asin"), ("acos", "Acos"), ("atan", "Atan"), ("atan2", "Atan2"),
-    ("sinh", "Sinh"), ("cosh", "Cosh"), ("tanh", "Tanh"), ("floor", "Floor"), ("ceil", "Ceil"),
-    ("round", "Round"), ("trunc", "Trunc"), ("fract", "Fract"), ("powi", "Powi"), ("powf", "Powf"),
-    ("pow", "Pow"), ("mul_add", "MulAdd"), ("hypot", "Hypot"), ("signum", "Signum"), ("recip", "Recip"),
+    ("abs", "Abs"),
+    ("min", "Min"),
+    ("max", "Max"),
+    ("clamp", "Clamp"),
+    ("sqrt", "Sqrt"),
+    ("cbrt", "Cbrt"),
+    ("exp", "Exp"),
+    ("exp2", "Exp2"),
+    ("ln", "Ln"),
+    ("log2", "Log2"),
+    ("log10", "Log10"),
+    ("sin", "Sin"),
+    ("cos", "Cos"),
+    ("tan", "Tan"),
+    ("asin", "Asin"),
+    ("acos", "Acos"),
+    ("atan", "Atan"),
+    ("atan2", "Atan2"),
+    ("sinh", "Sinh"),
+    ("cosh", "Cosh"),
+    ("tanh", "Tanh"),
+    ("floor", "Floor"),
+    ("ceil", "Ceil"),
+    ("round", "Round"),
+    ("trunc", "Trunc"),
+    ("fract", "Fract"),
+    ("powi", "Powi"),
+    ("powf", "Powf"),
+    ("pow", "Pow"),
+    ("mul_add", "MulAdd"),
+    ("hypot", "Hypot"),
+    ("signum", "Signum"),
+    ("recip", "Recip"),
 ];
 
 fn math_fn(name: &str) -> Option<TokenStream> {
@@ -157,13 +184,22 @@ impl Tr {
     /// `&a[s..e]` / `&mut a[s..e]` (any range form) as a routine argument: a subslice of the
     /// array `a`.
     fn subslice_arg(&mut self, arg: &Expr) -> R<Option<TokenStream>> {
-        let Expr::Reference(r) = strip(arg) else { return Ok(None) };
-        let Expr::Index(ix) = strip(&r.expr) else { return Ok(None) };
-        let Expr::Range(range) = strip(&ix.index) else { return Ok(None) };
+        let Expr::Reference(r) = strip(arg) else {
+            return Ok(None);
+        };
+        let Expr::Index(ix) = strip(&r.expr) else {
+            return Ok(None);
+        };
+        let Expr::Range(range) = strip(&ix.index) else {
+            return Ok(None);
+        };
         let arr = self.array(&ix.expr)?;
         let start = match &range.start {
             Some(s) => self.expr(s)?,
-            None => quote!(__acc_b.lit_int(0, ::core::option::Option::Some(::acc::__rt::kernel::Scalar::USize))),
+            None => quote!(__acc_b.lit_int(
+                0,
+                ::core::option::Option::Some(::acc::__rt::kernel::Scalar::USize)
+            )),
         };
         let end = match (&range.end, &range.limits) {
             (Some(e), syn::RangeLimits::HalfOpen(_)) => self.expr(e)?,
@@ -173,7 +209,9 @@ impl Tr {
             }
             (None, _) => quote!(__acc_b.len(__a)),
         };
-        Ok(Some(quote!({ let __a = #arr; let __s = #start; let __e = #end; __acc_b.subslice(__a, __s, __e) })))
+        Ok(Some(
+            quote!({ let __a = #arr; let __s = #start; let __e = #end; __acc_b.subslice(__a, __s, __e) }),
+        ))
     }
 
     fn array(&mut self, e: &Expr) -> R<TokenStream> {
@@ -195,12 +233,19 @@ impl Tr {
             Expr::Index(ix) => Ok((self.array(&ix.expr)?, self.expr(&ix.index)?)),
             Expr::Field(f) => self.struct_field(f),
             other => {
-                let id = path_ident(other).ok_or_else(|| format!("the atomic target `{}`", other.to_token_stream()))?;
+                let id = path_ident(other)
+                    .ok_or_else(|| format!("the atomic target `{}`", other.to_token_stream()))?;
                 match self.captured.get(&id.to_string()) {
                     Some((Cap::WriteScalar, _)) => {
                         self.arrays_used.insert(id.to_string());
                         let a = format_ident!("__acc_a_{}", id.to_string());
-                        Ok((quote!(#a), quote!(__acc_b.lit_int(0, ::core::option::Option::Some(::acc::__rt::kernel::Scalar::USize)))))
+                        Ok((
+                            quote!(#a),
+                            quote!(__acc_b.lit_int(
+                                0,
+                                ::core::option::Option::Some(::acc::__rt::kernel::Scalar::USize)
+                            )),
+                        ))
                     }
                     _ => no(format!("the atomic target `{id}`")),
                 }
@@ -214,7 +259,9 @@ impl Tr {
     fn array_binding(&self, name: &str, missing: impl Fn(&str) -> TokenStream) -> TokenStream {
         let (_, p) = &self.captured[name];
         let a = format_ident!("__acc_a_{}", name);
-        let shown = name.strip_prefix("__self_").map_or_else(|| name.to_string(), |f| format!("self.{f}"));
+        let shown = name
+            .strip_prefix("__self_")
+            .map_or_else(|| name.to_string(), |f| format!("self.{f}"));
         let on_missing = missing(&format!("`{shown}` is used as an array but is not one"));
         quote!(let #a = match __acc_h.array(#p) {
             ::core::option::Option::Some(a) => a,
@@ -226,7 +273,10 @@ impl Tr {
     /// (the IR builder finds its offset and type in the struct's layout), and the index.
     fn struct_field(&mut self, f: &syn::ExprField) -> R<(TokenStream, TokenStream)> {
         let Expr::Index(ix) = strip(&f.base) else {
-            return no(format!("the field access `{}` (kernels read fields of array elements, `a[i].f`)", short(&Expr::Field(f.clone()))));
+            return no(format!(
+                "the field access `{}` (kernels read fields of array elements, `a[i].f`)",
+                short(&Expr::Field(f.clone()))
+            ));
         };
         let name = match &f.member {
             syn::Member::Named(id) => id.to_string(),
@@ -246,14 +296,22 @@ impl Tr {
 
     /// An `atomic` statement (3.3 section 2.12) as an IR atomic.
     fn atomic(&mut self, dir: &Directive, st: &Stmt) -> R<TokenStream> {
-        let clause = [C::Read, C::Write, C::Capture].into_iter().find(|c| dir.has(*c)).unwrap_or(C::Update);
+        let clause = [C::Read, C::Write, C::Capture]
+            .into_iter()
+            .find(|c| dir.has(*c))
+            .unwrap_or(C::Update);
         let expr_of = |st: &Stmt| -> Option<Expr> {
             match st {
                 Stmt::Expr(e, _) => Some(strip(e).clone()),
                 _ => None,
             }
         };
-        let emit = |arr: TokenStream, idx: TokenStream, op: TokenStream, val: TokenStream, old: Option<Ident>, new: Option<Ident>| {
+        let emit = |arr: TokenStream,
+                    idx: TokenStream,
+                    op: TokenStream,
+                    val: TokenStream,
+                    old: Option<Ident>,
+                    new: Option<Ident>| {
             let opt = |v: Option<Ident>| match v {
                 Some(v) => quote!(::core::option::Option::Some(#v)),
                 None => quote!(::core::option::Option::None),
@@ -261,7 +319,9 @@ impl Tr {
             let (old, new) = (opt(old), opt(new));
             quote!({ let __a = #arr; let __i = #idx; let __v = #val; __acc_b.atomic(__a, __i, #op, __v, #old, #new); })
         };
-        let update = |tr: &mut Tr, e: &Expr| -> R<(TokenStream, TokenStream, TokenStream, TokenStream)> {
+        let update = |tr: &mut Tr,
+                      e: &Expr|
+         -> R<(TokenStream, TokenStream, TokenStream, TokenStream)> {
             let (target, op, value) = match e {
                 Expr::Binary(b) => match bin_op(&b.op) {
                     Some((op, true)) => ((*b.left).clone(), op, (*b.right).clone()),
@@ -269,13 +329,16 @@ impl Tr {
                 },
                 Expr::Assign(a) => match strip(&a.right) {
                     Expr::Binary(rhs) => {
-                        let (op, _) = bin_op(&rhs.op).ok_or_else(|| "this atomic update form".to_string())?;
+                        let (op, _) =
+                            bin_op(&rhs.op).ok_or_else(|| "this atomic update form".to_string())?;
                         // syn gives a statement's attributes to its leftmost operand: compare
                         // the places without them.
                         let same = |x: &Expr| without_attrs(x) == without_attrs(&a.left);
                         if same(&rhs.left) {
                             ((*a.left).clone(), op, (*rhs.right).clone())
-                        } else if same(&rhs.right) && matches!(op, "Add" | "Mul" | "BitAnd" | "BitOr" | "BitXor") {
+                        } else if same(&rhs.right)
+                            && matches!(op, "Add" | "Mul" | "BitAnd" | "BitOr" | "BitXor")
+                        {
                             ((*a.left).clone(), op, (*rhs.left).clone())
                         } else {
                             return no("this atomic update form");
@@ -288,7 +351,12 @@ impl Tr {
             let (arr, idx) = tr.place(&target)?;
             let v = tr.expr(&value)?;
             let op = Ident::new(op, Span::call_site());
-            Ok((arr, idx, quote!(::acc::__rt::kernel::AtomicOp::Update(::acc::__rt::kernel::BinaryOp::#op)), v))
+            Ok((
+                arr,
+                idx,
+                quote!(::acc::__rt::kernel::AtomicOp::Update(::acc::__rt::kernel::BinaryOp::#op)),
+                v,
+            ))
         };
         match clause {
             C::Update => {
@@ -300,15 +368,27 @@ impl Tr {
                 Some(Expr::Assign(a)) => {
                     let (arr, idx) = self.place(&a.left)?;
                     let v = self.expr(&a.right)?;
-                    Ok(emit(arr, idx, quote!(::acc::__rt::kernel::AtomicOp::Exchange), v, None, None))
+                    Ok(emit(
+                        arr,
+                        idx,
+                        quote!(::acc::__rt::kernel::AtomicOp::Exchange),
+                        v,
+                        None,
+                        None,
+                    ))
                 }
                 _ => no("this atomic write form"),
             },
             C::Read => {
                 let (target, x, decl) = match st {
                     Stmt::Local(l) => {
-                        let Pat::Ident(pi) = strip_type(&l.pat) else { return no("this atomic read form") };
-                        let init = l.init.as_ref().ok_or_else(|| "this atomic read form".to_string())?;
+                        let Pat::Ident(pi) = strip_type(&l.pat) else {
+                            return no("this atomic read form");
+                        };
+                        let init = l
+                            .init
+                            .as_ref()
+                            .ok_or_else(|| "this atomic read form".to_string())?;
                         let name = pi.ident.to_string();
                         let v = self.fresh(&name);
                         let name_lit = name.clone();
@@ -323,21 +403,45 @@ impl Tr {
                     _ => return no("this atomic read form"),
                 };
                 let (arr, idx) = self.place(&x)?;
-                let read = emit(arr, idx, quote!(::acc::__rt::kernel::AtomicOp::Read), quote!(__acc_b.lit_int(0, ::core::option::Option::None)), Some(target), None);
+                let read = emit(
+                    arr,
+                    idx,
+                    quote!(::acc::__rt::kernel::AtomicOp::Read),
+                    quote!(__acc_b.lit_int(0, ::core::option::Option::None)),
+                    Some(target),
+                    None,
+                );
                 Ok(quote!(#decl #read))
             }
             _ => {
                 // capture: `{ v = x; x op= e; }`, `{ x op= e; v = x; }` or `{ v = x; x = e; }`.
-                let Some(Expr::Block(b)) = expr_of(st) else { return no("this atomic capture form") };
-                let [s1, s2] = b.block.stmts.as_slice() else { return no("this atomic capture form") };
-                let (e1, e2) = (expr_of(s1).ok_or("this atomic capture form")?, expr_of(s2).ok_or("this atomic capture form")?);
+                let Some(Expr::Block(b)) = expr_of(st) else {
+                    return no("this atomic capture form");
+                };
+                let [s1, s2] = b.block.stmts.as_slice() else {
+                    return no("this atomic capture form");
+                };
+                let (e1, e2) = (
+                    expr_of(s1).ok_or("this atomic capture form")?,
+                    expr_of(s2).ok_or("this atomic capture form")?,
+                );
                 if let Expr::Assign(read) = &e1 {
                     if let Expr::Assign(w) = &e2 {
-                        if w.left.to_token_stream().to_string() == read.right.to_token_stream().to_string() && !matches!(strip(&w.right), Expr::Binary(_)) {
+                        if w.left.to_token_stream().to_string()
+                            == read.right.to_token_stream().to_string()
+                            && !matches!(strip(&w.right), Expr::Binary(_))
+                        {
                             let v = self.local_var(&read.left)?;
                             let (arr, idx) = self.place(&w.left)?;
                             let val = self.expr(&w.right)?;
-                            return Ok(emit(arr, idx, quote!(::acc::__rt::kernel::AtomicOp::Exchange), val, Some(v), None));
+                            return Ok(emit(
+                                arr,
+                                idx,
+                                quote!(::acc::__rt::kernel::AtomicOp::Exchange),
+                                val,
+                                Some(v),
+                                None,
+                            ));
                         }
                     }
                     let v = self.local_var(&read.left)?;
@@ -355,17 +459,22 @@ impl Tr {
     }
 
     /// The arguments of a routine call, as the routine's builder takes them.
-    fn routine_args<'e>(&mut self, call_args: impl Iterator<Item = &'e Expr>) -> R<Vec<TokenStream>> {
+    fn routine_args<'e>(
+        &mut self,
+        call_args: impl Iterator<Item = &'e Expr>,
+    ) -> R<Vec<TokenStream>> {
         let mut args = Vec::new();
         for a in call_args {
             let bare = match strip(a) {
                 Expr::Reference(r) => strip(&r.expr).clone(),
                 other => other.clone(),
             };
-            let captured = path_ident(&bare).and_then(|id| self.captured.get(&id.to_string()).cloned());
+            let captured =
+                path_ident(&bare).and_then(|id| self.captured.get(&id.to_string()).cloned());
             // (In a routine, the captured entries are its slice parameters, and the fields of
             // its `&self`, which may be either.)
-            let self_field = path_ident(&bare).is_some_and(|id| id.to_string().starts_with("__self_"));
+            let self_field =
+                path_ident(&bare).is_some_and(|id| id.to_string().starts_with("__self_"));
             if let (Some((Cap::Read, p)), true) = (&captured, !self.in_routine || self_field) {
                 // A scalar or an array: the argument's run-time type decides.
                 args.push(quote!(match __acc_h.array(#p) {
@@ -393,12 +502,16 @@ impl Tr {
             Expr::Group(g) => self.expr(&g.expr)?,
             Expr::Lit(l) => match &l.lit {
                 Lit::Int(i) => {
-                    let v: i128 = i.base10_parse().map_err(|_| "an integer literal".to_string())?;
+                    let v: i128 = i
+                        .base10_parse()
+                        .map_err(|_| "an integer literal".to_string())?;
                     let s = suffix_scalar(i.suffix())?;
                     quote!(__acc_b.lit_int(#v, #s))
                 }
                 Lit::Float(f) => {
-                    let v: f64 = f.base10_parse().map_err(|_| "a float literal".to_string())?;
+                    let v: f64 = f
+                        .base10_parse()
+                        .map_err(|_| "a float literal".to_string())?;
                     let s = suffix_scalar(f.suffix())?;
                     quote!(__acc_b.lit_float(#v, #s))
                 }
@@ -411,23 +524,39 @@ impl Tr {
             Expr::Path(p) if p.path.segments.len() >= 2 => {
                 // Constants of the scalar types (`u64::MAX`, `f64::EPSILON`,
                 // `std::f64::consts::PI`): rustc computes the value, the kernel gets a literal.
-                let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
-                let ty = segs.iter().rev().skip(1).find_map(|s| syn::parse_str::<syn::Type>(s).ok().and_then(|t| scalar_of(&t).map(|k| (s.clone(), k))));
+                let segs: Vec<String> = p
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect();
+                let ty = segs.iter().rev().skip(1).find_map(|s| {
+                    syn::parse_str::<syn::Type>(s)
+                        .ok()
+                        .and_then(|t| scalar_of(&t).map(|k| (s.clone(), k)))
+                });
                 match ty {
                     Some(_) if segs.last().is_some_and(|l| l == "BITS") => {
                         quote!(__acc_b.lit_int((#p) as i128, ::core::option::Option::Some(::acc::__rt::kernel::Scalar::U32)))
                     }
-                    Some((name, k)) if name == "f32" || name == "f64" => quote!(__acc_b.lit_float((#p) as f64, ::core::option::Option::Some(#k))),
-                    Some((name, k)) if name != "bool" => quote!(__acc_b.lit_int((#p) as i128, ::core::option::Option::Some(#k))),
+                    Some((name, k)) if name == "f32" || name == "f64" => {
+                        quote!(__acc_b.lit_float((#p) as f64, ::core::option::Option::Some(#k)))
+                    }
+                    Some((name, k)) if name != "bool" => {
+                        quote!(__acc_b.lit_int((#p) as i128, ::core::option::Option::Some(#k)))
+                    }
                     _ => return no(format!("the path `{}`", e.to_token_stream())),
                 }
             }
             Expr::Path(_) => {
-                let id = path_ident(e).ok_or_else(|| format!("the path `{}`", e.to_token_stream()))?;
+                let id =
+                    path_ident(e).ok_or_else(|| format!("the path `{}`", e.to_token_stream()))?;
                 let name = id.to_string();
                 match self.lookup(&name) {
                     Some(Local::Scalar(v)) => quote!(__acc_b.get(#v)),
-                    Some(Local::Array(_)) => return no(format!("the private array `{name}` used as a value")),
+                    Some(Local::Array(_)) => {
+                        return no(format!("the private array `{name}` used as a value"))
+                    }
                     None => match self.captured.get(&name) {
                         Some((Cap::Read, p)) => quote!(__acc_h.scalar(__acc_b, #p)),
                         Some((Cap::WriteScalar, _)) => {
@@ -471,7 +600,8 @@ impl Tr {
                 quote!({ let __x = #x; __acc_b.unary(::acc::__rt::kernel::UnaryOp::#op, __x) })
             }
             Expr::Cast(c) => {
-                let t = scalar_of(&c.ty).ok_or_else(|| format!("a cast to `{}`", c.ty.to_token_stream()))?;
+                let t = scalar_of(&c.ty)
+                    .ok_or_else(|| format!("a cast to `{}`", c.ty.to_token_stream()))?;
                 let x = self.expr(&c.expr)?;
                 quote!({ let __x = #x; __acc_b.cast(__x, #t) })
             }
@@ -488,9 +618,12 @@ impl Tr {
                     "wrapping_mul" => Some(quote!(Mul)),
                     _ => None,
                 };
-                if let (Some(op), [arg]) = (wrapping, m.args.iter().collect::<Vec<_>>().as_slice()) {
+                if let (Some(op), [arg]) = (wrapping, m.args.iter().collect::<Vec<_>>().as_slice())
+                {
                     let (l, r) = (self.expr(&m.receiver)?, self.expr(arg)?);
-                    return Ok(quote!({ let __l = #l; let __r = #r; __acc_b.binary(::acc::__rt::kernel::BinaryOp::#op, __l, __r) }));
+                    return Ok(
+                        quote!({ let __l = #l; let __r = #r; __acc_b.binary(::acc::__rt::kernel::BinaryOp::#op, __l, __r) }),
+                    );
                 }
                 if path_ident(strip(&m.receiver)).is_some_and(|r| r == "self") {
                     // `self.r(..)`: a routine taking `&self` (3.3 section 2.15). The fields its
@@ -523,18 +656,31 @@ impl Tr {
                 quote!({ let __args = [#(#args),*]; __acc_b.math(#f, &__args) })
             }
             Expr::Call(c) => {
-                let Expr::Path(p) = &*c.func else { return no("a call") };
-                let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+                let Expr::Path(p) = &*c.func else {
+                    return no("a call");
+                };
+                let segs: Vec<String> = p
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect();
                 let last = segs.last().cloned().unwrap_or_default();
-                let prim = segs.len() == 2 && scalar_of(&syn::parse_str(&segs[0]).map_err(|_| "a call".to_string())?).is_some();
-                let cmp = segs.len() >= 2 && matches!(segs[segs.len() - 2].as_str(), "cmp") && matches!(last.as_str(), "min" | "max");
+                let prim = segs.len() == 2
+                    && scalar_of(&syn::parse_str(&segs[0]).map_err(|_| "a call".to_string())?)
+                        .is_some();
+                let cmp = segs.len() >= 2
+                    && matches!(segs[segs.len() - 2].as_str(), "cmp")
+                    && matches!(last.as_str(), "min" | "max");
                 if let Some(f) = if prim || cmp { math_fn(&last) } else { None } {
-                    let args: Vec<TokenStream> = c.args.iter().map(|a| self.expr(a)).collect::<R<_>>()?;
+                    let args: Vec<TokenStream> =
+                        c.args.iter().map(|a| self.expr(a)).collect::<R<_>>()?;
                     return Ok(quote!({ let __args = [#(#args),*]; __acc_b.math(#f, &__args) }));
                 }
                 // `T::from(x)` between scalars is lossless (rustc checked the impl exists): a cast.
                 if prim && last == "from" && c.args.len() == 1 {
-                    let t = scalar_of(&syn::parse_str(&segs[0]).map_err(|_| "a call".to_string())?).ok_or("a call")?;
+                    let t = scalar_of(&syn::parse_str(&segs[0]).map_err(|_| "a call".to_string())?)
+                        .ok_or("a call")?;
                     let x = self.expr(&c.args[0])?;
                     return Ok(quote!({ let __x = #x; __acc_b.cast(__x, #t) }));
                 }
@@ -546,7 +692,9 @@ impl Tr {
                 if segs.len() == 2 && segs[0] == "acc" && last == "on_device" && c.args.len() == 1 {
                     let arg = &c.args[0];
                     if !matches!(strip(arg), Expr::Path(p) if p.path.segments.len() >= 2) {
-                        return no("`acc::on_device` with an argument other than a device type constant");
+                        return no(
+                            "`acc::on_device` with an argument other than a device type constant",
+                        );
                     }
                     return Ok(quote!(__acc_b.lit_bool(__acc_h.on_device(#arg))));
                 }
@@ -563,7 +711,9 @@ impl Tr {
                 quote!({ let __args = [#(#args),*]; (#marker.build)(__acc_b, &__args) })
             }
             Expr::If(i) => {
-                let Some((_, els)) = &i.else_branch else { return no("`if` without `else` as a value") };
+                let Some((_, els)) = &i.else_branch else {
+                    return no("`if` without `else` as a value");
+                };
                 let a = self.block_value(&i.then_branch.stmts)?;
                 let r = match &**els {
                     Expr::Block(b) => self.block_value(&b.block.stmts)?,
@@ -596,15 +746,22 @@ impl Tr {
     }
 
     fn stmt(&mut self, st: &Stmt, in_parallel: bool) -> R<TokenStream> {
-        let dirs: Vec<_> = attrs::stmt_attrs(st).iter().filter_map(|a| attrs::directive_of(a).map(|k| (k, a))).collect();
+        let dirs: Vec<_> = attrs::stmt_attrs(st)
+            .iter()
+            .filter_map(|a| attrs::directive_of(a).map(|k| (k, a)))
+            .collect();
         let loop_dir = match dirs.first() {
             Some((DirectiveKind::Loop, a)) => {
                 let args = attrs::attr_args(a).map_err(|e| e.to_string())?;
-                Some(parse_directive(DirectiveKind::Loop, Span::call_site(), args).map_err(|e| e.to_string())?)
+                Some(
+                    parse_directive(DirectiveKind::Loop, Span::call_site(), args)
+                        .map_err(|e| e.to_string())?,
+                )
             }
             Some((DirectiveKind::Atomic, a)) => {
                 let args = attrs::attr_args(a).map_err(|e| e.to_string())?;
-                let d = parse_directive(DirectiveKind::Atomic, Span::call_site(), args).map_err(|e| e.to_string())?;
+                let d = parse_directive(DirectiveKind::Atomic, Span::call_site(), args)
+                    .map_err(|e| e.to_string())?;
                 return self.atomic(&d, st);
             }
             Some((k, _)) => return no(format!("`{}` inside a region", k.spelling())),
@@ -614,7 +771,9 @@ impl Tr {
             // `let _ = e;` evaluates nothing a kernel must keep (expressions are pure).
             Stmt::Local(l) if matches!(strip_type(&l.pat), Pat::Wild(_)) => quote!(),
             Stmt::Local(l) => {
-                let Pat::Ident(pi) = strip_type(&l.pat) else { return no("a `let` pattern") };
+                let Pat::Ident(pi) = strip_type(&l.pat) else {
+                    return no("a `let` pattern");
+                };
                 let name = pi.ident.to_string();
                 let ty = match &l.pat {
                     Pat::Type(pt) => Some(&*pt.ty),
@@ -625,7 +784,8 @@ impl Tr {
                 }
                 let ty_tokens = match ty {
                     Some(t) => {
-                        let s = scalar_of(t).ok_or_else(|| format!("`let {name}: {}`", t.to_token_stream()))?;
+                        let s = scalar_of(t)
+                            .ok_or_else(|| format!("`let {name}: {}`", t.to_token_stream()))?;
                         quote!(::core::option::Option::Some(#s))
                     }
                     None => quote!(::core::option::Option::None),
@@ -644,13 +804,26 @@ impl Tr {
                 quote!(let #v = { let __init = #init; __acc_b.local(#name_lit, #ty_tokens, __init) };)
             }
             Stmt::Expr(e, _) => self.expr_stmt(e, loop_dir, in_parallel)?,
-            Stmt::Macro(m) if m.mac.path.segments.last().is_some_and(|s| s.ident == "cache") => quote!(),
+            Stmt::Macro(m)
+                if m.mac
+                    .path
+                    .segments
+                    .last()
+                    .is_some_and(|s| s.ident == "cache") =>
+            {
+                quote!()
+            }
             Stmt::Macro(_) => return no("a macro"),
             Stmt::Item(_) => return no("an item"),
         })
     }
 
-    fn expr_stmt(&mut self, e: &Expr, loop_dir: Option<Directive>, in_parallel: bool) -> R<TokenStream> {
+    fn expr_stmt(
+        &mut self,
+        e: &Expr,
+        loop_dir: Option<Directive>,
+        in_parallel: bool,
+    ) -> R<TokenStream> {
         Ok(match e {
             // Statements from `macro_rules!` arrive in invisible groups.
             Expr::Group(g) => self.expr_stmt(&g.expr, loop_dir, in_parallel)?,
@@ -717,10 +890,16 @@ impl Tr {
                     let value = combine(quote!(__acc_b.get(#var)));
                     Ok(quote!({ let __v = #value; __acc_b.set(#var, __v); }))
                 }
-                _ if matches!(self.captured.get(&id.to_string()), Some((Cap::WriteScalar, _))) => {
+                _ if matches!(
+                    self.captured.get(&id.to_string()),
+                    Some((Cap::WriteScalar, _))
+                ) =>
+                {
                     let (a, i) = self.place(target)?;
                     let value = combine(quote!(__acc_b.load(__a, __i)));
-                    Ok(quote!({ let __a = #a; let __i = #i; let __v = #value; __acc_b.store(__a, __i, __v); }))
+                    Ok(
+                        quote!({ let __a = #a; let __i = #i; let __v = #value; __acc_b.store(__a, __i, __v); }),
+                    )
                 }
                 _ => no(format!("assigning the captured variable `{id}`")),
             };
@@ -730,22 +909,33 @@ impl Tr {
             if let Some(id) = path_ident(&ix.expr) {
                 if let Some(Local::Array(var)) = self.lookup(&id.to_string()) {
                     let value = combine(quote!(__acc_b.get_elem(#var, __i)));
-                    return Ok(quote!({ let __i = #i; let __v = #value; __acc_b.set_elem(#var, __i, __v); }));
+                    return Ok(
+                        quote!({ let __i = #i; let __v = #value; __acc_b.set_elem(#var, __i, __v); }),
+                    );
                 }
             }
             let a = self.array(&ix.expr)?;
             let value = combine(quote!(__acc_b.load(__a, __i)));
-            return Ok(quote!({ let __a = #a; let __i = #i; let __v = #value; __acc_b.store(__a, __i, __v); }));
+            return Ok(
+                quote!({ let __a = #a; let __i = #i; let __v = #value; __acc_b.store(__a, __i, __v); }),
+            );
         }
         if let Expr::Field(f) = target {
             let (a, i) = self.struct_field(f)?;
             let value = combine(quote!(__acc_b.load(__a, __i)));
-            return Ok(quote!({ let __a = #a; let __i = #i; let __v = #value; __acc_b.store(__a, __i, __v); }));
+            return Ok(
+                quote!({ let __a = #a; let __i = #i; let __v = #value; __acc_b.store(__a, __i, __v); }),
+            );
         }
         no(format!("assigning `{}`", target.to_token_stream()))
     }
 
-    fn for_loop(&mut self, f: &syn::ExprForLoop, dir: Option<Directive>, in_parallel: bool) -> R<TokenStream> {
+    fn for_loop(
+        &mut self,
+        f: &syn::ExprForLoop,
+        dir: Option<Directive>,
+        in_parallel: bool,
+    ) -> R<TokenStream> {
         let depth = dir
             .as_ref()
             .and_then(|d| {
@@ -770,7 +960,9 @@ impl Tr {
             loop {
                 match it {
                     Expr::MethodCall(m) if m.method == "rev" && m.args.is_empty() => ops.push(None),
-                    Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => ops.push(Some(m.args[0].clone())),
+                    Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
+                        ops.push(Some(m.args[0].clone()))
+                    }
                     _ => break,
                 }
                 let Expr::MethodCall(m) = it else { break };
@@ -779,7 +971,11 @@ impl Tr {
             ops.reverse();
             let (start, end, incl) = match it {
                 Expr::Range(r) => match (&r.start, &r.end) {
-                    (Some(s), Some(e)) => (s.clone(), e.clone(), matches!(r.limits, syn::RangeLimits::Closed(_))),
+                    (Some(s), Some(e)) => (
+                        s.clone(),
+                        e.clone(),
+                        matches!(r.limits, syn::RangeLimits::Closed(_)),
+                    ),
                     _ => return no("an open range"),
                 },
                 _ => return no("a loop over something other than a range"),
@@ -800,13 +996,27 @@ impl Tr {
         let schedule = if parallel {
             let has = |c| dir.as_ref().is_some_and(|d| d.general(c).next().is_some());
             let (g, w, v) = (has(C::Gang), has(C::Worker), has(C::Vector));
-            let (g, w, v) = if !(g || w || v) { (true, false, true) } else { (g, w, v) };
+            let (g, w, v) = if !(g || w || v) {
+                (true, false, true)
+            } else {
+                (g, w, v)
+            };
             quote!(::core::option::Option::Some(::acc::__rt::kernel::Schedule { gang: #g, worker: #w, vector: #v }))
-        } else if in_parallel && dir.as_ref().is_some_and(|d| d.general(C::Vector).next().is_some()) {
+        } else if in_parallel
+            && dir
+                .as_ref()
+                .is_some_and(|d| d.general(C::Vector).next().is_some())
+        {
             // An explicit vector loop inside the parallel loop: a GPU backend may share its
             // iterations among the threads of the gang running the enclosing iteration (3.3
             // section 2.9.4); elsewhere it runs in order.
-            quote!(::core::option::Option::Some(::acc::__rt::kernel::Schedule { gang: false, worker: false, vector: true }))
+            quote!(::core::option::Option::Some(
+                ::acc::__rt::kernel::Schedule {
+                    gang: false,
+                    worker: false,
+                    vector: true
+                }
+            ))
         } else {
             quote!(::core::option::Option::None)
         };
@@ -815,34 +1025,55 @@ impl Tr {
             .iter()
             .flat_map(|d| d.general(C::Reduction))
             .flat_map(|c| match &c.args {
-                ClauseArgs::Reduction { op, vars, .. } => vars.iter().map(|v| (*op, v.name.clone())).collect::<Vec<_>>(),
+                ClauseArgs::Reduction { op, vars, .. } => vars
+                    .iter()
+                    .map(|v| (*op, v.name.clone()))
+                    .collect::<Vec<_>>(),
                 _ => vec![],
             })
             .collect();
         if parallel {
             let used = scan_stmts(body_stmts, &[]);
             for (op, v) in &self.region_reductions {
-                if used.vars.contains_key(&v.to_string()) && !reductions.iter().any(|(_, r)| r == v) {
+                if used.vars.contains_key(&v.to_string()) && !reductions.iter().any(|(_, r)| r == v)
+                {
                     reductions.push((*op, v.clone()));
                 }
             }
         }
         // Loop-level private copies (3.3 section 2.9.10), one per iteration.
-        let private_vars: Vec<Ident> = dir.iter().flat_map(|d| d.general(C::Private)).flat_map(|c| c.vars().iter().map(|v| v.name.clone())).collect();
+        let private_vars: Vec<Ident> = dir
+            .iter()
+            .flat_map(|d| d.general(C::Private))
+            .flat_map(|c| c.vars().iter().map(|v| v.name.clone()))
+            .collect();
         let private_uses = scan_stmts(body_stmts, &[]);
         let mut private_tokens = Vec::new();
         let mut private_binds = Vec::new();
         for pv in &private_vars {
             let name = pv.to_string();
             let fresh = self.fresh(&name);
-            let indexed = private_uses.vars.get(&name).is_some_and(|u| !u.indexes.is_empty());
+            let indexed = private_uses
+                .vars
+                .get(&name)
+                .is_some_and(|u| !u.indexes.is_empty());
             let (tokens, local) = match self.lookup(&name) {
-                Some(Local::Scalar(o)) => (quote!(let #fresh = __acc_b.local_like(#name, #o);), Local::Scalar(fresh.clone())),
-                Some(Local::Array(o)) => (quote!(let #fresh = __acc_b.local_like(#name, #o);), Local::Array(fresh.clone())),
+                Some(Local::Scalar(o)) => (
+                    quote!(let #fresh = __acc_b.local_like(#name, #o);),
+                    Local::Scalar(fresh.clone()),
+                ),
+                Some(Local::Array(o)) => (
+                    quote!(let #fresh = __acc_b.local_like(#name, #o);),
+                    Local::Array(fresh.clone()),
+                ),
                 None => match self.captured.get(&name) {
                     Some((_, p)) => (
                         quote!(let #fresh = __acc_h.private(__acc_b, #p, #name, false, #indexed);),
-                        if indexed { Local::Array(fresh.clone()) } else { Local::Scalar(fresh.clone()) },
+                        if indexed {
+                            Local::Array(fresh.clone())
+                        } else {
+                            Local::Scalar(fresh.clone())
+                        },
                     ),
                     // Not used in the region: nothing to privatize.
                     None => continue,
@@ -866,7 +1097,11 @@ impl Tr {
         let mut binds = Vec::new();
         for (k, (name, start, end, incl, ops)) in levels.iter().enumerate() {
             let (s, e) = (self.expr(start)?, self.expr(end)?);
-            let (sv, stv, tv) = (format_ident!("__s{}", k), format_ident!("__st{}", k), format_ident!("__t{}", k));
+            let (sv, stv, tv) = (
+                format_ident!("__s{}", k),
+                format_ident!("__st{}", k),
+                format_ident!("__t{}", k),
+            );
             let name_lit = name.to_string();
             level_tokens.push(quote!(let (#sv, #stv, #tv) = { let __a = #s; let __b = #e; __acc_b.range_space(__a, __b, #incl, ::core::option::Option::None) };));
             for op in ops {
@@ -880,12 +1115,18 @@ impl Tr {
             }
             binds.push(quote!((#name_lit, ::core::option::Option::None, #sv, #stv, #tv)));
             let var = self.fresh(&name_lit);
-            self.scopes.last_mut().expect("a scope").insert(name_lit, Local::Scalar(var.clone()));
+            self.scopes
+                .last_mut()
+                .expect("a scope")
+                .insert(name_lit, Local::Scalar(var.clone()));
         }
-        let vars: Vec<Ident> = levels.iter().map(|(n, ..)| match self.lookup(&n.to_string()) {
-            Some(Local::Scalar(v)) => v,
-            _ => n.clone(),
-        }).collect();
+        let vars: Vec<Ident> = levels
+            .iter()
+            .map(|(n, ..)| match self.lookup(&n.to_string()) {
+                Some(Local::Scalar(v)) => v,
+                _ => n.clone(),
+            })
+            .collect();
         let idx: Vec<usize> = (0..vars.len()).collect();
         for (name, local) in private_binds {
             self.bind(name, local);
@@ -903,8 +1144,15 @@ impl Tr {
     }
 
     #[allow(clippy::type_complexity)]
-    fn parallel(&self, dir: Option<&Directive>, levels: &[(Ident, Box<Expr>, Box<Expr>, bool, Vec<Option<Expr>>)], body: &[Stmt]) -> bool {
-        if self.compute == ComputeKind::Serial || dir.is_some_and(|d| d.general(C::Seq).next().is_some()) {
+    fn parallel(
+        &self,
+        dir: Option<&Directive>,
+        levels: &[(Ident, Box<Expr>, Box<Expr>, bool, Vec<Option<Expr>>)],
+        body: &[Stmt],
+    ) -> bool {
+        if self.compute == ComputeKind::Serial
+            || dir.is_some_and(|d| d.general(C::Seq).next().is_some())
+        {
             return false;
         }
         let independent = dir.is_some_and(|d| d.general(C::Independent).next().is_some());
@@ -913,8 +1161,17 @@ impl Tr {
             (ComputeKind::Parallel, Some(d)) => d.general(C::Auto).next().is_none(),
             (ComputeKind::Parallel, None) => false,
             _ => {
-                let reds: std::collections::HashSet<String> = self.region_reductions.iter().map(|(_, v)| v.to_string()).collect();
-                levels.len() == 1 && crate::analysis::depend::provably_independent(&levels[0].0.to_string(), body, &reds)
+                let reds: std::collections::HashSet<String> = self
+                    .region_reductions
+                    .iter()
+                    .map(|(_, v)| v.to_string())
+                    .collect();
+                levels.len() == 1
+                    && crate::analysis::depend::provably_independent(
+                        &levels[0].0.to_string(),
+                        body,
+                        &reds,
+                    )
             }
         }
     }
@@ -951,7 +1208,10 @@ fn strip_type(p: &Pat) -> &Pat {
 fn short(e: &Expr) -> String {
     let s = crate::directive::parse::tidy(e.to_token_stream());
     if s.len() > 60 {
-        format!("{}..", &s[..s.char_indices().nth(57).map_or(s.len(), |(i, _)| i)])
+        format!(
+            "{}..",
+            &s[..s.char_indices().nth(57).map_or(s.len(), |(i, _)| i)]
+        )
     } else {
         s
     }
@@ -969,7 +1229,15 @@ pub fn kernel_arm(
     privates: &[Ident],
     generic_fn: bool,
 ) -> TokenStream {
-    match translate(compute, stmts, combined_loop, env, region_reductions, privates, generic_fn) {
+    match translate(
+        compute,
+        stmts,
+        combined_loop,
+        env,
+        region_reductions,
+        privates,
+        generic_fn,
+    ) {
         Ok(ts) => ts,
         Err(why) => quote!(::acc::__rt::kernel::unsupported(&__ACC_SITE, __acc_dev, #why)),
     }
@@ -984,19 +1252,31 @@ fn translate(
     privates: &[Ident],
     generic_fn: bool,
 ) -> R<TokenStream> {
-
     // A region's value (a compute construct on a function that returns what it computed):
     // a scalar local of the region, read back after the launch.
     let mut value_tail = None;
     if let Some(Stmt::Expr(e, None)) = stmts.last() {
         // (Not in generic functions: the value's type must be known to be a device scalar.)
-        if combined_loop.is_none() && !generic_fn && matches!(strip(e), Expr::Path(p) if p.path.get_ident().is_some()) {
+        if combined_loop.is_none()
+            && !generic_fn
+            && matches!(strip(e), Expr::Path(p) if p.path.get_ident().is_some())
+        {
             value_tail = Some(strip(e).clone());
-        } else if !matches!(stmts.last(), Some(Stmt::Expr(Expr::ForLoop(_) | Expr::If(_) | Expr::While(_) | Expr::Loop(_) | Expr::Block(_), None))) {
+        } else if !matches!(
+            stmts.last(),
+            Some(Stmt::Expr(
+                Expr::ForLoop(_) | Expr::If(_) | Expr::While(_) | Expr::Loop(_) | Expr::Block(_),
+                None
+            ))
+        ) {
             return no("a region that computes a value other than one of its scalar variables");
         }
     }
-    let stmts = if value_tail.is_some() { &stmts[..stmts.len() - 1] } else { stmts };
+    let stmts = if value_tail.is_some() {
+        &stmts[..stmts.len() - 1]
+    } else {
+        stmts
+    };
     // `self.f` (a method's region reading or writing its struct's fields) becomes a captured
     // variable of its own, borrowed from `self` for the launch.
     let mut self_fields = Vec::new();
@@ -1007,7 +1287,10 @@ fn translate(
     for f in &self_fields {
         let var = format_ident!("__self_{}", f);
         let field = Ident::new(f, Span::call_site());
-        let written = uses.vars.get(&var.to_string()).is_some_and(|u| u.assigned || u.place_written || u.mut_borrowed || u.atomic_target);
+        let written = uses
+            .vars
+            .get(&var.to_string())
+            .is_some_and(|u| u.assigned || u.place_written || u.mut_borrowed || u.atomic_target);
         self_borrows.push(if written {
             quote!(#[allow(unused_mut)] let mut #var = &mut self.#field;)
         } else {
@@ -1026,7 +1309,8 @@ fn translate(
     collect_loop_reductions(stmts, &mut loop_reds);
     // Private copies (region and loop level) are made from the originals' types: the
     // originals travel read-only and are never written back.
-    let mut private_names: std::collections::HashSet<String> = privates.iter().map(|p| p.to_string()).collect();
+    let mut private_names: std::collections::HashSet<String> =
+        privates.iter().map(|p| p.to_string()).collect();
     collect_loop_privates(stmts, &mut private_names);
     if let Some(d) = combined_loop {
         for c in d.general(C::Private) {
@@ -1034,7 +1318,15 @@ fn translate(
         }
     }
 
-    let mut tr = Tr { in_routine: false, arrays_used: Default::default(), compute, captured: BTreeMap::new(), scopes: vec![HashMap::new()], region_reductions: region_reductions.to_vec(), counter: 0 };
+    let mut tr = Tr {
+        in_routine: false,
+        arrays_used: Default::default(),
+        compute,
+        captured: BTreeMap::new(),
+        scopes: vec![HashMap::new()],
+        region_reductions: region_reductions.to_vec(),
+        counter: 0,
+    };
     let mut arg_lines = Vec::new();
     let mut after = Vec::new();
     let mut locals = Vec::new();
@@ -1049,12 +1341,27 @@ fn translate(
         let var = Ident::new(name, span);
         let p = format_ident!("__acc_p_{}", name);
         // The name messages show: `self.f` for a field.
-        let shown = name.strip_prefix("__self_").map_or_else(|| name.clone(), |f| format!("self.{f}"));
-        let red = region_reductions.iter().chain(&loop_reds).find(|(_, v)| v == name).map(|(op, _)| *op);
+        let shown = name
+            .strip_prefix("__self_")
+            .map_or_else(|| name.clone(), |f| format!("self.{f}"));
+        let red = region_reductions
+            .iter()
+            .chain(&loop_reds)
+            .find(|(_, v)| v == name)
+            .map(|(op, _)| *op);
         let binding = env.get(name);
-        let mut_ref = |var: &Ident| if binding.is_some_and(|b| !b.mutable) { quote!(&mut *#var) } else { quote!(&mut #var) };
+        let mut_ref = |var: &Ident| {
+            if binding.is_some_and(|b| !b.mutable) {
+                quote!(&mut *#var)
+            } else {
+                quote!(&mut #var)
+            }
+        };
         let (cap, line) = if red.is_none() && private_names.contains(name) {
-            (Cap::Read, quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().read(&mut __acc_args, #shown, &#var);))
+            (
+                Cap::Read,
+                quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().read(&mut __acc_args, #shown, &#var);),
+            )
         } else if let Some(op) = red {
             let o = red_op(op);
             let target = mut_ref(&var);
@@ -1075,21 +1382,40 @@ fn translate(
                 });
                 tr.bind(name.clone(), Local::Array(v));
             }
-            (Cap::Reduction(op), quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().reduction(&mut __acc_args, #shown, &#var, #o);))
-        } else if (u.assigned || u.atomic_target) && u.indexes.is_empty() && !u.mut_borrowed && !u.unindexed_other() {
+            (
+                Cap::Reduction(op),
+                quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().reduction(&mut __acc_args, #shown, &#var, #o);),
+            )
+        } else if (u.assigned || u.atomic_target)
+            && u.indexes.is_empty()
+            && !u.mut_borrowed
+            && !u.unindexed_other()
+        {
             let target = mut_ref(&var);
-            (Cap::WriteScalar, quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().write(&mut __acc_args, #shown, #target);))
+            (
+                Cap::WriteScalar,
+                quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().write(&mut __acc_args, #shown, #target);),
+            )
         } else if u.mut_borrowed && !u.assigned && !u.unindexed_other() {
             // `&mut v` passed to a routine that writes the array.
             let target = mut_ref(&var);
-            (Cap::Write, quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().write(&mut __acc_args, #shown, #target);))
+            (
+                Cap::Write,
+                quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().write(&mut __acc_args, #shown, #target);),
+            )
         } else if u.assigned || u.mut_borrowed {
             return no(format!("writing the captured variable `{name}` as a whole"));
         } else if u.place_written || u.atomic_target {
             let target = mut_ref(&var);
-            (Cap::Write, quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().write(&mut __acc_args, #shown, #target);))
+            (
+                Cap::Write,
+                quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().write(&mut __acc_args, #shown, #target);),
+            )
         } else {
-            (Cap::Read, quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().read(&mut __acc_args, #shown, &#var);))
+            (
+                Cap::Read,
+                quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().read(&mut __acc_args, #shown, &#var);),
+            )
         };
         tr.captured.insert(name.clone(), (cap, p.clone()));
         arg_lines.push(line);
@@ -1100,7 +1426,14 @@ fn translate(
             let array = !u.indexes.is_empty();
             let name_lit = name.clone();
             locals.push(quote!(let #v = __acc_h.private(__acc_b, #p, #name_lit, true, #array);));
-            tr.bind(name.clone(), if array { Local::Array(v) } else { Local::Scalar(v) });
+            tr.bind(
+                name.clone(),
+                if array {
+                    Local::Array(v)
+                } else {
+                    Local::Scalar(v)
+                },
+            );
         }
     }
     // `&self` routines the region calls: the fields they read travel as parameters too.
@@ -1122,7 +1455,9 @@ fn translate(
             if let Some(tail) = &value_tail {
                 let name = path_ident(tail).map(|i| i.to_string()).unwrap_or_default();
                 if !matches!(tr.lookup(&name), Some(Local::Scalar(_))) {
-                    return no(format!("a region whose value is `{name}`, not one of its scalar variables"));
+                    return no(format!(
+                        "a region whose value is `{name}`, not one of its scalar variables"
+                    ));
                 }
                 let v = tr.expr(tail)?;
                 out.extend(quote!({ let __v = #v; __acc_b.result(__v); }));
@@ -1130,11 +1465,20 @@ fn translate(
             out
         }
     };
-    let value = if value_tail.is_some() { quote!(::acc::__rt::kernel::region_value(&__acc_out)) } else { quote!() };
+    let value = if value_tail.is_some() {
+        quote!(::acc::__rt::kernel::region_value(&__acc_out))
+    } else {
+        quote!()
+    };
     let resolve: Vec<TokenStream> = tr
         .arrays_used
         .iter()
-        .map(|name| tr.array_binding(name, |msg| quote!(return ::core::result::Result::Err(#msg.into()))))
+        .map(|name| {
+            tr.array_binding(
+                name,
+                |msg| quote!(return ::core::result::Result::Err(#msg.into())),
+            )
+        })
         .collect();
     Ok(quote! {{
         #[allow(unused_imports)]
@@ -1198,7 +1542,9 @@ fn self_routine_calls(stmts: &[Stmt]) -> Vec<Ident> {
     struct V(Vec<Ident>);
     impl<'ast> syn::visit::Visit<'ast> for V {
         fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-            if path_ident(strip(&m.receiver)).is_some_and(|r| r == "self") && !self.0.contains(&m.method) {
+            if path_ident(strip(&m.receiver)).is_some_and(|r| r == "self")
+                && !self.0.contains(&m.method)
+            {
                 self.0.push(m.method.clone());
             }
             syn::visit::visit_expr_method_call(self, m);
@@ -1228,7 +1574,9 @@ fn collect_loop_privates(stmts: &[Stmt], out: &mut std::collections::HashSet<Str
         fn visit_stmt(&mut self, st: &'ast Stmt) {
             for a in attrs::stmt_attrs(st) {
                 if attrs::directive_of(a) == Some(DirectiveKind::Loop) {
-                    if let Ok(d) = attrs::attr_args(a).and_then(|t| parse_directive(DirectiveKind::Loop, Span::call_site(), t)) {
+                    if let Ok(d) = attrs::attr_args(a)
+                        .and_then(|t| parse_directive(DirectiveKind::Loop, Span::call_site(), t))
+                    {
                         for c in d.general(C::Private) {
                             self.0.extend(c.vars().iter().map(|v| v.name.to_string()));
                         }
@@ -1250,7 +1598,9 @@ fn collect_loop_reductions(stmts: &[Stmt], out: &mut Vec<(RedOp, Ident)>) {
         fn visit_stmt(&mut self, st: &'ast Stmt) {
             for a in attrs::stmt_attrs(st) {
                 if attrs::directive_of(a) == Some(DirectiveKind::Loop) {
-                    if let Ok(d) = attrs::attr_args(a).and_then(|t| parse_directive(DirectiveKind::Loop, Span::call_site(), t)) {
+                    if let Ok(d) = attrs::attr_args(a)
+                        .and_then(|t| parse_directive(DirectiveKind::Loop, Span::call_site(), t))
+                    {
                         for c in d.general(C::Reduction) {
                             if let ClauseArgs::Reduction { op, vars, .. } = &c.args {
                                 self.0.extend(vars.iter().map(|v| (*op, v.name.clone())));
@@ -1289,7 +1639,9 @@ pub fn routine_builder(f: &syn::ItemFn) -> TokenStream {
 /// The element type of a slice parameter (`&[T]`, `&mut [T]`, `&Vec<T>`, `&mut Vec<T>`), and
 /// whether it is writable.
 fn slice_param(ty: &syn::Type) -> Option<bool> {
-    let syn::Type::Reference(r) = ty else { return None };
+    let syn::Type::Reference(r) = ty else {
+        return None;
+    };
     let is_slice = match &*r.elem {
         syn::Type::Slice(_) => true,
         syn::Type::Path(p) => p.path.segments.last().is_some_and(|s| s.ident == "Vec"),
@@ -1299,7 +1651,12 @@ fn slice_param(ty: &syn::Type) -> Option<bool> {
 }
 
 fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
-    if f.sig.generics.params.iter().any(|p| !matches!(p, syn::GenericParam::Lifetime(_))) {
+    if f.sig
+        .generics
+        .params
+        .iter()
+        .any(|p| !matches!(p, syn::GenericParam::Lifetime(_)))
+    {
         return no("generic routines are not supported in kernels yet");
     }
     let name = f.sig.ident.to_string();
@@ -1334,16 +1691,29 @@ fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
     }
     let names: Vec<String> = self_fields.iter().map(|f| format!("self.{f}")).collect();
     prologue.push(quote!(let __acc_h = ::acc::__rt::kernel::RoutineSelf::new(__acc_b, &__acc_args[..#nf], &[#(#names),*]);));
-    let typed = f.sig.inputs.iter().filter(|i| matches!(i, syn::FnArg::Typed(_)));
+    let typed = f
+        .sig
+        .inputs
+        .iter()
+        .filter(|i| matches!(i, syn::FnArg::Typed(_)));
     for (k, input) in typed.enumerate() {
         let k = k + nf;
-        let syn::FnArg::Typed(pt) = input else { return no("methods taking `self`") };
-        let Pat::Ident(pi) = &*pt.pat else { return no("a parameter pattern") };
+        let syn::FnArg::Typed(pt) = input else {
+            return no("methods taking `self`");
+        };
+        let Pat::Ident(pi) = &*pt.pat else {
+            return no("a parameter pattern");
+        };
         let pname = pi.ident.to_string();
-        let wrong = format!("the routine `{name}` takes `{pname}` as {}, but the call passes {}", "{}", "{}");
+        let wrong = format!(
+            "the routine `{name}` takes `{pname}` as {}, but the call passes {}",
+            "{}", "{}"
+        );
         if let Some(writable) = slice_param(&pt.ty) {
             let a = format_ident!("__acc_a_{}", pname);
-            let msg = wrong.replacen("{}", "a slice", 1).replacen("{}", "something else", 1);
+            let msg = wrong
+                .replacen("{}", "a slice", 1)
+                .replacen("{}", "something else", 1);
             prologue.push(quote! {
                 let #a = match __acc_args.get(#k) {
                     ::core::option::Option::Some(::acc::__rt::kernel::RoutineArg::Array(a)) => *a,
@@ -1354,7 +1724,9 @@ fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
             tr.captured.insert(pname, (cap, a));
         } else if let Some(ty) = scalar_of(&pt.ty) {
             let v = tr.fresh(&pname);
-            let msg = wrong.replacen("{}", "a value", 1).replacen("{}", "an array", 1);
+            let msg = wrong
+                .replacen("{}", "a value", 1)
+                .replacen("{}", "an array", 1);
             let lit = pname.clone();
             prologue.push(quote! {
                 let #v = match __acc_args.get(#k) {
@@ -1366,7 +1738,10 @@ fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
             });
             tr.bind(pname, Local::Scalar(v));
         } else {
-            return no(format!("the parameter `{pname}: {}`", pt.ty.to_token_stream()));
+            return no(format!(
+                "the parameter `{pname}: {}`",
+                pt.ty.to_token_stream()
+            ));
         }
     }
     let returns_unit = matches!(f.sig.output, syn::ReturnType::Default);
@@ -1376,7 +1751,11 @@ fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
         Some((Stmt::Expr(Expr::Return(r), _), rest)) => (rest, r.expr.as_deref().cloned()),
         _ => (stmts.as_slice(), None),
     };
-    if crate::analysis::uses::scan_stmts(body, &[]).returns.iter().any(|(_, w)| *w == "return") {
+    if crate::analysis::uses::scan_stmts(body, &[])
+        .returns
+        .iter()
+        .any(|(_, w)| *w == "return")
+    {
         return no("`return` before the end of the routine");
     }
     let mut out = TokenStream::new();
@@ -1389,9 +1768,18 @@ fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
     };
     // The fields of `self` the body indexes, as arrays.
     for name in tr.arrays_used.iter().filter(|n| n.starts_with("__self_")) {
-        prologue.push(tr.array_binding(name, |msg| quote!({ __acc_b.fail(#msg); return __acc_b.lit_bool(false); })));
+        prologue.push(tr.array_binding(
+            name,
+            |msg| quote!({ __acc_b.fail(#msg); return __acc_b.lit_bool(false); }),
+        ));
     }
-    let n = f.sig.inputs.iter().filter(|i| matches!(i, syn::FnArg::Typed(_))).count() + nf;
+    let n = f
+        .sig
+        .inputs
+        .iter()
+        .filter(|i| matches!(i, syn::FnArg::Typed(_)))
+        .count()
+        + nf;
     let count_msg = format!("the routine `{name}` takes {n} arguments");
     Ok(quote! {
         #[allow(unused_variables, unused_braces)]

@@ -9,12 +9,17 @@ use syn::{parse_quote, Expr};
 
 /// `body` (a block) with `exit` run before every way out of it other than its end.
 pub fn leave_first(body: TokenStream, exit: &TokenStream) -> TokenStream {
-    let Ok(mut expr) = syn::parse2::<Expr>(body.clone()) else { return body };
+    let Ok(mut expr) = syn::parse2::<Expr>(body.clone()) else {
+        return body;
+    };
     let exit: syn::Block = match syn::parse2(exit.clone()) {
         Ok(b) => b,
         Err(_) => return body,
     };
-    let mut r = Rewriter { exit, labels: Vec::new() };
+    let mut r = Rewriter {
+        exit,
+        labels: Vec::new(),
+    };
     // The body itself is a block: its own label (if any) is inside.
     if let Expr::Block(b) = &mut expr {
         visit_mut::visit_block_mut(&mut r, &mut b.block);
@@ -42,17 +47,24 @@ impl Rewriter {
             return false;
         }
         match label {
-            None => !self.labels.iter().any(|l| l.as_deref().is_some_and(|s| !s.starts_with("block:"))),
+            None => !self
+                .labels
+                .iter()
+                .any(|l| l.as_deref().is_some_and(|s| !s.starts_with("block:"))),
             Some(l) => {
                 let n = l.ident.to_string();
                 let block = format!("block:{n}");
-                !self.labels.iter().any(|x| x.as_deref() == Some(n.as_str()) || x.as_deref() == Some(block.as_str()))
+                !self.labels.iter().any(|x| {
+                    x.as_deref() == Some(n.as_str()) || x.as_deref() == Some(block.as_str())
+                })
             }
         }
     }
 
     fn in_loop(&mut self, label: Option<&syn::Label>, f: impl FnOnce(&mut Self)) {
-        self.labels.push(Some(label.map_or(String::new(), |l| l.name.ident.to_string())));
+        self.labels.push(Some(
+            label.map_or(String::new(), |l| l.name.ident.to_string()),
+        ));
         f(self);
         self.labels.pop();
     }
@@ -122,7 +134,9 @@ impl VisitMut for Rewriter {
                 }
                 let (label, exit) = (&b.label, &self.exit);
                 *e = match b.expr.take() {
-                    Some(v) => parse_quote!({ let __acc_leaving = #v; #exit break #label __acc_leaving }),
+                    Some(v) => {
+                        parse_quote!({ let __acc_leaving = #v; #exit break #label __acc_leaving })
+                    }
                     None => parse_quote!({ #exit break #label }),
                 };
             }
@@ -146,18 +160,31 @@ mod tests {
     use super::*;
 
     fn rewrite(body: &str) -> String {
-        let exit = quote::quote!({ exit(); });
-        leave_first(body.parse().unwrap(), &exit).to_string().replace(' ', "")
+        let exit = quote::quote!({
+            exit();
+        });
+        leave_first(body.parse().unwrap(), &exit)
+            .to_string()
+            .replace(' ', "")
     }
 
     #[test]
     fn every_way_out_leaves_first_and_inner_ones_do_not() {
         let out = rewrite("{ if a { return 1; } let x = f()?; for i in v { if i { break; } continue; } loop { break 'outer; } || { return 2; }; }");
-        assert!(out.contains("return{let__acc_leaving=1;{exit();}__acc_leaving}"), "{out}");
+        assert!(
+            out.contains("return{let__acc_leaving=1;{exit();}__acc_leaving}"),
+            "{out}"
+        );
         assert!(out.contains("::acc::__rt::TryLeave::split(f())"), "{out}");
-        assert!(out.contains("ifi{break;}continue;"), "loops inside the region are left alone: {out}");
+        assert!(
+            out.contains("ifi{break;}continue;"),
+            "loops inside the region are left alone: {out}"
+        );
         assert!(out.contains("{{exit();}break'outer}"), "{out}");
-        assert!(out.contains("||{return2;}"), "closures are left alone: {out}");
+        assert!(
+            out.contains("||{return2;}"),
+            "closures are left alone: {out}"
+        );
     }
 
     #[test]

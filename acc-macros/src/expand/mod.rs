@@ -35,7 +35,13 @@ pub struct Ctx {
 
 impl Ctx {
     pub fn new(fn_name: String) -> Ctx {
-        Ctx { errors: Vec::new(), fn_name, enclosing_data: Vec::new(), generic_fn: false, next_id: 0 }
+        Ctx {
+            errors: Vec::new(),
+            fn_name,
+            enclosing_data: Vec::new(),
+            generic_fn: false,
+            next_id: 0,
+        }
     }
     /// A number not given out before in this item.
     pub fn next_id(&mut self) -> usize {
@@ -50,7 +56,8 @@ impl Ctx {
     }
     /// An error spanning all of `tokens` (a whole expression, not just its first token).
     pub fn error_spanned(&mut self, tokens: impl ToTokens, msg: impl std::fmt::Display) {
-        self.errors.push(syn::Error::new_spanned(tokens, msg.to_string()));
+        self.errors
+            .push(syn::Error::new_spanned(tokens, msg.to_string()));
     }
     /// How many errors have been recorded so far.
     pub fn error_count(&self) -> usize {
@@ -68,8 +75,16 @@ impl Ctx {
 
     /// Parses and checks the directive of a statement attribute; returns it with the span of
     /// its name, or `None` (with the errors recorded) when it is malformed.
-    pub fn stmt_directive(&mut self, kind: DirectiveKind, attr: &syn::Attribute) -> Option<(Directive, Span)> {
-        let span = attr.path().segments.last().map_or(Span::call_site(), |s| s.ident.span());
+    pub fn stmt_directive(
+        &mut self,
+        kind: DirectiveKind,
+        attr: &syn::Attribute,
+    ) -> Option<(Directive, Span)> {
+        let span = attr
+            .path()
+            .segments
+            .last()
+            .map_or(Span::call_site(), |s| s.ident.span());
         let args = match attrs::attr_args(attr) {
             Ok(a) => a,
             Err(e) => {
@@ -81,7 +96,12 @@ impl Ctx {
     }
 
     /// Parses and checks a directive; `None` (with the errors recorded) when it is malformed.
-    pub fn directive(&mut self, kind: DirectiveKind, span: Span, args: TokenStream) -> Option<Directive> {
+    pub fn directive(
+        &mut self,
+        kind: DirectiveKind,
+        span: Span,
+        args: TokenStream,
+    ) -> Option<Directive> {
         match parse_directive(kind, span, args) {
             Ok(d) => {
                 let errs = check_directive(&d);
@@ -126,7 +146,12 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
     // rewritten).
     let original = f.clone();
     let mut ctx = Ctx::new(f.sig.ident.to_string());
-    ctx.generic_fn = f.sig.generics.params.iter().any(|p| !matches!(p, syn::GenericParam::Lifetime(_)));
+    ctx.generic_fn = f
+        .sig
+        .generics
+        .params
+        .iter()
+        .any(|p| !matches!(p, syn::GenericParam::Lifetime(_)));
     let span = Span::call_site();
     // One directive per item (3.3 section 2.1; R1): a second acc attribute would expand over
     // this one's output.
@@ -155,9 +180,15 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
             strip_all(&mut f.block);
         }
         (_, None) => strip_all(&mut f.block),
-        (DirectiveKind::Offload, Some(_)) => HostWalker { ctx: &mut ctx, env }.visit_block_mut(&mut f.block),
+        (DirectiveKind::Offload, Some(_)) => {
+            HostWalker { ctx: &mut ctx, env }.visit_block_mut(&mut f.block)
+        }
         (DirectiveKind::Routine, Some(dir)) => {
-            let body_check = crate::check_region::check_body(&f.block.stmts, crate::check_region::Body::Routine, false);
+            let body_check = crate::check_region::check_body(
+                &f.block.stmts,
+                crate::check_region::Body::Routine,
+                false,
+            );
             for e in body_check.errors {
                 ctx.push(e);
             }
@@ -166,7 +197,11 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
                 let check_stmts: Block = syn::parse2(quote!({ #(#checks)* })).expect("statements");
                 f.block.stmts.splice(0..0, check_stmts.stmts);
             }
-            for e in crate::check_region::check_loop_nesting(&f.block.stmts, Some(crate::check_region::routine_level(&dir)), None) {
+            for e in crate::check_region::check_loop_nesting(
+                &f.block.stmts,
+                Some(crate::check_region::routine_level(&dir)),
+                None,
+            ) {
                 ctx.push(e);
             }
             let mut cx = region::RegionCx::for_routine(&mut ctx, env);
@@ -174,7 +209,11 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
         }
         (DirectiveKind::Data | DirectiveKind::Declare, Some(dir)) => {
             ctx.enclosing_data.push(data::named_vars(&dir));
-            HostWalker { ctx: &mut ctx, env: env.clone() }.visit_block_mut(&mut f.block);
+            HostWalker {
+                ctx: &mut ctx,
+                env: env.clone(),
+            }
+            .visit_block_mut(&mut f.block);
             ctx.enclosing_data.pop();
             let body = &f.block;
             let expanded = data::expand_data_region(&mut ctx, &dir, quote!(#body));
@@ -186,7 +225,13 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
                 match single_for(&body) {
                     Some(fl) => compute::RegionBody::Loop(fl),
                     None => {
-                        ctx.error(dir.span, format!("`{}` on a function needs a body that is one `for` loop", k.spelling()));
+                        ctx.error(
+                            dir.span,
+                            format!(
+                                "`{}` on a function needs a body that is one `for` loop",
+                                k.spelling()
+                            ),
+                        );
                         f.block = body;
                         strip_all(&mut f.block);
                         return finish(ctx, f);
@@ -203,7 +248,11 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
         }
         (_, Some(_)) => unreachable!("every function attribute is handled above"),
     }
-    let marker = if kind == DirectiveKind::Routine { routine_marker_item(&original) } else { TokenStream::new() };
+    let marker = if kind == DirectiveKind::Routine {
+        routine_marker_item(&original)
+    } else {
+        TokenStream::new()
+    };
     let out = finish(ctx, f);
     quote!(#out #marker)
 }
@@ -218,7 +267,10 @@ fn finish(ctx: Ctx, f: ItemFn) -> TokenStream {
 fn routine_marker_item(f: &ItemFn) -> TokenStream {
     let vis = &f.vis;
     let marker = crate::check_region::routine_marker(&f.sig.ident);
-    let doc = format!("`{}` is an `#[acc::routine]`: regions may call it.", f.sig.ident);
+    let doc = format!(
+        "`{}` is an `#[acc::routine]`: regions may call it.",
+        f.sig.ident
+    );
     let builder = kernel::routine_builder(f);
     // A method taking `&self`: the fields its body reads become parameters of each launch
     // whose region calls it (`self.r(..)`); this adds them.
@@ -226,9 +278,15 @@ fn routine_marker_item(f: &ItemFn) -> TokenStream {
     let (marker_ty, self_args_fn) = match &self_fields {
         Some(_) => {
             let name = format_ident!("{}_acc_self_args", f.sig.ident);
-            (quote!(::acc::__rt::RoutineMarker<Self>), quote!(::core::option::Option::Some(Self::#name)))
+            (
+                quote!(::acc::__rt::RoutineMarker<Self>),
+                quote!(::core::option::Option::Some(Self::#name)),
+            )
         }
-        None => (quote!(::acc::__rt::RoutineMarker), quote!(::core::option::Option::None)),
+        None => (
+            quote!(::acc::__rt::RoutineMarker),
+            quote!(::core::option::Option::None),
+        ),
     };
     let self_args = self_fields.map(|fields| {
         let name = format_ident!("{}_acc_self_args", f.sig.ident);
@@ -289,15 +347,24 @@ pub struct HostWalker<'a> {
 
 impl HostWalker<'_> {
     fn expand_stmt(&mut self, kind: DirectiveKind, attr: &syn::Attribute, st: Stmt) -> Stmt {
-        let Some((dir, span)) = self.ctx.stmt_directive(kind, attr) else { return st };
+        let Some((dir, span)) = self.ctx.stmt_directive(kind, attr) else {
+            return st;
+        };
         match kind {
             k if k.compute().is_some() => {
                 let region = match (&st, k.is_combined()) {
                     (Stmt::Expr(Expr::ForLoop(f), _), true) => compute::RegionBody::Loop(f.clone()),
-                    (Stmt::Expr(Expr::Block(b), _), false) => compute::RegionBody::Block(b.block.clone()),
+                    (Stmt::Expr(Expr::Block(b), _), false) => {
+                        compute::RegionBody::Block(b.block.clone())
+                    }
                     _ => {
-                        let want = if k.is_combined() { "a `for` loop" } else { "a block `{ .. }`" };
-                        self.ctx.error(span, format!("`{}` goes on {want}", k.spelling()));
+                        let want = if k.is_combined() {
+                            "a `for` loop"
+                        } else {
+                            "a block `{ .. }`"
+                        };
+                        self.ctx
+                            .error(span, format!("`{}` goes on {want}", k.spelling()));
                         return st;
                     }
                 };
@@ -305,7 +372,10 @@ impl HostWalker<'_> {
             }
             DirectiveKind::Data | DirectiveKind::HostData => {
                 let Stmt::Expr(Expr::Block(mut b), _) = st else {
-                    self.ctx.error(span, format!("`{}` goes on a block `{{ .. }}`", kind.spelling()));
+                    self.ctx.error(
+                        span,
+                        format!("`{}` goes on a block `{{ .. }}`", kind.spelling()),
+                    );
                     return st;
                 };
                 self.ctx.enclosing_data.push(data::named_vars(&dir));
@@ -325,7 +395,13 @@ impl HostWalker<'_> {
                 st
             }
             other => {
-                self.ctx.error(span, format!("`{}` goes on a function, not on a statement", other.spelling()));
+                self.ctx.error(
+                    span,
+                    format!(
+                        "`{}` goes on a function, not on a statement",
+                        other.spelling()
+                    ),
+                );
                 st
             }
         }
@@ -340,7 +416,14 @@ impl VisitMut for HostWalker<'_> {
             let dirs = attrs::take_directives(&mut st);
             if let Some((kind, attr)) = dirs.first() {
                 for (_, extra) in dirs.iter().skip(1) {
-                    self.ctx.error(extra.path().segments.last().map_or(Span::call_site(), |s| s.ident.span()), "only one acc directive may be written on a statement");
+                    self.ctx.error(
+                        extra
+                            .path()
+                            .segments
+                            .last()
+                            .map_or(Span::call_site(), |s| s.ident.span()),
+                        "only one acc directive may be written on a statement",
+                    );
                 }
                 let st = self.expand_stmt(*kind, attr, st);
                 b.stmts.push(st);
@@ -380,7 +463,11 @@ impl VisitMut for HostWalker<'_> {
 /// (a bare `wait` is the empty list) expressions.
 pub fn if_async_wait(dir: &Directive) -> (TokenStream, TokenStream, TokenStream) {
     use crate::directive::{ClauseArgs, ClauseName as C};
-    let if_cond = opt(dir.general(C::If).next().and_then(|c| c.expr()).map(|e| quote!(#e)));
+    let if_cond = opt(dir
+        .general(C::If)
+        .next()
+        .and_then(|c| c.expr())
+        .map(|e| quote!(#e)));
     let async_arg = opt(dir.all(C::Async).last().map(|c| match c.expr() {
         Some(e) => quote!((#e) as i64),
         None => quote!(::acc::ASYNC_NOVAL as i64),

@@ -55,7 +55,10 @@ fn parse_space(e: &Expr) -> Option<SpaceSpec> {
     match e {
         Expr::Paren(p) => parse_space(&p.expr),
         Expr::Group(g) => parse_space(&g.expr),
-        Expr::Range(r) if r.start.is_some() && r.end.is_some() => Some(SpaceSpec { range: r.clone(), ops: vec![] }),
+        Expr::Range(r) if r.start.is_some() && r.end.is_some() => Some(SpaceSpec {
+            range: r.clone(),
+            ops: vec![],
+        }),
         Expr::MethodCall(m) if m.method == "rev" && m.args.is_empty() => {
             let mut s = parse_space(&m.receiver)?;
             s.ops.push(None);
@@ -74,7 +77,11 @@ impl SpaceSpec {
     fn tokens(&self) -> TokenStream {
         let r = &self.range;
         let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
-        let ctor = if inclusive { quote!(inclusive) } else { quote!(new) };
+        let ctor = if inclusive {
+            quote!(inclusive)
+        } else {
+            quote!(new)
+        };
         if self.ops.is_empty() {
             return quote!(::acc::__rt::space::UnitSpace::#ctor(#r));
         }
@@ -99,12 +106,26 @@ impl<'a> RegionCx<'a> {
         region_reductions: Vec<(RedOp, Ident)>,
         region_privates: Vec<Ident>,
     ) -> Self {
-        RegionCx { ctx, compute: Some(compute), mode, env, region_reductions, region_privates }
+        RegionCx {
+            ctx,
+            compute: Some(compute),
+            mode,
+            env,
+            region_reductions,
+            region_privates,
+        }
     }
 
     /// A rewriter for the body of an `#[acc::routine]`: loops run sequentially.
     pub fn for_routine(ctx: &'a mut Ctx, env: Env) -> Self {
-        RegionCx { ctx, compute: None, mode: Mode::Host, env, region_reductions: vec![], region_privates: vec![] }
+        RegionCx {
+            ctx,
+            compute: None,
+            mode: Mode::Host,
+            env,
+            region_reductions: vec![],
+            region_privates: vec![],
+        }
     }
 
     pub fn transform_block(&mut self, b: &mut Block, in_parallel: bool) {
@@ -123,11 +144,19 @@ impl<'a> RegionCx<'a> {
                 out.push(self.directive_stmt(*kind, attr, st, in_parallel));
                 continue;
             }
-            let auto_loop = self.compute == Some(ComputeKind::Kernels) && self.mode == Mode::Multicore && !in_parallel;
+            let auto_loop = self.compute == Some(ComputeKind::Kernels)
+                && self.mode == Mode::Multicore
+                && !in_parallel;
             match st {
-                Stmt::Expr(Expr::ForLoop(f), _) if auto_loop => out.push(self.expand_loop(None, f, in_parallel)),
+                Stmt::Expr(Expr::ForLoop(f), _) if auto_loop => {
+                    out.push(self.expand_loop(None, f, in_parallel))
+                }
                 mut other => {
-                    Nested { cx: self, in_parallel }.visit_stmt_mut(&mut other);
+                    Nested {
+                        cx: self,
+                        in_parallel,
+                    }
+                    .visit_stmt_mut(&mut other);
                     if let Stmt::Local(l) = &other {
                         self.env.add_local(l);
                     }
@@ -138,13 +167,24 @@ impl<'a> RegionCx<'a> {
         out
     }
 
-    fn directive_stmt(&mut self, kind: DirectiveKind, attr: &syn::Attribute, st: Stmt, in_parallel: bool) -> Stmt {
-        let Some((dir, span)) = self.ctx.stmt_directive(kind, attr) else { return st };
+    fn directive_stmt(
+        &mut self,
+        kind: DirectiveKind,
+        attr: &syn::Attribute,
+        st: Stmt,
+        in_parallel: bool,
+    ) -> Stmt {
+        let Some((dir, span)) = self.ctx.stmt_directive(kind, attr) else {
+            return st;
+        };
         match kind {
             DirectiveKind::Loop => match st {
                 Stmt::Expr(Expr::ForLoop(f), _) => self.expand_loop(Some(dir), f, in_parallel),
                 other => {
-                    self.ctx.error(span, "`loop` goes on a `for` loop over a range (3.3 section 2.9)");
+                    self.ctx.error(
+                        span,
+                        "`loop` goes on a `for` loop over a range (3.3 section 2.9)",
+                    );
                     other
                 }
             },
@@ -154,41 +194,82 @@ impl<'a> RegionCx<'a> {
                 st
             }
             DirectiveKind::Data | DirectiveKind::HostData => {
-                self.ctx.error(span, format!("`{}` is not allowed inside a compute region or routine (3.3 section {})", kind.spelling(), if kind == DirectiveKind::Data { "2.6.5" } else { "2.8" }));
+                self.ctx.error(
+                    span,
+                    format!(
+                        "`{}` is not allowed inside a compute region or routine (3.3 section {})",
+                        kind.spelling(),
+                        if kind == DirectiveKind::Data {
+                            "2.6.5"
+                        } else {
+                            "2.8"
+                        }
+                    ),
+                );
                 st
             }
             other => {
-                self.ctx.error(span, format!("`{}` goes on a function, not on a statement", other.spelling()));
+                self.ctx.error(
+                    span,
+                    format!(
+                        "`{}` goes on a function, not on a statement",
+                        other.spelling()
+                    ),
+                );
                 st
             }
         }
     }
 
     /// A loop construct (or, in `kernels` on multicore, a bare `for`, treated as `auto`).
-    pub fn expand_loop(&mut self, dir: Option<Directive>, f: ExprForLoop, in_parallel: bool) -> Stmt {
+    pub fn expand_loop(
+        &mut self,
+        dir: Option<Directive>,
+        f: ExprForLoop,
+        in_parallel: bool,
+    ) -> Stmt {
         // The clauses that apply on the device this rewrite runs on (3.3 section 2.4).
-        let device = if self.mode == Mode::Multicore { "multicore" } else { "host" };
+        let device = if self.mode == Mode::Multicore {
+            "multicore"
+        } else {
+            "host"
+        };
         let dir = dir.map(|d| d.for_device(device));
         let depth = dir.as_ref().map_or(1, |d| {
-            d.clauses.iter().find_map(|c| match &c.args {
-                ClauseArgs::Collapse { n, .. } if c.device_types.is_none() => Some(*n),
-                ClauseArgs::Tile(sizes) if c.device_types.is_none() => Some(sizes.len()),
-                _ => None,
-            }).unwrap_or(1)
+            d.clauses
+                .iter()
+                .find_map(|c| match &c.args {
+                    ClauseArgs::Collapse { n, .. } if c.device_types.is_none() => Some(*n),
+                    ClauseArgs::Tile(sizes) if c.device_types.is_none() => Some(sizes.len()),
+                    _ => None,
+                })
+                .unwrap_or(1)
         });
 
         // The nest: `depth` tightly nested loops.
         let mut levels = Vec::new();
         let mut cur = f;
         loop {
-            levels.push(Level { pat: (*cur.pat).clone(), iter: (*cur.expr).clone(), label: cur.label.clone(), span: cur.for_token.span });
+            levels.push(Level {
+                pat: (*cur.pat).clone(),
+                iter: (*cur.expr).clone(),
+                label: cur.label.clone(),
+                span: cur.for_token.span,
+            });
             if levels.len() == depth {
                 break;
             }
             match cur.body.stmts.as_slice() {
-                [Stmt::Expr(Expr::ForLoop(inner), _)] if attrs::stmt_attrs(&cur.body.stmts[0]).is_empty() => cur = inner.clone(),
+                [Stmt::Expr(Expr::ForLoop(inner), _)]
+                    if attrs::stmt_attrs(&cur.body.stmts[0]).is_empty() =>
+                {
+                    cur = inner.clone()
+                }
                 _ => {
-                    let force = dir.iter().flat_map(|d| &d.clauses).any(|c| matches!(c.args, ClauseArgs::Collapse { force: true, .. }));
+                    let force = dir
+                        .iter()
+                        .flat_map(|d| &d.clauses)
+                        .any(|c| matches!(c.args, ClauseArgs::Collapse { force: true, .. }));
                     let msg = if force {
                         format!("`collapse(force: {depth})` with code between the collapsed loops is not supported yet; move that code into the innermost loop")
                     } else {
@@ -200,7 +281,11 @@ impl<'a> RegionCx<'a> {
             }
         }
         let body_stmts = cur.body.stmts.clone();
-        let names: Vec<String> = levels.iter().flat_map(|l| crate::analysis::bindings::pat_bindings(&l.pat, false)).map(|(n, _)| n).collect();
+        let names: Vec<String> = levels
+            .iter()
+            .flat_map(|l| crate::analysis::bindings::pat_bindings(&l.pat, false))
+            .map(|(n, _)| n)
+            .collect();
 
         // Checks that hold for every loop construct.
         let mut spaces = Vec::new();
@@ -211,7 +296,10 @@ impl<'a> RegionCx<'a> {
                     None => self.ctx.error_spanned(&l.iter, RANGE_MSG),
                 }
                 if !matches!(&l.pat, Pat::Ident(_) | Pat::Wild(_)) {
-                    self.ctx.error(l.pat.span(), "the variable of a loop associated with a loop construct is a plain name");
+                    self.ctx.error(
+                        l.pat.span(),
+                        "the variable of a loop associated with a loop construct is a plain name",
+                    );
                 }
                 if i > 0 {
                     let inner = scan_expr(&l.iter, &[]);
@@ -234,16 +322,29 @@ impl<'a> RegionCx<'a> {
             spaces = levels.iter().filter_map(|l| parse_space(&l.iter)).collect();
         }
 
-        let reductions: Vec<(RedOp, Ident)> = dir.iter().flat_map(|d| d.general(C::Reduction)).flat_map(|c| match &c.args {
-            ClauseArgs::Reduction { op, vars, .. } => vars.iter().map(|v| (*op, v.name.clone())).collect::<Vec<_>>(),
-            _ => vec![],
-        }).collect();
-        let privates: Vec<Ident> = dir.iter().flat_map(|d| d.general(C::Private)).flat_map(|c| c.vars().iter().map(|v| v.name.clone())).collect();
+        let reductions: Vec<(RedOp, Ident)> = dir
+            .iter()
+            .flat_map(|d| d.general(C::Reduction))
+            .flat_map(|c| match &c.args {
+                ClauseArgs::Reduction { op, vars, .. } => vars
+                    .iter()
+                    .map(|v| (*op, v.name.clone()))
+                    .collect::<Vec<_>>(),
+                _ => vec![],
+            })
+            .collect();
+        let privates: Vec<Ident> = dir
+            .iter()
+            .flat_map(|d| d.general(C::Private))
+            .flat_map(|c| c.vars().iter().map(|v| v.name.clone()))
+            .collect();
 
         let parallel = self.mode == Mode::Multicore
             && !in_parallel
             && spaces.len() == levels.len()
-            && levels.iter().all(|l| matches!(&l.pat, Pat::Ident(_) | Pat::Wild(_)))
+            && levels
+                .iter()
+                .all(|l| matches!(&l.pat, Pat::Ident(_) | Pat::Wild(_)))
             && self.parallelizable(dir.as_ref(), &names, &body_stmts, &reductions);
 
         // Rewrite the body with the loop variables in scope.
@@ -262,13 +363,23 @@ impl<'a> RegionCx<'a> {
         expr_stmt(ts)
     }
 
-    fn parallelizable(&self, dir: Option<&Directive>, names: &[String], body: &[Stmt], reductions: &[(RedOp, Ident)]) -> bool {
-        let Some(compute) = self.compute else { return false };
-        if compute == ComputeKind::Serial || dir.is_some_and(|d| d.general(C::Seq).next().is_some()) {
+    fn parallelizable(
+        &self,
+        dir: Option<&Directive>,
+        names: &[String],
+        body: &[Stmt],
+        reductions: &[(RedOp, Ident)],
+    ) -> bool {
+        let Some(compute) = self.compute else {
+            return false;
+        };
+        if compute == ComputeKind::Serial || dir.is_some_and(|d| d.general(C::Seq).next().is_some())
+        {
             return false;
         }
         let independent = dir.is_some_and(|d| d.general(C::Independent).next().is_some());
-        let auto = dir.is_none_or(|d| d.general(C::Auto).next().is_some()) || compute == ComputeKind::Kernels;
+        let auto = dir.is_none_or(|d| d.general(C::Auto).next().is_some())
+            || compute == ComputeKind::Kernels;
         if independent || !auto {
             return true;
         }
@@ -299,13 +410,19 @@ impl<'a> RegionCx<'a> {
         // Private per chunk: the loop's private variables and region-private ones it writes.
         let mut privates: Vec<Ident> = loop_privates.to_vec();
         for p in &self.region_privates {
-            let written = uses.vars.get(&p.to_string()).is_some_and(|u| u.is_definitely_written());
+            let written = uses
+                .vars
+                .get(&p.to_string())
+                .is_some_and(|u| u.is_definitely_written());
             if written && !privates.contains(p) {
                 privates.push(p.clone());
             }
         }
-        let excluded: HashSet<String> =
-            reductions.iter().map(|(_, v)| v.to_string()).chain(privates.iter().map(|p| p.to_string())).collect();
+        let excluded: HashSet<String> = reductions
+            .iter()
+            .map(|(_, v)| v.to_string())
+            .chain(privates.iter().map(|p| p.to_string()))
+            .collect();
 
         // Variables the chunks write are shared through raw views (the loop is independent, so
         // no two iterations touch the same element: 3.3 section 2.9.6). The chunk body takes
@@ -323,7 +440,8 @@ impl<'a> RegionCx<'a> {
             let var = Ident::new(name, span);
             let binding = self.env.get(name);
             let may_write = binding.is_none_or(|b| b.mutable || b.ref_mut);
-            let writes = u.is_definitely_written() || (u.maybe_mut && may_write && binding.is_some());
+            let writes =
+                u.is_definitely_written() || (u.maybe_mut && may_write && binding.is_some());
             if writes {
                 let view = format_ident!("__acc_sw_{}", name);
                 let param = format_ident!("__acc_w_{}", name);
@@ -337,7 +455,11 @@ impl<'a> RegionCx<'a> {
                 }
                 params.push(param);
                 args.push(quote!(unsafe { #view.get() }));
-            } else if name.chars().next().is_some_and(|c| c.is_lowercase() || c == '_') {
+            } else if name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_lowercase() || c == '_')
+            {
                 // Capitalized names are constants, statics and unit variants: left as they are.
                 let param = format_ident!("__acc_r_{}", name);
                 map.insert(name.clone(), reparse_expr(quote!((*#param))));
@@ -347,15 +469,23 @@ impl<'a> RegionCx<'a> {
         }
         if params.len() > 12 {
             // `::acc::__rt` has `call_0` to `call_12`. Past that: the body reads its variables where they are.
-            let reads: Vec<String> = map.iter().filter(|(_, e)| quote!(#e).to_string().contains("__acc_r_")).map(|(n, _)| n.clone()).collect();
+            let reads: Vec<String> = map
+                .iter()
+                .filter(|(_, e)| quote!(#e).to_string().contains("__acc_r_"))
+                .map(|(n, _)| n.clone())
+                .collect();
             for n in reads {
                 map.remove(&n);
             }
-            let keep: Vec<usize> = (0..params.len()).filter(|&i| !params[i].to_string().starts_with("__acc_r_")).collect();
+            let keep: Vec<usize> = (0..params.len())
+                .filter(|&i| !params[i].to_string().starts_with("__acc_r_"))
+                .collect();
             params = keep.iter().map(|&i| params[i].clone()).collect();
             args = keep.iter().map(|&i| args[i].clone()).collect();
         }
-        let space_vars: Vec<Ident> = (0..levels.len()).map(|i| format_ident!("__acc_s{}", i)).collect();
+        let space_vars: Vec<Ident> = (0..levels.len())
+            .map(|i| format_ident!("__acc_s{}", i))
+            .collect();
         let space_inits = space_vars.iter().zip(spaces).map(|(v, s)| {
             let t = s.tokens();
             quote!(let #v = #t;)
@@ -371,15 +501,26 @@ impl<'a> RegionCx<'a> {
         // Loop versioning (see `fastpath`): inner sequential loops, then the chunk's own loop.
         let mut body = body;
         fastpath::version_inner_loops(&mut body);
-        let (k0, k1) = if levels.len() == 1 { (quote!(__acc_k0), quote!(__acc_k1)) } else { (quote!(__acc_lo), quote!(__acc_hi)) };
+        let (k0, k1) = if levels.len() == 1 {
+            (quote!(__acc_k0), quote!(__acc_k1))
+        } else {
+            (quote!(__acc_lo), quote!(__acc_hi))
+        };
         let plan = match (inner_pat, spaces[levels.len() - 1].ops.is_empty()) {
-            (Pat::Ident(pi), true) if pi.by_ref.is_none() && pi.subpat.is_none() => fastpath::Plan::new(&body, &pi.ident, &excluded),
+            (Pat::Ident(pi), true) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                fastpath::Plan::new(&body, &pi.ident, &excluded)
+            }
             _ => None,
         };
         let run = match plan {
-            None => quote!(#inner_label for #inner_pat in #inner_space.chunk(#k0, #k1) { #(#body)* }),
+            None => {
+                quote!(#inner_label for #inner_pat in #inner_space.chunk(#k0, #k1) { #(#body)* })
+            }
             Some(plan) => {
-                let checks = plan.checks(&quote!(#inner_space.value(#k0)), &quote!(#inner_space.value(#k1 - 1)));
+                let checks = plan.checks(
+                    &quote!(#inner_space.value(#k0)),
+                    &quote!(#inner_space.value(#k1 - 1)),
+                );
                 let fast = plan.fast_body(&body);
                 quote! {
                     if #k0 < #k1 && #checks {
@@ -417,7 +558,11 @@ impl<'a> RegionCx<'a> {
         let red_inits = super::compute::reduction_inits(&reductions);
         let red_combines = super::compute::reduction_combines(&reductions, &quote!(__acc_part));
         let red_vars: Vec<&Ident> = reductions.iter().map(|(_, v)| v).collect();
-        let partials = if reductions.is_empty() { quote!() } else { quote!((#(#red_vars,)*)) };
+        let partials = if reductions.is_empty() {
+            quote!()
+        } else {
+            quote!((#(#red_vars,)*))
+        };
         let span = levels[0].span;
         let _ = span;
         quote! {
@@ -480,4 +625,3 @@ impl VisitMut for Nested<'_, '_> {
     }
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }
-

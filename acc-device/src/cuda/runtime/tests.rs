@@ -14,7 +14,10 @@ fn device() -> Option<CudaDevice> {
         Ok(d) => Some(d),
         Err(e) => {
             let required = std::env::var("ACC_REQUIRE_DEVICES").unwrap_or_default();
-            if required.split(',').any(|t| t.trim().eq_ignore_ascii_case("nvidia")) {
+            if required
+                .split(',')
+                .any(|t| t.trim().eq_ignore_ascii_case("nvidia"))
+            {
                 panic!("ACC_REQUIRE_DEVICES names nvidia, but: {e}");
             }
             eprintln!("cuda tests: no GPU ({e}); not run");
@@ -44,21 +47,31 @@ fn saxpy_and_sum() -> Kernel {
     b.reduce_into(s, ReduceOp::Add, 3);
     let start = b.lit_int(0, None);
     let n = b.len(y);
-    b.for_range("i", Some(Scalar::USize), start, n, false, GRID, &[(s, ReduceOp::Add)], &[], |b, v| {
-        let i = b.get(v[0]);
-        let xi = b.load(x, i);
-        let ax = b.binary(BinaryOp::Mul, a, xi);
-        let i = b.get(v[0]);
-        let yi = b.load(y, i);
-        let r = b.binary(BinaryOp::Add, ax, yi);
-        let i = b.get(v[0]);
-        b.store(y, i, r);
-        let cur = b.get(s);
-        let i = b.get(v[0]);
-        let xi = b.load(x, i);
-        let next = b.binary(BinaryOp::Add, cur, xi);
-        b.set(s, next);
-    });
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        start,
+        n,
+        false,
+        GRID,
+        &[(s, ReduceOp::Add)],
+        &[],
+        |b, v| {
+            let i = b.get(v[0]);
+            let xi = b.load(x, i);
+            let ax = b.binary(BinaryOp::Mul, a, xi);
+            let i = b.get(v[0]);
+            let yi = b.load(y, i);
+            let r = b.binary(BinaryOp::Add, ax, yi);
+            let i = b.get(v[0]);
+            b.store(y, i, r);
+            let cur = b.get(s);
+            let i = b.get(v[0]);
+            let xi = b.load(x, i);
+            let next = b.binary(BinaryOp::Add, cur, xi);
+            b.set(s, next);
+        },
+    );
     b.finish().expect("valid")
 }
 
@@ -69,7 +82,15 @@ fn saxpy_and_a_sum_run_on_the_gpu() {
     let x: Vec<f64> = (0..n).map(|i| (i % 1000) as f64).collect();
     let mut y = vec![1.0f64; n];
     let out = dev
-        .launch(&saxpy_and_sum(), &mut [Arg::Scalar(ScalarValue::F64(2.0)), Arg::Read(bytes(&x)), Arg::Write(bytes_mut(&mut y)), Arg::Scalar(ScalarValue::F64(0.0))])
+        .launch(
+            &saxpy_and_sum(),
+            &mut [
+                Arg::Scalar(ScalarValue::F64(2.0)),
+                Arg::Read(bytes(&x)),
+                Arg::Write(bytes_mut(&mut y)),
+                Arg::Scalar(ScalarValue::F64(0.0)),
+            ],
+        )
         .unwrap();
     assert!(y.iter().zip(&x).all(|(&y, &x)| y == 2.0 * x + 1.0));
     let want: f64 = x.iter().sum();
@@ -83,13 +104,29 @@ fn an_out_of_bounds_access_is_an_error_naming_the_array() {
     let y = b.param_array("y", Scalar::U32, true);
     let start = b.lit_int(0, None);
     let end = b.lit_int(10, Some(Scalar::USize));
-    b.for_range("i", Some(Scalar::USize), start, end, false, GRID, &[], &[], |b, v| {
-        let i = b.get(v[0]);
-        let one = b.lit_int(1, Some(Scalar::U32));
-        b.store(y, i, one);
-    });
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        start,
+        end,
+        false,
+        GRID,
+        &[],
+        &[],
+        |b, v| {
+            let i = b.get(v[0]);
+            let one = b.lit_int(1, Some(Scalar::U32));
+            b.store(y, i, one);
+        },
+    );
     let k = b.finish().unwrap();
     let mut v = [0u32; 8];
-    let e = dev.launch(&k, &mut [Arg::Write(bytes_mut(&mut v))]).unwrap_err().to_string();
-    assert!(e.contains("out of bounds") && e.contains("len is 8") && e.contains("`y`"), "{e}");
+    let e = dev
+        .launch(&k, &mut [Arg::Write(bytes_mut(&mut v))])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("out of bounds") && e.contains("len is 8") && e.contains("`y`"),
+        "{e}"
+    );
 }

@@ -211,13 +211,27 @@ impl Writer<'_> {
         let z = self.f2("mul", &r, &r);
         let sp = self.poly(
             &z,
-            &[-1.66666666666666324348e-01, 8.33333333332248946124e-03, -1.98412698298579493134e-04, 2.75573137070700676789e-06, -2.50507602534068634195e-08, 1.58969099521155010221e-10],
+            &[
+                -1.66666666666666324348e-01,
+                8.33333333332248946124e-03,
+                -1.98412698298579493134e-04,
+                2.75573137070700676789e-06,
+                -2.50507602534068634195e-08,
+                1.58969099521155010221e-10,
+            ],
         );
         let r3 = self.f2("mul", &z, &r);
         let s = self.fma64(&r3, &sp, &r);
         let cp = self.poly(
             &z,
-            &[4.16666666666666019037e-02, -1.38888888888741095749e-03, 2.48015872894767294178e-05, -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.13596475577881948265e-11],
+            &[
+                4.16666666666666019037e-02,
+                -1.38888888888741095749e-03,
+                2.48015872894767294178e-05,
+                -2.75573143513906633035e-07,
+                2.08757232129817482790e-09,
+                -1.13596475577881948265e-11,
+            ],
         );
         let z2 = self.f2("mul", &z, &z);
         let half = self.k64(-0.5);
@@ -253,7 +267,12 @@ impl Writer<'_> {
         let two = self.k64(2.0);
         let three_halves = self.k64(1.5);
         // fdlibm's intervals: [0, 7/16) direct, then four reductions to a small argument.
-        let (i0, i1, i2, i3) = (self.cmp64k("ge", &ax, 0.4375), self.cmp64k("ge", &ax, 0.6875), self.cmp64k("ge", &ax, 1.1875), self.cmp64k("ge", &ax, 2.4375));
+        let (i0, i1, i2, i3) = (
+            self.cmp64k("ge", &ax, 0.4375),
+            self.cmp64k("ge", &ax, 0.6875),
+            self.cmp64k("ge", &ax, 1.1875),
+            self.cmp64k("ge", &ax, 2.4375),
+        );
         let minus_one = self.k64(-1.0);
         let n0 = self.fma64(&two, &ax, &minus_one);
         let d0 = self.f2("add", &two, &ax);
@@ -270,8 +289,18 @@ impl Writer<'_> {
         let t = self.sel64(&i1, &t1, &t);
         let t = self.sel64(&i2, &t2, &t);
         let t = self.sel64(&i3, &t3, &t);
-        let hi = [4.63647609000806093515e-01, std::f64::consts::FRAC_PI_4, 9.82793723247329054082e-01, std::f64::consts::FRAC_PI_2];
-        let lo = [2.26987774529616870924e-17, 3.06161699786838301793e-17, 1.39033110312309984516e-17, 6.12323399573676603587e-17];
+        let hi = [
+            4.63647609000806093515e-01,
+            std::f64::consts::FRAC_PI_4,
+            9.82793723247329054082e-01,
+            std::f64::consts::FRAC_PI_2,
+        ];
+        let lo = [
+            2.26987774529616870924e-17,
+            3.06161699786838301793e-17,
+            1.39033110312309984516e-17,
+            6.12323399573676603587e-17,
+        ];
         let mut h = self.k64(0.0);
         let mut l = self.k64(0.0);
         for (p, (&hv, &lv)) in [&i0, &i1, &i2, &i3].into_iter().zip(hi.iter().zip(&lo)) {
@@ -336,7 +365,10 @@ impl Writer<'_> {
         let v = self.sel64(&yz, &on_axis, &v);
         // Both infinite: ±pi/4 or ±3pi/4.
         let (xa, ya) = (self.f1("abs", x), self.f1("abs", y));
-        let (xi, yi) = (self.cmp64k("eq", &xa, f64::INFINITY), self.cmp64k("eq", &ya, f64::INFINITY));
+        let (xi, yi) = (
+            self.cmp64k("eq", &xa, f64::INFINITY),
+            self.cmp64k("eq", &ya, f64::INFINITY),
+        );
         let both = self.reg("%p");
         self.emit(format!("and.pred {both}, {xi}, {yi};"));
         let quarter = self.k64(std::f64::consts::FRAC_PI_4);
@@ -513,7 +545,11 @@ impl Writer<'_> {
                 self.sel64(&ordinary, &y, a)
             }
             MathFn::Powf => self.powf64(a, &wide[1]),
-            _ => return Err(unsupported(format!("internal error: {f:?} is not transcendental"))),
+            _ => {
+                return Err(unsupported(format!(
+                    "internal error: {f:?} is not transcendental"
+                )))
+            }
         };
         if t == Scalar::F32 {
             let d = self.reg("%f");
@@ -556,17 +592,29 @@ impl Writer<'_> {
                 self.emit(format!("cvt.rzi{}{} {tr}, {a};", r.ty, r.ty));
                 self.emit(format!("sub{} {diff}, {a}, {tr};", r.ty));
                 self.emit(format!("abs{} {diff}, {diff};", r.ty));
-                let half = if t == Scalar::F32 { "0f3F000000".to_string() } else { "0d3FE0000000000000".to_string() };
+                let half = if t == Scalar::F32 {
+                    "0f3F000000".to_string()
+                } else {
+                    "0d3FE0000000000000".to_string()
+                };
                 let p = self.reg("%p");
                 self.emit(format!("setp.ge{} {p}, {diff}, {half};", r.ty));
-                let unit = if t == Scalar::F32 { "0f3F800000" } else { "0d3FF0000000000000" };
+                let unit = if t == Scalar::F32 {
+                    "0f3F800000"
+                } else {
+                    "0d3FF0000000000000"
+                };
                 self.emit(format!("copysign{} {one}, {a}, {unit};", r.ty));
                 self.emit(format!("add{} {one}, {tr}, {one};", r.ty));
                 format!("selp{} {d}, {one}, {tr}, {p};", r.bits)
             }
             (MathFn::Signum, [a]) if float => {
                 let (one, nan) = (self.reg(r.class), self.reg("%p"));
-                let unit = if t == Scalar::F32 { "0f3F800000" } else { "0d3FF0000000000000" };
+                let unit = if t == Scalar::F32 {
+                    "0f3F800000"
+                } else {
+                    "0d3FF0000000000000"
+                };
                 self.emit(format!("copysign{} {one}, {a}, {unit};", r.ty));
                 self.emit(format!("testp.notanumber{} {nan}, {a};", r.ty));
                 format!("selp{} {d}, {a}, {one}, {nan};", r.bits)
@@ -590,14 +638,22 @@ impl Writer<'_> {
                 self.emit(format!("min{} {lo}, {aa}, {bb};", r.ty));
                 let q = self.reg(r.class);
                 self.emit(format!("div.rn{} {q}, {lo}, {hi};", r.ty));
-                let one = if t == Scalar::F32 { "0f3F800000" } else { "0d3FF0000000000000" };
+                let one = if t == Scalar::F32 {
+                    "0f3F800000"
+                } else {
+                    "0d3FF0000000000000"
+                };
                 self.emit(format!("fma.rn{} {q}, {q}, {q}, {one};", r.ty));
                 self.emit(format!("sqrt.rn{} {q}, {q};", r.ty));
                 let v = self.reg(r.class);
                 self.emit(format!("mul{} {v}, {hi}, {q};", r.ty));
                 // hypot(0, 0) = 0; an infinite argument gives inf even with a NaN.
                 let (zero, inf) = (self.reg("%p"), self.reg("%p"));
-                let z = if t == Scalar::F32 { "0f00000000" } else { "0d0000000000000000" };
+                let z = if t == Scalar::F32 {
+                    "0f00000000"
+                } else {
+                    "0d0000000000000000"
+                };
                 self.emit(format!("setp.eq{} {zero}, {hi}, {z};", r.ty));
                 self.emit(format!("selp{} {v}, {hi}, {v}, {zero};", r.bits));
                 self.emit(format!("testp.infinite{} {inf}, {hi};", r.ty));
@@ -605,8 +661,15 @@ impl Writer<'_> {
             }
             (MathFn::Powi, [a, n]) if float => return Ok(self.power(t, a, n, true)),
             (MathFn::Pow, [a, n]) if !float => return Ok(self.power(t, a, n, false)),
-            (f, args) if float && !matches!(f, MathFn::Pow | MathFn::Powi) => return self.transcendental(f, t, args),
-            _ => return Err(unsupported(format!("the math function {} on {t}", f.name()))),
+            (f, args) if float && !matches!(f, MathFn::Pow | MathFn::Powi) => {
+                return self.transcendental(f, t, args)
+            }
+            _ => {
+                return Err(unsupported(format!(
+                    "the math function {} on {t}",
+                    f.name()
+                )))
+            }
         };
         self.emit(line);
         Ok(d)
@@ -639,7 +702,11 @@ impl Writer<'_> {
         let low = self.reg("%r");
         self.emit(format!("and.b32 {low}, {e}, 1;"));
         self.emit(format!("setp.ne.u32 {bit}, {low}, 0;"));
-        let mul = if float { format!("mul{}", r.ty) } else { format!("mul.lo{}", r.ty) };
+        let mul = if float {
+            format!("mul{}", r.ty)
+        } else {
+            format!("mul.lo{}", r.ty)
+        };
         self.emit(format!("@{bit} {mul} {acc}, {acc}, {base};"));
         self.emit(format!("{mul} {base}, {base}, {base};"));
         self.emit(format!("shr.u32 {e}, {e}, 1;"));

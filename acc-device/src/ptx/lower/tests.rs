@@ -10,10 +10,17 @@ use super::*;
 fn ptxas() -> Option<std::path::PathBuf> {
     let named = std::env::var_os("ACC_PTXAS").map(std::path::PathBuf::from);
     let found = named.or_else(|| {
-        std::env::var_os("PATH").and_then(|paths| std::env::split_paths(&paths).map(|p| p.join("ptxas")).find(|p| p.is_file()))
+        std::env::var_os("PATH").and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|p| p.join("ptxas"))
+                .find(|p| p.is_file())
+        })
     });
     if found.is_none() {
-        assert!(std::env::var("ACC_REQUIRE_PTXAS").is_err(), "ACC_REQUIRE_PTXAS is set, but no ptxas was found (ACC_PTXAS or PATH)");
+        assert!(
+            std::env::var("ACC_REQUIRE_PTXAS").is_err(),
+            "ACC_REQUIRE_PTXAS is set, but no ptxas was found (ACC_PTXAS or PATH)"
+        );
         eprintln!("ptx tests: no ptxas (set ACC_PTXAS or put it on PATH); the generated PTX is not assembled");
     }
     found
@@ -24,14 +31,26 @@ fn assemble(l: &Lowered, sm: u32) {
     let Some(ptxas) = ptxas() else { return };
     let dir = std::env::temp_dir().join(format!("acc-ptx-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let name = format!("k{sm}-{:x}", l.ptx.len() * 31 + l.ptx.bytes().map(|b| b as usize).sum::<usize>());
+    let name = format!(
+        "k{sm}-{:x}",
+        l.ptx.len() * 31 + l.ptx.bytes().map(|b| b as usize).sum::<usize>()
+    );
     let src = dir.join(format!("{name}.ptx"));
     std::fs::write(&src, &l.ptx).unwrap();
-    let out = std::process::Command::new(ptxas).arg(format!("-arch=sm_{sm}")).arg(&src).arg("-o").arg(dir.join(format!("{name}.cubin"))).output().unwrap();
+    let out = std::process::Command::new(ptxas)
+        .arg(format!("-arch=sm_{sm}"))
+        .arg(&src)
+        .arg("-o")
+        .arg(dir.join(format!("{name}.cubin")))
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     // Newer toolkits drop old targets (CUDA 13 has no sm_70): nothing to check there.
     // Where ptxas is required (CI installs one that has every target), nothing is skipped.
-    if !out.status.success() && err.contains("is not defined for option 'gpu-name'") && std::env::var("ACC_REQUIRE_PTXAS").is_err() {
+    if !out.status.success()
+        && err.contains("is not defined for option 'gpu-name'")
+        && std::env::var("ACC_REQUIRE_PTXAS").is_err()
+    {
         eprintln!("ptx tests: this ptxas has no sm_{sm}");
         return;
     }
@@ -42,7 +61,14 @@ const TARGETS: [u32; 3] = [70, 80, 90];
 
 #[test]
 fn saxpy_assembles_for_float_and_integer_types() {
-    for elem in [Scalar::F32, Scalar::F64, Scalar::I32, Scalar::U64, Scalar::I8, Scalar::U16] {
+    for elem in [
+        Scalar::F32,
+        Scalar::F64,
+        Scalar::I32,
+        Scalar::U64,
+        Scalar::I8,
+        Scalar::U16,
+    ] {
         for sm in TARGETS {
             let l = lower(&saxpy(elem), Target { sm }).unwrap();
             assert_eq!(l.entry_points, ["acc_main_0"]);
@@ -66,7 +92,17 @@ fn reductions_assemble_for_every_operator() {
     ];
     for (elem, op) in cases {
         let l = lower(&reduce(elem, op), Target { sm: 90 }).unwrap();
-        assert_eq!(l.reductions, [ReductionSlot { op, ty: elem, into: Some(1), entry: Some(0), local_offset: 0, len: 1 }]);
+        assert_eq!(
+            l.reductions,
+            [ReductionSlot {
+                op,
+                ty: elem,
+                into: Some(1),
+                entry: Some(0),
+                local_offset: 0,
+                len: 1
+            }]
+        );
         assert!(l.ptx.contains("bar.sync"), "{}", l.ptx);
         assemble(&l, 90);
     }
@@ -81,44 +117,64 @@ fn control_flow_casts_and_math_assemble() {
     let flags = b.param_array("flags", Scalar::Bool, true);
     let start = b.lit_int(0, None);
     let n = b.len(x);
-    b.for_range("i", Some(Scalar::USize), start, n, false, GRID, &[], &[], |b, v| {
-        let i = b.get(v[0]);
-        let xi = b.load(x, i);
-        let zero = b.lit_float(0.0, None);
-        let pos = b.binary(BinaryOp::Gt, xi, zero);
-        let i2 = b.get(v[0]);
-        b.store(flags, i2, pos);
-        let out = b.local("out", Some(Scalar::I64), None);
-        b.if_(
-            pos,
-            |b| {
-                let i = b.get(v[0]);
-                let xi = b.load(x, i);
-                let r = b.math(MathFn::Sqrt, &[xi]);
-                let r = b.math(MathFn::Floor, &[r]);
-                let c = b.cast(r, Scalar::I64);
-                b.set(out, c);
-            },
-            |b| {
-                let z = b.lit_int(0, Some(Scalar::I64));
-                b.set(out, z);
-                let s = b.lit_int(0, None);
-                let i = b.get(v[0]);
-                let seven = b.lit_int(7, None);
-                let e = b.binary(BinaryOp::Rem, i, seven);
-                b.for_range("k", Some(Scalar::USize), s, e, false, None, &[], &[], |b, k| {
-                    let kk = b.get(k[0]);
-                    let kk = b.cast(kk, Scalar::I64);
-                    let o = b.get(out);
-                    let o = b.binary(BinaryOp::Add, o, kk);
-                    b.set(out, o);
-                });
-            },
-        );
-        let i = b.get(v[0]);
-        let o = b.get(out);
-        b.store(y, i, o);
-    });
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        start,
+        n,
+        false,
+        GRID,
+        &[],
+        &[],
+        |b, v| {
+            let i = b.get(v[0]);
+            let xi = b.load(x, i);
+            let zero = b.lit_float(0.0, None);
+            let pos = b.binary(BinaryOp::Gt, xi, zero);
+            let i2 = b.get(v[0]);
+            b.store(flags, i2, pos);
+            let out = b.local("out", Some(Scalar::I64), None);
+            b.if_(
+                pos,
+                |b| {
+                    let i = b.get(v[0]);
+                    let xi = b.load(x, i);
+                    let r = b.math(MathFn::Sqrt, &[xi]);
+                    let r = b.math(MathFn::Floor, &[r]);
+                    let c = b.cast(r, Scalar::I64);
+                    b.set(out, c);
+                },
+                |b| {
+                    let z = b.lit_int(0, Some(Scalar::I64));
+                    b.set(out, z);
+                    let s = b.lit_int(0, None);
+                    let i = b.get(v[0]);
+                    let seven = b.lit_int(7, None);
+                    let e = b.binary(BinaryOp::Rem, i, seven);
+                    b.for_range(
+                        "k",
+                        Some(Scalar::USize),
+                        s,
+                        e,
+                        false,
+                        None,
+                        &[],
+                        &[],
+                        |b, k| {
+                            let kk = b.get(k[0]);
+                            let kk = b.cast(kk, Scalar::I64);
+                            let o = b.get(out);
+                            let o = b.binary(BinaryOp::Add, o, kk);
+                            b.set(out, o);
+                        },
+                    );
+                },
+            );
+            let i = b.get(v[0]);
+            let o = b.get(out);
+            b.store(y, i, o);
+        },
+    );
     let k = b.finish().expect("valid");
     for sm in TARGETS {
         let l = lower(&k, Target { sm }).unwrap();
@@ -128,7 +184,9 @@ fn control_flow_casts_and_math_assemble() {
 
 #[test]
 fn an_old_target_is_an_error_naming_it() {
-    let e = lower(&saxpy(Scalar::F32), Target { sm: 60 }).unwrap_err().to_string();
+    let e = lower(&saxpy(Scalar::F32), Target { sm: 60 })
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("on nvidia") && e.contains("7.0 or newer"), "{e}");
 }
 
@@ -146,13 +204,23 @@ fn segmented_regions_assemble_with_local_reductions_and_a_value() {
     let s = b.reduction_local("s", Scalar::F32, ReduceOp::Add);
     let start = b.lit_int(0, None);
     let n = b.len(x);
-    b.for_range("i", Some(Scalar::USize), start, n, false, GRID, &[(s, ReduceOp::Add)], &[], |b, v| {
-        let i = b.get(v[0]);
-        let xi = b.load(x, i);
-        let cur = b.get(s);
-        let next = b.binary(BinaryOp::Add, cur, xi);
-        b.set(s, next);
-    });
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        start,
+        n,
+        false,
+        GRID,
+        &[(s, ReduceOp::Add)],
+        &[],
+        |b, v| {
+            let i = b.get(v[0]);
+            let xi = b.load(x, i);
+            let cur = b.get(s);
+            let next = b.binary(BinaryOp::Add, cur, xi);
+            b.set(s, next);
+        },
+    );
     let i1 = b.lit_int(1, Some(Scalar::USize));
     let sv = b.get(s);
     b.store(y, i1, sv);
@@ -162,7 +230,10 @@ fn segmented_regions_assemble_with_local_reductions_and_a_value() {
     let l = lower(&k, Target { sm: 90 }).unwrap();
     assert_eq!(l.single, [true, false, true, true], "{}", l.ptx);
     assert_eq!(l.reductions.len(), 1);
-    assert_eq!((l.reductions[0].into, l.reductions[0].entry), (None, Some(1)));
+    assert_eq!(
+        (l.reductions[0].into, l.reductions[0].entry),
+        (None, Some(1))
+    );
     assert!(l.locals_size >= 4 && l.result.is_some());
     for sm in TARGETS {
         assemble(&lower(&k, Target { sm }).unwrap(), sm);
@@ -179,23 +250,33 @@ fn private_arrays_and_array_reductions_assemble() {
     b.reduce_into(h, ReduceOp::Add, 1);
     let start = b.lit_int(0, None);
     let n = b.len(x);
-    b.for_range("i", Some(Scalar::USize), start, n, false, GRID, &[(h, ReduceOp::Add)], &[], |b, v| {
-        let tmp = b.local_array("tmp", Scalar::U16, 4);
-        let i = b.get(v[0]);
-        let xi = b.load(x, i);
-        let xi = b.cast(xi, Scalar::USize);
-        let four = b.lit_int(4, Some(Scalar::USize));
-        let slot = b.binary(BinaryOp::Rem, xi, four);
-        let val = b.lit_int(3, Some(Scalar::U16));
-        b.set_elem(tmp, slot, val);
-        let eight = b.lit_int(8, Some(Scalar::USize));
-        let bin = b.binary(BinaryOp::Rem, xi, eight);
-        let cur = b.get_elem(h, bin);
-        let t = b.get_elem(tmp, slot);
-        let t = b.cast(t, Scalar::I64);
-        let next = b.binary(BinaryOp::Add, cur, t);
-        b.set_elem(h, bin, next);
-    });
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        start,
+        n,
+        false,
+        GRID,
+        &[(h, ReduceOp::Add)],
+        &[],
+        |b, v| {
+            let tmp = b.local_array("tmp", Scalar::U16, 4);
+            let i = b.get(v[0]);
+            let xi = b.load(x, i);
+            let xi = b.cast(xi, Scalar::USize);
+            let four = b.lit_int(4, Some(Scalar::USize));
+            let slot = b.binary(BinaryOp::Rem, xi, four);
+            let val = b.lit_int(3, Some(Scalar::U16));
+            b.set_elem(tmp, slot, val);
+            let eight = b.lit_int(8, Some(Scalar::USize));
+            let bin = b.binary(BinaryOp::Rem, xi, eight);
+            let cur = b.get_elem(h, bin);
+            let t = b.get_elem(tmp, slot);
+            let t = b.cast(t, Scalar::I64);
+            let next = b.binary(BinaryOp::Add, cur, t);
+            b.set_elem(h, bin, next);
+        },
+    );
     let k = b.finish().expect("valid");
     let l = lower(&k, Target { sm: 90 }).unwrap();
     assert_eq!(l.reductions[0].len, 8);
@@ -225,27 +306,41 @@ fn atomics_assemble_native_and_compare_and_swap() {
         let c = b.param_array("c", elem, true);
         let start = b.lit_int(0, None);
         let end = b.lit_int(1000, Some(Scalar::USize));
-        b.for_range("i", Some(Scalar::USize), start, end, false, GRID, &[], &[], |b, _| {
-            let zero = b.lit_int(0, Some(Scalar::USize));
-            let one = if elem.is_float() {
-                b.lit_float(1.0, Some(elem))
-            } else if elem == Scalar::Bool {
-                b.lit_bool(true)
-            } else {
-                b.lit_int(1, Some(elem))
-            };
-            let old = b.local("old", Some(elem), None);
-            let new = b.local("new", Some(elem), None);
-            let (o, n) = match op {
-                AtomicOp::Read => (Some(old), None),
-                _ => (Some(old), Some(new)),
-            };
-            b.atomic(c, zero, op, one, o, n);
-        });
+        b.for_range(
+            "i",
+            Some(Scalar::USize),
+            start,
+            end,
+            false,
+            GRID,
+            &[],
+            &[],
+            |b, _| {
+                let zero = b.lit_int(0, Some(Scalar::USize));
+                let one = if elem.is_float() {
+                    b.lit_float(1.0, Some(elem))
+                } else if elem == Scalar::Bool {
+                    b.lit_bool(true)
+                } else {
+                    b.lit_int(1, Some(elem))
+                };
+                let old = b.local("old", Some(elem), None);
+                let new = b.local("new", Some(elem), None);
+                let (o, n) = match op {
+                    AtomicOp::Read => (Some(old), None),
+                    _ => (Some(old), Some(new)),
+                };
+                b.atomic(c, zero, op, one, o, n);
+            },
+        );
         let k = b.finish().expect("valid");
         for sm in TARGETS {
             let l = lower(&k, Target { sm }).unwrap();
-            assert!(l.ptx.contains("atom.global") || l.ptx.contains("ld.relaxed"), "{}", l.ptx);
+            assert!(
+                l.ptx.contains("atom.global") || l.ptx.contains("ld.relaxed"),
+                "{}",
+                l.ptx
+            );
             assemble(&l, sm);
         }
     }
@@ -263,29 +358,61 @@ fn a_gang_loop_around_a_vector_loop_takes_a_block_per_iteration() {
     b.reduce_into(err, ReduceOp::Max, 2);
     let start = b.lit_int(0, None);
     let rows = b.lit_int(100, Some(Scalar::USize));
-    b.for_range("j", Some(Scalar::USize), start, rows, false, Some(Schedule { gang: true, worker: false, vector: false }), &[(err, ReduceOp::Max)], &[], |b, j| {
-        let row = b.get(j[0]);
-        let base = b.binary(BinaryOp::Mul, row, m);
-        let base_l = b.local("base", Some(Scalar::USize), Some(base));
-        let zero = b.lit_int(0, None);
-        b.for_range("i", Some(Scalar::USize), zero, m, false, Some(Schedule { gang: false, worker: false, vector: true }), &[], &[], |b, i| {
-            let bl = b.get(base_l);
-            let ii = b.get(i[0]);
-            let at = b.binary(BinaryOp::Add, bl, ii);
-            let v = b.load(a, at);
-            let two = b.lit_float(2.0, None);
-            let w = b.binary(BinaryOp::Mul, v, two);
-            let at2 = b.binary(BinaryOp::Add, bl, ii);
-            b.store(a, at2, w);
-            let e = b.get(err);
-            let e = b.math(MathFn::Max, &[e, w]);
-            b.set(err, e);
-        });
-    });
+    b.for_range(
+        "j",
+        Some(Scalar::USize),
+        start,
+        rows,
+        false,
+        Some(Schedule {
+            gang: true,
+            worker: false,
+            vector: false,
+        }),
+        &[(err, ReduceOp::Max)],
+        &[],
+        |b, j| {
+            let row = b.get(j[0]);
+            let base = b.binary(BinaryOp::Mul, row, m);
+            let base_l = b.local("base", Some(Scalar::USize), Some(base));
+            let zero = b.lit_int(0, None);
+            b.for_range(
+                "i",
+                Some(Scalar::USize),
+                zero,
+                m,
+                false,
+                Some(Schedule {
+                    gang: false,
+                    worker: false,
+                    vector: true,
+                }),
+                &[],
+                &[],
+                |b, i| {
+                    let bl = b.get(base_l);
+                    let ii = b.get(i[0]);
+                    let at = b.binary(BinaryOp::Add, bl, ii);
+                    let v = b.load(a, at);
+                    let two = b.lit_float(2.0, None);
+                    let w = b.binary(BinaryOp::Mul, v, two);
+                    let at2 = b.binary(BinaryOp::Add, bl, ii);
+                    b.store(a, at2, w);
+                    let e = b.get(err);
+                    let e = b.math(MathFn::Max, &[e, w]);
+                    b.set(err, e);
+                },
+            );
+        },
+    );
     let k = b.finish().expect("valid");
     let l = lower(&k, Target { sm: 90 }).unwrap();
     assert_eq!(l.block_per_iteration, [true], "{}", l.ptx);
-    assert!(l.ptx.contains("%tid.x") && l.ptx.contains("shfl.sync.down"), "{}", l.ptx);
+    assert!(
+        l.ptx.contains("%tid.x") && l.ptx.contains("shfl.sync.down"),
+        "{}",
+        l.ptx
+    );
     for sm in TARGETS {
         assemble(&lower(&k, Target { sm }).unwrap(), sm);
     }
@@ -298,7 +425,11 @@ fn struct_fields_are_addressed_by_stride_and_offset() {
         let l = lower(&k, Target { sm }).unwrap();
         // Element i of a 24-byte struct, field `v` at byte 8, `hits` at 16 (atomically).
         assert!(l.ptx.contains(", 24, "), "{}", l.ptx);
-        assert!(l.ptx.contains(", 8;") && l.ptx.contains(", 16;"), "{}", l.ptx);
+        assert!(
+            l.ptx.contains(", 8;") && l.ptx.contains(", 16;"),
+            "{}",
+            l.ptx
+        );
         assert!(l.ptx.contains("atom.global.add.u32"), "{}", l.ptx);
         assemble(&l, sm);
     }
@@ -309,8 +440,22 @@ fn unchecked_kernels_access_without_predicates() {
     let mut k = saxpy(Scalar::F64);
     k.unchecked = true;
     let l = lower(&k, Target { sm: 90 }).unwrap();
-    let predicated = |op: &str| l.ptx.lines().any(|x| x.trim_start().starts_with('@') && x.contains(op));
-    assert!(!predicated(" ld.global") && !predicated(" st.global") && l.ptx.contains("ld.global.nc.f64 %fd"), "{}", l.ptx);
-    assert!(!l.ptx.contains("acc_status]"), "an unchecked kernel reports nothing: {}", l.ptx);
+    let predicated = |op: &str| {
+        l.ptx
+            .lines()
+            .any(|x| x.trim_start().starts_with('@') && x.contains(op))
+    };
+    assert!(
+        !predicated(" ld.global")
+            && !predicated(" st.global")
+            && l.ptx.contains("ld.global.nc.f64 %fd"),
+        "{}",
+        l.ptx
+    );
+    assert!(
+        !l.ptx.contains("acc_status]"),
+        "an unchecked kernel reports nothing: {}",
+        l.ptx
+    );
     assemble(&l, 90);
 }

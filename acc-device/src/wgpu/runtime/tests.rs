@@ -14,7 +14,10 @@ fn device() -> Option<WgpuDevice> {
         Ok(d) => Some(d),
         Err(e) => {
             let required = std::env::var("ACC_REQUIRE_DEVICES").unwrap_or_default();
-            if required.split(',').any(|t| t.trim().eq_ignore_ascii_case("wgpu")) {
+            if required
+                .split(',')
+                .any(|t| t.trim().eq_ignore_ascii_case("wgpu"))
+            {
                 panic!("ACC_REQUIRE_DEVICES names wgpu, but: {e}");
             }
             eprintln!("wgpu tests: no adapter ({e}); not run");
@@ -40,26 +43,52 @@ fn saxpy_runs_on_the_adapter() {
     let x: Vec<f32> = (0..n).map(|i| (i % 1000) as f32).collect();
     let mut y = vec![1.0f32; n];
     let k = saxpy(Scalar::F32);
-    dev.launch(&k, &mut [Arg::Scalar(ScalarValue::F32(2.0)), Arg::Read(bytes(&x)), Arg::Write(bytes_mut(&mut y))]).expect("runs");
+    dev.launch(
+        &k,
+        &mut [
+            Arg::Scalar(ScalarValue::F32(2.0)),
+            Arg::Read(bytes(&x)),
+            Arg::Write(bytes_mut(&mut y)),
+        ],
+    )
+    .expect("runs");
     for i in 0..n {
         assert_eq!(y[i], 2.0 * x[i] + 1.0, "y[{i}] on {}", dev.name());
     }
     // A second launch reuses the compiled pipeline.
-    dev.launch(&k, &mut [Arg::Scalar(ScalarValue::F32(1.0)), Arg::Read(bytes(&x)), Arg::Write(bytes_mut(&mut y))]).expect("runs");
+    dev.launch(
+        &k,
+        &mut [
+            Arg::Scalar(ScalarValue::F32(1.0)),
+            Arg::Read(bytes(&x)),
+            Arg::Write(bytes_mut(&mut y)),
+        ],
+    )
+    .expect("runs");
     assert_eq!(y[7], 3.0 * 7.0 + 1.0);
 }
 
 #[test]
 fn reductions_combine_every_workgroup() {
     let Some(dev) = device() else { return };
-    let x: Vec<u32> = (0..300_001u32).map(|i| i.wrapping_mul(2_654_435_761) >> 12).collect();
+    let x: Vec<u32> = (0..300_001u32)
+        .map(|i| i.wrapping_mul(2_654_435_761) >> 12)
+        .collect();
     for (op, want) in [
-        (ReduceOp::Add, x.iter().fold(0u32, |a, &b| a.wrapping_add(b))),
+        (
+            ReduceOp::Add,
+            x.iter().fold(0u32, |a, &b| a.wrapping_add(b)),
+        ),
         (ReduceOp::Max, *x.iter().max().unwrap()),
         (ReduceOp::Min, *x.iter().min().unwrap()),
         (ReduceOp::BitXor, x.iter().fold(0, |a, &b| a ^ b)),
     ] {
-        let r = dev.launch(&reduce(Scalar::U32, op), &mut [Arg::Read(bytes(&x)), Arg::Scalar(ScalarValue::U32(0))]).expect("runs");
+        let r = dev
+            .launch(
+                &reduce(Scalar::U32, op),
+                &mut [Arg::Read(bytes(&x)), Arg::Scalar(ScalarValue::U32(0))],
+            )
+            .expect("runs");
         assert_eq!(r.reductions, vec![(1, ScalarValue::U32(want))], "{op:?}");
     }
 }
@@ -78,24 +107,40 @@ fn collapsed_loops_cover_the_whole_space() {
     let one2 = b.lit_int(1, None);
     let t0 = b.cast(nn, Scalar::USize);
     let t1 = b.cast(mm, Scalar::USize);
-    b.for_(&[("i", Some(Scalar::U32), zero, one, t0), ("j", Some(Scalar::U32), zero2, one2, t1)], Some(Schedule::default()), &[], &[], |b, v| {
-        let i = b.get(v[0]);
-        let m = b.param_scalar_value(2);
-        let row = b.binary(BinaryOp::Mul, i, m);
-        let j = b.get(v[1]);
-        let idx = b.binary(BinaryOp::Add, row, j);
-        let idx = b.cast(idx, Scalar::USize);
-        let thousand = b.lit_int(1000, None);
-        let i = b.get(v[0]);
-        let v1 = b.binary(BinaryOp::Mul, i, thousand);
-        let j = b.get(v[1]);
-        let val = b.binary(BinaryOp::Add, v1, j);
-        b.store(out, idx, val);
-    });
+    b.for_(
+        &[
+            ("i", Some(Scalar::U32), zero, one, t0),
+            ("j", Some(Scalar::U32), zero2, one2, t1),
+        ],
+        Some(Schedule::default()),
+        &[],
+        &[],
+        |b, v| {
+            let i = b.get(v[0]);
+            let m = b.param_scalar_value(2);
+            let row = b.binary(BinaryOp::Mul, i, m);
+            let j = b.get(v[1]);
+            let idx = b.binary(BinaryOp::Add, row, j);
+            let idx = b.cast(idx, Scalar::USize);
+            let thousand = b.lit_int(1000, None);
+            let i = b.get(v[0]);
+            let v1 = b.binary(BinaryOp::Mul, i, thousand);
+            let j = b.get(v[1]);
+            let val = b.binary(BinaryOp::Add, v1, j);
+            b.store(out, idx, val);
+        },
+    );
     let k = b.finish().expect("valid");
     let mut o = vec![0u32; n * m];
-    dev.launch(&k, &mut [Arg::Write(bytes_mut(&mut o)), Arg::Scalar(ScalarValue::U32(n as u32)), Arg::Scalar(ScalarValue::U32(m as u32))])
-        .expect("runs");
+    dev.launch(
+        &k,
+        &mut [
+            Arg::Write(bytes_mut(&mut o)),
+            Arg::Scalar(ScalarValue::U32(n as u32)),
+            Arg::Scalar(ScalarValue::U32(m as u32)),
+        ],
+    )
+    .expect("runs");
     for i in 0..n {
         for j in 0..m {
             assert_eq!(o[i * m + j], (i * 1000 + j) as u32);
@@ -110,18 +155,37 @@ fn an_out_of_range_index_is_reported() {
     let x = b.param_array("x", Scalar::F32, true);
     let zero = b.lit_int(0, None);
     let ten = b.lit_int(10, None);
-    b.for_range("i", Some(Scalar::USize), zero, ten, false, Some(Schedule::default()), &[], &[], |b, v| {
-        let i = b.get(v[0]);
-        let two = b.lit_int(2, None);
-        let idx = b.binary(BinaryOp::Mul, i, two);
-        let one = b.lit_float(1.0, None);
-        b.store(x, idx, one);
-    });
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        zero,
+        ten,
+        false,
+        Some(Schedule::default()),
+        &[],
+        &[],
+        |b, v| {
+            let i = b.get(v[0]);
+            let two = b.lit_int(2, None);
+            let idx = b.binary(BinaryOp::Mul, i, two);
+            let one = b.lit_float(1.0, None);
+            b.store(x, idx, one);
+        },
+    );
     let k = b.finish().expect("valid");
     let mut v = vec![0.0f32; 10];
-    let e = dev.launch(&k, &mut [Arg::Write(bytes_mut(&mut v))]).unwrap_err().to_string();
-    assert!(e.contains("the len is 10") && e.contains("array `x`"), "{e}");
-    assert!(v[..10].iter().step_by(2).all(|&x| x == 1.0), "in-range stores still happen: {v:?}");
+    let e = dev
+        .launch(&k, &mut [Arg::Write(bytes_mut(&mut v))])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("the len is 10") && e.contains("array `x`"),
+        "{e}"
+    );
+    assert!(
+        v[..10].iter().step_by(2).all(|&x| x == 1.0),
+        "in-range stores still happen: {v:?}"
+    );
 }
 
 /// A sequential loop of `n` iterations counting into `out[0]`.
@@ -132,12 +196,22 @@ fn long_loop() -> Kernel {
     let zero = b.lit_int(0, Some(Scalar::U32));
     let count = b.local("count", Some(Scalar::U32), Some(zero));
     let start = b.lit_int(0, Some(Scalar::U32));
-    b.for_range("i", Some(Scalar::U32), start, n, false, None, &[], &[], |b, _| {
-        let c = b.get(count);
-        let one = b.lit_int(1, Some(Scalar::U32));
-        let c = b.binary(BinaryOp::Add, c, one);
-        b.set(count, c);
-    });
+    b.for_range(
+        "i",
+        Some(Scalar::U32),
+        start,
+        n,
+        false,
+        None,
+        &[],
+        &[],
+        |b, _| {
+            let c = b.get(count);
+            let one = b.lit_int(1, Some(Scalar::U32));
+            let c = b.binary(BinaryOp::Add, c, one);
+            b.set(count, c);
+        },
+    );
     let i = b.lit_int(0, Some(Scalar::USize));
     let c = b.get(count);
     b.store(out, i, c);
@@ -150,7 +224,13 @@ fn a_loop_the_driver_cuts_short_is_an_error_not_a_wrong_result() {
     let k = long_loop();
     for n in [1_000u32, 200_000] {
         let mut out = [0u32; 1];
-        let r = dev.launch(&k, &mut [Arg::Scalar(ScalarValue::U32(n)), Arg::Write(bytes_mut(&mut out))]);
+        let r = dev.launch(
+            &k,
+            &mut [
+                Arg::Scalar(ScalarValue::U32(n)),
+                Arg::Write(bytes_mut(&mut out)),
+            ],
+        );
         match r {
             Ok(_) => assert_eq!(out[0], n),
             Err(e) => {
@@ -161,20 +241,35 @@ fn a_loop_the_driver_cuts_short_is_an_error_not_a_wrong_result() {
     }
 }
 
-
 /// `v[2..5][i] = i` for `i` in `0..n`: a subslice as a routine argument sees.
 fn subslice_writes(n: i128) -> Kernel {
     let mut b = KernelBuilder::new("subslice");
     let v = b.param_array("v", Scalar::U32, true);
-    let (s, e) = (b.lit_int(2, Some(Scalar::USize)), b.lit_int(5, Some(Scalar::USize)));
+    let (s, e) = (
+        b.lit_int(2, Some(Scalar::USize)),
+        b.lit_int(5, Some(Scalar::USize)),
+    );
     let view = b.subslice(v, s, e);
-    let (start, end) = (b.lit_int(0, Some(Scalar::USize)), b.lit_int(n, Some(Scalar::USize)));
-    b.for_range("i", Some(Scalar::USize), start, end, false, None, &[], &[], |b, l| {
-        let i = b.get(l[0]);
-        let x = b.cast(i, Scalar::U32);
-        let i = b.get(l[0]);
-        b.store(view, i, x);
-    });
+    let (start, end) = (
+        b.lit_int(0, Some(Scalar::USize)),
+        b.lit_int(n, Some(Scalar::USize)),
+    );
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        start,
+        end,
+        false,
+        None,
+        &[],
+        &[],
+        |b, l| {
+            let i = b.get(l[0]);
+            let x = b.cast(i, Scalar::U32);
+            let i = b.get(l[0]);
+            b.store(view, i, x);
+        },
+    );
     b.finish().expect("valid")
 }
 
@@ -182,8 +277,12 @@ fn subslice_writes(n: i128) -> Kernel {
 fn subslices_index_from_their_start_and_end_at_their_end() {
     let Some(dev) = device() else { return };
     let mut v = [9u32; 8];
-    dev.launch(&subslice_writes(3), &mut [Arg::Write(bytes_mut(&mut v))]).expect("in bounds");
+    dev.launch(&subslice_writes(3), &mut [Arg::Write(bytes_mut(&mut v))])
+        .expect("in bounds");
     assert_eq!(v, [9, 9, 0, 1, 2, 9, 9, 9]);
-    let e = dev.launch(&subslice_writes(4), &mut [Arg::Write(bytes_mut(&mut v))]).unwrap_err().to_string();
+    let e = dev
+        .launch(&subslice_writes(4), &mut [Arg::Write(bytes_mut(&mut v))])
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("out of bounds") && e.contains("`v`"), "{e}");
 }

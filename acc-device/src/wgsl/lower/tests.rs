@@ -4,8 +4,18 @@ use acc_core::ir::*;
 
 use super::*;
 
-const FULL: Target = Target { f64: true, int64: true, int64_atomics: true, loop_limit: None };
-const BASIC: Target = Target { f64: false, int64: false, int64_atomics: false, loop_limit: None };
+const FULL: Target = Target {
+    f64: true,
+    int64: true,
+    int64_atomics: true,
+    loop_limit: None,
+};
+const BASIC: Target = Target {
+    f64: false,
+    int64: false,
+    int64_atomics: false,
+    loop_limit: None,
+};
 
 fn dot(elem: Scalar, op: ReduceOp) -> Kernel {
     let mut b = KernelBuilder::new("dot");
@@ -16,19 +26,29 @@ fn dot(elem: Scalar, op: ReduceOp) -> Kernel {
     let s = b.local("s", Some(elem), Some(init));
     let start = b.lit_int(0, None);
     let n = b.len(x);
-    b.for_range("i", Some(Scalar::USize), start, n, false, Some(Schedule::default()), &[(s, op)], &[], |b, v| {
-        let i = b.get(v[0]);
-        let xi = b.load(x, i);
-        let i = b.get(v[0]);
-        let yi = b.load(y, i);
-        let p = b.binary(BinaryOp::Mul, xi, yi);
-        let cur = b.get(s);
-        let next = match op {
-            ReduceOp::Max => b.math(MathFn::Max, &[cur, p]),
-            _ => b.binary(BinaryOp::Add, cur, p),
-        };
-        b.set(s, next);
-    });
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        start,
+        n,
+        false,
+        Some(Schedule::default()),
+        &[(s, op)],
+        &[],
+        |b, v| {
+            let i = b.get(v[0]);
+            let xi = b.load(x, i);
+            let i = b.get(v[0]);
+            let yi = b.load(y, i);
+            let p = b.binary(BinaryOp::Mul, xi, yi);
+            let cur = b.get(s);
+            let next = match op {
+                ReduceOp::Max => b.math(MathFn::Max, &[cur, p]),
+                _ => b.binary(BinaryOp::Add, cur, p),
+            };
+            b.set(s, next);
+        },
+    );
     b.reduce_into(s, op, 2);
     b.finish().expect("valid IR")
 }
@@ -37,10 +57,33 @@ fn dot(elem: Scalar, op: ReduceOp) -> Kernel {
 fn saxpy_lowers_to_a_validated_module() {
     let l = lower(&saxpy(Scalar::F32), BASIC).expect("lowers");
     assert_eq!(l.entry_points, vec!["acc_main_0".to_string()]);
-    assert_eq!(l.bindings, vec![Binding::Array(1), Binding::Array(2), Binding::Params, Binding::Status]);
-    assert_eq!(l.params, vec![ParamSlot { param: 0, ty: Scalar::F32, offset: 0 }]);
-    assert!(l.wgsl.contains("var<storage, read> p1: array<f32>"), "{}", l.wgsl);
-    assert!(l.wgsl.contains("var<storage, read_write> p2: array<f32>"), "{}", l.wgsl);
+    assert_eq!(
+        l.bindings,
+        vec![
+            Binding::Array(1),
+            Binding::Array(2),
+            Binding::Params,
+            Binding::Status
+        ]
+    );
+    assert_eq!(
+        l.params,
+        vec![ParamSlot {
+            param: 0,
+            ty: Scalar::F32,
+            offset: 0
+        }]
+    );
+    assert!(
+        l.wgsl.contains("var<storage, read> p1: array<f32>"),
+        "{}",
+        l.wgsl
+    );
+    assert!(
+        l.wgsl.contains("var<storage, read_write> p2: array<f32>"),
+        "{}",
+        l.wgsl
+    );
     assert!(l.wgsl.contains("acc_in_bounds(2u"), "{}", l.wgsl);
     assert_eq!(l.module.entry_points.len(), 1);
 }
@@ -49,18 +92,38 @@ fn saxpy_lowers_to_a_validated_module() {
 fn reductions_write_per_workgroup_partials() {
     for op in [ReduceOp::Add, ReduceOp::Max] {
         let l = lower(&dot(Scalar::F32, op), BASIC).expect("lowers");
-        assert_eq!(l.reductions, vec![ReductionSlot { op, ty: Scalar::F32, into: Some(2), entry: Some(0), local_offset: 0, len: 1 }]);
+        assert_eq!(
+            l.reductions,
+            vec![ReductionSlot {
+                op,
+                ty: Scalar::F32,
+                into: Some(2),
+                entry: Some(0),
+                local_offset: 0,
+                len: 1
+            }]
+        );
         assert!(l.bindings.contains(&Binding::Partials(0)));
-        assert!(l.wgsl.contains("workgroupBarrier()") && l.wgsl.contains("acc_partials_0[acc_wg.x]"), "{}", l.wgsl);
+        assert!(
+            l.wgsl.contains("workgroupBarrier()") && l.wgsl.contains("acc_partials_0[acc_wg.x]"),
+            "{}",
+            l.wgsl
+        );
     }
 }
 
 #[test]
 fn f64_and_int64_need_the_capabilities() {
-    let e = lower(&saxpy(Scalar::F64), BASIC).err().expect("needs f64").to_string();
+    let e = lower(&saxpy(Scalar::F64), BASIC)
+        .err()
+        .expect("needs f64")
+        .to_string();
     assert!(e.contains("no f64") && e.contains("`x`"), "{e}");
     lower(&saxpy(Scalar::F64), FULL).expect("with FLOAT64");
-    let e = lower(&saxpy(Scalar::I64), BASIC).err().expect("needs int64").to_string();
+    let e = lower(&saxpy(Scalar::I64), BASIC)
+        .err()
+        .expect("needs int64")
+        .to_string();
     assert!(e.contains("64-bit integers"), "{e}");
     lower(&dot(Scalar::F64, ReduceOp::Add), FULL).expect("f64 reductions");
 }
@@ -69,7 +132,11 @@ fn f64_and_int64_need_the_capabilities() {
 fn unsupported_shapes_are_errors_that_say_what() {
     // 8-bit data lowers to 32-bit words, wrapped at 8 bits after arithmetic.
     let l = lower(&saxpy(Scalar::U8), BASIC).expect("u8 lowers");
-    assert!(l.wgsl.contains("& 0xffu)") && l.wgsl.contains("array<u32>"), "{}", l.wgsl);
+    assert!(
+        l.wgsl.contains("& 0xffu)") && l.wgsl.contains("array<u32>"),
+        "{}",
+        l.wgsl
+    );
     let mut b = KernelBuilder::new("serial");
     let y = b.param_array("y", Scalar::F32, true);
     let i = b.lit_int(0, None);
@@ -78,7 +145,11 @@ fn unsupported_shapes_are_errors_that_say_what() {
     // Code outside parallel loops runs in an entry point of one invocation.
     let l = lower(&b.finish().expect("valid"), BASIC).expect("lowers");
     assert_eq!(l.single, vec![true]);
-    assert!(l.bindings.contains(&Binding::Locals) && l.wgsl.contains("@workgroup_size(1)"), "{}", l.wgsl);
+    assert!(
+        l.bindings.contains(&Binding::Locals) && l.wgsl.contains("@workgroup_size(1)"),
+        "{}",
+        l.wgsl
+    );
 }
 
 #[test]
@@ -89,37 +160,69 @@ fn math_and_control_flow_validate() {
     let flag = b.param_scalar("flag", Scalar::Bool);
     let zero = b.lit_int(0, None);
     let n = b.len(x);
-    b.for_range("i", Some(Scalar::USize), zero, n, false, Some(Schedule::default()), &[], &[], |b, v| {
-        let i = b.get(v[0]);
-        let xi = b.load(x, i);
-        let mut acc = xi;
-        for m in [MathFn::Sqrt, MathFn::Cbrt, MathFn::Round, MathFn::Fract, MathFn::Log10, MathFn::Signum, MathFn::Recip] {
-            acc = b.math(m, &[acc]);
-        }
-        let p = b.math(MathFn::Powi, &[acc, k]);
-        let t = b.local("t", Some(Scalar::F32), Some(p));
-        let three = b.lit_int(3, None);
-        let zero = b.lit_int(0, None);
-        b.for_range("j", Some(Scalar::I32), zero, three, true, None, &[], &[], |b, w| {
-            let j = b.get(w[0]);
-            let jf = b.cast(j, Scalar::F32);
-            let cur = b.get(t);
-            let s = b.binary(BinaryOp::Add, cur, jf);
-            b.set(t, s);
-            let two = b.lit_int(2, None);
-            let j = b.get(w[0]);
-            let big = b.binary(BinaryOp::Gt, j, two);
-            b.if_(big, |b| b.break_(), |b| b.continue_());
-        });
-        let tv = b.get(t);
-        let one = b.lit_float(1.0, None);
-        let alt = b.select(flag, tv, one);
-        let i = b.get(v[0]);
-        b.store(x, i, alt);
-    });
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        zero,
+        n,
+        false,
+        Some(Schedule::default()),
+        &[],
+        &[],
+        |b, v| {
+            let i = b.get(v[0]);
+            let xi = b.load(x, i);
+            let mut acc = xi;
+            for m in [
+                MathFn::Sqrt,
+                MathFn::Cbrt,
+                MathFn::Round,
+                MathFn::Fract,
+                MathFn::Log10,
+                MathFn::Signum,
+                MathFn::Recip,
+            ] {
+                acc = b.math(m, &[acc]);
+            }
+            let p = b.math(MathFn::Powi, &[acc, k]);
+            let t = b.local("t", Some(Scalar::F32), Some(p));
+            let three = b.lit_int(3, None);
+            let zero = b.lit_int(0, None);
+            b.for_range(
+                "j",
+                Some(Scalar::I32),
+                zero,
+                three,
+                true,
+                None,
+                &[],
+                &[],
+                |b, w| {
+                    let j = b.get(w[0]);
+                    let jf = b.cast(j, Scalar::F32);
+                    let cur = b.get(t);
+                    let s = b.binary(BinaryOp::Add, cur, jf);
+                    b.set(t, s);
+                    let two = b.lit_int(2, None);
+                    let j = b.get(w[0]);
+                    let big = b.binary(BinaryOp::Gt, j, two);
+                    b.if_(big, |b| b.break_(), |b| b.continue_());
+                },
+            );
+            let tv = b.get(t);
+            let one = b.lit_float(1.0, None);
+            let alt = b.select(flag, tv, one);
+            let i = b.get(v[0]);
+            b.store(x, i, alt);
+        },
+    );
     let k = b.finish().expect("valid IR");
     let l = lower(&k, BASIC).unwrap_or_else(|e| panic!("{e}"));
-    assert!(l.wgsl.contains("acc_powi_f32") && l.wgsl.contains("(params.p2 != 0u)"), "{}", l.wgsl);
+    assert!(
+        l.wgsl.contains("acc_powi_f32") && l.wgsl.contains("(params.p2 != 0u)"),
+        "{}",
+        l.wgsl
+    );
 }
 
 #[test]
@@ -129,6 +232,8 @@ fn struct_arrays_are_wgsl_structs_with_the_host_layout() {
     assert!(l.wgsl.contains("struct S1 { // Particle\n    @size(8) f0: f64,\n    @size(8) f1: f64,\n    @size(8) f2: atomic<u32>,\n}"), "{}", l.wgsl);
     assert!(l.wgsl.contains("array<S1>"), "{}", l.wgsl);
     // Without f64 in shaders the kernel is refused (its f64 scalar `dt` comes first).
-    let Err(e) = lower(&acc_core::ir::samples::particles(), BASIC) else { panic!("f64 lowered without f64") };
+    let Err(e) = lower(&acc_core::ir::samples::particles(), BASIC) else {
+        panic!("f64 lowered without f64")
+    };
     assert!(e.to_string().contains("no f64 in shaders"), "{e}");
 }
