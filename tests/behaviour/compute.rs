@@ -441,3 +441,49 @@ fn methods_use_the_fields_of_self() {
         assert!(h.u[n / 2] < 1000.0 && h.u[n / 2 + 3] > 0.0, "on {ty}");
     });
 }
+
+#[acc::offload]
+fn index_sized(
+    base: usize,
+    words: &[usize],
+    high: &mut [u32],
+    signed: &mut [isize],
+    wrapped: &mut [usize],
+) -> usize {
+    let mut top = 0usize;
+    #[acc::parallel_loop(copyin(words), copyout(high, wrapped), copy(signed), reduction(max: top))]
+    for i in 0..words.len() {
+        let w = words[i] + base;
+        high[i] = (w >> 32) as u32;
+        // A negative i32 widens with its sign, as `as` does on the host.
+        let d = (i as i32 - 5) as isize;
+        signed[i] = signed[i] * 3_000_000_000 - d;
+        wrapped[i] = (i as i32 - 5) as usize;
+        top = top.max(w);
+    }
+    top
+}
+
+/// `usize` and `isize` keep the host's 64 bits on every device (4.2): values beyond 32 bits in
+/// arrays, scalars, arithmetic, casts and reductions.
+#[test]
+fn index_sized_integers_keep_their_64_bits() {
+    on_each_device(|ty| {
+        let n = 3000;
+        let words: Vec<usize> = (0..n).map(|i| i << 33).collect();
+        let (mut high, mut wrapped) = (vec![0u32; n], vec![0usize; n]);
+        let mut signed: Vec<isize> = (0..n as isize).map(|i| i - 1000).collect();
+        let top = index_sized(7 << 40, &words, &mut high, &mut signed, &mut wrapped);
+        for i in 0..n {
+            let w = (i << 33) + (7 << 40);
+            assert_eq!(high[i], (w >> 32) as u32, "high[{i}] on {ty}");
+            assert_eq!(
+                signed[i],
+                (i as isize - 1000) * 3_000_000_000 - (i as isize - 5),
+                "signed[{i}] on {ty}"
+            );
+            assert_eq!(wrapped[i], (i as i32 - 5) as usize, "wrapped[{i}] on {ty}");
+        }
+        assert_eq!(top, ((n - 1) << 33) + (7 << 40), "on {ty}");
+    });
+}

@@ -220,9 +220,8 @@ fn retag(t: &mut [Tagged]) {
     }
 }
 
-/// Fields of the narrow types and `usize`: wgpu holds those in 32-bit words, while structs
-/// travel bit for bit, so the wgpu device refuses the region naming the field; every other
-/// device runs it.
+/// Fields of the narrow types: wgpu holds those in 32-bit words, while structs travel bit for
+/// bit, so the wgpu device refuses the region naming the field; every other device runs it.
 #[test]
 fn narrow_and_usize_fields() {
     on_each_device(|ty| {
@@ -255,5 +254,46 @@ fn narrow_and_usize_fields() {
             w.flag = !w.flag;
         }
         assert_eq!(t, want, "on {ty}");
+    });
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, acc::DeviceCopy)]
+#[repr(C)]
+struct Span {
+    start: usize,
+    offset: isize,
+    weight: f32,
+}
+
+#[acc::parallel_loop(copy(spans))]
+fn shift_spans(spans: &mut [Span], by: usize) {
+    for i in 0..spans.len() {
+        spans[i].start += by;
+        spans[i].offset = -spans[i].offset - 1;
+        spans[i].weight *= 2.0;
+    }
+}
+
+/// `usize` and `isize` fields keep their 64 bits on every device, beyond 32-bit values too.
+#[test]
+fn index_sized_fields() {
+    on_each_device(|ty| {
+        let mut s: Vec<Span> = (0..700)
+            .map(|i| Span {
+                start: i << 35,
+                offset: i as isize * 1_000_000_000_000,
+                weight: i as f32,
+            })
+            .collect();
+        let want: Vec<Span> = s
+            .iter()
+            .map(|x| Span {
+                start: x.start + (3 << 40),
+                offset: -x.offset - 1,
+                weight: x.weight * 2.0,
+            })
+            .collect();
+        shift_spans(&mut s, 3 << 40);
+        assert_eq!(s, want, "on {ty}");
     });
 }

@@ -1,18 +1,19 @@
 //! Device memory of a wgpu adapter for the present table (OpenACC 3.3 section 2.6): storage
 //! buffers named by number, filled with `Queue::write_buffer` and read back through a mapped
-//! staging buffer. Elements that wgpu holds in 32-bit words (`bool`, 8/16-bit integers,
-//! `usize`/`isize`) are widened on the way in and narrowed on the way out.
+//! staging buffer. Elements that wgpu holds in 32-bit words (`bool`, 8/16-bit integers, and
+//! `usize`/`isize` where the adapter has no 64-bit integers) are widened on the way in and
+//! narrowed on the way out.
 
 use acc_core::present::{BufferId, DeviceMemory, ElemLayout};
 use acc_core::{Error, Result};
 
 use super::runtime::{narrow, widen, WgpuDevice};
-use crate::wgsl::widened_in_buffers;
+use crate::wgsl::{widened_in_buffers, Target};
 
-/// Bytes one element takes in a device buffer.
-pub(super) fn device_elem_size(elem: ElemLayout) -> Result<usize> {
+/// Bytes one element takes in a device buffer of `target`.
+pub(super) fn device_elem_size(elem: ElemLayout, target: Target) -> Result<usize> {
     match elem.scalar {
-        Some(t) if widened_in_buffers(t) => Ok(4),
+        Some(t) if widened_in_buffers(t, target) => Ok(4),
         Some(t) => Ok(t.size() as usize),
         // Structs travel bit for bit; wgpu copies whole 4-byte words.
         None if elem.size % 4 == 0 => Ok(elem.size),
@@ -85,7 +86,7 @@ impl WgpuDevice {
 impl DeviceMemory for WgpuDevice {
     fn alloc(&self, elem: ElemLayout, len: usize) -> Result<BufferId> {
         let bytes = len
-            .checked_mul(device_elem_size(elem)?)
+            .checked_mul(device_elem_size(elem, self.target())?)
             .ok_or(Error::OutOfMemory { bytes: usize::MAX })?;
         let limits = self.device.limits();
         let largest = limits
@@ -112,9 +113,9 @@ impl DeviceMemory for WgpuDevice {
 
     fn upload(&self, buf: BufferId, elem: ElemLayout, first: usize, host: &[u8]) -> Result<()> {
         let buffer = self.buffer(buf)?;
-        let size = device_elem_size(elem)?;
+        let size = device_elem_size(elem, self.target())?;
         let data = match elem.scalar {
-            Some(t) if widened_in_buffers(t) => widen(t, host, "data")?,
+            Some(t) if widened_in_buffers(t, self.target()) => widen(t, host, "data")?,
             _ => host.to_vec(),
         };
         self.queue
@@ -131,11 +132,11 @@ impl DeviceMemory for WgpuDevice {
         host: &mut [u8],
     ) -> Result<()> {
         let buffer = self.buffer(buf)?;
-        let size = device_elem_size(elem)?;
+        let size = device_elem_size(elem, self.target())?;
         let len = host.len() / elem.size;
         let words = self.read_back(&buffer, (first * size) as u64, (len * size) as u64)?;
         match elem.scalar {
-            Some(t) if widened_in_buffers(t) => narrow(t, &words, host),
+            Some(t) if widened_in_buffers(t, self.target()) => narrow(t, &words, host),
             _ => host.copy_from_slice(&words[..host.len()]),
         }
         Ok(())

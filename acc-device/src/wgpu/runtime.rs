@@ -21,9 +21,10 @@ fn annotate_param(e: Error, name: &str) -> Error {
     }
 }
 
-/// The bytes of a scalar parameter, as the lowered module lays it out (`usize`/`isize` are
-/// 32-bit on wgpu: larger values are an error).
-fn scalar_bytes(v: ScalarValue) -> Result<Vec<u8>> {
+/// The bytes of a scalar parameter, as the module lowered for `target` lays it out
+/// (`usize`/`isize` are 64-bit where shaders have 64-bit integers; where they are 32-bit,
+/// larger values are an error).
+fn scalar_bytes(v: ScalarValue, target: Target) -> Result<Vec<u8>> {
     let narrow = |x: i128, what: &str| -> Result<Vec<u8>> {
         if (i32::MIN as i128..=u32::MAX as i128).contains(&x) {
             Ok((x as u32).to_le_bytes().to_vec())
@@ -39,6 +40,8 @@ fn scalar_bytes(v: ScalarValue) -> Result<Vec<u8>> {
         ScalarValue::U32(v) => v.to_le_bytes().to_vec(),
         ScalarValue::I64(v) => v.to_le_bytes().to_vec(),
         ScalarValue::U64(v) => v.to_le_bytes().to_vec(),
+        ScalarValue::ISize(v) if target.wide_usize() => v.to_le_bytes().to_vec(),
+        ScalarValue::USize(v) if target.wide_usize() => v.to_le_bytes().to_vec(),
         // The limits map to the 32-bit limits, as in arrays.
         ScalarValue::ISize(i64::MAX) => i32::MAX.to_le_bytes().to_vec(),
         ScalarValue::ISize(i64::MIN) => i32::MIN.to_le_bytes().to_vec(),
@@ -51,7 +54,8 @@ fn scalar_bytes(v: ScalarValue) -> Result<Vec<u8>> {
 }
 
 /// The 32-bit words a device buffer holds for host array data of element type `t` (booleans,
-/// 8/16-bit integers and `usize`/`isize`, which wgpu indexes with 32 bits).
+/// 8/16-bit integers, and `usize`/`isize` where the adapter has no 64-bit integers: see
+/// [`widened_in_buffers`]).
 pub(super) fn widen(t: Scalar, host: &[u8], name: &str) -> Result<Vec<u8>> {
     let mut out = Vec::with_capacity(host.len() * 4);
     let word = |w: u32, out: &mut Vec<u8>| out.extend_from_slice(&w.to_le_bytes());
@@ -130,8 +134,8 @@ pub(super) fn narrow(t: Scalar, words: &[u8], host: &mut [u8]) {
 }
 
 /// Bytes of one reduction partial on the device (`bool` travels as a `u32`).
-fn partial_size(t: Scalar) -> usize {
-    if widened_in_buffers(t) {
+fn partial_size(t: Scalar, target: Target) -> usize {
+    if widened_in_buffers(t, target) {
         4
     } else {
         t.size() as usize
@@ -175,6 +179,9 @@ struct Scratch {
     /// Bind groups by the buffers they bind, when all are long-lived (present data).
     groups: HashMap<Vec<wgpu::Buffer>, wgpu::BindGroup>,
 }
+
+/// Bytes of the status buffer (five `u32`, see [`Binding::Status`]).
+const STATUS_BYTES: u64 = 20;
 
 /// How many bind groups a kernel keeps (present buffers come and go with data regions).
 const BIND_GROUPS_KEPT: usize = 64;
@@ -364,7 +371,7 @@ impl WgpuDevice {
         let max_groups = self.max_workgroups.min(65_535) as u64;
         let scratch = Scratch {
             params: buffer("params", lowered.params_size as u64),
-            status: buffer("status", 16),
+            status: buffer("status", STATUS_BYTES),
             locals: (lowered.locals_size > 0).then(|| buffer("locals", lowered.locals_size as u64)),
             partials: lowered
                 .reductions
@@ -372,7 +379,7 @@ impl WgpuDevice {
                 .map(|r| {
                     buffer(
                         "partials",
-                        max_groups * r.len as u64 * partial_size(r.ty) as u64,
+                        max_groups * r.len as u64 * partial_size(r.ty, self.target) as u64,
                     )
                 })
                 .collect(),
@@ -454,7 +461,7 @@ impl WgpuDevice {
                 .exprs
                 .iter()
                 .any(|(_, e)| *e == acc_core::ir::Expr::Param(slot.param));
-            let b = match scalar_bytes(*v) {
+            let b = match scalar_bytes(*v, self.target) {
                 Ok(b) => b,
                 Err(_) if !read => vec![0; 8],
                 Err(e) => return Err(annotate_param(e, &kernel.params[slot.param as usize].name)),
@@ -514,7 +521,8 @@ impl WgpuDevice {
         }
         let mut scratch = compiled.scratch.lock().unwrap_or_else(|e| e.into_inner());
         self.queue.write_buffer(&scratch.params, 0, &params);
-        self.queue.write_buffer(&scratch.status, 0, &[0; 16]);
+        self.queue
+            .write_buffer(&scratch.status, 0, &[0; STATUS_BYTES as usize]);
         if let Some(locals) = &scratch.locals {
             self.queue
                 .write_buffer(locals, 0, &vec![0; l.locals_size as usize]);
@@ -544,10 +552,11 @@ impl WgpuDevice {
                             what: format!("internal error: parameter {p} is an array"),
                         });
                     };
-                    let device_elem = super::memory::device_elem_size(ElemLayout::from(array_elem))
-                        .map_err(|e| annotate_param(e, &kernel.params[*p as usize].name))?;
+                    let device_elem =
+                        super::memory::device_elem_size(ElemLayout::from(array_elem), self.target)
+                            .map_err(|e| annotate_param(e, &kernel.params[*p as usize].name))?;
                     let data: Cow<[u8]> = match array_elem.scalar() {
-                        Some(t) if widened_in_buffers(t) => {
+                        Some(t) if widened_in_buffers(t, self.target) => {
                             Cow::Owned(widen(t, data, &kernel.params[*p as usize].name)?)
                         }
                         _ => Cow::Borrowed(data),
@@ -572,7 +581,7 @@ impl WgpuDevice {
                 }
                 Binding::Params => scratch.params.clone(),
                 Binding::Status => {
-                    readback.push((i, 16));
+                    readback.push((i, STATUS_BYTES as usize));
                     scratch.status.clone()
                 }
                 Binding::Locals => {
@@ -590,7 +599,7 @@ impl WgpuDevice {
                             i,
                             groups as usize
                                 * l.reductions[*r].len as usize
-                                * partial_size(l.reductions[*r].ty),
+                                * partial_size(l.reductions[*r].ty, self.target),
                         ));
                     }
                     scratch.partials[*r].clone()
@@ -714,8 +723,8 @@ impl WgpuDevice {
                     };
                     if let Arg::Write(d) = &mut args[*p as usize] {
                         match elem {
-                            Some(t) => narrow(t, &data, d),
-                            None => d.copy_from_slice(&data[..d.len()]),
+                            Some(t) if widened_in_buffers(t, self.target) => narrow(t, &data, d),
+                            _ => d.copy_from_slice(&data[..d.len()]),
                         }
                     }
                 }
@@ -733,7 +742,7 @@ impl WgpuDevice {
                                 ),
                             })
                         }
-                        _ => oob = Some((w(1), w(2), w(3))),
+                        _ => oob = Some((w(1), (w(4) as u64) << 32 | w(2) as u64, w(3))),
                     }
                 }
                 Binding::Partials(r) => {
@@ -748,12 +757,14 @@ impl WgpuDevice {
                             slot.len as usize,
                             groups as usize,
                             &data,
-                            partial_size(slot.ty),
-                            4,
+                            partial_size(slot.ty, self.target),
+                            self.target.index_bytes(),
                         );
                     }
                 }
-                Binding::Locals => launched.read_locals(&l.reductions, l.result, &data, 4),
+                Binding::Locals => {
+                    launched.read_locals(&l.reductions, l.result, &data, self.target.index_bytes())
+                }
                 Binding::Params => {}
             }
         }

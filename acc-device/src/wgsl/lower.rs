@@ -27,6 +27,36 @@ pub struct Target {
     pub loop_limit: Option<u32>,
 }
 
+impl Target {
+    /// Whether `usize`/`isize` are held at the host's 64 bits (`u64`/`i64`, where shaders have
+    /// 64-bit integers). Otherwise they are 32-bit words there, and values beyond 32 bits are
+    /// refused with an error naming them.
+    pub fn wide_usize(self) -> bool {
+        self.int64 && usize::BITS == 64
+    }
+
+    /// Bytes a `usize` takes in the device's buffers.
+    pub fn index_bytes(self) -> usize {
+        if self.wide_usize() {
+            8
+        } else {
+            4
+        }
+    }
+}
+
+/// The scalar type a value of type `t` has on the device: `usize`/`isize` become the 64- or
+/// 32-bit integers of [`Target::wide_usize`], the others stay.
+fn device_scalar(t: Scalar, target: Target) -> Scalar {
+    match t {
+        Scalar::USize if target.wide_usize() => Scalar::U64,
+        Scalar::ISize if target.wide_usize() => Scalar::I64,
+        Scalar::USize => Scalar::U32,
+        Scalar::ISize => Scalar::I32,
+        other => other,
+    }
+}
+
 /// What a binding of the lowered module holds (all in bind group 0, binding = index).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Binding {
@@ -34,7 +64,9 @@ pub enum Binding {
     Array(ParamId),
     /// The scalar parameters, laid out as [`Lowered::params`] says.
     Params,
-    /// Four `u32`: an out-of-bounds flag, then parameter, index and length of the first one.
+    /// Five `u32`: a flag (1 an index out of bounds, 2 a loop the driver cut short), then
+    /// parameter, index (low word), length and index (high word) of the first out-of-bounds
+    /// access.
     Status,
     /// Per-workgroup partial results of reduction `n` of [`Lowered::reductions`].
     Partials(usize),
@@ -92,12 +124,13 @@ fn unsupported(what: impl Into<String>) -> Error {
     }
 }
 
-/// The WGSL type of an IR scalar on `target` (`usize`/`isize` are 32-bit on wgpu).
+/// The WGSL type of an IR scalar on `target` (`usize`/`isize` as [`device_scalar`] says).
 fn wgsl_type(t: Scalar, target: Target) -> Result<&'static str> {
     Ok(match t {
+        Scalar::USize | Scalar::ISize => wgsl_type(device_scalar(t, target), target)?,
         Scalar::Bool => "bool",
-        Scalar::I32 | Scalar::ISize => "i32",
-        Scalar::U32 | Scalar::USize => "u32",
+        Scalar::I32 => "i32",
+        Scalar::U32 => "u32",
         Scalar::F32 => "f32",
         Scalar::F64 if target.f64 => "f64",
         Scalar::I64 if target.int64 => "i64",
@@ -126,29 +159,26 @@ fn wrap(t: Scalar, x: &str) -> Option<String> {
     })
 }
 
-/// Whether arrays of `t` travel as 32-bit words (the runtime widens them on the way in and
-/// narrows them on the way out).
-pub fn widened_in_buffers(t: Scalar) -> bool {
-    matches!(
-        t,
-        Scalar::Bool
-            | Scalar::I8
-            | Scalar::I16
-            | Scalar::U8
-            | Scalar::U16
-            | Scalar::USize
-            | Scalar::ISize
-    )
+/// Whether arrays of `t` travel as 32-bit words on `target` (the runtime widens them on the
+/// way in and narrows them on the way out): `bool`, the 8- and 16-bit integers, and
+/// `usize`/`isize` where they are 32-bit there.
+pub fn widened_in_buffers(t: Scalar, target: Target) -> bool {
+    match t {
+        Scalar::Bool | Scalar::I8 | Scalar::I16 | Scalar::U8 | Scalar::U16 => true,
+        Scalar::USize | Scalar::ISize => !target.wide_usize(),
+        _ => false,
+    }
 }
 
 /// Whether a struct field of type `t` is a member of the struct as WGSL declares it: types
-/// WGSL holds at their host width (the narrow ones and `usize`/`isize` it widens are not,
-/// as structs travel bit for bit).
+/// WGSL holds at their host width (the narrow ones, and `usize`/`isize` where they are 32-bit,
+/// are not, as structs travel bit for bit).
 fn struct_member_type(t: Scalar, target: Target) -> Option<&'static str> {
     match t {
         Scalar::F32 | Scalar::I32 | Scalar::U32 | Scalar::F64 | Scalar::I64 | Scalar::U64 => {
             wgsl_type(t, target).ok()
         }
+        Scalar::USize | Scalar::ISize if target.wide_usize() => wgsl_type(t, target).ok(),
         _ => None,
     }
 }
@@ -209,6 +239,9 @@ fn literal(l: Literal, target: Target) -> Result<String> {
     Ok(match l {
         Literal::Bool(b) => b.to_string(),
         Literal::Int(t, v) => match t {
+            Scalar::ISize | Scalar::USize if target.wide_usize() => {
+                literal(Literal::Int(device_scalar(t, target), v), target)?
+            }
             // usize/isize are 32-bit here: their 64-bit limits (reduction identities) become
             // the 32-bit limits; other values must fit.
             Scalar::ISize | Scalar::USize => {
@@ -343,10 +376,14 @@ fn collect_atomic_arrays(
 /// The word type of an atomic array of `t` (`f32` travels as its bits).
 fn atomic_word(t: Scalar, target: Target) -> Result<&'static str> {
     match t {
-        Scalar::I32 | Scalar::ISize | Scalar::I8 | Scalar::I16 => Ok("i32"),
-        Scalar::U32 | Scalar::USize | Scalar::U8 | Scalar::U16 | Scalar::Bool | Scalar::F32 => {
-            Ok("u32")
+        Scalar::USize | Scalar::ISize if target.wide_usize() && !target.int64_atomics => {
+            Err(unsupported(format!(
+                "atomics on {t} (64-bit there, and this adapter has no 64-bit atomics)"
+            )))
         }
+        Scalar::USize | Scalar::ISize => atomic_word(device_scalar(t, target), target),
+        Scalar::I32 | Scalar::I8 | Scalar::I16 => Ok("i32"),
+        Scalar::U32 | Scalar::U8 | Scalar::U16 | Scalar::Bool | Scalar::F32 => Ok("u32"),
         Scalar::I64 if target.int64_atomics => Ok("i64"),
         Scalar::U64 | Scalar::F64 if target.int64_atomics => Ok("u64"),
         _ => Err(unsupported(format!(
@@ -357,6 +394,8 @@ fn atomic_word(t: Scalar, target: Target) -> Result<&'static str> {
 
 /// Identity of a reduction operator for a type, as WGSL.
 fn identity(op: ReduceOp, t: Scalar, target: Target) -> Result<String> {
+    // usize/isize take the identities of the integers they are on the device.
+    let t = device_scalar(t, target);
     let lit = |l| literal(l, target);
     Ok(match (op, t) {
         (ReduceOp::Add | ReduceOp::BitOr | ReduceOp::BitXor, t) if t.is_float() => {
@@ -380,8 +419,8 @@ fn identity(op: ReduceOp, t: Scalar, target: Target) -> Result<String> {
         ))?,
         (ReduceOp::Max, t) if t.is_float() => lit(Literal::Float(t, f64::NEG_INFINITY))?,
         (ReduceOp::Min, t) if t.is_float() => lit(Literal::Float(t, f64::INFINITY))?,
-        (ReduceOp::Max, Scalar::I32 | Scalar::ISize) => lit(Literal::Int(t, i32::MIN as i128))?,
-        (ReduceOp::Min, Scalar::I32 | Scalar::ISize) => lit(Literal::Int(t, i32::MAX as i128))?,
+        (ReduceOp::Max, Scalar::I32) => lit(Literal::Int(t, i32::MIN as i128))?,
+        (ReduceOp::Min, Scalar::I32) => lit(Literal::Int(t, i32::MAX as i128))?,
         (ReduceOp::Max, Scalar::I8) => lit(Literal::Int(t, i8::MIN as i128))?,
         (ReduceOp::Min, Scalar::I8) => lit(Literal::Int(t, i8::MAX as i128))?,
         (ReduceOp::Max, Scalar::I16) => lit(Literal::Int(t, i16::MIN as i128))?,
@@ -416,6 +455,70 @@ fn combine(op: ReduceOp, t: Scalar, a: &str, b: &str) -> String {
 impl Writer<'_> {
     fn ty(&self, t: Scalar) -> Result<&'static str> {
         wgsl_type(t, self.target)
+    }
+
+    /// The WGSL type of `usize` values (indices, lengths, trip counts).
+    fn uty(&self) -> &'static str {
+        if self.target.wide_usize() {
+            "u64"
+        } else {
+            "u32"
+        }
+    }
+
+    /// A `usize` literal.
+    fn ulit(&self, v: u32) -> String {
+        if self.target.wide_usize() {
+            format!("{v}lu")
+        } else {
+            format!("{v}u")
+        }
+    }
+
+    /// A `usize` index `i` known to be below a buffer's length, as the `u32` WGSL indexes with.
+    /// `constant`: whether `i` is made of literals only, which naga's constant evaluator
+    /// cannot narrow from u64 (it goes through a function then).
+    fn index32(&mut self, i: &str, constant: bool) -> String {
+        if !self.target.wide_usize() {
+            i.to_string()
+        } else if constant {
+            self.u32_helper();
+            format!("acc_u32({i})")
+        } else {
+            format!("u32({i})")
+        }
+    }
+
+    fn u32_helper(&mut self) {
+        if !self.helpers.contains("fn acc_u32(") {
+            self.helpers
+                .push_str("fn acc_u32(i: u64) -> u32 {\n    return u32(i);\n}\n");
+        }
+    }
+
+    /// Whether expression `h` is made of literals only.
+    fn is_constant(&self, h: Handle<Expr>) -> bool {
+        match &self.k.function.exprs[h] {
+            Expr::Literal(_) => true,
+            Expr::Unary(_, a) | Expr::Cast(a, _) => self.is_constant(*a),
+            Expr::Binary(_, a, b) => self.is_constant(*a) && self.is_constant(*b),
+            Expr::Select {
+                cond,
+                accept,
+                reject,
+            } => self.is_constant(*cond) && self.is_constant(*accept) && self.is_constant(*reject),
+            Expr::Math(_, args) => args.iter().all(|a| self.is_constant(*a)),
+            _ => false,
+        }
+    }
+
+    /// The length of array `a` as a `usize` value.
+    fn len_of(&self, a: ParamId) -> String {
+        if self.target.wide_usize() {
+            format!("u64(params.n{a})")
+        } else {
+            format!("params.n{a}")
+        }
     }
 
     fn module(&mut self) -> Result<Lowered> {
@@ -537,7 +640,7 @@ impl Writer<'_> {
         bindings.push(Binding::Params);
         let _ = writeln!(
             decls,
-            "@group(0) @binding({}) var<storage, read_write> acc_status: array<atomic<u32>, 4>;",
+            "@group(0) @binding({}) var<storage, read_write> acc_status: array<atomic<u32>, 5>;",
             bindings.len()
         );
         bindings.push(Binding::Status);
@@ -811,7 +914,7 @@ impl Writer<'_> {
     }
 
     fn param_size(&self, s: Scalar) -> u32 {
-        match s {
+        match device_scalar(s, self.target) {
             Scalar::F64 | Scalar::I64 | Scalar::U64 => 8,
             _ => 4,
         }
@@ -910,14 +1013,15 @@ impl Writer<'_> {
             self.stmt(&mut out, st, 1)?;
         }
         // Trip counts of the (collapsed) levels, and their product.
+        let uty = self.uty();
         for (i, lv) in levels.iter().enumerate() {
             let t = self.expr(lv.trips)?;
-            let _ = writeln!(out, "    let acc_trips_{i}: u32 = {t};");
+            let _ = writeln!(out, "    let acc_trips_{i}: {uty} = {t};");
         }
         let product: Vec<String> = (0..levels.len())
             .map(|i| format!("acc_trips_{i}"))
             .collect();
-        let _ = writeln!(out, "    let acc_trips: u32 = {};", product.join(" * "));
+        let _ = writeln!(out, "    let acc_trips: {uty} = {};", product.join(" * "));
         for r in reductions {
             let l = &self.k.function.locals[r.local as usize];
             let id = identity(r.op, l.ty, self.target)?;
@@ -948,31 +1052,43 @@ impl Writer<'_> {
             let lv = &levels[0];
             let ty = self.ty(self.k.function.locals[lv.var as usize].ty)?;
             let (start, step) = (self.expr(lv.start)?, self.expr(lv.step)?);
-            let last = format!("({start} + {ty}(acc_trips - 1u) * {step})");
+            let (one, zero) = (self.ulit(1), self.ulit(0));
+            let last = format!("({start} + {ty}(acc_trips - {one}) * {step})");
             let conds: Vec<String> = fast_arrays
                 .iter()
-                .map(|a| format!("({start} < params.n{a} && {last} < params.n{a})"))
+                .map(|a| format!("({start} < {n} && {last} < {n})", n = self.len_of(*a)))
                 .collect();
             let _ = writeln!(
                 out,
-                "    let acc_fast = acc_trips == 0u || ({});",
+                "    let acc_fast = acc_trips == {zero} || ({});",
                 conds.join(" && ")
             );
         }
-        let _ = writeln!(out, "    for (var acc_k: u32 = acc_gid.x; acc_k < acc_trips; acc_k = acc_k + acc_stride) {{");
+        // The grid-stride loop counts in u32. Where trip counts are 64-bit, it runs over
+        // chunks of 2^31 iterations (one chunk unless the loop is longer), so that any trip
+        // count is covered and `acc_k + acc_stride` cannot wrap.
+        let k = if self.target.wide_usize() {
+            let _ = writeln!(out, "    for (var acc_base: u64 = 0lu; acc_base < acc_trips; acc_base = acc_base + 2147483648lu) {{");
+            let _ = writeln!(
+                out,
+                "    let acc_chunk: u32 = u32(min(acc_trips - acc_base, 2147483648lu));"
+            );
+            let _ = writeln!(out, "    for (var acc_k: u32 = acc_gid.x; acc_k < acc_chunk; acc_k = acc_k + acc_stride) {{");
+            let _ = writeln!(out, "        let acc_kk: u64 = acc_base + u64(acc_k);");
+            "acc_kk"
+        } else {
+            let _ = writeln!(out, "    for (var acc_k: u32 = acc_gid.x; acc_k < acc_trips; acc_k = acc_k + acc_stride) {{");
+            "acc_k"
+        };
         if levels.len() > 1 {
-            let _ = writeln!(out, "        var acc_rest: u32 = acc_k;");
+            let _ = writeln!(out, "        var acc_rest: {uty} = {k};");
         }
         for (i, lv) in levels.iter().enumerate().rev() {
             let ty = self.ty(self.k.function.locals[lv.var as usize].ty)?;
             let (start, step) = (self.expr(lv.start)?, self.expr(lv.step)?);
             if i == 0 {
                 // The outermost level takes what is left: no division.
-                let k = if levels.len() > 1 {
-                    "acc_rest"
-                } else {
-                    "acc_k"
-                };
+                let k = if levels.len() > 1 { "acc_rest" } else { k };
                 let _ = writeln!(out, "        l{} = {start} + {ty}({k}) * {step};", lv.var);
             } else {
                 let _ = writeln!(
@@ -996,6 +1112,9 @@ impl Writer<'_> {
             let _ = writeln!(out, "        }}");
         }
         let _ = writeln!(out, "    }}");
+        if self.target.wide_usize() {
+            let _ = writeln!(out, "    }}");
+        }
         for (r, (red, slot)) in reductions.iter().zip(slots).enumerate() {
             let ty = self.k.function.locals[red.local as usize].ty;
             let sh = format!("acc_shared_{n}_{r}");
@@ -1081,7 +1200,7 @@ impl Writer<'_> {
                 index,
                 value,
             } => {
-                let (i, v) = (self.expr(*index)?, self.expr(*value)?);
+                let (i, v) = (self.local_index(*index)?, self.expr(*value)?);
                 let _ = writeln!(out, "{pad}l{local}[{i}] = {v};");
             }
             Stmt::Store {
@@ -1098,12 +1217,15 @@ impl Writer<'_> {
                 if self.atomic.contains(&(*array, *field)) {
                     let elem = self.types[value.index()];
                     let w = encode(elem, &v);
-                    let _ = writeln!(out, "{pad}{{ let acc_i = {i}; if (acc_in_bounds({array}u, acc_i, params.n{array})) {{ atomicStore(&p{array}[params.b{array} + acc_i]{member}, {w}); }} }}");
+                    let ai = self.index32("acc_i", false);
+                    let _ = writeln!(out, "{pad}{{ let acc_i = {i}; if (acc_in_bounds({array}u, acc_i, params.n{array})) {{ atomicStore(&p{array}[params.b{array} + {ai}]{member}, {w}); }} }}");
                     self.bounds_helper();
                 } else if self.k.unchecked || self.fast_index(*array, *index) {
-                    let _ = writeln!(out, "{pad}p{array}[params.b{array} + {i}]{member} = {v};");
+                    let ai = self.index32(&i, self.is_constant(*index));
+                    let _ = writeln!(out, "{pad}p{array}[params.b{array} + {ai}]{member} = {v};");
                 } else {
-                    let _ = writeln!(out, "{pad}{{ let acc_i = {i}; if (acc_in_bounds({array}u, acc_i, params.n{array})) {{ p{array}[params.b{array} + acc_i]{member} = {v}; }} }}");
+                    let ai = self.index32("acc_i", false);
+                    let _ = writeln!(out, "{pad}{{ let acc_i = {i}; if (acc_in_bounds({array}u, acc_i, params.n{array})) {{ p{array}[params.b{array} + {ai}]{member} = {v}; }} }}");
                     self.bounds_helper();
                 }
             }
@@ -1140,12 +1262,10 @@ impl Writer<'_> {
                     self.expr(lv.trips)?,
                 );
                 let k = format!("acc_k{depth}");
+                let (uty, zero, one) = (self.uty(), self.ulit(0), self.ulit(1));
                 match self.target.loop_limit {
                     None => {
-                        let _ = writeln!(
-                            out,
-                            "{pad}for (var {k}: u32 = 0u; {k} < {trips}; {k} = {k} + 1u) {{"
-                        );
+                        let _ = writeln!(out, "{pad}for (var {k}: {uty} = {zero}; {k} < {trips}; {k} = {k} + {one}) {{");
                         let _ =
                             writeln!(out, "{pad}    l{} = {start} + {ty}({k}) * {step};", lv.var);
                         self.break_flags.push(None);
@@ -1158,8 +1278,8 @@ impl Writer<'_> {
                         // trip count without a `break` is reported, never taken as done.
                         let (broke, n) = (format!("acc_broke{depth}"), format!("acc_n{depth}"));
                         self.loop_cut_helper();
-                        let _ = writeln!(out, "{pad}{{ var {broke} = false; let {n}: u32 = {trips}; var {k}: u32 = 0u;");
-                        let _ = writeln!(out, "{pad}for (; {k} < {n}; {k} = {k} + 1u) {{");
+                        let _ = writeln!(out, "{pad}{{ var {broke} = false; let {n}: {uty} = {trips}; var {k}: {uty} = {zero};");
+                        let _ = writeln!(out, "{pad}for (; {k} < {n}; {k} = {k} + {one}) {{");
                         let _ =
                             writeln!(out, "{pad}    l{} = {start} + {ty}({k}) * {step};", lv.var);
                         self.break_flags.push(Some(broke.clone()));
@@ -1240,7 +1360,10 @@ impl Writer<'_> {
         let member = self.member(array, field)?;
         self.bounds_helper();
         let i = self.expr(index)?;
-        let place = format!("p{array}[params.b{array} + acc_i]{member}");
+        let place = format!(
+            "p{array}[params.b{array} + {}]{member}",
+            self.index32("acc_i", false)
+        );
         let _ = writeln!(
             out,
             "{pad}{{ let acc_i = {i}; if (acc_in_bounds({array}u, acc_i, params.n{array})) {{"
@@ -1320,6 +1443,20 @@ impl Writer<'_> {
         }
         let _ = writeln!(out, "{pad}}} }}");
         Ok(())
+    }
+
+    /// An index into a private array as WGSL takes it (`u32`): a 64-bit index saturates, so
+    /// that an index beyond 32 bits stays out of range.
+    fn local_index(&mut self, index: Handle<Expr>) -> Result<String> {
+        let i = self.expr(index)?;
+        Ok(if !self.target.wide_usize() {
+            i
+        } else if self.is_constant(index) {
+            self.u32_helper();
+            format!("acc_u32(min({i}, 4294967295lu))")
+        } else {
+            format!("u32(min({i}, 4294967295lu))")
+        })
     }
 
     /// Whether `array[index]` needs no check in the body being written (see `fast`).
@@ -1423,10 +1560,12 @@ impl Writer<'_> {
         };
         if struct_member_type(sf.ty, self.target).is_none() {
             let name = layout.fields[f as usize].name;
-            return Err(unsupported(format!(
-                "the field `{name}` of `{}` (in `{}`) is {}; kernels there access struct fields of the types f32, i32, u32, f64, i64 and u64",
-                layout.name, p.name, sf.ty
-            )));
+            let types = if self.target.wide_usize() {
+                "f32, i32, u32, f64, i64, u64, isize and usize"
+            } else {
+                "f32, i32, u32, f64, i64 and u64"
+            };
+            return Err(unsupported(format!("the field `{name}` of `{}` (in `{}`) is {}; kernels there access struct fields of the types {types}", layout.name, p.name, sf.ty)));
         }
         Ok(format!(".f{f}"))
     }
@@ -1446,16 +1585,23 @@ impl Writer<'_> {
         }
         // The first out-of-range access of a launch is recorded; the host turns it into the
         // same panic as on the other devices (DESIGN.md 4.2).
-        self.helpers.push_str(
-            "fn acc_in_bounds(param: u32, i: u32, len: u32) -> bool {\n\
-             \x20   if (i < len) { return true; }\n\
-             \x20   if (atomicCompareExchangeWeak(&acc_status[0], 0u, 1u).exchanged) {\n\
+        let (uty, high) = if self.target.wide_usize() {
+            ("u64", "u32(i >> 32u)")
+        } else {
+            ("u32", "0u")
+        };
+        let _ = writeln!(
+            self.helpers,
+            "fn acc_in_bounds(param: u32, i: {uty}, len: u32) -> bool {{\n\
+             \x20   if (i < {uty}(len)) {{ return true; }}\n\
+             \x20   if (atomicCompareExchangeWeak(&acc_status[0], 0u, 1u).exchanged) {{\n\
              \x20       atomicStore(&acc_status[1], param);\n\
-             \x20       atomicStore(&acc_status[2], i);\n\
+             \x20       atomicStore(&acc_status[2], u32(i));\n\
              \x20       atomicStore(&acc_status[3], len);\n\
-             \x20   }\n\
+             \x20       atomicStore(&acc_status[4], {high});\n\
+             \x20   }}\n\
              \x20   return false;\n\
-             }\n",
+             }}",
         );
     }
 
@@ -1472,7 +1618,7 @@ impl Writer<'_> {
                 }
             }
             Expr::Local(l) => format!("l{l}"),
-            Expr::LocalElem { local, index } => format!("l{local}[{}]", self.expr(*index)?),
+            Expr::LocalElem { local, index } => format!("l{local}[{}]", self.local_index(*index)?),
             Expr::Load {
                 array,
                 field,
@@ -1480,12 +1626,13 @@ impl Writer<'_> {
             } => {
                 let member = self.member(*array, *field)?;
                 let i = self.expr(*index)?;
+                let i32 = self.index32(&i, self.is_constant(*index));
                 let place = if self.k.unchecked || self.fast_index(*array, *index) {
-                    format!("p{array}[params.b{array} + {i}]{member}")
+                    format!("p{array}[params.b{array} + {i32}]{member}")
                 } else {
                     self.bounds_helper();
                     // Out of range: the access is recorded and reads element 0 (or zero).
-                    format!("p{array}[params.b{array} + select(0u, {i}, acc_in_bounds({array}u, {i}, params.n{array}))]{member}")
+                    format!("p{array}[params.b{array} + select(0u, {i32}, acc_in_bounds({array}u, {i}, params.n{array}))]{member}")
                 };
                 if self.atomic.contains(&(*array, *field)) {
                     decode(ty, &format!("atomicLoad(&{place})"))
@@ -1495,8 +1642,8 @@ impl Writer<'_> {
                     place
                 }
             }
-            Expr::Len(a) => format!("params.n{a}"),
-            Expr::GangIndex => "acc_wg.x".to_string(),
+            Expr::Len(a) => self.len_of(*a),
+            Expr::GangIndex => format!("{}(acc_wg.x)", self.uty()),
             Expr::Unary(UnaryOp::Neg, a) => {
                 let x = format!("(-{})", self.expr(*a)?);
                 wrap(ty, &x).unwrap_or(x)
@@ -1555,7 +1702,18 @@ impl Writer<'_> {
                     Scalar::U16 => (0.0, 65535.0),
                     _ => (0.0, 0.0),
                 };
-                let converted = if from == Scalar::Bool && *t != Scalar::Bool {
+                let (wide_from, wide_to) = (self.param_size(from) == 8, self.param_size(*t) == 8);
+                let converted = if from.is_int()
+                    && t.is_int()
+                    && !wide_from
+                    && wide_to
+                    && from.is_signed() != t.is_signed()
+                {
+                    // Widening extends by the source's signedness (Rust's `as`); naga's
+                    // conversion would extend by the target's.
+                    let mid = if from.is_signed() { "i64" } else { "u64" };
+                    format!("{to}({mid}({inner}))")
+                } else if from == Scalar::Bool && *t != Scalar::Bool {
                     format!("select({to}(0), {to}(1), {inner})")
                 } else if from.is_float() && hi > 0.0 {
                     // Rust's float-to-int `as` saturates at the type's bounds.

@@ -237,3 +237,35 @@ fn struct_arrays_are_wgsl_structs_with_the_host_layout() {
     };
     assert!(e.to_string().contains("no f64 in shaders"), "{e}");
 }
+
+#[test]
+fn usize_is_64_bit_where_shaders_have_64_bit_integers() {
+    let k = saxpy(Scalar::USize);
+    let wide = lower(&k, FULL).expect("lowers with int64");
+    assert!(
+        wide.wgsl.contains("array<u64>") && wide.wgsl.contains("p0: u64"),
+        "{}",
+        wide.wgsl
+    );
+    // Indices are 64-bit values, checked against the length before they index as u32.
+    assert!(
+        wide.wgsl
+            .contains("fn acc_in_bounds(param: u32, i: u64, len: u32)"),
+        "{}",
+        wide.wgsl
+    );
+    assert!(
+        wide.wgsl.contains("acc_base: u64") && wide.wgsl.contains("acc_chunk"),
+        "{}",
+        wide.wgsl
+    );
+    assert!(!widened_in_buffers(Scalar::USize, FULL) && FULL.index_bytes() == 8);
+    // Without 64-bit integers usize values are 32-bit words, and arrays of them are widened.
+    let narrow = lower(&k, BASIC).expect("lowers without int64");
+    assert!(
+        narrow.wgsl.contains("array<u32>") && !narrow.wgsl.contains("u64"),
+        "{}",
+        narrow.wgsl
+    );
+    assert!(widened_in_buffers(Scalar::USize, BASIC) && BASIC.index_bytes() == 4);
+}
