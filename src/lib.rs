@@ -28,9 +28,11 @@
 //!
 //! ## Devices
 //! The device is chosen at run time: `ACC_DEVICE_TYPE` (`host`, `multicore`, `nvidia`, `wgpu`,
-//! any case) or [`set_device_type`]; by default the best one present. This build provides
-//! `host` and (feature `multicore`, on by default) `multicore`. Asking for a device type this
-//! build lacks is an [`Error`] naming it, never a silent fallback.
+//! any case) or [`set_device_type`]; by default the best one present: an NVIDIA GPU, then a
+//! GPU wgpu reaches, then all host cores. Each device type but `host` is a feature, all on by
+//! default: `multicore`, `wgpu` and `cuda` (the nvidia device; the CUDA driver is loaded at run
+//! time, so it builds without CUDA). Asking for a device type this build lacks, or one this
+//! machine lacks, is an [`Error`] naming it, never a silent fallback.
 
 #![warn(missing_docs)]
 

@@ -116,3 +116,30 @@ fn init_shutdown_and_set_directives() {
         acc::set_device_type(ty);
     });
 }
+
+/// Without a setting the best device present runs regions: an NVIDIA GPU, then a GPU wgpu
+/// reaches (a software adapter such as lavapipe only on request), then multicore (DESIGN.md 1).
+#[test]
+fn the_default_device_is_the_best_one_present() {
+    let software = |name: String| name.contains(", Cpu)");
+    let set = std::env::var("ACC_DEVICE_TYPE").ok();
+    let want = if let Some(set) = set {
+        // The variable chooses instead.
+        DeviceType::CONCRETE
+            .into_iter()
+            .find(|t| t.name().eq_ignore_ascii_case(set.trim()))
+            .expect("a valid ACC_DEVICE_TYPE")
+    } else if acc::get_num_devices(DeviceType::Nvidia) > 0 {
+        DeviceType::Nvidia
+    } else if acc::get_num_devices(DeviceType::Wgpu) > 0
+        && !software(acc::get_property(0, DeviceType::Wgpu, Property::Name))
+    {
+        DeviceType::Wgpu
+    } else if cfg!(feature = "multicore") {
+        DeviceType::Multicore
+    } else {
+        DeviceType::Host
+    };
+    let got = std::thread::spawn(acc::get_device_type).join().unwrap();
+    assert_eq!(got, want);
+}

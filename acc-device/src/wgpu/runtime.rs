@@ -157,6 +157,16 @@ pub fn adapters() -> Vec<wgpu::Adapter> {
     list
 }
 
+/// Whether an adapter of this type is a GPU (a software renderer reports `Cpu`).
+fn is_hardware(t: wgpu::DeviceType) -> bool {
+    matches!(
+        t,
+        wgpu::DeviceType::DiscreteGpu
+            | wgpu::DeviceType::IntegratedGpu
+            | wgpu::DeviceType::VirtualGpu
+    )
+}
+
 /// How many loop iterations llvmpipe lets one invocation run.
 const LLVMPIPE_LOOP_LIMIT: u32 = 65_535;
 
@@ -742,6 +752,14 @@ impl WgpuDevice {
                                 ),
                             })
                         }
+                        3 => {
+                            return Err(Error::Unsupported {
+                                what: format!(
+                                    "a loop of `{}` has more iterations than wgpu counts (2^32 - 1 in one invocation, 2^63 over the grid); it runs on the nvidia and multicore devices",
+                                    kernel.name
+                                ),
+                            })
+                        }
                         _ => oob = Some((w(1), (w(4) as u64) << 32 | w(2) as u64, w(3))),
                     }
                 }
@@ -829,6 +847,8 @@ impl acc_core::Device for WgpuDevice {
 #[derive(Default)]
 pub struct WgpuBackend {
     count: std::sync::OnceLock<usize>,
+    /// Whether the best adapter is a GPU rather than a software renderer.
+    hardware: std::sync::OnceLock<bool>,
     devices: acc_core::device::Opened<WgpuDevice>,
 }
 
@@ -842,10 +862,15 @@ impl acc_core::device::Backend for WgpuBackend {
     fn open(&self, num: usize) -> Result<Arc<dyn acc_core::Device>> {
         self.devices.get_or_open(num, WgpuDevice::open)
     }
-    // Regions run on wgpu when asked for (`ACC_DEVICE_TYPE=wgpu`); it becomes a default choice
-    // once it runs every region the other devices run.
+    // A hardware adapter is a default choice (after nvidia, DESIGN.md section 1); a software
+    // one (lavapipe, llvmpipe, WARP) runs regions only when asked for (`ACC_DEVICE_TYPE=wgpu`),
+    // since all host cores run them faster.
     fn is_default_candidate(&self) -> bool {
-        false
+        *self.hardware.get_or_init(|| {
+            adapters()
+                .first()
+                .is_some_and(|a| is_hardware(a.get_info().device_type))
+        })
     }
     fn absent_reason(&self) -> String {
         "wgpu found no adapter (it needs a Vulkan, Metal or DX12 driver; on Linux without a GPU, \

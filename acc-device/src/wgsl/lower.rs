@@ -64,7 +64,8 @@ pub enum Binding {
     Array(ParamId),
     /// The scalar parameters, laid out as [`Lowered::params`] says.
     Params,
-    /// Five `u32`: a flag (1 an index out of bounds, 2 a loop the driver cut short), then
+    /// Five `u32`: a flag (1 an index out of bounds, 2 a loop the driver cut short, 3 a loop
+    /// longer than its u32 counter), then
     /// parameter, index (low word), length and index (high word) of the first out-of-bounds
     /// access.
     Status,
@@ -1067,8 +1068,15 @@ impl Writer<'_> {
         // The grid-stride loop counts in u32. Where trip counts are 64-bit, it runs over
         // chunks of 2^31 iterations (one chunk unless the loop is longer), so that any trip
         // count is covered and `acc_k + acc_stride` cannot wrap.
+        // Loop counters are u32 even so: NVIDIA's Vulkan driver hung on loops counting in u64.
         let k = if self.target.wide_usize() {
-            let _ = writeln!(out, "    for (var acc_base: u64 = 0lu; acc_base < acc_trips; acc_base = acc_base + 2147483648lu) {{");
+            self.long_loop_helpers();
+            let _ = writeln!(out, "    let acc_chunks: u32 = acc_chunks_of(acc_trips);");
+            let _ = writeln!(
+                out,
+                "    for (var acc_c: u32 = 0u; acc_c < acc_chunks; acc_c = acc_c + 1u) {{"
+            );
+            let _ = writeln!(out, "    let acc_base: u64 = u64(acc_c) << 31u;");
             let _ = writeln!(
                 out,
                 "    let acc_chunk: u32 = u32(min(acc_trips - acc_base, 2147483648lu));"
@@ -1262,10 +1270,20 @@ impl Writer<'_> {
                     self.expr(lv.trips)?,
                 );
                 let k = format!("acc_k{depth}");
-                let (uty, zero, one) = (self.uty(), self.ulit(0), self.ulit(1));
+                // The counter is a u32 (NVIDIA's Vulkan driver hung on loops counting in u64):
+                // a 64-bit trip count beyond it stops the launch with an error.
+                let trips = if self.target.wide_usize() {
+                    self.long_loop_helpers();
+                    format!("acc_trips32({trips})")
+                } else {
+                    trips
+                };
                 match self.target.loop_limit {
                     None => {
-                        let _ = writeln!(out, "{pad}for (var {k}: {uty} = {zero}; {k} < {trips}; {k} = {k} + {one}) {{");
+                        let _ = writeln!(
+                            out,
+                            "{pad}for (var {k}: u32 = 0u; {k} < {trips}; {k} = {k} + 1u) {{"
+                        );
                         let _ =
                             writeln!(out, "{pad}    l{} = {start} + {ty}({k}) * {step};", lv.var);
                         self.break_flags.push(None);
@@ -1278,8 +1296,8 @@ impl Writer<'_> {
                         // trip count without a `break` is reported, never taken as done.
                         let (broke, n) = (format!("acc_broke{depth}"), format!("acc_n{depth}"));
                         self.loop_cut_helper();
-                        let _ = writeln!(out, "{pad}{{ var {broke} = false; let {n}: {uty} = {trips}; var {k}: {uty} = {zero};");
-                        let _ = writeln!(out, "{pad}for (; {k} < {n}; {k} = {k} + {one}) {{");
+                        let _ = writeln!(out, "{pad}{{ var {broke} = false; let {n}: u32 = {trips}; var {k}: u32 = 0u;");
+                        let _ = writeln!(out, "{pad}for (; {k} < {n}; {k} = {k} + 1u) {{");
                         let _ =
                             writeln!(out, "{pad}    l{} = {start} + {ty}({k}) * {step};", lv.var);
                         self.break_flags.push(Some(broke.clone()));
@@ -1568,6 +1586,25 @@ impl Writer<'_> {
             return Err(unsupported(format!("the field `{name}` of `{}` (in `{}`) is {}; kernels there access struct fields of the types {types}", layout.name, p.name, sf.ty)));
         }
         Ok(format!(".f{f}"))
+    }
+
+    /// Trip counts of 64-bit loops as u32 loop counters: `acc_trips32` for a loop of one
+    /// invocation, `acc_chunks_of` for the grid loop's chunks of 2^31 iterations. A count beyond
+    /// them (2^32 iterations in one invocation, 2^63 over the grid) sets status 3 and runs nothing.
+    fn long_loop_helpers(&mut self) {
+        if self.helpers.contains("fn acc_trips32") {
+            return;
+        }
+        self.helpers.push_str(
+            "fn acc_trips32(n: u64) -> u32 {\n\
+             \x20   if (n > 4294967295lu) { atomicCompareExchangeWeak(&acc_status[0], 0u, 3u); return 0u; }\n\
+             \x20   return u32(n);\n\
+             }\n\
+             fn acc_chunks_of(n: u64) -> u32 {\n\
+             \x20   let c = (n >> 31u) + select(0lu, 1lu, (n & 2147483647lu) != 0lu);\n\
+             \x20   return acc_trips32(c);\n\
+             }\n",
+        );
     }
 
     fn loop_cut_helper(&mut self) {

@@ -189,29 +189,19 @@ fn an_out_of_range_index_is_reported() {
 }
 
 /// A sequential loop of `n` iterations counting into `out[0]`.
-fn long_loop() -> Kernel {
+fn long_loop(t: Scalar) -> Kernel {
     let mut b = KernelBuilder::new("long loop");
-    let n = b.param_scalar("n", Scalar::U32);
+    let n = b.param_scalar("n", t);
     let out = b.param_array("out", Scalar::U32, true);
     let zero = b.lit_int(0, Some(Scalar::U32));
     let count = b.local("count", Some(Scalar::U32), Some(zero));
-    let start = b.lit_int(0, Some(Scalar::U32));
-    b.for_range(
-        "i",
-        Some(Scalar::U32),
-        start,
-        n,
-        false,
-        None,
-        &[],
-        &[],
-        |b, _| {
-            let c = b.get(count);
-            let one = b.lit_int(1, Some(Scalar::U32));
-            let c = b.binary(BinaryOp::Add, c, one);
-            b.set(count, c);
-        },
-    );
+    let start = b.lit_int(0, Some(t));
+    b.for_range("i", Some(t), start, n, false, None, &[], &[], |b, _| {
+        let c = b.get(count);
+        let one = b.lit_int(1, Some(Scalar::U32));
+        let c = b.binary(BinaryOp::Add, c, one);
+        b.set(count, c);
+    });
     let i = b.lit_int(0, Some(Scalar::USize));
     let c = b.get(count);
     b.store(out, i, c);
@@ -221,7 +211,7 @@ fn long_loop() -> Kernel {
 #[test]
 fn a_loop_the_driver_cuts_short_is_an_error_not_a_wrong_result() {
     let Some(dev) = device() else { return };
-    let k = long_loop();
+    let k = long_loop(Scalar::U32);
     for n in [1_000u32, 200_000] {
         let mut out = [0u32; 1];
         let r = dev.launch(
@@ -239,6 +229,34 @@ fn a_loop_the_driver_cuts_short_is_an_error_not_a_wrong_result() {
             }
         }
     }
+}
+
+#[test]
+fn a_loop_longer_than_its_counter_is_an_error() {
+    let Some(dev) = device() else { return };
+    if !dev.target().wide_usize() {
+        // Without 64-bit integers no trip count exceeds the 32-bit counter.
+        assert!(lower(&long_loop(Scalar::U64), dev.target()).is_err());
+        return;
+    }
+    let k = long_loop(Scalar::U64);
+    let mut out = [0u32; 1];
+    let mut args = [
+        Arg::Scalar(ScalarValue::U64(1_000)),
+        Arg::Write(bytes_mut(&mut out)),
+    ];
+    dev.launch(&k, &mut args).expect("a short loop runs");
+    drop(args);
+    assert_eq!(out[0], 1_000);
+    let mut args = [
+        Arg::Scalar(ScalarValue::U64(1 << 33)),
+        Arg::Write(bytes_mut(&mut out)),
+    ];
+    let e = dev
+        .launch(&k, &mut args)
+        .expect_err("2^33 iterations in one invocation")
+        .to_string();
+    assert!(e.contains("more iterations than wgpu counts"), "{e}");
 }
 
 /// `v[2..5][i] = i` for `i` in `0..n`: a subslice as a routine argument sees.
