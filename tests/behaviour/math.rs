@@ -144,18 +144,6 @@ fn math_functions_on_f64() {
     on_each_device(|ty| {
         let x = arguments();
         let mut out = vec![0.0f64; x.len() * F];
-        if ty == DeviceType::Wgpu {
-            // WGSL has no f64 transcendental functions: the region is refused, naming one.
-            let e =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| math_f64(&x, &mut out)))
-                    .expect_err("refused on wgpu");
-            let msg = e.downcast_ref::<String>().cloned().unwrap_or_default();
-            assert!(
-                msg.contains("on f64: WGSL has no f64 transcendental functions"),
-                "{msg}"
-            );
-            return;
-        }
         math_f64(&x, &mut out);
         for (i, &v) in x.iter().enumerate() {
             for (k, want) in expected!(v).into_iter().enumerate() {

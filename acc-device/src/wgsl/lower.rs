@@ -1762,30 +1762,15 @@ impl Writer<'_> {
                 wrap(*t, &converted).unwrap_or(converted)
             }
             Expr::Math(m, args) => {
-                use MathFn::*;
-                let transcendental = matches!(
-                    m,
-                    Cbrt | Exp
-                        | Exp2
-                        | Ln
-                        | Log2
-                        | Log10
-                        | Sin
-                        | Cos
-                        | Tan
-                        | Asin
-                        | Acos
-                        | Atan
-                        | Atan2
-                        | Sinh
-                        | Cosh
-                        | Tanh
-                        | Powf
-                );
-                if ty == Scalar::F64 && transcendental {
-                    return Err(unsupported(format!("`{}` on f64: WGSL has no f64 transcendental functions (f32 has them; the nvidia and multicore devices have both)", m.name())));
-                }
                 let a: Vec<String> = args.iter().map(|x| self.expr(*x)).collect::<Result<_>>()?;
+                // WGSL has the transcendental functions for f32 only: f64 calls the fdlibm
+                // versions of `math64`.
+                if let (Scalar::F64, Some(f)) = (ty, math64::function(*m)) {
+                    if !self.helpers.contains("fn acc_exp64(") {
+                        self.helpers.push_str(&math64::helpers());
+                    }
+                    return Ok(format!("{f}({})", a.join(", ")));
+                }
                 self.math(*m, ty, &a)
             }
         })
@@ -1889,6 +1874,8 @@ fn annotate(e: Error, var: &str) -> Error {
         other => other,
     }
 }
+
+mod math64;
 
 #[cfg(test)]
 mod tests;

@@ -269,3 +269,58 @@ fn usize_is_64_bit_where_shaders_have_64_bit_integers() {
     );
     assert!(widened_in_buffers(Scalar::USize, BASIC) && BASIC.index_bytes() == 4);
 }
+
+/// `x[i] = f(x[i])` on f64 for every one-argument transcendental function.
+fn f64_math() -> Kernel {
+    let mut b = KernelBuilder::new("math64");
+    let x = b.param_array("x", Scalar::F64, true);
+    let zero = b.lit_int(0, None);
+    let n = b.len(x);
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        zero,
+        n,
+        false,
+        Some(Schedule::default()),
+        &[],
+        &[],
+        |b, v| {
+            let i = b.get(v[0]);
+            let mut acc = b.load(x, i);
+            for m in [
+                MathFn::Exp,
+                MathFn::Ln,
+                MathFn::Sin,
+                MathFn::Tan,
+                MathFn::Asin,
+                MathFn::Tanh,
+                MathFn::Cbrt,
+            ] {
+                acc = b.math(m, &[acc]);
+            }
+            let i = b.get(v[0]);
+            b.store(x, i, acc);
+        },
+    );
+    b.finish().expect("valid")
+}
+
+#[test]
+fn f64_transcendental_functions_are_written_out() {
+    let l = lower(&f64_math(), FULL).expect("lowers with f64");
+    for f in [
+        "fn acc_exp64(",
+        "fn acc_ln64(",
+        "fn acc_sincos64(",
+        "fn acc_atan2_64(",
+    ] {
+        assert!(l.wgsl.contains(f), "{f} missing:\n{}", l.wgsl);
+    }
+    assert!(l.wgsl.contains("acc_tanh64(acc_asin64("), "{}", l.wgsl);
+    let e = lower(&f64_math(), BASIC)
+        .err()
+        .expect("needs f64")
+        .to_string();
+    assert!(e.contains("no f64"), "{e}");
+}
