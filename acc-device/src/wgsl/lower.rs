@@ -191,6 +191,7 @@ fn struct_decl(
     name: &str,
     layout: &StructLayout,
     atomic_fields: &[FieldId],
+    packed_atomic: bool,
     target: Target,
 ) -> Result<String> {
     if layout.size % 4 != 0 || layout.size == 0 {
@@ -215,6 +216,18 @@ fn struct_decl(
         };
         members.push((f.offset, format!("f{k}"), t));
     }
+    // Fields of the narrow types share 4-byte words `wN` (N: the word's index), which no
+    // member of 4 or 8 bytes overlaps (those are aligned to their size); atomic words where
+    // the kernel writes a narrow field of the struct (see [`Packed`]).
+    let word = if packed_atomic { "atomic<u32>" } else { "u32" };
+    for f in layout.fields.iter() {
+        if f.ty.is_some_and(is_packed) {
+            let w = f.offset / 4;
+            if !members.iter().any(|m| m.1 == format!("w{w}")) {
+                members.push((w * 4, format!("w{w}"), word.to_string()));
+            }
+        }
+    }
     members.sort_by_key(|m| m.0);
     if members.first().is_none_or(|m| m.0 != 0) {
         members.insert(0, (0, "acc_pad".to_string(), "u32".to_string()));
@@ -226,6 +239,49 @@ fn struct_decl(
     }
     out.push('}');
     Ok(out)
+}
+
+/// Whether struct fields of type `t` are packed in 4-byte words in WGSL (held at their host
+/// width in the host's bytes, read and written as bits of their word).
+fn is_packed(t: Scalar) -> bool {
+    matches!(
+        t,
+        Scalar::Bool | Scalar::I8 | Scalar::U8 | Scalar::I16 | Scalar::U16
+    )
+}
+
+/// A struct field of a narrow type: `bits` bits at bit `shift` of the struct's word `word`.
+/// Writes replace those bits with a compare-exchange on the word, so that invocations writing
+/// other fields of the same word do not undo each other.
+struct Packed {
+    word: u32,
+    shift: u32,
+    bits: u32,
+    ty: Scalar,
+    /// Whether the words are `atomic<u32>` (some statement of the kernel writes such a field).
+    atomic: bool,
+}
+
+impl Packed {
+    /// The field's value (as the 32-bit word WGSL holds narrow values in) from its word `w`.
+    fn extract(&self, w: &str) -> String {
+        let (s, b) = (self.shift, self.bits);
+        match self.ty {
+            Scalar::Bool => format!("(extractBits({w}, {s}u, {b}u) != 0u)"),
+            Scalar::I8 | Scalar::I16 => format!("extractBits(bitcast<i32>({w}), {s}u, {b}u)"),
+            _ => format!("extractBits({w}, {s}u, {b}u)"),
+        }
+    }
+
+    /// Word `w` with the field replaced by the value `v` (of the field's type as WGSL holds it).
+    fn insert(&self, w: &str, v: &str) -> String {
+        let bits = match self.ty {
+            Scalar::Bool => format!("select(0u, 1u, {v})"),
+            Scalar::I8 | Scalar::I16 => format!("bitcast<u32>({v})"),
+            _ => v.to_string(),
+        };
+        format!("insertBits({w}, {bits}, {}u, {}u)", self.shift, self.bits)
+    }
 }
 
 /// The type an array element has in a storage buffer.
@@ -312,12 +368,15 @@ pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
     })?;
     let mut atomic = std::collections::BTreeSet::new();
     collect_atomic_arrays(&kernel.function.body, &mut atomic);
+    let mut packed_atomic = std::collections::BTreeSet::new();
+    collect_packed_writes(kernel, &kernel.function.body, &mut packed_atomic);
     let mut w = Writer {
         k: kernel,
         target,
         types,
         helpers: String::new(),
         atomic,
+        packed_atomic,
         break_flags: Vec::new(),
         fast: None,
     };
@@ -333,6 +392,8 @@ struct Writer<'a> {
     /// Arrays (and fields of arrays of structs) some `atomic` statement updates: declared
     /// `atomic<..>`, every access atomic.
     atomic: std::collections::BTreeSet<(ParamId, Option<FieldId>)>,
+    /// Struct arrays some statement writes a narrow field of: their packed words are atomic.
+    packed_atomic: std::collections::BTreeSet<ParamId>,
     /// In the fast version of a parallel loop's body: its loop variable, and the arrays that
     /// every value of it indexes in bounds (checked once per invocation before the loop).
     fast: Option<(LocalId, std::collections::BTreeSet<ParamId>)>,
@@ -353,6 +414,28 @@ fn assigns_local(body: &[Stmt], var: LocalId) -> bool {
         Stmt::Loop { body } => assigns_local(body, var),
         _ => false,
     })
+}
+
+/// The struct arrays `b` writes a narrow (packed) field of.
+fn collect_packed_writes(k: &Kernel, b: &[Stmt], out: &mut std::collections::BTreeSet<ParamId>) {
+    let packed = |array: ParamId, field: Option<FieldId>| {
+        field.is_some() && k.access(array, field).is_some_and(|a| is_packed(a.ty))
+    };
+    for s in b {
+        match s {
+            Stmt::Store { array, field, .. } | Stmt::Atomic { array, field, .. } => {
+                if packed(*array, *field) {
+                    out.insert(*array);
+                }
+            }
+            Stmt::If { accept, reject, .. } => {
+                collect_packed_writes(k, accept, out);
+                collect_packed_writes(k, reject, out);
+            }
+            Stmt::For { body, .. } | Stmt::Loop { body } => collect_packed_writes(k, body, out),
+            _ => {}
+        }
+    }
 }
 
 fn collect_atomic_arrays(
@@ -542,8 +625,14 @@ impl Writer<'_> {
                 let _ = writeln!(
                     decls,
                     "{}",
-                    struct_decl(&format!("S{id}"), layout, &atomic_fields, self.target)
-                        .map_err(|e| annotate(e, &p.name))?
+                    struct_decl(
+                        &format!("S{id}"),
+                        layout,
+                        &atomic_fields,
+                        self.packed_atomic.contains(&(id as ParamId)),
+                        self.target
+                    )
+                    .map_err(|e| annotate(e, &p.name))?
                 );
                 let access = if *writable { "read_write" } else { "read" };
                 let _ = writeln!(
@@ -1219,6 +1308,27 @@ impl Writer<'_> {
             } => {
                 let member = self.member(*array, *field)?;
                 let (i, mut v) = (self.expr(*index)?, self.expr(*value)?);
+                if let Some(p) = self.packed(*array, *field) {
+                    // A compare-exchange on the field's word (see `Packed`).
+                    let place = format!(
+                        "p{array}[params.b{array} + {}]{member}",
+                        self.index32("acc_i", false)
+                    );
+                    let check = if self.k.unchecked {
+                        "true".to_string()
+                    } else {
+                        format!("acc_in_bounds({array}u, acc_i, params.n{array})")
+                    };
+                    self.bounds_helper();
+                    let _ = writeln!(
+                        out,
+                        "{pad}{{ let acc_i = {i}; let acc_v = {v}; if ({check}) {{ loop {{"
+                    );
+                    let _ = writeln!(out, "{pad}    let acc_old_w = atomicLoad(&{place});");
+                    let _ = writeln!(out, "{pad}    if (atomicCompareExchangeWeak(&{place}, acc_old_w, {}).exchanged) {{ break; }}", p.insert("acc_old_w", "acc_v"));
+                    let _ = writeln!(out, "{pad}}} }} }}");
+                    return Ok(());
+                }
                 if self.types[value.index()] == Scalar::Bool {
                     v = format!("select(0u, 1u, {v})");
                 }
@@ -1374,8 +1484,22 @@ impl Writer<'_> {
             self.k.access(array, field).map(|a| a.ty).ok_or_else(|| {
                 unsupported(format!("internal error: atomic on parameter {array}"))
             })?;
-        atomic_word(elem, self.target)?;
+        let packed = self.packed(array, field);
+        if packed.is_none() {
+            atomic_word(elem, self.target)?;
+        }
         let member = self.member(array, field)?;
+        // How a value is read from its atomic word, and the word that holds a new value.
+        let dec = |w: &str| {
+            packed
+                .as_ref()
+                .map_or_else(|| decode(elem, w), |p| p.extract(w))
+        };
+        let enc = |old_w: &str, v: &str| {
+            packed
+                .as_ref()
+                .map_or_else(|| encode(elem, v), |p| p.insert(old_w, v))
+        };
         self.bounds_helper();
         let i = self.expr(index)?;
         let place = format!(
@@ -1392,7 +1516,23 @@ impl Writer<'_> {
             }
         };
         match op {
-            AtomicOp::Read => set(out, old, &decode(elem, &format!("atomicLoad(&{place})"))),
+            AtomicOp::Read => set(out, old, &dec(&format!("atomicLoad(&{place})"))),
+            AtomicOp::Exchange if packed.is_some() => {
+                let v = self.expr(value)?;
+                let _ = writeln!(out, "{pad}    let acc_v = {v};");
+                let _ = writeln!(out, "{pad}    loop {{");
+                let _ = writeln!(out, "{pad}        let acc_old_w = atomicLoad(&{place});");
+                let _ = writeln!(out, "{pad}        if (atomicCompareExchangeWeak(&{place}, acc_old_w, {}).exchanged) {{", enc("acc_old_w", "acc_v"));
+                if let Some(l) = old {
+                    let _ = writeln!(out, "{pad}            l{l} = {};", dec("acc_old_w"));
+                }
+                if let Some(l) = new {
+                    let _ = writeln!(out, "{pad}            l{l} = acc_v;");
+                }
+                let _ = writeln!(out, "{pad}            break;");
+                let _ = writeln!(out, "{pad}        }}");
+                let _ = writeln!(out, "{pad}    }}");
+            }
             AtomicOp::Exchange => {
                 let v = self.expr(value)?;
                 let _ = writeln!(
@@ -1430,7 +1570,7 @@ impl Writer<'_> {
                     wrap(elem, &r).unwrap_or(r)
                 };
                 match native {
-                    Some(f) if exact_word => {
+                    Some(f) if exact_word && packed.is_none() => {
                         let _ = writeln!(out, "{pad}    let acc_old = {f}(&{place}, acc_v);");
                         set(out, old, "acc_old");
                         set(out, new, &combined("acc_old"));
@@ -1438,14 +1578,10 @@ impl Writer<'_> {
                     _ => {
                         let _ = writeln!(out, "{pad}    loop {{");
                         let _ = writeln!(out, "{pad}        let acc_old_w = atomicLoad(&{place});");
-                        let _ = writeln!(
-                            out,
-                            "{pad}        let acc_old = {};",
-                            decode(elem, "acc_old_w")
-                        );
+                        let _ = writeln!(out, "{pad}        let acc_old = {};", dec("acc_old_w"));
                         let _ =
                             writeln!(out, "{pad}        let acc_new = {};", combined("acc_old"));
-                        let _ = writeln!(out, "{pad}        if (atomicCompareExchangeWeak(&{place}, acc_old_w, {}).exchanged) {{", encode(elem, "acc_new"));
+                        let _ = writeln!(out, "{pad}        if (atomicCompareExchangeWeak(&{place}, acc_old_w, {}).exchanged) {{", enc("acc_old_w", "acc_new"));
                         if let Some(l) = old {
                             let _ = writeln!(out, "{pad}            l{l} = acc_old;");
                         }
@@ -1559,7 +1695,23 @@ impl Writer<'_> {
 
     /// The member access after an element of `array` for `field` (`.fK`; nothing for an
     /// array of scalars), where WGSL can hold the field.
+    /// Where a narrow field of an array of structs sits (None for other fields and arrays).
+    fn packed(&self, array: ParamId, field: Option<FieldId>) -> Option<Packed> {
+        field?;
+        let a = self.k.access(array, field)?;
+        is_packed(a.ty).then(|| Packed {
+            word: a.offset / 4,
+            shift: (a.offset % 4) * 8,
+            bits: a.ty.size() * 8,
+            ty: a.ty,
+            atomic: self.packed_atomic.contains(&array),
+        })
+    }
+
     fn member(&self, array: ParamId, field: Option<FieldId>) -> Result<String> {
+        if let Some(p) = self.packed(array, field) {
+            return Ok(format!(".w{}", p.word));
+        }
         let Some(f) = field else {
             return Ok(String::new());
         };
@@ -1671,7 +1823,13 @@ impl Writer<'_> {
                     // Out of range: the access is recorded and reads element 0 (or zero).
                     format!("p{array}[params.b{array} + select(0u, {i32}, acc_in_bounds({array}u, {i}, params.n{array}))]{member}")
                 };
-                if self.atomic.contains(&(*array, *field)) {
+                if let Some(p) = self.packed(*array, *field) {
+                    p.extract(&if p.atomic {
+                        format!("atomicLoad(&{place})")
+                    } else {
+                        place
+                    })
+                } else if self.atomic.contains(&(*array, *field)) {
                     decode(ty, &format!("atomicLoad(&{place})"))
                 } else if ty == Scalar::Bool {
                     format!("({place} != 0u)")

@@ -324,3 +324,80 @@ fn f64_transcendental_functions_are_written_out() {
         .to_string();
     assert!(e.contains("no f64"), "{e}");
 }
+
+static TAGGED: StructLayout = StructLayout {
+    name: "Tagged",
+    size: 8,
+    fields: &[
+        StructField {
+            name: "id",
+            offset: 0,
+            ty: Some(Scalar::U32),
+        },
+        StructField {
+            name: "flag",
+            offset: 4,
+            ty: Some(Scalar::Bool),
+        },
+        StructField {
+            name: "level",
+            offset: 6,
+            ty: Some(Scalar::I16),
+        },
+    ],
+};
+
+#[test]
+fn narrow_struct_fields_are_bits_of_a_shared_word() {
+    // t[i].level = t[i].level + 1 when t[i].flag.
+    let mut b = KernelBuilder::new("tagged");
+    let t = b.param_array("t", Elem::Struct(&TAGGED), true);
+    let zero = b.lit_int(0, None);
+    let n = b.len(t);
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        zero,
+        n,
+        false,
+        Some(Schedule::default()),
+        &[],
+        &[],
+        |b, v| {
+            let (flag, level) = (b.field(t, "flag"), b.field(t, "level"));
+            let i = b.get(v[0]);
+            let f = b.load(flag, i);
+            let i = b.get(v[0]);
+            let l = b.load(level, i);
+            let one = b.lit_int(1, Some(Scalar::I16));
+            let l1 = b.binary(BinaryOp::Add, l, one);
+            let nl = b.select(f, l1, l);
+            let i = b.get(v[0]);
+            b.store(level, i, nl);
+        },
+    );
+    let l = lower(&b.finish().expect("valid"), BASIC).expect("lowers");
+    // Word 1 (bytes 4..8) holds both narrow fields; written, so atomic.
+    assert!(
+        l.wgsl
+            .contains("@size(4) f0: u32,\n    @size(4) w1: atomic<u32>,"),
+        "{}",
+        l.wgsl
+    );
+    assert!(
+        l.wgsl.contains("extractBits(atomicLoad(&") && l.wgsl.contains("!= 0u)"),
+        "{}",
+        l.wgsl
+    );
+    assert!(
+        l.wgsl.contains("extractBits(bitcast<i32>(atomicLoad(&"),
+        "{}",
+        l.wgsl
+    );
+    assert!(
+        l.wgsl
+            .contains("insertBits(acc_old_w, bitcast<u32>(acc_v), 16u, 16u)"),
+        "{}",
+        l.wgsl
+    );
+}
