@@ -1390,16 +1390,19 @@ impl Writer<'_> {
                 };
                 match self.target.loop_limit {
                     None => {
+                        // The trip count is evaluated once, before the loop, as Rust does.
+                        let n = format!("acc_n{depth}");
+                        let _ = writeln!(out, "{pad}{{ let {n}: u32 = {trips};");
                         let _ = writeln!(
                             out,
-                            "{pad}for (var {k}: u32 = 0u; {k} < {trips}; {k} = {k} + 1u) {{"
+                            "{pad}for (var {k}: u32 = 0u; {k} < {n}; {k} = {k} + 1u) {{"
                         );
                         let _ =
                             writeln!(out, "{pad}    l{} = {start} + {ty}({k}) * {step};", lv.var);
                         self.break_flags.push(None);
                         self.block(out, body, depth + 1)?;
                         self.break_flags.pop();
-                        let _ = writeln!(out, "{pad}}}");
+                        let _ = writeln!(out, "{pad}}} }}");
                     }
                     Some(_) => {
                         // The driver may end the loop early: a loop that stopped before its
@@ -1898,7 +1901,12 @@ impl Writer<'_> {
                     _ => (0.0, 0.0),
                 };
                 let (wide_from, wide_to) = (self.param_size(from) == 8, self.param_size(*t) == 8);
-                let converted = if from.is_int()
+                let same = from != Scalar::Bool && self.ty(from)? == to && wrap(*t, "x").is_none();
+                let converted = if same {
+                    // A cast between types the device holds alike (`usize` and `u64`) is no
+                    // conversion at all (NVIDIA's Vulkan driver misread a u64 converted to u64).
+                    inner
+                } else if from.is_int()
                     && t.is_int()
                     && !wide_from
                     && wide_to
