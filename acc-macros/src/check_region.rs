@@ -196,9 +196,16 @@ pub fn routine_marker(name: &syn::Ident) -> syn::Ident {
 
 /// Every construct in `stmts` that cannot run on a device. `combined` when `stmts` is the loop
 /// of a combined construct (whose iterator the loop construct's own rules check).
-pub fn check_body(stmts: &[Stmt], body: Body, combined: bool) -> BodyCheck {
+/// `undeclared_statics`: statics of the enclosing function that no `declare` names.
+pub fn check_body(
+    stmts: &[Stmt],
+    body: Body,
+    combined: bool,
+    undeclared_statics: &[String],
+) -> BodyCheck {
     let mut c = Checker {
         body,
+        undeclared_statics,
         errors: Vec::new(),
         routine_checks: Vec::new(),
         loop_construct: combined,
@@ -212,8 +219,9 @@ pub fn check_body(stmts: &[Stmt], body: Body, combined: bool) -> BodyCheck {
     }
 }
 
-struct Checker {
+struct Checker<'s> {
     body: Body,
+    undeclared_statics: &'s [String],
     errors: Vec<syn::Error>,
     routine_checks: Vec<proc_macro2::TokenStream>,
     /// The next `for` is associated with a loop construct: an iterator that is not a range is
@@ -221,7 +229,7 @@ struct Checker {
     loop_construct: bool,
 }
 
-impl Checker {
+impl Checker<'_> {
     fn err(&mut self, span: Span, msg: String) {
         self.errors.push(syn::Error::new(span, msg));
     }
@@ -232,7 +240,7 @@ fn acc_path_last(path: &syn::Path) -> Option<String> {
     (segs.len() == 2 && segs[0] == "acc").then(|| segs[1].clone())
 }
 
-impl<'ast> Visit<'ast> for Checker {
+impl<'ast> Visit<'ast> for Checker<'_> {
     fn visit_expr(&mut self, e: &'ast Expr) {
         let what = self.body.what();
         match e {
@@ -294,6 +302,13 @@ impl<'ast> Visit<'ast> for Checker {
                 }
             }
             Expr::Macro(m) => self.mac(&m.mac),
+            // R29/R123: a global a region or routine uses must be in a `declare` directive.
+            Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some_and(|i| self.undeclared_statics.iter().any(|s| i == s)) => {
+                let name = &p.path.segments[0].ident;
+                self.err(name.span(), format!(
+                    "the static `{name}` is used inside {what} without a `declare`: a global a device uses must be declared (3.3 sections 2.6.2 and 2.13); add `#[acc::declare(copyin({name}))]` to the static"
+                ));
+            }
             _ => {}
         }
         visit::visit_expr(self, e);
@@ -326,7 +341,7 @@ impl<'ast> Visit<'ast> for Checker {
     fn visit_item(&mut self, _: &'ast Item) {}
 }
 
-impl Checker {
+impl Checker<'_> {
     /// A call of the function at path `p`.
     fn call(&mut self, p: &syn::ExprPath, what: &str) {
         let segs: Vec<String> = p

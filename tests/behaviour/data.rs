@@ -222,3 +222,32 @@ fn host_data_in_shared_memory_gives_the_host_address() {
 fn shares_memory(ty: acc::DeviceType) -> bool {
     acc::get_property(0, ty, acc::Property::SharedMemorySupport) == "1"
 }
+
+#[acc::declare(copyin(COEFFS))]
+static COEFFS: [f64; 3] = [0.5, 0.25, 0.125];
+
+#[acc::offload]
+fn weigh(y: &mut [f64]) {
+    #[acc::declare(copyin(SHIFT))]
+    static SHIFT: [f64; 2] = [1.0, -1.0];
+    #[acc::parallel_loop(copyout(y))]
+    for i in 0..y.len() {
+        y[i] = COEFFS[i % 3] * i as f64 + SHIFT[i % 2];
+    }
+}
+
+/// Statics named by a `declare` (3.3 section 2.13) are read by regions on every device.
+#[test]
+fn declared_statics_in_regions() {
+    on_each_device(|ty| {
+        let mut y = vec![0.0f64; 1000];
+        weigh(&mut y);
+        for (i, &v) in y.iter().enumerate() {
+            assert_eq!(
+                v,
+                COEFFS[i % 3] * i as f64 + [1.0, -1.0][i % 2],
+                "y[{i}] on {ty}"
+            );
+        }
+    });
+}

@@ -61,6 +61,7 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
         &stmts,
         crate::check_region::Body::Region(dir.kind.spelling()),
         matches!(body, RegionBody::Loop(_)),
+        &ctx.undeclared_statics,
     );
     for e in body_check.errors {
         ctx.push(e);

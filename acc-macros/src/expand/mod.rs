@@ -31,6 +31,9 @@ pub struct Ctx {
     pub generic_fn: bool,
     /// Numbers the guards of nested data regions.
     next_id: usize,
+    /// Statics defined in the function's body without a `declare`, which its regions may not
+    /// use (3.3 section 2.13; R29, R123).
+    pub undeclared_statics: Vec<String>,
 }
 
 impl Ctx {
@@ -41,6 +44,7 @@ impl Ctx {
             enclosing_data: Vec::new(),
             generic_fn: false,
             next_id: 0,
+            undeclared_statics: Vec::new(),
         }
     }
     /// A number not given out before in this item.
@@ -134,6 +138,11 @@ pub fn expr_stmt(ts: TokenStream) -> Stmt {
 
 /// Expands a function attribute (`#[acc::parallel]` .. `#[acc::offload]`).
 pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> TokenStream {
+    if kind == DirectiveKind::Declare {
+        if let Ok(s) = syn::parse2::<syn::ItemStatic>(item.clone()) {
+            return declare_static(args, s);
+        }
+    }
     let mut f: ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {
@@ -146,6 +155,7 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
     // rewritten).
     let original = f.clone();
     let mut ctx = Ctx::new(f.sig.ident.to_string());
+    ctx.undeclared_statics = undeclared_statics(&f.block);
     ctx.generic_fn = f
         .sig
         .generics
@@ -188,6 +198,7 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
                 &f.block.stmts,
                 crate::check_region::Body::Routine,
                 false,
+                &ctx.undeclared_statics,
             );
             for e in body_check.errors {
                 ctx.push(e);
@@ -255,6 +266,69 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
     };
     let out = finish(ctx, f);
     quote!(#out #marker)
+}
+
+/// The statics defined in `block` (at any depth) that no `#[acc::declare]` names.
+fn undeclared_statics(block: &syn::Block) -> Vec<String> {
+    struct Find(Vec<String>);
+    impl<'ast> syn::visit::Visit<'ast> for Find {
+        fn visit_item_static(&mut self, s: &'ast syn::ItemStatic) {
+            if !s
+                .attrs
+                .iter()
+                .any(|a| attrs::directive_of(a) == Some(DirectiveKind::Declare))
+            {
+                self.0.push(s.ident.to_string());
+            }
+        }
+        fn visit_item_fn(&mut self, _: &'ast ItemFn) {}
+    }
+    let mut find = Find(Vec::new());
+    syn::visit::Visit::visit_block(&mut find, block);
+    find.0
+}
+
+/// `declare` on a static (3.3 section 2.13): the clauses a global takes, naming the static.
+/// Regions use a declared static as they use a variable (copied to a device that needs it for
+/// each launch; a static is immutable, so every copy holds the same values).
+fn declare_static(args: TokenStream, s: syn::ItemStatic) -> TokenStream {
+    use crate::directive::clause::ClauseName;
+    let mut ctx = Ctx::new(s.ident.to_string());
+    let span = Span::call_site();
+    if let Some(dir) = ctx.directive(DirectiveKind::Declare, span, args) {
+        let mut named = false;
+        for c in &dir.clauses {
+            // R94: at global scope only create, copyin, deviceptr, device_resident and link;
+            // deviceptr needs a pointer, which a Rust static of device data is not.
+            if !matches!(
+                c.name,
+                ClauseName::Create
+                    | ClauseName::Copyin
+                    | ClauseName::DeviceResident
+                    | ClauseName::Link
+            ) {
+                ctx.error(c.span, format!(
+                    "`declare` on a static takes only `create`, `copyin`, `device_resident` and `link`, not `{}` (a global's data lives as long as the program; 3.3 section 2.13)",
+                    c.name.spelling()
+                ));
+            }
+            for v in c.vars() {
+                if v.name == s.ident && v.subarray.is_none() {
+                    named = true;
+                } else {
+                    ctx.error(v.span, format!(
+                        "this `declare` is on the static `{}`, so its clauses name `{}` (whole), not `{}` (3.3 section 2.13: the directive is in the variable's scope)",
+                        s.ident, s.ident, v.text
+                    ));
+                }
+            }
+        }
+        if !named && ctx.error_count() == 0 {
+            ctx.error(span, format!("`declare` on the static `{}` names no variable: write `#[acc::declare(copyin({}))]` (3.3 section 2.13)", s.ident, s.ident));
+        }
+    }
+    let errors = ctx.into_compile_errors();
+    quote!(#errors #s)
 }
 
 fn finish(ctx: Ctx, f: ItemFn) -> TokenStream {
