@@ -846,10 +846,22 @@ impl acc_core::Device for WgpuDevice {
 /// Provides the wgpu adapters as devices, best first.
 #[derive(Default)]
 pub struct WgpuBackend {
-    count: std::sync::OnceLock<usize>,
-    /// Whether the best adapter is a GPU rather than a software renderer.
-    hardware: std::sync::OnceLock<bool>,
+    /// How many adapters there are, and whether the best is a GPU rather than a software
+    /// renderer (one enumeration).
+    found: std::sync::OnceLock<(usize, bool)>,
     devices: acc_core::device::Opened<WgpuDevice>,
+}
+
+impl WgpuBackend {
+    fn found(&self) -> (usize, bool) {
+        *self.found.get_or_init(|| {
+            let list = adapters();
+            let hardware = list
+                .first()
+                .is_some_and(|a| is_hardware(a.get_info().device_type));
+            (list.len(), hardware)
+        })
+    }
 }
 
 impl acc_core::device::Backend for WgpuBackend {
@@ -857,7 +869,7 @@ impl acc_core::device::Backend for WgpuBackend {
         DeviceType::Wgpu
     }
     fn count(&self) -> usize {
-        *self.count.get_or_init(|| adapters().len())
+        self.found().0
     }
     fn open(&self, num: usize) -> Result<Arc<dyn acc_core::Device>> {
         self.devices.get_or_open(num, WgpuDevice::open)
@@ -866,11 +878,7 @@ impl acc_core::device::Backend for WgpuBackend {
     // one (lavapipe, llvmpipe, WARP) runs regions only when asked for (`ACC_DEVICE_TYPE=wgpu`),
     // since all host cores run them faster.
     fn is_default_candidate(&self) -> bool {
-        *self.hardware.get_or_init(|| {
-            adapters()
-                .first()
-                .is_some_and(|a| is_hardware(a.get_info().device_type))
-        })
+        self.found().1
     }
     fn absent_reason(&self) -> String {
         "wgpu found no adapter (it needs a Vulkan, Metal or DX12 driver; on Linux without a GPU, \

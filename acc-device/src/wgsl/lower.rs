@@ -366,10 +366,27 @@ pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
     let types = expr_types(kernel).map_err(|e| Error::Unsupported {
         what: format!("invalid kernel IR: {e}"),
     })?;
-    let mut atomic = std::collections::BTreeSet::new();
-    collect_atomic_arrays(&kernel.function.body, &mut atomic);
-    let mut packed_atomic = std::collections::BTreeSet::new();
-    collect_packed_writes(kernel, &kernel.function.body, &mut packed_atomic);
+    // Arrays (and fields) an `atomic` statement updates, and struct arrays a statement writes
+    // a narrow field of.
+    let (mut atomic, mut packed_atomic) = (
+        std::collections::BTreeSet::new(),
+        std::collections::BTreeSet::new(),
+    );
+    let packed = |array: ParamId, field: Option<FieldId>| {
+        field.is_some() && kernel.access(array, field).is_some_and(|a| is_packed(a.ty))
+    };
+    for_each_stmt(&kernel.function.body, &mut |s| match s {
+        Stmt::Atomic { array, field, .. } => {
+            atomic.insert((*array, *field));
+            if packed(*array, *field) {
+                packed_atomic.insert(*array);
+            }
+        }
+        Stmt::Store { array, field, .. } if packed(*array, *field) => {
+            packed_atomic.insert(*array);
+        }
+        _ => {}
+    });
     let mut w = Writer {
         k: kernel,
         target,
@@ -416,42 +433,16 @@ fn assigns_local(body: &[Stmt], var: LocalId) -> bool {
     })
 }
 
-/// The struct arrays `b` writes a narrow (packed) field of.
-fn collect_packed_writes(k: &Kernel, b: &[Stmt], out: &mut std::collections::BTreeSet<ParamId>) {
-    let packed = |array: ParamId, field: Option<FieldId>| {
-        field.is_some() && k.access(array, field).is_some_and(|a| is_packed(a.ty))
-    };
+/// Calls `f` on every statement of `b`, nested ones included.
+fn for_each_stmt(b: &[Stmt], f: &mut impl FnMut(&Stmt)) {
     for s in b {
+        f(s);
         match s {
-            Stmt::Store { array, field, .. } | Stmt::Atomic { array, field, .. } => {
-                if packed(*array, *field) {
-                    out.insert(*array);
-                }
-            }
             Stmt::If { accept, reject, .. } => {
-                collect_packed_writes(k, accept, out);
-                collect_packed_writes(k, reject, out);
+                for_each_stmt(accept, f);
+                for_each_stmt(reject, f);
             }
-            Stmt::For { body, .. } | Stmt::Loop { body } => collect_packed_writes(k, body, out),
-            _ => {}
-        }
-    }
-}
-
-fn collect_atomic_arrays(
-    b: &[Stmt],
-    out: &mut std::collections::BTreeSet<(ParamId, Option<FieldId>)>,
-) {
-    for s in b {
-        match s {
-            Stmt::Atomic { array, field, .. } => {
-                out.insert((*array, *field));
-            }
-            Stmt::If { accept, reject, .. } => {
-                collect_atomic_arrays(accept, out);
-                collect_atomic_arrays(reject, out);
-            }
-            Stmt::For { body, .. } | Stmt::Loop { body } => collect_atomic_arrays(body, out),
+            Stmt::For { body, .. } | Stmt::Loop { body } => for_each_stmt(body, f),
             _ => {}
         }
     }
