@@ -380,6 +380,9 @@ pub struct RoutineMarker<S: ?Sized = ()> {
     /// For a method taking `&self`: adds the fields of `self` its body reads to a launch's
     /// arguments, giving their parameter indices (the first arguments `build` takes).
     pub self_args: Option<for<'a> fn(&'a S, &mut kernel::Args<'a>) -> Vec<usize>>,
+    /// The routine's level of parallelism (seq 0, vector 1, worker 2, gang 3; the highest over
+    /// device types), which call sites check (3.3 section 2.15.1, R121).
+    pub level: u8,
 }
 
 impl<S: ?Sized> Clone for RoutineMarker<S> {

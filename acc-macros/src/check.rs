@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 
+use proc_macro2::Span;
+
 use crate::directive::allowed::{allows, allows_after_device_type};
 use crate::directive::{
     ClauseArgs, ClauseName as C, ComputeKind, DeviceTypeSel, Directive, DirectiveKind as D,
@@ -100,75 +102,9 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
         }
     }
 
-    // Clauses that may appear once per device-type section.
-    let once = [
-        C::If,
-        C::SelfClause,
-        C::Default,
-        C::Collapse,
-        C::NumGangs,
-        C::NumWorkers,
-        C::VectorLength,
-        C::Async,
-        C::Tile,
-        C::Bind,
-        C::DeviceNum,
-        C::DefaultAsync,
-    ];
-    let mut seen: HashMap<(C, String), proc_macro2::Span> = HashMap::new();
-    for c in &dir.clauses {
-        if !once.contains(&c.name) || (c.name == C::SelfClause && dir.kind == D::Update) {
-            continue;
-        }
-        let group = c
-            .device_types
-            .as_ref()
-            .map(|t| format!("{}", t.len()))
-            .unwrap_or_default();
-        if seen.insert((c.name, group), c.span).is_some() {
-            err(
-                c.span,
-                format!(
-                    "clause `{}` appears more than once on `{name}` (3.3 section {section})",
-                    c.name.spelling()
-                ),
-            );
-        }
-    }
-
-    // Loop-level conflicts (3.3 section 2.9: seq excludes the others; independent excludes auto).
-    // On `routine` the rule is "exactly one level", reported below.
-    if let Some(seq) = dir
-        .general(C::Seq)
-        .next()
-        .filter(|_| dir.kind != D::Routine)
-    {
-        for other in [C::Gang, C::Worker, C::Vector, C::Independent, C::Auto] {
-            if dir.general(other).next().is_some() {
-                err(
-                    seq.span,
-                    format!(
-                        "`seq` cannot be combined with `{}` on `{name}` (3.3 section 2.9.5)",
-                        other.spelling()
-                    ),
-                );
-            }
-        }
-    }
-    if let (Some(a), Some(_)) = (
-        dir.general(C::Auto).next(),
-        dir.general(C::Independent).next(),
-    ) {
-        err(
-            a.span,
-            format!("`auto` cannot be combined with `independent` on `{name}` (3.3 section 2.9.7)"),
-        );
-    }
-    if let (Some(t), Some(_)) = (dir.find(C::Tile), dir.find(C::Collapse)) {
-        err(
-            t.span,
-            format!("`tile` cannot be combined with `collapse` on `{name}` (3.3 section 2.9.8)"),
-        );
+    // The rules on the clause set that applies on each device type (3.3 section 2.4, R6).
+    for (span, msg) in check_each_device(dir) {
+        err(span, msg);
     }
     let atomic_clauses = dir
         .clauses
@@ -181,19 +117,6 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
             "`atomic` takes at most one of `read`, `write`, `update`, `capture` (3.3 section 2.12)"
                 .into(),
         );
-    }
-    if dir.kind == D::Routine {
-        let levels = dir
-            .clauses
-            .iter()
-            .filter(|c| {
-                c.device_types.is_none()
-                    && matches!(c.name, C::Gang | C::Worker | C::Vector | C::Seq)
-            })
-            .count();
-        if levels != 1 {
-            err(dir.span, "`routine` needs exactly one of `gang`, `worker`, `vector`, `seq` (3.3 section 2.15.1)".into());
-        }
     }
 
     // The same variable in two data-sharing clauses of one directive.
@@ -230,7 +153,7 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
                 if *prev == C::Reduction && c.name == C::Reduction {
                     err(
                         v.span,
-                        format!("`{key}` appears in two `reduction` clauses on `{name}`"),
+                        format!("`{key}` appears in two `reduction` clauses on `{name}`; a reduction variable has one operator (3.3 section 2.5.15)"),
                     );
                 }
             } else {
@@ -336,14 +259,6 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
             _ => {}
         }
     }
-    // reduction with several gang dimensions (3.3 L1136-1137; R11).
-    if dir.has(C::Reduction) {
-        if let Some(ng) = dir.general(C::NumGangs).next() {
-            if matches!(&ng.args, ClauseArgs::Exprs(v) if v.len() > 1) {
-                err(ng.span, format!("`reduction` is not allowed on `{name}` when `num_gangs` has more than one value (3.3 section 2.5.4)"));
-            }
-        }
-    }
     // Variables that must be whole: no subarrays (R54, R56, R91).
     for c in &dir.clauses {
         let whole_only =
@@ -377,7 +292,10 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
         if dir.all(C::DeviceType).count() > 1 {
             err(
                 dir.span,
-                format!("`device_type` appears more than once on `{name}`"),
+                format!(
+                    "`device_type` appears more than once on `{name}` (3.3 section {})",
+                    dir.kind.section()
+                ),
             );
         }
     }
@@ -403,6 +321,115 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
         }
         D::Declare if dir.clauses.is_empty() => err(dir.span, "`declare` needs at least one data clause (3.3 section 2.13)".into()),
         _ => {}
+    }
+    errs
+}
+
+/// Runs [`check_effective`] on the directive as each device type sees it (3.3 section 2.4,
+/// L950-953: "if, for any device type, the resulting directive is nonconforming, then the
+/// original directive is nonconforming"; R6). A problem that only some device types have says
+/// which.
+fn check_each_device(dir: &Directive) -> Vec<(Span, String)> {
+    let mut out: Vec<(Span, String)> = Vec::new();
+    let same = |a: &(Span, String), b: &(Span, String)| {
+        format!("{:?}", a.0) == format!("{:?}", b.0) && b.1.starts_with(&a.1)
+    };
+    for (device, projection) in dir.projections() {
+        for e in check_effective(&projection, dir) {
+            if device.is_empty() {
+                out.push(e);
+            } else if !out.iter().any(|o| same(&e, o)) {
+                out.push((e.0, format!("{}, for device type `{device}` (3.3 section 2.4: a device type sees its own `device_type` section and the default clauses that section does not override)", e.1)));
+            }
+        }
+    }
+    out
+}
+
+/// The rules on one device type's clause set: clauses that may appear once, clauses that
+/// exclude each other, and the routine's single level. `dir` is a projection without
+/// `device_type` sections; `original` is the directive as written.
+fn check_effective(dir: &Directive, original: &Directive) -> Vec<(Span, String)> {
+    let mut errs = Vec::new();
+    let name = dir.kind.spelling();
+    let section = dir.kind.section();
+    let mut err = |span, msg: String| errs.push((span, msg));
+    // Clauses that may appear once (per device type).
+    let once = [
+        C::If,
+        C::SelfClause,
+        C::Default,
+        C::Collapse,
+        C::NumGangs,
+        C::NumWorkers,
+        C::VectorLength,
+        C::Async,
+        C::Tile,
+        C::Bind,
+        C::DeviceNum,
+        C::DefaultAsync,
+    ];
+    let mut seen: Vec<C> = Vec::new();
+    for c in &dir.clauses {
+        if !once.contains(&c.name) || (c.name == C::SelfClause && dir.kind == D::Update) {
+            continue;
+        }
+        if seen.contains(&c.name) {
+            err(
+                c.span,
+                format!(
+                    "clause `{}` appears more than once on `{name}` (3.3 section {section})",
+                    c.name.spelling()
+                ),
+            );
+        }
+        seen.push(c.name);
+    }
+
+    // Loop-level conflicts (3.3 section 2.9: seq excludes the others; independent excludes auto).
+    // On `routine` the rule is "exactly one level", reported below.
+    if let Some(seq) = dir.find(C::Seq).filter(|_| dir.kind != D::Routine) {
+        for other in [C::Gang, C::Worker, C::Vector, C::Independent, C::Auto] {
+            if dir.has(other) {
+                err(
+                    seq.span,
+                    format!(
+                        "`seq` cannot be combined with `{}` on `{name}` (3.3 section 2.9.5)",
+                        other.spelling()
+                    ),
+                );
+            }
+        }
+    }
+    if let (Some(a), true) = (dir.find(C::Auto), dir.has(C::Independent)) {
+        err(
+            a.span,
+            format!("`auto` cannot be combined with `independent` on `{name}` (3.3 section 2.9.7)"),
+        );
+    }
+    if let (Some(t), true) = (dir.find(C::Tile), dir.has(C::Collapse)) {
+        err(
+            t.span,
+            format!("`tile` cannot be combined with `collapse` on `{name}` (3.3 section 2.9.8)"),
+        );
+    }
+    if dir.kind == D::Routine {
+        let levels = dir
+            .clauses
+            .iter()
+            .filter(|c| matches!(c.name, C::Gang | C::Worker | C::Vector | C::Seq))
+            .count();
+        if levels != 1 {
+            err(original.span, "`routine` needs exactly one of `gang`, `worker`, `vector`, `seq` (3.3 section 2.15.1)".into());
+        }
+    }
+    // reduction with several gang dimensions (3.3 L1136-1137; R11).
+    if dir.has(C::Reduction) {
+        if let Some(ng) = dir.find(C::NumGangs) {
+            if matches!(&ng.args, ClauseArgs::Exprs(v) if v.len() > 1) {
+                err(ng.span, format!("`reduction` is not allowed on `{name}` when `num_gangs` has more than one value (3.3 section 2.5.4)"));
+            }
+        }
     }
     errs
 }

@@ -189,6 +189,39 @@ pub struct BodyCheck {
     pub routine_checks: Vec<proc_macro2::TokenStream>,
 }
 
+/// The marker path of a call to `p` when `p` is a function of the user's (not `acc`'s, std's
+/// numeric functions, a constructor or a heap allocation), which must be an `#[acc::routine]`.
+fn user_routine_marker(p: &syn::ExprPath) -> Option<syn::Path> {
+    let segs: Vec<String> = p
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    let last = segs.last().cloned().unwrap_or_default();
+    let parent = segs.len().checked_sub(2).map(|i| segs[i].as_str());
+    let std_numeric = parent.is_some_and(|s| PRIMITIVES.contains(&s));
+    let std_cmp = matches!(segs.first().map(String::as_str), Some("std" | "core"))
+        && matches!(parent, Some("cmp" | "mem"))
+        && matches!(last.as_str(), "min" | "max" | "swap");
+    let constructor = last.chars().next().is_some_and(char::is_uppercase);
+    let allocating = parent.is_some_and(|s| ALLOCATING_PATHS.contains(&s));
+    if acc_path_last(&p.path).is_some()
+        || allocating
+        || std_numeric
+        || std_cmp
+        || constructor
+        || p.qself.is_some()
+    {
+        return None;
+    }
+    let mut marker = p.path.clone();
+    let seg = marker.segments.last_mut()?;
+    seg.ident = routine_marker(&seg.ident);
+    seg.arguments = syn::PathArguments::None;
+    Some(marker)
+}
+
 /// The name of the marker `#[acc::routine]` puts next to function `name`.
 pub fn routine_marker(name: &syn::Ident) -> syn::Ident {
     syn::Ident::new(&format!("{name}_is_an_acc_routine"), name.span())
@@ -350,7 +383,6 @@ impl Checker<'_> {
             .iter()
             .map(|s| s.ident.to_string())
             .collect();
-        let last = segs.last().cloned().unwrap_or_default();
         if let Some(name) = acc_path_last(&p.path) {
             if HOST_ONLY_ROUTINES.contains(&name.as_str()) {
                 self.err(p.span(), format!(
@@ -366,25 +398,12 @@ impl Checker<'_> {
             ));
             return;
         }
-        let std_numeric = segs.len() >= 2 && PRIMITIVES.contains(&segs[segs.len() - 2].as_str());
-        let std_cmp = matches!(segs.first().map(String::as_str), Some("std" | "core"))
-            && matches!(
-                segs.get(segs.len().saturating_sub(2)).map(String::as_str),
-                Some("cmp" | "mem")
-            )
-            && matches!(last.as_str(), "min" | "max" | "swap");
-        let constructor = last.chars().next().is_some_and(char::is_uppercase);
-        if std_numeric || std_cmp || constructor || p.qself.is_some() {
-            return;
-        }
         // A function of the user's: it must be an `#[acc::routine]`, whose marker sits next to it.
-        let mut marker = p.path.clone();
-        if let Some(seg) = marker.segments.last_mut() {
-            seg.ident = routine_marker(&seg.ident);
-            seg.arguments = syn::PathArguments::None;
+        if let Some(marker) = user_routine_marker(p) {
+            self.routine_checks.push(
+                quote::quote_spanned!(p.span()=> let _: ::acc::__rt::RoutineMarker = #marker;),
+            );
         }
-        self.routine_checks
-            .push(quote::quote_spanned!(p.span()=> let _: ::acc::__rt::RoutineMarker = #marker;));
     }
 
     fn mac(&mut self, m: &syn::Macro) {
@@ -413,6 +432,15 @@ pub enum Level {
 }
 
 impl Level {
+    /// The level as `RoutineMarker::level` holds it: seq 0, vector 1, worker 2, gang 3.
+    pub fn rank(self) -> u8 {
+        match self {
+            Level::Gang => 3,
+            Level::Worker => 2,
+            Level::Vector => 1,
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Level::Gang => "gang",
@@ -423,37 +451,73 @@ impl Level {
 }
 
 /// Where loops may start inside a routine of `dir`'s level: `None` for `seq` (no loops with a
-/// level at all), else the routine's own level (3.3 section 2.15.1; R122).
+/// level at all), else the routine's own level (3.3 section 2.15.1; R122). With levels per
+/// device type, the lowest of them, since the body must conform on every device type (2.4).
 pub fn routine_level(dir: &crate::directive::Directive) -> Option<Level> {
     use crate::directive::ClauseName as C;
-    if dir.general(C::Gang).next().is_some() {
-        Some(Level::Gang)
-    } else if dir.general(C::Worker).next().is_some() {
-        Some(Level::Worker)
-    } else if dir.general(C::Vector).next().is_some() {
-        Some(Level::Vector)
-    } else {
-        None
-    }
+    dir.projections()
+        .iter()
+        .map(|(_, p)| {
+            if p.has(C::Seq) {
+                None
+            } else if p.has(C::Vector) {
+                Some(Level::Vector)
+            } else if p.has(C::Worker) {
+                Some(Level::Worker)
+            } else if p.has(C::Gang) {
+                Some(Level::Gang)
+            } else {
+                None
+            }
+        })
+        .min_by_key(|l| l.map_or(0, |l| 3 - l as u8))
+        .flatten()
+}
+
+/// The level a call site must leave free for a routine of `dir` (R121), as
+/// `RoutineMarker::level`: with levels per device type, the highest of them, since every
+/// device type's call must conform (3.3 section 2.4).
+pub fn routine_call_rank(dir: &crate::directive::Directive) -> u8 {
+    use crate::directive::ClauseName as C;
+    dir.projections()
+        .iter()
+        .map(|(_, p)| {
+            [(C::Gang, 3), (C::Worker, 2), (C::Vector, 1)]
+                .into_iter()
+                .find(|(c, _)| p.has(*c))
+                .map_or(0, |(_, r)| r)
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// Checks that loops with explicit levels nest gang ⊃ worker ⊃ vector (R69-R71) and, inside a
 /// routine (`routine = Some(level)`, `Some(None)` for `seq`), stay at or below its level (R122).
 /// `outer` is the directive of the loop the statements are the body of (a combined construct).
+///
+/// Calls of routines are checked against the same nest (R121): a call inside a loop of level
+/// L may call only routines below L, and a routine only routines at or below its own level.
+/// The callee's level is its marker's, known to rustc, so each check is returned as a
+/// statement that fails to compile (a constant that panics with the message) where the rule
+/// is broken.
 pub fn check_loop_nesting(
     stmts: &[Stmt],
     routine: Option<Option<Level>>,
     outer: Option<&crate::directive::Directive>,
-) -> Vec<syn::Error> {
+) -> BodyCheck {
     let mut n = Nesting {
         enclosing: outer.into_iter().filter_map(levels_of).collect(),
         routine,
         errors: Vec::new(),
+        call_checks: Vec::new(),
     };
     for st in stmts {
         n.visit_stmt(st);
     }
-    n.errors
+    BodyCheck {
+        errors: n.errors,
+        routine_checks: n.call_checks,
+    }
 }
 
 /// The levels a loop directive names explicitly, with their spans.
@@ -479,6 +543,48 @@ struct Nesting {
     enclosing: Vec<(Level, Span)>,
     routine: Option<Option<Level>>,
     errors: Vec<syn::Error>,
+    call_checks: Vec<proc_macro2::TokenStream>,
+}
+
+impl Nesting {
+    /// The check that the routine whose marker is `marker`, called as `callee` at `span`, fits
+    /// where it is called (R121).
+    fn call(&mut self, marker: proc_macro2::TokenStream, callee: String, span: Span, method: bool) {
+        let in_loop = self
+            .enclosing
+            .iter()
+            .max_by_key(|l| l.0)
+            .map(|&(l, _)| (l.rank() - 1, format!("inside a `{}` loop", l.name())));
+        let in_routine = self.routine.map(|r| match r {
+            None => (0, "inside a `routine(seq)`".to_string()),
+            Some(r) => (r.rank(), format!("inside a `routine({})`", r.name())),
+        });
+        let Some((allowed, why)) = in_loop.into_iter().chain(in_routine).min_by_key(|a| a.0) else {
+            return;
+        };
+        let may = match allowed {
+            0 => "only `routine(seq)` functions".to_string(),
+            1 => "only `routine(vector)` or `routine(seq)` functions".to_string(),
+            2 => {
+                "only `routine(worker)`, `routine(vector)` or `routine(seq)` functions".to_string()
+            }
+            _ => return,
+        };
+        let msg = format!(
+            "`{callee}` is called {why}, where {may} may be called: a routine's own level of parallelism must still be free where it is called (3.3 section 2.15.1)"
+        );
+        // A constant item is evaluated by `cargo check` too; one inside a function cannot name
+        // `Self`, so a method's check is an inline constant (evaluated when the code is built).
+        self.call_checks.push(if method {
+            quote::quote_spanned!(span=>
+                const { if #marker.level > #allowed { ::core::panic!(#msg) } };
+            )
+        } else {
+            quote::quote_spanned!(span=>
+                const _: () = if #marker.level > #allowed { ::core::panic!(#msg) };
+            )
+        });
+    }
 }
 
 impl<'ast> Visit<'ast> for Nesting {
@@ -529,6 +635,34 @@ impl<'ast> Visit<'ast> for Nesting {
         for _ in 0..pushed {
             self.enclosing.pop();
         }
+    }
+    fn visit_expr(&mut self, e: &'ast Expr) {
+        match e {
+            Expr::Call(call) => {
+                if let Expr::Path(p) = &*call.func {
+                    if let Some(marker) = user_routine_marker(p) {
+                        let callee = quote::ToTokens::to_token_stream(&p.path)
+                            .to_string()
+                            .replace(' ', "");
+                        self.call(quote::quote!(#marker), callee, p.span(), false);
+                    }
+                }
+            }
+            Expr::MethodCall(m)
+                if crate::analysis::uses::path_ident(&m.receiver).is_some_and(|r| r == "self")
+                    && !DEVICE_METHODS.contains(&m.method.to_string().as_str()) =>
+            {
+                let marker = routine_marker(&m.method);
+                self.call(
+                    quote::quote!(Self::#marker),
+                    format!("self.{}", m.method),
+                    m.method.span(),
+                    true,
+                );
+            }
+            _ => {}
+        }
+        visit::visit_expr(self, e);
     }
     fn visit_item(&mut self, _: &'ast Item) {}
 }

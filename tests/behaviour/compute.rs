@@ -496,3 +496,33 @@ fn index_sized_integers_keep_their_64_bits() {
         assert_eq!(top, ((n - 1) << 33) + (7 << 40), "on {ty}");
     });
 }
+
+/// 3.3 section 2.4's conforming example: levels and sizes that differ per device type, each
+/// device type seeing one of each. The loop is `gang` only, so calls are vector-single (R121).
+#[acc::routine(device_type(nvidia) vector, device_type(*) seq)]
+fn halve(x: f64) -> f64 {
+    x * 0.5
+}
+
+#[acc::parallel_loop(
+    gang,
+    num_gangs(2),
+    device_type(nvidia) num_gangs(80) vector_length(128),
+    device_type(wgpu, multicore) num_gangs(64)
+)]
+fn halve_all(y: &mut [f64]) {
+    for i in 0..y.len() {
+        y[i] = halve(y[i]);
+    }
+}
+
+#[test]
+fn clauses_differ_per_device_type() {
+    on_each_device(|ty| {
+        let mut y: Vec<f64> = (0..5000).map(|i| i as f64).collect();
+        halve_all(&mut y);
+        for (i, v) in y.iter().enumerate() {
+            assert_eq!(*v, i as f64 * 0.5, "y[{i}] on {ty}");
+        }
+    });
+}

@@ -288,7 +288,7 @@ fn kernels_auto_loops_and_gang_loops_spread_over_threads() {
 fn device_specific(n: usize) -> (Vec<usize>, Vec<usize>) {
     let mut seq_on_multicore = vec![0; n];
     let mut parallel_elsewhere = vec![0; n];
-    #[acc::parallel_loop(gang, device_type(multicore) seq)]
+    #[acc::parallel_loop(device_type(multicore) seq, device_type(*) gang)]
     for i in 0..n {
         seq_on_multicore[i] =
             acc::gang_idx() + usize::from(crate::devices::spin(50_000) == u64::MAX);

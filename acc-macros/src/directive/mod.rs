@@ -210,6 +210,37 @@ impl Directive {
         }
     }
 
+    /// The directive as each device type sees it ([`Directive::for_device`]): first as a device
+    /// type named in no `device_type` clause sees it (labelled `""`), then, when the directive
+    /// has `device_type` sections, as each device type `acc` knows or the directive names.
+    pub fn projections(&self) -> Vec<(String, Directive)> {
+        let mut out = vec![(String::new(), self.for_device(""))];
+        if !self.has(ClauseName::DeviceType) {
+            return out;
+        }
+        let mut devices: Vec<String> = crate::check::DEVICE_TYPE_NAMES
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        for c in self.all(ClauseName::DeviceType) {
+            if let ClauseArgs::DeviceTypes(list) = &c.args {
+                for t in list {
+                    if let DeviceTypeSel::Named(id) = t {
+                        let n = id.to_string().to_ascii_lowercase();
+                        if !devices.contains(&n) {
+                            devices.push(n);
+                        }
+                    }
+                }
+            }
+        }
+        out.extend(devices.into_iter().map(|d| {
+            let p = self.for_device(&d);
+            (d, p)
+        }));
+        out
+    }
+
     /// All clauses named `name`, in any section.
     pub fn all(&self, name: ClauseName) -> impl Iterator<Item = &Clause> {
         self.clauses.iter().filter(move |c| c.name == name)

@@ -672,7 +672,7 @@ mod tests {
         ok(D::ParallelLoop, "collapse(force: 2), gang(dim: 1, static: *), worker, vector(length: 64), \
             independent, reduction(&&: all), reduction(||: any), reduction(^: x), reduction(&: y), \
             reduction(|: z), reduction(*: p), reduction(min: q), private(t), copyin(v[..n]), copyout(w[lo..]), \
-            dtype(host) seq");
+            dtype(host) collapse(1)");
         ok(
             D::KernelsLoop,
             "auto, gang(32), worker, vector(128), collapse = 3",

@@ -13,16 +13,17 @@ use crate::directive::{ClauseName, Directive};
 
 const FORMS: &str =
     "`atomic update` takes `x op= expr`, `x = x op expr` or `x = expr op x` with op one of \
-     + * - / & | ^ << >> (3.3 section 2.12)";
+     + * - / & | ^ << >> (or && || on bool), not % (3.3 section 2.12)";
 
-/// The operator token of a compound assignment (`+=` gives `+`).
+/// The operator token of a compound assignment (`+=` gives `+`). `%` is not among the
+/// operators 3.3 section 2.12 lists (R88), nor is any overloaded operator: the target's type is
+/// an atomic scalar (checked through `AtomicScalar`).
 fn compound_op(op: &BinOp) -> Option<TokenStream> {
     Some(match op {
         BinOp::AddAssign(_) => quote!(+),
         BinOp::SubAssign(_) => quote!(-),
         BinOp::MulAssign(_) => quote!(*),
         BinOp::DivAssign(_) => quote!(/),
-        BinOp::RemAssign(_) => quote!(%),
         BinOp::BitAndAssign(_) => quote!(&),
         BinOp::BitOrAssign(_) => quote!(|),
         BinOp::BitXorAssign(_) => quote!(^),
@@ -38,7 +39,6 @@ fn plain_op(op: &BinOp) -> Option<TokenStream> {
         BinOp::Sub(_) => quote!(-),
         BinOp::Mul(_) => quote!(*),
         BinOp::Div(_) => quote!(/),
-        BinOp::Rem(_) => quote!(%),
         BinOp::BitAnd(_) => quote!(&),
         BinOp::BitOr(_) => quote!(|),
         BinOp::BitXor(_) => quote!(^),

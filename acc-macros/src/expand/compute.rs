@@ -66,16 +66,17 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
     for e in body_check.errors {
         ctx.push(e);
     }
-    let routine_checks = body_check.routine_checks;
+    let mut routine_checks = body_check.routine_checks;
     let nesting = match &body {
         RegionBody::Block(_) => crate::check_region::check_loop_nesting(&stmts, None, None),
         RegionBody::Loop(f) => {
             crate::check_region::check_loop_nesting(&f.body.stmts, None, Some(dir))
         }
     };
-    for e in nesting {
+    for e in nesting.errors {
         ctx.push(e);
     }
+    routine_checks.extend(nesting.routine_checks);
     let uses = scan_stmts(&stmts, &[]);
     for (span, what) in uses.returns.iter().chain(&uses.escapes) {
         ctx.error(*span, format!("`{what}` would leave the `{}` region; a compute region must run to its end (3.3 section 2.5)", dir.kind.spelling()));
@@ -175,7 +176,7 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
             .chain(ctx_enclosing(ctx))
             .collect();
         let mut reported = HashSet::new();
-        for (name, span, op) in &loop_reductions {
+        for (name, span, op, _) in &loop_reductions {
             if uses.vars.contains_key(name)
                 && !on_construct.contains(name)
                 && reported.insert(name.clone())
@@ -188,12 +189,27 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
         }
     }
     for (op, v) in &reductions {
-        for (name, span, inner) in &loop_reductions {
+        for (name, span, inner, _) in &loop_reductions {
             if v == name && op != inner {
                 ctx.error(*span, format!(
                     "`{name}` is reduced with `{}` here but with `{}` on the enclosing `{}`; nested reductions of one variable use one operator (3.3 section 2.9.11)",
                     inner.spelling(), op.spelling(), dir.kind.spelling()
                 ));
+            }
+        }
+    }
+
+    // R78: no reduction on a gang loop when the gang grid has several dimensions (3.3 section
+    // 2.9.11: "reduction on a gang loop is not allowed when num_gangs has more than one value").
+    if let Some(ng) = dir.general(C::NumGangs).next() {
+        if matches!(&ng.args, ClauseArgs::Exprs(v) if v.len() > 1) {
+            for (name, span, _, gang) in &loop_reductions {
+                if *gang {
+                    ctx.error(*span, format!(
+                        "`{name}` is reduced on a `gang` loop, but the enclosing `{}` has `num_gangs` with more than one value; a gang reduction needs a one-dimensional gang grid (3.3 section 2.9.11)",
+                        dir.kind.spelling()
+                    ));
+                }
             }
         }
     }
@@ -387,8 +403,8 @@ pub fn reduction_combines(
 }
 
 /// The variables of `reduction` clauses on loop directives inside a region: name, span, op.
-fn nested_loop_reductions(stmts: &[Stmt]) -> Vec<(String, Span, RedOp)> {
-    struct Collect(Vec<(String, Span, RedOp)>);
+fn nested_loop_reductions(stmts: &[Stmt]) -> Vec<(String, Span, RedOp, bool)> {
+    struct Collect(Vec<(String, Span, RedOp, bool)>);
     impl<'a> syn::visit::Visit<'a> for Collect {
         fn visit_stmt(&mut self, st: &'a Stmt) {
             for a in attrs::stmt_attrs(st) {
@@ -396,10 +412,12 @@ fn nested_loop_reductions(stmts: &[Stmt]) -> Vec<(String, Span, RedOp)> {
                     if let Ok(d) = attrs::attr_args(a).and_then(|args| {
                         parse_directive(DirectiveKind::Loop, Span::call_site(), args)
                     }) {
+                        let gang = d.has(C::Gang);
                         for c in d.general(C::Reduction) {
                             if let ClauseArgs::Reduction { op, vars, .. } = &c.args {
-                                self.0
-                                    .extend(vars.iter().map(|v| (v.name.to_string(), v.span, *op)));
+                                self.0.extend(
+                                    vars.iter().map(|v| (v.name.to_string(), v.span, *op, gang)),
+                                );
                             }
                         }
                     }

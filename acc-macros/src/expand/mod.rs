@@ -178,6 +178,7 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
         return finish(ctx, f);
     }
     let dir = ctx.directive(kind, span, args);
+    let dir_for_marker = dir.clone();
     let mut env = Env::new();
     env.add_fn_inputs(&f.sig.inputs);
 
@@ -203,22 +204,30 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
             for e in body_check.errors {
                 ctx.push(e);
             }
-            let checks = body_check.routine_checks;
-            if !checks.is_empty() {
-                let check_stmts: Block = syn::parse2(quote!({ #(#checks)* })).expect("statements");
-                f.block.stmts.splice(0..0, check_stmts.stmts);
-            }
-            for e in crate::check_region::check_loop_nesting(
+            let mut checks = body_check.routine_checks;
+            let nesting = crate::check_region::check_loop_nesting(
                 &f.block.stmts,
                 Some(crate::check_region::routine_level(&dir)),
                 None,
-            ) {
+            );
+            for e in nesting.errors {
                 ctx.push(e);
+            }
+            checks.extend(nesting.routine_checks);
+            if !checks.is_empty() {
+                let check_stmts: Block = syn::parse2(quote!({ #(#checks)* })).expect("statements");
+                f.block.stmts.splice(0..0, check_stmts.stmts);
             }
             let mut cx = region::RegionCx::for_routine(&mut ctx, env);
             cx.transform_block(&mut f.block, true);
         }
         (DirectiveKind::Data | DirectiveKind::Declare, Some(dir)) => {
+            if kind == DirectiveKind::Declare {
+                // R98: `link` names global data; a function's declare names its parameters.
+                for c in dir.all(crate::directive::ClauseName::Link) {
+                    ctx.error(c.span, "`link` names global data: put `#[acc::declare(link(X))]` on the static `X` itself, not on a function (3.3 section 2.13.3)".to_string());
+                }
+            }
             ctx.enclosing_data.push(data::named_vars(&dir));
             HostWalker {
                 ctx: &mut ctx,
@@ -260,7 +269,10 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
         (_, Some(_)) => unreachable!("every function attribute is handled above"),
     }
     let marker = if kind == DirectiveKind::Routine {
-        routine_marker_item(&original)
+        let rank = dir_for_marker
+            .as_ref()
+            .map_or(0, crate::check_region::routine_call_rank);
+        routine_marker_item(&original, rank)
     } else {
         TokenStream::new()
     };
@@ -338,7 +350,7 @@ fn finish(ctx: Ctx, f: ItemFn) -> TokenStream {
 
 /// The marker `#[acc::routine]` leaves next to its function, which calls from regions refer to
 /// (see `check_region::routine_marker`). Inside an impl it is an associated constant.
-fn routine_marker_item(f: &ItemFn) -> TokenStream {
+fn routine_marker_item(f: &ItemFn, level: u8) -> TokenStream {
     let vis = &f.vis;
     let marker = crate::check_region::routine_marker(&f.sig.ident);
     let doc = format!(
@@ -385,7 +397,7 @@ fn routine_marker_item(f: &ItemFn) -> TokenStream {
         #[allow(non_upper_case_globals, dead_code)]
         #vis const #marker: #marker_ty = {
             #builder
-            ::acc::__rt::RoutineMarker { build, self_args: #self_args_fn }
+            ::acc::__rt::RoutineMarker { build, self_args: #self_args_fn, level: #level }
         };
         #self_args
     }

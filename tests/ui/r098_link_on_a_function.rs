@@ -1,0 +1,5 @@
+#[acc::declare(link(table))]
+fn f(table: &[f32]) -> f32 {
+    table[0]
+}
+fn main() {}
