@@ -377,6 +377,17 @@ impl PresentTable {
         let s = &sections[&start];
         check_layout(s, elem, addr - start, var)?;
         let first = (addr - start) / s.elem.size;
+        crate::observe::notify(|| {
+            format!(
+                "update `{}` at {}: {bytes} bytes {}",
+                var.name,
+                var.location,
+                match host {
+                    HostBytes::Read(_) => "to the device",
+                    HostBytes::Write(_) => "to the host",
+                }
+            )
+        });
         match host {
             HostBytes::Read(h) => mem.upload(s.buf, s.elem, first, h),
             HostBytes::Write(h) => mem.download(s.buf, s.elem, first, h),

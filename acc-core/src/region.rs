@@ -43,6 +43,9 @@ pub struct LaunchClauses {
     pub async_arg: Option<i64>,
     /// `wait(q, ..)`: `Some(vec![])` for a bare `wait`.
     pub wait: Option<Vec<i64>>,
+    /// A `default(present)` clause is visible at the construct: arrays no clause names must
+    /// be present on the device (3.3 section 2.6.2).
+    pub default_present: bool,
 }
 
 /// How a launched region's host twin runs.
@@ -63,6 +66,7 @@ pub struct Launch {
     /// The queues the `wait` clause names (every queue the device has for a bare `wait`:
     /// `None`).
     waits: Option<Vec<Queue>>,
+    default_present: bool,
 }
 
 impl Launch {
@@ -101,6 +105,7 @@ impl Launch {
             kind: site.kind,
             queue,
             waits,
+            default_present: clauses.default_present,
         })
     }
 
@@ -120,6 +125,11 @@ impl Launch {
     /// `self`).
     pub fn device(&self) -> Option<&Arc<dyn Device>> {
         self.device.as_ref()
+    }
+
+    /// Whether arrays that no clause names must already be present (`default(present)`).
+    pub fn default_present(&self) -> bool {
+        self.default_present
     }
 
     /// The queue the region was launched on.

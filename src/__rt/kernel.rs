@@ -72,6 +72,8 @@ pub struct Args<'a> {
     fixed: Vec<Option<usize>>,
     /// The first argument a kernel cannot take, and why.
     unsupported: Option<String>,
+    /// Which parameters are aggregates (arrays), which `default(present)` requires present.
+    aggregate: Vec<bool>,
 }
 
 impl<'a> Args<'a> {
@@ -85,6 +87,7 @@ impl<'a> Args<'a> {
         self.args.push(KernelArg::Scalar(ScalarValue::Bool(false)));
         self.params.push(("", ParamKind::Scalar(Scalar::Bool)));
         self.fixed.push(None);
+        self.aggregate.push(false);
         self.args.len() - 1
     }
 
@@ -105,6 +108,7 @@ impl<'a> Args<'a> {
             self.fixed.push(V::FIXED_LEN);
             self.args.push(KernelArg::Scalar(value));
             self.params.push((name, ParamKind::Scalar(t)));
+            self.aggregate.push(false);
             return self.args.len() - 1;
         }
         let Some(elem) = array_elem::<V>() else {
@@ -119,6 +123,7 @@ impl<'a> Args<'a> {
                 writable: false,
             },
         ));
+        self.aggregate.push(true);
         self.args.len() - 1
     }
 
@@ -135,6 +140,7 @@ impl<'a> Args<'a> {
             );
         };
         self.fixed.push(V::FIXED_LEN);
+        self.aggregate.push(!V::IS_SCALAR);
         self.args
             .push(KernelArg::Write(bytes_of_mut(v.elems_mut())));
         self.params.push((
@@ -154,6 +160,7 @@ impl<'a> Args<'a> {
             (true, Some(elem)) => match scalar_value(elem, bytes_of(v.elems())) {
                 Some(s) => {
                     self.fixed.push(None);
+                    self.aggregate.push(false);
                     self.args.push(KernelArg::Scalar(s));
                     self.params.push((name, ParamKind::Scalar(elem)));
                     self.args.len() - 1
@@ -164,6 +171,7 @@ impl<'a> Args<'a> {
             // (combined there with the launch's results), the parameter only names it.
             (false, Some(elem)) if V::FIXED_LEN.is_some() => {
                 self.fixed.push(V::FIXED_LEN);
+                self.aggregate.push(false);
                 self.args.push(KernelArg::Read(bytes_of(v.elems())));
                 self.params.push((name, ParamKind::Array { elem: Elem::Scalar(elem), writable: false }));
                 self.args.len() - 1
@@ -416,9 +424,36 @@ pub fn launch(
         Ok(k) => k,
         Err(e) => fail(site, device, e),
     };
+    if on.default_present() {
+        require_present(device, site, args);
+    }
     match device.launch_kernel_queued(kernel, &mut args.args, on.queue(), on.waits()) {
         Ok(out) => out,
         Err(e) => fail(site, device, &e.to_string()),
+    }
+}
+
+/// `default(present)` (3.3 section 2.6.2): every array the region uses is present already.
+/// Arrays in the region's own data clauses were made present when it began, so an absent one
+/// is an array no clause names.
+fn require_present(device: &dyn Device, site: &RegionSite, args: &Args<'_>) {
+    let Some(mem) = device.own_memory() else {
+        return;
+    };
+    for (p, (name, _)) in args.params.iter().enumerate() {
+        let bytes: &[u8] = match &args.args[p] {
+            KernelArg::Read(d) => d,
+            KernelArg::Write(d) => d,
+            KernelArg::Scalar(_) => continue,
+        };
+        if args.aggregate[p]
+            && !bytes.is_empty()
+            && !mem.table.is_present(bytes.as_ptr() as usize, bytes.len())
+        {
+            fail(site, device, &format!(
+                "`{name}` is not present on the device, and the region has `default(present)`: put it in a data clause of this region or an enclosing `data` construct, or `acc::enter_data!` it first (3.3 section 2.6.2)"
+            ));
+        }
     }
 }
 

@@ -526,3 +526,62 @@ fn clauses_differ_per_device_type() {
         }
     });
 }
+
+#[acc::parallel_loop(copyin(a), copyout(b))]
+fn neighbours(a: &[f64], b: &mut [f64]) {
+    for i in 0..b.len() {
+        // The arm not taken would index out of range: it must not run (as in Rust).
+        let l = if i > 0 { a[i - 1] } else { 0.0 };
+        let r = if i + 1 < a.len() {
+            let j = i + 1;
+            a[j] * 2.0
+        } else if i == 0 {
+            -1.0
+        } else {
+            a[i]
+        };
+        b[i] = l + r + if i % 2 == 0 { a[i] } else { 0.5 };
+    }
+}
+
+/// `if` as a value runs only the arm taken, so an index guarded by the condition is never out
+/// of range; arms may hold statements where the `if` is a `let`'s whole value.
+#[test]
+fn if_values_run_only_the_arm_taken() {
+    on_each_device(|ty| {
+        let a: Vec<f64> = (0..1000).map(|i| i as f64).collect();
+        let mut b = vec![0.0; a.len()];
+        neighbours(&a, &mut b);
+        for i in 0..a.len() {
+            let l = if i > 0 { a[i - 1] } else { 0.0 };
+            let r = if i + 1 < a.len() {
+                a[i + 1] * 2.0
+            } else {
+                a[i]
+            };
+            let m = if i % 2 == 0 { a[i] } else { 0.5 };
+            assert_eq!(b[i], l + r + m, "b[{i}] on {ty}");
+        }
+    });
+}
+
+#[acc::offload]
+fn sum_below(n: u64) -> u64 {
+    let mut s = 0u64;
+    #[acc::parallel_loop(reduction(+: s))]
+    for i in 0..n {
+        s += i & 0xff;
+    }
+    s
+}
+
+/// A long loop that touches no array: its trip count sizes the grid (3.3 section 2.9; every
+/// iteration runs once on every device).
+#[test]
+fn long_loops_without_arrays() {
+    on_each_device(|ty| {
+        let n = 20_000_000u64;
+        let want = (n / 256) * (255 * 256 / 2);
+        assert_eq!(sum_below(n), want, "on {ty}");
+    });
+}

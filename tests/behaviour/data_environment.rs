@@ -169,3 +169,63 @@ fn present_data_that_is_absent_is_an_error_naming_it() {
         assert_eq!(a[15], 1.0, "on {ty}");
     });
 }
+
+#[acc::offload]
+fn scale_present(a: &mut [f64], b: &[f64], k: f64) {
+    #[acc::parallel_loop(default(present))]
+    for i in 0..a.len() {
+        a[i] = b[i] * k;
+    }
+}
+
+#[acc::offload]
+fn scale_in_data_default_present(a: &mut [f64], b: &[f64]) {
+    #[acc::data(copyin(b), default(present))]
+    {
+        #[acc::parallel_loop]
+        for i in 0..a.len() {
+            a[i] = b[i] + 1.0;
+        }
+    }
+}
+
+/// `default(present)` (3.3 section 2.6.2): arrays no clause names must be present (scalars
+/// stay firstprivate); the clause is visible from an enclosing `data` construct too.
+#[test]
+fn default_present_requires_unlisted_arrays_to_be_present() {
+    on_each_device(|ty| {
+        let b: Vec<f64> = (0..100).map(f64::from).collect();
+        let mut a = vec![0.0f64; 100];
+        if shares_memory(ty) {
+            scale_present(&mut a, &b, 2.0);
+            assert_eq!(a[99], 198.0, "on {ty}");
+            return;
+        }
+        let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            scale_present(&mut a, &b, 2.0)
+        }))
+        .unwrap_err();
+        let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(
+            msg.contains("is not present")
+                && msg.contains("default(present)")
+                && msg.contains("data_environment.rs:"),
+            "{msg}"
+        );
+        let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            scale_in_data_default_present(&mut a, &b)
+        }))
+        .unwrap_err();
+        let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(msg.contains("`a` is not present"), "{msg}");
+        assert!(a.iter().all(|&x| x == 0.0), "nothing ran on {ty}");
+
+        acc::enter_data!(copyin(a, b));
+        scale_present(&mut a, &b, 2.0);
+        scale_in_data_default_present(&mut a, &b);
+        acc::exit_data!(copyout(a), delete(b));
+        for i in 0..100 {
+            assert_eq!(a[i], i as f64 + 1.0, "a[{i}] on {ty}");
+        }
+    });
+}

@@ -454,8 +454,37 @@ impl WgpuDevice {
             })
             .max()
             .unwrap_or(1);
-        let groups = (largest.div_ceil(WORKGROUP_SIZE as usize))
-            .clamp(1, self.max_workgroups.min(65_535) as usize) as u32;
+        // Loops whose iteration counts are known on the host size the grid by the largest of
+        // them; otherwise the largest array stands in for the count.
+        let loops = kernel
+            .function
+            .body
+            .iter()
+            .filter(|s| {
+                matches!(
+                    s,
+                    acc_core::ir::Stmt::For {
+                        schedule: Some(_),
+                        ..
+                    }
+                )
+            })
+            .count();
+        let counts: Vec<Option<u64>> = (0..loops)
+            .map(|n| acc_core::ir::eval::parallel_loop_iterations(kernel, n, args))
+            .collect();
+        let work = match counts.iter().copied().collect::<Option<Vec<u64>>>() {
+            Some(known) if !known.is_empty() => known.into_iter().max().unwrap_or(1),
+            _ => counts
+                .iter()
+                .flatten()
+                .copied()
+                .max()
+                .unwrap_or(0)
+                .max(largest as u64),
+        };
+        let groups = (work.div_ceil(WORKGROUP_SIZE as u64))
+            .clamp(1, u64::from(self.max_workgroups.min(65_535))) as u32;
 
         let mut params = vec![0u8; l.params_size as usize];
         for slot in &l.params {

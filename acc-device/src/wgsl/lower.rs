@@ -1154,19 +1154,40 @@ impl Writer<'_> {
             let _ = writeln!(out, "    let acc_chunks: u32 = acc_chunks_of(acc_trips);");
             let _ = writeln!(
                 out,
-                "    for (var acc_c: u32 = 0u; acc_c < acc_chunks; acc_c = acc_c + 1u) {{"
+                "    var acc_c: u32 = 0u;\n    for (; acc_c < acc_chunks; acc_c = acc_c + 1u) {{"
             );
             let _ = writeln!(out, "    let acc_base: u64 = u64(acc_c) << 31u;");
             let _ = writeln!(
                 out,
                 "    let acc_chunk: u32 = u32(min(acc_trips - acc_base, 2147483648lu));"
             );
-            let _ = writeln!(out, "    for (var acc_k: u32 = acc_gid.x; acc_k < acc_chunk; acc_k = acc_k + acc_stride) {{");
+            let _ = writeln!(out, "    var acc_k: u32 = acc_gid.x;");
+            let _ = writeln!(
+                out,
+                "    for (; acc_k < acc_chunk; acc_k = acc_k + acc_stride) {{"
+            );
             let _ = writeln!(out, "        let acc_kk: u64 = acc_base + u64(acc_k);");
             "acc_kk"
         } else {
-            let _ = writeln!(out, "    for (var acc_k: u32 = acc_gid.x; acc_k < acc_trips; acc_k = acc_k + acc_stride) {{");
+            let _ = writeln!(out, "    var acc_k: u32 = acc_gid.x;");
+            let _ = writeln!(
+                out,
+                "    for (; acc_k < acc_trips; acc_k = acc_k + acc_stride) {{"
+            );
             "acc_k"
+        };
+        // Where the driver may end loops early, the grid-stride loop must have run to its end
+        // (nothing else leaves it: a parallel loop has no `break`).
+        let cut_check = if self.target.loop_limit.is_some() {
+            self.loop_cut_helper();
+            let end = if self.target.wide_usize() {
+                "acc_chunk"
+            } else {
+                "acc_trips"
+            };
+            format!("    if (acc_k < {end}) {{ acc_loop_cut(); }}\n")
+        } else {
+            String::new()
         };
         if levels.len() > 1 {
             let _ = writeln!(out, "        var acc_rest: {uty} = {k};");
@@ -1200,8 +1221,12 @@ impl Writer<'_> {
             let _ = writeln!(out, "        }}");
         }
         let _ = writeln!(out, "    }}");
+        out.push_str(&cut_check);
         if self.target.wide_usize() {
             let _ = writeln!(out, "    }}");
+            if self.target.loop_limit.is_some() {
+                let _ = writeln!(out, "    if (acc_c < acc_chunks) {{ acc_loop_cut(); }}");
+            }
         }
         for (r, (red, slot)) in reductions.iter().zip(slots).enumerate() {
             let ty = self.k.function.locals[red.local as usize].ty;

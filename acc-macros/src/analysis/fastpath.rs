@@ -72,10 +72,19 @@ impl Plan {
                     format_ident!("__acc_lo_{}_{}", k, n),
                     format_ident!("__acc_hi_{}_{}", k, n),
                 );
+                // The index at the first and last iteration, in checked arithmetic: an access
+                // the body guards (`if i > 0 { a[i - 1] }`) may have no index there, which
+                // only means the loop runs as written.
+                let ce = checked(e);
                 checks.push(quote! {{
-                    let #lo: usize = { let #var = #first; #e };
-                    let #hi: usize = { let #var = #last; #e };
-                    #lo <= #hi && #hi < ::acc::__rt::UncheckedIndex::length(&#arr)
+                    let #lo: ::core::option::Option<usize> = { let #var = #first; #ce };
+                    let #hi: ::core::option::Option<usize> = { let #var = #last; #ce };
+                    match (#lo, #hi) {
+                        (::core::option::Option::Some(#lo), ::core::option::Option::Some(#hi)) => {
+                            #lo <= #hi && #hi < ::acc::__rt::UncheckedIndex::length(&#arr)
+                        }
+                        _ => false,
+                    }
                 }});
             }
         }
@@ -93,6 +102,26 @@ impl Plan {
             r.visit_stmt_mut(st);
         }
         out
+    }
+}
+
+/// `e` (a `usize` index) as an `Option<usize>` that is `None` where `+`, `-` or `*` would
+/// overflow.
+fn checked(e: &Expr) -> TokenStream {
+    match strip(e) {
+        Expr::Binary(b) if matches!(b.op, BinOp::Add(_) | BinOp::Sub(_) | BinOp::Mul(_)) => {
+            let op = match b.op {
+                BinOp::Add(_) => quote!(checked_add),
+                BinOp::Sub(_) => quote!(checked_sub),
+                _ => quote!(checked_mul),
+            };
+            let (l, r) = (checked(&b.left), checked(&b.right));
+            quote!(match (#l, #r) {
+                (::core::option::Option::Some(__l), ::core::option::Option::Some(__r)) => __l.#op(__r),
+                _ => ::core::option::Option::None,
+            })
+        }
+        other => quote!(::core::option::Option::<usize>::Some(#other)),
     }
 }
 

@@ -37,13 +37,13 @@ const DATA_CLAUSES: &[C] = &[
 ];
 
 /// The launch clauses as `::acc::__rt::LaunchClauses`.
-fn launch_clauses(dir: &Directive) -> TokenStream {
+fn launch_clauses(dir: &Directive, default_present: bool) -> TokenStream {
     let (if_cond, async_arg, wait) = if_async_wait(dir);
     let self_cond = opt(dir.general(C::SelfClause).next().map(|c| match c.expr() {
         Some(e) => quote!(#e),
         None => quote!(true),
     }));
-    quote!(::acc::__rt::LaunchClauses { if_cond: #if_cond, self_cond: #self_cond, async_arg: #async_arg, wait: #wait })
+    quote!(::acc::__rt::LaunchClauses { if_cond: #if_cond, self_cond: #self_cond, async_arg: #async_arg, wait: #wait, default_present: #default_present })
 }
 
 /// Expands a compute or combined construct.
@@ -224,29 +224,38 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
         }
     }
 
-    // default(none): every variable the region uses needs a clause (3.3 section 2.6.2).
-    if let Some(d) = dir.general(C::Default).next() {
-        if matches!(&d.args, ClauseArgs::Default(v) if v == "none") {
-            for (name, u) in &uses.vars {
-                let is_const = name.chars().next().is_some_and(|c| c.is_uppercase());
-                if listed.contains(name) || is_const {
-                    continue;
-                }
-                let suggestion = if u.is_written() {
-                    format!("copy({name})")
-                } else {
-                    format!("copyin({name})` or `firstprivate({name})")
-                };
-                ctx.error(
-                    u.span.unwrap_or(d.span),
-                    format!(
-                        "`{name}` is used in this `{}` region, which has `default(none)`, but no clause names it; add `{suggestion}` (3.3 section 2.6.2)",
-                        dir.kind.spelling()
-                    ),
-                );
+    // The `default` clause visible here: the construct's own, else the innermost enclosing data
+    // construct's (3.3 section 2.6.2).
+    let default = super::data::default_clause(dir)
+        .or_else(|| ctx.enclosing_default.iter().rev().flatten().next().cloned());
+    // default(none): every variable the region uses needs a clause (3.3 section 2.6.2; R27).
+    // Names bound in neither the function nor the region are items (constants).
+    if let Some((_, span)) = default.as_ref().filter(|(v, _)| v == "none") {
+        let where_ = if dir.general(C::Default).next().is_some() {
+            String::new()
+        } else {
+            " (from the enclosing `data` construct)".to_string()
+        };
+        for (name, u) in &uses.vars {
+            let item = env.get(name).is_none();
+            if listed.contains(name) || item {
+                continue;
             }
+            let suggestion = if u.is_written() {
+                format!("copy({name})")
+            } else {
+                format!("copyin({name})` or `firstprivate({name})")
+            };
+            ctx.error(
+                u.span.unwrap_or(*span),
+                format!(
+                    "`{name}` is used in this `{}` region, which has `default(none)`{where_}, but no clause names it; add `{suggestion}` (3.3 section 2.6.2)",
+                    dir.kind.spelling()
+                ),
+            );
         }
     }
+    let default_present = default.as_ref().is_some_and(|(v, _)| v == "present");
 
     let region_stmts = |ctx: &mut Ctx, mode: Mode| -> Vec<Stmt> {
         let mut cx = RegionCx::new(
@@ -282,7 +291,7 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
     };
     let fn_name = ctx.fn_name.clone();
     let loc = location(dir.span);
-    let clauses = launch_clauses(dir);
+    let clauses = launch_clauses(dir, default_present);
     let data_vars = data::clause_vars(dir, DATA_CLAUSES, &loc);
     let data_hosts = data::exit_hosts(dir, DATA_CLAUSES);
     let combined_loop = if combined { Some(loop_part(dir)) } else { None };
@@ -294,6 +303,7 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
         &reductions,
         &privates,
         ctx.generic_fn,
+        dir.has(C::Unchecked),
     );
     let threads = if compute == ComputeKind::Serial {
         // A serial region runs on one thread even on multicore (`Launch::exec` never gives

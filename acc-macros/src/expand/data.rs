@@ -117,6 +117,14 @@ pub fn exit_hosts(dir: &Directive, names: &[C]) -> Vec<TokenStream> {
     out
 }
 
+/// The value of `dir`'s `default` clause (`none` or `present`), with its span.
+pub fn default_clause(dir: &Directive) -> Option<(String, proc_macro2::Span)> {
+    dir.general(C::Default).next().and_then(|c| match &c.args {
+        crate::directive::ClauseArgs::Default(v) => Some((v.to_string(), c.span)),
+        _ => None,
+    })
+}
+
 /// Names of the variables in `dir`'s clauses.
 pub fn named_vars(dir: &Directive) -> Vec<String> {
     dir.clauses

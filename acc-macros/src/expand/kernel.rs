@@ -710,29 +710,82 @@ impl Tr {
                 let args = self.routine_args(c.args.iter())?;
                 quote!({ let __args = [#(#args),*]; (#marker.build)(__acc_b, &__args) })
             }
-            Expr::If(i) => {
-                let Some((_, els)) = &i.else_branch else {
-                    return no("`if` without `else` as a value");
-                };
-                let a = self.block_value(&i.then_branch.stmts)?;
-                let r = match &**els {
-                    Expr::Block(b) => self.block_value(&b.block.stmts)?,
-                    other => self.expr(other)?,
-                };
-                let c = self.expr(&i.cond)?;
-                quote!({ let __c = #c; let __a = #a; let __r = #r; __acc_b.select(__c, __a, __r) })
-            }
+            Expr::If(i) => self.if_value(i, false)?,
             Expr::Block(b) if b.block.stmts.len() == 1 => self.block_value(&b.block.stmts)?,
             other => return no(format!("the expression `{}`", short(other))),
         })
     }
 
-    /// A block that is one expression, as a value (`if` arms).
+    /// A block that is one expression, as a value.
     fn block_value(&mut self, stmts: &[Stmt]) -> R<TokenStream> {
         match stmts {
             [Stmt::Expr(e, None)] => self.expr(e),
-            _ => no("an `if` arm with statements, used as a value"),
+            _ => no("a block with statements, used as a value"),
         }
+    }
+
+    /// `if c { a } else { r }` as a value. Arms that read arrays or call routines run only when
+    /// taken, as in Rust: a temporary set in each branch of an `if` statement, so that the arm
+    /// not taken cannot report an out-of-range index (or do a routine's work). Other arms are a
+    /// `select` of both values. `stmts_ok` when the `if` is the whole value of a `let` or an
+    /// assignment, where arms may hold statements: nothing else in the statement is evaluated
+    /// before them.
+    fn if_value(&mut self, i: &syn::ExprIf, stmts_ok: bool) -> R<TokenStream> {
+        let Some((_, els)) = &i.else_branch else {
+            return no("`if` without `else` as a value");
+        };
+        let c = self.expr(&i.cond)?;
+        if !reads_arrays_or_calls(&i.then_branch.stmts, els) {
+            let a = self.block_value(&i.then_branch.stmts)?;
+            let r = match &**els {
+                Expr::Block(b) => self.block_value(&b.block.stmts)?,
+                other => self.expr(other)?,
+            };
+            return Ok(
+                quote!({ let __c = #c; let __a = #a; let __r = #r; __acc_b.select(__c, __a, __r) }),
+            );
+        }
+        let (sa, a) = self.arm(&i.then_branch.stmts, stmts_ok)?;
+        let (sr, r) = match &**els {
+            Expr::Block(b) => self.arm(&b.block.stmts, stmts_ok)?,
+            Expr::If(inner) => (quote!(), self.if_value(inner, stmts_ok)?),
+            other => (quote!(), self.expr(other)?),
+        };
+        Ok(quote!({
+            let __c = #c;
+            let __t = __acc_b.local("if value", ::core::option::Option::None, ::core::option::Option::None);
+            __acc_b.if_(
+                __c,
+                |__acc_b| { #sa let __v = #a; __acc_b.set(__t, __v); },
+                |__acc_b| { #sr let __v = #r; __acc_b.set(__t, __v); },
+            );
+            __acc_b.get(__t)
+        }))
+    }
+
+    /// An `if` arm as statements and its value (statements only when `stmts_ok`).
+    fn arm(&mut self, stmts: &[Stmt], stmts_ok: bool) -> R<(TokenStream, TokenStream)> {
+        let Some((Stmt::Expr(e, None), rest)) = stmts.split_last() else {
+            return no("an `if` arm without a value, used as a value");
+        };
+        if !rest.is_empty() && !stmts_ok {
+            return no("an `if` arm with statements, used as a value inside a larger expression (make it the whole value of a `let`)");
+        }
+        self.scopes.push(HashMap::new());
+        let mut out = TokenStream::new();
+        let mut result = Ok(());
+        for st in rest {
+            match self.stmt(st, true) {
+                Ok(t) => out.extend(t),
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        let value = result.and_then(|()| self.expr(e));
+        self.scopes.pop();
+        Ok((out, value?))
     }
 
     fn stmts(&mut self, stmts: &[Stmt], in_parallel: bool) -> R<TokenStream> {
@@ -793,7 +846,10 @@ impl Tr {
                 let init = match &l.init {
                     Some(i) if i.diverge.is_some() => return no("`let .. else`"),
                     Some(i) => {
-                        let v = self.expr(&i.expr)?;
+                        let v = match strip(&i.expr) {
+                            Expr::If(e) => self.if_value(e, true)?,
+                            other => self.expr(other)?,
+                        };
                         quote!(::core::option::Option::Some(#v))
                     }
                     None => quote!(::core::option::Option::None),
@@ -874,7 +930,11 @@ impl Tr {
     }
 
     fn assign(&mut self, target: &Expr, op: Option<&str>, value: &Expr) -> R<TokenStream> {
-        let v = self.expr(value)?;
+        // Rust evaluates the value before the place it is assigned to.
+        let v = match strip(value) {
+            Expr::If(e) => self.if_value(e, true)?,
+            other => self.expr(other)?,
+        };
         let combine = |cur: TokenStream| -> TokenStream {
             match op {
                 None => quote!(#v),
@@ -1177,6 +1237,25 @@ impl Tr {
     }
 }
 
+/// Whether the arms of an `if` read arrays or call functions (so must not run when not taken).
+fn reads_arrays_or_calls(then: &[Stmt], els: &Expr) -> bool {
+    struct Find(bool);
+    impl<'a> syn::visit::Visit<'a> for Find {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            match e {
+                Expr::Index(_) | Expr::Call(_) => self.0 = true,
+                _ => syn::visit::visit_expr(self, e),
+            }
+        }
+    }
+    let mut f = Find(false);
+    for st in then {
+        syn::visit::Visit::visit_stmt(&mut f, st);
+    }
+    syn::visit::Visit::visit_expr(&mut f, els);
+    f.0
+}
+
 fn strip(e: &Expr) -> &Expr {
     match e {
         Expr::Paren(p) => strip(&p.expr),
@@ -1228,6 +1307,7 @@ pub fn kernel_arm(
     region_reductions: &[(RedOp, Ident)],
     privates: &[Ident],
     generic_fn: bool,
+    unchecked: bool,
 ) -> TokenStream {
     match translate(
         compute,
@@ -1237,6 +1317,7 @@ pub fn kernel_arm(
         region_reductions,
         privates,
         generic_fn,
+        unchecked,
     ) {
         Ok(ts) => ts,
         Err(why) => quote!(::acc::__rt::kernel::unsupported(&__ACC_SITE, __acc_dev, #why)),
@@ -1251,6 +1332,7 @@ fn translate(
     region_reductions: &[(RedOp, Ident)],
     privates: &[Ident],
     generic_fn: bool,
+    unchecked: bool,
 ) -> R<TokenStream> {
     // A region's value (a compute construct on a function that returns what it computed):
     // a scalar local of the region, read back after the launch.
@@ -1495,6 +1577,8 @@ fn translate(
             &__ACC_KERNEL,
             &mut __acc_args,
             &|__acc_b: &mut ::acc::__rt::kernel::KernelBuilder, __acc_h: &::acc::__rt::kernel::Params| -> ::core::result::Result<(), ::std::string::String> {
+                // `unchecked` (DESIGN.md 4.2): the kernel's accesses are not bounds-checked.
+                __acc_b.set_unchecked(#unchecked);
                 #(#resolve)*
                 #(#locals)*
                 #body

@@ -27,6 +27,9 @@ pub struct Ctx {
     pub fn_name: String,
     /// Variables named by the data clauses of lexically enclosing `data` constructs.
     pub enclosing_data: Vec<Vec<String>>,
+    /// The `default` clause (`none` or `present`) of each enclosing data construct, which
+    /// compute constructs inside see (3.3 section 2.6.2: "visible at the compute construct").
+    pub enclosing_default: Vec<Option<(String, Span)>>,
     /// The enclosing function has type or const parameters.
     pub generic_fn: bool,
     /// Numbers the guards of nested data regions.
@@ -42,6 +45,7 @@ impl Ctx {
             errors: Vec::new(),
             fn_name,
             enclosing_data: Vec::new(),
+            enclosing_default: Vec::new(),
             generic_fn: false,
             next_id: 0,
             undeclared_statics: Vec::new(),
@@ -229,12 +233,14 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
                 }
             }
             ctx.enclosing_data.push(data::named_vars(&dir));
+            ctx.enclosing_default.push(data::default_clause(&dir));
             HostWalker {
                 ctx: &mut ctx,
                 env: env.clone(),
             }
             .visit_block_mut(&mut f.block);
             ctx.enclosing_data.pop();
+            ctx.enclosing_default.pop();
             let body = &f.block;
             let expanded = data::expand_data_region(&mut ctx, &dir, quote!(#body));
             f.block = Box::new(syn::parse2(quote!({ #expanded })).expect("a block"));
@@ -465,8 +471,10 @@ impl HostWalker<'_> {
                     return st;
                 };
                 self.ctx.enclosing_data.push(data::named_vars(&dir));
+                self.ctx.enclosing_default.push(data::default_clause(&dir));
                 self.visit_block_mut(&mut b.block);
                 self.ctx.enclosing_data.pop();
+                self.ctx.enclosing_default.pop();
                 let body = &b.block;
                 let ts = if kind == DirectiveKind::Data {
                     data::expand_data_region(self.ctx, &dir, quote!(#body))
