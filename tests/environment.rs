@@ -15,6 +15,19 @@ fn region_reports(want: DeviceType) -> bool {
     ok
 }
 
+#[acc::offload]
+fn observed(a: &mut Vec<f32>) {
+    #[acc::data(copy(a))]
+    {
+        #[acc::parallel_loop(unchecked)]
+        for i in 0..a.len() {
+            a[i] += 1.0;
+        }
+        acc::update!(self(a));
+        acc::update!(device(a));
+    }
+}
+
 /// What a child does, by `ACC_ENV_CASE`.
 fn child(case: &str) {
     match case {
@@ -26,6 +39,12 @@ fn child(case: &str) {
         }
         "notify" => {
             assert!(region_reports(DeviceType::Host));
+        }
+        "observe" => {
+            let mut a = vec![1.0f32; 1000];
+            observed(&mut a);
+            assert!(a.iter().all(|&x| x == 2.0));
+            println!("OBSERVED-OK");
         }
         "bad-num" => {
             let r = std::panic::catch_unwind(|| region_reports(DeviceType::Host));
@@ -115,6 +134,59 @@ fn main() {
         "{out}"
     );
     passed += 1;
+
+    // On a device with its own memory, ACC_NOTIFY reports launches, grids and transfers
+    // (updates included) and ACC_DUMP writes each stage (DESIGN.md section 7).
+    let wgpu_required = std::env::var("ACC_REQUIRE_DEVICES")
+        .is_ok_and(|v| v.split(',').any(|d| d.trim().eq_ignore_ascii_case("wgpu")));
+    if wgpu_required || acc::get_num_devices(DeviceType::Wgpu) > 0 {
+        let dir = std::env::temp_dir().join(format!("acc-dump-{}", std::process::id()));
+        let dir_s = dir.to_string_lossy().into_owned();
+        let out = run_child(
+            "observe",
+            &[
+                ("ACC_DEVICE_TYPE", "wgpu"),
+                ("ACC_NOTIFY", "1"),
+                ("ACC_DUMP", "ir,wgsl"),
+                ("ACC_DUMP_DIR", &dir_s),
+            ],
+        );
+        assert!(out.contains("OBSERVED-OK"), "{out}");
+        for line in [
+            "acc: launch `parallel` region in `observed` at tests/environment.rs:",
+            "on wgpu",
+            "acc: present: `a` (4000 bytes) allocated and copied in",
+            "workgroups of",
+            "acc: update `a` at tests/environment.rs:",
+            "4000 bytes to the host",
+            "4000 bytes to the device",
+            "acc: present: `a` (4000 bytes) copied out and freed",
+        ] {
+            assert!(out.contains(line), "missing {line:?} in:\n{out}");
+        }
+        let files: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("ACC_DUMP_DIR {dir_s}: {e}\n{out}"))
+            .map(|e| e.unwrap().path())
+            .collect();
+        let read = |ext: &str| -> String {
+            files
+                .iter()
+                .filter(|p| p.extension().is_some_and(|e| e == ext))
+                .map(|p| std::fs::read_to_string(p).unwrap())
+                .collect()
+        };
+        let (ir, wgsl) = (read("ir"), read("wgsl"));
+        assert!(
+            ir.contains("unchecked"),
+            "the IR dump shows `unchecked`: {ir}"
+        );
+        assert!(
+            wgsl.contains("@compute"),
+            "the WGSL dump is a shader: {wgsl}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        passed += 1;
+    }
 
     println!("environment: {passed} passed, 0 failed");
 }

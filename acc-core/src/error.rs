@@ -133,6 +133,16 @@ pub enum Error {
         /// Bytes requested.
         bytes: usize,
     },
+    /// A kernel indexed an array out of its range (bounds checks are on unless the region
+    /// says `unchecked`); the first such access.
+    IndexOutOfBounds {
+        /// The array's name in the region.
+        array: String,
+        /// The index used.
+        index: u64,
+        /// The array's length.
+        len: u64,
+    },
     /// Something this build of `acc` does not do yet; the message says what.
     Unsupported {
         /// What is not supported, and where.
@@ -192,6 +202,10 @@ impl fmt::Display for Error {
             Error::OutOfMemory { bytes } => {
                 write!(f, "the device is out of memory (asked for {bytes} bytes)")
             }
+            Error::IndexOutOfBounds { array, index, len } => write!(
+                f,
+                "index out of bounds: the len is {len} but the index is {index} (array `{array}`)"
+            ),
             Error::Unsupported { what } => write!(f, "not supported: {what}"),
         }
     }

@@ -429,6 +429,13 @@ pub fn launch(
     }
     match device.launch_kernel_queued(kernel, &mut args.args, on.queue(), on.waits()) {
         Ok(out) => out,
+        // As Rust reports it, at the region (DESIGN.md 4.2).
+        Err(e @ acc_core::Error::IndexOutOfBounds { .. }) => panic!(
+            "acc: {e} in the region in `{}` at {}, on the {} device",
+            site.function,
+            site.location,
+            device.device_type()
+        ),
         Err(e) => fail(site, device, &e.to_string()),
     }
 }

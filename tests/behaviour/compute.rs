@@ -585,3 +585,39 @@ fn long_loops_without_arrays() {
         assert_eq!(sum_below(n), want, "on {ty}");
     });
 }
+
+#[acc::parallel_loop(copyin(a), copyout(b))]
+fn shifted_copy(a: &[f32], b: &mut [f32], shift: usize) {
+    for i in 0..b.len() {
+        b[i] = a[i + shift];
+    }
+}
+
+/// An index out of range stops the launching call with Rust's message, the array's length,
+/// the index and the region's location, on every device (DESIGN.md 4.2).
+#[test]
+fn out_of_range_indices_panic_at_the_region() {
+    on_each_device(|ty| {
+        let a = vec![1.0f32; 100];
+        let mut b = vec![0.0f32; 100];
+        shifted_copy(&a, &mut b, 0);
+        assert!(b.iter().all(|&x| x == 1.0), "on {ty}");
+        let err =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| shifted_copy(&a, &mut b, 3)))
+                .unwrap_err();
+        let msg = err
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        assert!(
+            msg.contains("index out of bounds: the len is 100 but the index is 10"),
+            "on {ty}: {msg}"
+        );
+        // The host twin panics where Rust does (the location is in the panic's report, not
+        // its message); kernels name the region's location in the message.
+        if matches!(ty, DeviceType::Wgpu | DeviceType::Nvidia) {
+            assert!(msg.contains("compute.rs:"), "on {ty}: {msg}");
+        }
+    });
+}

@@ -673,7 +673,11 @@ impl CudaDevice {
                     .get(what as usize)
                     .map_or("?", |p| p.name.as_str())
             };
-            return Err(Error::Unsupported { what: format!("index out of bounds: the len is {len} but the index is {index} (array `{name}`)") });
+            return Err(Error::IndexOutOfBounds {
+                array: name.to_string(),
+                index: index as u64,
+                len: len as u64,
+            });
         }
         Ok(launched)
     }
