@@ -621,3 +621,37 @@ fn out_of_range_indices_panic_at_the_region() {
         }
     });
 }
+
+const TAPS: usize = 3;
+
+#[acc::parallel_loop(copyin(x), copyout(y))]
+fn local_arrays(x: &[f64], y: &mut [f64]) {
+    for i in 0..y.len() {
+        // Private arrays declared in the region (DESIGN.md 4.2), by repetition and by list.
+        let mut w = [0.0; TAPS];
+        let k: [f64; 3] = [0.25, 0.5, 0.25];
+        let mut acc = 0.0;
+        for t in 0..TAPS {
+            let j = (i + t) % x.len();
+            w[t] = x[j];
+        }
+        for t in 0..w.len() {
+            acc += k[t] * w[t];
+        }
+        y[i] = acc;
+    }
+}
+
+#[test]
+fn arrays_declared_in_a_region_are_private() {
+    on_each_device(|ty| {
+        let x: Vec<f64> = (0..500).map(|i| (i * i % 17) as f64).collect();
+        let mut y = vec![0.0; 500];
+        local_arrays(&x, &mut y);
+        for i in 0..500 {
+            let w = [x[i], x[(i + 1) % 500], x[(i + 2) % 500]];
+            let want = 0.25 * w[0] + 0.5 * w[1] + 0.25 * w[2];
+            assert_eq!(y[i], want, "y[{i}] on {ty}");
+        }
+    });
+}

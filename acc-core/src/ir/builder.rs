@@ -255,6 +255,20 @@ impl KernelBuilder {
         Var { id, ty: t }
     }
 
+    /// A private array local `[T; len]` declared in the region (`let mut t = [0.0; 4]`), its
+    /// element type given or inferred from its use, as a scalar local's is.
+    pub fn local_array_of(&mut self, name: &str, elem: Option<Scalar>, len: u32) -> Var {
+        let t = self.new_var(elem.map_or(Ty::Unknown, Ty::Known));
+        let id = self.function.locals.len() as LocalId;
+        self.function.locals.push(Local {
+            name: name.to_string(),
+            ty: elem.unwrap_or(Scalar::I32),
+            len: Some(len),
+        });
+        self.local_ty.push(t);
+        Var { id, ty: t }
+    }
+
     /// The index of the gang running the code (`acc::gang_idx()`).
     pub fn gang_index(&mut self) -> Value {
         let t = self.new_var(Ty::Known(Scalar::USize));
@@ -297,6 +311,12 @@ impl KernelBuilder {
             local: v.id,
             value: value.expr,
         });
+    }
+
+    /// The length of a private array (`t.len()`), a constant.
+    pub fn local_len(&mut self, v: Var) -> Value {
+        let len = self.function.locals[v.id as usize].len.unwrap_or(1);
+        self.lit_int(i128::from(len), Some(Scalar::USize))
     }
 
     /// Element `index` of a private array.

@@ -608,6 +608,11 @@ impl Tr {
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();
                 if name == "len" && m.args.is_empty() {
+                    if let Some(Local::Array(v)) =
+                        path_ident(&m.receiver).and_then(|id| self.lookup(&id.to_string()))
+                    {
+                        return Ok(quote!(__acc_b.local_len(#v)));
+                    }
                     let a = self.array(&m.receiver)?;
                     return Ok(quote!({ let __a = #a; __acc_b.len(__a) }));
                 }
@@ -832,8 +837,13 @@ impl Tr {
                     Pat::Type(pt) => Some(&*pt.ty),
                     _ => None,
                 };
-                if let Some(syn::Type::Array(_)) = ty {
-                    return no(format!("the private array `{name}`"));
+                let array_init = l
+                    .init
+                    .as_ref()
+                    .map(|i| strip(&i.expr))
+                    .filter(|e| matches!(e, Expr::Repeat(_) | Expr::Array(_)));
+                if matches!(ty, Some(syn::Type::Array(_))) || array_init.is_some() {
+                    return self.local_array(&name, ty, array_init);
                 }
                 let ty_tokens = match ty {
                     Some(t) => {
@@ -871,6 +881,87 @@ impl Tr {
             }
             Stmt::Macro(_) => return no("a macro"),
             Stmt::Item(_) => return no("an item"),
+        })
+    }
+
+    /// `let t = [v; N];` or `let t: [T; N] = [a, b, ..];`: a private array of the region
+    /// (DESIGN.md 4.2), each element set from its initializer.
+    fn local_array(
+        &mut self,
+        name: &str,
+        ty: Option<&syn::Type>,
+        init: Option<&Expr>,
+    ) -> R<TokenStream> {
+        let annotated = match ty {
+            Some(syn::Type::Array(a)) => Some(a),
+            Some(other) => return no(format!("`let {name}: {}`", other.to_token_stream())),
+            None => None,
+        };
+        let elem = match annotated {
+            Some(a) => {
+                let s = scalar_of(&a.elem)
+                    .ok_or_else(|| format!("a private array of `{}`", a.elem.to_token_stream()))?;
+                quote!(::core::option::Option::Some(#s))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let v = self.fresh(name);
+        let (len, sets) = match init {
+            Some(Expr::Repeat(r)) => {
+                let value = self.expr(&r.expr)?;
+                let len = &r.len;
+                (
+                    quote!(#len),
+                    quote! {
+                        let __e = #value;
+                        let __t = __acc_b.local("element", ::core::option::Option::None, ::core::option::Option::Some(__e));
+                        for __k in 0..__len {
+                            let __i = __acc_b.lit_int(__k as i128, ::core::option::Option::Some(::acc::__rt::kernel::Scalar::USize));
+                            let __x = __acc_b.get(__t);
+                            __acc_b.set_elem(#v, __i, __x);
+                        }
+                    },
+                )
+            }
+            Some(Expr::Array(a)) => {
+                let n = a.elems.len();
+                let mut sets = TokenStream::new();
+                for (k, e) in a.elems.iter().enumerate() {
+                    let value = self.expr(e)?;
+                    let k = k as i128;
+                    sets.extend(quote! {{
+                        let __x = #value;
+                        let __i = __acc_b.lit_int(#k, ::core::option::Option::Some(::acc::__rt::kernel::Scalar::USize));
+                        __acc_b.set_elem(#v, __i, __x);
+                    }});
+                }
+                (quote!(#n), sets)
+            }
+            _ => match annotated {
+                Some(a) => {
+                    let len = &a.len;
+                    (quote!(#len), quote!())
+                }
+                None => return no(format!("the private array `{name}` without a length")),
+            },
+        };
+        let name_lit = name.to_string();
+        self.bind(name.to_string(), Local::Array(v.clone()));
+        // A private array lives in each thread's local memory: a bound keeps a mistaken length
+        // from exhausting it.
+        Ok(quote! {
+            let #v = {
+                let __len: usize = #len;
+                if __len > 4096 {
+                    __acc_b.fail(::std::format!("the private array `{}` has {} elements; kernels hold at most 4096 per thread", #name_lit, __len));
+                }
+                __acc_b.local_array_of(#name_lit, #elem, __len.min(4096) as u32)
+            };
+            {
+                #[allow(unused_variables)]
+                let __len: u32 = { let __n: usize = #len; __n.min(4096) as u32 };
+                #sets
+            }
         })
     }
 
