@@ -45,6 +45,7 @@ fn fallback_lock(addr: usize) -> std::sync::MutexGuard<'static, ()> {
 
 macro_rules! atomic_int {
     ($($t:ty => $a:ty),*) => {$(
+        #[diagnostic::do_not_recommend]
         impl AtomicScalar for $t {
             #[inline]
             unsafe fn atomic_load(p: *mut Self) -> Self {
@@ -90,6 +91,7 @@ atomic_int!(i8 => AtomicI8, i16 => AtomicI16, i32 => AtomicI32, i64 => AtomicI64
 
 macro_rules! atomic_float {
     ($($t:ty => $bits:ty),*) => {$(
+        #[diagnostic::do_not_recommend]
         impl AtomicScalar for $t {
             #[inline]
             unsafe fn atomic_load(p: *mut Self) -> Self {

@@ -27,13 +27,16 @@ pub unsafe trait DeviceCopy: Copy + Send + Sync + 'static {
 }
 
 macro_rules! device_copy {
-    ($($t:ty => $ir:ident),*) => {$( unsafe impl DeviceCopy for $t { const SCALAR: Option<crate::ir::Scalar> = Some(crate::ir::Scalar::$ir); } )*};
+    ($($t:ty => $ir:ident),*) => {$( #[diagnostic::do_not_recommend] unsafe impl DeviceCopy for $t { const SCALAR: Option<crate::ir::Scalar> = Some(crate::ir::Scalar::$ir); } )*};
 }
 device_copy!(f32 => F32, f64 => F64, i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, u16 => U16,
     u32 => U32, u64 => U64, isize => ISize, usize => USize, bool => Bool);
+#[diagnostic::do_not_recommend]
 unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
 // Plain data, reducible on the host devices; kernels do not take them (no IR scalar).
+#[diagnostic::do_not_recommend]
 unsafe impl DeviceCopy for i128 {}
+#[diagnostic::do_not_recommend]
 unsafe impl DeviceCopy for u128 {}
 
 /// A variable that may appear in a data clause: a device scalar, or an array of them (a slice,
@@ -69,26 +72,31 @@ pub trait DataVarMut: DataVar {
     fn elems_mut(&mut self) -> &mut [Self::Elem];
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: DeviceCopy> DataVarMut for [T] {
     fn elems_mut(&mut self) -> &mut [T] {
         self
     }
 }
+#[diagnostic::do_not_recommend]
 impl<T: DeviceCopy> DataVarMut for Vec<T> {
     fn elems_mut(&mut self) -> &mut [T] {
         self
     }
 }
+#[diagnostic::do_not_recommend]
 impl<T: DeviceCopy> DataVarMut for Box<[T]> {
     fn elems_mut(&mut self) -> &mut [T] {
         self
     }
 }
+#[diagnostic::do_not_recommend]
 impl<T: DeviceCopy, const N: usize> DataVarMut for [T; N] {
     fn elems_mut(&mut self) -> &mut [T] {
         self
     }
 }
+#[diagnostic::do_not_recommend]
 impl<T: DataVarMut + ?Sized> DataVarMut for &mut T {
     fn elems_mut(&mut self) -> &mut [T::Elem] {
         (**self).elems_mut()
@@ -144,6 +152,7 @@ macro_rules! scalar_data_var {
             const IS_SCALAR: bool = true;
             fn elems(&self) -> &[$t] { std::slice::from_ref(self) }
         }
+        #[diagnostic::do_not_recommend]
         impl DataVarMut for $t {
             fn elems_mut(&mut self) -> &mut [$t] { std::slice::from_mut(self) }
         }

@@ -40,6 +40,7 @@ pub trait Reduce<Op>: Sized + crate::data::DeviceCopy {
 
 macro_rules! reduce_impl {
     ($op:ty, [$($t:ty),*], |$a:ident, $b:ident| $comb:expr, $id:expr) => {$(
+        #[diagnostic::do_not_recommend]
         impl Reduce<$op> for $t {
             #[inline(always)]
             fn identity() -> Self { $id }
@@ -81,6 +82,7 @@ reduce_impl!(Or, [bool], |a, b| a || b, false);
 reduce_impl!(Max, [bool], |a, b| a | b, false);
 reduce_impl!(Min, [bool], |a, b| a & b, true);
 
+#[diagnostic::do_not_recommend]
 impl<Op, T: Reduce<Op>, const N: usize> Reduce<Op> for [T; N] {
     fn identity() -> Self {
         std::array::from_fn(|_| T::identity())

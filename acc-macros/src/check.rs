@@ -66,7 +66,7 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
                         err(
                             id.span(),
                             format!(
-                                "unknown device type `{id}`; the device types are {} and `*`",
+                                "unknown device type `{id}`; the device types are {} and `*` (3.3 section 2.4)",
                                 DEVICE_TYPE_NAMES.join(", ")
                             ),
                         );

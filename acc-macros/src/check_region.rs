@@ -236,9 +236,26 @@ pub fn check_body(
     combined: bool,
     undeclared_statics: &[String],
 ) -> BodyCheck {
+    // A static defined inside the body is refused where it is defined; its uses need no
+    // second error.
+    struct Inner(Vec<String>);
+    impl<'a> Visit<'a> for Inner {
+        fn visit_item_static(&mut self, s: &'a syn::ItemStatic) {
+            self.0.push(s.ident.to_string());
+        }
+    }
+    let mut inner = Inner(Vec::new());
+    for st in stmts {
+        inner.visit_stmt(st);
+    }
+    let outer: Vec<String> = undeclared_statics
+        .iter()
+        .filter(|s| !inner.0.contains(s))
+        .cloned()
+        .collect();
     let mut c = Checker {
         body,
-        undeclared_statics,
+        undeclared_statics: &outer,
         errors: Vec::new(),
         routine_checks: Vec::new(),
         loop_construct: combined,
@@ -322,7 +339,7 @@ impl<'ast> Visit<'ast> for Checker<'_> {
                 let method = m.method.to_string();
                 if ALLOCATING_METHODS.contains(&method.as_str()) {
                     self.err(m.method.span(), format!(
-                        "`.{method}()` allocates or grows a collection on the heap, which cannot happen inside {what}"
+                        "`.{method}()` allocates or grows a collection on the heap, which cannot happen inside {what} (DESIGN.md 4.2)"
                     ));
                 } else if crate::analysis::uses::path_ident(&m.receiver).is_some_and(|r| r == "self") && !DEVICE_METHODS.contains(&method.as_str()) {
                     // `self.f(..)` inside an impl: `f` must be an `#[acc::routine]` method.
@@ -330,7 +347,7 @@ impl<'ast> Visit<'ast> for Checker<'_> {
                     self.routine_checks.push(quote::quote_spanned!(m.method.span()=> let _: ::acc::__rt::RoutineMarker<_> = Self::#marker;));
                 } else if !DEVICE_METHODS.contains(&method.as_str()) {
                     self.err(m.method.span(), format!(
-                        "`.{method}()` cannot run on a device: inside {what}, methods are limited to the float and integer methods of std and `len`; call your own code as an `#[acc::routine]` function"
+                        "`.{method}()` cannot run on a device: inside {what}, methods are limited to the float and integer methods of std and `len`; call your own code as an `#[acc::routine]` function (3.3 section 2.15; DESIGN.md 4.2)"
                     ));
                 }
             }
@@ -365,7 +382,7 @@ impl<'ast> Visit<'ast> for Checker<'_> {
             }
             Stmt::Item(Item::Fn(f)) => {
                 let what = self.body.what();
-                self.err(f.sig.ident.span(), format!("functions cannot be defined inside {what}; define an `#[acc::routine]` outside it"));
+                self.err(f.sig.ident.span(), format!("functions cannot be defined inside {what}; define an `#[acc::routine]` outside it (3.3 section 2.15.1)"));
             }
             other => visit::visit_stmt(self, other),
         }
@@ -393,7 +410,7 @@ impl Checker<'_> {
         }
         if segs.len() >= 2 && ALLOCATING_PATHS.contains(&segs[segs.len() - 2].as_str()) {
             self.err(p.span(), format!(
-                "`{}` allocates on the heap, which cannot happen inside {what}; allocate before the region and pass the data in a data clause",
+                "`{}` allocates on the heap, which cannot happen inside {what}; allocate before the region and pass the data in a data clause (DESIGN.md 4.2)",
                 segs.join("::")
             ));
             return;
@@ -416,7 +433,7 @@ impl Checker<'_> {
             _ => {
                 let name = m.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
                 self.err(m.path.span(), format!(
-                    "macros cannot run on a device: `{name}!` is not allowed inside {what} (only `acc::cache!` is)"
+                    "macros cannot run on a device: `{name}!` is not allowed inside {what} (only `acc::cache!` is; DESIGN.md 4.2)"
                 ));
             }
         }

@@ -70,7 +70,11 @@ fn unknown_clause(kind: DirectiveKind, name: &Ident) -> syn::Error {
     };
     syn::Error::new(
         name.span(),
-        format!("unknown clause `{n}` on `{}`{suggestion}", kind.spelling()),
+        format!(
+            "unknown clause `{n}` on `{}`{suggestion} (3.3 section {})",
+            kind.spelling(),
+            kind.section()
+        ),
     )
 }
 
@@ -538,7 +542,7 @@ fn parse_red_op(input: ParseStream) -> syn::Result<(RedOp, Span)> {
             "min" => Ok((RedOp::Min, id.span())),
             other => Err(syn::Error::new(
                 id.span(),
-                format!("unknown reduction operator `{other}`; the operators are + * max min & | ^ && ||"),
+                format!("unknown reduction operator `{other}`; the operators are + * max min & | ^ && || (3.3 section 2.5.15)"),
             )),
         };
     }
@@ -594,7 +598,7 @@ fn parse_vars(input: ParseStream) -> syn::Result<Vec<VarRef>> {
         });
         if input.peek(token::Paren) {
             return Err(input.error(
-                "a clause lists variables, not calls: name the variable that holds the value",
+                "a clause lists variables, not calls: name the variable that holds the value (3.3 section 2.7: a clause names variables, arrays and subarrays)",
             ));
         }
         if !input.is_empty() {

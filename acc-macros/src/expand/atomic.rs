@@ -162,8 +162,8 @@ pub fn expand_atomic(ctx: &mut Ctx, dir: &Directive, st: Stmt) -> Stmt {
     .find(|c| dir.has(*c))
     .unwrap_or(ClauseName::Update);
     let out = match clause {
-        ClauseName::Read => read(&st),
-        ClauseName::Write => write(&st),
+        ClauseName::Read => read(&st, span),
+        ClauseName::Write => write(&st, span),
         ClauseName::Update => stmt_expr(&st)
             .and_then(as_update)
             .map(|u| {
@@ -185,13 +185,13 @@ pub fn expand_atomic(ctx: &mut Ctx, dir: &Directive, st: Stmt) -> Stmt {
     }
 }
 
-fn read(st: &Stmt) -> Result<TokenStream, &'static str> {
+fn read(st: &Stmt, span: Span) -> Result<TokenStream, &'static str> {
     const MSG: &str = "`atomic read` takes `v = x;` or `let v = x;` (3.3 section 2.12)";
     match st {
         Stmt::Expr(Expr::Assign(a), _) => {
             let (v, x) = (&a.left, &a.right);
             Ok(
-                quote!(#v = { let __acc_p = &raw const #x; unsafe { ::acc::__rt::atomic::load(__acc_p) } };),
+                quote_spanned!(span=> #v = { let __acc_p = &raw const #x; unsafe { ::acc::__rt::atomic::load(__acc_p) } };),
             )
         }
         Stmt::Local(l) => {
@@ -199,19 +199,19 @@ fn read(st: &Stmt) -> Result<TokenStream, &'static str> {
             let (pat, x) = (&l.pat, &init.expr);
             // The binding must outlive the generated block: declare it, then assign.
             Ok(
-                quote!(let #pat = { let __acc_p = &raw const #x; unsafe { ::acc::__rt::atomic::load(__acc_p) } };),
+                quote_spanned!(span=> let #pat = { let __acc_p = &raw const #x; unsafe { ::acc::__rt::atomic::load(__acc_p) } };),
             )
         }
         _ => Err(MSG),
     }
 }
 
-fn write(st: &Stmt) -> Result<TokenStream, &'static str> {
+fn write(st: &Stmt, span: Span) -> Result<TokenStream, &'static str> {
     match stmt_expr(st) {
         Some(Expr::Assign(a)) => {
             let (x, e) = (&a.left, &a.right);
             Ok(
-                quote!({ let __acc_v = #e; let __acc_p = &raw mut #x; unsafe { ::acc::__rt::atomic::store(__acc_p, __acc_v) } };),
+                quote_spanned!(span=> { let __acc_v = #e; let __acc_p = &raw mut #x; unsafe { ::acc::__rt::atomic::store(__acc_p, __acc_v) } };),
             )
         }
         _ => Err("`atomic write` takes `x = expr;` (3.3 section 2.12)"),

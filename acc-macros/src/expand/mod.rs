@@ -557,11 +557,11 @@ impl VisitMut for HostWalker<'_> {
 /// (a bare `wait` is the empty list) expressions.
 pub fn if_async_wait(dir: &Directive) -> (TokenStream, TokenStream, TokenStream) {
     use crate::directive::{ClauseArgs, ClauseName as C};
-    let if_cond = opt(dir
-        .general(C::If)
-        .next()
-        .and_then(|c| c.expr())
-        .map(|e| quote!(#e)));
+    let if_cond = opt(dir.general(C::If).next().and_then(|c| c.expr()).map(|e| {
+        // A condition of another type reads "expected `bool`" at the condition.
+        let b = quote::quote_spanned!(syn::spanned::Spanned::span(&e)=> bool);
+        quote!({ let __acc_cond: #b = #e; __acc_cond })
+    }));
     let async_arg = opt(dir.all(C::Async).last().map(|c| match c.expr() {
         Some(e) => quote!((#e) as i64),
         None => quote!(::acc::ASYNC_NOVAL as i64),
