@@ -259,6 +259,7 @@ pub fn check_body(
         errors: Vec::new(),
         routine_checks: Vec::new(),
         loop_construct: combined,
+        loop_depth: 0,
     };
     for st in stmts {
         c.visit_stmt(st);
@@ -277,6 +278,18 @@ struct Checker<'s> {
     /// The next `for` is associated with a loop construct: an iterator that is not a range is
     /// reported by the loop construct's rules (3.3 section 2.9), not as a method call here.
     loop_construct: bool,
+    /// How many `for` loops enclose the code being checked.
+    loop_depth: usize,
+}
+
+/// Whether `st` is `acc::cache!(..)`.
+fn is_cache(st: &Stmt) -> bool {
+    let m = match st {
+        Stmt::Macro(m) => &m.mac,
+        Stmt::Expr(Expr::Macro(m), _) => &m.mac,
+        _ => return false,
+    };
+    acc_path_last(&m.path).is_some_and(|n| n == "cache")
 }
 
 impl Checker<'_> {
@@ -311,7 +324,18 @@ impl<'ast> Visit<'ast> for Checker<'_> {
                 if !construct || matches!(it, Expr::Range(_)) {
                     self.visit_expr(it);
                 }
+                // `cache!` goes at the top of a loop body (R84).
+                let mut top = true;
+                for st in &f.body.stmts {
+                    let cache = is_cache(st);
+                    if cache && !top {
+                        self.err(st.span(), "`acc::cache!` goes at the top of a loop body, before its other statements (OpenACC 2.0 section 2.8)".into());
+                    }
+                    top &= cache;
+                }
+                self.loop_depth += 1;
                 self.visit_block(&f.body);
+                self.loop_depth -= 1;
                 return;
             }
             Expr::Closure(c) => {
@@ -426,7 +450,11 @@ impl Checker<'_> {
     fn mac(&mut self, m: &syn::Macro) {
         let what = self.body.what();
         match acc_path_last(&m.path) {
-            Some(n) if n == "cache" => {}
+            Some(n) if n == "cache" => {
+                if self.loop_depth == 0 {
+                    self.err(m.path.span(), format!("`acc::cache!` goes at the top of a `for` loop's body inside {what}, not outside any loop (OpenACC 2.0 section 2.8)"));
+                }
+            }
             Some(n) if HOST_DIRECTIVES.contains(&n.as_str()) => self.err(m.path.span(), format!(
                 "`acc::{n}!` is an executable directive for the host; it cannot appear inside {what} (3.3 section 2.14)"
             )),

@@ -179,7 +179,23 @@ fn expand_cache(ctx: &mut Ctx, input: TokenStream) -> TokenStream {
         Span::call_site(),
         quote!(copyin(#input)),
     ) {
-        Ok(_) => quote!({}),
+        Ok(dir) => {
+            // R84 (2.0 section 2.8): entries are array elements or subarrays of constant length.
+            for v in dir.clauses.iter().flat_map(|c| c.vars()) {
+                match v.subarray.as_deref() {
+                    None => ctx.error(v.span, format!(
+                        "`cache!` takes array elements or subarrays (`{n}[i]`, `{n}[i..i + 4]`), not the whole variable `{n}` (OpenACC 2.0 section 2.8)",
+                        n = v.name
+                    )),
+                    Some(syn::Expr::Range(r)) if !constant_length(r) => ctx.error(v.span, format!(
+                        "the subarray `{}` in `cache!` must have a constant length (`a[lo..lo + 8]`) (OpenACC 2.0 section 2.8)",
+                        v.text
+                    )),
+                    _ => {}
+                }
+            }
+            quote!({})
+        }
         Err(e) => {
             ctx.push(syn::Error::new(
                 e.span(),
@@ -187,5 +203,31 @@ fn expand_cache(ctx: &mut Ctx, input: TokenStream) -> TokenStream {
             ));
             TokenStream::new()
         }
+    }
+}
+
+/// Whether `lo..hi` has a length known at compile time: both ends literals, an empty start and
+/// a literal end, or `hi` written as `lo + c` (or `lo + c` and `lo + d`).
+fn constant_length(r: &syn::ExprRange) -> bool {
+    use quote::ToTokens;
+    let lit = |e: &syn::Expr| matches!(e, syn::Expr::Lit(_));
+    let text = |e: &syn::Expr| e.to_token_stream().to_string();
+    // `base + c` as (base, c).
+    fn split(e: &syn::Expr) -> Option<(&syn::Expr, &syn::Expr)> {
+        match e {
+            syn::Expr::Binary(b) if matches!(b.op, syn::BinOp::Add(_)) => Some((&b.left, &b.right)),
+            syn::Expr::Paren(p) => split(&p.expr),
+            _ => None,
+        }
+    }
+    match (r.start.as_deref(), r.end.as_deref()) {
+        (None, Some(hi)) => lit(hi),
+        (Some(lo), Some(hi)) if lit(lo) && lit(hi) => true,
+        (Some(lo), Some(hi)) => match (split(hi), split(lo)) {
+            (Some((b, c)), _) if lit(c) && text(b) == text(lo) => true,
+            (Some((b, c)), Some((b2, c2))) => lit(c) && lit(c2) && text(b) == text(b2),
+            _ => false,
+        },
+        _ => false,
     }
 }
