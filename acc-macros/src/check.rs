@@ -9,11 +9,8 @@ use proc_macro2::Span;
 use crate::directive::allowed::{allows, allows_after_device_type};
 use crate::directive::{
     ClauseArgs, ClauseName as C, ComputeKind, DeviceTypeSel, Directive, DirectiveKind as D,
-    SizeExpr,
+    SizeExpr, DEVICE_TYPE_NAMES,
 };
-
-/// Device type names a `device_type` clause accepts.
-pub const DEVICE_TYPE_NAMES: &[&str] = &["host", "multicore", "nvidia", "wgpu", "default"];
 
 /// Every problem with `dir`, each at its span.
 pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {

@@ -99,88 +99,6 @@ const PRIMITIVES: &[&str] = &[
     "usize", "bool",
 ];
 
-/// Methods a device runs: the float and integer methods of std (DESIGN.md 4.2) and `len`.
-const DEVICE_METHODS: &[&str] = &[
-    "len",
-    "is_empty",
-    "abs",
-    "sqrt",
-    "cbrt",
-    "sin",
-    "cos",
-    "tan",
-    "asin",
-    "acos",
-    "atan",
-    "atan2",
-    "sinh",
-    "cosh",
-    "tanh",
-    "asinh",
-    "acosh",
-    "atanh",
-    "exp",
-    "exp2",
-    "exp_m1",
-    "ln",
-    "ln_1p",
-    "log",
-    "log2",
-    "log10",
-    "powi",
-    "powf",
-    "pow",
-    "min",
-    "max",
-    "clamp",
-    "floor",
-    "ceil",
-    "round",
-    "trunc",
-    "fract",
-    "mul_add",
-    "hypot",
-    "signum",
-    "copysign",
-    "recip",
-    "to_degrees",
-    "to_radians",
-    "is_nan",
-    "is_finite",
-    "is_infinite",
-    "is_sign_positive",
-    "is_sign_negative",
-    "to_bits",
-    "abs_diff",
-    "rem_euclid",
-    "div_euclid",
-    "wrapping_add",
-    "wrapping_sub",
-    "wrapping_mul",
-    "wrapping_neg",
-    "wrapping_shl",
-    "wrapping_shr",
-    "saturating_add",
-    "saturating_sub",
-    "saturating_mul",
-    "count_ones",
-    "count_zeros",
-    "leading_zeros",
-    "trailing_zeros",
-    "rotate_left",
-    "rotate_right",
-    "swap_bytes",
-    "reverse_bits",
-    "is_power_of_two",
-    "next_power_of_two",
-    "isqrt",
-    "ilog2",
-    "is_positive",
-    "is_negative",
-    "min_value",
-    "max_value",
-];
-
 /// What checking a body found: errors, and the routine markers its calls refer to (each a
 /// statement `let _: RoutineMarker = path_is_an_acc_routine;` that fails to compile when the callee is not an
 /// `#[acc::routine]`, 3.3 section 2.15; R120).
@@ -365,11 +283,11 @@ impl<'ast> Visit<'ast> for Checker<'_> {
                     self.err(m.method.span(), format!(
                         "`.{method}()` allocates or grows a collection on the heap, which cannot happen inside {what} (DESIGN.md 4.2)"
                     ));
-                } else if crate::analysis::uses::path_ident(&m.receiver).is_some_and(|r| r == "self") && !DEVICE_METHODS.contains(&method.as_str()) {
+                } else if crate::analysis::uses::path_ident(&m.receiver).is_some_and(|r| r == "self") && !crate::analysis::methods::DEVICE_METHODS.contains(&method.as_str()) {
                     // `self.f(..)` inside an impl: `f` must be an `#[acc::routine]` method.
                     let marker = routine_marker(&m.method);
                     self.routine_checks.push(quote::quote_spanned!(m.method.span()=> let _: ::acc::__rt::RoutineMarker<_> = Self::#marker;));
-                } else if !DEVICE_METHODS.contains(&method.as_str()) {
+                } else if !crate::analysis::methods::DEVICE_METHODS.contains(&method.as_str()) {
                     self.err(m.method.span(), format!(
                         "`.{method}()` cannot run on a device: inside {what}, methods are limited to the float and integer methods of std and `len`; call your own code as an `#[acc::routine]` function (3.3 section 2.15; DESIGN.md 4.2)"
                     ));
@@ -695,7 +613,8 @@ impl<'ast> Visit<'ast> for Nesting {
             }
             Expr::MethodCall(m)
                 if crate::analysis::uses::path_ident(&m.receiver).is_some_and(|r| r == "self")
-                    && !DEVICE_METHODS.contains(&m.method.to_string().as_str()) =>
+                    && !crate::analysis::methods::DEVICE_METHODS
+                        .contains(&m.method.to_string().as_str()) =>
             {
                 let marker = routine_marker(&m.method);
                 self.call(

@@ -57,6 +57,28 @@ pub fn parallel_loop_iterations(kernel: &Kernel, n: usize, args: &[KernelArg<'_>
     None
 }
 
+/// The iteration count of each top-level parallel loop of the kernel, in order (`None` where it
+/// cannot be known before the launch).
+pub fn parallel_loops_iterations(kernel: &Kernel, args: &[KernelArg<'_>]) -> Vec<Option<u64>> {
+    let loops = kernel
+        .function
+        .body
+        .iter()
+        .filter(|s| {
+            matches!(
+                s,
+                Stmt::For {
+                    schedule: Some(_),
+                    ..
+                }
+            )
+        })
+        .count();
+    (0..loops)
+        .map(|n| parallel_loop_iterations(kernel, n, args))
+        .collect()
+}
+
 struct Eval<'a, 'k> {
     k: &'k Kernel,
     args: &'a [KernelArg<'a>],

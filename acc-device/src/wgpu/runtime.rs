@@ -456,23 +456,7 @@ impl WgpuDevice {
             .unwrap_or(1);
         // Loops whose iteration counts are known on the host size the grid by the largest of
         // them; otherwise the largest array stands in for the count.
-        let loops = kernel
-            .function
-            .body
-            .iter()
-            .filter(|s| {
-                matches!(
-                    s,
-                    acc_core::ir::Stmt::For {
-                        schedule: Some(_),
-                        ..
-                    }
-                )
-            })
-            .count();
-        let counts: Vec<Option<u64>> = (0..loops)
-            .map(|n| acc_core::ir::eval::parallel_loop_iterations(kernel, n, args))
-            .collect();
+        let counts = acc_core::ir::eval::parallel_loops_iterations(kernel, args);
         let work = match counts.iter().copied().collect::<Option<Vec<u64>>>() {
             Some(known) if !known.is_empty() => known.into_iter().max().unwrap_or(1),
             _ => counts

@@ -4,5 +4,6 @@
 pub mod bindings;
 pub mod depend;
 pub mod fastpath;
+pub mod methods;
 pub mod subst;
 pub mod uses;

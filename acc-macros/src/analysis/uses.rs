@@ -65,70 +65,10 @@ pub struct Uses {
     pub returns: Vec<(Span, &'static str)>,
 }
 
-/// Methods that only read their receiver.
+/// Methods of containers that only read their receiver; std's numeric methods (which take
+/// their receiver by value) are the others ([`super::methods::DEVICE_METHODS`]).
 const READ_ONLY_METHODS: &[&str] = &[
-    "len",
-    "is_empty",
-    "iter",
-    "get",
-    "first",
-    "last",
-    "contains",
-    "clone",
-    "as_ptr",
-    "abs",
-    "sqrt",
-    "cbrt",
-    "sin",
-    "cos",
-    "tan",
-    "asin",
-    "acos",
-    "atan",
-    "atan2",
-    "sinh",
-    "cosh",
-    "tanh",
-    "exp",
-    "exp2",
-    "ln",
-    "log",
-    "log2",
-    "log10",
-    "powi",
-    "powf",
-    "pow",
-    "min",
-    "max",
-    "clamp",
-    "floor",
-    "ceil",
-    "round",
-    "trunc",
-    "fract",
-    "mul_add",
-    "hypot",
-    "signum",
-    "is_nan",
-    "is_finite",
-    "to_bits",
-    "recip",
-    "to_degrees",
-    "to_radians",
-    "wrapping_add",
-    "wrapping_sub",
-    "wrapping_mul",
-    "count_ones",
-    "leading_zeros",
-    "trailing_zeros",
-    "rem_euclid",
-    "div_euclid",
-    "abs_diff",
-    "is_positive",
-    "is_negative",
-    "copysign",
-    "exp_m1",
-    "ln_1p",
+    "len", "is_empty", "iter", "get", "first", "last", "contains", "clone", "as_ptr",
 ];
 
 /// Scans `stmts`, treating `bound` as bound outside them (loop variables of the nest).
@@ -355,7 +295,9 @@ impl<'ast> Visit<'ast> for Scanner {
             }
             Expr::MethodCall(m) => {
                 let m_name = m.method.to_string();
-                let how = if READ_ONLY_METHODS.contains(&m_name.as_str()) {
+                let how = if READ_ONLY_METHODS.contains(&m_name.as_str())
+                    || super::methods::DEVICE_METHODS.contains(&m_name.as_str())
+                {
                     How::Read
                 } else {
                     How::MaybeMut

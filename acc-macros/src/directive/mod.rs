@@ -11,6 +11,9 @@ pub use clause::{Clause, ClauseArgs, ClauseName, DeviceTypeSel, RedOp, SizeExpr,
 
 use proc_macro2::Span;
 
+/// Device type names a `device_type` clause accepts.
+pub const DEVICE_TYPE_NAMES: &[&str] = &["host", "multicore", "nvidia", "wgpu", "default"];
+
 /// Every directive `acc` spells as an attribute or a function-like macro.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DirectiveKind {
@@ -218,10 +221,7 @@ impl Directive {
         if !self.has(ClauseName::DeviceType) {
             return out;
         }
-        let mut devices: Vec<String> = crate::check::DEVICE_TYPE_NAMES
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let mut devices: Vec<String> = DEVICE_TYPE_NAMES.iter().map(|s| s.to_string()).collect();
         for c in self.all(ClauseName::DeviceType) {
             if let ClauseArgs::DeviceTypes(list) = &c.args {
                 for t in list {
