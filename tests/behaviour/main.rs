@@ -16,6 +16,7 @@ mod atomics;
 mod compute;
 mod data;
 mod data_environment;
+mod int_methods;
 mod loops;
 mod math;
 mod reductions;

@@ -1,8 +1,10 @@
 //! The std math methods a region may call (DESIGN.md 4.2), on every device, against std on the
 //! host. The host and multicore run std itself (exact); a GPU's results may differ in the last
 //! places: within 1e-13 (f64) and 1e-6 (f32) relative on nvidia, whose functions are computed
-//! in f64; wgpu refuses f64 transcendental functions (WGSL has none), and its f32 functions are the driver's, which Vulkan lets be as coarse as 2^-11
-//! absolute for sin and cos, hence 1e-3 there.
+//! in f64. On wgpu, f64 functions WGSL lacks are fdlibm's (`wgsl/lower/math64.rs`), within
+//! 1e-13; f32 functions are the driver's, which Vulkan lets be as coarse as 2^-11 absolute for
+//! sin and cos, hence 1e-3 there. Bit-level methods (`to_bits`, `is_nan`, `copysign`) are
+//! exact everywhere.
 
 use acc::DeviceType;
 
@@ -171,6 +173,181 @@ fn math_functions_on_f32() {
                     tolerance(ty, false),
                 );
             }
+        }
+    });
+}
+
+const G: usize = 15;
+
+macro_rules! more_math_region {
+    ($name:ident, $t:ident) => {
+        #[acc::parallel_loop(copyin(x), copyout(out, bits))]
+        fn $name(x: &[$t], out: &mut [$t], bits: &mut [u64]) {
+            for i in 0..x.len() {
+                let v = x[i];
+                let a = v.abs() + 0.25;
+                let u = v / 10.0;
+                let o = i * G;
+                out[o] = v.asinh();
+                out[o + 1] = (a * 2.0 + 1.0).acosh();
+                out[o + 2] = u.atanh();
+                out[o + 3] = u.exp_m1();
+                out[o + 4] = u.ln_1p();
+                out[o + 5] = a.log(u.abs() + 1.5);
+                out[o + 6] = a.copysign(u);
+                out[o + 7] = v.to_degrees();
+                out[o + 8] = v.to_radians();
+                out[o + 9] = v.rem_euclid(2.5);
+                out[o + 10] = v.div_euclid(-1.5);
+                out[o + 11] = $t::from_bits(v.to_bits() ^ 1);
+                out[o + 12] = $t::copysign(1.0, v);
+                out[o + 13] = v.exp_m1();
+                out[o + 14] = v.ln_1p();
+                bits[2 * i] = v.to_bits() as u64;
+                bits[2 * i + 1] = (v.is_nan() as u64)
+                    | (v.is_finite() as u64) << 1
+                    | (v.is_infinite() as u64) << 2
+                    | (v.is_sign_positive() as u64) << 3
+                    | (v.is_sign_negative() as u64) << 4;
+            }
+        }
+    };
+}
+
+more_math_region!(more_math_f64, f64);
+more_math_region!(more_math_f32, f32);
+
+macro_rules! more_expected {
+    ($v:expr, $t:ident) => {{
+        let v = $v;
+        let a = v.abs() + 0.25;
+        let u = v / 10.0;
+        [
+            v.asinh(),
+            (a * 2.0 + 1.0).acosh(),
+            u.atanh(),
+            u.exp_m1(),
+            u.ln_1p(),
+            a.log(u.abs() + 1.5),
+            a.copysign(u),
+            v.to_degrees(),
+            v.to_radians(),
+            v.rem_euclid(2.5),
+            v.div_euclid(-1.5),
+            $t::from_bits(v.to_bits() ^ 1),
+            $t::copysign(1.0, v),
+            v.exp_m1(),
+            v.ln_1p(),
+        ]
+    }};
+}
+
+const MORE_NAMES: [&str; G] = [
+    "asinh",
+    "acosh",
+    "atanh",
+    "exp_m1",
+    "ln_1p",
+    "log",
+    "copysign",
+    "to_degrees",
+    "to_radians",
+    "rem_euclid",
+    "div_euclid",
+    "from_bits",
+    "copysign",
+    "exp_m1",
+    "ln_1p",
+];
+
+fn check_more(ty: DeviceType, what: &str, x: f64, k: usize, got: f64, want: f64, tol: f64) {
+    let same = got == want || (got.is_nan() && want.is_nan());
+    let close = (got - want).abs() <= tol * want.abs().max(1.0);
+    assert!(
+        same || close,
+        "{ty}: {what} {}({x}) = {got}, std gives {want} (tolerance {tol})",
+        MORE_NAMES[k]
+    );
+}
+
+/// The arguments of the other tests, and the values bit-level methods single out.
+fn more_arguments() -> Vec<f64> {
+    let mut x = arguments();
+    x.extend([
+        f64::NAN,
+        -f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        1e-30,
+        -7.5,
+        3.0,
+        -3.0,
+    ]);
+    x
+}
+
+/// The flags `more_math_*` packs: is_nan, is_finite, is_infinite, is_sign_positive,
+/// is_sign_negative.
+fn flags(nan: bool, finite: bool, infinite: bool, pos: bool, neg: bool) -> u64 {
+    nan as u64
+        | (finite as u64) << 1
+        | (infinite as u64) << 2
+        | (pos as u64) << 3
+        | (neg as u64) << 4
+}
+
+#[test]
+fn more_float_methods_on_f64() {
+    on_each_device(|ty| {
+        let x = more_arguments();
+        let mut out = vec![0.0f64; x.len() * G];
+        let mut bits = vec![0u64; x.len() * 2];
+        more_math_f64(&x, &mut out, &mut bits);
+        for (i, &v) in x.iter().enumerate() {
+            for (k, want) in more_expected!(v, f64).into_iter().enumerate() {
+                check_more(ty, "f64", v, k, out[i * G + k], want, tolerance(ty, true));
+            }
+            assert_eq!(bits[2 * i], v.to_bits(), "{ty}: f64 to_bits({v})");
+            let want = flags(
+                v.is_nan(),
+                v.is_finite(),
+                v.is_infinite(),
+                v.is_sign_positive(),
+                v.is_sign_negative(),
+            );
+            assert_eq!(bits[2 * i + 1], want, "{ty}: f64 is_* flags of {v}");
+        }
+    });
+}
+
+#[test]
+fn more_float_methods_on_f32() {
+    on_each_device(|ty| {
+        let x: Vec<f32> = more_arguments().into_iter().map(|v| v as f32).collect();
+        let mut out = vec![0.0f32; x.len() * G];
+        let mut bits = vec![0u64; x.len() * 2];
+        more_math_f32(&x, &mut out, &mut bits);
+        for (i, &v) in x.iter().enumerate() {
+            for (k, want) in more_expected!(v, f32).into_iter().enumerate() {
+                check_more(
+                    ty,
+                    "f32",
+                    v as f64,
+                    k,
+                    out[i * G + k] as f64,
+                    want as f64,
+                    tolerance(ty, false),
+                );
+            }
+            assert_eq!(bits[2 * i], v.to_bits() as u64, "{ty}: f32 to_bits({v})");
+            let want = flags(
+                v.is_nan(),
+                v.is_finite(),
+                v.is_infinite(),
+                v.is_sign_positive(),
+                v.is_sign_negative(),
+            );
+            assert_eq!(bits[2 * i + 1], want, "{ty}: f32 is_* flags of {v}");
         }
     });
 }

@@ -73,3 +73,131 @@ fn routine_writing_through_a_slice() {
         assert!(v.iter().zip(-50..50).all(|(&x, i)| x == i.clamp(-5, 5)));
     });
 }
+
+/// The first index of `key` in `v`, or `v.len()`: an early `return` from inside a loop.
+#[acc::routine(seq)]
+fn find(v: &[i32], key: i32) -> usize {
+    for k in 0..v.len() {
+        if v[k] == key {
+            return k;
+        }
+    }
+    v.len()
+}
+
+/// Early returns at the top level and from nested loops, with and without a value.
+#[acc::routine(seq)]
+fn first_pair_sum(v: &[i32], target: i32) -> i32 {
+    if v.is_empty() {
+        return -1;
+    }
+    let mut k = 0;
+    while k < v.len() {
+        let mut j = k + 1;
+        loop {
+            if j >= v.len() {
+                break;
+            }
+            if v[k] + v[j] == target {
+                return (k * 100 + j) as i32;
+            }
+            j += 1;
+        }
+        k += 1;
+    }
+    -2
+}
+
+#[acc::routine(seq)]
+fn zero_until_negative(v: &mut [i32]) {
+    for k in 0..v.len() {
+        if v[k] < 0 {
+            return;
+        }
+        v[k] = 0;
+    }
+}
+
+#[acc::offload]
+fn early_returns(rows: &mut [i32], m: usize, found: &mut [usize], pairs: &mut [i32]) {
+    let n = found.len();
+    #[acc::parallel_loop(copy(rows), copyout(found, pairs))]
+    for i in 0..n {
+        found[i] = find(&rows[i * m..(i + 1) * m], 7);
+        pairs[i] = first_pair_sum(&rows[i * m..(i + 1) * m], 10);
+        zero_until_negative(&mut rows[i * m..(i + 1) * m]);
+    }
+}
+
+#[test]
+fn routines_return_early() {
+    on_each_device(|ty| {
+        let (n, m) = (300, 12);
+        let original: Vec<i32> = (0..n * m).map(|k| ((k * 7919) % 23) as i32 - 3).collect();
+        let mut rows = original.clone();
+        let (mut found, mut pairs) = (vec![0; n], vec![0; n]);
+        early_returns(&mut rows, m, &mut found, &mut pairs);
+        for i in 0..n {
+            let r = &original[i * m..(i + 1) * m];
+            let want_found = r.iter().position(|&x| x == 7).unwrap_or(m);
+            assert_eq!(found[i], want_found, "{ty}: find in row {i}");
+            let mut want_pair = -2;
+            'outer: for k in 0..m {
+                for j in k + 1..m {
+                    if r[k] + r[j] == 10 {
+                        want_pair = (k * 100 + j) as i32;
+                        break 'outer;
+                    }
+                }
+            }
+            assert_eq!(pairs[i], want_pair, "{ty}: first pair in row {i}");
+            let stop = r.iter().position(|&x| x < 0).unwrap_or(m);
+            for k in 0..m {
+                let want = if k < stop { 0 } else { r[k] };
+                assert_eq!(rows[i * m + k], want, "{ty}: row {i}, element {k}");
+            }
+        }
+    });
+}
+
+/// A generic routine: its scalar parameters take the argument's type at each call.
+#[acc::routine(seq)]
+fn axpy<T: Copy + std::ops::Mul<Output = T> + std::ops::Add<Output = T>>(a: T, x: T, y: T) -> T {
+    a * x + y
+}
+
+/// A generic routine over a slice.
+#[acc::routine(seq)]
+fn total<T: Copy + std::ops::AddAssign>(v: &[T], init: T) -> T {
+    let mut s = init;
+    for k in 0..v.len() {
+        s += v[k];
+    }
+    s
+}
+
+#[acc::offload]
+fn generic_routines(x: &[f32], k: &[i64], m: usize, out: &mut [f32], sums: &mut [i64]) {
+    let n = out.len();
+    #[acc::parallel_loop(copyin(x, k), copyout(out, sums))]
+    for i in 0..n {
+        out[i] = axpy(2.0f32, x[i], 1.0);
+        sums[i] = axpy(3i64, total(&k[i * m..(i + 1) * m], 0), -1);
+    }
+}
+
+#[test]
+fn generic_routines_run_at_each_type() {
+    on_each_device(|ty| {
+        let (n, m) = (200, 5);
+        let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.25).collect();
+        let k: Vec<i64> = (0..n * m).map(|i| i as i64 * 1_000_000_007).collect();
+        let (mut out, mut sums) = (vec![0.0f32; n], vec![0i64; n]);
+        generic_routines(&x, &k, m, &mut out, &mut sums);
+        for i in 0..n {
+            assert_eq!(out[i], 2.0 * x[i] + 1.0, "{ty}: axpy::<f32> at {i}");
+            let t: i64 = k[i * m..(i + 1) * m].iter().sum();
+            assert_eq!(sums[i], 3 * t - 1, "{ty}: axpy::<i64>(total::<i64>) at {i}");
+        }
+    });
+}

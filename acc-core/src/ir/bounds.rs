@@ -206,7 +206,7 @@ impl Prover<'_, '_> {
             Expr::LocalElem { local, index } => {
                 self.accesses(*index) && self.private_in_bounds(*local, *index)
             }
-            Expr::Unary(_, a) | Expr::Cast(a, _) => self.accesses(*a),
+            Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => self.accesses(*a),
             Expr::Binary(_, a, b) => self.accesses(*a) && self.accesses(*b),
             Expr::Select {
                 cond,

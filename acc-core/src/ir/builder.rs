@@ -9,6 +9,8 @@
 
 use super::*;
 
+mod methods;
+
 /// A problem found while building or validating IR.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IrError {
@@ -373,6 +375,12 @@ impl KernelBuilder {
     pub fn cast(&mut self, v: Value, ty: Scalar) -> Value {
         let t = self.new_var(Ty::Known(ty));
         self.push_expr(Expr::Cast(v.expr, ty), t)
+    }
+
+    /// The bits of `v` as `ty`, a type of the same size: `f32` and `u32`, `f64` and `u64`.
+    pub fn bitcast(&mut self, v: Value, ty: Scalar) -> Value {
+        let t = self.new_var(Ty::Known(ty));
+        self.push_expr(Expr::Bitcast(v.expr, ty), t)
     }
 
     /// A math function; all arguments share the receiver's type except `powi`'s exponent

@@ -381,7 +381,9 @@ impl BinaryOp {
     }
 }
 
-/// Math functions (the float methods of std, integer `min max abs pow`).
+/// Math functions: the float methods of std, integer `min max abs pow`, and the bit counts
+/// devices have instructions for. The other std methods are built from these
+/// (`builder::methods`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MathFn {
     Abs,
@@ -417,6 +419,14 @@ pub enum MathFn {
     Hypot,
     Signum,
     Recip,
+    /// The number of ones in a `u32` (as a `u32`).
+    CountOnes32,
+    /// The number of leading zeros of a `u32` (32 for 0).
+    LeadingZeros32,
+    /// The number of trailing zeros of a `u32` (32 for 0).
+    TrailingZeros32,
+    /// The bits of a `u32` in reverse order.
+    ReverseBits32,
 }
 
 impl MathFn {
@@ -466,9 +476,14 @@ impl MathFn {
             Hypot => "hypot",
             Signum => "signum",
             Recip => "recip",
+            CountOnes32 => "count_ones_u32",
+            LeadingZeros32 => "leading_zeros_u32",
+            TrailingZeros32 => "trailing_zeros_u32",
+            ReverseBits32 => "reverse_bits_u32",
         }
     }
-    /// The function for a std method name.
+    /// The function a std method name is (not the `u32` bit counts, whose std methods
+    /// return `u32` for every integer type).
     pub fn from_name(name: &str) -> Option<MathFn> {
         use MathFn::*;
         const ALL: [MathFn; 33] = [
@@ -483,6 +498,16 @@ impl MathFn {
         !matches!(
             self,
             MathFn::Abs | MathFn::Min | MathFn::Max | MathFn::Clamp | MathFn::Pow | MathFn::Signum
+        ) && !self.u32_only()
+    }
+    /// Whether it applies only to `u32`.
+    pub fn u32_only(self) -> bool {
+        matches!(
+            self,
+            MathFn::CountOnes32
+                | MathFn::LeadingZeros32
+                | MathFn::TrailingZeros32
+                | MathFn::ReverseBits32
         )
     }
 }
@@ -519,6 +544,9 @@ pub enum Expr {
     },
     /// `e as T`.
     Cast(Handle<Expr>, Scalar),
+    /// The same bits as another type of the same size (`f64::to_bits`, `f64::from_bits`):
+    /// between `f32` and `u32`, or `f64` and `u64`.
+    Bitcast(Handle<Expr>, Scalar),
     Math(MathFn, Vec<Handle<Expr>>),
     /// The index of the gang running the code (`acc::gang_idx()`), as `usize`: the
     /// workgroup or block; 0 in sequential code.

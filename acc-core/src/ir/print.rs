@@ -72,6 +72,7 @@ fn expr(f: &Function, h: Handle<Expr>) -> String {
             )
         }
         Expr::Cast(a, t) => format!("({} as {t})", expr(f, *a)),
+        Expr::Bitcast(a, t) => format!("bitcast<{t}>({})", expr(f, *a)),
         Expr::Math(m, args) => format!(
             "{}({})",
             m.name(),

@@ -239,3 +239,104 @@ fn struct_element_misuse_is_an_error_naming_the_array() {
         "{e}"
     );
 }
+
+/// Every std method built from IR operations (`builder::methods`) gives valid IR of the type
+/// std gives, for every type it applies to; a method of another type is a failure naming it.
+#[test]
+fn std_methods_build_valid_ir_of_std_result_types() {
+    use Scalar::*;
+    let float: &[(&str, usize, Option<Scalar>)] = &[
+        ("log", 2, None),
+        ("exp_m1", 1, None),
+        ("ln_1p", 1, None),
+        ("asinh", 1, None),
+        ("acosh", 1, None),
+        ("atanh", 1, None),
+        ("copysign", 2, None),
+        ("to_degrees", 1, None),
+        ("to_radians", 1, None),
+        ("rem_euclid", 2, None),
+        ("div_euclid", 2, None),
+        ("is_nan", 1, Some(Bool)),
+        ("is_finite", 1, Some(Bool)),
+        ("is_infinite", 1, Some(Bool)),
+        ("is_sign_positive", 1, Some(Bool)),
+        ("is_sign_negative", 1, Some(Bool)),
+    ];
+    // (name, arguments, result type: None = the receiver's, Some(U32) = u32, Some(Bool))
+    let int: &[(&str, usize, Option<Scalar>)] = &[
+        ("count_ones", 1, Some(U32)),
+        ("count_zeros", 1, Some(U32)),
+        ("leading_zeros", 1, Some(U32)),
+        ("trailing_zeros", 1, Some(U32)),
+        ("ilog2", 1, Some(U32)),
+        ("reverse_bits", 1, None),
+        ("swap_bytes", 1, None),
+        ("rotate_left", 2, None),
+        ("rotate_right", 2, None),
+        ("wrapping_neg", 1, None),
+        ("wrapping_shl", 2, None),
+        ("wrapping_shr", 2, None),
+        ("saturating_add", 2, None),
+        ("saturating_sub", 2, None),
+        ("saturating_mul", 2, None),
+        ("rem_euclid", 2, None),
+        ("div_euclid", 2, None),
+        ("isqrt", 1, None),
+    ];
+    let check = |t: Scalar, name: &str, arity: usize, result: Option<Scalar>| {
+        let mut b = KernelBuilder::new("m");
+        let x = b.param_scalar("x", t);
+        let counts = matches!(
+            name,
+            "rotate_left" | "rotate_right" | "wrapping_shl" | "wrapping_shr"
+        );
+        let mut args = vec![x];
+        if arity == 2 {
+            args.push(b.param_scalar("y", if counts { U32 } else { t }));
+        }
+        let v = b.method(name, &args);
+        let out = b.param_array("out", result.unwrap_or(t), true);
+        let zero = b.lit_int(0, Some(USize));
+        b.store(out, zero, v);
+        let k = b.finish().unwrap_or_else(|e| panic!("{t}::{name}: {e}"));
+        validate(&k).unwrap_or_else(|e| panic!("{t}::{name}: {e:?}"));
+    };
+    for t in [F32, F64] {
+        for &(name, arity, result) in float {
+            check(t, name, arity, result);
+        }
+    }
+    for t in [I8, I16, I32, I64, ISize, U8, U16, U32, U64, USize] {
+        for &(name, arity, result) in int {
+            check(t, name, arity, result);
+        }
+        let unsigned_only = [("is_power_of_two", Some(Bool)), ("next_power_of_two", None)];
+        let signed_only = [("is_positive", Some(Bool)), ("is_negative", Some(Bool))];
+        for (name, result) in if t.is_signed() {
+            signed_only
+        } else {
+            unsigned_only
+        } {
+            check(t, name, 1, result);
+        }
+        check(
+            t,
+            "abs_diff",
+            2,
+            Some(match t {
+                I8 => U8,
+                I16 => U16,
+                I32 => U32,
+                I64 => U64,
+                ISize => USize,
+                u => u,
+            }),
+        );
+    }
+    let mut b = KernelBuilder::new("m");
+    let x = b.param_scalar("x", F64);
+    b.method("count_ones", &[x]);
+    let e = b.finish().expect_err("count_ones of f64");
+    assert!(e.message.contains("f64::count_ones"), "{e}");
+}

@@ -234,6 +234,19 @@ impl Validator<'_> {
                 self.operand(h, *a)?;
                 *t
             }
+            Expr::Bitcast(a, t) => {
+                let from = self.operand(h, *a)?;
+                let same_bits = |x: Scalar, y: Scalar| {
+                    matches!(
+                        (x, y),
+                        (Scalar::F32, Scalar::U32) | (Scalar::F64, Scalar::U64)
+                    )
+                };
+                if !same_bits(from, *t) && !same_bits(*t, from) {
+                    self.err(format!("{h:?}: bitcast from {from} to {t}"));
+                }
+                *t
+            }
             Expr::Math(f, args) => {
                 if args.len() != f.arity() {
                     self.err(format!(
@@ -244,7 +257,7 @@ impl Validator<'_> {
                 }
                 let ts: Vec<Option<Scalar>> = args.iter().map(|a| self.operand(h, *a)).collect();
                 let t = ts.first().copied().flatten()?;
-                if f.float_only() && !t.is_float() {
+                if (f.float_only() && !t.is_float()) || (f.u32_only() && t != Scalar::U32) {
                     self.err(format!("{h:?}: `{}` on {t}", f.name()));
                 }
                 t

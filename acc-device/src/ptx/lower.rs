@@ -1933,6 +1933,13 @@ impl Writer<'_> {
                 let x = self.expr(a)?;
                 self.convert(&x, from, to)?
             }
+            Expr::Bitcast(a, to) => {
+                let x = self.expr(a)?;
+                let r = repr(to);
+                let d = self.reg(r.class);
+                self.emit(format!("mov{} {d}, {x};", r.bits));
+                d
+            }
             Expr::Math(f, args) => {
                 let xs: Vec<String> = args.iter().map(|a| self.expr(*a)).collect::<Result<_>>()?;
                 self.math(f, ty, &xs)?

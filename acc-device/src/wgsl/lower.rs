@@ -575,7 +575,7 @@ impl Writer<'_> {
     fn is_constant(&self, h: Handle<Expr>) -> bool {
         match &self.k.function.exprs[h] {
             Expr::Literal(_) => true,
-            Expr::Unary(_, a) | Expr::Cast(a, _) => self.is_constant(*a),
+            Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => self.is_constant(*a),
             Expr::Binary(_, a, b) => self.is_constant(*a) && self.is_constant(*b),
             Expr::Select {
                 cond,
@@ -1695,7 +1695,7 @@ impl Writer<'_> {
                     exprs.push(*index);
                 }
                 Expr::LocalElem { index, .. } => exprs.push(*index),
-                Expr::Unary(_, a) | Expr::Cast(a, _) => exprs.push(*a),
+                Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => exprs.push(*a),
                 Expr::Binary(_, a, b) => exprs.extend([*a, *b]),
                 Expr::Select {
                     cond,
@@ -1876,7 +1876,14 @@ impl Writer<'_> {
                 let r = match op {
                     BinaryOp::And => format!("({x} && {y})"),
                     BinaryOp::Or => format!("({x} || {y})"),
-                    BinaryOp::Shl | BinaryOp::Shr => format!("({x} {} u32({y}))", op.symbol()),
+                    // A literal count is written as a `u32` literal: naga does not convert
+                    // 64-bit constants.
+                    BinaryOp::Shl | BinaryOp::Shr => match &self.k.function.exprs[*b] {
+                        Expr::Literal(Literal::Int(_, n)) => {
+                            format!("({x} {} {}u)", op.symbol(), *n as u32)
+                        }
+                        _ => format!("({x} {} u32({y}))", op.symbol()),
+                    },
                     BinaryOp::Rem if operand.is_float() => {
                         format!("({x} - trunc({x} / {y}) * {y})")
                     }
@@ -1943,6 +1950,10 @@ impl Writer<'_> {
                 };
                 wrap(*t, &converted).unwrap_or(converted)
             }
+            Expr::Bitcast(a, t) => {
+                let inner = self.expr(*a)?;
+                format!("bitcast<{}>({inner})", self.ty(*t)?)
+            }
             Expr::Math(m, args) => {
                 let a: Vec<String> = args.iter().map(|x| self.expr(*x)).collect::<Result<_>>()?;
                 // WGSL has the transcendental functions for f32 only: f64 calls the fdlibm
@@ -2006,6 +2017,10 @@ impl Writer<'_> {
             ),
             MathFn::Signum => format!("sign({x})"),
             MathFn::Recip => format!("({wty}(1.0) / {x})"),
+            MathFn::CountOnes32 => format!("countOneBits({x})"),
+            MathFn::LeadingZeros32 => format!("countLeadingZeros({x})"),
+            MathFn::TrailingZeros32 => format!("countTrailingZeros({x})"),
+            MathFn::ReverseBits32 => format!("reverseBits({x})"),
         }
     }
 

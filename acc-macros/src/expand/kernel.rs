@@ -44,6 +44,10 @@ struct Tr {
     scopes: Vec<HashMap<String, Local>>,
     region_reductions: Vec<(RedOp, Ident)>,
     counter: usize,
+    /// In a routine with an early `return`: its result local and its "returned" flag. The
+    /// body runs inside a loop that `return` breaks out of, and each loop of the body passes
+    /// the break on once the flag is set.
+    ret: Option<(Ident, Ident)>,
 }
 
 type R<T> = Result<T, String>;
@@ -121,49 +125,6 @@ fn bin_op(op: &BinOp) -> Option<(&'static str, bool)> {
         BinOp::ShlAssign(_) => ("Shl", true),
         BinOp::ShrAssign(_) => ("Shr", true),
         _ => return None,
-    })
-}
-
-const MATH: &[(&str, &str)] = &[
-    ("abs", "Abs"),
-    ("min", "Min"),
-    ("max", "Max"),
-    ("clamp", "Clamp"),
-    ("sqrt", "Sqrt"),
-    ("cbrt", "Cbrt"),
-    ("exp", "Exp"),
-    ("exp2", "Exp2"),
-    ("ln", "Ln"),
-    ("log2", "Log2"),
-    ("log10", "Log10"),
-    ("sin", "Sin"),
-    ("cos", "Cos"),
-    ("tan", "Tan"),
-    ("asin", "Asin"),
-    ("acos", "Acos"),
-    ("atan", "Atan"),
-    ("atan2", "Atan2"),
-    ("sinh", "Sinh"),
-    ("cosh", "Cosh"),
-    ("tanh", "Tanh"),
-    ("floor", "Floor"),
-    ("ceil", "Ceil"),
-    ("round", "Round"),
-    ("trunc", "Trunc"),
-    ("fract", "Fract"),
-    ("powi", "Powi"),
-    ("powf", "Powf"),
-    ("pow", "Pow"),
-    ("mul_add", "MulAdd"),
-    ("hypot", "Hypot"),
-    ("signum", "Signum"),
-    ("recip", "Recip"),
-];
-
-fn math_fn(name: &str) -> Option<TokenStream> {
-    MATH.iter().find(|(n, _)| *n == name).map(|(_, v)| {
-        let v = Ident::new(v, Span::call_site());
-        quote!(::acc::__rt::kernel::MathFn::#v)
     })
 }
 
@@ -616,19 +577,20 @@ impl Tr {
                     let a = self.array(&m.receiver)?;
                     return Ok(quote!({ let __a = #a; __acc_b.len(__a) }));
                 }
-                // Integer arithmetic on devices wraps (DESIGN.md 4.2).
-                let wrapping = match name.as_str() {
-                    "wrapping_add" => Some(quote!(Add)),
-                    "wrapping_sub" => Some(quote!(Sub)),
-                    "wrapping_mul" => Some(quote!(Mul)),
-                    _ => None,
-                };
-                if let (Some(op), [arg]) = (wrapping, m.args.iter().collect::<Vec<_>>().as_slice())
-                {
-                    let (l, r) = (self.expr(&m.receiver)?, self.expr(arg)?);
-                    return Ok(
-                        quote!({ let __l = #l; let __r = #r; __acc_b.binary(::acc::__rt::kernel::BinaryOp::#op, __l, __r) }),
-                    );
+                if name == "is_empty" && m.args.is_empty() {
+                    let len = if let Some(Local::Array(v)) =
+                        path_ident(&m.receiver).and_then(|id| self.lookup(&id.to_string()))
+                    {
+                        quote!(__acc_b.local_len(#v))
+                    } else {
+                        let a = self.array(&m.receiver)?;
+                        quote!({ let __a = #a; __acc_b.len(__a) })
+                    };
+                    return Ok(quote!({
+                        let __n = #len;
+                        let __z = __acc_b.lit_int(0, ::core::option::Option::Some(::acc::__rt::kernel::Scalar::USize));
+                        __acc_b.binary(::acc::__rt::kernel::BinaryOp::Eq, __n, __z)
+                    }));
                 }
                 if path_ident(strip(&m.receiver)).is_some_and(|r| r == "self") {
                     // `self.r(..)`: a routine taking `&self` (3.3 section 2.15). The fields its
@@ -653,12 +615,12 @@ impl Tr {
                         (Self::#marker.build)(__acc_b, &__args)
                     }));
                 }
-                let f = math_fn(&name).ok_or_else(|| format!("the method `.{name}()`"))?;
+                // std's numeric methods (the region check admitted only those).
                 let mut args = vec![self.expr(&m.receiver)?];
                 for a in &m.args {
                     args.push(self.expr(a)?);
                 }
-                quote!({ let __args = [#(#args),*]; __acc_b.math(#f, &__args) })
+                quote!({ let __args = [#(#args),*]; __acc_b.method(#name, &__args) })
             }
             Expr::Call(c) => {
                 let Expr::Path(p) = &*c.func else {
@@ -677,10 +639,36 @@ impl Tr {
                 let cmp = segs.len() >= 2
                     && matches!(segs[segs.len() - 2].as_str(), "cmp")
                     && matches!(last.as_str(), "min" | "max");
-                if let Some(f) = if prim || cmp { math_fn(&last) } else { None } {
+                let prim_ty = if prim {
+                    scalar_of(&syn::parse_str(&segs[0]).map_err(|_| "a call".to_string())?)
+                } else {
+                    None
+                };
+                let method = crate::analysis::methods::DEVICE_METHODS.contains(&last.as_str())
+                    && last != "len"
+                    && last != "is_empty";
+                if (prim && method) || cmp {
                     let args: Vec<TokenStream> =
                         c.args.iter().map(|a| self.expr(a)).collect::<R<_>>()?;
-                    return Ok(quote!({ let __args = [#(#args),*]; __acc_b.math(#f, &__args) }));
+                    if let (Some(t), false) = (&prim_ty, args.is_empty()) {
+                        return Ok(
+                            quote!({ let __args = [#(#args),*]; __acc_b.method_of(#t, #last, &__args) }),
+                        );
+                    }
+                    if let (Some(t), true) =
+                        (&prim_ty, matches!(last.as_str(), "min_value" | "max_value"))
+                    {
+                        let max = last == "max_value";
+                        return Ok(quote!(__acc_b.type_limit(#t, #max)));
+                    }
+                    return Ok(
+                        quote!({ let __args = [#(#args),*]; __acc_b.method(#last, &__args) }),
+                    );
+                }
+                // `f64::from_bits(u)`: the float with those bits.
+                if let (Some(t), "from_bits", 1) = (&prim_ty, last.as_str(), c.args.len()) {
+                    let x = self.expr(&c.args[0])?;
+                    return Ok(quote!({ let __x = #x; __acc_b.from_bits(#t, __x) }));
                 }
                 // `T::from(x)` between scalars is lossless (rustc checked the impl exists): a cast.
                 if prim && last == "from" && c.args.len() == 1 {
@@ -828,6 +816,7 @@ impl Tr {
         Ok(match st {
             // `let _ = e;` evaluates nothing a kernel must keep (expressions are pure).
             Stmt::Local(l) if matches!(strip_type(&l.pat), Pat::Wild(_)) => quote!(),
+            Stmt::Local(l) if matches!(strip_type(&l.pat), Pat::Tuple(_)) => self.let_tuple(l)?,
             Stmt::Local(l) => {
                 let Pat::Ident(pi) = strip_type(&l.pat) else {
                     return no("a `let` pattern");
@@ -882,6 +871,71 @@ impl Tr {
             Stmt::Macro(_) => return no("a macro"),
             Stmt::Item(_) => return no("an item"),
         })
+    }
+
+    /// `let (a, mut b, _) = (x, y, z);` (a type on the tuple, `(f64, u32)`, types the names):
+    /// every value is computed before any name is bound, as in Rust.
+    fn let_tuple(&mut self, l: &syn::Local) -> R<TokenStream> {
+        let Pat::Tuple(pt) = strip_type(&l.pat) else {
+            return no("a `let` pattern");
+        };
+        let types: Vec<Option<&syn::Type>> = match &l.pat {
+            Pat::Type(t) => match &*t.ty {
+                syn::Type::Tuple(tt) if tt.elems.len() == pt.elems.len() => {
+                    tt.elems.iter().map(Some).collect()
+                }
+                other => {
+                    return no(format!(
+                        "a `let` tuple of type `{}`",
+                        other.to_token_stream()
+                    ))
+                }
+            },
+            _ => vec![None; pt.elems.len()],
+        };
+        let values = match l.init.as_ref().map(|i| strip(&i.expr)) {
+            Some(Expr::Tuple(t))
+                if t.elems.len() == pt.elems.len()
+                    && l.init.as_ref().is_some_and(|i| i.diverge.is_none()) =>
+            {
+                t.elems
+                    .iter()
+                    .map(|e| self.expr(e))
+                    .collect::<R<Vec<_>>>()?
+            }
+            _ => {
+                return no(
+                    "a `let` tuple pattern whose value is not a tuple expression of its length",
+                )
+            }
+        };
+        let mut out = TokenStream::new();
+        for ((p, value), ty) in pt.elems.iter().zip(values).zip(types) {
+            let name = match p {
+                Pat::Wild(_) => continue,
+                Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                    pi.ident.to_string()
+                }
+                other => {
+                    return no(format!(
+                        "the pattern `{}` in a `let` tuple",
+                        other.to_token_stream()
+                    ))
+                }
+            };
+            let ty_tokens = match ty {
+                Some(t) => {
+                    let s = scalar_of(t)
+                        .ok_or_else(|| format!("`let {name}: {}`", t.to_token_stream()))?;
+                    quote!(::core::option::Option::Some(#s))
+                }
+                None => quote!(::core::option::Option::None),
+            };
+            let v = self.fresh(&name);
+            out.extend(quote!(let #v = { let __init = #value; __acc_b.local(#name, #ty_tokens, ::core::option::Option::Some(__init)) };));
+            self.bind(name, Local::Scalar(v));
+        }
+        Ok(out)
     }
 
     /// `let t = [v; N];` or `let t: [T; N] = [a, b, ..];`: a private array of the region
@@ -998,26 +1052,71 @@ impl Tr {
             Expr::While(w) if w.label.is_none() => {
                 let c = self.expr(&w.cond)?;
                 let body = self.stmts(&w.body.stmts, in_parallel)?;
+                let pass = self.pass_return();
                 quote!(__acc_b.loop_(|__acc_b| {
                     let __c = #c;
                     let __stop = __acc_b.unary(::acc::__rt::kernel::UnaryOp::Not, __c);
                     __acc_b.if_(__stop, |__acc_b| __acc_b.break_(), |_| {});
                     #body
-                });)
+                }); #pass)
             }
             Expr::Loop(l) if l.label.is_none() => {
                 let body = self.stmts(&l.body.stmts, in_parallel)?;
-                quote!(__acc_b.loop_(|__acc_b| { #body });)
+                let pass = self.pass_return();
+                quote!(__acc_b.loop_(|__acc_b| { #body }); #pass)
             }
             Expr::Break(b) if b.label.is_none() && b.expr.is_none() => quote!(__acc_b.break_();),
             Expr::Continue(c) if c.label.is_none() => quote!(__acc_b.continue_();),
-            Expr::ForLoop(f) if f.label.is_none() => self.for_loop(f, loop_dir, in_parallel)?,
+            Expr::ForLoop(f) if f.label.is_none() => {
+                if loop_dir.is_some()
+                    && self.ret.is_some()
+                    && crate::analysis::uses::scan_stmts(&f.body.stmts, &[])
+                        .returns
+                        .iter()
+                        .any(|(_, w)| *w == "return")
+                {
+                    return no("`return` inside a loop with a `loop` directive");
+                }
+                let l = self.for_loop(f, loop_dir, in_parallel)?;
+                let pass = self.pass_return();
+                quote!(#l #pass)
+            }
+            // `return` in a routine (`routine_body` set up `ret`): the result, the flag, and a
+            // break towards the loop around the body.
+            Expr::Return(r) if self.ret.is_some() => {
+                let (result, flag) = self.ret.clone().expect("checked");
+                let set = match &r.expr {
+                    Some(e) => {
+                        let v = self.expr(e)?;
+                        quote!({ let __v = #v; __acc_b.set(#result, __v); })
+                    }
+                    None => quote!(),
+                };
+                quote!({
+                    #set
+                    let __t = __acc_b.lit_bool(true);
+                    __acc_b.set(#flag, __t);
+                    __acc_b.break_();
+                })
+            }
             Expr::Call(_) => {
                 let call = self.expr(e)?;
                 quote!({ let _ = #call; })
             }
             other => return no(format!("the statement `{}`", short(other))),
         })
+    }
+
+    /// After a loop in a routine with an early `return`: break on out of the enclosing loop
+    /// once the body has returned.
+    fn pass_return(&self) -> TokenStream {
+        match &self.ret {
+            Some((_, flag)) => quote!({
+                let __r = __acc_b.get(#flag);
+                __acc_b.if_(__r, |__acc_b| __acc_b.break_(), |_| {});
+            }),
+            None => quote!(),
+        }
     }
 
     fn assign(&mut self, target: &Expr, op: Option<&str>, value: &Expr) -> R<TokenStream> {
@@ -1499,6 +1598,7 @@ fn translate(
         scopes: vec![HashMap::new()],
         region_reductions: region_reductions.to_vec(),
         counter: 0,
+        ret: None,
     };
     let mut arg_lines = Vec::new();
     let mut after = Vec::new();
@@ -1826,14 +1926,24 @@ fn slice_param(ty: &syn::Type) -> Option<bool> {
 }
 
 fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
-    if f.sig
-        .generics
-        .params
-        .iter()
-        .any(|p| !matches!(p, syn::GenericParam::Lifetime(_)))
-    {
-        return no("generic routines are not supported in kernels yet");
+    // A generic routine's parameters of a type parameter take the type of the argument at each
+    // call (its IR is built per call, in the caller's kernel).
+    let mut type_params = Vec::new();
+    for p in &f.sig.generics.params {
+        match p {
+            syn::GenericParam::Lifetime(_) => {}
+            syn::GenericParam::Type(t) => type_params.push(t.ident.clone()),
+            syn::GenericParam::Const(c) => {
+                return no(format!("the const parameter `{}` of a routine", c.ident))
+            }
+        }
     }
+    let generic = |ty: &syn::Type| match ty {
+        syn::Type::Path(p) if p.qself.is_none() => {
+            p.path.get_ident().is_some_and(|i| type_params.contains(i))
+        }
+        _ => false,
+    };
     let name = f.sig.ident.to_string();
     let mut tr = Tr {
         in_routine: true,
@@ -1843,6 +1953,7 @@ fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
         scopes: vec![HashMap::new()],
         region_reductions: Vec::new(),
         counter: 0,
+        ret: None,
     };
     let mut prologue = Vec::new();
     // A `&self` method reads fields of `self`: each is an argument of the call, before the
@@ -1897,7 +2008,10 @@ fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
             });
             let cap = if writable { Cap::Write } else { Cap::Read };
             tr.captured.insert(pname, (cap, a));
-        } else if let Some(ty) = scalar_of(&pt.ty) {
+        } else if let Some(ty) = scalar_of(&pt.ty)
+            .map(|t| quote!(::core::option::Option::Some(#t)))
+            .or_else(|| generic(&pt.ty).then(|| quote!(::core::option::Option::None)))
+        {
             let v = tr.fresh(&pname);
             let msg = wrong
                 .replacen("{}", "a value", 1)
@@ -1906,7 +2020,7 @@ fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
             prologue.push(quote! {
                 let #v = match __acc_args.get(#k) {
                     ::core::option::Option::Some(::acc::__rt::kernel::RoutineArg::Scalar(v)) => {
-                        __acc_b.local(#lit, ::core::option::Option::Some(#ty), ::core::option::Option::Some(*v))
+                        __acc_b.local(#lit, #ty, ::core::option::Option::Some(*v))
                     }
                     _ => { __acc_b.fail(#msg); return __acc_b.lit_bool(false); }
                 };
@@ -1926,20 +2040,44 @@ fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
         Some((Stmt::Expr(Expr::Return(r), _), rest)) => (rest, r.expr.as_deref().cloned()),
         _ => (stmts.as_slice(), None),
     };
-    if crate::analysis::uses::scan_stmts(body, &[])
+    let early_return = crate::analysis::uses::scan_stmts(body, &[])
         .returns
         .iter()
-        .any(|(_, w)| *w == "return")
-    {
-        return no("`return` before the end of the routine");
-    }
+        .any(|(_, w)| *w == "return");
     let mut out = TokenStream::new();
-    for st in body {
-        out.extend(tr.stmt(st, true)?);
+    if early_return {
+        // The body runs once inside a loop: `return` sets the result and the flag and breaks
+        // out (3.3 section 2.15: a routine is called like any function; the IR has no calls).
+        let (r, flag) = (tr.fresh("result"), tr.fresh("returned"));
+        prologue.push(quote! {
+            let #r = __acc_b.local("result", ::core::option::Option::None, ::core::option::Option::None);
+            let #flag = {
+                let __f = __acc_b.lit_bool(false);
+                __acc_b.local("returned", ::core::option::Option::Some(::acc::__rt::kernel::Scalar::Bool), ::core::option::Option::Some(__f))
+            };
+        });
+        tr.ret = Some((r.clone(), flag));
+        let mut inner = TokenStream::new();
+        for st in body {
+            inner.extend(tr.stmt(st, true)?);
+        }
+        let set = match &result {
+            Some(e) => {
+                let v = tr.expr(e)?;
+                quote!({ let __v = #v; __acc_b.set(#r, __v); })
+            }
+            None => quote!(),
+        };
+        out.extend(quote!(__acc_b.loop_(|__acc_b| { #inner #set __acc_b.break_(); });));
+    } else {
+        for st in body {
+            out.extend(tr.stmt(st, true)?);
+        }
     }
-    let result = match result {
-        Some(e) => tr.expr(&e)?,
-        None => quote!(__acc_b.lit_bool(false)),
+    let result = match (result, &tr.ret) {
+        (Some(_), Some((r, _))) => quote!(__acc_b.get(#r)),
+        (Some(e), None) => tr.expr(&e)?,
+        (None, _) => quote!(__acc_b.lit_bool(false)),
     };
     // The fields of `self` the body indexes, as arrays.
     for name in tr.arrays_used.iter().filter(|n| n.starts_with("__self_")) {

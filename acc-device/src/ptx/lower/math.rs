@@ -574,6 +574,14 @@ impl Writer<'_> {
                 let m = self.minmax("max", t, a, lo)?;
                 return self.minmax("min", t, &m, hi);
             }
+            (MathFn::CountOnes32, [a]) => format!("popc.b32 {d}, {a};"),
+            (MathFn::LeadingZeros32, [a]) => format!("clz.b32 {d}, {a};"),
+            (MathFn::ReverseBits32, [a]) => format!("brev.b32 {d}, {a};"),
+            (MathFn::TrailingZeros32, [a]) => {
+                let rev = self.reg("%r");
+                self.emit(format!("brev.b32 {rev}, {a};"));
+                format!("clz.b32 {d}, {rev};")
+            }
             (MathFn::Sqrt, [a]) if float => format!("sqrt.rn{} {d}, {a};", r.ty),
             (MathFn::Floor, [a]) if float => format!("cvt.rmi{}{} {d}, {a};", r.ty, r.ty),
             (MathFn::Ceil, [a]) if float => format!("cvt.rpi{}{} {d}, {a};", r.ty, r.ty),
