@@ -26,6 +26,10 @@ pub(super) fn device_elem_size(elem: ElemLayout, target: Target) -> Result<usize
     }
 }
 
+/// Buffers the host reads device data through.
+pub(super) const STAGING: wgpu::BufferUsages =
+    wgpu::BufferUsages::MAP_READ.union(wgpu::BufferUsages::COPY_DST);
+
 /// Storage buffers for kernels, copied both ways.
 pub(super) const STORAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
     .union(wgpu::BufferUsages::COPY_SRC)
@@ -52,12 +56,7 @@ impl WgpuDevice {
         bytes: u64,
     ) -> Result<Vec<u8>> {
         let size = bytes.next_multiple_of(4).max(4);
-        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("acc download"),
-            size,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        let staging = self.pool.take(&self.device, size, STAGING, "acc download");
         let mut encoder = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -79,6 +78,7 @@ impl WgpuDevice {
             })?
             .to_vec();
         staging.unmap();
+        self.pool.give(staging);
         Ok(data[..bytes as usize].to_vec())
     }
 }
@@ -95,12 +95,17 @@ impl DeviceMemory for WgpuDevice {
         if bytes as u64 > largest {
             return Err(Error::OutOfMemory { bytes });
         }
-        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("acc present"),
-            size: (bytes as u64).next_multiple_of(4).max(4),
-            usage: STORAGE,
-            mapped_at_creation: false,
-        });
+        let size = (bytes as u64).next_multiple_of(4).max(4);
+        let buffer = self.pool.take(&self.device, size, STORAGE, "acc present");
+        // `alloc` gives zeroed memory (`create(zero: ..)`); a new buffer is, a reused one is
+        // cleared on the queue, before anything later uses it.
+        let mut encoder = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("acc clear"),
+            });
+        encoder.clear_buffer(&buffer, 0, None);
+        self.queue.submit([encoder.finish()]);
         let id = self
             .next_buffer
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -149,7 +154,7 @@ impl DeviceMemory for WgpuDevice {
             .unwrap_or_else(|e| e.into_inner())
             .remove(&buf)
         {
-            b.destroy();
+            self.pool.give(b);
         }
     }
 }

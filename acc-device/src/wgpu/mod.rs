@@ -6,6 +6,7 @@
 //! and, when it writes them, back out after it (3.3 section 2.6.2, implicit `copy`).
 
 mod memory;
+mod pool;
 mod runtime;
 
 pub use runtime::{adapters, WgpuBackend, WgpuDevice};

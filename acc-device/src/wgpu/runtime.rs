@@ -7,9 +7,11 @@ use acc_core::ir::{Kernel, ParamId, ParamKind, Scalar};
 use acc_core::{DeviceType, Error, Result};
 
 use acc_core::present::{BufferId, ElemLayout, Named, PresentTable};
-use std::sync::atomic::AtomicU64;
+use acc_core::queue::Queue;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::memory::STORAGE;
+use super::memory::{STAGING, STORAGE};
+use super::pool::BufferPool;
 use crate::wgsl::{lower, widened_in_buffers, Binding, Lowered, Target, WORKGROUP_SIZE};
 
 fn annotate_param(e: Error, name: &str) -> Error {
@@ -212,6 +214,16 @@ pub struct WgpuDevice {
     present: PresentTable,
     pub(super) buffers: Mutex<HashMap<BufferId, wgpu::Buffer>>,
     pub(super) next_buffer: AtomicU64,
+    /// Buffers freed for reuse.
+    pub(super) pool: BufferPool,
+    /// Launches that returned before their kernel ran, per queue: the last one's number (in
+    /// submission order) and submission.
+    queued: Mutex<HashMap<Queue, (u64, wgpu::SubmissionIndex)>>,
+    /// Number of the last queued launch known to have finished (set by wgpu's callbacks,
+    /// which run in submission order).
+    finished: Arc<AtomicU64>,
+    /// Queued launches so far (the next one's number is this plus one).
+    queued_count: AtomicU64,
 }
 
 fn no_device(reason: impl Into<String>) -> Error {
@@ -284,6 +296,10 @@ impl WgpuDevice {
             present: PresentTable::new(),
             buffers: Mutex::new(HashMap::new()),
             next_buffer: AtomicU64::new(1),
+            pool: BufferPool::default(),
+            queued: Mutex::new(HashMap::new()),
+            finished: Arc::new(AtomicU64::new(0)),
+            queued_count: AtomicU64::new(0),
         })
     }
 
@@ -300,7 +316,19 @@ impl WgpuDevice {
         self.target
     }
 
-    fn compile(&self, kernel: &Kernel) -> Result<Arc<Compiled>> {
+    /// The pipelines of `kernel`, lowered and created once; `proven` when its accesses are
+    /// proven in bounds for this launch's arguments, which leaves out the checks.
+    fn compile(&self, kernel: &Kernel, proven: bool) -> Result<Arc<Compiled>> {
+        let unchecked;
+        let kernel = if proven && !kernel.unchecked {
+            unchecked = Kernel {
+                unchecked: true,
+                ..kernel.clone()
+            };
+            &unchecked
+        } else {
+            kernel
+        };
         let key = acc_core::ir::print::print(kernel);
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(c) = cache.get(&key) {
@@ -409,10 +437,26 @@ impl WgpuDevice {
     /// arrays copied back, reductions combined. An out-of-range access is an error naming the
     /// array, the index and the length.
     pub fn launch(&self, kernel: &Kernel, args: &mut [Arg<'_>]) -> Result<Launched> {
+        self.launch_on(kernel, args, Queue::Sync)
+    }
+
+    /// [`WgpuDevice::launch`] for activity queue `queue`. A launch that brings nothing back
+    /// (no reduction, no value, no array that is not present written) and cannot report an
+    /// error (its accesses proven in bounds for these arguments, no loop it could cut short)
+    /// returns once submitted: the device's one queue runs submissions in order, so whatever
+    /// later reads its results (a copy out, another kernel) comes after it, as 3.3 section 2.16
+    /// asks, and the host goes on meanwhile. [`acc_core::Device::synchronize_queue`] waits for
+    /// it.
+    pub fn launch_on(
+        &self,
+        kernel: &Kernel,
+        args: &mut [Arg<'_>],
+        queue: Queue,
+    ) -> Result<Launched> {
         let _one_at_a_time = self.launching.lock().unwrap_or_else(|e| e.into_inner());
         let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let memory = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let result = self.launch_in_scope(kernel, args);
+        let result = self.launch_in_scope(kernel, args, queue);
         let wgpu_error =
             pollster::block_on(memory.pop()).or_else(|| pollster::block_on(validation.pop()));
         match wgpu_error {
@@ -423,7 +467,12 @@ impl WgpuDevice {
         }
     }
 
-    fn launch_in_scope(&self, kernel: &Kernel, args: &mut [Arg<'_>]) -> Result<Launched> {
+    fn launch_in_scope(
+        &self,
+        kernel: &Kernel,
+        args: &mut [Arg<'_>],
+        queue: Queue,
+    ) -> Result<Launched> {
         if args.len() != kernel.params.len() {
             return Err(Error::Unsupported {
                 what: format!(
@@ -433,10 +482,9 @@ impl WgpuDevice {
                 ),
             });
         }
-        let compiled = self.compile(kernel)?;
+        let proven = acc_core::ir::bounds::accesses_in_bounds(kernel, args);
+        let compiled = self.compile(kernel, proven)?;
         let l = &compiled.lowered;
-        use wgpu::util::DeviceExt;
-        let storage = STORAGE;
 
         // The grid: enough workgroups for the largest array, within the device's limit; the
         // grid-stride loops cover any trip count.
@@ -550,7 +598,8 @@ impl WgpuDevice {
             self.queue
                 .write_buffer(locals, 0, &vec![0; l.locals_size as usize]);
         }
-        let mut temporaries = false;
+        // Arrays that are not present, in buffers from the pool (given back after the launch).
+        let mut temporaries: Vec<wgpu::Buffer> = Vec::new();
         let mut buffers: Vec<wgpu::Buffer> = Vec::new();
         let mut readback: Vec<(usize, usize)> = Vec::new(); // (binding, bytes) copied out
         for (i, b) in l.bindings.iter().enumerate() {
@@ -594,17 +643,21 @@ impl WgpuDevice {
                     } else {
                         data
                     };
-                    temporaries = true;
-                    self.device
-                        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                            label: None,
-                            contents: &contents,
-                            usage: storage,
-                        })
+                    let t = self.pool.take(
+                        &self.device,
+                        (contents.len() as u64).next_multiple_of(4),
+                        STORAGE,
+                        "acc temporary",
+                    );
+                    self.queue.write_buffer(&t, 0, &contents);
+                    temporaries.push(t.clone());
+                    t
                 }
                 Binding::Params => scratch.params.clone(),
                 Binding::Status => {
-                    readback.push((i, STATUS_BYTES as usize));
+                    if l.status_used {
+                        readback.push((i, STATUS_BYTES as usize));
+                    }
                     scratch.status.clone()
                 }
                 Binding::Locals => {
@@ -647,9 +700,8 @@ impl WgpuDevice {
                 entries: &entries,
             })
         };
-        let group = if temporaries {
-            make_group(&buffers)
-        } else {
+        // Temporaries come from the pool, so the same buffers come back launch after launch.
+        let group = {
             if scratch.groups.len() >= BIND_GROUPS_KEPT && !scratch.groups.contains_key(&buffers) {
                 scratch.groups.clear();
             }
@@ -704,16 +756,29 @@ impl WgpuDevice {
                 pass.dispatch_workgroups(if single { 1 } else { groups }, 1, 1);
             }
         }
+        if readback.is_empty() {
+            // Nothing comes back and nothing can go wrong: the host goes on.
+            let index = self.queue.submit([encoder.finish()]);
+            let number = self.queued_count.fetch_add(1, Ordering::Relaxed) + 1;
+            let finished = Arc::clone(&self.finished);
+            self.queue.on_submitted_work_done(move || {
+                finished.fetch_max(number, Ordering::Relaxed);
+            });
+            self.queued
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(queue, (number, index));
+            for t in temporaries {
+                self.pool.give(t);
+            }
+            return Ok(Launched::default());
+        }
         let staging: Vec<(usize, wgpu::Buffer)> = readback
             .iter()
             .map(|&(i, bytes)| {
-                let s = self.device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("readback"),
-                    size: bytes.max(4) as u64,
-                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                    mapped_at_creation: false,
-                });
-                encoder.copy_buffer_to_buffer(&buffers[i], 0, &s, 0, bytes.max(4) as u64);
+                let size = (bytes as u64).next_multiple_of(4).max(4);
+                let s = self.pool.take(&self.device, size, STAGING, "acc readback");
+                encoder.copy_buffer_to_buffer(&buffers[i], 0, &s, 0, size);
                 (i, s)
             })
             .collect();
@@ -726,6 +791,9 @@ impl WgpuDevice {
             .map_err(|e| Error::Unsupported {
                 what: format!("wgpu device lost while running `{}`: {e}", kernel.name),
             })?;
+        for t in temporaries {
+            self.pool.give(t);
+        }
 
         let mut launched = Launched::default();
         let mut oob = None;
@@ -738,6 +806,7 @@ impl WgpuDevice {
                 })?
                 .to_vec();
             s.unmap();
+            self.pool.give(s.clone());
             match &l.bindings[*i] {
                 Binding::Array(p) => {
                     let elem = match kernel.params[*p as usize].kind {
@@ -814,6 +883,22 @@ impl WgpuDevice {
     }
 }
 
+impl WgpuDevice {
+    /// Waits until submission `index` (every submission for `None`) has run.
+    fn wait_for(&self, index: Option<wgpu::SubmissionIndex>) -> Result<()> {
+        let wait = wgpu::PollType::Wait {
+            submission_index: index,
+            timeout: None,
+        };
+        self.device
+            .poll(wait)
+            .map(|_| ())
+            .map_err(|e| Error::Unsupported {
+                what: format!("wgpu device lost while waiting for queued kernels: {e}"),
+            })
+    }
+}
+
 #[cfg(test)]
 mod tests;
 
@@ -846,6 +931,44 @@ impl acc_core::Device for WgpuDevice {
     fn launch_kernel(&self, kernel: &Kernel, args: &mut [Arg<'_>]) -> Result<Launched> {
         self.launch(kernel, args)
     }
+    // Queues are submissions to the device's one wgpu queue, which runs them in order: a
+    // queue's work is done when its last queued launch is, and `waits` hold already.
+    fn launch_kernel_queued(
+        &self,
+        kernel: &Kernel,
+        args: &mut [Arg<'_>],
+        queue: Queue,
+        _waits: Option<&[Queue]>,
+    ) -> Result<Launched> {
+        self.launch_on(kernel, args, queue)
+    }
+    fn synchronize_queue(&self, queue: Queue) -> Result<()> {
+        let last = self
+            .queued
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&queue)
+            .cloned();
+        match last {
+            Some((_, index)) => self.wait_for(Some(index)),
+            None => Ok(()),
+        }
+    }
+    fn queue_done(&self, queue: Option<Queue>) -> bool {
+        // Runs the callbacks of finished submissions.
+        if self.device.poll(wgpu::PollType::Poll).is_err() {
+            return false;
+        }
+        let finished = self.finished.load(Ordering::Relaxed);
+        let queued = self.queued.lock().unwrap_or_else(|e| e.into_inner());
+        match queue {
+            Some(q) => queued.get(&q).is_none_or(|&(n, _)| n <= finished),
+            None => queued.values().all(|&(n, _)| n <= finished),
+        }
+    }
+    fn synchronize(&self) -> Result<()> {
+        self.wait_for(None)
+    }
     fn own_memory(&self) -> Option<acc_core::OwnMemory<'_>> {
         Some(acc_core::OwnMemory {
             table: &self.present,
@@ -853,7 +976,9 @@ impl acc_core::Device for WgpuDevice {
         })
     }
     fn shutdown(&self) -> Result<()> {
+        self.synchronize()?;
         self.present.clear(self);
+        self.pool.clear();
         Ok(())
     }
 }

@@ -117,6 +117,10 @@ pub struct Lowered {
     /// Where the grid's workgroup count goes in the parameter buffer (`u32`), when an entry
     /// point combines per-workgroup partials on the device.
     pub groups_offset: Option<u32>,
+    /// Whether the kernel can report anything in its status buffer (an out-of-range access, a
+    /// loop llvmpipe cut, a trip count too large): when not, nothing needs reading back after
+    /// a launch that brings no data back.
+    pub status_used: bool,
 }
 
 fn unsupported(what: impl Into<String>) -> Error {
@@ -991,6 +995,7 @@ impl Writer<'_> {
             reductions,
             result,
             groups_offset,
+            status_used: self.helpers.contains("acc_status"),
         })
     }
 

@@ -304,3 +304,117 @@ fn subslices_index_from_their_start_and_end_at_their_end() {
         .to_string();
     assert!(e.contains("out of bounds") && e.contains("`v`"), "{e}");
 }
+
+/// Temporaries, staging and present buffers come back from the pool: launches after the first
+/// make no new buffers, and a reused present buffer is zeroed as `alloc` promises.
+#[test]
+fn buffers_are_reused_from_the_pool() {
+    use acc_core::present::DeviceMemory;
+    let Some(dev) = device() else { return };
+    let n = 10_000;
+    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let mut y = vec![1.0f32; n];
+    let k = saxpy(Scalar::F32);
+    let mut run = |y: &mut Vec<f32>| {
+        dev.launch(
+            &k,
+            &mut [
+                Arg::Scalar(ScalarValue::F32(2.0)),
+                Arg::Read(bytes(&x)),
+                Arg::Write(bytes_mut(y)),
+            ],
+        )
+        .expect("runs")
+    };
+    run(&mut y);
+    let (created, reused) = dev.pool.counts();
+    for _ in 0..3 {
+        run(&mut y);
+    }
+    assert_eq!(y[5], 5.0 * 2.0 * 4.0 + 1.0);
+    let (created_after, reused_after) = dev.pool.counts();
+    assert_eq!(created_after, created, "launches after the first made new buffers");
+    assert!(reused_after >= reused + 3 * 3, "{reused} then {reused_after}");
+
+    let layout = ElemLayout {
+        scalar: Some(Scalar::U32),
+        size: 4,
+    };
+    let a = dev.alloc(layout, 1000).expect("alloc");
+    dev.upload(a, layout, 0, bytes(&vec![7u32; 1000])).expect("upload");
+    dev.free(a);
+    let (c, _) = dev.pool.counts();
+    let b = dev.alloc(layout, 1000).expect("alloc");
+    assert_eq!(dev.pool.counts().0, c, "the freed buffer is reused");
+    let mut back = vec![1u32; 1000];
+    dev.download(b, layout, 0, bytes_mut(&mut back)).expect("download");
+    assert!(back.iter().all(|&v| v == 0), "a reused buffer is zeroed");
+    dev.free(b);
+}
+
+/// A launch that brings nothing back and cannot fail returns once submitted; its queue's
+/// wait sees it done, and a later copy out reads what it wrote.
+#[test]
+fn a_launch_that_brings_nothing_back_does_not_wait() {
+    use acc_core::present::{Absent, Counter, Leave, Release};
+    use acc_core::Device;
+    let Some(dev) = device() else { return };
+    // `y[0] = 2.5` and `y[1] = y[0] + 1`: no loop, every index proven in bounds.
+    let mut b = KernelBuilder::new("store");
+    let y = b.param_array("y", Scalar::F32, true);
+    let i0 = b.lit_int(0, Some(Scalar::USize));
+    let v = b.lit_float(2.5, Some(Scalar::F32));
+    b.store(y, i0, v);
+    let i0 = b.lit_int(0, Some(Scalar::USize));
+    let y0 = b.load(y, i0);
+    let one = b.lit_float(1.0, Some(Scalar::F32));
+    let s = b.binary(BinaryOp::Add, y0, one);
+    let i1 = b.lit_int(1, Some(Scalar::USize));
+    b.store(y, i1, s);
+    let k = b.finish().expect("valid");
+
+    let mut host = vec![0.0f32; 4];
+    let layout = ElemLayout {
+        scalar: Some(Scalar::F32),
+        size: 4,
+    };
+    dev.present
+        .enter(
+            &dev,
+            bytes(&host),
+            layout,
+            Named::unlocated("y"),
+            Counter::Dynamic,
+            Absent::Copyin,
+        )
+        .expect("present");
+    let queued = dev.queued_count.load(Ordering::Relaxed);
+    let q = Queue::Async(3);
+    let out = dev
+        .launch_kernel_queued(&k, &mut [Arg::Write(bytes_mut(&mut host))], q, None)
+        .expect("launch");
+    assert_eq!(out, Launched::default());
+    assert_eq!(
+        dev.queued_count.load(Ordering::Relaxed),
+        queued + 1,
+        "the launch was queued"
+    );
+    dev.synchronize_queue(q).expect("wait");
+    assert!(dev.queue_done(Some(q)));
+    assert!(dev.queue_done(None));
+    let addr = (host.as_ptr() as usize, 16);
+    dev.present
+        .exit(
+            &dev,
+            addr,
+            Some(bytes_mut(&mut host)),
+            Named::unlocated("y"),
+            Leave {
+                counter: Counter::Dynamic,
+                finalize: false,
+                release: Release::Copyout,
+            },
+        )
+        .expect("copy out");
+    assert_eq!(host, [2.5, 3.5, 0.0, 0.0]);
+}
