@@ -38,7 +38,7 @@ pub(super) struct BufferPool {
 struct Idle {
     buffers: HashMap<(wgpu::BufferUsages, u64), Vec<wgpu::Buffer>>,
     bytes: u64,
-    /// Buffers handed out that were made new, and reused (for tests and `ACC_NOTIFY`).
+    /// Buffers handed out that were made new, and reused.
     created: u64,
     reused: u64,
 }
@@ -100,6 +100,7 @@ impl BufferPool {
     }
 
     /// Buffers made new and buffers reused since the device opened.
+    #[cfg(test)]
     pub(super) fn counts(&self) -> (u64, u64) {
         let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         (idle.created, idle.reused)

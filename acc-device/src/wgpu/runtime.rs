@@ -169,6 +169,9 @@ fn is_hardware(t: wgpu::DeviceType) -> bool {
     )
 }
 
+/// NVIDIA's PCI vendor id.
+const NVIDIA_VENDOR: u32 = 0x10de;
+
 /// How many loop iterations llvmpipe lets one invocation run.
 const LLVMPIPE_LOOP_LIMIT: u32 = 65_535;
 
@@ -283,6 +286,7 @@ impl WgpuDevice {
                 .name
                 .contains("llvmpipe")
                 .then_some(LLVMPIPE_LOOP_LIMIT),
+            u64_division_by_shifts: info.vendor == NVIDIA_VENDOR,
         };
         Ok(WgpuDevice {
             number: index,

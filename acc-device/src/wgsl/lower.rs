@@ -25,6 +25,10 @@ pub struct Target {
     /// an invocation after 65,535 iterations in all. Sequential loops then check that they ran
     /// to their end, and a loop cut short fails the launch with an error saying so.
     pub loop_limit: Option<u32>,
+    /// Divide `u64`s by shifts and subtractions rather than the driver's division: NVIDIA's
+    /// Vulkan driver (on the H200, 2026) gave other `u64` values of a kernel that divides
+    /// `u64`s wrong high words.
+    pub u64_division_by_shifts: bool,
 }
 
 impl Target {
@@ -1783,6 +1787,36 @@ impl Writer<'_> {
         );
     }
 
+    /// `u64` quotient and remainder by binary long division (see
+    /// [`Target::u64_division_by_shifts`]); 32-bit operands take the driver's `u32` division.
+    /// As WGSL's `/` and `%`, division by zero gives the dividend and remainder 0.
+    fn u64_division_helpers(&mut self) {
+        if self.helpers.contains("fn acc_udivrem64") {
+            return;
+        }
+        self.helpers.push_str(
+            "fn acc_udivrem64(a: u64, b: u64) -> vec2<u64> {\n\
+             \x20   if (b == 0lu) { return vec2<u64>(a, 0lu); }\n\
+             \x20   if ((a >> 32u) == 0lu && (b >> 32u) == 0lu) {\n\
+             \x20       return vec2<u64>(u64(u32(a) / u32(b)), u64(u32(a) % u32(b)));\n\
+             \x20   }\n\
+             \x20   var q = 0lu;\n\
+             \x20   var r = 0lu;\n\
+             \x20   for (var i = 63i; i >= 0i; i = i - 1i) {\n\
+             \x20       let top = r >> 63u;\n\
+             \x20       r = (r << 1u) | ((a >> u32(i)) & 1lu);\n\
+             \x20       if (top != 0lu || r >= b) {\n\
+             \x20           r = r - b;\n\
+             \x20           q = q | (1lu << u32(i));\n\
+             \x20       }\n\
+             \x20   }\n\
+             \x20   return vec2<u64>(q, r);\n\
+             }\n\
+             fn acc_udiv64(a: u64, b: u64) -> u64 {\n    return acc_udivrem64(a, b).x;\n}\n\
+             fn acc_urem64(a: u64, b: u64) -> u64 {\n    return acc_udivrem64(a, b).y;\n}\n",
+        );
+    }
+
     fn loop_cut_helper(&mut self) {
         if self.helpers.contains("fn acc_loop_cut") {
             return;
@@ -1891,6 +1925,18 @@ impl Writer<'_> {
                     },
                     BinaryOp::Rem if operand.is_float() => {
                         format!("({x} - trunc({x} / {y}) * {y})")
+                    }
+                    BinaryOp::Div | BinaryOp::Rem
+                        if self.target.u64_division_by_shifts
+                            && device_scalar(operand, self.target) == Scalar::U64 =>
+                    {
+                        self.u64_division_helpers();
+                        let f = if *op == BinaryOp::Div {
+                            "acc_udiv64"
+                        } else {
+                            "acc_urem64"
+                        };
+                        format!("{f}({x}, {y})")
                     }
                     // WGSL has no `^` on bool.
                     BinaryOp::BitXor if operand == Scalar::Bool => format!("({x} != {y})"),

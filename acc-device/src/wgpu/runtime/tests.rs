@@ -333,21 +333,29 @@ fn buffers_are_reused_from_the_pool() {
     }
     assert_eq!(y[5], 5.0 * 2.0 * 4.0 + 1.0);
     let (created_after, reused_after) = dev.pool.counts();
-    assert_eq!(created_after, created, "launches after the first made new buffers");
-    assert!(reused_after >= reused + 3 * 3, "{reused} then {reused_after}");
+    assert_eq!(
+        created_after, created,
+        "launches after the first made new buffers"
+    );
+    assert!(
+        reused_after >= reused + 3 * 3,
+        "{reused} then {reused_after}"
+    );
 
     let layout = ElemLayout {
         scalar: Some(Scalar::U32),
         size: 4,
     };
     let a = dev.alloc(layout, 1000).expect("alloc");
-    dev.upload(a, layout, 0, bytes(&vec![7u32; 1000])).expect("upload");
+    dev.upload(a, layout, 0, bytes(&vec![7u32; 1000]))
+        .expect("upload");
     dev.free(a);
     let (c, _) = dev.pool.counts();
     let b = dev.alloc(layout, 1000).expect("alloc");
     assert_eq!(dev.pool.counts().0, c, "the freed buffer is reused");
     let mut back = vec![1u32; 1000];
-    dev.download(b, layout, 0, bytes_mut(&mut back)).expect("download");
+    dev.download(b, layout, 0, bytes_mut(&mut back))
+        .expect("download");
     assert!(back.iter().all(|&v| v == 0), "a reused buffer is zeroed");
     dev.free(b);
 }
@@ -417,4 +425,86 @@ fn a_launch_that_brings_nothing_back_does_not_wait() {
         )
         .expect("copy out");
     assert_eq!(host, [2.5, 3.5, 0.0, 0.0]);
+}
+
+/// `u64` division by shifts (what the lowering does on NVIDIA's Vulkan driver) gives the
+/// quotients and remainders of the driver's division, here on whatever adapter runs the tests.
+#[test]
+fn u64_division_by_shifts_matches_the_host() {
+    let Some(mut dev) = device() else { return };
+    if !dev.target.int64 {
+        eprintln!("wgpu tests: no 64-bit integers on {}; not run", dev.name());
+        return;
+    }
+    dev.target.u64_division_by_shifts = true;
+    let mut b = KernelBuilder::new("divide");
+    let x = b.param_array("x", Scalar::U64, false);
+    let y = b.param_array("y", Scalar::U64, false);
+    let q = b.param_array("q", Scalar::U64, true);
+    let r = b.param_array("r", Scalar::U64, true);
+    let start = b.lit_int(0, None);
+    let step = b.lit_int(1, None);
+    let n = b.len(x);
+    let schedule = Some(Schedule {
+        gang: true,
+        worker: false,
+        vector: true,
+    });
+    b.for_(
+        &[("i", Some(Scalar::USize), start, step, n)],
+        schedule,
+        &[],
+        &[],
+        |b, vars| {
+            for (out, op) in [(q, BinaryOp::Div), (r, BinaryOp::Rem)] {
+                let i = b.get(vars[0]);
+                let xi = b.load(x, i);
+                let i = b.get(vars[0]);
+                let yi = b.load(y, i);
+                let v = b.binary(op, xi, yi);
+                let i = b.get(vars[0]);
+                b.store(out, i, v);
+            }
+        },
+    );
+    let k = b.finish().expect("valid");
+    let mut xs = vec![
+        0u64,
+        1,
+        7,
+        1 << 40,
+        u64::MAX,
+        u64::MAX - 5,
+        1 << 63,
+        12_345_678_901_234,
+    ];
+    let mut ys = vec![3u64, 1, 7, 3, 1, u64::MAX, (1 << 63) + 1, 1 << 33];
+    let mut s = 0x9E37_79B9_7F4A_7C15u64;
+    for _ in 0..200 {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        xs.push(s);
+        ys.push((s >> (s % 64)) | 1);
+    }
+    let (mut qs, mut rs) = (vec![0u64; xs.len()], vec![0u64; xs.len()]);
+    dev.launch(
+        &k,
+        &mut [
+            Arg::Read(bytes(&xs)),
+            Arg::Read(bytes(&ys)),
+            Arg::Write(bytes_mut(&mut qs)),
+            Arg::Write(bytes_mut(&mut rs)),
+        ],
+    )
+    .expect("runs");
+    for i in 0..xs.len() {
+        assert_eq!(
+            (qs[i], rs[i]),
+            (xs[i] / ys[i], xs[i] % ys[i]),
+            "{} / {}",
+            xs[i],
+            ys[i]
+        );
+    }
 }
