@@ -879,7 +879,7 @@ impl WgpuDevice {
                 .map_or("?", |p| p.name.as_str());
             return Err(Error::IndexOutOfBounds {
                 array: name.to_string(),
-                index: index as u64,
+                index,
                 len: len as u64,
             });
         }

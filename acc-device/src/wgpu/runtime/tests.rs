@@ -315,7 +315,7 @@ fn buffers_are_reused_from_the_pool() {
     let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
     let mut y = vec![1.0f32; n];
     let k = saxpy(Scalar::F32);
-    let mut run = |y: &mut Vec<f32>| {
+    let run = |y: &mut Vec<f32>| {
         dev.launch(
             &k,
             &mut [
