@@ -93,6 +93,17 @@ fn suffix_scalar(suffix: &str) -> R<TokenStream> {
     Ok(quote!(::core::option::Option::Some(#s)))
 }
 
+/// The scalar type a `let` names (`let x: f32`), as an `Option<Scalar>` expression.
+fn let_type(name: &str, ty: Option<&syn::Type>) -> R<TokenStream> {
+    Ok(match ty {
+        Some(t) => {
+            let s = scalar_of(t).ok_or_else(|| format!("`let {name}: {}`", t.to_token_stream()))?;
+            quote!(::core::option::Option::Some(#s))
+        }
+        None => quote!(::core::option::Option::None),
+    })
+}
+
 fn bin_op(op: &BinOp) -> Option<(&'static str, bool)> {
     // (IR operator, is compound assignment)
     Some(match op {
@@ -173,6 +184,17 @@ impl Tr {
         Ok(Some(
             quote!({ let __a = #arr; let __s = #start; let __e = #end; __acc_b.subslice(__a, __s, __e) }),
         ))
+    }
+
+    /// `a.len()`: of a private array of the region (a constant), or of a captured one.
+    fn array_len(&mut self, receiver: &Expr) -> R<TokenStream> {
+        if let Some(Local::Array(v)) =
+            path_ident(receiver).and_then(|id| self.lookup(&id.to_string()))
+        {
+            return Ok(quote!(__acc_b.local_len(#v)));
+        }
+        let a = self.array(receiver)?;
+        Ok(quote!({ let __a = #a; __acc_b.len(__a) }))
     }
 
     fn array(&mut self, e: &Expr) -> R<TokenStream> {
@@ -569,23 +591,10 @@ impl Tr {
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();
                 if name == "len" && m.args.is_empty() {
-                    if let Some(Local::Array(v)) =
-                        path_ident(&m.receiver).and_then(|id| self.lookup(&id.to_string()))
-                    {
-                        return Ok(quote!(__acc_b.local_len(#v)));
-                    }
-                    let a = self.array(&m.receiver)?;
-                    return Ok(quote!({ let __a = #a; __acc_b.len(__a) }));
+                    return self.array_len(&m.receiver);
                 }
                 if name == "is_empty" && m.args.is_empty() {
-                    let len = if let Some(Local::Array(v)) =
-                        path_ident(&m.receiver).and_then(|id| self.lookup(&id.to_string()))
-                    {
-                        quote!(__acc_b.local_len(#v))
-                    } else {
-                        let a = self.array(&m.receiver)?;
-                        quote!({ let __a = #a; __acc_b.len(__a) })
-                    };
+                    let len = self.array_len(&m.receiver)?;
                     return Ok(quote!({
                         let __n = #len;
                         let __z = __acc_b.lit_int(0, ::core::option::Option::Some(::acc::__rt::kernel::Scalar::USize));
@@ -834,14 +843,7 @@ impl Tr {
                 if matches!(ty, Some(syn::Type::Array(_))) || array_init.is_some() {
                     return self.local_array(&name, ty, array_init);
                 }
-                let ty_tokens = match ty {
-                    Some(t) => {
-                        let s = scalar_of(t)
-                            .ok_or_else(|| format!("`let {name}: {}`", t.to_token_stream()))?;
-                        quote!(::core::option::Option::Some(#s))
-                    }
-                    None => quote!(::core::option::Option::None),
-                };
+                let ty_tokens = let_type(&name, ty)?;
                 let init = match &l.init {
                     Some(i) if i.diverge.is_some() => return no("`let .. else`"),
                     Some(i) => {
@@ -923,14 +925,7 @@ impl Tr {
                     ))
                 }
             };
-            let ty_tokens = match ty {
-                Some(t) => {
-                    let s = scalar_of(t)
-                        .ok_or_else(|| format!("`let {name}: {}`", t.to_token_stream()))?;
-                    quote!(::core::option::Option::Some(#s))
-                }
-                None => quote!(::core::option::Option::None),
-            };
+            let ty_tokens = let_type(&name, ty)?;
             let v = self.fresh(&name);
             out.extend(quote!(let #v = { let __init = #value; __acc_b.local(#name, #ty_tokens, ::core::option::Option::Some(__init)) };));
             self.bind(name, Local::Scalar(v));
@@ -1068,13 +1063,7 @@ impl Tr {
             Expr::Break(b) if b.label.is_none() && b.expr.is_none() => quote!(__acc_b.break_();),
             Expr::Continue(c) if c.label.is_none() => quote!(__acc_b.continue_();),
             Expr::ForLoop(f) if f.label.is_none() => {
-                if loop_dir.is_some()
-                    && self.ret.is_some()
-                    && crate::analysis::uses::scan_stmts(&f.body.stmts, &[])
-                        .returns
-                        .iter()
-                        .any(|(_, w)| *w == "return")
-                {
+                if loop_dir.is_some() && self.ret.is_some() && has_return(&f.body.stmts) {
                     return no("`return` inside a loop with a `loop` directive");
                 }
                 let l = self.for_loop(f, loop_dir, in_parallel)?;
@@ -1925,6 +1914,14 @@ fn slice_param(ty: &syn::Type) -> Option<bool> {
     is_slice.then_some(r.mutability.is_some())
 }
 
+/// Whether `stmts` hold a `return` (at any depth).
+fn has_return(stmts: &[Stmt]) -> bool {
+    crate::analysis::uses::scan_stmts(stmts, &[])
+        .returns
+        .iter()
+        .any(|(_, w)| *w == "return")
+}
+
 fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
     // A generic routine's parameters of a type parameter take the type of the argument at each
     // call (its IR is built per call, in the caller's kernel).
@@ -2040,10 +2037,7 @@ fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
         Some((Stmt::Expr(Expr::Return(r), _), rest)) => (rest, r.expr.as_deref().cloned()),
         _ => (stmts.as_slice(), None),
     };
-    let early_return = crate::analysis::uses::scan_stmts(body, &[])
-        .returns
-        .iter()
-        .any(|(_, w)| *w == "return");
+    let early_return = has_return(body);
     let mut out = TokenStream::new();
     if early_return {
         // The body runs once inside a loop: `return` sets the result and the flag and breaks

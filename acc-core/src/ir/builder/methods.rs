@@ -21,6 +21,15 @@ fn unsigned(t: Scalar) -> Scalar {
     }
 }
 
+/// The unsigned integer type of a float's bits.
+fn float_bits(t: Scalar) -> Scalar {
+    if t == Scalar::F32 {
+        Scalar::U32
+    } else {
+        Scalar::U64
+    }
+}
+
 /// Width in bits.
 fn bits(t: Scalar) -> u32 {
     t.size() * 8
@@ -65,12 +74,7 @@ impl KernelBuilder {
 
     /// `ty::from_bits(v)`: the float with the bits of `v`.
     pub fn from_bits(&mut self, ty: Scalar, v: Value) -> Value {
-        let u = if ty == Scalar::F32 {
-            Scalar::U32
-        } else {
-            Scalar::U64
-        };
-        let t = self.new_var(Ty::Known(u));
+        let t = self.new_var(Ty::Known(float_bits(ty)));
         self.unify(v.ty, t, "from_bits");
         self.bitcast(v, ty)
     }
@@ -167,11 +171,7 @@ impl KernelBuilder {
 
     fn float_method(&mut self, name: &str, x: Value, y: Option<Value>, t: Scalar) -> Option<Value> {
         use BinaryOp::*;
-        let u = if t == Scalar::F32 {
-            Scalar::U32
-        } else {
-            Scalar::U64
-        };
+        let u = float_bits(t);
         let sign = 1i128 << (bits(t) - 1);
         let exponent: i128 = if t == Scalar::F32 {
             0x7f80_0000
@@ -355,11 +355,7 @@ impl KernelBuilder {
     /// `x.copysign(s)`: the magnitude bits of `x`, the sign bit of `s`.
     fn copysign(&mut self, x: Value, s: Value, t: Scalar) -> Value {
         use BinaryOp::*;
-        let u = if t == Scalar::F32 {
-            Scalar::U32
-        } else {
-            Scalar::U64
-        };
+        let u = float_bits(t);
         let sign = 1i128 << (bits(t) - 1);
         let (bx, bs) = (self.bitcast(x, u), self.bitcast(s, u));
         let m = self.int(sign - 1, u);
