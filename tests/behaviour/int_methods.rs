@@ -208,8 +208,8 @@ int_methods_test!(
 );
 
 /// Saturating arithmetic written out as `if`s on `u64`, beside a `u64` division: NVIDIA's
-/// Vulkan driver gave such `u64` selects a high word of 1 in kernels that also divide, which
-/// the WGSL lowering avoids by selecting on 32-bit halves.
+/// Vulkan driver gave such `u64` selects wrong high words, which the wgpu device avoids there by
+/// comparing 64-bit integers on their 32-bit halves.
 #[acc::parallel_loop(copyin(x, y), copyout(out))]
 fn saturating_by_hand(x: &[u64], y: &[u64], out: &mut [u64]) {
     for i in 0..x.len() {

@@ -286,7 +286,7 @@ impl WgpuDevice {
                 .name
                 .contains("llvmpipe")
                 .then_some(LLVMPIPE_LOOP_LIMIT),
-            u64_division_by_shifts: info.vendor == NVIDIA_VENDOR,
+            int64_compare_by_halves: info.vendor == NVIDIA_VENDOR,
         };
         Ok(WgpuDevice {
             number: index,

@@ -25,10 +25,12 @@ pub struct Target {
     /// an invocation after 65,535 iterations in all. Sequential loops then check that they ran
     /// to their end, and a loop cut short fails the launch with an error saying so.
     pub loop_limit: Option<u32>,
-    /// Divide `u64`s by shifts and subtractions rather than the driver's division: NVIDIA's
-    /// Vulkan driver (on the H200, 2026) gave other `u64` values of a kernel that divides
-    /// `u64`s wrong high words.
-    pub u64_division_by_shifts: bool,
+    /// Order 64-bit integers (`<`, `<=`, `>`, `>=`, `min`, `max`, `clamp`) on their 32-bit
+    /// halves rather than with the driver's 64-bit comparison: NVIDIA's Vulkan driver
+    /// (580.159 on the H200, 2026) miscompiled `u64` comparisons in some kernels, most often
+    /// one of a sum or difference with its operand (`a + b < a`), and the values selected by
+    /// them came out with a wrong high word.
+    pub int64_compare_by_halves: bool,
 }
 
 impl Target {
@@ -51,6 +53,15 @@ impl Target {
 
 /// The scalar type a value of type `t` has on the device: `usize`/`isize` become the 64- or
 /// 32-bit integers of [`Target::wide_usize`], the others stay.
+/// The WGSL name of a 64-bit integer type, as the compare helpers' names end.
+fn int64_name(t: Scalar) -> &'static str {
+    if t.is_signed() {
+        "i64"
+    } else {
+        "u64"
+    }
+}
+
 fn device_scalar(t: Scalar, target: Target) -> Scalar {
     match t {
         Scalar::USize if target.wide_usize() => Scalar::U64,
@@ -519,8 +530,12 @@ fn identity(op: ReduceOp, t: Scalar, target: Target) -> Result<String> {
 }
 
 /// `a op b` for a reduction, as WGSL.
-fn combine(op: ReduceOp, t: Scalar, a: &str, b: &str) -> String {
+/// `halves`: 64-bit integers are ordered on their halves ([`Writer::by_halves`]).
+fn combine(op: ReduceOp, t: Scalar, a: &str, b: &str, halves: bool) -> String {
+    let s = int64_name(t);
     match op {
+        ReduceOp::Max if halves => format!("acc_max_{s}({a}, {b})"),
+        ReduceOp::Min if halves => format!("acc_min_{s}({a}, {b})"),
         ReduceOp::Add => format!("({a} + {b})"),
         ReduceOp::Mul => format!("({a} * {b})"),
         // NaN is ignored, as by f64::max/min on the host.
@@ -897,11 +912,12 @@ impl Writer<'_> {
                             } else {
                                 p
                             };
+                            let halves = self.by_halves(ty);
                             let _ = writeln!(
                                 out,
                                 "        l{} = {};",
                                 red.local,
-                                combine(red.op, ty, &format!("l{}", red.local), &p)
+                                combine(red.op, ty, &format!("l{}", red.local), &p, halves)
                             );
                         }
                         let _ = writeln!(out, "    }}");
@@ -1168,7 +1184,7 @@ impl Writer<'_> {
             let _ = writeln!(out, "    let acc_base: u64 = u64(acc_c) << 31u;");
             let _ = writeln!(
                 out,
-                "    let acc_chunk: u32 = u32(min(acc_trips - acc_base, 2147483648lu));"
+                "    let acc_left: u64 = acc_trips - acc_base;\n    let acc_chunk: u32 = select(u32(acc_left), 2147483648u, (acc_left >> 31u) != 0lu);"
             );
             let _ = writeln!(out, "    var acc_k: u32 = acc_gid.x;");
             let _ = writeln!(
@@ -1276,11 +1292,13 @@ impl Writer<'_> {
                 "    {pad}for (var acc_s: u32 = {}u; acc_s > 0u; acc_s = acc_s >> 1u) {{",
                 WORKGROUP_SIZE / 2
             );
+            let halves = self.by_halves(ty);
             let c = combine(
                 red.op,
                 ty,
                 &from_word(format!("{sh}[acc_lid]")),
                 &from_word(format!("{sh}[acc_lid + acc_s]")),
+                halves,
             );
             let _ = writeln!(
                 out,
@@ -1635,9 +1653,9 @@ impl Writer<'_> {
             i
         } else if self.is_constant(index) {
             self.u32_helper();
-            format!("acc_u32(min({i}, 4294967295lu))")
+            format!("select(acc_u32({i}), 4294967295u, ({i} >> 32u) != 0lu)")
         } else {
-            format!("u32(min({i}, 4294967295lu))")
+            format!("select(u32({i}), 4294967295u, ({i} >> 32u) != 0lu)")
         })
     }
 
@@ -1777,7 +1795,7 @@ impl Writer<'_> {
         }
         self.helpers.push_str(
             "fn acc_trips32(n: u64) -> u32 {\n\
-             \x20   if (n > 4294967295lu) { atomicCompareExchangeWeak(&acc_status[0], 0u, 3u); return 0u; }\n\
+             \x20   if ((n >> 32u) != 0lu) { atomicCompareExchangeWeak(&acc_status[0], 0u, 3u); return 0u; }\n\
              \x20   return u32(n);\n\
              }\n\
              fn acc_chunks_of(n: u64) -> u32 {\n\
@@ -1787,34 +1805,28 @@ impl Writer<'_> {
         );
     }
 
-    /// `u64` quotient and remainder by binary long division (see
-    /// [`Target::u64_division_by_shifts`]); 32-bit operands take the driver's `u32` division.
-    /// As WGSL's `/` and `%`, division by zero gives the dividend and remainder 0.
-    fn u64_division_helpers(&mut self) {
-        if self.helpers.contains("fn acc_udivrem64") {
-            return;
+    /// Whether values of type `t` are ordered on their 32-bit halves (see
+    /// [`Target::int64_compare_by_halves`]); if so, the helpers that do it are written.
+    fn by_halves(&mut self, t: Scalar) -> bool {
+        let wide = matches!(device_scalar(t, self.target), Scalar::U64 | Scalar::I64);
+        if !(wide && self.target.int64_compare_by_halves) {
+            return false;
         }
-        self.helpers.push_str(
-            "fn acc_udivrem64(a: u64, b: u64) -> vec2<u64> {\n\
-             \x20   if (b == 0lu) { return vec2<u64>(a, 0lu); }\n\
-             \x20   if ((a >> 32u) == 0lu && (b >> 32u) == 0lu) {\n\
-             \x20       return vec2<u64>(u64(u32(a) / u32(b)), u64(u32(a) % u32(b)));\n\
-             \x20   }\n\
-             \x20   var q = 0lu;\n\
-             \x20   var r = 0lu;\n\
-             \x20   for (var i = 63i; i >= 0i; i = i - 1i) {\n\
-             \x20       let top = r >> 63u;\n\
-             \x20       r = (r << 1u) | ((a >> u32(i)) & 1lu);\n\
-             \x20       if (top != 0lu || r >= b) {\n\
-             \x20           r = r - b;\n\
-             \x20           q = q | (1lu << u32(i));\n\
-             \x20       }\n\
-             \x20   }\n\
-             \x20   return vec2<u64>(q, r);\n\
-             }\n\
-             fn acc_udiv64(a: u64, b: u64) -> u64 {\n    return acc_udivrem64(a, b).x;\n}\n\
-             fn acc_urem64(a: u64, b: u64) -> u64 {\n    return acc_udivrem64(a, b).y;\n}\n",
-        );
+        if !self.helpers.contains("fn acc_lt_u64(") {
+            for (s, high) in [("u64", "u32"), ("i64", "i32")] {
+                let _ = write!(
+                    self.helpers,
+                    "fn acc_lt_{s}(a: {s}, b: {s}) -> bool {{\n\
+                     \x20   let ah = {high}(a >> 32u);\n\
+                     \x20   let bh = {high}(b >> 32u);\n\
+                     \x20   return (ah < bh) || ((ah == bh) && (u32(a) < u32(b)));\n\
+                     }}\n\
+                     fn acc_min_{s}(a: {s}, b: {s}) -> {s} {{\n    return select(a, b, acc_lt_{s}(b, a));\n}}\n\
+                     fn acc_max_{s}(a: {s}, b: {s}) -> {s} {{\n    return select(a, b, acc_lt_{s}(a, b));\n}}\n"
+                );
+            }
+        }
+        true
     }
 
     fn loop_cut_helper(&mut self) {
@@ -1832,15 +1844,16 @@ impl Writer<'_> {
         }
         // The first out-of-range access of a launch is recorded; the host turns it into the
         // same panic as on the other devices (DESIGN.md 4.2).
-        let (uty, high) = if self.target.wide_usize() {
-            ("u64", "u32(i >> 32u)")
+        // A 64-bit index is compared on its halves (see `Target::int64_compare_by_halves`).
+        let (uty, high, within) = if self.target.wide_usize() {
+            ("u64", "u32(i >> 32u)", "(i >> 32u) == 0lu && u32(i) < len")
         } else {
-            ("u32", "0u")
+            ("u32", "0u", "i < len")
         };
         let _ = writeln!(
             self.helpers,
             "fn acc_in_bounds(param: u32, i: {uty}, len: u32) -> bool {{\n\
-             \x20   if (i < {uty}(len)) {{ return true; }}\n\
+             \x20   if ({within}) {{ return true; }}\n\
              \x20   if (atomicCompareExchangeWeak(&acc_status[0], 0u, 1u).exchanged) {{\n\
              \x20       atomicStore(&acc_status[1], param);\n\
              \x20       atomicStore(&acc_status[2], u32(i));\n\
@@ -1926,17 +1939,16 @@ impl Writer<'_> {
                     BinaryOp::Rem if operand.is_float() => {
                         format!("({x} - trunc({x} / {y}) * {y})")
                     }
-                    BinaryOp::Div | BinaryOp::Rem
-                        if self.target.u64_division_by_shifts
-                            && device_scalar(operand, self.target) == Scalar::U64 =>
+                    BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+                        if self.by_halves(operand) =>
                     {
-                        self.u64_division_helpers();
-                        let f = if *op == BinaryOp::Div {
-                            "acc_udiv64"
-                        } else {
-                            "acc_urem64"
-                        };
-                        format!("{f}({x}, {y})")
+                        let s = int64_name(device_scalar(operand, self.target));
+                        match op {
+                            BinaryOp::Lt => format!("acc_lt_{s}({x}, {y})"),
+                            BinaryOp::Gt => format!("acc_lt_{s}({y}, {x})"),
+                            BinaryOp::Le => format!("(!acc_lt_{s}({y}, {x}))"),
+                            _ => format!("(!acc_lt_{s}({x}, {y}))"),
+                        }
                     }
                     // WGSL has no `^` on bool.
                     BinaryOp::BitXor if operand == Scalar::Bool => format!("({x} != {y})"),
@@ -2025,6 +2037,14 @@ impl Writer<'_> {
         let wty = wgsl_type(ty, self.target).unwrap_or("f32");
         match m {
             MathFn::Abs => format!("abs({x})"),
+            MathFn::Min | MathFn::Max | MathFn::Clamp if self.by_halves(ty) => {
+                let s = int64_name(device_scalar(ty, self.target));
+                match m {
+                    MathFn::Min => format!("acc_min_{s}({x}, {})", a[1]),
+                    MathFn::Max => format!("acc_max_{s}({x}, {})", a[1]),
+                    _ => format!("acc_min_{s}(acc_max_{s}({x}, {}), {})", a[1], a[2]),
+                }
+            }
             MathFn::Min => format!("min({x}, {})", a[1]),
             MathFn::Max => format!("max({x}, {})", a[1]),
             MathFn::Clamp => format!("clamp({x}, {}, {})", a[1], a[2]),

@@ -431,10 +431,11 @@ fn a_launch_that_brings_nothing_back_does_not_wait() {
     assert_eq!(host, [2.5, 3.5, 0.0, 0.0]);
 }
 
-/// `u64` division by shifts (what the lowering does on NVIDIA's Vulkan driver) gives the
-/// quotients and remainders of the driver's division, here on whatever adapter runs the tests.
+/// 64-bit integers ordered on their 32-bit halves (what the lowering does on NVIDIA's Vulkan
+/// driver) agree with the host: comparisons, `min`/`max`/`clamp` and max/min reductions of
+/// `u64` and `i64`, on pairs that differ in either half, here on whatever adapter runs the tests.
 #[test]
-fn u64_division_by_shifts_matches_the_host() {
+fn int64_compare_by_halves_matches_the_host() {
     let Some(mut dev) = device() else { return };
     if !dev.target.int64 {
         assert!(
@@ -445,75 +446,175 @@ fn u64_division_by_shifts_matches_the_host() {
         eprintln!("wgpu tests: no 64-bit integers on {}; not run", dev.name());
         return;
     }
-    dev.target.u64_division_by_shifts = true;
-    let mut b = KernelBuilder::new("divide");
-    let x = b.param_array("x", Scalar::U64, false);
-    let y = b.param_array("y", Scalar::U64, false);
-    let q = b.param_array("q", Scalar::U64, true);
-    let r = b.param_array("r", Scalar::U64, true);
-    let start = b.lit_int(0, None);
-    let step = b.lit_int(1, None);
-    let n = b.len(x);
-    let schedule = Some(Schedule {
-        gang: true,
-        worker: false,
-        vector: true,
-    });
-    b.for_(
-        &[("i", Some(Scalar::USize), start, step, n)],
-        schedule,
-        &[],
-        &[],
-        |b, vars| {
-            for (out, op) in [(q, BinaryOp::Div), (r, BinaryOp::Rem)] {
-                let i = b.get(vars[0]);
-                let xi = b.load(x, i);
-                let i = b.get(vars[0]);
-                let yi = b.load(y, i);
-                let v = b.binary(op, xi, yi);
-                let i = b.get(vars[0]);
-                b.store(out, i, v);
-            }
-        },
-    );
-    let k = b.finish().expect("valid");
-    let mut xs = vec![
+    dev.target.int64_compare_by_halves = true;
+    let edges = [
         0u64,
         1,
-        7,
-        1 << 40,
+        2,
         u64::MAX,
-        u64::MAX - 5,
+        u64::MAX - 1,
+        1 << 32,
+        (1 << 32) - 1,
+        (1 << 32) + 1,
         1 << 63,
-        12_345_678_901_234,
+        (1 << 63) - 1,
+        0xFFFF_FFFF_0000_0000,
+        0x0000_0001_FFFF_FFFF,
+        0x8000_0000_FFFF_FFFF,
+        0x7FFF_FFFF_0000_0001,
     ];
-    let mut ys = vec![3u64, 1, 7, 3, 1, u64::MAX, (1 << 63) + 1, 1 << 33];
-    let mut s = 0x9E37_79B9_7F4A_7C15u64;
-    for _ in 0..200 {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        xs.push(s);
-        ys.push((s >> (s % 64)) | 1);
+    let (mut xs, mut ys) = (Vec::new(), Vec::new());
+    for &a in &edges {
+        for &b in &edges {
+            xs.push(a);
+            ys.push(b);
+        }
     }
-    let (mut qs, mut rs) = (vec![0u64; xs.len()], vec![0u64; xs.len()]);
-    dev.launch(
-        &k,
-        &mut [
-            Arg::Read(bytes(&xs)),
-            Arg::Read(bytes(&ys)),
-            Arg::Write(bytes_mut(&mut qs)),
-            Arg::Write(bytes_mut(&mut rs)),
-        ],
-    )
-    .expect("runs");
-    for i in 0..xs.len() {
-        assert_eq!(
-            (qs[i], rs[i]),
-            (xs[i] / ys[i], xs[i] % ys[i]),
-            "{} / {}",
-            xs[i],
-            ys[i]
+    let mut r = 0x9E37_79B9_7F4A_7C15u64;
+    for _ in 0..300 {
+        r ^= r << 13;
+        r ^= r >> 7;
+        r ^= r << 17;
+        xs.push(r);
+        // The same high word half the time, so that the low words decide.
+        ys.push(if r % 2 == 0 {
+            r ^ (r >> 40)
+        } else {
+            r.rotate_left(17)
+        });
+    }
+    for ty in [Scalar::U64, Scalar::I64] {
+        let signed = ty == Scalar::I64;
+        // flags = lt | le << 1 | gt << 2 | ge << 3; m = [min, max, clamp(y, lo, hi)].
+        let mut b = KernelBuilder::new("order64");
+        let x = b.param_array("x", ty, false);
+        let y = b.param_array("y", ty, false);
+        let flags = b.param_array("flags", Scalar::U32, true);
+        let m = b.param_array("m", ty, true);
+        let _ = b.param_scalar("top", ty);
+        let top = b.reduction_local("top", ty, ReduceOp::Max);
+        b.reduce_into(top, ReduceOp::Max, 4);
+        let start = b.lit_int(0, None);
+        let n = b.len(x);
+        b.for_range(
+            "i",
+            Some(Scalar::USize),
+            start,
+            n,
+            false,
+            Some(Schedule::default()),
+            &[(top, ReduceOp::Max)],
+            &[],
+            |b, v| {
+                let mut word = None;
+                for (bit, op) in [BinaryOp::Lt, BinaryOp::Le, BinaryOp::Gt, BinaryOp::Ge]
+                    .into_iter()
+                    .enumerate()
+                {
+                    let i = b.get(v[0]);
+                    let xi = b.load(x, i);
+                    let i = b.get(v[0]);
+                    let yi = b.load(y, i);
+                    let c = b.binary(op, xi, yi);
+                    let c = b.cast(c, Scalar::U32);
+                    let sh = b.lit_int(bit as i128, Some(Scalar::U32));
+                    let c = b.binary(BinaryOp::Shl, c, sh);
+                    word = Some(match word {
+                        None => c,
+                        Some(w) => b.binary(BinaryOp::BitOr, w, c),
+                    });
+                }
+                let i = b.get(v[0]);
+                b.store(flags, i, word.expect("four flags"));
+                for (slot, f) in [MathFn::Min, MathFn::Max, MathFn::Clamp]
+                    .into_iter()
+                    .enumerate()
+                {
+                    let i = b.get(v[0]);
+                    let xi = b.load(x, i);
+                    let i = b.get(v[0]);
+                    let yi = b.load(y, i);
+                    let value = if f == MathFn::Clamp {
+                        let lo = b.lit_int(-(1 << 40), Some(ty));
+                        let lo = if signed {
+                            lo
+                        } else {
+                            b.lit_int(1 << 20, Some(ty))
+                        };
+                        let hi = b.lit_int(1 << 50, Some(ty));
+                        b.math(f, &[yi, lo, hi])
+                    } else {
+                        b.math(f, &[xi, yi])
+                    };
+                    let i = b.get(v[0]);
+                    let three = b.lit_int(3, Some(Scalar::USize));
+                    let at = b.binary(BinaryOp::Mul, i, three);
+                    let s = b.lit_int(slot as i128, Some(Scalar::USize));
+                    let at = b.binary(BinaryOp::Add, at, s);
+                    b.store(m, at, value);
+                }
+                let i = b.get(v[0]);
+                let xi = b.load(x, i);
+                let cur = b.get(top);
+                let next = b.math(MathFn::Max, &[cur, xi]);
+                b.set(top, next);
+            },
         );
+        let k = b.finish().expect("valid");
+        let mut got_flags = vec![0u32; xs.len()];
+        let mut got_m = vec![0u64; 3 * xs.len()];
+        let start = if signed {
+            ScalarValue::I64(i64::MIN)
+        } else {
+            ScalarValue::U64(0)
+        };
+        let out = dev
+            .launch(
+                &k,
+                &mut [
+                    Arg::Read(bytes(&xs)),
+                    Arg::Read(bytes(&ys)),
+                    Arg::Write(bytes_mut(&mut got_flags)),
+                    Arg::Write(bytes_mut(&mut got_m)),
+                    Arg::Scalar(start),
+                ],
+            )
+            .expect("runs");
+        // The host's answers, on the bits as `u64` or `i64`.
+        let (lo, hi) = if signed {
+            (-(1i128 << 40), 1i128 << 50)
+        } else {
+            (1 << 20, 1 << 50)
+        };
+        let value = |v: u64| if signed { v as i64 as i128 } else { v as i128 };
+        for i in 0..xs.len() {
+            let (a, c) = (value(xs[i]), value(ys[i]));
+            let want = (a < c) as u32
+                | ((a <= c) as u32) << 1
+                | ((a > c) as u32) << 2
+                | ((a >= c) as u32) << 3;
+            assert_eq!(
+                got_flags[i], want,
+                "{ty:?} order of {:#x} and {:#x}",
+                xs[i], ys[i]
+            );
+            let want = [a.min(c), a.max(c), c.clamp(lo, hi)];
+            for (j, w) in want.into_iter().enumerate() {
+                assert_eq!(
+                    value(got_m[3 * i + j]),
+                    w,
+                    "{ty:?} min/max/clamp {j} of {:#x} and {:#x}",
+                    xs[i],
+                    ys[i]
+                );
+            }
+        }
+        let top = xs.iter().map(|&v| value(v)).max().expect("values");
+        let want = if signed {
+            ScalarValue::I64(top as i64)
+        } else {
+            ScalarValue::U64(top as u64)
+        };
+        assert_eq!(out.reductions, vec![(4, want)], "{ty:?} max reduction");
     }
 }

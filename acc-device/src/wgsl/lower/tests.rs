@@ -9,14 +9,14 @@ const FULL: Target = Target {
     int64: true,
     int64_atomics: true,
     loop_limit: None,
-    u64_division_by_shifts: false,
+    int64_compare_by_halves: false,
 };
 const BASIC: Target = Target {
     f64: false,
     int64: false,
     int64_atomics: false,
     loop_limit: None,
-    u64_division_by_shifts: false,
+    int64_compare_by_halves: false,
 };
 
 fn dot(elem: Scalar, op: ReduceOp) -> Kernel {
