@@ -432,7 +432,7 @@ fn check_effective(dir: &Directive, original: &Directive) -> Vec<(Span, String)>
 }
 
 /// The value of an integer literal expression.
-fn int_literal(e: &syn::Expr) -> Option<u64> {
+pub(crate) fn int_literal(e: &syn::Expr) -> Option<u64> {
     match e {
         syn::Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Int(l),

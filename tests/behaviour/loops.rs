@@ -125,6 +125,245 @@ fn tile_computes_the_same_iterations() {
     });
 }
 
+/// `tile` with reductions, sizes that do not divide the trip counts and a `*` size: the same
+/// sums as the plain nest.
+#[acc::offload]
+fn tiled_sums(n: usize, m: usize, a: &[f64]) -> (f64, f64, u64) {
+    let (mut s, mut top, mut count) = (0.0, f64::MIN, 0u64);
+    #[acc::parallel_loop(tile(16, *), copyin(a), reduction(+: s, count), reduction(max: top))]
+    for i in 0..n {
+        for j in 0..m {
+            if (i + j) % 7 != 3 {
+                s += a[i * m + j];
+                top = top.max(a[i * m + j] * (j as f64));
+                count += 1;
+            }
+        }
+    }
+    (s, top, count)
+}
+
+#[test]
+fn tile_with_reductions_and_remainders() {
+    let (n, m) = (37, 53);
+    let a: Vec<f64> = (0..n * m).map(|k| ((k * 37) % 101) as f64 * 0.5).collect();
+    let (mut s, mut top, mut count) = (0.0, f64::MIN, 0u64);
+    for i in 0..n {
+        for j in 0..m {
+            if (i + j) % 7 != 3 {
+                s += a[i * m + j];
+                top = top.max(a[i * m + j] * j as f64);
+                count += 1;
+            }
+        }
+    }
+    on_each_device(|ty| {
+        let (gs, gtop, gcount) = tiled_sums(n, m, &a);
+        assert_eq!(gcount, count, "{ty}");
+        assert_eq!(gtop, top, "{ty}");
+        assert!((gs - s).abs() <= 1e-9 * s.abs(), "{ty}: {gs} vs {s}");
+    });
+}
+
+/// Three tiled loops over reversed, stepped and offset ranges; one tiled loop of `*`.
+#[acc::offload]
+fn tiled_3d(n: i32) -> (Vec<i32>, Vec<u32>) {
+    let n_us = n as usize;
+    let mut v = vec![0; n_us * n_us * n_us];
+    let mut w = vec![0u32; 1000];
+    #[acc::parallel_loop(tile(2, 3, 4))]
+    for i in (0..n).rev() {
+        for j in (-n..n).step_by(2) {
+            for k in 1..=n {
+                let at = (i * n * n + ((j + n) / 2) * n + (k - 1)) as usize;
+                v[at] = i * 10_000 + j * 100 + k;
+            }
+        }
+    }
+    #[acc::parallel_loop(tile(*))]
+    for i in (3..1000).step_by(3) {
+        w[i] = i as u32 * 2;
+    }
+    (v, w)
+}
+
+#[test]
+fn tile_over_three_loops_and_stepped_ranges() {
+    let n = 9;
+    on_each_device(|ty| {
+        let (v, w) = tiled_3d(n);
+        for i in 0..n {
+            for jj in 0..n {
+                let j = -n + 2 * jj;
+                for k in 1..=n {
+                    let at = (i * n * n + jj * n + (k - 1)) as usize;
+                    assert_eq!(v[at], i * 10_000 + j * 100 + k, "{ty}: ({i}, {j}, {k})");
+                }
+            }
+        }
+        for (i, &x) in w.iter().enumerate() {
+            let want = if i >= 3 && i % 3 == 0 {
+                i as u32 * 2
+            } else {
+                0
+            };
+            assert_eq!(x, want, "{ty}: w[{i}]");
+        }
+    });
+}
+
+/// `tile` and `collapse` on loops inside a gang loop: nests that run within each gang.
+#[acc::offload]
+fn nested_nests(b: usize, n: usize) -> (Vec<usize>, Vec<usize>) {
+    let mut t = vec![0; b * n * n];
+    let mut c = vec![0; b * n * n];
+    #[acc::parallel(copyout(t, c))]
+    {
+        #[acc::r#loop(gang)]
+        for g in 0..b {
+            #[acc::r#loop(tile(4, 4))]
+            for i in 0..n {
+                for j in 0..n {
+                    t[(g * n + i) * n + j] = g * 10_000 + i * 100 + j;
+                }
+            }
+            #[acc::r#loop(collapse(2))]
+            for i in 0..n {
+                for j in 0..n {
+                    c[(g * n + i) * n + j] = g + i + j;
+                }
+            }
+        }
+    }
+    (t, c)
+}
+
+#[test]
+fn tile_and_collapse_inside_a_gang_loop() {
+    let (b, n) = (5, 10);
+    on_each_device(|ty| {
+        let (t, c) = nested_nests(b, n);
+        for g in 0..b {
+            for i in 0..n {
+                for j in 0..n {
+                    let at = (g * n + i) * n + j;
+                    assert_eq!(
+                        t[at],
+                        g * 10_000 + i * 100 + j,
+                        "{ty}: t at ({g}, {i}, {j})"
+                    );
+                    assert_eq!(c[at], g + i + j, "{ty}: c at ({g}, {i}, {j})");
+                }
+            }
+        }
+    });
+}
+
+/// A gang loop whose body sets scalars, runs a vector loop with its own reduction, and uses the
+/// result.
+#[acc::offload]
+fn rows_by_gangs(n: usize, m: usize, a: &[f32]) -> (Vec<f32>, f32) {
+    let mut rows = vec![0.0f32; n];
+    let mut total = 0.0f32;
+    #[acc::parallel(copyin(a), copyout(rows), reduction(+: total))]
+    {
+        #[acc::r#loop(gang)]
+        for i in 0..n {
+            let base = i * m;
+            let w = 1.0 + i as f32;
+            let mut s = 0.0f32;
+            #[acc::r#loop(vector, reduction(+: s))]
+            for j in 0..m {
+                s += a[base + j] * w;
+            }
+            rows[i] = s;
+            total += s;
+        }
+    }
+    (rows, total)
+}
+
+#[test]
+fn gang_loops_over_vector_loops() {
+    let (n, m) = (300, 1000);
+    let a: Vec<f32> = (0..n * m).map(|k| (k % 13) as f32 * 0.25).collect();
+    on_each_device(|ty| {
+        let (rows, total) = rows_by_gangs(n, m, &a);
+        let mut want_total = 0.0f64;
+        for i in 0..n {
+            let want: f64 = (0..m).map(|j| a[i * m + j] as f64 * (1.0 + i as f64)).sum();
+            want_total += want;
+            assert!(
+                (rows[i] as f64 - want).abs() <= 1e-4 * want,
+                "{ty}: row {i}: {} vs {want}",
+                rows[i]
+            );
+        }
+        assert!(
+            (total as f64 - want_total).abs() <= 1e-4 * want_total,
+            "{ty}: {total} vs {want_total}"
+        );
+    });
+}
+
+/// Gang loops whose bodies set scalars and then run one vector loop (writing, or adding into
+/// the gang loop's reduction): on the GPU devices each gang iteration takes a workgroup or
+/// block, whose threads share the vector loop.
+#[acc::offload]
+fn scaled_by_gangs(n: usize, m: usize, a: &[f32]) -> (Vec<f32>, f64) {
+    let mut out = vec![0.0f32; n * m];
+    let mut total = 0.0f64;
+    #[acc::parallel(copyin(a), copyout(out))]
+    {
+        #[acc::r#loop(gang)]
+        for i in 0..n {
+            let base = i * m;
+            let w = 1.0 + i as f32;
+            #[acc::r#loop(vector)]
+            for j in 0..m {
+                out[base + j] = a[base + j] * w;
+            }
+        }
+    }
+    #[acc::parallel_loop(gang, copyin(a), reduction(+: total))]
+    for i in 0..n {
+        let w = 2.0 + i as f64;
+        #[acc::r#loop(vector, reduction(+: total))]
+        for j in 0..m {
+            total += a[i * m + j] as f64 * w;
+        }
+    }
+    (out, total)
+}
+
+#[test]
+fn gang_loops_over_one_vector_loop() {
+    let (n, m) = (300, 700);
+    let a: Vec<f32> = (0..n * m).map(|k| (k % 13) as f32 * 0.25).collect();
+    let mut want_total = 0.0f64;
+    for i in 0..n {
+        for j in 0..m {
+            want_total += a[i * m + j] as f64 * (2.0 + i as f64);
+        }
+    }
+    on_each_device(|ty| {
+        let (out, total) = scaled_by_gangs(n, m, &a);
+        for i in 0..n {
+            for j in 0..m {
+                assert_eq!(
+                    out[i * m + j],
+                    a[i * m + j] * (1.0 + i as f32),
+                    "{ty}: ({i}, {j})"
+                );
+            }
+        }
+        assert!(
+            (total - want_total).abs() <= 1e-12 * want_total,
+            "{ty}: {total} vs {want_total}"
+        );
+    });
+}
+
 #[acc::offload]
 fn levels(n: usize, m: usize, a: &[f64]) -> Vec<f64> {
     let mut rows = vec![0.0; n];

@@ -479,6 +479,35 @@ impl KernelBuilder {
         private: &[Var],
         body: impl FnOnce(&mut Self, &[Var]),
     ) {
+        self.for_tiled(levels, &[], schedule, reductions, private, body)
+    }
+
+    /// [`KernelBuilder::for_`] with `tile` sizes (3.3 section 2.9.8), as `tile(..)` lists
+    /// them: the innermost level's first, `None` for `*` (the backend's choice, see
+    /// [`tile::default_sizes`](super::tile::default_sizes)).
+    pub fn for_tiled(
+        &mut self,
+        levels: &[(&str, Option<Scalar>, Value, Value, Value)],
+        tile: &[Option<u32>],
+        schedule: Option<Schedule>,
+        reductions: &[(Var, ReduceOp)],
+        private: &[Var],
+        body: impl FnOnce(&mut Self, &[Var]),
+    ) {
+        if !tile.is_empty() && tile.len() != levels.len() {
+            self.fail(format!(
+                "`tile` with {} sizes on a nest of {} loops",
+                tile.len(),
+                levels.len()
+            ));
+        }
+        let defaults = super::tile::default_sizes(tile.len());
+        let tile: Vec<u32> = tile
+            .iter()
+            .zip(defaults)
+            .rev()
+            .map(|(s, d)| s.unwrap_or(d))
+            .collect();
         let mut ir_levels = Vec::new();
         let mut vars = Vec::new();
         for &(name, ty, start, step, trips) in levels {
@@ -505,6 +534,7 @@ impl KernelBuilder {
                 .map(|&(v, op)| Reduction { local: v.id, op })
                 .collect(),
             private: private.iter().map(|v| v.id).collect(),
+            tile,
             body: b,
         });
     }

@@ -10,8 +10,9 @@ use super::{
     BinaryOp, Expr, Handle, Kernel, Literal, LocalId, MathFn, ParamKind, Scalar, Stmt, UnaryOp,
 };
 
-/// The iteration count of the kernel's `n`-th top-level parallel loop (all collapsed levels),
-/// when its trip counts depend only on the arguments and on scalar assignments before it.
+/// The iteration count of the kernel's `n`-th top-level parallel loop (all collapsed levels;
+/// the tiles of a tiled nest), when its trip counts depend only on the arguments and on scalar
+/// assignments before it.
 pub fn parallel_loop_iterations(kernel: &Kernel, n: usize, args: &[KernelArg<'_>]) -> Option<u64> {
     let types = super::validate::expr_types(kernel).ok()?;
     let mut env = Eval {
@@ -35,12 +36,15 @@ pub fn parallel_loop_iterations(kernel: &Kernel, n: usize, args: &[KernelArg<'_>
                 schedule: Some(_),
                 levels,
                 reductions,
+                tile,
                 ..
             } => {
                 if seen == n {
                     let mut total: u64 = 1;
-                    for lv in levels {
+                    for (i, lv) in levels.iter().enumerate() {
                         let t = u64::try_from(env.expr(lv.trips)?).ok()?;
+                        // A tiled nest's parallel loop is over its tiles (`tile::expand`).
+                        let t = tile.get(i).map_or(t, |&s| super::tile::tiles(t, s));
                         total = total.checked_mul(t)?;
                     }
                     return Some(total);

@@ -20,6 +20,7 @@ pub mod launch;
 pub mod print;
 #[cfg(any(test, feature = "samples"))]
 pub mod samples;
+pub mod tile;
 pub mod validate;
 
 use std::fmt;
@@ -636,13 +637,17 @@ pub enum Stmt {
         accept: Block,
         reject: Block,
     },
-    /// A counted loop nest (`collapse` gives several levels). `schedule: None` runs it
-    /// sequentially; `Some` shares its iterations per the OpenACC levels.
+    /// A counted loop nest (`collapse` and `tile` give several levels). `schedule: None` runs
+    /// it sequentially; `Some` shares its iterations per the OpenACC levels.
     For {
         levels: Vec<LoopLevel>,
         schedule: Option<Schedule>,
         reductions: Vec<Reduction>,
         private: Vec<LocalId>,
+        /// `tile(..)` (3.3 section 2.9.8): the tile size of each level, outermost first, or
+        /// empty. Backends run the nest as [`tile::expand`] rewrites it: tile loops around
+        /// element loops.
+        tile: Vec<u32>,
         body: Block,
     },
     /// `loop { body }`; `while c { b }` is `loop { if !c { break } b }`.
@@ -662,6 +667,48 @@ pub enum Stmt {
         old: Option<LocalId>,
         new: Option<LocalId>,
     },
+}
+
+impl Stmt {
+    /// A parallel loop whose body is scalar assignments then one vector loop (a gang loop over
+    /// an inner `vector` loop, or the tile loops of a tiled nest over its element loops), split
+    /// into the assignments and that loop, when the vector loop's reductions are the outer
+    /// loop's and the assignments set no reduction variable. A GPU backend then runs each
+    /// iteration of the outer loop on one block or workgroup, whose threads share the vector
+    /// loop's iterations (3.3 section 2.9.4), the assignments repeated on each thread.
+    pub fn gang_vector_split(&self) -> Option<(Vec<&Stmt>, &Stmt)> {
+        let Stmt::For {
+            schedule: Some(_),
+            body,
+            reductions,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        let (last, pre) = body.split_last()?;
+        let reduced = |l: &LocalId| reductions.iter().any(|r| r.local == *l);
+        if !pre
+            .iter()
+            .all(|s| matches!(s, Stmt::Assign { local, .. } if !reduced(local)))
+        {
+            return None;
+        }
+        match last {
+            Stmt::For {
+                schedule: Some(inner),
+                reductions: inner_reductions,
+                tile,
+                ..
+            } if inner.vector
+                && tile.is_empty()
+                && inner_reductions.iter().all(|r| reduced(&r.local)) =>
+            {
+                Some((pre.iter().collect(), last))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// A function body: locals, expressions and statements.

@@ -135,6 +135,7 @@ fn block(out: &mut String, f: &Function, b: &[Stmt], depth: usize) {
                 schedule,
                 reductions,
                 private,
+                tile,
                 body,
             } => {
                 let lv: Vec<String> = levels
@@ -171,8 +172,14 @@ fn block(out: &mut String, f: &Function, b: &[Stmt], depth: usize) {
                     .collect();
                 let _ = writeln!(
                     out,
-                    "{pad}for {} {sched}{}{} {{",
+                    "{pad}for {} {sched}{}{}{} {{",
                     lv.join(", "),
+                    if tile.is_empty() {
+                        String::new()
+                    } else {
+                        // Outermost level first, as the levels are listed.
+                        format!(" tile{tile:?}")
+                    },
                     if reds.is_empty() {
                         String::new()
                     } else {

@@ -43,6 +43,49 @@ pub fn saxpy(elem: Scalar) -> Kernel {
     b.finish().expect("valid IR")
 }
 
+/// `for i in 0..n, j in 0..m tile(8, 32) { out[i * m + j] = i * m + j; s += 1; }` over the
+/// grid (u32 values, a sum reduced into scalar parameter 3, `s`). Parameters: `out`
+/// (written), `n`, `m` (`usize` scalars), `s`.
+pub fn tiled() -> Kernel {
+    let mut b = KernelBuilder::new("tiled");
+    let out = b.param_array("out", Scalar::U32, true);
+    let n = b.param_scalar("n", Scalar::USize);
+    let m = b.param_scalar("m", Scalar::USize);
+    let _ = b.param_scalar("s", Scalar::U32);
+    let s = b.reduction_local("s", Scalar::U32, ReduceOp::Add);
+    b.reduce_into(s, ReduceOp::Add, 3);
+    let (z0, o0, z1, o1) = (
+        b.lit_int(0, None),
+        b.lit_int(1, None),
+        b.lit_int(0, None),
+        b.lit_int(1, None),
+    );
+    b.for_tiled(
+        &[
+            ("i", Some(Scalar::USize), z0, o0, n),
+            ("j", Some(Scalar::USize), z1, o1, m),
+        ],
+        &[Some(8), Some(32)],
+        GRID,
+        &[(s, ReduceOp::Add)],
+        &[],
+        |b, v| {
+            let i = b.get(v[0]);
+            let m = b.param_scalar_value(2);
+            let row = b.binary(BinaryOp::Mul, i, m);
+            let j = b.get(v[1]);
+            let at = b.binary(BinaryOp::Add, row, j);
+            let value = b.cast(at, Scalar::U32);
+            b.store(out, at, value);
+            let cur = b.get(s);
+            let one = b.lit_int(1, Some(Scalar::U32));
+            let next = b.binary(BinaryOp::Add, cur, one);
+            b.set(s, next);
+        },
+    );
+    b.finish().expect("valid IR")
+}
+
 /// `for i in 0..x.len() { s = s op x[i]; }` over the grid, reduced with `op` into scalar
 /// parameter 1 (`s`). Parameters: `x` (read), `s` (scalar).
 pub fn reduce(elem: Scalar, op: ReduceOp) -> Kernel {

@@ -340,3 +340,194 @@ fn std_methods_build_valid_ir_of_std_result_types() {
     let e = b.finish().expect_err("count_ones of f64");
     assert!(e.message.contains("f64::count_ones"), "{e}");
 }
+
+/// `for i in 0..n, j in 0..m tile(8, *) { out[i * m + j] = s }` (reducing into `s` when
+/// `reduce`), with the schedule given.
+fn tiled(schedule: Option<Schedule>, reduce: bool, assign_bound: bool) -> Kernel {
+    let mut b = KernelBuilder::new("tiled");
+    let out = b.param_array("out", Scalar::U32, true);
+    let n = b.param_scalar("n", Scalar::USize);
+    let m = b.param_scalar("m", Scalar::USize);
+    let _ = b.param_scalar("s", Scalar::U32);
+    let s = b.reduction_local("s", Scalar::U32, ReduceOp::Add);
+    b.reduce_into(s, ReduceOp::Add, 3);
+    let bound = b.local("bound", Some(Scalar::USize), Some(m));
+    let (z0, o0, z1, o1) = (
+        b.lit_int(0, None),
+        b.lit_int(1, None),
+        b.lit_int(0, None),
+        b.lit_int(1, None),
+    );
+    let mb = b.get(bound);
+    let reductions = if reduce {
+        vec![(s, ReduceOp::Add)]
+    } else {
+        vec![]
+    };
+    b.for_tiled(
+        &[
+            ("i", Some(Scalar::USize), z0, o0, n),
+            ("j", Some(Scalar::USize), z1, o1, mb),
+        ],
+        &[Some(8), None],
+        schedule,
+        &reductions,
+        &[],
+        |b, v| {
+            let i = b.get(v[0]);
+            let m = b.param_scalar_value(2);
+            let row = b.binary(BinaryOp::Mul, i, m);
+            let j = b.get(v[1]);
+            let at = b.binary(BinaryOp::Add, row, j);
+            let one = b.lit_int(1, Some(Scalar::U32));
+            b.store(out, at, one);
+            let cur = b.get(s);
+            let one = b.lit_int(1, Some(Scalar::U32));
+            let next = b.binary(BinaryOp::Add, cur, one);
+            b.set(s, next);
+            if assign_bound {
+                let z = b.lit_int(0, Some(Scalar::USize));
+                b.set(bound, z);
+            }
+        },
+    );
+    b.finish().expect("valid")
+}
+
+#[test]
+fn tiled_nests_expand_to_tile_loops_around_element_loops() {
+    let gang_vector = Some(Schedule {
+        gang: true,
+        worker: false,
+        vector: true,
+    });
+    let k = tiled(gang_vector, true, false);
+    // The IR keeps the annotation, outermost level first (`*` for the outer loop: 8 wide).
+    let Stmt::For { tile, .. } = k.function.body.last().expect("a loop") else {
+        panic!("a loop last")
+    };
+    assert_eq!(tile, &[8, 8]);
+    assert!(print(&k).contains("tile[8, 8]"), "{}", print(&k));
+    let e = tile::expand(&k);
+    validate(&e).expect("the expansion is valid IR");
+    let outer = e.function.body.last().expect("a loop");
+    let Stmt::For {
+        levels,
+        schedule,
+        reductions,
+        tile,
+        ..
+    } = outer
+    else {
+        panic!("a loop last")
+    };
+    assert!(tile.is_empty());
+    assert_eq!(levels.len(), 2);
+    assert_eq!(
+        schedule,
+        &Some(Schedule {
+            gang: true,
+            worker: false,
+            vector: false
+        })
+    );
+    assert_eq!(reductions.len(), 1);
+    // One vector loop over a tile's elements: the split GPU backends run a tile per gang with.
+    let (pre, inner) = outer
+        .gang_vector_split()
+        .expect("tile loops over element loops");
+    assert!(pre.is_empty());
+    let Stmt::For {
+        levels, schedule, ..
+    } = inner
+    else {
+        panic!("an element loop")
+    };
+    assert_eq!(levels.len(), 2);
+    assert!(schedule.as_ref().is_some_and(|s| s.vector && !s.gang));
+    // Tiles counted for the grid: ceil(37 / 8) * ceil(53 / 8) = 5 * 7.
+    use super::launch::{KernelArg, ScalarValue};
+    let mut out = vec![0u8; 4 * 37 * 53];
+    let args = [
+        KernelArg::Write(&mut out),
+        KernelArg::Scalar(ScalarValue::USize(37)),
+        KernelArg::Scalar(ScalarValue::USize(53)),
+        KernelArg::Scalar(ScalarValue::U32(0)),
+    ];
+    assert_eq!(eval::parallel_loop_iterations(&k, 0, &args), Some(35));
+    // A kernel without tiles is not copied.
+    let plain = saxpy();
+    assert!(matches!(
+        tile::expand(&plain),
+        std::borrow::Cow::Borrowed(_)
+    ));
+}
+
+#[test]
+fn tile_levels_follow_the_nest_schedule() {
+    let sched = |gang, worker, vector| {
+        Some(Schedule {
+            gang,
+            worker,
+            vector,
+        })
+    };
+    for (given, outer, inner) in [
+        (None, None, None),
+        (sched(true, false, false), sched(true, false, false), None),
+        (
+            sched(true, true, true),
+            sched(true, true, false),
+            sched(false, false, true),
+        ),
+        (
+            sched(true, true, false),
+            sched(true, false, false),
+            sched(false, true, false),
+        ),
+    ] {
+        let k = tiled(given.clone(), false, false);
+        let e = tile::expand(&k);
+        let Stmt::For { schedule, body, .. } = e.function.body.last().expect("a loop") else {
+            panic!("a loop")
+        };
+        assert_eq!(schedule, &outer, "{given:?}");
+        let Stmt::For { schedule, .. } = &body[0] else {
+            panic!("an element loop")
+        };
+        assert_eq!(schedule, &inner, "{given:?}");
+    }
+}
+
+#[test]
+fn a_nest_whose_body_assigns_its_bounds_runs_untiled() {
+    let k = tiled(None, false, true);
+    let e = tile::expand(&k);
+    let Stmt::For { levels, tile, .. } = e.function.body.last().expect("a loop") else {
+        panic!("a loop")
+    };
+    assert!(tile.is_empty());
+    assert_eq!(levels.len(), 2);
+    validate(&e).expect("valid");
+}
+
+#[test]
+fn the_validator_checks_tile_sizes() {
+    let mut k = tiled(None, false, false);
+    let Some(Stmt::For { tile, .. }) = k.function.body.last_mut() else {
+        panic!("a loop")
+    };
+    *tile = vec![4];
+    assert!(validate(&k)
+        .unwrap_err()
+        .message
+        .contains("a nest of 2 loops with 1 tile sizes"));
+    let Some(Stmt::For { tile, .. }) = k.function.body.last_mut() else {
+        panic!("a loop")
+    };
+    *tile = vec![4, 0];
+    assert!(validate(&k)
+        .unwrap_err()
+        .message
+        .contains("a tile size of 0"));
+}

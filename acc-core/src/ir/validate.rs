@@ -351,9 +351,20 @@ impl Validator<'_> {
                 levels,
                 reductions,
                 private,
+                tile,
                 body,
                 ..
             } => {
+                if !tile.is_empty() && tile.len() != levels.len() {
+                    self.err(format!(
+                        "a nest of {} loops with {} tile sizes",
+                        levels.len(),
+                        tile.len()
+                    ));
+                }
+                if tile.contains(&0) {
+                    self.err("a tile size of 0".into());
+                }
                 for l in levels {
                     if let Some(local) = self.local(l.var).cloned() {
                         self.expect(l.start, local.ty, "loop start");

@@ -121,6 +121,8 @@ pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
             target.sm % 10
         )));
     }
+    // Tiled nests run as tile loops around element loops.
+    let kernel = &*acc_core::ir::tile::expand(kernel);
     let types = expr_types(kernel).map_err(|e| Error::Unsupported {
         what: format!("invalid kernel IR: {e}"),
     })?;
@@ -174,41 +176,6 @@ fn straight_line(body: &[Stmt]) -> bool {
                 Stmt::Assign { .. } | Stmt::AssignElem { .. } | Stmt::Store { .. }
             )
         })
-}
-
-/// A gang loop whose body is scalar assignments then one vector loop, whose reductions (if
-/// any) are the gang loop's: the assignments and the vector loop's iterations then run on
-/// the threads of one block per gang iteration.
-fn two_level(s: &Stmt) -> Option<(Vec<&Stmt>, &Stmt)> {
-    // The gang loop's own `vector` is the default mapping when its body holds a vector loop
-    // (a vector loop cannot hold another, 3.3 section 2.9.4).
-    let Stmt::For {
-        schedule: Some(_),
-        body,
-        reductions,
-        ..
-    } = s
-    else {
-        return None;
-    };
-    let (last, pre) = body.split_last()?;
-    if !pre.iter().all(|s| matches!(s, Stmt::Assign { .. })) {
-        return None;
-    }
-    match last {
-        Stmt::For {
-            schedule: Some(inner),
-            reductions: inner_reds,
-            ..
-        } if inner.vector
-            && inner_reds
-                .iter()
-                .all(|r| reductions.iter().any(|o| o.local == r.local)) =>
-        {
-            Some((pre.iter().collect(), last))
-        }
-        _ => None,
-    }
 }
 
 impl Writer<'_> {
@@ -306,7 +273,7 @@ impl Writer<'_> {
                     while per_block.len() + 1 < entries.len() {
                         per_block.push(false);
                     }
-                    per_block.push(two_level(s).is_some());
+                    per_block.push(s.gang_vector_split().is_some());
                     // Reductions into region locals: one thread folds the partials, in block
                     // order, into the local's value (3.3 section 2.9.11).
                     if !on_device.is_empty() {
@@ -600,7 +567,7 @@ impl Writer<'_> {
         }
         // A gang loop whose body is a vector loop (after scalar assignments): each iteration of
         // the gang loop takes a block, whose threads share the vector loop's iterations.
-        match two_level(s) {
+        match s.gang_vector_split() {
             Some((pre, inner)) => {
                 let Stmt::For {
                     levels: inner_levels,
@@ -608,7 +575,7 @@ impl Writer<'_> {
                     ..
                 } = inner
                 else {
-                    unreachable!("two_level returns a loop")
+                    unreachable!("gang_vector_split returns a loop")
                 };
                 let (kb, sb, kt, st) = (
                     self.reg("%rd"),
@@ -1022,6 +989,36 @@ impl Writer<'_> {
     }
 
     /// The loop variable of iteration `k` (a `u64` register): `start + k * step`.
+    /// A loop nest run in order by one thread: one loop per level, outermost first (the trip
+    /// count evaluated once, before its loop, as Rust does).
+    fn sequential_loop(&mut self, levels: &[LoopLevel], body: &Block) -> Result<()> {
+        let Some((lv, inner)) = levels.split_first() else {
+            return self.block(body);
+        };
+        let trips = self.expr(lv.trips)?;
+        let k = self.reg("%rd");
+        self.emit(format!("mov.u64 {k}, 0;"));
+        let (top, cont, end) = (
+            self.label("for"),
+            self.label("forcont"),
+            self.label("forend"),
+        );
+        self.emit(format!("{top}:"));
+        let p = self.reg("%p");
+        self.emit(format!("setp.ge.u64 {p}, {k}, {trips};"));
+        self.emit(format!("@{p} bra {end};"));
+        self.set_loop_var(lv, &k)?;
+        self.loops.push((cont.clone(), end.clone()));
+        let r = self.sequential_loop(inner, body);
+        self.loops.pop();
+        r?;
+        self.emit(format!("{cont}:"));
+        self.emit(format!("add.u64 {k}, {k}, 1;"));
+        self.emit(format!("bra {top};"));
+        self.emit(format!("{end}:"));
+        Ok(())
+    }
+
     fn set_loop_var(&mut self, lv: &LoopLevel, k: &str) -> Result<()> {
         let ty = self.k.function.locals[lv.var as usize].ty;
         let (start, step) = (self.expr(lv.start)?, self.expr(lv.step)?);
@@ -1095,30 +1092,9 @@ impl Writer<'_> {
                 self.emit(format!("{end}:"));
             }
             Stmt::For { levels, body, .. } => {
-                // Inside a parallel loop every loop runs sequentially in its thread.
-                let [lv] = levels.as_slice() else {
-                    return Err(unsupported("a collapsed loop nested inside another loop"));
-                };
-                let trips = self.expr(lv.trips)?;
-                let k = self.reg("%rd");
-                self.emit(format!("mov.u64 {k}, 0;"));
-                let (top, cont, end) = (
-                    self.label("for"),
-                    self.label("forcont"),
-                    self.label("forend"),
-                );
-                self.emit(format!("{top}:"));
-                let p = self.reg("%p");
-                self.emit(format!("setp.ge.u64 {p}, {k}, {trips};"));
-                self.emit(format!("@{p} bra {end};"));
-                self.set_loop_var(lv, &k)?;
-                self.loops.push((cont.clone(), end.clone()));
-                self.block(body)?;
-                self.loops.pop();
-                self.emit(format!("{cont}:"));
-                self.emit(format!("add.u64 {k}, {k}, 1;"));
-                self.emit(format!("bra {top};"));
-                self.emit(format!("{end}:"));
+                // Inside a parallel loop every loop runs sequentially in its thread; the
+                // levels of a collapsed nest as the nested loops they were written as.
+                self.sequential_loop(levels, body)?;
             }
             Stmt::Loop { body } => {
                 let (top, end) = (self.label("loop"), self.label("loopend"));

@@ -507,20 +507,23 @@ impl WgpuDevice {
             .max()
             .unwrap_or(1);
         // Loops whose iteration counts are known on the host size the grid by the largest of
-        // them; otherwise the largest array stands in for the count.
+        // them (a loop whose iterations take a workgroup each wants one per iteration, the
+        // others one per 256); otherwise the largest array stands in for the count.
         let counts = acc_core::ir::eval::parallel_loops_iterations(kernel, args);
-        let work = match counts.iter().copied().collect::<Option<Vec<u64>>>() {
-            Some(known) if !known.is_empty() => known.into_iter().max().unwrap_or(1),
-            _ => counts
-                .iter()
-                .flatten()
-                .copied()
-                .max()
-                .unwrap_or(0)
-                .max(largest as u64),
-        };
-        let groups = (work.div_ceil(WORKGROUP_SIZE as u64))
-            .clamp(1, u64::from(self.max_workgroups.min(65_535))) as u32;
+        let grid_entries = (0..l.single.len()).filter(|&e| !l.single[e]);
+        let wanted = grid_entries
+            .zip(&counts)
+            .map(|(e, count)| {
+                let iterations = count.unwrap_or(largest as u64);
+                if l.workgroup_per_iteration[e] {
+                    iterations
+                } else {
+                    iterations.div_ceil(WORKGROUP_SIZE as u64)
+                }
+            })
+            .max()
+            .unwrap_or((largest as u64).div_ceil(WORKGROUP_SIZE as u64));
+        let groups = wanted.clamp(1, u64::from(self.max_workgroups.min(65_535))) as u32;
 
         let mut params = vec![0u8; l.params_size as usize];
         for slot in &l.params {

@@ -119,6 +119,10 @@ pub struct Lowered {
     /// For each entry point: whether it runs on one invocation (code between parallel loops)
     /// rather than over the grid.
     pub single: Vec<bool>,
+    /// For each entry point: whether each iteration of its loop takes a whole workgroup, whose
+    /// invocations share an inner vector loop ([`Stmt::gang_vector_split`]), so that the grid
+    /// wants a workgroup per iteration rather than per 256.
+    pub workgroup_per_iteration: Vec<bool>,
     /// Size in bytes of the locals buffer (0 when there is none).
     pub locals_size: u32,
     pub bindings: Vec<Binding>,
@@ -382,6 +386,8 @@ fn literal(l: Literal, target: Target) -> Result<String> {
 
 /// Lowers `kernel` for `target`.
 pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
+    // Tiled nests run as tile loops around element loops.
+    let kernel = &*acc_core::ir::tile::expand(kernel);
     let types = expr_types(kernel).map_err(|e| Error::Unsupported {
         what: format!("invalid kernel IR: {e}"),
     })?;
@@ -826,6 +832,8 @@ impl Writer<'_> {
             pending.clear();
             Ok(())
         };
+        // Grid entry points that run an iteration of their loop per workgroup.
+        let mut per_workgroup = Vec::new();
         for s in &k.function.body {
             match s {
                 Stmt::Assign { .. } if !segmented => prelude.push(s),
@@ -884,6 +892,9 @@ impl Writer<'_> {
                         self.entry(n, &prelude, s, &slots, "")?
                     };
                     bodies.push_str(&body);
+                    if s.gang_vector_split().is_some() {
+                        per_workgroup.push(entry_points.len());
+                    }
                     entry_points.push(name);
                     single.push(false);
                     // Reductions into region locals: one invocation folds the partials, in
@@ -1005,6 +1016,9 @@ impl Writer<'_> {
             wgsl,
             module,
             info,
+            workgroup_per_iteration: (0..entry_points.len())
+                .map(|e| per_workgroup.contains(&e))
+                .collect(),
             entry_points,
             single,
             locals_size,
@@ -1070,6 +1084,152 @@ impl Writer<'_> {
         out.push_str(store);
         let _ = writeln!(out, "}}");
         Ok(out)
+    }
+
+    /// The grid-stride loop of an entry point over a parallel loop: each invocation takes
+    /// iterations `acc_gid.x`, `acc_gid.x + stride`, ... of the (collapsed) levels.
+    fn flat_grid(&mut self, out: &mut String, levels: &[LoopLevel], body: &Block) -> Result<()> {
+        let _ = writeln!(
+            out,
+            "    let acc_stride: u32 = acc_nwg.x * {WORKGROUP_SIZE}u;"
+        );
+        // Arrays indexed by the loop variable itself: when its first and last values are in
+        // bounds for all of them (checked once here), the body runs without their checks.
+        let mut fast_arrays = std::collections::BTreeSet::new();
+        if levels.len() == 1 && !self.k.unchecked {
+            self.indexed_by(body, levels[0].var, &mut fast_arrays);
+            fast_arrays.retain(|a| !self.atomic.iter().any(|(p, _)| p == a));
+            if assigns_local(body, levels[0].var) {
+                fast_arrays.clear();
+            }
+        }
+        if !fast_arrays.is_empty() {
+            let lv = &levels[0];
+            let ty = self.ty(self.k.function.locals[lv.var as usize].ty)?;
+            let (start, step) = (self.expr(lv.start)?, self.expr(lv.step)?);
+            let (one, zero) = (self.ulit(1), self.ulit(0));
+            let last = format!("({start} + {ty}(acc_trips - {one}) * {step})");
+            let mut conds = Vec::new();
+            for a in &fast_arrays {
+                let n = self.len_of(*a);
+                let (first, end) = (
+                    self.less(Scalar::USize, &start, &n),
+                    self.less(Scalar::USize, &last, &n),
+                );
+                conds.push(format!("({first} && {end})"));
+            }
+            let _ = writeln!(
+                out,
+                "    let acc_fast = acc_trips == {zero} || ({});",
+                conds.join(" && ")
+            );
+        }
+        self.strided(
+            out,
+            levels,
+            "g",
+            "acc_gid.x",
+            "acc_stride",
+            &mut |w, out| {
+                if fast_arrays.is_empty() {
+                    return w.block(out, body, 2);
+                }
+                let _ = writeln!(out, "        if (acc_fast) {{");
+                w.fast = Some((levels[0].var, fast_arrays.clone()));
+                let r = w.block(out, body, 3);
+                w.fast = None;
+                r?;
+                let _ = writeln!(out, "        }} else {{");
+                w.block(out, body, 3)?;
+                let _ = writeln!(out, "        }}");
+                Ok(())
+            },
+        )
+    }
+
+    /// A loop over the flat space of the (collapsed) `levels`, innermost fastest: iterations
+    /// `first`, `first + stride`, ... (both `u32` expressions), each setting the loop variables
+    /// and running `body`. `tag` names its variables. As the flat grid loop, it counts in `u32`
+    /// over chunks of 2^31 iterations where trip counts are 64-bit, and reports a loop the
+    /// driver cut short.
+    fn strided(
+        &mut self,
+        out: &mut String,
+        levels: &[LoopLevel],
+        tag: &str,
+        first: &str,
+        stride: &str,
+        body: &mut dyn FnMut(&mut Self, &mut String) -> Result<()>,
+    ) -> Result<()> {
+        let uty = self.uty();
+        let trips: Vec<String> = (0..levels.len())
+            .map(|i| format!("acc_trips_{tag}{i}"))
+            .collect();
+        for (lv, t) in levels.iter().zip(&trips) {
+            let e = self.expr(lv.trips)?;
+            let _ = writeln!(out, "    let {t}: {uty} = {e};");
+        }
+        let total = format!("acc_trips_{tag}");
+        let _ = writeln!(out, "    let {total}: {uty} = {};", trips.join(" * "));
+        let (k, end) = (format!("acc_k_{tag}"), format!("acc_end_{tag}"));
+        let wide = self.target.wide_usize();
+        let flat = if wide {
+            self.long_loop_helpers();
+            let (c, chunks) = (format!("acc_c_{tag}"), format!("acc_chunks_{tag}"));
+            let (base, left) = (format!("acc_base_{tag}"), format!("acc_left_{tag}"));
+            let _ = writeln!(out, "    let {chunks}: u32 = acc_chunks_of({total});");
+            let _ = writeln!(out, "    var {c}: u32 = 0u;");
+            let _ = writeln!(out, "    for (; {c} < {chunks}; {c} = {c} + 1u) {{");
+            let _ = writeln!(out, "    let {base}: u64 = u64({c}) << 31u;");
+            let _ = writeln!(out, "    let {left}: u64 = {total} - {base};");
+            let _ = writeln!(
+                out,
+                "    let {end}: u32 = select(u32({left}), 2147483648u, ({left} >> 31u) != 0lu);"
+            );
+            format!("({base} + u64({k}))")
+        } else {
+            let _ = writeln!(out, "    let {end}: u32 = {total};");
+            k.clone()
+        };
+        let _ = writeln!(out, "    var {k}: u32 = {first};");
+        let _ = writeln!(out, "    for (; {k} < {end}; {k} = {k} + {stride}) {{");
+        let rest = format!("acc_rest_{tag}");
+        if levels.len() > 1 {
+            let _ = writeln!(out, "        var {rest}: {uty} = {flat};");
+        }
+        for (i, lv) in levels.iter().enumerate().rev() {
+            let ty = self.ty(self.k.function.locals[lv.var as usize].ty)?;
+            let (start, step) = (self.expr(lv.start)?, self.expr(lv.step)?);
+            if i == 0 {
+                // The outermost level takes what is left: no division.
+                let k = if levels.len() > 1 { &rest } else { &flat };
+                let _ = writeln!(out, "        l{} = {start} + {ty}({k}) * {step};", lv.var);
+            } else {
+                let t = &trips[i];
+                let _ = writeln!(
+                    out,
+                    "        l{} = {start} + {ty}({rest} % {t}) * {step};",
+                    lv.var
+                );
+                let _ = writeln!(out, "        {rest} = {rest} / {t};");
+            }
+        }
+        body(self, out)?;
+        let _ = writeln!(out, "    }}");
+        if self.target.loop_limit.is_some() {
+            self.loop_cut_helper();
+            let _ = writeln!(out, "    if ({k} < {end}) {{ acc_loop_cut(); }}");
+        }
+        if wide {
+            let _ = writeln!(out, "    }}");
+            if self.target.loop_limit.is_some() {
+                let _ = writeln!(
+                    out,
+                    "    if (acc_c_{tag} < acc_chunks_{tag}) {{ acc_loop_cut(); }}"
+                );
+            }
+        }
+        Ok(())
     }
 
     fn declare_locals(&mut self, out: &mut String) -> Result<()> {
@@ -1140,118 +1300,37 @@ impl Writer<'_> {
                 }
             }
         }
-        let _ = writeln!(
-            out,
-            "    let acc_stride: u32 = acc_nwg.x * {WORKGROUP_SIZE}u;"
-        );
-        // Arrays indexed by the loop variable itself: when its first and last values are in
-        // bounds for all of them (checked once here), the body runs without their checks.
-        let mut fast_arrays = std::collections::BTreeSet::new();
-        if levels.len() == 1 && !self.k.unchecked {
-            self.indexed_by(body, levels[0].var, &mut fast_arrays);
-            fast_arrays.retain(|a| !self.atomic.iter().any(|(p, _)| p == a));
-            if assigns_local(body, levels[0].var) {
-                fast_arrays.clear();
+        match s.gang_vector_split() {
+            // Each iteration of the outer loop on one workgroup, whose invocations share the
+            // inner vector loop's iterations (DESIGN.md 6: gang to workgroup, vector to
+            // invocation).
+            Some((pre, inner)) => {
+                let Stmt::For {
+                    levels: inner_levels,
+                    body: inner_body,
+                    ..
+                } = inner
+                else {
+                    unreachable!("gang_vector_split returns a loop")
+                };
+                self.strided(
+                    &mut out,
+                    levels,
+                    "g",
+                    "acc_wg.x",
+                    "acc_nwg.x",
+                    &mut |w, out| {
+                        for st in &pre {
+                            w.stmt(out, st, 2)?;
+                        }
+                        let stride = format!("{WORKGROUP_SIZE}u");
+                        w.strided(out, inner_levels, "v", "acc_lid", &stride, &mut |w, out| {
+                            w.block(out, inner_body, 3)
+                        })
+                    },
+                )?;
             }
-        }
-        if !fast_arrays.is_empty() {
-            let lv = &levels[0];
-            let ty = self.ty(self.k.function.locals[lv.var as usize].ty)?;
-            let (start, step) = (self.expr(lv.start)?, self.expr(lv.step)?);
-            let (one, zero) = (self.ulit(1), self.ulit(0));
-            let last = format!("({start} + {ty}(acc_trips - {one}) * {step})");
-            let conds: Vec<String> = fast_arrays
-                .iter()
-                .map(|a| format!("({start} < {n} && {last} < {n})", n = self.len_of(*a)))
-                .collect();
-            let _ = writeln!(
-                out,
-                "    let acc_fast = acc_trips == {zero} || ({});",
-                conds.join(" && ")
-            );
-        }
-        // The grid-stride loop counts in u32. Where trip counts are 64-bit, it runs over
-        // chunks of 2^31 iterations (one chunk unless the loop is longer), so that any trip
-        // count is covered and `acc_k + acc_stride` cannot wrap.
-        // Loop counters are u32 even so: NVIDIA's Vulkan driver hung on loops counting in u64.
-        let k = if self.target.wide_usize() {
-            self.long_loop_helpers();
-            let _ = writeln!(out, "    let acc_chunks: u32 = acc_chunks_of(acc_trips);");
-            let _ = writeln!(
-                out,
-                "    var acc_c: u32 = 0u;\n    for (; acc_c < acc_chunks; acc_c = acc_c + 1u) {{"
-            );
-            let _ = writeln!(out, "    let acc_base: u64 = u64(acc_c) << 31u;");
-            let _ = writeln!(
-                out,
-                "    let acc_left: u64 = acc_trips - acc_base;\n    let acc_chunk: u32 = select(u32(acc_left), 2147483648u, (acc_left >> 31u) != 0lu);"
-            );
-            let _ = writeln!(out, "    var acc_k: u32 = acc_gid.x;");
-            let _ = writeln!(
-                out,
-                "    for (; acc_k < acc_chunk; acc_k = acc_k + acc_stride) {{"
-            );
-            let _ = writeln!(out, "        let acc_kk: u64 = acc_base + u64(acc_k);");
-            "acc_kk"
-        } else {
-            let _ = writeln!(out, "    var acc_k: u32 = acc_gid.x;");
-            let _ = writeln!(
-                out,
-                "    for (; acc_k < acc_trips; acc_k = acc_k + acc_stride) {{"
-            );
-            "acc_k"
-        };
-        // Where the driver may end loops early, the grid-stride loop must have run to its end
-        // (nothing else leaves it: a parallel loop has no `break`).
-        let cut_check = if self.target.loop_limit.is_some() {
-            self.loop_cut_helper();
-            let end = if self.target.wide_usize() {
-                "acc_chunk"
-            } else {
-                "acc_trips"
-            };
-            format!("    if (acc_k < {end}) {{ acc_loop_cut(); }}\n")
-        } else {
-            String::new()
-        };
-        if levels.len() > 1 {
-            let _ = writeln!(out, "        var acc_rest: {uty} = {k};");
-        }
-        for (i, lv) in levels.iter().enumerate().rev() {
-            let ty = self.ty(self.k.function.locals[lv.var as usize].ty)?;
-            let (start, step) = (self.expr(lv.start)?, self.expr(lv.step)?);
-            if i == 0 {
-                // The outermost level takes what is left: no division.
-                let k = if levels.len() > 1 { "acc_rest" } else { k };
-                let _ = writeln!(out, "        l{} = {start} + {ty}({k}) * {step};", lv.var);
-            } else {
-                let _ = writeln!(
-                    out,
-                    "        l{} = {start} + {ty}(acc_rest % acc_trips_{i}) * {step};",
-                    lv.var
-                );
-                let _ = writeln!(out, "        acc_rest = acc_rest / acc_trips_{i};");
-            }
-        }
-        if fast_arrays.is_empty() {
-            self.block(&mut out, body, 2)?;
-        } else {
-            let _ = writeln!(out, "        if (acc_fast) {{");
-            self.fast = Some((levels[0].var, fast_arrays));
-            let r = self.block(&mut out, body, 3);
-            self.fast = None;
-            r?;
-            let _ = writeln!(out, "        }} else {{");
-            self.block(&mut out, body, 3)?;
-            let _ = writeln!(out, "        }}");
-        }
-        let _ = writeln!(out, "    }}");
-        out.push_str(&cut_check);
-        if self.target.wide_usize() {
-            let _ = writeln!(out, "    }}");
-            if self.target.loop_limit.is_some() {
-                let _ = writeln!(out, "    if (acc_c < acc_chunks) {{ acc_loop_cut(); }}");
-            }
+            None => self.flat_grid(&mut out, levels, body)?,
         }
         for (r, (red, slot)) in reductions.iter().zip(slots).enumerate() {
             let ty = self.k.function.locals[red.local as usize].ty;
@@ -1404,68 +1483,10 @@ impl Writer<'_> {
                 }
                 let _ = writeln!(out, "{pad}}}");
             }
-            Stmt::For {
-                levels,
-                schedule: _,
-                reductions: _,
-                private: _,
-                body,
-            } => {
-                // Inside a parallel loop every loop runs sequentially in its invocation.
-                if levels.len() != 1 {
-                    return Err(unsupported("a collapsed loop nested inside another loop"));
-                }
-                let lv = &levels[0];
-                let ty = self.ty(self.k.function.locals[lv.var as usize].ty)?;
-                let (start, step, trips) = (
-                    self.expr(lv.start)?,
-                    self.expr(lv.step)?,
-                    self.expr(lv.trips)?,
-                );
-                let k = format!("acc_k{depth}");
-                // The counter is a u32 (NVIDIA's Vulkan driver hung on loops counting in u64):
-                // a 64-bit trip count beyond it stops the launch with an error.
-                let trips = if self.target.wide_usize() {
-                    self.long_loop_helpers();
-                    format!("acc_trips32({trips})")
-                } else {
-                    trips
-                };
-                match self.target.loop_limit {
-                    None => {
-                        // The trip count is evaluated once, before the loop, as Rust does.
-                        let n = format!("acc_n{depth}");
-                        let _ = writeln!(out, "{pad}{{ let {n}: u32 = {trips};");
-                        let _ = writeln!(
-                            out,
-                            "{pad}for (var {k}: u32 = 0u; {k} < {n}; {k} = {k} + 1u) {{"
-                        );
-                        let _ =
-                            writeln!(out, "{pad}    l{} = {start} + {ty}({k}) * {step};", lv.var);
-                        self.break_flags.push(None);
-                        self.block(out, body, depth + 1)?;
-                        self.break_flags.pop();
-                        let _ = writeln!(out, "{pad}}} }}");
-                    }
-                    Some(_) => {
-                        // The driver may end the loop early: a loop that stopped before its
-                        // trip count without a `break` is reported, never taken as done.
-                        let (broke, n) = (format!("acc_broke{depth}"), format!("acc_n{depth}"));
-                        self.loop_cut_helper();
-                        let _ = writeln!(out, "{pad}{{ var {broke} = false; let {n}: u32 = {trips}; var {k}: u32 = 0u;");
-                        let _ = writeln!(out, "{pad}for (; {k} < {n}; {k} = {k} + 1u) {{");
-                        let _ =
-                            writeln!(out, "{pad}    l{} = {start} + {ty}({k}) * {step};", lv.var);
-                        self.break_flags.push(Some(broke.clone()));
-                        self.block(out, body, depth + 1)?;
-                        self.break_flags.pop();
-                        let _ = writeln!(out, "{pad}}}");
-                        let _ = writeln!(
-                            out,
-                            "{pad}if (!{broke} && {k} < {n}) {{ acc_loop_cut(); }} }}"
-                        );
-                    }
-                }
+            Stmt::For { levels, body, .. } => {
+                // Inside a parallel loop every loop runs sequentially in its invocation; the
+                // levels of a collapsed nest as the nested loops they were written as.
+                self.sequential_loop(out, levels, body, depth)?;
             }
             Stmt::Loop { body } => match self.target.loop_limit {
                 None => {
@@ -1829,6 +1850,18 @@ impl Writer<'_> {
         true
     }
 
+    /// `a < b` on values of type `t`, as WGSL (on halves where [`Writer::by_halves`] says).
+    fn less(&mut self, t: Scalar, a: &str, b: &str) -> String {
+        if self.by_halves(t) {
+            format!(
+                "acc_lt_{}({a}, {b})",
+                int64_name(device_scalar(t, self.target))
+            )
+        } else {
+            format!("({a} < {b})")
+        }
+    }
+
     fn loop_cut_helper(&mut self) {
         if self.helpers.contains("fn acc_loop_cut") {
             return;
@@ -1863,6 +1896,81 @@ impl Writer<'_> {
              \x20   return false;\n\
              }}",
         );
+    }
+
+    /// A loop nest run in order by one invocation: one WGSL loop per level, outermost first.
+    fn sequential_loop(
+        &mut self,
+        out: &mut String,
+        levels: &[LoopLevel],
+        body: &Block,
+        depth: usize,
+    ) -> Result<()> {
+        let pad = "    ".repeat(depth);
+        let Some((lv, inner)) = levels.split_first() else {
+            return self.block(out, body, depth);
+        };
+        let ty = self.ty(self.k.function.locals[lv.var as usize].ty)?;
+        let (start, step, trips) = (
+            self.expr(lv.start)?,
+            self.expr(lv.step)?,
+            self.expr(lv.trips)?,
+        );
+        let k = format!("acc_k{depth}");
+        // The counter is a u32 (NVIDIA's Vulkan driver hung on loops counting in u64):
+        // a 64-bit trip count beyond it stops the launch with an error.
+        let trips = if self.target.wide_usize() {
+            self.long_loop_helpers();
+            format!("acc_trips32({trips})")
+        } else {
+            trips
+        };
+        let rest = |w: &mut Self, out: &mut String| {
+            if inner.is_empty() {
+                w.block(out, body, depth + 1)
+            } else {
+                w.sequential_loop(out, inner, body, depth + 1)
+            }
+        };
+        match self.target.loop_limit {
+            None => {
+                // The trip count is evaluated once, before the loop, as Rust does.
+                let n = format!("acc_n{depth}");
+                let _ = writeln!(out, "{pad}{{ let {n}: u32 = {trips};");
+                let _ = writeln!(
+                    out,
+                    "{pad}for (var {k}: u32 = 0u; {k} < {n}; {k} = {k} + 1u) {{"
+                );
+                let _ = writeln!(out, "{pad}    l{} = {start} + {ty}({k}) * {step};", lv.var);
+                self.break_flags.push(None);
+                let r = rest(self, out);
+                self.break_flags.pop();
+                r?;
+                let _ = writeln!(out, "{pad}}} }}");
+            }
+            Some(_) => {
+                // The driver may end the loop early: a loop that stopped before its
+                // trip count without a `break` is reported, never taken as done.
+                let (broke, n) = (format!("acc_broke{depth}"), format!("acc_n{depth}"));
+                self.loop_cut_helper();
+                let _ = writeln!(
+                    out,
+                    "{pad}{{ var {broke} = false; let {n}: u32 = {trips}; var {k}: u32 = 0u;"
+                );
+                let _ = writeln!(out, "{pad}for (; {k} < {n}; {k} = {k} + 1u) {{");
+                let _ = writeln!(out, "{pad}    l{} = {start} + {ty}({k}) * {step};", lv.var);
+                self.break_flags.push(Some(broke.clone()));
+                let r = rest(self, out);
+                self.break_flags.pop();
+                r?;
+                let _ = writeln!(out, "{pad}}}");
+                let _ = writeln!(
+                    out,
+                    "{pad}if (!{broke} && {k} < {n}) {{ acc_loop_cut(); }} }}"
+                );
+            }
+        }
+        Ok(())
     }
 
     fn expr(&mut self, h: Handle<Expr>) -> Result<String> {

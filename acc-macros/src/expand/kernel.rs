@@ -14,7 +14,9 @@ use super::attrs;
 use crate::analysis::bindings::Env;
 use crate::analysis::uses::{path_ident, scan_stmts};
 use crate::directive::parse::parse_directive;
-use crate::directive::{ClauseArgs, ClauseName as C, ComputeKind, Directive, DirectiveKind, RedOp};
+use crate::directive::{
+    ClauseArgs, ClauseName as C, ComputeKind, Directive, DirectiveKind, RedOp, SizeExpr,
+};
 
 /// How the kernel takes a captured variable.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -1372,9 +1374,28 @@ impl Tr {
         }
         let body = self.stmts(body_stmts, in_parallel || parallel)?;
         self.scopes.pop();
+        // `tile(..)` sizes as written (innermost loop first; `*` is the backend's choice).
+        let tile: Vec<TokenStream> = dir
+            .iter()
+            .flat_map(|d| d.general(C::Tile))
+            .flat_map(|c| match &c.args {
+                ClauseArgs::Tile(sizes) => sizes.clone(),
+                _ => vec![],
+            })
+            .map(|s| match s {
+                SizeExpr::Expr(e) => match crate::check::int_literal(&e) {
+                    Some(n) => {
+                        let n = u32::try_from(n).unwrap_or(u32::MAX);
+                        quote!(::core::option::Option::Some(#n))
+                    }
+                    None => quote!(::core::option::Option::None),
+                },
+                SizeExpr::Star(_) => quote!(::core::option::Option::None),
+            })
+            .collect();
         Ok(quote!({
             #(#level_tokens)*
-            __acc_b.for_(&[#(#binds),*], #schedule, &[#(#red_tokens),*], &[], |__acc_b, __lv| {
+            __acc_b.for_tiled(&[#(#binds),*], &[#(#tile),*], #schedule, &[#(#red_tokens),*], &[], |__acc_b, __lv| {
                 #(let #vars = __lv[#idx];)*
                 #(#private_tokens)*
                 #body

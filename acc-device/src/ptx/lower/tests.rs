@@ -459,3 +459,14 @@ fn unchecked_kernels_access_without_predicates() {
     );
     assemble(&l, 90);
 }
+
+#[test]
+fn a_tiled_nest_takes_a_block_per_tile() {
+    let l = lower(&acc_core::ir::samples::tiled(), Target { sm: 90 }).unwrap();
+    assert_eq!(l.block_per_iteration, [true], "{}", l.ptx);
+    assert!(
+        l.ptx.contains("%tid.x") && l.ptx.contains("%ctaid.x"),
+        "{}",
+        l.ptx
+    );
+}

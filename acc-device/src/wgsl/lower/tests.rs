@@ -257,7 +257,7 @@ fn usize_is_64_bit_where_shaders_have_64_bit_integers() {
         wide.wgsl
     );
     assert!(
-        wide.wgsl.contains("acc_base: u64") && wide.wgsl.contains("acc_chunk"),
+        wide.wgsl.contains("acc_base_g: u64") && wide.wgsl.contains("acc_chunks_g"),
         "{}",
         wide.wgsl
     );
@@ -402,4 +402,18 @@ fn narrow_struct_fields_are_bits_of_a_shared_word() {
         "{}",
         l.wgsl
     );
+}
+
+#[test]
+fn a_tiled_nest_takes_a_workgroup_per_tile() {
+    for target in [FULL, BASIC] {
+        let l = lower(&acc_core::ir::samples::tiled(), target).unwrap();
+        assert_eq!(l.workgroup_per_iteration, [true], "{}", l.wgsl);
+        // Tiles stride over workgroups, a tile's elements over the workgroup's invocations.
+        assert!(
+            l.wgsl.contains("acc_k_g: u32 = acc_wg.x") && l.wgsl.contains("acc_k_v: u32 = acc_lid"),
+            "{}",
+            l.wgsl
+        );
+    }
 }
