@@ -372,31 +372,31 @@ impl RangeLimits for std::ops::RangeInclusive<usize> {
 /// each call in a region refers to the callee's marker, so a call to a function that is not a
 /// routine does not compile (3.3 section 2.15), and kernels inline the routine's body with
 /// `build`.
-/// `S` is the type whose `&self` a method routine takes.
-pub struct RoutineMarker<S: ?Sized = ()> {
+/// `S` is the type whose `&self` (or `&mut self`) a method routine takes; `F` adds the fields
+/// its body uses to a launch's arguments ([`SelfArgs`], or [`SelfArgsMut`] for `&mut self`).
+pub struct RoutineMarker<S: ?Sized = (), F = SelfArgs<S>> {
     /// Builds the routine's body into a kernel, with the call's arguments; gives its result
     /// (a placeholder for routines without one). Problems are recorded in the builder.
     pub build: fn(&mut kernel::KernelBuilder, &[kernel::RoutineArg]) -> kernel::Value,
-    /// For a method taking `&self`: adds the fields of `self` its body reads to a launch's
-    /// arguments, giving their parameter indices (the first arguments `build` takes).
-    pub self_args: Option<for<'a> fn(&'a S, &mut kernel::Args<'a>) -> Vec<usize>>,
+    /// For a method: adds the fields of `self` its body uses to a launch's arguments, giving
+    /// their parameter indices (the first arguments `build` takes).
+    pub self_args: Option<F>,
     /// The routine's level of parallelism (seq 0, vector 1, worker 2, gang 3; the highest over
     /// device types), which call sites check (3.3 section 2.15.1, R121).
     pub level: u8,
+    /// The method's `Self`.
+    pub receiver: std::marker::PhantomData<fn(&S)>,
 }
 
-impl<S: ?Sized> Clone for RoutineMarker<S> {
+/// How a `&self` routine adds the fields it reads to a launch's arguments.
+pub type SelfArgs<S> = for<'a> fn(&'a S, &mut kernel::Args<'a>) -> Vec<usize>;
+/// How a `&mut self` routine adds the fields it uses to a launch's arguments (those whose
+/// elements it writes as written arrays).
+pub type SelfArgsMut<S> = for<'a> fn(&'a mut S, &mut kernel::Args<'a>) -> Vec<usize>;
+
+impl<S: ?Sized, F: Copy> Clone for RoutineMarker<S, F> {
     fn clone(&self) -> Self {
         *self
     }
 }
-impl<S: ?Sized> Copy for RoutineMarker<S> {}
-
-/// The parameters a launch passes for the fields of `s` that the `&self` routine `m` reads.
-pub fn routine_self_args<'a, S: ?Sized>(
-    m: RoutineMarker<S>,
-    s: &'a S,
-    args: &mut kernel::Args<'a>,
-) -> Vec<usize> {
-    m.self_args.map_or_else(Vec::new, |f| f(s, args))
-}
+impl<S: ?Sized, F: Copy> Copy for RoutineMarker<S, F> {}

@@ -53,3 +53,62 @@ fn routines_through_paths_self_and_methods() {
         }
     });
 }
+
+/// A routine taking `&mut self` writes elements of `self`'s arrays (3.3 section 2.15): the
+/// fields it writes travel as written arrays, the ones it reads as read ones.
+struct Heat {
+    t: Vec<f64>,
+    flux: Vec<f64>,
+    hits: Vec<u32>,
+    k: f64,
+}
+
+impl Heat {
+    #[acc::routine(seq)]
+    fn conduct(&mut self, i: usize) -> f64 {
+        let f = self.k * (self.t[i + 1] - self.t[i]);
+        self.flux[i] = f;
+        self.hits[i] += 1;
+        f
+    }
+
+    #[acc::offload]
+    fn step(&mut self) -> f64 {
+        let n = self.t.len();
+        let mut total = 0.0;
+        #[acc::parallel_loop(reduction(+: total))]
+        for i in 0..n - 1 {
+            total += self.conduct(i);
+        }
+        #[acc::parallel_loop]
+        for i in 0..n - 1 {
+            self.conduct(i);
+        }
+        total
+    }
+}
+
+#[test]
+fn mut_self_routines_write_the_arrays_of_self() {
+    on_each_device(|ty| {
+        let n = 1000;
+        let t: Vec<f64> = (0..n).map(|i| ((i * 7) % 31) as f64 * 0.5).collect();
+        let mut h = Heat {
+            t: t.clone(),
+            flux: vec![0.0; n],
+            hits: vec![0; n],
+            k: 0.25,
+        };
+        let total = h.step();
+        let mut want = 0.0;
+        for i in 0..n - 1 {
+            let f = 0.25 * (t[i + 1] - t[i]);
+            want += f;
+            assert_eq!(h.flux[i], f, "{ty}: flux[{i}]");
+            assert_eq!(h.hits[i], 2, "{ty}: hits[{i}]");
+        }
+        assert_eq!(h.hits[n - 1], 0, "{ty}");
+        assert_eq!(h.t, t, "{ty}: t is only read");
+        assert!((total - want).abs() < 1e-9, "{ty}: {total} vs {want}");
+    });
+}

@@ -1094,6 +1094,11 @@ impl Tr {
                 let call = self.expr(e)?;
                 quote!({ let _ = #call; })
             }
+            // `self.r(..);`: a method routine called for its effect.
+            Expr::MethodCall(m) if path_ident(strip(&m.receiver)).is_some_and(|r| r == "self") => {
+                let call = self.expr(e)?;
+                quote!({ let _ = #call; })
+            }
             other => return no(format!("the statement `{}`", short(other))),
         })
     }
@@ -1723,7 +1728,13 @@ fn translate(
     for method in self_routine_calls(stmts) {
         let sp = format_ident!("__acc_sp_{}", method);
         let marker = crate::check_region::routine_marker(&method);
-        arg_lines.push(quote!(let #sp: ::std::vec::Vec<usize> = ::acc::__rt::routine_self_args(Self::#marker, &self, &mut __acc_args);));
+        // `self` reborrowed as the routine's receiver takes it (`&Self` or `&mut Self`).
+        arg_lines.push(
+            quote!(let #sp: ::std::vec::Vec<usize> = match Self::#marker.self_args {
+            ::core::option::Option::Some(__f) => __f(self, &mut __acc_args),
+            ::core::option::Option::None => ::std::vec::Vec::new(),
+        };),
+        );
     }
     let body = match combined_loop {
         Some(d) => match stmts {
@@ -1847,10 +1858,26 @@ fn self_routine_calls(stmts: &[Stmt]) -> Vec<Ident> {
 pub fn routine_self_fields(f: &syn::ItemFn) -> Option<Vec<String>> {
     let r = f.sig.receiver()?;
     let mut fields = Vec::new();
-    if r.reference.is_some() && r.mutability.is_none() {
+    if r.reference.is_some() {
         self_fields_as_variables(&f.block.stmts, &mut fields);
     }
     Some(fields)
+}
+
+/// For a `&mut self` routine: the fields of `self` (of [`routine_self_fields`]) whose
+/// elements its body writes, which travel as written arrays.
+pub fn routine_written_fields(f: &syn::ItemFn) -> Vec<String> {
+    let mut fields = Vec::new();
+    let stmts = self_fields_as_variables(&f.block.stmts, &mut fields);
+    let uses = scan_stmts(&stmts, &[]);
+    fields
+        .into_iter()
+        .filter(|field| {
+            uses.vars
+                .get(&format!("__self_{field}"))
+                .is_some_and(|u| u.place_written || u.atomic_target || u.mut_borrowed)
+        })
+        .collect()
 }
 
 fn collect_loop_privates(stmts: &[Stmt], out: &mut std::collections::HashSet<String>) {
@@ -1980,18 +2007,32 @@ fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
     let rewritten;
     let stmts = match f.sig.receiver() {
         None => &f.block.stmts,
-        Some(r) if r.reference.is_some() && r.mutability.is_none() => {
+        Some(r) if r.reference.is_some() => {
             rewritten = self_fields_as_variables(&f.block.stmts, &mut self_fields);
             &rewritten
         }
-        Some(_) => return no("methods taking `&mut self` or `self` (routines may take `&self`)"),
+        Some(_) => {
+            return no("methods taking `self` by value (routines may take `&self` or `&mut self`)")
+        }
     };
+    // A `&mut self` routine may write elements of array fields (they travel as written
+    // arrays); a scalar field is a value of the launch, which an assignment could not return.
+    let written = routine_written_fields(f);
+    let field_uses = scan_stmts(stmts, &[]);
     let nf = self_fields.len();
     for (k, field) in self_fields.iter().enumerate() {
         let name = format!("__self_{field}");
+        if field_uses.vars.get(&name).is_some_and(|u| u.assigned) {
+            return no(format!("assigning the field `self.{field}` as a whole (a `&mut self` routine may write the elements of `self`'s arrays)"));
+        }
         let p = format_ident!("__acc_p_{}", name);
         prologue.push(quote!(let #p: usize = #k;));
-        tr.captured.insert(name, (Cap::Read, p));
+        let cap = if written.contains(field) {
+            Cap::Write
+        } else {
+            Cap::Read
+        };
+        tr.captured.insert(name, (cap, p));
     }
     let names: Vec<String> = self_fields.iter().map(|f| format!("self.{f}")).collect();
     prologue.push(quote!(let __acc_h = ::acc::__rt::kernel::RoutineSelf::new(__acc_b, &__acc_args[..#nf], &[#(#names),*]);));

@@ -367,13 +367,24 @@ fn routine_marker_item(f: &ItemFn, level: u8) -> TokenStream {
     // A method taking `&self`: the fields its body reads become parameters of each launch
     // whose region calls it (`self.r(..)`); this adds them.
     let self_fields = kernel::routine_self_fields(f);
+    let mutable = f
+        .sig
+        .receiver()
+        .is_some_and(|r| r.reference.is_some() && r.mutability.is_some());
+    let written = if mutable {
+        kernel::routine_written_fields(f)
+    } else {
+        Vec::new()
+    };
     let (marker_ty, self_args_fn) = match &self_fields {
         Some(_) => {
             let name = format_ident!("{}_acc_self_args", f.sig.ident);
-            (
-                quote!(::acc::__rt::RoutineMarker<Self>),
-                quote!(::core::option::Option::Some(Self::#name)),
-            )
+            let ty = if mutable {
+                quote!(::acc::__rt::RoutineMarker<Self, ::acc::__rt::SelfArgsMut<Self>>)
+            } else {
+                quote!(::acc::__rt::RoutineMarker<Self>)
+            };
+            (ty, quote!(::core::option::Option::Some(Self::#name)))
         }
         None => (
             quote!(::acc::__rt::RoutineMarker),
@@ -385,12 +396,21 @@ fn routine_marker_item(f: &ItemFn, level: u8) -> TokenStream {
         let reads = fields.iter().map(|field| {
             let member = format_ident!("{}", field);
             let shown = format!("self.{field}");
-            quote!((&&::acc::__rt::kernel::Probe::of(&self.#member)).acc_kind().read(__acc_args, #shown, &self.#member))
+            if written.contains(field) {
+                quote!((&&::acc::__rt::kernel::Probe::of(&self.#member)).acc_kind().write(__acc_args, #shown, &mut self.#member))
+            } else {
+                quote!((&&::acc::__rt::kernel::Probe::of(&self.#member)).acc_kind().read(__acc_args, #shown, &self.#member))
+            }
         });
+        let receiver = if mutable {
+            quote!(&'__acc mut self)
+        } else {
+            quote!(&'__acc self)
+        };
         quote! {
             #[doc(hidden)]
             #[allow(dead_code)]
-            fn #name<'__acc>(&'__acc self, __acc_args: &mut ::acc::__rt::kernel::Args<'__acc>) -> ::std::vec::Vec<usize> {
+            fn #name<'__acc>(#receiver, __acc_args: &mut ::acc::__rt::kernel::Args<'__acc>) -> ::std::vec::Vec<usize> {
                 #[allow(unused_imports)]
                 use ::acc::__rt::kernel::{KindData as _, KindRefuse as _, KindScalar as _};
                 ::std::vec![#(#reads),*]
@@ -403,7 +423,7 @@ fn routine_marker_item(f: &ItemFn, level: u8) -> TokenStream {
         #[allow(non_upper_case_globals, dead_code)]
         #vis const #marker: #marker_ty = {
             #builder
-            ::acc::__rt::RoutineMarker { build, self_args: #self_args_fn, level: #level }
+            ::acc::__rt::RoutineMarker { build, self_args: #self_args_fn, level: #level, receiver: ::core::marker::PhantomData }
         };
         #self_args
     }
