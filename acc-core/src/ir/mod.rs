@@ -22,6 +22,7 @@ pub mod print;
 pub mod samples;
 pub mod tile;
 pub mod validate;
+pub mod walk;
 
 use std::fmt;
 use std::marker::PhantomData;

@@ -2,6 +2,7 @@
 //! lowers and runs the same kernels, so none tests a private variant of them.
 
 use super::builder::KernelBuilder;
+use super::launch::{KernelArg, KernelOutput, ScalarValue};
 use super::*;
 
 /// A gang/vector loop (what `parallel_loop` gives a kernel).
@@ -84,6 +85,39 @@ pub fn tiled() -> Kernel {
         },
     );
     b.finish().expect("valid IR")
+}
+
+/// Runs [`tiled`] through `launch` (a device's) at shapes the tiles divide and do not, and
+/// checks that every element was written once and counted.
+pub fn check_tiled(
+    mut launch: impl FnMut(&Kernel, &mut [KernelArg<'_>]) -> crate::Result<KernelOutput>,
+) {
+    let k = tiled();
+    for (n, m) in [(37usize, 53usize), (8, 32), (1, 1000), (300, 7)] {
+        let mut out = vec![u32::MAX; n * m];
+        // SAFETY: u32 elements; any bytes form a valid u32.
+        let bytes =
+            unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), 4 * out.len()) };
+        let r = launch(
+            &k,
+            &mut [
+                KernelArg::Write(bytes),
+                KernelArg::Scalar(ScalarValue::USize(n as u64)),
+                KernelArg::Scalar(ScalarValue::USize(m as u64)),
+                KernelArg::Scalar(ScalarValue::U32(0)),
+            ],
+        )
+        .expect("runs");
+        assert!(
+            out.iter().enumerate().all(|(i, &v)| v == i as u32),
+            "{n} x {m}"
+        );
+        assert_eq!(
+            r.reductions,
+            vec![(3, ScalarValue::U32((n * m) as u32))],
+            "{n} x {m}"
+        );
+    }
 }
 
 /// `for i in 0..x.len() { s = s op x[i]; }` over the grid, reduced with `op` into scalar

@@ -57,12 +57,11 @@ pub fn expand(k: &Kernel) -> Cow<'_, Kernel> {
 }
 
 fn has_tile(b: &Block) -> bool {
-    b.iter().any(|s| match s {
-        Stmt::For { tile, body, .. } => !tile.is_empty() || has_tile(body),
-        Stmt::If { accept, reject, .. } => has_tile(accept) || has_tile(reject),
-        Stmt::Loop { body } => has_tile(body),
-        _ => false,
-    })
+    let mut found = false;
+    walk::for_each_stmt(b, &mut |s| {
+        found |= matches!(s, Stmt::For { tile, .. } if !tile.is_empty());
+    });
+    found
 }
 
 fn block(f: &mut Function, b: Block) -> Block {
@@ -227,54 +226,8 @@ fn bounds_assigned(f: &Function, levels: &[LoopLevel], body: &Block) -> bool {
     let mut read = HashSet::new();
     for lv in levels {
         for h in [lv.start, lv.step, lv.trips] {
-            reads(f, h, &mut read);
+            walk::locals_read(f, h, &mut read);
         }
     }
-    !read.is_empty() && assigns(body, &read)
-}
-
-fn reads(f: &Function, h: Handle<Expr>, out: &mut HashSet<LocalId>) {
-    match &f.exprs[h] {
-        Expr::Local(l) => {
-            out.insert(*l);
-        }
-        Expr::LocalElem { local, index } => {
-            out.insert(*local);
-            reads(f, *index, out);
-        }
-        Expr::Load { index, .. } => reads(f, *index, out),
-        Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => reads(f, *a, out),
-        Expr::Binary(_, a, b) => {
-            reads(f, *a, out);
-            reads(f, *b, out);
-        }
-        Expr::Select {
-            cond,
-            accept,
-            reject,
-        } => {
-            for x in [cond, accept, reject] {
-                reads(f, *x, out);
-            }
-        }
-        Expr::Math(_, args) => {
-            for a in args {
-                reads(f, *a, out);
-            }
-        }
-        Expr::Literal(_) | Expr::Param(_) | Expr::Len(_) | Expr::GangIndex => {}
-    }
-}
-
-fn assigns(b: &Block, locals: &HashSet<LocalId>) -> bool {
-    b.iter().any(|s| match s {
-        Stmt::Assign { local, .. } | Stmt::AssignElem { local, .. } => locals.contains(local),
-        Stmt::If { accept, reject, .. } => assigns(accept, locals) || assigns(reject, locals),
-        Stmt::For { levels, body, .. } => {
-            levels.iter().any(|lv| locals.contains(&lv.var)) || assigns(body, locals)
-        }
-        Stmt::Loop { body } => assigns(body, locals),
-        Stmt::Atomic { old, new, .. } => old.iter().chain(new.iter()).any(|l| locals.contains(l)),
-        Stmt::Store { .. } | Stmt::Break | Stmt::Continue => false,
-    })
+    !read.is_empty() && walk::assigns(body, &|l| read.contains(&l))
 }

@@ -400,7 +400,7 @@ pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
     let packed = |array: ParamId, field: Option<FieldId>| {
         field.is_some() && kernel.access(array, field).is_some_and(|a| is_packed(a.ty))
     };
-    for_each_stmt(&kernel.function.body, &mut |s| match s {
+    walk::for_each_stmt(&kernel.function.body, &mut |s| match s {
         Stmt::Atomic { array, field, .. } => {
             atomic.insert((*array, *field));
             if packed(*array, *field) {
@@ -442,35 +442,6 @@ struct Writer<'a> {
     /// For each enclosing loop split into chunks (see [`Target::loop_limit`]): the flag a
     /// `break` sets to leave the loop over chunks too.
     break_flags: Vec<Option<String>>,
-}
-
-/// Whether `body` assigns the local `var` (a loop variable the fast path relies on).
-fn assigns_local(body: &[Stmt], var: LocalId) -> bool {
-    body.iter().any(|s| match s {
-        Stmt::Assign { local, .. } => *local == var,
-        Stmt::Atomic { old, new, .. } => *old == Some(var) || *new == Some(var),
-        Stmt::If { accept, reject, .. } => assigns_local(accept, var) || assigns_local(reject, var),
-        Stmt::For { levels, body, .. } => {
-            levels.iter().any(|l| l.var == var) || assigns_local(body, var)
-        }
-        Stmt::Loop { body } => assigns_local(body, var),
-        _ => false,
-    })
-}
-
-/// Calls `f` on every statement of `b`, nested ones included.
-fn for_each_stmt(b: &[Stmt], f: &mut impl FnMut(&Stmt)) {
-    for s in b {
-        f(s);
-        match s {
-            Stmt::If { accept, reject, .. } => {
-                for_each_stmt(accept, f);
-                for_each_stmt(reject, f);
-            }
-            Stmt::For { body, .. } | Stmt::Loop { body } => for_each_stmt(body, f),
-            _ => {}
-        }
-    }
 }
 
 /// The word type of an atomic array of `t` (`f32` travels as its bits).
@@ -1099,7 +1070,8 @@ impl Writer<'_> {
         if levels.len() == 1 && !self.k.unchecked {
             self.indexed_by(body, levels[0].var, &mut fast_arrays);
             fast_arrays.retain(|a| !self.atomic.iter().any(|(p, _)| p == a));
-            if assigns_local(body, levels[0].var) {
+            // The fast path relies on the loop variable keeping its value.
+            if walk::assigns(body, &|l| l == levels[0].var) {
                 fast_arrays.clear();
             }
         }
@@ -1107,6 +1079,8 @@ impl Writer<'_> {
             let lv = &levels[0];
             let ty = self.ty(self.k.function.locals[lv.var as usize].ty)?;
             let (start, step) = (self.expr(lv.start)?, self.expr(lv.step)?);
+            let (uty, trips) = (self.uty(), self.expr(lv.trips)?);
+            let _ = writeln!(out, "    let acc_trips: {uty} = {trips};");
             let (one, zero) = (self.ulit(1), self.ulit(0));
             let last = format!("({start} + {ty}(acc_trips - {one}) * {step})");
             let mut conds = Vec::new();
@@ -1278,16 +1252,6 @@ impl Writer<'_> {
         for st in prelude {
             self.stmt(&mut out, st, 1)?;
         }
-        // Trip counts of the (collapsed) levels, and their product.
-        let uty = self.uty();
-        for (i, lv) in levels.iter().enumerate() {
-            let t = self.expr(lv.trips)?;
-            let _ = writeln!(out, "    let acc_trips_{i}: {uty} = {t};");
-        }
-        let product: Vec<String> = (0..levels.len())
-            .map(|i| format!("acc_trips_{i}"))
-            .collect();
-        let _ = writeln!(out, "    let acc_trips: {uty} = {};", product.join(" * "));
         for r in reductions {
             let l = &self.k.function.locals[r.local as usize];
             let id = identity(r.op, l.ty, self.target)?;
@@ -2050,12 +2014,11 @@ impl Writer<'_> {
                     BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
                         if self.by_halves(operand) =>
                     {
-                        let s = int64_name(device_scalar(operand, self.target));
                         match op {
-                            BinaryOp::Lt => format!("acc_lt_{s}({x}, {y})"),
-                            BinaryOp::Gt => format!("acc_lt_{s}({y}, {x})"),
-                            BinaryOp::Le => format!("(!acc_lt_{s}({y}, {x}))"),
-                            _ => format!("(!acc_lt_{s}({x}, {y}))"),
+                            BinaryOp::Lt => self.less(operand, &x, &y),
+                            BinaryOp::Gt => self.less(operand, &y, &x),
+                            BinaryOp::Le => format!("(!{})", self.less(operand, &y, &x)),
+                            _ => format!("(!{})", self.less(operand, &x, &y)),
                         }
                     }
                     // WGSL has no `^` on bool.

@@ -135,28 +135,5 @@ fn an_out_of_bounds_access_is_an_error_naming_the_array() {
 #[test]
 fn tiled_nests_cover_their_iterations() {
     let Some(dev) = device() else { return };
-    let k = acc_core::ir::samples::tiled();
-    for (n, m) in [(37usize, 53usize), (8, 32), (1, 1000), (300, 7)] {
-        let mut out = vec![u32::MAX; n * m];
-        let r = dev
-            .launch(
-                &k,
-                &mut [
-                    Arg::Write(bytes_mut(&mut out)),
-                    Arg::Scalar(ScalarValue::USize(n as u64)),
-                    Arg::Scalar(ScalarValue::USize(m as u64)),
-                    Arg::Scalar(ScalarValue::U32(0)),
-                ],
-            )
-            .expect("runs");
-        assert!(
-            out.iter().enumerate().all(|(i, &v)| v == i as u32),
-            "{n} x {m}"
-        );
-        assert_eq!(
-            r.reductions,
-            vec![(3, ScalarValue::U32((n * m) as u32))],
-            "{n} x {m}"
-        );
-    }
+    acc_core::ir::samples::check_tiled(|k, args| dev.launch(k, args));
 }
