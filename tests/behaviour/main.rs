@@ -12,6 +12,7 @@
 mod devices;
 
 mod async_queues;
+mod atomic_forms;
 mod atomics;
 mod compute;
 mod data;

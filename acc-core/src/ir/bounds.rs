@@ -46,8 +46,8 @@ fn count_assignments(b: &Block, n: &mut [u32]) {
         match s {
             Stmt::Assign { local, .. } => bump(n, *local, 1),
             Stmt::AssignElem { .. } | Stmt::Store { .. } | Stmt::Break | Stmt::Continue => {}
-            Stmt::Atomic { old, new, .. } => {
-                for l in old.iter().chain(new.iter()) {
+            Stmt::Atomic { old, new, op, .. } => {
+                for l in old.iter().chain(new.iter()).chain(op.combine_local().iter()) {
                     bump(n, *l, 2);
                 }
             }

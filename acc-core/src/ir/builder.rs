@@ -979,6 +979,23 @@ impl KernelBuilder {
         });
     }
 
+    /// `array[index] = new` atomically, where `new` is computed from the old value, which it
+    /// reads from `old` ([`AtomicOp::Combine`]); keeps the old and/or new value in locals.
+    pub fn atomic_combine(
+        &mut self,
+        a: ArrayRef,
+        index: Value,
+        old: Var,
+        new: Value,
+        capture_old: Option<Var>,
+        capture_new: Option<Var>,
+    ) {
+        let ty = self.accessed(a);
+        let t = self.new_var(Ty::Known(ty));
+        self.unify(old.ty, t, "atomic old value");
+        self.atomic(a, index, AtomicOp::Combine(old.id), new, capture_old, capture_new);
+    }
+
     /// The region's value: `v`, as the body's last statement computes it.
     pub fn result(&mut self, v: Value) {
         let r = self.local("region value", None, Some(v));

@@ -609,6 +609,20 @@ pub enum AtomicOp {
     Exchange,
     /// Read the value (into `old`); the operand is not used.
     Read,
+    /// Replace the value by the operand, an expression of the old value, which the backend
+    /// puts in this local before evaluating it, on each try of a compare-and-swap loop (the
+    /// forms `x = e - x`, `x = x.max(e)`, shifts: 3.3 section 2.12).
+    Combine(LocalId),
+}
+
+impl AtomicOp {
+    /// The local a [`AtomicOp::Combine`] sets to the old value.
+    pub fn combine_local(self) -> Option<LocalId> {
+        match self {
+            AtomicOp::Combine(l) => Some(l),
+            _ => None,
+        }
+    }
 }
 
 /// A statement.

@@ -400,7 +400,7 @@ impl Validator<'_> {
                     if *op != AtomicOp::Read {
                         self.expect(*value, elem, "atomic operand");
                     }
-                    for l in old.iter().chain(new.iter()) {
+                    for l in old.iter().chain(new.iter()).chain(op.combine_local().iter()) {
                         if let Some(local) = self.local(*l).cloned() {
                             if local.ty != elem {
                                 self.err(format!(

@@ -27,7 +27,11 @@ pub fn assigns(b: &[Stmt], which: &impl Fn(LocalId) -> bool) -> bool {
         found |= match s {
             Stmt::Assign { local, .. } | Stmt::AssignElem { local, .. } => which(*local),
             Stmt::For { levels, .. } => levels.iter().any(|lv| which(lv.var)),
-            Stmt::Atomic { old, new, .. } => old.iter().chain(new.iter()).any(|l| which(*l)),
+            Stmt::Atomic { old, new, op, .. } => old
+                .iter()
+                .chain(new.iter())
+                .chain(op.combine_local().iter())
+                .any(|l| which(*l)),
             _ => false,
         }
     });

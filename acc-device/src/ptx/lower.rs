@@ -1200,41 +1200,67 @@ impl Writer<'_> {
                         }
                     }
                     None => {
-                        // Compare-and-swap on the element's bits until no other thread came
-                        // in between.
-                        let bits_class = if r.class == "%rd" || r.class == "%fd" {
-                            "%rd"
-                        } else {
-                            "%r"
-                        };
-                        let top = self.label("cas");
-                        let cur = self.reg(r.class);
-                        self.emit(format!("ld.relaxed.gpu.global{} {cur}, [{addr}];", r.ty));
-                        self.emit(format!("{top}:"));
-                        let n = self.binary(bop, elem, &cur, &v)?;
-                        let (expected, desired, seen) = (
-                            self.reg(bits_class),
-                            self.reg(bits_class),
-                            self.reg(bits_class),
-                        );
-                        self.emit(format!("mov{} {expected}, {cur};", r.bits));
-                        self.emit(format!("mov{} {desired}, {n};", r.bits));
-                        self.emit(format!(
-                            "atom.global.cas{} {seen}, [{addr}], {expected}, {desired};",
-                            r.bits
-                        ));
-                        let again = self.reg("%p");
-                        self.emit(format!("setp.ne{int_ty} {again}, {seen}, {expected};"));
-                        self.emit(format!("mov{} {cur}, {seen};", r.bits));
-                        self.emit(format!("@{again} bra {top};"));
-                        // `cur` was reloaded with what was there; on success that is the old value.
-                        set(self, old, &cur)?;
-                        set(self, new, &n)?;
+                        self.cas_loop(&addr, elem, old, new, |w, cur| w.binary(bop, elem, cur, &v))?
                     }
                 }
             }
+            AtomicOp::Combine(l) => {
+                self.cas_loop(&addr, elem, old, new, |w, cur| {
+                    let reg = w.local(l)?;
+                    w.emit(format!("mov{} {reg}, {cur};", r.bits));
+                    w.expr(value)
+                })?;
+            }
         }
         self.emit(format!("{skip}:"));
+        Ok(())
+    }
+
+    /// A compare-and-swap loop on the 4- or 8-byte element at `addr`: `combine` computes the
+    /// new value from the current one, until no other thread came in between; the old and
+    /// new values go to the locals given.
+    fn cas_loop(
+        &mut self,
+        addr: &str,
+        elem: Scalar,
+        old: Option<LocalId>,
+        new: Option<LocalId>,
+        mut combine: impl FnMut(&mut Self, &str) -> Result<String>,
+    ) -> Result<()> {
+        let r = repr(elem);
+        let int_ty = if r.bits == ".b64" { ".u64" } else { ".u32" };
+        let bits_class = if r.class == "%rd" || r.class == "%fd" {
+            "%rd"
+        } else {
+            "%r"
+        };
+        let top = self.label("cas");
+        let cur = self.reg(r.class);
+        self.emit(format!("ld.relaxed.gpu.global{} {cur}, [{addr}];", r.ty));
+        self.emit(format!("{top}:"));
+        let n = combine(self, &cur)?;
+        let (expected, desired, seen) = (
+            self.reg(bits_class),
+            self.reg(bits_class),
+            self.reg(bits_class),
+        );
+        self.emit(format!("mov{} {expected}, {cur};", r.bits));
+        self.emit(format!("mov{} {desired}, {n};", r.bits));
+        self.emit(format!(
+            "atom.global.cas{} {seen}, [{addr}], {expected}, {desired};",
+            r.bits
+        ));
+        let again = self.reg("%p");
+        self.emit(format!("setp.ne{int_ty} {again}, {seen}, {expected};"));
+        self.emit(format!("mov{} {cur}, {seen};", r.bits));
+        self.emit(format!("@{again} bra {top};"));
+        // `cur` was reloaded with what was there; on success that is the old value.
+        for (local, v) in [(old, &cur), (new, &n)] {
+            if let Some(l) = local {
+                let reg = self.local(l)?;
+                self.emit(format!("mov{} {reg}, {v};", r.bits));
+            }
+        }
         Ok(())
     }
 
@@ -1305,6 +1331,11 @@ impl Writer<'_> {
         let after = match op {
             AtomicOp::Exchange => v.clone(),
             AtomicOp::Update(bop) => self.binary(bop, elem, &before, &v)?,
+            AtomicOp::Combine(l) => {
+                let reg = self.local(l)?;
+                self.emit(format!("mov{} {reg}, {before};", repr(elem).bits));
+                self.expr(value)?
+            }
             AtomicOp::Read => unreachable!("handled above"),
         };
         let packed = self.reg("%r");

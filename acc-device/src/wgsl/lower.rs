@@ -1625,6 +1625,20 @@ impl Writer<'_> {
                     }
                 }
             }
+            AtomicOp::Combine(l) => {
+                // The operand is an expression of the old value, which it reads from local
+                // `l`: set on each try of the compare-exchange loop.
+                let _ = writeln!(out, "{pad}    loop {{");
+                let _ = writeln!(out, "{pad}        let acc_old_w = atomicLoad(&{place});");
+                let _ = writeln!(out, "{pad}        l{l} = {};", dec("acc_old_w"));
+                let _ = writeln!(out, "{pad}        let acc_new = {};", self.expr(value)?);
+                let _ = writeln!(out, "{pad}        if (atomicCompareExchangeWeak(&{place}, acc_old_w, {}).exchanged) {{", enc("acc_old_w", "acc_new"));
+                set(out, old, &format!("l{l}"));
+                set(out, new, "acc_new");
+                let _ = writeln!(out, "{pad}            break;");
+                let _ = writeln!(out, "{pad}        }}");
+                let _ = writeln!(out, "{pad}    }}");
+            }
         }
         let _ = writeln!(out, "{pad}}} }}");
         Ok(())

@@ -618,6 +618,9 @@ pub fn tidy(ts: TokenStream) -> String {
         .replace(" ..", "..")
         .replace(".. ", "..")
         .replace(" ..= ", "..=")
+        .replace(" [", "[")
+        .replace("[ ", "[")
+        .replace(" ]", "]")
 }
 
 #[cfg(test)]

@@ -272,173 +272,120 @@ impl Tr {
         Ok((quote!({ let __s = #a; __acc_b.field(__s, #name) }), i))
     }
 
-    fn local_var(&self, e: &Expr) -> R<Ident> {
-        match path_ident(strip(e)).and_then(|id| self.lookup(&id.to_string())) {
-            Some(Local::Scalar(v)) => Ok(v),
-            _ => no(format!("capturing into `{}`", e.to_token_stream())),
-        }
-    }
-
-    /// An `atomic` statement (3.3 section 2.12) as an IR atomic.
+    /// An `atomic` statement (3.3 section 2.12) as an IR atomic: the form `analysis::atomic`
+    /// parsed (the host twin expands the same), the captured value stored into `v` as any
+    /// assignment to that place.
     fn atomic(&mut self, dir: &Directive, st: &Stmt) -> R<TokenStream> {
-        let clause = [C::Read, C::Write, C::Capture]
-            .into_iter()
-            .find(|c| dir.has(*c))
-            .unwrap_or(C::Update);
-        let expr_of = |st: &Stmt| -> Option<Expr> {
-            match st {
-                Stmt::Expr(e, _) => Some(strip(e).clone()),
-                _ => None,
-            }
+        use crate::analysis::atomic::{parse, Form, ReadInto};
+        let form = parse(dir, st).map_err(|e| e.to_string())?;
+        let opt = |v: &Option<Ident>| match v {
+            Some(v) => quote!(::core::option::Option::Some(#v)),
+            None => quote!(::core::option::Option::None),
         };
-        let emit = |arr: TokenStream,
-                    idx: TokenStream,
-                    op: TokenStream,
-                    val: TokenStream,
-                    old: Option<Ident>,
-                    new: Option<Ident>| {
-            let opt = |v: Option<Ident>| match v {
-                Some(v) => quote!(::core::option::Option::Some(#v)),
-                None => quote!(::core::option::Option::None),
-            };
-            let (old, new) = (opt(old), opt(new));
-            quote!({ let __a = #arr; let __i = #idx; let __v = #val; __acc_b.atomic(__a, __i, #op, __v, #old, #new); })
+        // A fresh local that receives a captured value, and the store of it into `v`.
+        let capture = |tr: &mut Tr, v: &Expr| -> R<(Ident, TokenStream, TokenStream)> {
+            let c = tr.fresh("capture");
+            let decl = quote!(let #c = __acc_b.local("atomic capture", ::core::option::Option::None, ::core::option::Option::None););
+            tr.scopes.push(HashMap::new());
+            tr.bind("__acc_captured".into(), Local::Scalar(c.clone()));
+            let store = tr.assign(v, None, &syn::parse_quote!(__acc_captured));
+            tr.scopes.pop();
+            Ok((c, decl, store?))
         };
+        let place_op = |tr: &mut Tr,
+                        x: &Expr,
+                        op: TokenStream,
+                        val: TokenStream,
+                        old: Option<Ident>,
+                        new: Option<Ident>|
+         -> R<TokenStream> {
+            let (arr, idx) = tr.place(x)?;
+            let (old, new) = (opt(&old), opt(&new));
+            Ok(quote!({ let __a = #arr; let __i = #idx; let __v = #val; __acc_b.atomic(__a, __i, #op, __v, #old, #new); }))
+        };
+        // An update: a native read-modify-write (`old op v`), or the new value as an
+        // expression of the old one over locals `__acc_old` and `__acc_v`.
         let update = |tr: &mut Tr,
-                      e: &Expr|
-         -> R<(TokenStream, TokenStream, TokenStream, TokenStream)> {
-            let (target, op, value) = match e {
-                Expr::Binary(b) => match bin_op(&b.op) {
-                    Some((op, true)) => ((*b.left).clone(), op, (*b.right).clone()),
-                    _ => return no("this atomic update form"),
-                },
-                Expr::Assign(a) => match strip(&a.right) {
-                    Expr::Binary(rhs) => {
-                        let (op, _) =
-                            bin_op(&rhs.op).ok_or_else(|| "this atomic update form".to_string())?;
-                        // syn gives a statement's attributes to its leftmost operand: compare
-                        // the places without them.
-                        let same = |x: &Expr| without_attrs(x) == without_attrs(&a.left);
-                        if same(&rhs.left) {
-                            ((*a.left).clone(), op, (*rhs.right).clone())
-                        } else if same(&rhs.right)
-                            && matches!(op, "Add" | "Mul" | "BitAnd" | "BitOr" | "BitXor")
-                        {
-                            ((*a.left).clone(), op, (*rhs.left).clone())
-                        } else {
-                            return no("this atomic update form");
-                        }
-                    }
-                    _ => return no("this atomic update form"),
-                },
-                _ => return no("this atomic update form"),
-            };
-            let (arr, idx) = tr.place(&target)?;
-            let v = tr.expr(&value)?;
-            let op = Ident::new(op, Span::call_site());
-            Ok((
-                arr,
-                idx,
-                quote!(::acc::__rt::kernel::AtomicOp::Update(::acc::__rt::kernel::BinaryOp::#op)),
-                v,
-            ))
-        };
-        match clause {
-            C::Update => {
-                let e = expr_of(st).ok_or_else(|| "this atomic update form".to_string())?;
-                let (arr, idx, op, v) = update(self, &e)?;
-                Ok(emit(arr, idx, op, v, None, None))
+                      u: &crate::analysis::atomic::Update,
+                      old: Option<Ident>,
+                      new: Option<Ident>|
+         -> R<TokenStream> {
+            if let Some(op) = u.native_op() {
+                let op = Ident::new(op, Span::call_site());
+                let v = tr.expr(&u.value)?;
+                return place_op(
+                    tr,
+                    &u.x,
+                    quote!(::acc::__rt::kernel::AtomicOp::Update(::acc::__rt::kernel::BinaryOp::#op)),
+                    v,
+                    old,
+                    new,
+                );
             }
-            C::Write => match expr_of(st) {
-                Some(Expr::Assign(a)) => {
-                    let (arr, idx) = self.place(&a.left)?;
-                    let v = self.expr(&a.right)?;
-                    Ok(emit(
-                        arr,
-                        idx,
-                        quote!(::acc::__rt::kernel::AtomicOp::Exchange),
-                        v,
-                        None,
-                        None,
-                    ))
-                }
-                _ => no("this atomic write form"),
-            },
-            C::Read => {
-                let (target, x, decl) = match st {
-                    Stmt::Local(l) => {
+            let (o, v) = (tr.fresh("atomic_old"), tr.fresh("atomic_operand"));
+            let value = tr.expr(&u.value)?;
+            tr.scopes.push(HashMap::new());
+            tr.bind("__acc_old".into(), Local::Scalar(o.clone()));
+            tr.bind("__acc_v".into(), Local::Scalar(v.clone()));
+            let new_value = syn::parse2::<Expr>(u.new_value())
+                .map_err(|e| e.to_string())
+                .and_then(|e| tr.expr(&e));
+            tr.scopes.pop();
+            let new_value = new_value?;
+            let (arr, idx) = tr.place(&u.x)?;
+            let (old, new) = (opt(&old), opt(&new));
+            Ok(quote!({
+                let #v = { let __x = #value; __acc_b.local("atomic operand", ::core::option::Option::None, ::core::option::Option::Some(__x)) };
+                let #o = __acc_b.local("atomic old value", ::core::option::Option::None, ::core::option::Option::None);
+                let __a = #arr;
+                let __i = #idx;
+                let __n = #new_value;
+                __acc_b.atomic_combine(__a, __i, #o, __n, #old, #new);
+            }))
+        };
+        let exchange = quote!(::acc::__rt::kernel::AtomicOp::Exchange);
+        match form {
+            Form::Update(u) => update(self, &u, None, None),
+            Form::Write { x, value } => {
+                let v = self.expr(&value)?;
+                place_op(self, &x, exchange, v, None, None)
+            }
+            Form::Read { v, x } => {
+                let zero = quote!(__acc_b.lit_int(0, ::core::option::Option::None));
+                let read = quote!(::acc::__rt::kernel::AtomicOp::Read);
+                match v {
+                    ReadInto::Let(l) => {
                         let Pat::Ident(pi) = strip_type(&l.pat) else {
                             return no("this atomic read form");
                         };
-                        let init = l
-                            .init
-                            .as_ref()
-                            .ok_or_else(|| "this atomic read form".to_string())?;
                         let name = pi.ident.to_string();
-                        let v = self.fresh(&name);
-                        let name_lit = name.clone();
-                        let decl = quote!(let #v = __acc_b.local(#name_lit, ::core::option::Option::None, ::core::option::Option::None););
-                        self.bind(name, Local::Scalar(v.clone()));
-                        (v, (*init.expr).clone(), decl)
+                        let t = self.fresh(&name);
+                        let decl = quote!(let #t = __acc_b.local(#name, ::core::option::Option::None, ::core::option::Option::None););
+                        let access = place_op(self, &x, read, zero, Some(t.clone()), None)?;
+                        self.bind(name, Local::Scalar(t));
+                        Ok(quote!(#decl #access))
                     }
-                    Stmt::Expr(e, _) => match strip(e) {
-                        Expr::Assign(a) => (self.local_var(&a.left)?, (*a.right).clone(), quote!()),
-                        _ => return no("this atomic read form"),
-                    },
-                    _ => return no("this atomic read form"),
-                };
-                let (arr, idx) = self.place(&x)?;
-                let read = emit(
-                    arr,
-                    idx,
-                    quote!(::acc::__rt::kernel::AtomicOp::Read),
-                    quote!(__acc_b.lit_int(0, ::core::option::Option::None)),
-                    Some(target),
-                    None,
-                );
-                Ok(quote!(#decl #read))
+                    ReadInto::Place(v) => {
+                        let (c, decl, store) = capture(self, &v)?;
+                        let access = place_op(self, &x, read, zero, Some(c), None)?;
+                        Ok(quote!(#decl #access #store))
+                    }
+                }
             }
-            _ => {
-                // capture: `{ v = x; x op= e; }`, `{ x op= e; v = x; }` or `{ v = x; x = e; }`.
-                let Some(Expr::Block(b)) = expr_of(st) else {
-                    return no("this atomic capture form");
+            Form::Capture { v, update: u, new } => {
+                let (c, decl, store) = capture(self, &v)?;
+                let access = if new {
+                    update(self, &u, None, Some(c))?
+                } else {
+                    update(self, &u, Some(c), None)?
                 };
-                let [s1, s2] = b.block.stmts.as_slice() else {
-                    return no("this atomic capture form");
-                };
-                let (e1, e2) = (
-                    expr_of(s1).ok_or("this atomic capture form")?,
-                    expr_of(s2).ok_or("this atomic capture form")?,
-                );
-                if let Expr::Assign(read) = &e1 {
-                    if let Expr::Assign(w) = &e2 {
-                        if w.left.to_token_stream().to_string()
-                            == read.right.to_token_stream().to_string()
-                            && !matches!(strip(&w.right), Expr::Binary(_))
-                        {
-                            let v = self.local_var(&read.left)?;
-                            let (arr, idx) = self.place(&w.left)?;
-                            let val = self.expr(&w.right)?;
-                            return Ok(emit(
-                                arr,
-                                idx,
-                                quote!(::acc::__rt::kernel::AtomicOp::Exchange),
-                                val,
-                                Some(v),
-                                None,
-                            ));
-                        }
-                    }
-                    let v = self.local_var(&read.left)?;
-                    let (arr, idx, op, val) = update(self, &e2)?;
-                    return Ok(emit(arr, idx, op, val, Some(v), None));
-                }
-                if let Expr::Assign(read) = &e2 {
-                    let v = self.local_var(&read.left)?;
-                    let (arr, idx, op, val) = update(self, &e1)?;
-                    return Ok(emit(arr, idx, op, val, None, Some(v)));
-                }
-                no("this atomic capture form")
+                Ok(quote!(#decl #access #store))
+            }
+            Form::Swap { v, x, value } => {
+                let (c, decl, store) = capture(self, &v)?;
+                let val = self.expr(&value)?;
+                let access = place_op(self, &x, exchange, val, Some(c), None)?;
+                Ok(quote!(#decl #access #store))
             }
         }
     }
@@ -1467,19 +1414,6 @@ fn strip(e: &Expr) -> &Expr {
         Expr::Group(g) => strip(&g.expr),
         other => other,
     }
-}
-
-/// An operand's tokens without its outer attributes.
-fn without_attrs(e: &Expr) -> String {
-    let mut e = e.clone();
-    match &mut e {
-        Expr::Path(p) => p.attrs.clear(),
-        Expr::Index(i) => i.attrs.clear(),
-        Expr::Field(f) => f.attrs.clear(),
-        Expr::Unary(u) => u.attrs.clear(),
-        _ => {}
-    }
-    e.to_token_stream().to_string()
 }
 
 fn strip_type(p: &Pat) -> &Pat {
