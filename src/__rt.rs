@@ -36,7 +36,7 @@ pub fn launch(site: &RegionSite, clauses: LaunchClauses) -> Launch {
             e,
         )
     });
-    acc_core::observe::notify(|| {
+    acc_core::observe::notify(acc_core::observe::Notify::Launch, || {
         format!(
             "launch `{kind}` region in `{}` at {} on {}",
             site.function,
@@ -122,6 +122,9 @@ pub fn wait_directive(
     if if_cond == Some(false) {
         return;
     }
+    acc_core::observe::notify(acc_core::observe::Notify::Wait, || {
+        format!("`wait` at {loc}: queues {queues:?}, async {async_arg:?}")
+    });
     // Without `async` the host waits for the queues (every queue when none is named); with
     // it, the async queue does, and the host goes on (3.3 section 2.16.3).
     let result = (|| -> acc_core::Result<()> {

@@ -258,6 +258,10 @@ pub fn is_present<V: DataVar + ?Sized>(a: &V) -> bool {
 /// results nothing on the host reads yet before it has run): on queue `q`, or everywhere.
 /// Devices that share host memory complete each operation before enqueueing returns.
 fn settle(q: Option<Queue>) -> Result<()> {
+    acc_core::observe::notify(acc_core::observe::Notify::Wait, || match q {
+        Some(q) => format!("wait for queue {q:?}"),
+        None => "wait for every queue".into(),
+    });
     match (runtime().current_device(), q) {
         (Ok(d), Some(q)) => d.synchronize_queue(q),
         (Ok(d), None) => d.synchronize(),
@@ -288,6 +292,16 @@ pub fn wait_any(queues: &[i32]) -> Result<Option<usize>> {
         return Ok(Some(i));
     }
     Ok(None)
+}
+
+/// The `ACC_TIME` table (DESIGN.md section 7) as text: one row per compute region, data
+/// region and data directive that ran so far, named by function and source location, with
+/// times entered, kernel launches, device time (and how it was measured), host time, bytes and
+/// time of transfers each way, and the last launch's shape; then a totals line. Device times
+/// still running are waited for. With `ACC_TIME` unset nothing is recorded, and the text says
+/// that no region ran.
+pub fn time_report() -> String {
+    acc_core::observe::time::report()
 }
 
 /// `acc_wait_async`: makes queue `q2` wait for what is enqueued on `q` so far.

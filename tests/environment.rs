@@ -46,6 +46,19 @@ fn child(case: &str) {
             assert!(a.iter().all(|&x| x == 2.0));
             println!("OBSERVED-OK");
         }
+        "time" => {
+            let mut a = vec![1.0f32; 1000];
+            for _ in 0..3 {
+                observed(&mut a);
+            }
+            assert!(a.iter().all(|&x| x == 4.0));
+            // On demand, then again at exit.
+            println!("REPORT-BEGIN\n{}REPORT-END", acc::time_report());
+        }
+        "default" => {
+            println!("DEFAULT-DEVICE: {}", acc::get_device_type());
+            assert!(region_reports(acc::get_device_type()));
+        }
         "bad-num" => {
             let r = std::panic::catch_unwind(|| region_reports(DeviceType::Host));
             println!("CHILD-REGION-PANICKED: {}", r.is_err());
@@ -135,10 +148,91 @@ fn main() {
     );
     passed += 1;
 
-    // On a device with its own memory, ACC_NOTIFY reports launches, grids and transfers
-    // (updates included) and ACC_DUMP writes each stage (DESIGN.md section 7).
+    // A program on a machine without a GPU runs on multicore without a word on stderr from
+    // probing for GPUs (Mesa's software drivers complain when XDG_RUNTIME_DIR is unset).
+    let mut c = Command::new(std::env::current_exe().unwrap());
+    c.env("ACC_ENV_CASE", "default")
+        .env_remove("ACC_DEVICE_TYPE")
+        .env_remove("ACC_DEVICE_NUM")
+        .env_remove("ACC_NOTIFY")
+        .env_remove("XDG_RUNTIME_DIR");
+    let out = c.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if stdout.contains("DEFAULT-DEVICE: multicore") {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.trim().is_empty(), "stderr of a multicore run: {stderr}");
+        passed += 1;
+    }
+
+    // ACC_NOTIFY is a mask: 4 alone reports region entry and exit, not launches.
+    let out = run_child(
+        "notify",
+        &[("ACC_DEVICE_TYPE", "host"), ("ACC_NOTIFY", "4")],
+    );
+    assert!(
+        out.contains("acc: enter `parallel` region in `region_reports` at tests/environment.rs:")
+            && out.contains("acc: leave `parallel` region in `region_reports`")
+            && !out.contains("acc: launch"),
+        "{out}"
+    );
+    passed += 1;
+
+    // ACC_TIME: a row per region and data directive, on demand and at exit, on every device
+    // type this build has.
+    let mut types = vec![DeviceType::Host, DeviceType::Multicore];
     let wgpu_required = std::env::var("ACC_REQUIRE_DEVICES")
         .is_ok_and(|v| v.split(',').any(|d| d.trim().eq_ignore_ascii_case("wgpu")));
+    if wgpu_required || acc::get_num_devices(DeviceType::Wgpu) > 0 {
+        types.push(DeviceType::Wgpu);
+    }
+    if acc::get_num_devices(DeviceType::Nvidia) > 0 {
+        types.push(DeviceType::Nvidia);
+    }
+    for ty in types {
+        let out = run_child("time", &[("ACC_DEVICE_TYPE", ty.name()), ("ACC_TIME", "1")]);
+        let (report, at_exit) = out
+            .split_once("REPORT-END")
+            .unwrap_or_else(|| panic!("no report on {ty}:\n{out}"));
+        let report = report.split_once("REPORT-BEGIN").map_or(report, |r| r.1);
+        let row = |text: &str, name: &str| -> Vec<String> {
+            let line = text
+                .lines()
+                .find(|l| l.contains(name))
+                .unwrap_or_else(|| panic!("no row {name:?} on {ty}:\n{text}"));
+            line.split("  ").map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect()
+        };
+        for text in [report, at_exit] {
+            assert!(text.contains("acc: ACC_TIME: time per region"), "{ty}: {text}");
+            // region, entered, launches, device time, host time, ...
+            let p = row(text, "parallel in observed at tests/environment.rs:");
+            assert_eq!((p[2].as_str(), p[3].as_str()), ("3", "3"), "{ty}: {p:?}");
+            let clock = match ty {
+                DeviceType::Wgpu => "(wgpu queue)",
+                DeviceType::Nvidia => "(cuda events)",
+                _ => "(host wall)",
+            };
+            assert!(p[4].ends_with(clock), "{ty}: {p:?}");
+            let d = row(text, "data in observed at tests/environment.rs:");
+            assert_eq!((d[2].as_str(), d[3].as_str()), ("3", "0"), "{ty}: {d:?}");
+            let u = row(text, "update at tests/environment.rs:");
+            assert_eq!(u[2], "3", "{ty}: {u:?}");
+            let total = row(text, "acc:  total");
+            assert_eq!(total[2], "3", "{ty}: {total:?}");
+            if matches!(ty, DeviceType::Wgpu | DeviceType::Nvidia) {
+                // `copy(a)` in and out, three times 4000 bytes each way; the two updates
+                // (a row each) move as much, one each way.
+                assert!(d[6].starts_with("11.7 KiB in") && d[7].starts_with("11.7 KiB in"), "{ty}: {d:?}");
+                let updates: Vec<&str> =
+                    text.lines().filter(|l| l.contains("update at tests/environment.rs:")).collect();
+                assert_eq!(updates.len(), 2, "{ty}: {text}");
+                assert_eq!(updates.iter().filter(|l| l.contains("11.7 KiB in")).count(), 2, "{ty}: {text}");
+            }
+        }
+        passed += 1;
+    }
+
+    // On a device with its own memory, ACC_NOTIFY reports launches, grids and transfers
+    // (updates included) and ACC_DUMP writes each stage (DESIGN.md section 7).
     if wgpu_required || acc::get_num_devices(DeviceType::Wgpu) > 0 {
         let dir = std::env::temp_dir().join(format!("acc-dump-{}", std::process::id()));
         let dir_s = dir.to_string_lossy().into_owned();
@@ -146,7 +240,7 @@ fn main() {
             "observe",
             &[
                 ("ACC_DEVICE_TYPE", "wgpu"),
-                ("ACC_NOTIFY", "1"),
+                ("ACC_NOTIFY", "31"),
                 ("ACC_DUMP", "ir,wgsl"),
                 ("ACC_DUMP_DIR", &dir_s),
             ],
@@ -155,12 +249,16 @@ fn main() {
         for line in [
             "acc: launch `parallel` region in `observed` at tests/environment.rs:",
             "on wgpu",
-            "acc: present: `a` (4000 bytes) allocated and copied in",
+            "acc: enter `data` region in `observed` at tests/environment.rs:",
+            "acc: present: `a` (4000 bytes) allocated",
+            "acc: present: `a` (4000 bytes) copied in",
             "workgroups of",
             "acc: update `a` at tests/environment.rs:",
             "4000 bytes to the host",
             "4000 bytes to the device",
-            "acc: present: `a` (4000 bytes) copied out and freed",
+            "acc: present: `a` (4000 bytes) copied out",
+            "acc: present: `a` (4000 bytes) freed",
+            "acc: leave `data` region in `observed`",
         ] {
             assert!(out.contains(line), "missing {line:?} in:\n{out}");
         }
@@ -183,6 +281,11 @@ fn main() {
         assert!(
             wgsl.contains("@compute"),
             "the WGSL dump is a shader: {wgsl}"
+        );
+        // Entry points are named after the region's function and line.
+        assert!(
+            wgsl.contains("fn observed_22_gpu("),
+            "entry points named after the region: {wgsl}"
         );
         let _ = std::fs::remove_dir_all(&dir);
         passed += 1;

@@ -261,18 +261,14 @@ impl PresentTable {
                             name: var.name.to_string(),
                         },
                     );
-                    crate::observe::notify(|| {
-                        format!(
-                            "present: `{}` ({} bytes) allocated{}",
-                            var.name,
-                            host.len(),
-                            if absent == Absent::Copyin {
-                                " and copied in"
-                            } else {
-                                ""
-                            }
-                        )
+                    crate::observe::notify(crate::observe::Notify::Alloc, || {
+                        format!("present: `{}` ({} bytes) allocated", var.name, host.len())
                     });
+                    if absent == Absent::Copyin {
+                        crate::observe::notify(crate::observe::Notify::Transfer, || {
+                            format!("present: `{}` ({} bytes) copied in", var.name, host.len())
+                        });
+                    }
                     Ok(true)
                 }
             },
@@ -325,6 +321,9 @@ impl PresentTable {
                     result = mem
                         .download(s.buf, s.elem, (addr - start) / s.elem.size, host)
                         .map_err(|e| at(e, var));
+                    crate::observe::notify(crate::observe::Notify::Transfer, || {
+                        format!("present: `{}` ({} bytes) copied out", s.name, s.bytes)
+                    });
                 } else {
                     result = Err(Error::Unsupported {
                         what: format!("`{}` moved or changed length while its data was present (at {}); its device copy was not copied out", var.name, var.location),
@@ -333,17 +332,8 @@ impl PresentTable {
             }
         }
         mem.free(s.buf);
-        crate::observe::notify(|| {
-            format!(
-                "present: `{}` ({} bytes) {}",
-                s.name,
-                s.bytes,
-                if release == Release::Copyout {
-                    "copied out and freed"
-                } else {
-                    "freed"
-                }
-            )
+        crate::observe::notify(crate::observe::Notify::Alloc, || {
+            format!("present: `{}` ({} bytes) freed", s.name, s.bytes)
         });
         result
     }
@@ -377,7 +367,7 @@ impl PresentTable {
         let s = &sections[&start];
         check_layout(s, elem, addr - start, var)?;
         let first = (addr - start) / s.elem.size;
-        crate::observe::notify(|| {
+        crate::observe::notify(crate::observe::Notify::Transfer, || {
             format!(
                 "update `{}` at {}: {bytes} bytes {}",
                 var.name,

@@ -67,11 +67,47 @@ pub struct Launch {
     /// `None`).
     waits: Option<Vec<Queue>>,
     default_present: bool,
+    site: RegionSite,
+    /// `ACC_TIME`'s timer of this entry.
+    _timer: Option<crate::observe::time::RegionTimer>,
+}
+
+impl ComputeKind {
+    /// The directive's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ComputeKind::Parallel => "parallel",
+            ComputeKind::Kernels => "kernels",
+            ComputeKind::Serial => "serial",
+        }
+    }
+}
+
+impl Drop for Launch {
+    fn drop(&mut self) {
+        crate::observe::notify(crate::observe::Notify::Region, || {
+            format!(
+                "leave `{}` region in `{}` at {}",
+                self.site.kind.name(),
+                self.site.function,
+                self.site.location
+            )
+        });
+    }
 }
 
 impl Launch {
     /// Decides where the region runs and waits for the queues its `wait` clause names.
     pub fn begin(rt: &Runtime, site: &RegionSite, clauses: &LaunchClauses) -> Result<Launch> {
+        crate::observe::notify(crate::observe::Notify::Region, || {
+            format!(
+                "enter `{}` region in `{}` at {}",
+                site.kind.name(),
+                site.function,
+                site.location
+            )
+        });
+        let mut timer = crate::observe::time::enter(site.kind.name(), site.function, site.location);
         let queue = Queue::resolve(clauses.async_arg)?;
         let mut waits = Some(Vec::new());
         if let Some(w) = &clauses.wait {
@@ -100,12 +136,24 @@ impl Launch {
                 }
             }
         }
+        if let Some(t) = &mut timer {
+            match &device {
+                Some(d) if d.runs_kernels() => {}
+                Some(d) if site.kind != ComputeKind::Serial => t.runs_on_host(format!(
+                    "{} threads",
+                    d.host_threads().map_or(1, |h| h.parallelism())
+                )),
+                _ => t.runs_on_host("1 thread".into()),
+            }
+        }
         Ok(Launch {
             device,
             kind: site.kind,
             queue,
             waits,
             default_present: clauses.default_present,
+            site: *site,
+            _timer: timer,
         })
     }
 

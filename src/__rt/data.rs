@@ -10,6 +10,8 @@
 
 use std::sync::Arc;
 
+use acc_core::observe::{notify, Notify};
+
 use acc_core::data::{
     bytes_of, bytes_of_mut, subarray_bounds, ClauseVar, DataVar, DataVarMut, DeviceCopy,
 };
@@ -184,6 +186,9 @@ pub struct DataGuard {
     device: Option<Arc<dyn Device>>,
     /// The entries, in clause order, and whether each changed a counter.
     entered: Vec<(ClauseEntry, bool)>,
+    /// `ACC_TIME`'s timer of a data construct, and what `ACC_NOTIFY` names it by on leaving.
+    timer: Option<acc_core::observe::time::RegionTimer>,
+    site: Option<(&'static str, Location)>,
 }
 
 impl DataGuard {
@@ -191,6 +196,8 @@ impl DataGuard {
         DataGuard {
             device: None,
             entered: Vec::new(),
+            timer: None,
+            site: None,
         }
     }
 
@@ -263,6 +270,11 @@ impl Drop for DataGuard {
         // Only a panic leaves a construct without `exit`: release without copying out, and
         // report nothing more (the panic is the report).
         let _ = self.leave(None);
+        if let Some((function, loc)) = self.site {
+            notify(Notify::Region, || {
+                format!("leave `data` region in `{function}` at {loc}")
+            });
+        }
     }
 }
 
@@ -279,6 +291,8 @@ fn enter_on(
     let mut guard = DataGuard {
         device: Some(Arc::clone(device)),
         entered: Vec::new(),
+        timer: None,
+        site: None,
     };
     for e in entries {
         let Some(absent) = e.clause.absent() else {
@@ -344,19 +358,28 @@ pub(crate) fn check_queues(
     }
 }
 
-/// A `data` construct (or `declare` on a function).
+/// A `data` construct (or `declare` on a function) in function `function`.
 pub fn data_region(
     loc: Location,
+    function: &'static str,
     if_cond: Option<bool>,
     async_arg: Option<i64>,
     wait: Option<Vec<i64>>,
     entries: &[ClauseEntry],
 ) -> DataGuard {
+    notify(Notify::Region, || {
+        format!("enter `data` region in `{function}` at {loc}")
+    });
+    let timer = acc_core::observe::time::enter("data", function, loc);
     check_queues("`data`", loc, async_arg, &wait);
-    if if_cond == Some(false) {
-        return DataGuard::none();
-    }
-    enter_on(&current("`data`", loc), "`data`", loc, entries)
+    let mut guard = if if_cond == Some(false) {
+        DataGuard::none()
+    } else {
+        enter_on(&current("`data`", loc), "`data`", loc, entries)
+    };
+    guard.timer = timer;
+    guard.site = Some((function, loc));
+    guard
 }
 
 /// A `host_data` construct (3.3 section 2.8). On devices that share host memory the device
@@ -450,6 +473,7 @@ pub fn update_directive(
     if_present: bool,
     vars: &mut [DirectiveVar<'_>],
 ) {
+    let _timer = acc_core::observe::time::enter("update", "", loc);
     check_queues("`update`", loc, async_arg, &wait);
     if if_cond == Some(false) {
         return;
@@ -482,6 +506,7 @@ pub fn enter_data_directive(
     wait: Option<Vec<i64>>,
     entries: &[ClauseEntry],
 ) {
+    let _timer = acc_core::observe::time::enter("enter data", "", loc);
     check_queues("`enter data`", loc, async_arg, &wait);
     if if_cond == Some(false) {
         return;
@@ -517,6 +542,7 @@ pub fn exit_data_directive(
     finalize: bool,
     vars: &mut [DirectiveVar<'_>],
 ) {
+    let _timer = acc_core::observe::time::enter("exit data", "", loc);
     check_queues("`exit data`", loc, async_arg, &wait);
     if if_cond == Some(false) {
         return;

@@ -766,6 +766,35 @@ pub struct Access {
 }
 
 impl Kernel {
+    /// The name of entry point `n` in the target code, after the region's function and line
+    /// (`jacobi_27_gpu`, then `jacobi_27_gpu_1`, ...), so that profilers (`nsys`, `ncu`) and
+    /// driver messages point at the user's source. An identifier in PTX and WGSL: ASCII
+    /// letters, digits and single underscores, starting with a letter.
+    pub fn entry_name(&self, n: usize) -> String {
+        let (function, at) = self.name.split_once(" at ").unwrap_or((&self.name, ""));
+        let line = at.rsplit(':').nth(1).and_then(|l| l.parse::<u32>().ok());
+        let mut base = String::new();
+        for c in function.chars() {
+            let c = if c.is_ascii_alphanumeric() { c } else { '_' };
+            if !(c == '_' && (base.is_empty() || base.ends_with('_'))) {
+                base.push(c);
+            }
+        }
+        let base = base.trim_end_matches('_');
+        let mut name = if base.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            base.to_string()
+        } else {
+            format!("acc_{base}")
+        };
+        if let Some(l) = line {
+            name = format!("{}_{l}", name.trim_end_matches('_'));
+        }
+        match n {
+            0 => format!("{name}_gpu"),
+            n => format!("{name}_gpu_{n}"),
+        }
+    }
+
     /// What accessing `field` (`None` for an array of scalars) of an element of array
     /// parameter `array` touches; `None` where the parameter is not such an array.
     pub fn access(&self, array: ParamId, field: Option<FieldId>) -> Option<Access> {

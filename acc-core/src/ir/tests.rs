@@ -531,3 +531,19 @@ fn the_validator_checks_tile_sizes() {
         .message
         .contains("a tile size of 0"));
 }
+
+#[test]
+fn entry_points_are_named_after_the_region() {
+    let named = |name: &str| Kernel {
+        name: name.into(),
+        ..crate::ir::samples::saxpy(Scalar::F32)
+    };
+    let k = named("jacobi at examples/jacobi.rs:27:9");
+    assert_eq!(k.entry_name(0), "jacobi_27_gpu");
+    assert_eq!(k.entry_name(2), "jacobi_27_gpu_2");
+    assert_eq!(named("Grid::step at src/a.rs:3:1").entry_name(0), "Grid_step_3_gpu");
+    assert_eq!(named("__x at a.rs:1:1").entry_name(0), "x_1_gpu");
+    assert_eq!(named("é1 at a.rs:1:1").entry_name(0), "acc_1_1_gpu");
+    assert_eq!(named("größe at a.rs:5:1").entry_name(0), "gr_e_5_gpu");
+    assert_eq!(named("saxpy").entry_name(0), "saxpy_gpu");
+}

@@ -2,6 +2,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
 };
@@ -269,7 +270,7 @@ impl CudaDevice {
                 },
                 other => other,
             })?;
-        acc_core::observe::notify(|| {
+        acc_core::observe::notify(acc_core::observe::Notify::Launch, || {
             format!(
                 "cuda module `{}`: {}",
                 kernel.name,
@@ -341,8 +342,17 @@ impl CudaDevice {
         Ok(self.address(b) + offset as u64)
     }
 
-    /// Copies `host` into device memory at `dst`.
+    /// Copies `host` into device memory at `dst` (timed for `ACC_TIME`).
     fn copy_in(&self, dst: u64, host: &[u8]) -> Result<()> {
+        let start = acc_core::observe::timing().then(std::time::Instant::now);
+        let r = self.copy_in_untimed(dst, host);
+        if let Some(t) = start {
+            acc_core::observe::time::transfer(true, host.len(), t.elapsed());
+        }
+        r
+    }
+
+    fn copy_in_untimed(&self, dst: u64, host: &[u8]) -> Result<()> {
         self.settle()?;
         if host.len() >= Staging::THRESHOLD {
             return self
@@ -362,8 +372,17 @@ impl CudaDevice {
         }
     }
 
-    /// Copies device memory at `src` into `host`.
+    /// Copies device memory at `src` into `host` (timed for `ACC_TIME`).
     fn copy_out(&self, src: u64, host: &mut [u8]) -> Result<()> {
+        let start = acc_core::observe::timing().then(std::time::Instant::now);
+        let r = self.copy_out_untimed(src, host);
+        if let Some(t) = start {
+            acc_core::observe::time::transfer(false, host.len(), t.elapsed());
+        }
+        r
+    }
+
+    fn copy_out_untimed(&self, src: u64, host: &mut [u8]) -> Result<()> {
         self.settle()?;
         if host.len() >= Staging::THRESHOLD {
             return self
@@ -459,7 +478,7 @@ impl CudaDevice {
                                 if !d.is_empty() {
                                     self.copy_in(ptr, d)?;
                                 }
-                                acc_core::observe::notify(|| {
+                                acc_core::observe::notify(acc_core::observe::Notify::Transfer, || {
                                     format!(
                                         "transfer `{}`: {} bytes to the device{}",
                                         param.name,
@@ -575,7 +594,7 @@ impl CudaDevice {
                 &self.stream
             }
         };
-        acc_core::observe::notify(|| {
+        acc_core::observe::notify(acc_core::observe::Notify::Launch, || {
             format!(
                 "cuda kernel `{}`: {} entry point(s), blocks of {BLOCK_SIZE}: {blocks:?}",
                 kernel.name,
@@ -587,6 +606,10 @@ impl CudaDevice {
             block_dim: (1, 1, 1),
             shared_mem_bytes: 0,
         };
+        // `ACC_TIME`: events around the kernels on their stream, read when the table is made.
+        let timed = acc_core::observe::timing()
+            .then(|| stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).ok())
+            .flatten();
         for (e, (f, &single)) in loaded.functions.iter().zip(&l.single).enumerate() {
             values[blocks_arg] = Value::U32(blocks[e]);
             let grid = LaunchConfig {
@@ -610,6 +633,17 @@ impl CudaDevice {
             // the stream is synchronized below.
             unsafe { b.launch(if single { one } else { grid }) }
                 .map_err(|e| cuda_error(&format!("launching `{}`", kernel.name), e))?;
+        }
+        if let Some(start) = timed {
+            if let Ok(end) = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)) {
+                acc_core::observe::time::launch(
+                    || launch_shape(&blocks, &l.single),
+                    acc_core::observe::time::DeviceTime::Pending(
+                        Box::new(EventPair { start, end }),
+                        acc_core::observe::time::Clock::CudaEvents,
+                    ),
+                );
+            }
         }
         if queue_stream.is_some() {
             self.queues_pending.store(true, Ordering::Release);
@@ -723,7 +757,7 @@ impl DeviceMemory for CudaDevice {
         // A kernel still running may use the buffer (frees are stream-ordered too; waiting
         // keeps that from depending on how the driver frees).
         if let Err(e) = self.settle() {
-            acc_core::observe::notify(|| format!("cuda: {e}"));
+            acc_core::observe::notify(acc_core::observe::Notify::Alloc, || format!("cuda: {e}"));
         }
         self.buffers
             .lock()
@@ -865,3 +899,37 @@ impl acc_core::device::Backend for CudaBackend {
 
 #[cfg(all(test, feature = "gpu-tests"))]
 mod tests;
+
+/// The grid of each entry point of a launch, for `ACC_TIME`.
+fn launch_shape(blocks: &[u32], single: &[bool]) -> String {
+    let grids: Vec<String> = blocks
+        .iter()
+        .zip(single)
+        .map(|(b, &s)| if s { "1x1".into() } else { format!("{b}x{BLOCK_SIZE}") })
+        .collect();
+    format!("blocks x threads: {}", grids.join(", "))
+}
+
+/// Two events around a launch's kernels on their stream (`ACC_TIME`).
+struct EventPair {
+    start: cudarc::driver::CudaEvent,
+    end: cudarc::driver::CudaEvent,
+}
+
+impl acc_core::observe::time::PendingTime for EventPair {
+    fn poll(&mut self) -> Option<Option<std::time::Duration>> {
+        self.end.is_complete().then(|| self.elapsed())
+    }
+    fn wait(self: Box<Self>) -> Option<std::time::Duration> {
+        self.elapsed()
+    }
+}
+
+impl EventPair {
+    fn elapsed(&self) -> Option<std::time::Duration> {
+        self.start
+            .elapsed_ms(&self.end)
+            .ok()
+            .map(|ms| std::time::Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3))
+    }
+}

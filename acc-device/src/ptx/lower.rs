@@ -318,7 +318,7 @@ impl Writer<'_> {
         let params = self.param_list(reductions.iter().filter(|r| r.entry.is_some()).count());
         let mut entry_points = Vec::new();
         for (n, (decls, body)) in entries.iter().enumerate() {
-            let name = format!("acc_main_{n}");
+            let name = k.entry_name(n);
             let threads = if single[n] { 1 } else { BLOCK_SIZE };
             let _ = write!(ptx, ".visible .entry {name}(\n{params}\n)\n.maxntid {threads}, 1, 1\n{{\n{decls}{body}}}\n\n");
             entry_points.push(name);

@@ -123,9 +123,13 @@ impl DeviceMemory for WgpuDevice {
             Some(t) if widened_in_buffers(t, self.target()) => widen(t, host, "data")?,
             _ => host.to_vec(),
         };
+        let start = acc_core::observe::timing().then(std::time::Instant::now);
         self.queue
             .write_buffer(&buffer, (first * size) as u64, &data);
         self.queue.submit([]);
+        if let Some(t) = start {
+            acc_core::observe::time::transfer(true, host.len(), t.elapsed());
+        }
         Ok(())
     }
 
@@ -139,7 +143,11 @@ impl DeviceMemory for WgpuDevice {
         let buffer = self.buffer(buf)?;
         let size = device_elem_size(elem, self.target())?;
         let len = host.len() / elem.size;
+        let start = acc_core::observe::timing().then(std::time::Instant::now);
         let words = self.read_back(&buffer, (first * size) as u64, (len * size) as u64)?;
+        if let Some(t) = start {
+            acc_core::observe::time::transfer(false, host.len(), t.elapsed());
+        }
         match elem.scalar {
             Some(t) if widened_in_buffers(t, self.target()) => narrow(t, &words, host),
             _ => host.copy_from_slice(&words[..host.len()]),

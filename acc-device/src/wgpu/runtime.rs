@@ -656,7 +656,11 @@ impl WgpuDevice {
                         STORAGE,
                         "acc temporary",
                     );
+                    let start = acc_core::observe::timing().then(std::time::Instant::now);
                     self.queue.write_buffer(&t, 0, &contents);
+                    if let Some(start) = start {
+                        acc_core::observe::time::transfer(true, contents.len(), start.elapsed());
+                    }
                     temporaries.push(t.clone());
                     t
                 }
@@ -720,7 +724,7 @@ impl WgpuDevice {
         };
         drop(scratch);
 
-        acc_core::observe::notify(|| {
+        acc_core::observe::notify(acc_core::observe::Notify::Launch, || {
             format!(
                 "wgpu kernel `{}`: {} entry point(s), {groups} workgroups of {WORKGROUP_SIZE}",
                 kernel.name,
@@ -740,7 +744,7 @@ impl WgpuDevice {
                 Arg::Write(d) => (&kernel.params[p as usize].name, d.len(), true),
                 Arg::Scalar(_) => continue,
             };
-            acc_core::observe::notify(|| {
+            acc_core::observe::notify(acc_core::observe::Notify::Transfer, || {
                 format!(
                     "transfer `{name}`: {bytes} bytes to the device{}",
                     if back { " and back" } else { "" }
@@ -763,9 +767,37 @@ impl WgpuDevice {
                 pass.dispatch_workgroups(if single { 1 } else { groups }, 1, 1);
             }
         }
+        let shape = || {
+            let grids: Vec<String> = l
+                .single
+                .iter()
+                .map(|&s| if s { "1x1".into() } else { format!("{groups}x{WORKGROUP_SIZE}") })
+                .collect();
+            format!("workgroups x invocations: {}", grids.join(", "))
+        };
         if readback.is_empty() {
             // Nothing comes back and nothing can go wrong: the host goes on.
             let index = self.queue.submit([encoder.finish()]);
+            if acc_core::observe::timing() {
+                // `ACC_TIME`: from submission to the queue's report that it ran.
+                let pending = QueuedTime {
+                    submitted: std::time::Instant::now(),
+                    done: Arc::new(Mutex::new(None)),
+                    device: self.device.clone(),
+                };
+                let done = Arc::clone(&pending.done);
+                self.queue.on_submitted_work_done(move || {
+                    *done.lock().unwrap_or_else(|e| e.into_inner()) =
+                        Some(std::time::Instant::now());
+                });
+                acc_core::observe::time::launch(
+                    shape,
+                    acc_core::observe::time::DeviceTime::Pending(
+                        Box::new(pending),
+                        acc_core::observe::time::Clock::WgpuQueue,
+                    ),
+                );
+            }
             let number = self.queued_count.fetch_add(1, Ordering::Relaxed) + 1;
             let finished = Arc::clone(&self.finished);
             self.queue.on_submitted_work_done(move || {
@@ -789,6 +821,7 @@ impl WgpuDevice {
                 (i, s)
             })
             .collect();
+        let submitted = acc_core::observe::timing().then(std::time::Instant::now);
         self.queue.submit([encoder.finish()]);
         for (_, s) in &staging {
             s.slice(..).map_async(wgpu::MapMode::Read, |_| {});
@@ -798,6 +831,15 @@ impl WgpuDevice {
             .map_err(|e| Error::Unsupported {
                 what: format!("wgpu device lost while running `{}`: {e}", kernel.name),
             })?;
+        if let Some(t) = submitted {
+            acc_core::observe::time::launch(
+                shape,
+                acc_core::observe::time::DeviceTime::Measured(
+                    t.elapsed(),
+                    acc_core::observe::time::Clock::WgpuQueue,
+                ),
+            );
+        }
         for t in temporaries {
             self.pool.give(t);
         }
@@ -821,6 +863,7 @@ impl WgpuDevice {
                         ParamKind::Scalar(s) => Some(s),
                     };
                     if let Arg::Write(d) = &mut args[*p as usize] {
+                        acc_core::observe::time::transfer(false, d.len(), Default::default());
                         match elem {
                             Some(t) if widened_in_buffers(t, self.target) => narrow(t, &data, d),
                             _ => d.copy_from_slice(&data[..d.len()]),
@@ -1024,8 +1067,12 @@ impl acc_core::device::Backend for WgpuBackend {
     // A hardware adapter is a default choice (after nvidia, DESIGN.md section 1); a software
     // one (lavapipe, llvmpipe, WARP) runs regions only when asked for (`ACC_DEVICE_TYPE=wgpu`),
     // since all host cores run them faster.
+    //
+    // On Linux, a machine with no GPU device node has no hardware adapter: the adapters are
+    // not enumerated then, since probing Mesa's software drivers prints noise on stderr
+    // (`XDG_RUNTIME_DIR is invalid`) in a program that will run on the multicore device.
     fn is_default_candidate(&self) -> bool {
-        self.found().1
+        gpu_device_nodes() && self.found().1
     }
     fn absent_reason(&self) -> String {
         "wgpu found no adapter (it needs a Vulkan, Metal or DX12 driver; on Linux without a GPU, \
@@ -1035,5 +1082,41 @@ impl acc_core::device::Backend for WgpuBackend {
     fn shutdown(&self) -> Result<()> {
         self.devices.clear();
         Ok(())
+    }
+}
+
+/// Whether the machine may have a GPU a hardware adapter drives: on Linux, a render node
+/// (`/dev/dri/renderD*`), an NVIDIA device (`/dev/nvidia*`) or WSL's GPU (`/dev/dxg`); other
+/// systems are asked through wgpu.
+fn gpu_device_nodes() -> bool {
+    if !cfg!(target_os = "linux") {
+        return true;
+    }
+    let has = |dir: &str, prefix: &str| {
+        std::fs::read_dir(dir).is_ok_and(|d| {
+            d.flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with(prefix))
+        })
+    };
+    has("/dev/dri", "renderD") || has("/dev", "nvidia") || std::path::Path::new("/dev/dxg").exists()
+}
+
+/// A queued launch's time on the wgpu queue, known once the queue reports it ran
+/// (`ACC_TIME`).
+struct QueuedTime {
+    submitted: std::time::Instant,
+    done: Arc<Mutex<Option<std::time::Instant>>>,
+    device: wgpu::Device,
+}
+
+impl acc_core::observe::time::PendingTime for QueuedTime {
+    fn poll(&mut self) -> Option<Option<std::time::Duration>> {
+        let _ = self.device.poll(wgpu::PollType::Poll);
+        let done = *self.done.lock().unwrap_or_else(|e| e.into_inner());
+        done.map(|d| Some(d.saturating_duration_since(self.submitted)))
+    }
+    fn wait(mut self: Box<Self>) -> Option<std::time::Duration> {
+        let _ = self.device.poll(wgpu::PollType::wait_indefinitely());
+        self.poll().flatten()
     }
 }

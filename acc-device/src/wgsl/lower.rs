@@ -798,7 +798,7 @@ impl Writer<'_> {
             let n = entry_points.len();
             let body = w.single_entry(n, pending, &load_locals, &store_locals)?;
             bodies.push_str(&body);
-            entry_points.push(format!("acc_main_{n}"));
+            entry_points.push(self.k.entry_name(n));
             single.push(true);
             pending.clear();
             Ok(())
@@ -819,7 +819,7 @@ impl Writer<'_> {
                         &mut bodies,
                     )?;
                     let n = entry_points.len();
-                    let name = format!("acc_main_{n}");
+                    let name = self.k.entry_name(n);
                     let mut slots = Vec::new();
                     let mut on_device = Vec::new();
                     for (r, (red, into)) in self.loop_reductions(s).into_iter().enumerate() {
@@ -876,7 +876,7 @@ impl Writer<'_> {
                         let _ = writeln!(out, "@compute @workgroup_size(1)");
                         let _ = writeln!(
                             out,
-                            "fn acc_main_{m}(@builtin(global_invocation_id) acc_gid: vec3<u32>) {{"
+                            "fn {}(@builtin(global_invocation_id) acc_gid: vec3<u32>) {{", self.k.entry_name(m)
                         );
                         let _ = writeln!(out, "    if (acc_gid.x != 0u) {{ return; }}");
                         self.declare_locals(&mut out)?;
@@ -913,7 +913,7 @@ impl Writer<'_> {
                         out.push_str(&store_locals);
                         let _ = writeln!(out, "}}");
                         bodies.push_str(&out);
-                        entry_points.push(format!("acc_main_{m}"));
+                        entry_points.push(self.k.entry_name(m));
                         single.push(true);
                     }
                 }
@@ -1045,7 +1045,7 @@ impl Writer<'_> {
     ) -> Result<String> {
         let mut out = String::new();
         let _ = writeln!(out, "@compute @workgroup_size(1)");
-        let _ = writeln!(out, "fn acc_main_{n}(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local_invocation_index) acc_lid: u32, @builtin(workgroup_id) acc_wg: vec3<u32>, @builtin(num_workgroups) acc_nwg: vec3<u32>) {{");
+        let _ = writeln!(out, "fn {}(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local_invocation_index) acc_lid: u32, @builtin(workgroup_id) acc_wg: vec3<u32>, @builtin(num_workgroups) acc_nwg: vec3<u32>) {{", self.k.entry_name(n));
         let _ = writeln!(out, "    if (acc_gid.x != 0u) {{ return; }}");
         self.declare_locals(&mut out)?;
         out.push_str(load);
@@ -1245,7 +1245,8 @@ impl Writer<'_> {
         let _ = writeln!(out, "@compute @workgroup_size({WORKGROUP_SIZE})");
         let _ = writeln!(
             out,
-            "fn acc_main_{n}(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local_invocation_index) acc_lid: u32, @builtin(workgroup_id) acc_wg: vec3<u32>, @builtin(num_workgroups) acc_nwg: vec3<u32>) {{"
+            "fn {}(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local_invocation_index) acc_lid: u32, @builtin(workgroup_id) acc_wg: vec3<u32>, @builtin(num_workgroups) acc_nwg: vec3<u32>) {{",
+            self.k.entry_name(n)
         );
         self.declare_locals(&mut out)?;
         out.push_str(load);

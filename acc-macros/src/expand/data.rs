@@ -154,6 +154,7 @@ pub fn expand_data_region(ctx: &mut Ctx, dir: &Directive, body: TokenStream) -> 
     let hosts = exit_hosts(dir, DATA_CLAUSES);
     let (if_cond, async_arg, wait) = if_async_wait(dir);
     let guard = quote::format_ident!("__acc_data_{}", ctx.next_id());
+    let fn_name = ctx.fn_name.clone();
     let exit = quote! {{
         #[allow(unused_imports)]
         use ::acc::__rt::AccMut as _;
@@ -162,7 +163,7 @@ pub fn expand_data_region(ctx: &mut Ctx, dir: &Directive, body: TokenStream) -> 
     let body = super::leave::leave_first(body, &exit);
     quote! {
         {
-            let #guard = ::acc::__rt::data_region(#loc, #if_cond, #async_arg, #wait, &[#(#vars),*]);
+            let #guard = ::acc::__rt::data_region(#loc, #fn_name, #if_cond, #async_arg, #wait, &[#(#vars),*]);
             let __acc_value = #body;
             #exit
             __acc_value

@@ -71,7 +71,7 @@ fn saxpy_assembles_for_float_and_integer_types() {
     ] {
         for sm in TARGETS {
             let l = lower(&saxpy(elem), Target { sm }).unwrap();
-            assert_eq!(l.entry_points, ["acc_main_0"]);
+            assert_eq!(l.entry_points, ["saxpy_gpu"]);
             assert!(l.ptx.contains(&format!(".target sm_{sm}")), "{}", l.ptx);
             assemble(&l, sm);
         }

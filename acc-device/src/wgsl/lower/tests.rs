@@ -58,7 +58,7 @@ fn dot(elem: Scalar, op: ReduceOp) -> Kernel {
 #[test]
 fn saxpy_lowers_to_a_validated_module() {
     let l = lower(&saxpy(Scalar::F32), BASIC).expect("lowers");
-    assert_eq!(l.entry_points, vec!["acc_main_0".to_string()]);
+    assert_eq!(l.entry_points, vec!["saxpy_gpu".to_string()]);
     assert_eq!(
         l.bindings,
         vec![

@@ -1,0 +1,136 @@
+//! What `acc` tells a user about what it does (DESIGN.md section 7, contract names):
+//! `ACC_NOTIFY` (a bit mask with NVIDIA's meanings, [`Notify`]) prints lines on stderr as things
+//! happen, `ACC_TIME` ([`time`]) a table of where the time went, `ACC_DUMP=ir,wgsl,ptx` writes
+//! what each stage produced for a kernel to `ACC_DUMP_DIR` (default `acc-dump`).
+//!
+//! The environment is read once per process. With none of these set, each hook costs one load
+//! of a flag.
+
+pub mod time;
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// What an `ACC_NOTIFY` line reports: the variable is a sum of these (NVIDIA's
+/// `NV_ACC_NOTIFY` bits). `ACC_NOTIFY=1` prints kernel launches, `3` launches and transfers,
+/// `31` everything.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Notify {
+    /// A region launch and each kernel it runs (region, source location, device, grid).
+    Launch = 1,
+    /// Data moving between host and device (variable, bytes, direction): clause copies,
+    /// updates, implicit transfers.
+    Transfer = 2,
+    /// Entering and leaving compute and data regions.
+    Region = 4,
+    /// Waits and synchronizations (`wait`, `acc::wait*`).
+    Wait = 8,
+    /// Device allocations and frees (the present table's).
+    Alloc = 16,
+}
+
+struct Settings {
+    notify: u32,
+    time: bool,
+    dump: Vec<String>,
+    dir: PathBuf,
+}
+
+/// `ACC_NOTIFY`: a decimal (or `0x` hexadecimal) mask; any other non-empty value is 1 with a
+/// warning saying so.
+fn parse_notify(v: Option<String>) -> u32 {
+    let Some(v) = v else { return 0 };
+    let t = v.trim();
+    let parsed = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => u32::from_str_radix(hex, 16),
+        None => t.parse(),
+    };
+    parsed.unwrap_or_else(|_| {
+        eprintln!(
+            "acc: ACC_NOTIFY={v:?} is not a number; using 1 (kernel launches). The variable is a \
+             sum of 1 launches, 2 transfers, 4 region entry/exit, 8 waits, 16 allocations"
+        );
+        1
+    })
+}
+
+fn settings() -> &'static Settings {
+    static S: OnceLock<Settings> = OnceLock::new();
+    S.get_or_init(|| {
+        let var = |n: &str| std::env::var(n).ok().filter(|v| !v.trim().is_empty());
+        Settings {
+            notify: parse_notify(var("ACC_NOTIFY")),
+            time: var("ACC_TIME").is_some_and(|v| v.trim() != "0"),
+            dump: var("ACC_DUMP")
+                .map(|v| {
+                    v.split(',')
+                        .map(|s| s.trim().to_ascii_lowercase())
+                        .collect()
+                })
+                .unwrap_or_default(),
+            dir: var("ACC_DUMP_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("acc-dump")),
+        }
+    })
+}
+
+/// Whether `ACC_NOTIFY` asks for lines of this kind.
+#[inline]
+pub fn notifying(kind: Notify) -> bool {
+    settings().notify & kind as u32 != 0
+}
+
+/// Prints `line` on stderr when `ACC_NOTIFY` asks for lines of this kind.
+#[inline]
+pub fn notify(kind: Notify, line: impl FnOnce() -> String) {
+    if notifying(kind) {
+        eprintln!("acc: {}", line());
+    }
+}
+
+/// Whether `ACC_TIME` is on.
+#[inline]
+pub fn timing() -> bool {
+    settings().time
+}
+
+/// Writes `text` as `<name>.<stage>` in the dump directory when `ACC_DUMP` names `stage`; a
+/// dump that cannot be written is reported on stderr, never fatal.
+pub fn dump(stage: &str, name: &str, text: impl FnOnce() -> String) {
+    let s = settings();
+    if !s.dump.iter().any(|d| d == stage || d == "all") {
+        return;
+    }
+    let file: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let path = s.dir.join(format!("{file}.{stage}"));
+    let result = std::fs::create_dir_all(&s.dir).and_then(|_| std::fs::write(&path, text()));
+    match result {
+        Ok(()) => notify(Notify::Launch, || format!("dumped {}", path.display())),
+        Err(e) => eprintln!("acc: ACC_DUMP could not write {}: {e}", path.display()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notify_masks() {
+        assert_eq!(parse_notify(None), 0);
+        assert_eq!(parse_notify(Some("3".into())), 3);
+        assert_eq!(parse_notify(Some(" 0x1f ".into())), 31);
+        assert_eq!(parse_notify(Some("0".into())), 0);
+        assert_eq!(parse_notify(Some("yes".into())), 1);
+    }
+}
