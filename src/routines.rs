@@ -294,6 +294,15 @@ pub fn wait_any(queues: &[i32]) -> Result<Option<usize>> {
     Ok(None)
 }
 
+/// What the `acc-info` binary prints (after NVIDIA's `nvaccelinfo`): every device type of
+/// this build in the order a default is picked, each device with its OpenACC properties
+/// (name, vendor, driver, memory, free memory) and what matters to `acc` (compute capability
+/// or adapter backend, 64-bit support, launch limits), the default device type and why, and
+/// the device this program uses. Opens every device it lists.
+pub fn device_info() -> String {
+    runtime().describe()
+}
+
 /// The `ACC_TIME` table (DESIGN.md section 7) as text: one row per compute region, data
 /// region and data directive that ran so far, named by function and source location, with
 /// times entered, kernel launches, device time (and how it was measured), host time, bytes and

@@ -291,5 +291,28 @@ fn main() {
         passed += 1;
     }
 
+    // acc-info lists each device type with its devices' properties, and the default.
+    let out = Command::new(env!("CARGO_BIN_EXE_acc-info"))
+        .env_remove("ACC_DEVICE_TYPE")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    for line in [
+        "device types of this build, in the order acc picks a default: nvidia, wgpu, multicore, host",
+        "multicore 0: multicore (",
+        "host 0: host (sequential)",
+        "shares host memory: yes",
+        "threads: ",
+        "\ndefault: ",
+        "this program uses: ",
+    ] {
+        assert!(text.contains(line), "acc-info lacks {line:?}:\n{text}");
+    }
+    if wgpu_required {
+        assert!(text.contains("wgpu 0: ") && text.contains("64-bit integers: "), "{text}");
+    }
+    passed += 1;
+
     println!("environment: {passed} passed, 0 failed");
 }

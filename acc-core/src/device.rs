@@ -6,9 +6,11 @@ use crate::error::Result;
 /// A device property for `acc::get_property` (`acc_device_property_t`, OpenACC 3.x 3.2.6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Property {
-    /// Total memory of the device in bytes (0 where it shares the host's memory).
+    /// Total memory of the device in bytes (for devices that share the host's memory, the
+    /// host's; 0 where the device cannot tell, as wgpu adapters).
     Memory,
-    /// Free memory of the device in bytes (0 where it shares the host's memory).
+    /// Free memory of the device in bytes (for devices that share the host's memory, the
+    /// host's available memory; 0 where the device cannot tell).
     FreeMemory,
     /// Whether the device shares memory with the host: `"1"` or `"0"`.
     SharedMemorySupport,
@@ -32,6 +34,11 @@ pub trait Device: Send + Sync + 'static {
     fn number(&self) -> usize;
     /// A property, as text (numbers in decimal).
     fn property(&self, property: Property) -> String;
+    /// What matters to `acc` beyond the OpenACC properties, as (what, value) pairs for
+    /// `acc-info`: compute capability or adapter backend, 64-bit support, launch limits.
+    fn details(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
     /// Whether the device reads and writes host memory directly, so data clauses move nothing
     /// (OpenACC 3.3 section 2.6.1, "shared memory").
     fn shares_host_memory(&self) -> bool;

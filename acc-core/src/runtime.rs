@@ -207,4 +207,117 @@ impl Runtime {
     pub fn property(&self, num: usize, ty: DeviceType, p: Property) -> Result<String> {
         Ok(self.device(ty, num)?.property(p))
     }
+
+    /// What `acc-info` prints: every device type of this build in the order a default is
+    /// picked, each device with its OpenACC properties (3.2.6) and what matters to `acc`
+    /// ([`Device::details`]), and which device a program would use and why.
+    pub fn describe(&self) -> String {
+        use std::fmt::Write as _;
+        let mut out = String::new();
+        let order: Vec<String> = DeviceType::CONCRETE.iter().map(|t| t.to_string()).collect();
+        let _ = writeln!(
+            out,
+            "device types of this build, in the order acc picks a default: {}",
+            order.join(", ")
+        );
+        let default = self.default_device_type();
+        let mut passed_over = Vec::new();
+        for ty in DeviceType::CONCRETE {
+            let Some(b) = self.backend(ty) else {
+                let _ = writeln!(out, "\n{ty}: not in this build (its feature is off)");
+                passed_over.push(format!("{ty} is not in this build"));
+                continue;
+            };
+            let count = b.count();
+            if count == 0 {
+                let _ = writeln!(out, "\n{ty}: no device ({})", b.absent_reason());
+                passed_over.push(format!("{ty} has no device"));
+                continue;
+            }
+            let candidate = b.is_default_candidate();
+            let _ = writeln!(
+                out,
+                "\n{ty}: {count} device{}{}",
+                if count == 1 { "" } else { "s" },
+                if ty == default {
+                    " (the default device type)"
+                } else if !candidate {
+                    " (used only on request: software renderers and the like are not a default choice)"
+                } else {
+                    ""
+                }
+            );
+            if ty.is_concrete() && ty != default && default_rank(ty) < default_rank(default) {
+                passed_over.push(format!("{ty} has no hardware device"));
+            }
+            for n in 0..count {
+                match b.open(n) {
+                    Err(e) => {
+                        let _ = writeln!(out, "  {ty} {n}: cannot be opened: {e}");
+                    }
+                    Ok(d) => {
+                        let _ = writeln!(out, "  {ty} {n}: {}", d.property(Property::Name));
+                        let mem = |p| {
+                            let v: u64 = d.property(p).parse().unwrap_or(0);
+                            if v == 0 {
+                                "not reported".to_string()
+                            } else {
+                                format!("{:.1} GiB", v as f64 / (1u64 << 30) as f64)
+                            }
+                        };
+                        for (what, value) in [
+                            ("vendor", d.property(Property::Vendor)),
+                            ("driver", d.property(Property::Driver)),
+                            ("memory", mem(Property::Memory)),
+                            ("free memory", mem(Property::FreeMemory)),
+                            (
+                                "shares host memory",
+                                if d.shares_host_memory() { "yes" } else { "no" }.into(),
+                            ),
+                        ]
+                        .into_iter()
+                        .chain(d.details().into_iter().map(|(w, v)| (w, v)))
+                        {
+                            let _ = writeln!(out, "    {what}: {value}");
+                        }
+                    }
+                }
+            }
+        }
+        let _ = writeln!(
+            out,
+            "\ndefault: {default}{}",
+            if passed_over.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", passed_over.join("; "))
+            }
+        );
+        match self.current_device_type() {
+            Ok(t) => {
+                let set = std::env::var("ACC_DEVICE_TYPE").ok().filter(|v| !v.trim().is_empty());
+                let _ = writeln!(
+                    out,
+                    "this program uses: {t} {}{}",
+                    self.current_device_num().unwrap_or(0),
+                    match set {
+                        Some(v) => format!(" (ACC_DEVICE_TYPE={v})"),
+                        None => " (ACC_DEVICE_TYPE is unset)".into(),
+                    }
+                );
+            }
+            Err(e) => {
+                let _ = writeln!(out, "this program cannot pick a device: {e}");
+            }
+        }
+        out
+    }
+}
+
+/// A device type's place in the default order (DESIGN.md section 1).
+fn default_rank(ty: DeviceType) -> usize {
+    DeviceType::CONCRETE
+        .iter()
+        .position(|&t| t == ty)
+        .unwrap_or(usize::MAX)
 }

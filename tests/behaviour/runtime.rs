@@ -52,9 +52,17 @@ fn properties() {
             acc::get_property(0, ty, Property::Driver).contains(env!("CARGO_PKG_VERSION"))
                 || ty != DeviceType::Host
         );
-        assert!(acc::get_property(0, ty, Property::Memory)
-            .parse::<u64>()
-            .is_ok());
+        let bytes = |p| {
+            acc::get_property(0, ty, p)
+                .parse::<u64>()
+                .unwrap_or_else(|e| panic!("{p:?} of {ty}: {e}"))
+        };
+        let (total, free) = (bytes(Property::Memory), bytes(Property::FreeMemory));
+        // Every device but a wgpu adapter (wgpu reports no memory sizes) says how much
+        // memory it has: the GPU's on nvidia, the host's on host and multicore (on Linux).
+        if ty == DeviceType::Nvidia || (cfg!(target_os = "linux") && ty != DeviceType::Wgpu) {
+            assert!(total > 0 && free > 0 && free <= total, "{ty}: {free} of {total}");
+        }
         assert_eq!(acc::get_property(7, ty, Property::Name), "", "no device 7");
     });
 }

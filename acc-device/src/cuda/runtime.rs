@@ -780,8 +780,30 @@ impl acc_core::Device for CudaDevice {
             Property::Vendor => "NVIDIA".into(),
             Property::Driver => format!("CUDA driver, sm_{}", self.target.sm),
             Property::SharedMemorySupport => "0".into(),
-            Property::Memory | Property::FreeMemory => "0".into(),
+            Property::Memory | Property::FreeMemory => {
+                let info = self
+                    .ctx
+                    .bind_to_thread()
+                    .and_then(|()| cudarc::driver::result::mem_get_info());
+                match (info, p) {
+                    (Ok((_, total)), Property::Memory) => total.to_string(),
+                    (Ok((free, _)), _) => free.to_string(),
+                    (Err(_), _) => "0".into(),
+                }
+            }
         }
+    }
+    fn details(&self) -> Vec<(&'static str, String)> {
+        let attr = |a| self.ctx.attribute(a).map_or("?".into(), |v| v.to_string());
+        use cudarc::driver::sys::CUdevice_attribute as A;
+        vec![
+            ("compute capability", format!("sm_{}", self.target.sm)),
+            ("multiprocessors", attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)),
+            ("max threads per block", attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)),
+            ("shared memory per block", format!("{} bytes", attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN))),
+            ("f64, 64-bit integers and atomics", "yes".into()),
+            ("acc launches", format!("blocks of {BLOCK_SIZE} threads, up to {} blocks", self.grid_blocks)),
+        ]
     }
     fn shares_host_memory(&self) -> bool {
         false

@@ -52,6 +52,12 @@ impl Device for MulticoreDevice {
     fn shares_host_memory(&self) -> bool {
         true
     }
+    fn details(&self) -> Vec<(&'static str, String)> {
+        vec![(
+            "threads",
+            format!("{} (ACC_NUM_CORES)", self.pool.current_num_threads()),
+        )]
+    }
     fn host_threads(&self) -> Option<&dyn HostThreads> {
         Some(self)
     }
