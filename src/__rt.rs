@@ -4,9 +4,12 @@
 pub use acc_core::error::Location;
 pub use acc_core::ir::{StructField, StructLayout};
 pub use acc_core::parallel::parallel_chunks;
-pub use acc_core::region::{ComputeKind, Exec, Launch, LaunchClauses, RegionSite};
+pub use acc_core::region::{
+    ComputeKind, Exec, Launch, LaunchClauses, LoopOnThreads, LoopSite, RegionSite,
+};
 pub use acc_core::{reduce, space};
 
+mod info;
 pub mod kernel;
 
 use acc_core::data::DeviceCopy;
@@ -44,6 +47,7 @@ pub fn launch(site: &RegionSite, clauses: LaunchClauses) -> Launch {
             launch.device_type()
         )
     });
+    info::host_report(site, &launch);
     launch
 }
 

@@ -231,6 +231,37 @@ fn main() {
         passed += 1;
     }
 
+    // ACC_INFO: at the first launch of each region, how its loops run and each variable's
+    // data attribute, on every device type this build has.
+    for ty in [DeviceType::Host, DeviceType::Multicore, DeviceType::Wgpu, DeviceType::Nvidia] {
+        let required = std::env::var("ACC_REQUIRE_DEVICES")
+            .is_ok_and(|v| v.split(',').any(|d| d.trim().eq_ignore_ascii_case(ty.name())));
+        if !required && acc::get_num_devices(ty) == 0 {
+            continue;
+        }
+        let out = run_child("time", &[("ACC_DEVICE_TYPE", ty.name()), ("ACC_INFO", "1")]);
+        let how = match ty {
+            DeviceType::Host => "runs in order on one thread",
+            DeviceType::Multicore => "split into chunks of iterations over the",
+            DeviceType::Wgpu => "gang vector: grid-stride over workgroups of 256 invocations",
+            _ => "gang vector: grid-stride over blocks of 256 threads",
+        };
+        for line in [
+            "acc: ACC_INFO: `parallel` region in `observed` at tests/environment.rs:22:",
+            "acc:   line 23, loop `i`",
+            how,
+            "`a`: present (named by an enclosing data construct)",
+        ] {
+            assert!(out.contains(line), "{ty}: missing {line:?} in:\n{out}");
+        }
+        // Once per region and device type, though the region ran three times.
+        assert_eq!(out.matches("ACC_INFO:").count(), 1, "{ty}: {out}");
+        if matches!(ty, DeviceType::Wgpu | DeviceType::Nvidia) {
+            assert!(out.contains("bounds checks: none (`unchecked`)"), "{ty}: {out}");
+        }
+        passed += 1;
+    }
+
     // On a device with its own memory, ACC_NOTIFY reports launches, grids and transfers
     // (updates included) and ACC_DUMP writes each stage (DESIGN.md section 7).
     if wgpu_required || acc::get_num_devices(DeviceType::Wgpu) > 0 {
@@ -292,7 +323,14 @@ fn main() {
     }
 
     // acc-info lists each device type with its devices' properties, and the default.
-    let out = Command::new(env!("CARGO_BIN_EXE_acc-info"))
+    // Built beside this test; on the GPU machine both are copied to one folder.
+    let built = std::path::PathBuf::from(env!("CARGO_BIN_EXE_acc-info"));
+    let exe = if built.exists() {
+        built
+    } else {
+        std::env::current_exe().unwrap().with_file_name("acc-info")
+    };
+    let out = Command::new(exe)
         .env_remove("ACC_DEVICE_TYPE")
         .output()
         .unwrap();

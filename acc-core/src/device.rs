@@ -47,6 +47,11 @@ pub trait Device: Send + Sync + 'static {
     fn host_threads(&self) -> Option<&dyn HostThreads> {
         None
     }
+    /// How the device's blocks and threads are called and sized, for the loop mappings
+    /// `ACC_INFO` reports (devices that run kernels).
+    fn mapping_words(&self) -> Option<crate::ir::mapping::Words> {
+        None
+    }
     /// Whether the device runs regions as kernels (see [`Device::launch_kernel`]) rather than
     /// as their host twin.
     fn runs_kernels(&self) -> bool {

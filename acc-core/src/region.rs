@@ -30,6 +30,38 @@ pub struct RegionSite {
     pub function: &'static str,
     /// Where the directive is written.
     pub location: Location,
+    /// Each variable the region uses and its data attribute as the macro sees it (explicit
+    /// clause, or implicit and why), for `ACC_INFO`.
+    pub vars: &'static [(&'static str, &'static str)],
+    /// The region's loop constructs and how the multicore device runs them, for `ACC_INFO`.
+    pub loops: &'static [LoopSite],
+}
+
+/// A loop construct of a region as the macro saw it (`ACC_INFO`).
+#[derive(Clone, Copy, Debug)]
+pub struct LoopSite {
+    /// Its line in the user's source.
+    pub line: u32,
+    /// Its loop variables.
+    pub vars: &'static str,
+    /// Its directive's clauses as written (`gang vector reduction`).
+    pub directive: &'static str,
+    /// How the multicore device runs it.
+    pub on_threads: LoopOnThreads,
+}
+
+/// How the multicore device runs a loop construct.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoopOnThreads {
+    /// Its iterations are split into chunks over the threads.
+    Split,
+    /// Inside a split loop: each chunk runs it.
+    InsideSplit,
+    /// `seq`, or a `serial` region: in order on one thread.
+    Seq,
+    /// Not a parallel loop here (no level clause or `independent` in `kernels`, where the
+    /// dependence test could not show its iterations independent).
+    NotParallel,
 }
 
 /// The run-time values of a compute construct's launch clauses.

@@ -427,6 +427,10 @@ pub fn launch(
     if on.default_present() {
         require_present(device, site, args);
     }
+    if acc_core::observe::info_level() > 0 {
+        let proven = acc_core::ir::bounds::accesses_in_bounds(kernel, &args.args);
+        super::info::kernel_report(site, device, kernel, proven);
+    }
     match device.launch_kernel_queued(kernel, &mut args.args, on.queue(), on.waits()) {
         Ok(out) => out,
         // As Rust reports it, at the region (DESIGN.md 4.2).

@@ -106,6 +106,8 @@ pub struct KernelBuilder {
     types: Vec<Ty>,
     blocks: Vec<Block>,
     errors: Vec<String>,
+    /// Source lines of the levels of the next loop nest ([`KernelBuilder::at_lines`]).
+    pending_lines: Vec<u32>,
     loop_depth: u32,
     result: Option<LocalId>,
 }
@@ -127,6 +129,7 @@ impl KernelBuilder {
             blocks: Vec::new(),
             errors: Vec::new(),
             loop_depth: 0,
+            pending_lines: Vec::new(),
         }
     }
 
@@ -482,6 +485,12 @@ impl KernelBuilder {
         self.for_tiled(levels, &[], schedule, reductions, private, body)
     }
 
+    /// The source lines of the levels of the next loop nest this builder makes, outermost
+    /// first (`ACC_INFO` reports loops by line).
+    pub fn at_lines(&mut self, lines: &[u32]) {
+        self.pending_lines = lines.to_vec();
+    }
+
     /// [`KernelBuilder::for_`] with `tile` sizes (3.3 section 2.9.8), as `tile(..)` lists
     /// them: the innermost level's first, `None` for `*` (the backend's choice, see
     /// [`tile::default_sizes`](super::tile::default_sizes)).
@@ -520,9 +529,11 @@ impl KernelBuilder {
                 start: start.expr,
                 step: step.expr,
                 trips: trips.expr,
+                line: self.pending_lines.get(ir_levels.len()).copied().unwrap_or(0),
             });
             vars.push(var);
         }
+        self.pending_lines.clear();
         self.loop_depth += 1;
         let b = self.block(|fb| body(fb, &vars));
         self.loop_depth -= 1;

@@ -17,6 +17,7 @@ pub mod bounds;
 pub mod builder;
 pub mod eval;
 pub mod launch;
+pub mod mapping;
 pub mod print;
 #[cfg(any(test, feature = "samples"))]
 pub mod samples;
@@ -598,6 +599,8 @@ pub struct LoopLevel {
     pub step: Handle<Expr>,
     /// Number of iterations, `usize` (index-like: 32 bits on wgpu, which checks it fits).
     pub trips: Handle<Expr>,
+    /// The loop's line in the user's source (0 where unknown), for `ACC_INFO`.
+    pub line: u32,
 }
 
 /// Atomic operations (3.3 section 2.12) on an array element or a scalar parameter.

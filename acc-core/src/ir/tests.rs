@@ -547,3 +547,21 @@ fn entry_points_are_named_after_the_region() {
     assert_eq!(named("größe at a.rs:5:1").entry_name(0), "gr_e_5_gpu");
     assert_eq!(named("saxpy").entry_name(0), "saxpy_gpu");
 }
+
+#[test]
+fn loop_mappings_say_how_and_why() {
+    use crate::ir::mapping::{describe, Words};
+    let w = Words {
+        block: "block",
+        thread: "thread",
+        threads: 256,
+    };
+    let flat = describe(&crate::ir::samples::saxpy(Scalar::F32), w);
+    assert_eq!(flat.len(), 1);
+    assert!(
+        flat[0].how.starts_with("gang vector: grid-stride over blocks of 256 threads"),
+        "{flat:?}"
+    );
+    let tiled = describe(&crate::ir::samples::tiled(), w);
+    assert!(tiled[0].how.contains("tile(") && tiled[0].how.contains("a block per tile"), "{tiled:?}");
+}

@@ -150,12 +150,14 @@ fn tiled(
             start: zero,
             step: one,
             trips: count,
+            line: lv.line,
         });
         element_levels.push(LoopLevel {
             var: e,
             start: zero,
             step: one,
             trips: s,
+            line: lv.line,
         });
         // The iteration: t * size + e, inside the nest when below its trip count.
         let (tv, ev) = (

@@ -33,6 +33,7 @@ pub enum Notify {
 struct Settings {
     notify: u32,
     time: bool,
+    info: u8,
     dump: Vec<String>,
     dir: PathBuf,
 }
@@ -62,6 +63,7 @@ fn settings() -> &'static Settings {
         Settings {
             notify: parse_notify(var("ACC_NOTIFY")),
             time: var("ACC_TIME").is_some_and(|v| v.trim() != "0"),
+            info: var("ACC_INFO").map_or(0, |v| v.trim().parse().unwrap_or(1)),
             dump: var("ACC_DUMP")
                 .map(|v| {
                     v.split(',')
@@ -94,6 +96,26 @@ pub fn notify(kind: Notify, line: impl FnOnce() -> String) {
 #[inline]
 pub fn timing() -> bool {
     settings().time
+}
+
+/// `ACC_INFO`'s level: 0 off, 1 how each region's loops and variables were mapped, 2 also
+/// the kernels' resources where the driver reports them.
+#[inline]
+pub fn info_level() -> u8 {
+    settings().info
+}
+
+/// Whether `ACC_INFO` is on and has not reported the region at `site` (its address) on
+/// device type `device` yet; marks it reported.
+pub fn info_first(site: usize, device: crate::DeviceType) -> bool {
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+    static SEEN: Mutex<Option<HashSet<(usize, crate::DeviceType)>>> = Mutex::new(None);
+    if info_level() == 0 {
+        return false;
+    }
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    seen.get_or_insert_with(HashSet::new).insert((site, device))
 }
 
 /// Writes `text` as `<name>.<stage>` in the dump directory when `ACC_DUMP` names `stage`; a

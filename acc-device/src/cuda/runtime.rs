@@ -86,6 +86,8 @@ pub struct CudaDevice {
     queues: Mutex<HashMap<u32, Arc<CudaStream>>>,
     /// Whether a queue's stream may still run something.
     queues_pending: std::sync::atomic::AtomicBool,
+    /// Timing events `ACC_TIME` has read, for reuse (creating events costs microseconds).
+    events: Arc<Mutex<Vec<cudarc::driver::CudaEvent>>>,
 }
 
 /// What launches share, behind the device's launch lock.
@@ -156,6 +158,7 @@ impl CudaDevice {
             pending: std::sync::atomic::AtomicBool::new(false),
             queues: Mutex::new(HashMap::new()),
             queues_pending: std::sync::atomic::AtomicBool::new(false),
+            events: Arc::new(Mutex::new(Vec::new())),
         })
     }
 
@@ -402,6 +405,17 @@ impl CudaDevice {
         }
     }
 
+    /// A timing event recorded on `stream` (from the pool of read ones where it has one).
+    fn timing_event(&self, stream: &CudaStream) -> Option<cudarc::driver::CudaEvent> {
+        let reused = self.events.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let event = match reused {
+            Some(e) => e,
+            None => self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).ok()?,
+        };
+        event.record(stream).ok()?;
+        Some(event)
+    }
+
     /// Runs `kernel` with `args` (one per parameter, in order).
     pub fn launch(&self, kernel: &Kernel, args: &mut [Arg<'_>]) -> Result<Launched> {
         self.launch_on(kernel, args, Queue::Sync, Some(&[]))
@@ -608,7 +622,7 @@ impl CudaDevice {
         };
         // `ACC_TIME`: events around the kernels on their stream, read when the table is made.
         let timed = acc_core::observe::timing()
-            .then(|| stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).ok())
+            .then(|| self.timing_event(stream))
             .flatten();
         for (e, (f, &single)) in loaded.functions.iter().zip(&l.single).enumerate() {
             values[blocks_arg] = Value::U32(blocks[e]);
@@ -635,11 +649,15 @@ impl CudaDevice {
                 .map_err(|e| cuda_error(&format!("launching `{}`", kernel.name), e))?;
         }
         if let Some(start) = timed {
-            if let Ok(end) = stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)) {
+            if let Some(end) = self.timing_event(stream) {
                 acc_core::observe::time::launch(
                     || launch_shape(&blocks, &l.single),
                     acc_core::observe::time::DeviceTime::Pending(
-                        Box::new(EventPair { start, end }),
+                        Box::new(EventPair {
+                            start: Some(start),
+                            end: Some(end),
+                            pool: Arc::clone(&self.events),
+                        }),
                         acc_core::observe::time::Clock::CudaEvents,
                     ),
                 );
@@ -793,6 +811,13 @@ impl acc_core::Device for CudaDevice {
             }
         }
     }
+    fn mapping_words(&self) -> Option<acc_core::ir::mapping::Words> {
+        Some(acc_core::ir::mapping::Words {
+            block: "block",
+            thread: "thread",
+            threads: BLOCK_SIZE,
+        })
+    }
     fn details(&self) -> Vec<(&'static str, String)> {
         let attr = |a| self.ctx.attribute(a).map_or("?".into(), |v| v.to_string());
         use cudarc::driver::sys::CUdevice_attribute as A;
@@ -932,15 +957,17 @@ fn launch_shape(blocks: &[u32], single: &[bool]) -> String {
     format!("blocks x threads: {}", grids.join(", "))
 }
 
-/// Two events around a launch's kernels on their stream (`ACC_TIME`).
+/// Two events around a launch's kernels on their stream (`ACC_TIME`); once read, they go back
+/// to the device's pool.
 struct EventPair {
-    start: cudarc::driver::CudaEvent,
-    end: cudarc::driver::CudaEvent,
+    start: Option<cudarc::driver::CudaEvent>,
+    end: Option<cudarc::driver::CudaEvent>,
+    pool: Arc<Mutex<Vec<cudarc::driver::CudaEvent>>>,
 }
 
 impl acc_core::observe::time::PendingTime for EventPair {
     fn poll(&mut self) -> Option<Option<std::time::Duration>> {
-        self.end.is_complete().then(|| self.elapsed())
+        self.end.as_ref()?.is_complete().then(|| self.elapsed())
     }
     fn wait(self: Box<Self>) -> Option<std::time::Duration> {
         self.elapsed()
@@ -949,9 +976,23 @@ impl acc_core::observe::time::PendingTime for EventPair {
 
 impl EventPair {
     fn elapsed(&self) -> Option<std::time::Duration> {
-        self.start
-            .elapsed_ms(&self.end)
+        let (start, end) = (self.start.as_ref()?, self.end.as_ref()?);
+        start
+            .elapsed_ms(end)
             .ok()
             .map(|ms| std::time::Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3))
+    }
+}
+
+impl Drop for EventPair {
+    fn drop(&mut self) {
+        let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+        // Only events that have completed are reused (a dropped pair was read, or its launch
+        // is abandoned: then its events are destroyed).
+        for e in [self.start.take(), self.end.take()].into_iter().flatten() {
+            if e.is_complete() && pool.len() < 256 {
+                pool.push(e);
+            }
+        }
     }
 }

@@ -972,6 +972,13 @@ impl acc_core::Device for WgpuDevice {
             Property::Memory | Property::FreeMemory => "0".into(),
         }
     }
+    fn mapping_words(&self) -> Option<acc_core::ir::mapping::Words> {
+        Some(acc_core::ir::mapping::Words {
+            block: "workgroup",
+            thread: "invocation",
+            threads: WORKGROUP_SIZE,
+        })
+    }
     fn details(&self) -> Vec<(&'static str, String)> {
         let yes = |b: bool| if b { "yes" } else { "no" }.to_string();
         let limits = self.device.limits();

@@ -305,6 +305,17 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
         ctx.generic_fn,
         dir.has(C::Unchecked),
     );
+    let var_notes = data_attributes(
+        ctx,
+        dir,
+        &uses,
+        env,
+        compute,
+        &privates,
+        &loop_reductions,
+        default_present,
+    );
+    ctx.loop_notes.clear();
     let threads = if compute == ComputeKind::Serial {
         // A serial region runs on one thread even on multicore (`Launch::exec` never gives
         // threads for it).
@@ -313,6 +324,8 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
         let threads = wrap(&region_stmts(ctx, Mode::Multicore), &privates, &reductions);
         quote!(__acc_inh.run(|| #threads))
     };
+    let loop_notes = std::mem::take(&mut ctx.loop_notes);
+    let var_notes = var_notes.iter().map(|(n, a)| quote!((#n, #a)));
     let run = quote! {
         match __acc_launch.exec() {
             ::acc::__rt::Exec::Sequential => __acc_launch.run_sequential(|| #host),
@@ -328,6 +341,8 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
                 kind: ::acc::__rt::ComputeKind::#site_kind,
                 function: #fn_name,
                 location: #loc,
+                vars: &[#(#var_notes),*],
+                loops: &[#(#loop_notes),*],
             };
             let __acc_launch = ::acc::__rt::launch(&__ACC_SITE, #clauses);
             let __acc_data = ::acc::__rt::region_data(&__acc_launch, #loc, &[#(#data_vars),*]);
@@ -475,6 +490,61 @@ fn nested_loop_vars(stmts: &[Stmt]) -> HashSet<String> {
 }
 
 /// Names given data clauses by lexically enclosing `data` constructs.
+/// Each variable the region uses with its data attribute, as `ACC_INFO` reports it: the
+/// construct's clause, an enclosing data construct, or the implicit attribute of 3.3 section
+/// 2.6.2 and why. Arrays are what the region indexes (or takes the length of).
+#[allow(clippy::too_many_arguments)]
+fn data_attributes(
+    ctx: &Ctx,
+    dir: &Directive,
+    uses: &crate::analysis::uses::Uses,
+    env: &Env,
+    compute: ComputeKind,
+    privates: &[Ident],
+    loop_reductions: &[(String, Span, RedOp, bool)],
+    default_present: bool,
+) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (name, u) in &uses.vars {
+        if name.starts_with("__acc") || name == "self" || env.get(name).is_none() {
+            continue;
+        }
+        let clause = dir
+            .clauses
+            .iter()
+            .find(|c| c.vars().iter().any(|v| v.name == name.as_str()));
+        let array = !u.indexes.is_empty() || !u.unindexed;
+        let attr = if let Some(c) = clause {
+            match (&c.args, c.modifier()) {
+                (ClauseArgs::Reduction { op, .. }, _) => format!("reduction({})", op.spelling()),
+                (_, Some(m)) => format!("{}({m}:)", c.name.spelling()),
+                _ => c.name.spelling().to_string(),
+            }
+        } else if let Some((_, _, op, _)) = loop_reductions.iter().find(|(n, ..)| n == name) {
+            format!("reduction({}) on a loop", op.spelling())
+        } else if ctx.enclosing_data.iter().flatten().any(|n| n == name) {
+            "present (named by an enclosing data construct)".into()
+        } else if array && default_present {
+            "present (implicit: default(present))".into()
+        } else if array && u.is_definitely_written() {
+            "copy (implicit: an array the region writes)".into()
+        } else if array {
+            "copyin (implicit: an array the region only reads)".into()
+        } else if u.atomic_target {
+            "copy (implicit: the target of an atomic)".into()
+        } else if privates.iter().any(|p| p == name.as_str()) {
+            "firstprivate (implicit: a scalar the region assigns)".into()
+        } else if compute == ComputeKind::Kernels {
+            "copy (implicit: a scalar in kernels)".into()
+        } else {
+            "firstprivate (implicit: a scalar)".into()
+        };
+        out.push((name.clone(), attr));
+    }
+    out.sort();
+    out
+}
+
 fn ctx_enclosing(ctx: &Ctx) -> Vec<String> {
     ctx.enclosing_data.iter().flatten().cloned().collect()
 }

@@ -1140,8 +1140,12 @@ impl Tr {
             })
             .unwrap_or(1);
         let mut levels = Vec::new();
+        // Each level's line, which rustc gives (`line!()` at the `for` keyword's span).
+        let mut lines = Vec::new();
         let mut cur = f;
         loop {
+            let span = cur.for_token.span;
+            lines.push(quote::quote_spanned!(span=> ::core::line!()));
             let name = match &*cur.pat {
                 Pat::Ident(pi) => pi.ident.clone(),
                 Pat::Wild(w) => Ident::new("_unused", w.underscore_token.span),
@@ -1347,6 +1351,7 @@ impl Tr {
             .collect();
         Ok(quote!({
             #(#level_tokens)*
+            __acc_b.at_lines(&[#(#lines),*]);
             __acc_b.for_tiled(&[#(#binds),*], &[#(#tile),*], #schedule, &[#(#red_tokens),*], &[], |__acc_b, __lv| {
                 #(let #vars = __lv[#idx];)*
                 #(#private_tokens)*

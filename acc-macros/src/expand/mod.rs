@@ -37,6 +37,9 @@ pub struct Ctx {
     /// Statics defined in the function's body without a `declare`, which its regions may not
     /// use (3.3 section 2.13; R29, R123).
     pub undeclared_statics: Vec<String>,
+    /// `::acc::__rt::LoopSite`s of the loop constructs the multicore rewrite of the region
+    /// being expanded met (`ACC_INFO`).
+    pub loop_notes: Vec<proc_macro2::TokenStream>,
 }
 
 impl Ctx {
@@ -49,6 +52,7 @@ impl Ctx {
             generic_fn: false,
             next_id: 0,
             undeclared_statics: Vec::new(),
+            loop_notes: Vec::new(),
         }
     }
     /// A number not given out before in this item.

@@ -347,6 +347,9 @@ impl<'a> RegionCx<'a> {
                 .all(|l| matches!(&l.pat, Pat::Ident(_) | Pat::Wild(_)))
             && self.parallelizable(dir.as_ref(), &names, &body_stmts, &reductions);
 
+        if self.mode == Mode::Multicore {
+            self.note_loop(dir.as_ref(), &levels, &names, parallel, in_parallel);
+        }
         // Rewrite the body with the loop variables in scope.
         self.env.push();
         for l in &levels {
@@ -361,6 +364,38 @@ impl<'a> RegionCx<'a> {
             sequential(&levels, body, &privates)
         };
         expr_stmt(ts)
+    }
+
+    /// Records how the multicore device runs a loop construct (`ACC_INFO`).
+    fn note_loop(
+        &mut self,
+        dir: Option<&Directive>,
+        levels: &[Level],
+        names: &[String],
+        split: bool,
+        in_parallel: bool,
+    ) {
+        let span = levels.first().map_or_else(proc_macro2::Span::call_site, |l| l.span);
+        let line = quote::quote_spanned!(span=> ::core::line!());
+        let vars = names.join(", ");
+        let directive = dir.map_or_else(String::new, |d| {
+            d.clauses
+                .iter()
+                .map(|c| c.name.spelling())
+                .collect::<Vec<_>>()
+                .join(" ")
+        });
+        let seq = dir.is_some_and(|d| d.general(C::Seq).next().is_some())
+            || self.compute == Some(ComputeKind::Serial);
+        let how = match (split, in_parallel, seq) {
+            (true, ..) => quote!(Split),
+            (false, true, _) => quote!(InsideSplit),
+            (false, false, true) => quote!(Seq),
+            _ => quote!(NotParallel),
+        };
+        self.ctx.loop_notes.push(quote! {
+            ::acc::__rt::LoopSite { line: #line, vars: #vars, directive: #directive, on_threads: ::acc::__rt::LoopOnThreads::#how }
+        });
     }
 
     fn parallelizable(

@@ -1,0 +1,234 @@
+//! How each loop of a kernel runs on the GPU backends, in words, for `ACC_INFO`: the decisions
+//! the PTX and WGSL backends share (entry points per top-level statement, the gang/vector
+//! split of [`Stmt::gang_vector_split`], tiles, grid-stride loops), described once, with the
+//! reason wherever a loop the user marked parallel runs inside each thread.
+
+use super::*;
+
+/// One loop (nest) of the kernel and how it runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoopMapping {
+    /// The source line of its outermost level (0 where unknown).
+    pub line: u32,
+    /// Its loop variables, outermost first.
+    pub vars: Vec<String>,
+    /// How it runs, and why where that is not what its directive asks.
+    pub how: String,
+}
+
+/// The words of one GPU backend: what a block is called and how many threads it has.
+#[derive(Clone, Copy, Debug)]
+pub struct Words {
+    /// `block` (CUDA) or `workgroup` (wgpu).
+    pub block: &'static str,
+    /// `thread` or `invocation`.
+    pub thread: &'static str,
+    /// Threads per block.
+    pub threads: u32,
+}
+
+/// The loops of `k` in source order, each with how the GPU backends run it.
+pub fn describe(k: &Kernel, w: Words) -> Vec<LoopMapping> {
+    let mut out = Vec::new();
+    for s in &k.function.body {
+        match s {
+            Stmt::For {
+                schedule: Some(_), ..
+            } => grid_loop(k, s, w, &mut out),
+            other => sequential_code(k, other, w, &mut out),
+        }
+    }
+    out.sort_by_key(|m| m.line);
+    out
+}
+
+fn vars(k: &Kernel, levels: &[LoopLevel]) -> Vec<String> {
+    levels
+        .iter()
+        .map(|l| {
+            k.function
+                .locals
+                .get(l.var as usize)
+                .map_or_else(|| "?".into(), |v| v.name.clone())
+        })
+        .collect()
+}
+
+fn levels_of(s: &Schedule) -> String {
+    let mut v = Vec::new();
+    if s.gang {
+        v.push("gang");
+    }
+    if s.worker {
+        v.push("worker");
+    }
+    if s.vector {
+        v.push("vector");
+    }
+    if v.is_empty() {
+        "independent".into()
+    } else {
+        v.join(" ")
+    }
+}
+
+fn push(out: &mut Vec<LoopMapping>, k: &Kernel, levels: &[LoopLevel], how: String) {
+    out.push(LoopMapping {
+        line: levels.first().map_or(0, |l| l.line),
+        vars: vars(k, levels),
+        how,
+    });
+}
+
+/// A parallel loop at the top of the region: an entry point over the grid.
+fn grid_loop(k: &Kernel, s: &Stmt, w: Words, out: &mut Vec<LoopMapping>) {
+    let Stmt::For {
+        levels,
+        schedule: Some(sched),
+        reductions,
+        tile,
+        body,
+        ..
+    } = s
+    else {
+        return;
+    };
+    let Words {
+        block,
+        thread,
+        threads,
+    } = w;
+    let red = if reductions.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; its reductions combine across each {block}'s {thread}s, then across {block}s"
+        )
+    };
+    if !tile.is_empty() {
+        let sizes: Vec<String> = tile.iter().map(u32::to_string).collect();
+        push(
+            out,
+            k,
+            levels,
+            format!(
+                "{} tile({}): a {block} per tile, the tile's {} elements shared by its {threads} {thread}s{red}",
+                levels_of(sched),
+                sizes.join(", "),
+                tile.iter().product::<u32>()
+            ),
+        );
+        inner(k, body, w, "in each element of a tile", out);
+        return;
+    }
+    if let Some((_, vector_loop)) = s.gang_vector_split() {
+        push(
+            out,
+            k,
+            levels,
+            format!(
+                "{}: a {block} per iteration (grid-stride over {block}s), its scalar code repeated on each of its {thread}s{red}",
+                levels_of(sched)
+            ),
+        );
+        if let Stmt::For {
+            levels: vl,
+            body: vb,
+            ..
+        } = vector_loop
+        {
+            push(
+                out,
+                k,
+                vl,
+                format!("vector: shared by the {threads} {thread}s of the {block} running its gang iteration"),
+            );
+            inner(k, vb, w, "in each thread of the vector loop", out);
+        }
+        return;
+    }
+    let collapsed = if levels.len() > 1 {
+        format!(" (collapse({}): one iteration space)", levels.len())
+    } else {
+        String::new()
+    };
+    push(
+        out,
+        k,
+        levels,
+        format!(
+            "{}: grid-stride over {block}s of {threads} {thread}s, an iteration per {thread}{collapsed}{red}",
+            levels_of(sched)
+        ),
+    );
+    let why = vector_reason(body, reductions);
+    inner(k, body, w, &why, out);
+}
+
+/// Why a vector loop in this gang loop's body is not shared by a block's threads.
+fn vector_reason(body: &[Stmt], reductions: &[Reduction]) -> String {
+    let at = body.iter().position(
+        |s| matches!(s, Stmt::For { schedule: Some(v), .. } if v.vector),
+    );
+    match at {
+        None => "inside each iteration of the parallel loop".into(),
+        Some(i) if i + 1 < body.len() => {
+            "code follows the vector loop in the gang loop's body, so each iteration of the gang loop runs on one thread".into()
+        }
+        Some(i)
+            if !body[..i].iter().all(|s| {
+                matches!(s, Stmt::Assign { local, .. } if !reductions.iter().any(|r| r.local == *local))
+            }) =>
+        {
+            "code other than scalar assignments comes before the vector loop in the gang loop's body, so each iteration of the gang loop runs on one thread".into()
+        }
+        Some(_) => "its reductions are not the gang loop's, so each iteration of the gang loop runs on one thread".into(),
+    }
+}
+
+/// Loops inside an iteration that one thread runs.
+fn inner(k: &Kernel, body: &[Stmt], w: Words, why: &str, out: &mut Vec<LoopMapping>) {
+    walk::for_each_stmt(body, &mut |s| {
+        if let Stmt::For {
+            levels, schedule, ..
+        } = s
+        {
+            let how = match schedule {
+                Some(sc) if sc.worker && !sc.vector => format!(
+                    "worker: runs inside each {}: no backend maps worker loops to their own {}s yet",
+                    w.thread, w.thread
+                ),
+                Some(sc) => format!(
+                    "{}: runs inside each {}: {why}",
+                    levels_of(sc),
+                    w.thread
+                ),
+                None => format!("sequential, inside each {}", w.thread),
+            };
+            push(out, k, levels, how);
+        }
+    });
+}
+
+/// Region code outside the parallel loops: an entry point of one thread.
+fn sequential_code(k: &Kernel, s: &Stmt, w: Words, out: &mut Vec<LoopMapping>) {
+    walk::for_each_stmt(std::slice::from_ref(s), &mut |s| {
+        if let Stmt::For {
+            levels, schedule, ..
+        } = s
+        {
+            let how = match schedule {
+                Some(sc) => format!(
+                    "{}: runs on one {}: parallel loops inside sequential region code are not spread over the grid yet",
+                    levels_of(sc),
+                    w.thread
+                ),
+                None => format!(
+                    "sequential, on one {}: region code outside the parallel loops",
+                    w.thread
+                ),
+            };
+            push(out, k, levels, how);
+        }
+    });
+}
