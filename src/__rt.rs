@@ -9,6 +9,7 @@ pub use acc_core::region::{
 };
 pub use acc_core::{reduce, space};
 
+pub mod autocompare;
 mod info;
 pub mod kernel;
 

@@ -303,6 +303,19 @@ pub fn device_info() -> String {
     runtime().describe()
 }
 
+/// The `ACC_AUTOCOMPARE` summary (DESIGN.md section 7): how many region runs were compared
+/// with their host twin, how many variable results differed, how many regions could not be
+/// compared. The same line is printed at exit when the variable is set.
+pub fn autocompare_report() -> String {
+    crate::__rt::autocompare::summary()
+}
+
+/// How many variable results `ACC_AUTOCOMPARE` found to differ between the device and the
+/// host twin so far (0 when it is off).
+pub fn autocompare_differences() -> u64 {
+    crate::__rt::autocompare::differences()
+}
+
 /// The `ACC_TIME` table (DESIGN.md section 7) as text: one row per compute region, data
 /// region and data directive that ran so far, named by function and source location, with
 /// times entered, kernel launches, device time (and how it was measured), host time, bytes and

@@ -28,6 +28,18 @@ fn observed(a: &mut Vec<f32>) {
     }
 }
 
+#[acc::offload]
+fn compared(flags: &mut [i32], a: &mut Vec<f64>) {
+    #[acc::data(copy(a))]
+    {
+        #[acc::parallel_loop(copy(flags))]
+        for i in 0..flags.len() {
+            flags[i] = acc::on_device(DeviceType::Host) as i32;
+            a[i] = 2.0 * a[i] + 1.0;
+        }
+    }
+}
+
 /// What a child does, by `ACC_ENV_CASE`.
 fn child(case: &str) {
     match case {
@@ -58,6 +70,25 @@ fn child(case: &str) {
         "default" => {
             println!("DEFAULT-DEVICE: {}", acc::get_device_type());
             assert!(region_reports(acc::get_device_type()));
+        }
+        "autocompare" => {
+            // On any device but the host, `flags` differs from the host twin's; `a` does not.
+            let (mut flags, mut a) = (vec![0i32; 64], vec![1.0f64; 64]);
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                compared(&mut flags, &mut a)
+            }));
+            match r {
+                Ok(()) => println!(
+                    "FLAGS {} A {} DIFFERENCES {}",
+                    flags.iter().sum::<i32>(),
+                    a.iter().sum::<f64>(),
+                    acc::autocompare_differences()
+                ),
+                Err(e) => println!(
+                    "ABORTED: {}",
+                    e.downcast_ref::<String>().cloned().unwrap_or_default()
+                ),
+            }
         }
         "bad-num" => {
             let r = std::panic::catch_unwind(|| region_reports(DeviceType::Host));
@@ -258,6 +289,35 @@ fn main() {
         assert_eq!(out.matches("ACC_INFO:").count(), 1, "{ty}: {out}");
         if matches!(ty, DeviceType::Wgpu | DeviceType::Nvidia) {
             assert!(out.contains("bounds checks: none (`unchecked`)"), "{ty}: {out}");
+        }
+        passed += 1;
+    }
+
+    // ACC_AUTOCOMPARE: the host twin reruns the region; a result that differs is reported by
+    // region, variable, index and values, the program's results stay the device's, and
+    // `abort` stops at the first difference.
+    for ty in [DeviceType::Host, DeviceType::Multicore, DeviceType::Wgpu, DeviceType::Nvidia] {
+        let required = std::env::var("ACC_REQUIRE_DEVICES")
+            .is_ok_and(|v| v.split(',').any(|d| d.trim().eq_ignore_ascii_case(ty.name())));
+        if !required && acc::get_num_devices(ty) == 0 {
+            continue;
+        }
+        let out = run_child("autocompare", &[("ACC_DEVICE_TYPE", ty.name()), ("ACC_AUTOCOMPARE", "1")]);
+        if ty == DeviceType::Host {
+            assert!(out.contains("FLAGS 64 A 192 DIFFERENCES 0"), "host: {out}");
+            assert!(out.contains("acc: ACC_AUTOCOMPARE: 0 region runs compared"), "host: {out}");
+        } else {
+            assert!(out.contains("FLAGS 0 A 192 DIFFERENCES 1"), "{ty}: {out}");
+            for line in [
+                "acc: ACC_AUTOCOMPARE: `parallel` region in `compared` at tests/environment.rs:".to_string(),
+                format!(" on {ty}: `flags` differs from the host's result: first at index 0: device 0, host 1; 64 of 64 elements differ"),
+                "acc: ACC_AUTOCOMPARE: 1 region run compared with the host twin, 1 variable result differed".to_string(),
+            ] {
+                assert!(out.contains(&line), "{ty}: missing {line:?} in:\n{out}");
+            }
+            assert!(!out.contains("`a` differs"), "{ty}: {out}");
+            let out = run_child("autocompare", &[("ACC_DEVICE_TYPE", ty.name()), ("ACC_AUTOCOMPARE", "abort")]);
+            assert!(out.contains("ABORTED: acc: ACC_AUTOCOMPARE: `parallel` region in `compared`"), "{ty}: {out}");
         }
         passed += 1;
     }

@@ -148,6 +148,11 @@ pub enum Error {
         /// What is not supported, and where.
         what: String,
     },
+    /// `ACC_AUTOCOMPARE=abort`: a region's result on its device differs from its host twin's.
+    AutocompareMismatch {
+        /// The region, the variable, the first differing element and how many differ.
+        what: String,
+    },
 }
 
 impl fmt::Display for Error {
@@ -207,6 +212,7 @@ impl fmt::Display for Error {
                 "index out of bounds: the len is {len} but the index is {index} (array `{array}`)"
             ),
             Error::Unsupported { what } => write!(f, "not supported: {what}"),
+            Error::AutocompareMismatch { what } => f.write_str(what),
         }
     }
 }

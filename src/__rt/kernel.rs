@@ -18,6 +18,20 @@ use acc_core::Device;
 use acc_core::data::{bytes_of, bytes_of_mut, DataVar, DataVarMut, DeviceCopy};
 
 /// A scalar of IR type `t` from its bytes.
+/// A scalar of type `t` from its bytes, as Rust prints it.
+pub(crate) fn show_scalar(t: Scalar, b: &[u8]) -> String {
+    match scalar_value(t, b) {
+        Some(ScalarValue::Bool(x)) => x.to_string(),
+        Some(ScalarValue::I32(x)) => x.to_string(),
+        Some(ScalarValue::U32(x)) => x.to_string(),
+        Some(ScalarValue::F32(x)) => format!("{x:?}"),
+        Some(ScalarValue::I64(x) | ScalarValue::ISize(x)) => x.to_string(),
+        Some(ScalarValue::U64(x) | ScalarValue::USize(x)) => x.to_string(),
+        Some(ScalarValue::F64(x)) => format!("{x:?}"),
+        None => format!("{b:02x?}"),
+    }
+}
+
 fn scalar_value(t: Scalar, b: &[u8]) -> Option<ScalarValue> {
     let w4 = |b: &[u8]| -> Option<[u8; 4]> { b.get(..4)?.try_into().ok() };
     let w8 = |b: &[u8]| -> Option<[u8; 8]> { b.get(..8)?.try_into().ok() };

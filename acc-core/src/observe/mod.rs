@@ -118,6 +118,34 @@ pub fn info_first(site: usize, device: crate::DeviceType) -> bool {
     seen.get_or_insert_with(HashSet::new).insert((site, device))
 }
 
+/// Runs `report` at normal process exit (the C runtime's `atexit`), after those registered
+/// before it: the `ACC_TIME` table and the `ACC_AUTOCOMPARE` summary.
+pub fn at_exit(report: fn()) {
+    use std::sync::{Mutex, Once};
+    static REPORTS: Mutex<Vec<fn()>> = Mutex::new(Vec::new());
+    static ONCE: Once = Once::new();
+    REPORTS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(report);
+    ONCE.call_once(|| {
+        extern "C" fn run_reports() {
+            let reports = REPORTS.lock().map(|r| r.clone()).unwrap_or_default();
+            for r in reports {
+                let _ = std::panic::catch_unwind(r);
+            }
+        }
+        extern "C" {
+            fn atexit(f: extern "C" fn()) -> std::os::raw::c_int;
+        }
+        // SAFETY: `atexit` registers a function the C runtime calls once at normal exit;
+        // `run_reports` catches every panic, so nothing unwinds out of it.
+        unsafe {
+            atexit(run_reports);
+        }
+    });
+}
+
 /// Writes `text` as `<name>.<stage>` in the dump directory when `ACC_DUMP` names `stage`; a
 /// dump that cannot be written is reported on stderr, never fatal.
 pub fn dump(stage: &str, name: &str, text: impl FnOnce() -> String) {

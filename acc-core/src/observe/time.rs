@@ -295,19 +295,7 @@ pub fn launch(shape: impl FnOnce() -> String, time: DeviceTime) {
 
 fn report_at_exit() {
     static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        extern "C" fn print_report() {
-            let _ = std::panic::catch_unwind(|| eprint!("{}", report()));
-        }
-        extern "C" {
-            fn atexit(f: extern "C" fn()) -> std::os::raw::c_int;
-        }
-        // SAFETY: `atexit` registers a function the C runtime calls once at normal exit;
-        // `print_report` does not unwind.
-        unsafe {
-            atexit(print_report);
-        }
-    });
+    ONCE.call_once(|| super::at_exit(|| eprint!("{}", report())));
 }
 
 fn duration(d: Duration) -> String {

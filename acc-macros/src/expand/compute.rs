@@ -325,6 +325,7 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
         quote!(__acc_inh.run(|| #threads))
     };
     let loop_notes = std::mem::take(&mut ctx.loop_notes);
+    let (ac_before, ac_device, ac_host) = autocompare_steps(&uses, env, &privates);
     let var_notes = var_notes.iter().map(|(n, a)| quote!((#n, #a)));
     let run = quote! {
         match __acc_launch.exec() {
@@ -345,12 +346,32 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
                 loops: &[#(#loop_notes),*],
             };
             let __acc_launch = ::acc::__rt::launch(&__ACC_SITE, #clauses);
+            // ACC_AUTOCOMPARE: the inputs as the device sees them.
+            #[allow(unused_imports)]
+            use ::acc::__rt::kernel::{KindData as _, KindRefuse as _, KindScalar as _};
+            let mut __acc_ac = ::acc::__rt::autocompare::begin(&__acc_launch, &__ACC_SITE);
+            if let ::core::option::Option::Some(__ac) = &mut __acc_ac {
+                #(#ac_before)*
+            }
             let __acc_data = ::acc::__rt::region_data(&__acc_launch, #loc, &[#(#data_vars),*]);
             let __acc_value = #run;
             {
                 #[allow(unused_imports)]
                 use ::acc::__rt::AccMut as _;
                 __acc_data.exit(#loc, &mut [#(#data_hosts),*]);
+            }
+            // ACC_AUTOCOMPARE: the host twin on the device's inputs, its results compared with
+            // the device's, the host copies put back as the region left them.
+            if let ::core::option::Option::Some(mut __acc_s) = __acc_ac {
+                {
+                    let __ac = &mut __acc_s;
+                    #(#ac_device)*
+                    if __ac.ready() {
+                        let _ = #host;
+                        #(#ac_host)*
+                    }
+                }
+                __acc_s.finish();
             }
             __acc_value
         }
@@ -543,6 +564,49 @@ fn data_attributes(
     }
     out.sort();
     out
+}
+
+/// The `ACC_AUTOCOMPARE` steps for each variable the region uses: saving its input before the
+/// region, saving the device's result and setting the input again after it, and comparing the
+/// host twin's result and putting the host copy back. Variables the function holds read-only
+/// only have their input checked.
+fn autocompare_steps(
+    uses: &crate::analysis::uses::Uses,
+    env: &Env,
+    privates: &[Ident],
+) -> (Vec<TokenStream>, Vec<TokenStream>, Vec<TokenStream>) {
+    let (mut before, mut device, mut host) = (Vec::new(), Vec::new(), Vec::new());
+    if uses.vars.contains_key("self") {
+        before.push(quote!(__ac.not_compared("the region uses `self`, whose fields are not saved for the host twin yet");));
+        return (before, device, host);
+    }
+    for (name, u) in &uses.vars {
+        if name.starts_with("__acc") {
+            continue;
+        }
+        let Some(binding) = env.get(name) else {
+            continue;
+        };
+        let var = Ident::new(name, u.span.unwrap_or_else(Span::call_site));
+        let written = u.is_definitely_written() && !privates.iter().any(|p| p == name.as_str());
+        let probe = quote!((&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind());
+        if binding.mutable || binding.ref_mut {
+            let target = if binding.mutable {
+                quote!(&mut #var)
+            } else {
+                quote!(&mut *#var)
+            };
+            before.push(quote!(#probe.ac_before_mut(__ac, #name, &#var, #written);));
+            device.push(quote!(#probe.ac_device(__ac, #name, #target);));
+            host.push(quote!(#probe.ac_host(__ac, #name, #target);));
+        } else if written {
+            let why = format!("`{name}` is written, but its binding is neither `mut` nor a `&mut` reference the macro can see");
+            before.push(quote!(__ac.not_compared(#why);));
+        } else {
+            before.push(quote!(#probe.ac_before(__ac, #name, &#var, #written);));
+        }
+    }
+    (before, device, host)
 }
 
 fn ctx_enclosing(ctx: &Ctx) -> Vec<String> {
