@@ -610,6 +610,59 @@ fn matmul(
     assert!(worst < 1e-3, "matmul results differ by {worst} (relative)");
 }
 
+/// The matrix-vector product as an OpenACC user writes it: a gang loop over rows, a vector
+/// loop with `reduction(+: s)`, then `y[i] = s`; against a block per row in CUDA.
+#[allow(clippy::too_many_arguments)]
+#[acc::offload]
+fn matvec(a: &Vec<f32>, x: &Vec<f32>, y: &mut Vec<f32>, n: usize, reps: usize, cu: &Cuda, t: &mut Times) {
+    let (ra, rx) = (cu.upload(a), cu.upload(x));
+    let mut ry = cu.stream.alloc_zeros::<f32>(n).expect("alloc");
+    let f = cu.f("matvec_f32");
+    let ni = n as i32;
+    #[acc::data(copyin(a, x), copyout(y))]
+    {
+        for _ in 0..reps {
+            let t0 = Instant::now();
+            #[acc::parallel_loop(gang)]
+            for i in 0..n {
+                let mut s = 0.0f32;
+                #[acc::r#loop(vector, reduction(+: s))]
+                for j in 0..n {
+                    s += a[i * n + j] * x[j];
+                }
+                y[i] = s;
+            }
+            acc::wait_all().expect("the region runs");
+            t.acc.push(t0.elapsed());
+            t.reference.push(timed(|| {
+                let cfg = LaunchConfig {
+                    grid_dim: (n as u32, 1, 1),
+                    block_dim: (256, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                unsafe {
+                    cu.stream
+                        .launch_builder(&f)
+                        .arg(&ra)
+                        .arg(&rx)
+                        .arg(&mut ry)
+                        .arg(&ni)
+                        .launch(cfg)
+                }
+                .expect("launch");
+                cu.sync();
+            }));
+        }
+    }
+    let hy = cu.stream.memcpy_dtov(&ry).unwrap();
+    let worst = hy
+        .iter()
+        .zip(y.iter())
+        .map(|(r, a)| ((r - a) / r.abs().max(1.0)).abs())
+        .fold(0.0f32, f32::max);
+    assert!(worst < 1e-4, "matvec results differ by {worst} (relative)");
+}
+
 /// A region over one element of present data against a one-thread kernel: the time until
 /// each call returns (`enqueue`: the region needs no waiting, see the top of this file; the
 /// reference launches without synchronizing), and the time until it has run (`complete`:
@@ -768,6 +821,18 @@ fn main() {
         tf(median(mt.acc[WARM_UP..].to_vec())),
         tf(median(mt.reference[WARM_UP..].to_vec()))
     );
+
+    let g = 16384 / scale.min(8);
+    let a: Vec<f32> = (0..g * g).map(|k| ((k * 7) % 13) as f32 * 0.1 - 0.5).collect();
+    let x: Vec<f32> = (0..g).map(|j| ((j * 5) % 11) as f32 * 0.1).collect();
+    let mut y = vec![0.0f32; g];
+    let mut vt = Times::default();
+    matvec(&a, &x, &mut y, g, reps, &cu, &mut vt);
+    ratios.push((
+        "matvec",
+        vt.report(&format!("matvec f32 {g}x{g}"), (4 * g * g) as f64, ""),
+    ));
+    drop((a, x, y));
 
     let mut x = vec![0.0f64; 1];
     let (mut enqueue, mut complete) = (Times::default(), Times::default());

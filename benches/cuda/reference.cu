@@ -131,6 +131,18 @@ extern "C" __global__ void matmul_f32(const float* __restrict__ A, const float* 
     C[row * n + col] = s;
 }
 
+// Matrix-vector product, a block per row: the straightforward CUDA of acc's gang loop over a
+// vector loop with a reduction, then `y[i] = s`.
+extern "C" __global__ void matvec_f32(const float* __restrict__ A, const float* __restrict__ x, float* __restrict__ y, int n) {
+    for (int i = blockIdx.x; i < n; i += gridDim.x) {
+        float s = 0.0f;
+        for (int j = threadIdx.x; j < n; j += blockDim.x) s += A[(size_t)i * n + j] * x[j];
+        s = block_reduce(s, Add(), 0.0f);
+        if (threadIdx.x == 0) y[i] = s;
+        __syncthreads();
+    }
+}
+
 extern "C" __global__ void touch(double* x) {
     x[0] += 1.0;
 }

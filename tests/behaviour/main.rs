@@ -17,6 +17,7 @@ mod atomics;
 mod compute;
 mod data;
 mod data_environment;
+mod gang_phases;
 mod int_methods;
 mod loops;
 mod math;

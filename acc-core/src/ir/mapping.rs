@@ -121,7 +121,7 @@ fn grid_loop(k: &Kernel, s: &Stmt, w: Words, out: &mut Vec<LoopMapping>) {
         inner(k, body, w, "in each element of a tile", out);
         return;
     }
-    if let Some((_, vector_loop)) = s.gang_vector_split() {
+    if let Some(phases) = s.gang_phases() {
         push(
             out,
             k,
@@ -135,16 +135,26 @@ fn grid_loop(k: &Kernel, s: &Stmt, w: Words, out: &mut Vec<LoopMapping>) {
             levels: vl,
             body: vb,
             ..
-        } = vector_loop
+        } = phases.vector
         {
-            push(
-                out,
-                k,
-                vl,
-                format!("vector: shared by the {threads} {thread}s of the {block} running its gang iteration"),
+            let mut how = format!(
+                "vector: shared by the {threads} {thread}s of the {block} running its gang iteration"
             );
+            if !phases.block_reductions.is_empty() {
+                how.push_str(&format!(
+                    "; its reductions combine across the {block} (shared memory, barriers), every {thread} then holding the result"
+                ));
+            }
+            if !phases.post.is_empty() {
+                how.push_str(&format!(
+                    "; the code after it runs on the {block}'s first {thread}"
+                ));
+            }
+            push(out, k, vl, how);
             inner(k, vb, w, "in each thread of the vector loop", out);
         }
+        let post: Vec<Stmt> = phases.post.iter().map(|s| (*s).clone()).collect();
+        inner(k, &post, w, "after the vector loop, on the block's first thread", out);
         return;
     }
     let collapsed = if levels.len() > 1 {

@@ -687,24 +687,60 @@ pub enum Stmt {
     },
 }
 
+/// The phases of one iteration of a gang loop on a GPU, where a block (workgroup) runs each
+/// iteration (3.3 sections 2.9.2 and 2.9.4): scalar statements every thread of the block runs
+/// ("gang-redundant"), one vector loop whose iterations the block's threads share, the block
+/// combining the loop's reductions into locals of the iteration, then statements that one
+/// thread of the block runs ("vector-single"), which may read those results.
+#[derive(Clone, Debug)]
+pub struct GangPhases<'a> {
+    /// Scalar assignments before the vector loop, on every thread.
+    pub pre: Vec<&'a Stmt>,
+    /// The vector loop.
+    pub vector: &'a Stmt,
+    /// The vector loop's reductions into locals of the iteration (not the gang loop's own):
+    /// combined across the block after the loop, every thread then holding the result.
+    pub block_reductions: Vec<Reduction>,
+    /// Statements after the vector loop, run by the block's first thread.
+    pub post: Vec<&'a Stmt>,
+}
+
+impl GangPhases<'_> {
+    /// Whether the iteration needs the block to synchronize (a block reduction, or code after
+    /// the vector loop that reads its results).
+    pub fn synchronizes(&self) -> bool {
+        !self.block_reductions.is_empty() || !self.post.is_empty()
+    }
+}
+
 impl Stmt {
-    /// A parallel loop whose body is scalar assignments then one vector loop (a gang loop over
-    /// an inner `vector` loop, or the tile loops of a tiled nest over its element loops), split
-    /// into the assignments and that loop, when the vector loop's reductions are the outer
-    /// loop's and the assignments set no reduction variable. A GPU backend then runs each
-    /// iteration of the outer loop on one block or workgroup, whose threads share the vector
-    /// loop's iterations (3.3 section 2.9.4), the assignments repeated on each thread.
-    pub fn gang_vector_split(&self) -> Option<(Vec<&Stmt>, &Stmt)> {
+    /// A parallel loop whose body is scalar assignments, then one vector loop (a gang loop over
+    /// an inner `vector` loop, or the tile loops of a tiled nest over its element loops), then
+    /// optionally more code, as [`GangPhases`]. A GPU backend then runs each iteration of the
+    /// outer loop on one block or workgroup. `None` where the body has another shape: the
+    /// statements before the loop must be assignments of scalars that are not reduced, the
+    /// vector loop untiled, and the code after it free of parallel loops, of `break` and
+    /// `continue` out of the gang loop, and of private arrays the vector loop reduces.
+    pub fn gang_phases(&self) -> Option<GangPhases<'_>> {
         let Stmt::For {
             schedule: Some(_),
             body,
             reductions,
+            tile,
             ..
         } = self
         else {
             return None;
         };
-        let (last, pre) = body.split_last()?;
+        if !tile.is_empty() {
+            // A tiled nest is expanded first (`tile::expand`): its tile loops are the gang loop.
+            return None;
+        }
+        let at = body.iter().position(|s| {
+            matches!(s, Stmt::For { schedule: Some(inner), tile, .. } if inner.vector && tile.is_empty())
+        })?;
+        let (pre, rest) = body.split_at(at);
+        let (vector, post) = rest.split_first()?;
         let reduced = |l: &LocalId| reductions.iter().any(|r| r.local == *l);
         if !pre
             .iter()
@@ -712,21 +748,54 @@ impl Stmt {
         {
             return None;
         }
-        match last {
-            Stmt::For {
-                schedule: Some(inner),
-                reductions: inner_reductions,
-                tile,
-                ..
-            } if inner.vector
-                && tile.is_empty()
-                && inner_reductions.iter().all(|r| reduced(&r.local)) =>
-            {
-                Some((pre.iter().collect(), last))
+        let Stmt::For {
+            reductions: inner_reductions,
+            ..
+        } = vector
+        else {
+            return None;
+        };
+        let block_reductions: Vec<Reduction> = inner_reductions
+            .iter()
+            .filter(|r| !reduced(&r.local))
+            .copied()
+            .collect();
+        if !post.is_empty() || !block_reductions.is_empty() {
+            // Code after the loop runs on one thread: it may not leave the gang loop (the
+            // block's threads must all reach its barriers), nor hold a parallel loop.
+            let mut ok = true;
+            walk::for_each_stmt(post, &mut |s| {
+                ok &= !matches!(s, Stmt::For { schedule: Some(_), .. });
+            });
+            ok &= !leaves_loop(post);
+            if !ok {
+                return None;
             }
-            _ => None,
         }
+        Some(GangPhases {
+            pre: pre.iter().collect(),
+            vector,
+            block_reductions,
+            post: post.iter().collect(),
+        })
     }
+
+    /// [`Stmt::gang_phases`] without code after the vector loop or block reductions: the
+    /// split every GPU backend has run since before phases.
+    pub fn gang_vector_split(&self) -> Option<(Vec<&Stmt>, &Stmt)> {
+        self.gang_phases()
+            .filter(|p| !p.synchronizes())
+            .map(|p| (p.pre, p.vector))
+    }
+}
+
+/// Whether `b` has a `break` or `continue` that is not inside one of its own loops.
+fn leaves_loop(b: &[Stmt]) -> bool {
+    b.iter().any(|s| match s {
+        Stmt::Break | Stmt::Continue => true,
+        Stmt::If { accept, reject, .. } => leaves_loop(accept) || leaves_loop(reject),
+        _ => false,
+    })
 }
 
 /// A function body: locals, expressions and statements.

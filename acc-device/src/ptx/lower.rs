@@ -273,7 +273,7 @@ impl Writer<'_> {
                     while per_block.len() + 1 < entries.len() {
                         per_block.push(false);
                     }
-                    per_block.push(s.gang_vector_split().is_some());
+                    per_block.push(s.gang_phases().is_some());
                     // Reductions into region locals: one thread folds the partials, in block
                     // order, into the local's value (3.3 section 2.9.11).
                     if !on_device.is_empty() {
@@ -565,17 +565,19 @@ impl Writer<'_> {
                 }
             }
         }
-        // A gang loop whose body is a vector loop (after scalar assignments): each iteration of
-        // the gang loop takes a block, whose threads share the vector loop's iterations.
-        match s.gang_vector_split() {
-            Some((pre, inner)) => {
+        // A gang loop whose body is a vector loop (after scalar assignments, maybe before more
+        // code): each iteration of the gang loop takes a block, whose threads share the vector
+        // loop's iterations; the block combines the loop's reductions into locals of the
+        // iteration, and its first thread runs the code after the loop (`GangPhases`).
+        match s.gang_phases() {
+            Some(phases) => {
                 let Stmt::For {
                     levels: inner_levels,
                     body: inner_body,
                     ..
-                } = inner
+                } = phases.vector
                 else {
-                    unreachable!("gang_vector_split returns a loop")
+                    unreachable!("gang_phases gives a loop")
                 };
                 let (kb, sb, kt, st) = (
                     self.reg("%rd"),
@@ -587,8 +589,20 @@ impl Writer<'_> {
                 self.emit(format!("cvt.u64.u32 {sb}, {nctaid};"));
                 self.emit(format!("cvt.u64.u32 {st}, {ntid};"));
                 self.strided(levels, &kb, &sb, false, &mut |w: &mut Self| {
-                    for a in &pre {
+                    for a in &phases.pre {
                         w.stmt(a)?;
+                    }
+                    // Each thread's part of a block reduction starts at the identity; the
+                    // value before the loop joins the block's result.
+                    let mut kept = Vec::new();
+                    for r in &phases.block_reductions {
+                        let ty = w.k.function.locals[r.local as usize].ty;
+                        let reg = w.local(r.local)?;
+                        let keep = w.reg(repr(ty).class);
+                        w.emit(format!("mov{} {keep}, {reg};", repr(ty).bits));
+                        let id = w.identity(r.op, ty)?;
+                        w.emit(format!("mov{} {reg}, {id};", repr(ty).bits));
+                        kept.push((*r, ty, keep));
                     }
                     w.emit(format!("cvt.u64.u32 {kt}, {tid};"));
                     w.strided(
@@ -597,7 +611,23 @@ impl Writer<'_> {
                         &st,
                         straight_line(inner_body),
                         &mut |w: &mut Self| w.block(inner_body),
-                    )
+                    )?;
+                    for (r, ty, keep) in kept {
+                        let reg = w.local(r.local)?;
+                        let total = w.block_allreduce(r.op, ty, &reg, &tid)?;
+                        let c = w.combine(r.op, ty, &keep, &total)?;
+                        w.emit(format!("mov{} {reg}, {c};", repr(ty).bits));
+                    }
+                    if !phases.post.is_empty() {
+                        let (skip, p) = (w.label("single"), w.reg("%p"));
+                        w.emit(format!("setp.ne.u32 {p}, {tid}, 0;"));
+                        w.emit(format!("@{p} bra {skip};"));
+                        for a in &phases.post {
+                            w.stmt(a)?;
+                        }
+                        w.emit(format!("{skip}:"));
+                    }
+                    Ok(())
                 })?;
             }
             None => self.strided(
@@ -825,6 +855,69 @@ impl Writer<'_> {
         self.emit(format!("bra {top};"));
         self.emit(format!("{end}:"));
         Ok(())
+    }
+
+    /// The combination of `v` over the block's threads, in every thread: warp shuffles, then
+    /// the first warp combines the warps' results in shared memory, which every thread then
+    /// reads (a fixed order for a block size: deterministic). Every thread of the block must
+    /// reach it; it leaves shared memory free for the next use.
+    fn block_allreduce(&mut self, op: ReduceOp, ty: Scalar, v: &str, tid: &str) -> Result<String> {
+        self.shared = true;
+        let mut acc = v.to_string();
+        for off in [16, 8, 4, 2, 1] {
+            let other = self.shuffle_down(&acc, ty, off);
+            acc = self.combine(op, ty, &acc, &other)?;
+        }
+        let (lane, warp) = (self.reg("%r"), self.reg("%r"));
+        self.emit(format!("and.b32 {lane}, {tid}, 31;"));
+        self.emit(format!("shr.u32 {warp}, {tid}, 5;"));
+        let (base, at) = (self.reg("%rd"), self.reg("%rd"));
+        self.emit(format!("mov.u64 {base}, acc_shared;"));
+        self.emit(format!("mul.wide.u32 {at}, {warp}, 8;"));
+        self.emit(format!("add.u64 {at}, {base}, {at};"));
+        let skip = self.label("lane0");
+        let p = self.reg("%p");
+        self.emit(format!("setp.ne.u32 {p}, {lane}, 0;"));
+        self.emit(format!("@{p} bra {skip};"));
+        self.store_word(".shared", &at, ty, &acc)?;
+        self.emit(format!("{skip}:"));
+        self.emit("bar.sync 0;");
+        let after = self.label("warp0");
+        let q = self.reg("%p");
+        self.emit(format!("setp.ne.u32 {q}, {warp}, 0;"));
+        self.emit(format!("@{q} bra {after};"));
+        let warps = BLOCK_SIZE / 32;
+        let id = self.identity(op, ty)?;
+        let la = self.reg("%rd");
+        self.emit(format!("mul.wide.u32 {la}, {lane}, 8;"));
+        self.emit(format!("add.u64 {la}, {base}, {la};"));
+        let inside = self.reg("%p");
+        self.emit(format!("setp.lt.u32 {inside}, {lane}, {warps};"));
+        let mut w = self.reg(repr(ty).class);
+        self.emit(format!("mov{} {w}, {id};", repr(ty).bits));
+        let load = self.label("ld");
+        self.emit(format!("@!{inside} bra {load};"));
+        let x = self.load_word(".shared", &la, ty);
+        self.emit(format!("mov{} {w}, {x};", repr(ty).bits));
+        self.emit(format!("{load}:"));
+        let mut off = warps / 2;
+        while off > 0 {
+            let other = self.shuffle_down(&w, ty, off);
+            w = self.combine(op, ty, &w, &other)?;
+            off /= 2;
+        }
+        // Lane 0 of warp 0 publishes the result (its warp read the slots before the shuffles).
+        let z = self.reg("%p");
+        self.emit(format!("setp.ne.u32 {z}, {lane}, 0;"));
+        self.emit(format!("@{z} bra {after};"));
+        self.store_word(".shared", &base, ty, &w)?;
+        self.emit(format!("{after}:"));
+        self.emit("bar.sync 0;");
+        let r = self.load_word(".shared", &base, ty);
+        let out = self.reg(repr(ty).class);
+        self.emit(format!("mov{} {out}, {r};", repr(ty).bits));
+        self.emit("bar.sync 0;");
+        Ok(out)
     }
 
     /// Writes the block's partial of `v` (thread 0 writes it at `partials[block]`): each warp

@@ -863,7 +863,7 @@ impl Writer<'_> {
                         self.entry(n, &prelude, s, &slots, "")?
                     };
                     bodies.push_str(&body);
-                    if s.gang_vector_split().is_some() {
+                    if s.gang_phases().is_some() {
                         per_workgroup.push(entry_points.len());
                     }
                     entry_points.push(name);
@@ -1265,18 +1265,19 @@ impl Writer<'_> {
                 }
             }
         }
-        match s.gang_vector_split() {
+        match s.gang_phases() {
             // Each iteration of the outer loop on one workgroup, whose invocations share the
             // inner vector loop's iterations (DESIGN.md 6: gang to workgroup, vector to
-            // invocation).
-            Some((pre, inner)) => {
+            // invocation); the workgroup combines the loop's reductions into locals of the
+            // iteration, and its first invocation runs the code after the loop.
+            Some(phases) => {
                 let Stmt::For {
                     levels: inner_levels,
                     body: inner_body,
                     ..
-                } = inner
+                } = phases.vector
                 else {
-                    unreachable!("gang_vector_split returns a loop")
+                    unreachable!("gang_phases gives a loop")
                 };
                 self.strided(
                     &mut out,
@@ -1285,13 +1286,32 @@ impl Writer<'_> {
                     "acc_wg.x",
                     "acc_nwg.x",
                     &mut |w, out| {
-                        for st in &pre {
+                        for st in &phases.pre {
                             w.stmt(out, st, 2)?;
+                        }
+                        // Each invocation's part of a workgroup reduction starts at the
+                        // identity; the value before the loop joins the workgroup's result.
+                        for (i, r) in phases.block_reductions.iter().enumerate() {
+                            let ty = w.k.function.locals[r.local as usize].ty;
+                            let id = identity(r.op, ty, w.target)?;
+                            let _ = writeln!(out, "        let acc_keep_{i} = l{};", r.local);
+                            let _ = writeln!(out, "        l{} = {id};", r.local);
                         }
                         let stride = format!("{WORKGROUP_SIZE}u");
                         w.strided(out, inner_levels, "v", "acc_lid", &stride, &mut |w, out| {
                             w.block(out, inner_body, 3)
-                        })
+                        })?;
+                        for (i, r) in phases.block_reductions.iter().enumerate() {
+                            w.workgroup_allreduce(out, n, i, *r, &format!("acc_keep_{i}"))?;
+                        }
+                        if !phases.post.is_empty() {
+                            let _ = writeln!(out, "        if (acc_lid == 0u) {{");
+                            for st in &phases.post {
+                                w.stmt(out, st, 3)?;
+                            }
+                            let _ = writeln!(out, "        }}");
+                        }
+                        Ok(())
                     },
                 )?;
             }
@@ -1363,6 +1383,71 @@ impl Writer<'_> {
         }
         let _ = writeln!(out, "}}");
         Ok(out)
+    }
+
+    /// Combines local `r.local` over the workgroup's invocations (a tree in workgroup memory,
+    /// in a fixed order: deterministic) into `keep op total`, in every invocation. Every
+    /// invocation must reach it; it leaves the workgroup memory free for the next use.
+    fn workgroup_allreduce(
+        &mut self,
+        out: &mut String,
+        entry: usize,
+        i: usize,
+        r: Reduction,
+        keep: &str,
+    ) -> Result<()> {
+        let ty = self.k.function.locals[r.local as usize].ty;
+        let wty = if ty == Scalar::Bool {
+            "u32"
+        } else {
+            storage_type(ty, self.target)?
+        };
+        let sh = format!("acc_gang_{entry}_{i}");
+        let decl = format!("var<workgroup> {sh}: array<{wty}, {WORKGROUP_SIZE}>;\n");
+        if !self.helpers.contains(&decl) {
+            self.helpers.push_str(&decl);
+        }
+        let as_word = |v: String| {
+            if ty == Scalar::Bool {
+                format!("select(0u, 1u, {v})")
+            } else {
+                v
+            }
+        };
+        let from_word = |v: String| {
+            if ty == Scalar::Bool {
+                format!("({v} != 0u)")
+            } else {
+                v
+            }
+        };
+        let l = r.local;
+        let _ = writeln!(out, "        {sh}[acc_lid] = {};", as_word(format!("l{l}")));
+        let _ = writeln!(out, "        workgroupBarrier();");
+        let _ = writeln!(
+            out,
+            "        for (var acc_s: u32 = {}u; acc_s > 0u; acc_s = acc_s >> 1u) {{",
+            WORKGROUP_SIZE / 2
+        );
+        let halves = self.by_halves(ty);
+        let c = combine(
+            r.op,
+            ty,
+            &from_word(format!("{sh}[acc_lid]")),
+            &from_word(format!("{sh}[acc_lid + acc_s]")),
+            halves,
+        );
+        let _ = writeln!(
+            out,
+            "            if (acc_lid < acc_s) {{ {sh}[acc_lid] = {}; }}",
+            as_word(c)
+        );
+        let _ = writeln!(out, "            workgroupBarrier();");
+        let _ = writeln!(out, "        }}");
+        let total = combine(r.op, ty, keep, &from_word(format!("{sh}[0]")), halves);
+        let _ = writeln!(out, "        l{l} = {total};");
+        let _ = writeln!(out, "        workgroupBarrier();");
+        Ok(())
     }
 
     fn block(&mut self, out: &mut String, b: &[Stmt], depth: usize) -> Result<()> {

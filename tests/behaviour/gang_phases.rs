@@ -1,0 +1,135 @@
+//! Gang loops with code after their vector loop (3.3 sections 2.9.2 and 2.9.4): the matrix-
+//! vector product's shape, `for i (gang) { s = 0; for j (vector, reduction(+: s)) {..}; y[i] = s }`.
+//! On the GPU devices each gang iteration takes a block (workgroup): its threads share the
+//! vector loop, the block combines the reduction, and one thread runs the code after it.
+
+use crate::devices::on_each_device;
+
+#[acc::offload]
+fn matvec(a: &[f64], x: &[f64], n: usize) -> Vec<f64> {
+    let m = x.len();
+    let mut y = vec![0.0; n];
+    #[acc::parallel_loop(gang, copyin(a, x), copyout(y))]
+    for i in 0..n {
+        let mut s = 0.0;
+        #[acc::r#loop(vector, reduction(+: s))]
+        for j in 0..m {
+            s += a[i * m + j] * x[j];
+        }
+        y[i] = s;
+    }
+    y
+}
+
+#[test]
+fn matrix_vector_product() {
+    // Small integers: every order of summation gives the exact result.
+    let (n, m) = (517, 1031);
+    let a: Vec<f64> = (0..n * m).map(|k| ((k * 7) % 11) as f64 - 5.0).collect();
+    let x: Vec<f64> = (0..m).map(|j| (j % 5) as f64).collect();
+    let want: Vec<f64> = (0..n)
+        .map(|i| (0..m).map(|j| a[i * m + j] * x[j]).sum())
+        .collect();
+    on_each_device(|ty| {
+        assert_eq!(matvec(&a, &x, n), want, "on {ty}");
+    });
+}
+
+/// Several reductions of the iteration, a starting value other than the identity, code after
+/// the loop that branches, runs a sequential loop and adds into the gang loop's own reduction.
+#[acc::offload]
+fn row_stats(a: &[i32], n: usize, m: usize) -> (Vec<i64>, Vec<i32>, Vec<i32>, Vec<bool>, i64) {
+    let mut sums = vec![0i64; n];
+    let mut mins = vec![0i32; n];
+    let mut hist = vec![0i32; n * 4];
+    let mut positive = vec![false; n];
+    let mut total = 0i64;
+    #[acc::parallel(copyin(a), copyout(sums, mins, hist, positive), reduction(+: total))]
+    {
+        #[acc::r#loop(gang, reduction(+: total))]
+        for i in 0..n {
+            let mut s = 100i64;
+            let mut lo = i32::MAX;
+            let mut all = true;
+            #[acc::r#loop(vector, reduction(+: s), reduction(min: lo), reduction(&&: all))]
+            for j in 0..m {
+                let v = a[i * m + j];
+                s += v as i64;
+                lo = lo.min(v);
+                all = all && v > -1000;
+            }
+            sums[i] = s;
+            mins[i] = lo;
+            positive[i] = all;
+            if s > 100 {
+                for k in 0..4 {
+                    hist[i * 4 + k] = (s % (k as i64 + 2)) as i32;
+                }
+            }
+            total += s;
+        }
+    }
+    (sums, mins, hist, positive, total)
+}
+
+#[test]
+fn reductions_of_the_iteration_and_code_after_the_vector_loop() {
+    let (n, m) = (301, 777);
+    let a: Vec<i32> = (0..n * m).map(|k| ((k * 31) % 97) as i32 - 40).collect();
+    let mut want = (vec![0i64; n], vec![0i32; n], vec![0i32; n * 4], vec![false; n], 0i64);
+    for i in 0..n {
+        let row = &a[i * m..(i + 1) * m];
+        let s = 100 + row.iter().map(|&v| v as i64).sum::<i64>();
+        want.0[i] = s;
+        want.1[i] = *row.iter().min().unwrap();
+        want.3[i] = row.iter().all(|&v| v > -1000);
+        if s > 100 {
+            for k in 0..4 {
+                want.2[i * 4 + k] = (s % (k as i64 + 2)) as i32;
+            }
+        }
+        want.4 += s;
+    }
+    on_each_device(|ty| {
+        assert_eq!(row_stats(&a, n, m), want, "on {ty}");
+    });
+}
+
+/// Rows shorter than a block, and empty ones: threads with no iteration still take part in
+/// the block's reduction.
+#[acc::offload]
+fn ragged_row_max(a: &[f32], starts: &[usize], n: usize) -> Vec<f32> {
+    let mut out = vec![0.0f32; n];
+    #[acc::parallel_loop(gang, copyin(a, starts), copyout(out))]
+    for i in 0..n {
+        let mut best = f32::MIN;
+        #[acc::r#loop(vector, reduction(max: best))]
+        for j in starts[i]..starts[i + 1] {
+            best = best.max(a[j]);
+        }
+        out[i] = if best == f32::MIN { -1.0 } else { best * 2.0 };
+    }
+    out
+}
+
+#[test]
+fn ragged_rows() {
+    let n = 200;
+    // Row i has (i % 7) * 61 elements: empty rows, rows shorter and longer than a block.
+    let mut starts = vec![0usize];
+    for i in 0..n {
+        starts.push(starts[i] + (i % 7) * 61);
+    }
+    let len = starts[n];
+    let a: Vec<f32> = (0..len).map(|k| ((k * 13) % 101) as f32 * 0.5).collect();
+    let want: Vec<f32> = (0..n)
+        .map(|i| {
+            let row = &a[starts[i]..starts[i + 1]];
+            row.iter().cloned().fold(None, |m: Option<f32>, v| Some(m.map_or(v, |m| m.max(v))))
+                .map_or(-1.0, |m| m * 2.0)
+        })
+        .collect();
+    on_each_device(|ty| {
+        assert_eq!(ragged_row_max(&a, &starts, n), want, "on {ty}");
+    });
+}
