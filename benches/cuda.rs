@@ -663,6 +663,70 @@ fn matvec(a: &Vec<f32>, x: &Vec<f32>, y: &mut Vec<f32>, n: usize, reps: usize, c
     assert!(worst < 1e-4, "matvec results differ by {worst} (relative)");
 }
 
+/// CSR sparse matrix-vector product: a gang loop over rows, a vector loop with a reduction
+/// over each row's entries; against a block per row in CUDA.
+#[allow(clippy::too_many_arguments)]
+#[acc::offload]
+fn spmv(
+    (rows, cols, vals): (&Vec<usize>, &Vec<u32>, &Vec<f32>),
+    x: &Vec<f32>,
+    y: &mut Vec<f32>,
+    reps: usize,
+    cu: &Cuda,
+    t: &mut Times,
+) {
+    let n = y.len();
+    let rows64: Vec<u64> = rows.iter().map(|&r| r as u64).collect();
+    let (rr, rc, rv, rx) = (cu.upload(&rows64), cu.upload(cols), cu.upload(vals), cu.upload(x));
+    let mut ry = cu.stream.alloc_zeros::<f32>(n).expect("alloc");
+    let f = cu.f("spmv_f32");
+    let ni = n as i32;
+    #[acc::data(copyin(rows, cols, vals, x), copyout(y))]
+    {
+        for _ in 0..reps {
+            let t0 = Instant::now();
+            #[acc::parallel_loop(gang)]
+            for i in 0..n {
+                let mut s = 0.0f32;
+                #[acc::r#loop(vector, reduction(+: s))]
+                for k in rows[i]..rows[i + 1] {
+                    s += vals[k] * x[cols[k] as usize];
+                }
+                y[i] = s;
+            }
+            acc::wait_all().expect("the region runs");
+            t.acc.push(t0.elapsed());
+            t.reference.push(timed(|| {
+                let cfg = LaunchConfig {
+                    grid_dim: (n.min(1 << 20) as u32, 1, 1),
+                    block_dim: (256, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                unsafe {
+                    cu.stream
+                        .launch_builder(&f)
+                        .arg(&rr)
+                        .arg(&rc)
+                        .arg(&rv)
+                        .arg(&rx)
+                        .arg(&mut ry)
+                        .arg(&ni)
+                        .launch(cfg)
+                }
+                .expect("launch");
+                cu.sync();
+            }));
+        }
+    }
+    let hy = cu.stream.memcpy_dtov(&ry).unwrap();
+    let worst = hy
+        .iter()
+        .zip(y.iter())
+        .map(|(r, a)| ((r - a) / r.abs().max(1.0)).abs())
+        .fold(0.0f32, f32::max);
+    assert!(worst < 1e-4, "spmv results differ by {worst} (relative)");
+}
+
 /// A region over one element of present data against a one-thread kernel: the time until
 /// each call returns (`enqueue`: the region needs no waiting, see the top of this file; the
 /// reference launches without synchronizing), and the time until it has run (`complete`:
@@ -833,6 +897,29 @@ fn main() {
         vt.report(&format!("matvec f32 {g}x{g}"), (4 * g * g) as f64, ""),
     ));
     drop((a, x, y));
+
+    // 2^22 rows of 16 to 47 entries (about 32), columns spread over the vector.
+    let n = (1usize << 22) / scale;
+    let mut rows = vec![0usize];
+    for i in 0..n {
+        rows.push(rows[i] + 16 + (i * 7) % 32);
+    }
+    let nnz = rows[n];
+    let cols: Vec<u32> = (0..nnz).map(|k| ((k * 2_654_435_761) % n) as u32).collect();
+    let vals: Vec<f32> = (0..nnz).map(|k| ((k * 3) % 17) as f32 * 0.1 - 0.8).collect();
+    let x: Vec<f32> = (0..n).map(|j| ((j * 5) % 11) as f32 * 0.1).collect();
+    let mut y = vec![0.0f32; n];
+    let mut sp = Times::default();
+    spmv((&rows, &cols, &vals), &x, &mut y, reps, &cu, &mut sp);
+    ratios.push((
+        "spmv",
+        sp.report(
+            &format!("CSR SpMV 2^{} rows, {nnz} entries", n.trailing_zeros()),
+            (nnz * 12 + n * 16) as f64,
+            "",
+        ),
+    ));
+    drop((rows, cols, vals, x, y));
 
     let mut x = vec![0.0f64; 1];
     let (mut enqueue, mut complete) = (Times::default(), Times::default());

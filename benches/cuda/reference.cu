@@ -143,6 +143,18 @@ extern "C" __global__ void matvec_f32(const float* __restrict__ A, const float* 
     }
 }
 
+// CSR sparse matrix-vector product, a block per row (acc's gang loop over rows with a vector
+// reduction over the row's entries).
+extern "C" __global__ void spmv_f32(const unsigned long long* __restrict__ rows, const unsigned* __restrict__ cols, const float* __restrict__ vals, const float* __restrict__ x, float* __restrict__ y, int n) {
+    for (int i = blockIdx.x; i < n; i += gridDim.x) {
+        float s = 0.0f;
+        for (unsigned long long k = rows[i] + threadIdx.x; k < rows[i + 1]; k += blockDim.x) s += vals[k] * x[cols[k]];
+        s = block_reduce(s, Add(), 0.0f);
+        if (threadIdx.x == 0) y[i] = s;
+        __syncthreads();
+    }
+}
+
 extern "C" __global__ void touch(double* x) {
     x[0] += 1.0;
 }

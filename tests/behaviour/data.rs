@@ -251,3 +251,38 @@ fn declared_statics_in_regions() {
         }
     });
 }
+
+/// `declare` on local variables (3.3 section 2.13): data regions from each declaration to the
+/// end of the enclosing block; regions inside find the data present, and `copyout` copies back
+/// when the block ends, before the block's value is taken.
+#[acc::offload]
+fn declared_locals(n: usize) -> (Vec<f64>, bool) {
+    #[acc::declare(copyin(x))]
+    let x: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    #[acc::declare(create(t))]
+    let mut t = vec![0.0f64; n];
+    #[acc::declare(copyout(y))]
+    let mut y = vec![0.0f64; n];
+    let present = acc::is_present(&x) && acc::is_present(&t) && acc::is_present(&y);
+    #[acc::parallel_loop(present(x, t))]
+    for i in 0..n {
+        t[i] = 2.0 * x[i];
+    }
+    #[acc::parallel_loop(present(t, y), default(present))]
+    for i in 0..n {
+        y[i] = t[i] + 1.0;
+    }
+    (y, present)
+}
+
+#[test]
+fn declare_on_local_variables() {
+    on_each_device(|ty| {
+        let (y, present) = declared_locals(1000);
+        assert!(present, "declared locals are present on {ty}");
+        assert!(
+            y.iter().enumerate().all(|(i, &v)| v == 2.0 * i as f64 + 1.0),
+            "on {ty}"
+        );
+    });
+}

@@ -171,6 +171,44 @@ pub fn expand_data_region(ctx: &mut Ctx, dir: &Directive, body: TokenStream) -> 
     }
 }
 
+/// `declare` on a `let` (3.3 section 2.13): a data region over `stmts`, the rest of the
+/// enclosing block, left on every way out of it; it ends before the block's value (its last
+/// statement without a `;`) is evaluated, so that a variable it copies out may be that value.
+/// Locals of `stmts` stay in scope for the value: the expansion is one block that ends with it.
+pub fn expand_declare_scope(
+    ctx: &mut Ctx,
+    dir: &Directive,
+    mut stmts: Vec<syn::Stmt>,
+    tail: Option<syn::Stmt>,
+) -> TokenStream {
+    let loc = location(dir.span);
+    let vars = clause_vars(dir, DATA_CLAUSES, &loc);
+    let hosts = exit_hosts(dir, DATA_CLAUSES);
+    let (if_cond, async_arg, wait) = if_async_wait(dir);
+    let guard = quote::format_ident!("__acc_data_{}", ctx.next_id());
+    let fn_name = ctx.fn_name.clone();
+    let exit = quote! {{
+        #[allow(unused_imports)]
+        use ::acc::__rt::AccMut as _;
+        #guard.exit(#loc, &mut [#(#hosts),*]);
+    }};
+    let body = match (&tail, stmts.last()) {
+        // The value of a region further in (a later `declare` in the block).
+        (None, Some(syn::Stmt::Expr(_, None))) => {
+            let last = stmts.pop();
+            quote!({ #(#stmts)* let __acc_value = #last; #exit __acc_value })
+        }
+        _ => quote!({ #(#stmts)* #exit #tail }),
+    };
+    let body = super::leave::leave_first(body, &exit);
+    quote! {
+        {
+            let #guard = ::acc::__rt::data_region(#loc, #fn_name, #if_cond, #async_arg, #wait, &[#(#vars),*]);
+            #body
+        }
+    }
+}
+
 /// `#[acc::host_data(use_device(..))] { body }` (3.3 section 2.8). On devices that share host
 /// memory the device address of a variable is its host address, so the body runs unchanged
 /// after the variables are checked.

@@ -526,12 +526,100 @@ impl HostWalker<'_> {
     }
 }
 
+impl HostWalker<'_> {
+    /// `#[acc::declare(..)]` on a `let` (3.3 section 2.13: a declare directive after a
+    /// variable's declaration in a function): a data region from the declaration to the end
+    /// of the enclosing block, left on every way out of it; the block's value is computed
+    /// after it ends, so that a variable it copies out may be the block's value.
+    fn declare_local(&mut self, attr: &syn::Attribute, st: Stmt, rest: Vec<Stmt>, b: &mut Block) {
+        use crate::directive::ClauseName as C;
+        let Some((dir, span)) = self.ctx.stmt_directive(DirectiveKind::Declare, attr) else {
+            b.stmts.push(st);
+            b.stmts.extend(rest);
+            return;
+        };
+        let Stmt::Local(local) = &st else { return };
+        let declared: Vec<String> = crate::analysis::bindings::pat_bindings(&local.pat, false)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        let mut ok = true;
+        for c in &dir.clauses {
+            if matches!(c.name, C::Link | C::DeviceResident | C::Deviceptr) {
+                self.ctx.error(c.span, format!(
+                    "`{}` on a local variable is not supported (3.3 section 2.13: `link` and `device_resident` are for global data; device pointers are not supported yet)",
+                    c.name.spelling()
+                ));
+                ok = false;
+            }
+            for v in c.vars() {
+                if !declared.iter().any(|d| v.name == d.as_str()) {
+                    self.ctx.error(v.span, format!(
+                        "`declare` on this `let` may name only the variables it declares ({}): `{}` is declared elsewhere (3.3 section 2.13)",
+                        declared.join(", "),
+                        v.name
+                    ));
+                    ok = false;
+                }
+            }
+        }
+        if let Stmt::Local(l) = &st {
+            self.env.add_local(l);
+        }
+        b.stmts.push(st);
+        // The rest of the block, its directives expanded, is the region's body; the region
+        // ends before the block's value is taken.
+        // The block's value is evaluated after the region ends; with another `declare` further
+        // on, that one's region (inside this one) takes it, and this region's value is its.
+        let mut rest = rest;
+        let inner_declare = rest.iter().any(|s| {
+            matches!(s, Stmt::Local(l) if l.attrs.iter().any(|a| attrs::directive_of(a) == Some(DirectiveKind::Declare)))
+        });
+        let mut tail = match rest.last() {
+            Some(Stmt::Expr(_, None)) if !inner_declare => rest.pop(),
+            _ => None,
+        };
+        let mut body = Block {
+            brace_token: Default::default(),
+            stmts: rest,
+        };
+        self.ctx.enclosing_data.push(data::named_vars(&dir));
+        self.ctx.enclosing_default.push(data::default_clause(&dir));
+        self.visit_block_mut(&mut body);
+        if let Some(t) = tail.take() {
+            // Through a block of its own, so that a directive on it is expanded too.
+            let mut tb = Block {
+                brace_token: Default::default(),
+                stmts: vec![t],
+            };
+            self.visit_block_mut(&mut tb);
+            tail = tb.stmts.pop();
+        }
+        self.ctx.enclosing_data.pop();
+        self.ctx.enclosing_default.pop();
+        if !ok {
+            b.stmts.extend(body.stmts);
+            b.stmts.extend(tail);
+            return;
+        }
+        let _ = span;
+        let region = data::expand_declare_scope(self.ctx, &dir, body.stmts, tail);
+        b.stmts.push(Stmt::Expr(reparse_expr(region), None));
+    }
+}
+
 impl VisitMut for HostWalker<'_> {
     fn visit_block_mut(&mut self, b: &mut Block) {
         self.env.push();
         let stmts = std::mem::take(&mut b.stmts);
-        for mut st in stmts {
+        let mut stmts = stmts.into_iter();
+        while let Some(mut st) = stmts.next() {
             let dirs = attrs::take_directives(&mut st);
+            if let (Some((DirectiveKind::Declare, attr)), Stmt::Local(_)) = (dirs.first(), &st) {
+                let rest: Vec<Stmt> = stmts.by_ref().collect();
+                self.declare_local(attr, st, rest, b);
+                break;
+            }
             if let Some((kind, attr)) = dirs.first() {
                 for (_, extra) in dirs.iter().skip(1) {
                     self.ctx.error(
