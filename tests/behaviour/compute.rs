@@ -657,3 +657,33 @@ fn arrays_declared_in_a_region_are_private() {
         }
     });
 }
+
+/// Constructs written before a loop statement, as C writes `#pragma acc data` and
+/// `#pragma acc kernels` before a `for`: the statement is the construct's body.
+#[acc::offload]
+fn constructs_on_loop_statements(a: &mut Vec<f64>, n: usize) -> f64 {
+    let mut s = 0.0;
+    #[acc::data(copy(a))]
+    for sweep in 0..3 {
+        #[acc::kernels]
+        for i in 0..n {
+            a[i] += 1.0 + sweep as f64;
+        }
+    }
+    #[acc::serial(copyin(a), copy(s))]
+    for i in 0..n {
+        s += a[i];
+    }
+    s
+}
+
+#[test]
+fn data_and_compute_constructs_on_loop_statements() {
+    on_each_device(|ty| {
+        let n = 500;
+        let mut a = vec![1.0; n];
+        let s = constructs_on_loop_statements(&mut a, n);
+        assert!(a.iter().all(|&v| v == 7.0), "on {ty}");
+        assert_eq!(s, 7.0 * n as f64, "on {ty}");
+    });
+}

@@ -154,6 +154,16 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
     let mut f: ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {
+            // rustc hands a statement attribute to the macro only where no enclosing item
+            // attribute took it: the function lacks one.
+            if syn::parse2::<Stmt>(item.clone()).is_ok() {
+                let msg = format!(
+                    "`#[acc::{}]` on a statement takes effect inside a function that carries an acc attribute: add `#[acc::offload]` to the enclosing function (DESIGN.md section 4.1)",
+                    kind.spelling()
+                );
+                // The statement is left out: rustc reports nothing more about it.
+                return syn::Error::new(Span::call_site(), msg).to_compile_error();
+            }
             let msg = format!("`#[acc::{}]` goes on a function", kind.spelling());
             let e = syn::Error::new(Span::call_site(), msg).to_compile_error();
             return quote!(#e #item);
@@ -473,6 +483,12 @@ impl HostWalker<'_> {
                     (Stmt::Expr(Expr::Block(b), _), false) => {
                         compute::RegionBody::Block(b.block.clone())
                     }
+                    // On any other statement (a `for`, `while` or `loop` in particular, as C
+                    // writes the construct before a loop): that statement is the region.
+                    (Stmt::Expr(_, _), false) => compute::RegionBody::Block(Block {
+                        brace_token: Default::default(),
+                        stmts: vec![st.clone()],
+                    }),
                     _ => {
                         let want = if k.is_combined() {
                             "a `for` loop"
@@ -487,12 +503,28 @@ impl HostWalker<'_> {
                 expr_stmt(compute::expand_compute(self.ctx, &dir, region, &self.env))
             }
             DirectiveKind::Data | DirectiveKind::HostData => {
-                let Stmt::Expr(Expr::Block(mut b), _) = st else {
-                    self.ctx.error(
-                        span,
-                        format!("`{}` goes on a block `{{ .. }}`", kind.spelling()),
-                    );
-                    return st;
+                // On a block, or on any other statement (a loop in particular), which is then
+                // the construct's body.
+                let mut b = match st {
+                    Stmt::Expr(Expr::Block(b), _) => b,
+                    Stmt::Expr(..) => syn::ExprBlock {
+                        attrs: Vec::new(),
+                        label: None,
+                        block: Block {
+                            brace_token: Default::default(),
+                            stmts: vec![st],
+                        },
+                    },
+                    _ => {
+                        self.ctx.error(
+                            span,
+                            format!(
+                                "`{}` goes on a block `{{ .. }}` or an expression statement such as a loop",
+                                kind.spelling()
+                            ),
+                        );
+                        return st;
+                    }
                 };
                 self.ctx.enclosing_data.push(data::named_vars(&dir));
                 self.ctx.enclosing_default.push(data::default_clause(&dir));
