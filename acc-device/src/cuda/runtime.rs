@@ -84,6 +84,10 @@ pub struct CudaDevice {
     pending: std::sync::atomic::AtomicBool,
     /// A stream per async queue (3.3 section 2.16), made when a launch first uses the queue.
     queues: Mutex<HashMap<u32, Arc<CudaStream>>>,
+    /// For an async queue whose last launch ran deferred on the device's stream (one keeping
+    /// region locals): an event after it, which `async_test` asks instead of the whole
+    /// stream (other threads' work on it says nothing about the queue).
+    queue_marks: Mutex<HashMap<u32, cudarc::driver::CudaEvent>>,
     /// Whether a queue's stream may still run something.
     queues_pending: std::sync::atomic::AtomicBool,
     /// Timing events `ACC_TIME` has read, for reuse (creating events costs microseconds).
@@ -159,6 +163,7 @@ impl CudaDevice {
             queues: Mutex::new(HashMap::new()),
             queues_pending: std::sync::atomic::AtomicBool::new(false),
             events: Arc::new(Mutex::new(Vec::new())),
+            queue_marks: Mutex::new(HashMap::new()),
         })
     }
 
@@ -669,6 +674,14 @@ impl CudaDevice {
         }
         if deferred {
             self.pending.store(true, Ordering::Release);
+            if let Queue::Async(n) = queue {
+                if let Ok(mark) = self.stream.record_event(None) {
+                    self.queue_marks
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(n, mark);
+                }
+            }
             return Ok(Launched::default());
         }
         self.stream.synchronize().map_err(sync)?;
@@ -879,17 +892,36 @@ impl acc_core::Device for CudaDevice {
             let r = unsafe { cudarc::driver::sys::cuStreamQuery(s.cu_stream()) };
             r == cudarc::driver::sys::CUresult::CUDA_SUCCESS
         };
-        if self.ctx.bind_to_thread().is_err() || !idle(&self.stream) {
+        if self.ctx.bind_to_thread().is_err() {
             return false;
         }
         match queue {
-            Some(Queue::Async(n)) => self
-                .queues
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .get(&n)
-                .is_none_or(|s| idle(s)),
-            _ => self.queue_streams().iter().all(|s| idle(s)),
+            // The queue's own stream, and its last launch on the device's stream.
+            Some(Queue::Async(n)) => {
+                self.queues
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get(&n)
+                    .is_none_or(|s| idle(s))
+                    && self
+                        .queue_marks
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .get(&n)
+                        .is_none_or(|m| m.is_complete())
+            }
+            // Every queue: launches the host did not wait for on the device's stream count
+            // only as part of their queue (a synchronous one is complete as far as the
+            // program can tell, and other threads' work there is none of the queues').
+            _ => {
+                self.queue_streams().iter().all(|s| idle(s))
+                    && self
+                        .queue_marks
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .values()
+                        .all(|m| m.is_complete())
+            }
         }
     }
     fn own_memory(&self) -> Option<acc_core::OwnMemory<'_>> {
