@@ -276,7 +276,7 @@ impl Runtime {
                             ),
                         ]
                         .into_iter()
-                        .chain(d.details().into_iter().map(|(w, v)| (w, v)))
+                        .chain(d.details())
                         {
                             let _ = writeln!(out, "    {what}: {value}");
                         }

@@ -103,9 +103,13 @@ fn max_and_min_updates() {
     });
 }
 
+/// What `captures` hands back: the old slots, new and old values of `total`, the old values of
+/// a max, and the three scalars.
+type Captured = (Vec<u32>, Vec<i64>, Vec<i64>, Vec<i32>, u32, i64, i32);
+
 /// Captures of every shape, into locals, array elements and a let.
 #[acc::offload]
-fn captures(n: usize) -> (Vec<u32>, Vec<i64>, Vec<i64>, Vec<i32>, u32, i64, i32) {
+fn captures(n: usize) -> Captured {
     let (mut next, mut total, mut best) = (0u32, 0i64, i32::MIN);
     let mut old_slots = vec![u32::MAX; n];
     let mut new_slots = vec![0i64; n];

@@ -1468,6 +1468,7 @@ pub fn kernel_arm(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn translate(
     compute: ComputeKind,
     stmts: &[Stmt],
