@@ -934,6 +934,32 @@ impl WgpuDevice {
 }
 
 impl WgpuDevice {
+    /// The total of the adapter's device-local memory heaps, where it runs on Vulkan.
+    #[cfg(not(target_os = "macos"))]
+    fn vulkan_memory(&self) -> Option<u64> {
+        // SAFETY: only a query of the physical device's memory properties through the
+        // device's own instance; the guard is dropped before returning.
+        let hal = unsafe { self.device.as_hal::<wgpu::hal::api::Vulkan>() }?;
+        let instance = hal.shared_instance().raw_instance();
+        // SAFETY: the physical device belongs to that instance.
+        let props =
+            unsafe { instance.get_physical_device_memory_properties(hal.raw_physical_device()) };
+        let heaps = props.memory_heaps.get(..props.memory_heap_count as usize)?;
+        // VK_MEMORY_HEAP_DEVICE_LOCAL_BIT
+        Some(
+            heaps
+                .iter()
+                .filter(|h| h.flags.as_raw() & 1 != 0)
+                .map(|h| h.size)
+                .sum(),
+        )
+    }
+
+    #[cfg(target_os = "macos")]
+    fn vulkan_memory(&self) -> Option<u64> {
+        None
+    }
+
     /// Waits until submission `index` (every submission for `None`) has run.
     fn wait_for(&self, index: Option<wgpu::SubmissionIndex>) -> Result<()> {
         let wait = wgpu::PollType::Wait {
@@ -968,8 +994,9 @@ impl acc_core::Device for WgpuDevice {
                 .trim()
                 .to_string(),
             Property::SharedMemorySupport => "0".into(),
-            // wgpu does not report memory sizes.
-            Property::Memory | Property::FreeMemory => "0".into(),
+            // wgpu reports no memory sizes; through Vulkan, the device-local heaps' total.
+            Property::Memory => self.vulkan_memory().unwrap_or(0).to_string(),
+            Property::FreeMemory => "0".into(),
         }
     }
     fn mapping_words(&self) -> Option<acc_core::ir::mapping::Words> {
