@@ -270,7 +270,13 @@ fn main() {
         if !required && acc::get_num_devices(ty) == 0 {
             continue;
         }
-        let out = run_child("time", &[("ACC_DEVICE_TYPE", ty.name()), ("ACC_INFO", "1")]);
+        let out = run_child("time", &[("ACC_DEVICE_TYPE", ty.name()), ("ACC_INFO", "2")]);
+        // Level 2 adds the kernel's resources where a kernel ran.
+        match ty {
+            DeviceType::Nvidia => assert!(out.contains(" registers, ") && out.contains("kernel resources on nvidia"), "{out}"),
+            DeviceType::Wgpu => assert!(out.contains("kernel resources on wgpu\nacc:   not reported by this device"), "{out}"),
+            _ => assert!(!out.contains("kernel resources"), "{out}"),
+        }
         let how = match ty {
             DeviceType::Host => "runs in order on one thread",
             DeviceType::Multicore => "split into chunks of iterations over the",
@@ -286,7 +292,7 @@ fn main() {
             assert!(out.contains(line), "{ty}: missing {line:?} in:\n{out}");
         }
         // Once per region and device type, though the region ran three times.
-        assert_eq!(out.matches("ACC_INFO:").count(), 1, "{ty}: {out}");
+        assert_eq!(out.matches("ACC_INFO: `parallel`").count(), 1 + usize::from(matches!(ty, DeviceType::Wgpu | DeviceType::Nvidia)), "{ty}: {out}");
         if matches!(ty, DeviceType::Wgpu | DeviceType::Nvidia) {
             assert!(out.contains("bounds checks: none (`unchecked`)"), "{ty}: {out}");
         }

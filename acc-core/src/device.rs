@@ -47,6 +47,12 @@ pub trait Device: Send + Sync + 'static {
     fn host_threads(&self) -> Option<&dyn HostThreads> {
         None
     }
+    /// What the device's compiler made of `kernel` (its entry points' registers, shared and
+    /// local memory), for `ACC_INFO=2`, once it has run; empty where the device cannot say.
+    fn kernel_resources(&self, kernel: &crate::ir::Kernel) -> Vec<String> {
+        let _ = kernel;
+        Vec::new()
+    }
     /// How the device's blocks and threads are called and sized, for the loop mappings
     /// `ACC_INFO` reports (devices that run kernels).
     fn mapping_words(&self) -> Option<crate::ir::mapping::Words> {

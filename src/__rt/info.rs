@@ -70,8 +70,9 @@ pub(crate) fn host_report(site: &RegionSite, launch: &Launch) {
     eprint!("{out}");
 }
 
-/// The report of a region that runs as a kernel on `device`: the loop mapping shared by the
-/// GPU backends (`acc_core::ir::mapping`), the variables, and the bounds checks.
+/// The report of a region that runs as a kernel on `device` (the caller checked it is its
+/// first launch there): the loop mapping shared by the GPU backends (`acc_core::ir::mapping`),
+/// the variables, and the bounds checks.
 pub(crate) fn kernel_report(
     site: &RegionSite,
     device: &dyn Device,
@@ -79,9 +80,6 @@ pub(crate) fn kernel_report(
     proven: bool,
 ) {
     let ty: DeviceType = device.device_type();
-    if !acc_core::observe::info_first(site as *const _ as usize, ty) {
-        return;
-    }
     let name = device.property(acc_core::Property::Name);
     let mut out = header(site, &format!("{ty} ({name}), kernel `{}`", kernel.entry_name(0)));
     out.push('\n');
@@ -107,5 +105,24 @@ pub(crate) fn kernel_report(
             "kept (each access is checked; an index out of range stops the region with an error)"
         }
     ));
+    eprint!("{out}");
+}
+
+/// `ACC_INFO=2`, after the first launch: what the device's compiler made of the kernel.
+pub(crate) fn kernel_resources(site: &RegionSite, device: &dyn Device, kernel: &Kernel) {
+    let lines = device.kernel_resources(kernel);
+    let mut out = format!(
+        "acc: ACC_INFO: `{}` region in `{}` at {}: kernel resources on {}\n",
+        site.kind.name(),
+        site.function,
+        site.location,
+        device.device_type()
+    );
+    if lines.is_empty() {
+        out.push_str("acc:   not reported by this device\n");
+    }
+    for l in lines {
+        out.push_str(&format!("acc:   {l}\n"));
+    }
     eprint!("{out}");
 }

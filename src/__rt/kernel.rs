@@ -441,12 +441,19 @@ pub fn launch(
     if on.default_present() {
         require_present(device, site, args);
     }
-    if acc_core::observe::info_level() > 0 {
+    let first_info =
+        acc_core::observe::info_first(site as *const _ as usize, device.device_type());
+    if first_info {
         let proven = acc_core::ir::bounds::accesses_in_bounds(kernel, &args.args);
         super::info::kernel_report(site, device, kernel, proven);
     }
     match device.launch_kernel_queued(kernel, &mut args.args, on.queue(), on.waits()) {
-        Ok(out) => out,
+        Ok(out) => {
+            if first_info && acc_core::observe::info_level() >= 2 {
+                super::info::kernel_resources(site, device, kernel);
+            }
+            out
+        }
         // As Rust reports it, at the region (DESIGN.md 4.2).
         Err(e @ acc_core::Error::IndexOutOfBounds { .. }) => panic!(
             "acc: {e} in the region in `{}` at {}, on the {} device",

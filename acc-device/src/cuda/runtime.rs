@@ -824,6 +824,26 @@ impl acc_core::Device for CudaDevice {
             }
         }
     }
+    fn kernel_resources(&self, kernel: &Kernel) -> Vec<String> {
+        use cudarc::driver::sys::CUfunction_attribute_enum as F;
+        let state = self.launching.lock().unwrap_or_else(|e| e.into_inner());
+        let key = kernel as *const Kernel as usize;
+        let mut out = Vec::new();
+        for l in state.loaded.get(&key).into_iter().flatten() {
+            let l = l.lock().unwrap_or_else(|e| e.into_inner());
+            for (f, name) in l.functions.iter().zip(&l.lowered.entry_points) {
+                let a = |x| f.get_attribute(x).map_or("?".into(), |v| v.to_string());
+                out.push(format!(
+                    "entry `{name}`{}: {} registers, {} bytes shared, {} bytes local memory per thread",
+                    if l.proven { "" } else { " (bounds-checked)" },
+                    a(F::CU_FUNC_ATTRIBUTE_NUM_REGS),
+                    a(F::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
+                    a(F::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES),
+                ));
+            }
+        }
+        out
+    }
     fn mapping_words(&self) -> Option<acc_core::ir::mapping::Words> {
         Some(acc_core::ir::mapping::Words {
             block: "block",
