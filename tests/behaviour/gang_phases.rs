@@ -133,3 +133,86 @@ fn ragged_rows() {
         assert_eq!(ragged_row_max(&a, &starts, n), want, "on {ty}");
     });
 }
+
+/// Three levels, as stencil codes write them: gang over planes, worker over rows, vector over
+/// columns. On the GPU devices a plane's block shares the worker and vector loops as one nest.
+#[acc::offload]
+fn smooth_planes(a: &[f64], nz: usize, ny: usize, nx: usize) -> Vec<f64> {
+    let mut out = vec![0.0; nz * ny * nx];
+    #[acc::parallel_loop(gang, copyin(a), copy(out))]
+    for k in 1..nz - 1 {
+        let plane = k * ny * nx;
+        #[acc::r#loop(worker)]
+        for j in 1..ny - 1 {
+            let row = plane + j * nx;
+            #[acc::r#loop(vector)]
+            for i in 1..nx - 1 {
+                out[row + i] = (a[row + i - 1] + a[row + i + 1] + a[row + i - nx] + a[row + i + nx]
+                    + a[row + i - ny * nx] + a[row + i + ny * nx]) / 6.0;
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn gang_worker_vector_nests() {
+    let (nz, ny, nx) = (20, 33, 70);
+    let a: Vec<f64> = (0..nz * ny * nx).map(|k| ((k * 13) % 29) as f64).collect();
+    let mut want = vec![0.0; nz * ny * nx];
+    for k in 1..nz - 1 {
+        for j in 1..ny - 1 {
+            for i in 1..nx - 1 {
+                let c = (k * ny + j) * nx + i;
+                want[c] = (a[c - 1] + a[c + 1] + a[c - nx] + a[c + nx] + a[c - ny * nx] + a[c + ny * nx]) / 6.0;
+            }
+        }
+    }
+    on_each_device(|ty| {
+        assert_eq!(smooth_planes(&a, nz, ny, nx), want, "on {ty}");
+    });
+}
+
+/// A worker loop alone under the gang loop, and a worker loop over a vector loop whose bounds
+/// depend on the worker's variable (a triangle: not one rectangular nest).
+#[acc::offload]
+fn worker_shapes(n: usize) -> (Vec<u64>, Vec<u64>) {
+    let mut rows = vec![0u64; n * n];
+    let mut tri = vec![0u64; n * n];
+    #[acc::parallel(copy(rows, tri))]
+    {
+        #[acc::r#loop(gang)]
+        for i in 0..n {
+            #[acc::r#loop(worker)]
+            for j in 0..n {
+                rows[i * n + j] = (i * 1000 + j) as u64;
+            }
+        }
+        #[acc::r#loop(gang)]
+        for i in 0..n {
+            #[acc::r#loop(worker)]
+            for j in 0..n {
+                #[acc::r#loop(vector)]
+                for k in 0..j {
+                    tri[i * n + j] += (k + i) as u64;
+                }
+            }
+        }
+    }
+    (rows, tri)
+}
+
+#[test]
+fn worker_loops_under_gang_loops() {
+    let n = 40;
+    let mut want = (vec![0u64; n * n], vec![0u64; n * n]);
+    for i in 0..n {
+        for j in 0..n {
+            want.0[i * n + j] = (i * 1000 + j) as u64;
+            want.1[i * n + j] = (0..j).map(|k| (k + i) as u64).sum();
+        }
+    }
+    on_each_device(|ty| {
+        assert_eq!(worker_shapes(n), want, "on {ty}");
+    });
+}

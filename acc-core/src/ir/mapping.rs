@@ -121,7 +121,7 @@ fn grid_loop(k: &Kernel, s: &Stmt, w: Words, out: &mut Vec<LoopMapping>) {
         inner(k, body, w, "in each element of a tile", out);
         return;
     }
-    if let Some(phases) = s.gang_phases() {
+    if let Some(phases) = s.gang_phases(&k.function) {
         push(
             out,
             k,
@@ -134,11 +134,18 @@ fn grid_loop(k: &Kernel, s: &Stmt, w: Words, out: &mut Vec<LoopMapping>) {
         if let Stmt::For {
             levels: vl,
             body: vb,
+            schedule: vs,
             ..
-        } = phases.vector
+        } = &*phases.vector
         {
+            let nest = if vl.len() > 1 {
+                " (the worker loop and the vector loop in it as one nest, vector iterations on adjacent threads)"
+            } else {
+                ""
+            };
             let mut how = format!(
-                "vector: shared by the {threads} {thread}s of the {block} running its gang iteration"
+                "{}: shared by the {threads} {thread}s of the {block} running its gang iteration{nest}",
+                vs.as_ref().map_or_else(|| "vector".to_string(), levels_of)
             );
             if !phases.block_reductions.is_empty() {
                 how.push_str(&format!(
@@ -205,8 +212,8 @@ fn inner(k: &Kernel, body: &[Stmt], w: Words, why: &str, out: &mut Vec<LoopMappi
         {
             let how = match schedule {
                 Some(sc) if sc.worker && !sc.vector => format!(
-                    "worker: runs inside each {}: no backend maps worker loops to their own {}s yet",
-                    w.thread, w.thread
+                    "worker: runs inside each {}: only a worker loop directly in a gang loop's body (after scalar assignments) is shared by a {}'s {}s",
+                    w.thread, w.block, w.thread
                 ),
                 Some(sc) => format!(
                     "{}: runs inside each {}: {why}",

@@ -434,7 +434,7 @@ fn tiled_nests_expand_to_tile_loops_around_element_loops() {
     assert_eq!(reductions.len(), 1);
     // One vector loop over a tile's elements: the split GPU backends run a tile per gang with.
     let (pre, inner) = outer
-        .gang_vector_split()
+        .gang_vector_split(&k.function)
         .expect("tile loops over element loops");
     assert!(pre.is_empty());
     let Stmt::For {

@@ -273,7 +273,7 @@ impl Writer<'_> {
                     while per_block.len() + 1 < entries.len() {
                         per_block.push(false);
                     }
-                    per_block.push(s.gang_phases().is_some());
+                    per_block.push(s.gang_phases(&self.k.function).is_some());
                     // Reductions into region locals: one thread folds the partials, in block
                     // order, into the local's value (3.3 section 2.9.11).
                     if !on_device.is_empty() {
@@ -569,13 +569,13 @@ impl Writer<'_> {
         // code): each iteration of the gang loop takes a block, whose threads share the vector
         // loop's iterations; the block combines the loop's reductions into locals of the
         // iteration, and its first thread runs the code after the loop (`GangPhases`).
-        match s.gang_phases() {
+        match s.gang_phases(&self.k.function) {
             Some(phases) => {
                 let Stmt::For {
                     levels: inner_levels,
                     body: inner_body,
                     ..
-                } = phases.vector
+                } = &*phases.vector
                 else {
                     unreachable!("gang_phases gives a loop")
                 };

@@ -863,7 +863,7 @@ impl Writer<'_> {
                         self.entry(n, &prelude, s, &slots, "")?
                     };
                     bodies.push_str(&body);
-                    if s.gang_phases().is_some() {
+                    if s.gang_phases(&self.k.function).is_some() {
                         per_workgroup.push(entry_points.len());
                     }
                     entry_points.push(name);
@@ -1265,7 +1265,7 @@ impl Writer<'_> {
                 }
             }
         }
-        match s.gang_phases() {
+        match s.gang_phases(&self.k.function) {
             // Each iteration of the outer loop on one workgroup, whose invocations share the
             // inner vector loop's iterations (DESIGN.md 6: gang to workgroup, vector to
             // invocation); the workgroup combines the loop's reductions into locals of the
@@ -1275,7 +1275,7 @@ impl Writer<'_> {
                     levels: inner_levels,
                     body: inner_body,
                     ..
-                } = phases.vector
+                } = &*phases.vector
                 else {
                     unreachable!("gang_phases gives a loop")
                 };

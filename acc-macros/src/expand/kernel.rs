@@ -1200,18 +1200,20 @@ impl Tr {
             };
             quote!(::core::option::Option::Some(::acc::__rt::kernel::Schedule { gang: #g, worker: #w, vector: #v }))
         } else if in_parallel
-            && dir
-                .as_ref()
-                .is_some_and(|d| d.general(C::Vector).next().is_some())
+            && dir.as_ref().is_some_and(|d| {
+                d.general(C::Vector).next().is_some() || d.general(C::Worker).next().is_some()
+            })
         {
-            // An explicit vector loop inside the parallel loop: a GPU backend may share its
-            // iterations among the threads of the gang running the enclosing iteration (3.3
-            // section 2.9.4); elsewhere it runs in order.
+            // An explicit worker or vector loop inside the parallel loop: a GPU backend may
+            // share its iterations among the threads of the gang running the enclosing
+            // iteration (3.3 sections 2.9.3, 2.9.4); elsewhere it runs in order.
+            let has = |c| dir.as_ref().is_some_and(|d| d.general(c).next().is_some());
+            let (w, v) = (has(C::Worker), has(C::Vector));
             quote!(::core::option::Option::Some(
                 ::acc::__rt::kernel::Schedule {
                     gang: false,
-                    worker: false,
-                    vector: true
+                    worker: #w,
+                    vector: #v
                 }
             ))
         } else {
