@@ -727,6 +727,56 @@ fn spmv(
     assert!(worst < 1e-4, "spmv results differ by {worst} (relative)");
 }
 
+/// A 7-point stencil written with three levels, as stencil codes write them: gang over
+/// planes, worker over rows, vector over columns; against a thread per point in CUDA.
+#[acc::offload]
+fn stencil(a: &Vec<f64>, b: &mut Vec<f64>, n: usize, reps: usize, cu: &Cuda, t: &mut Times) {
+    let ra = cu.upload(a);
+    let mut rb = cu.stream.alloc_zeros::<f64>(n * n * n).expect("alloc");
+    let f = cu.f("stencil7");
+    let ni = n as i32;
+    let nn = n * n;
+    #[acc::data(copyin(a), copy(b))]
+    {
+        for _ in 0..reps {
+            let t0 = Instant::now();
+            #[acc::parallel_loop(gang)]
+            for k in 1..n - 1 {
+                #[acc::r#loop(worker)]
+                for j in 1..n - 1 {
+                    #[acc::r#loop(vector)]
+                    for i in 1..n - 1 {
+                        let c = k * nn + j * n + i;
+                        b[c] = (a[c - 1] + a[c + 1] + a[c - n] + a[c + n] + a[c - nn] + a[c + nn])
+                            * (1.0 / 6.0);
+                    }
+                }
+            }
+            acc::wait_all().expect("the region runs");
+            t.acc.push(t0.elapsed());
+            t.reference.push(timed(|| {
+                let cfg = LaunchConfig {
+                    grid_dim: (132 * 32, 1, 1),
+                    block_dim: (256, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                unsafe {
+                    cu.stream
+                        .launch_builder(&f)
+                        .arg(&ra)
+                        .arg(&mut rb)
+                        .arg(&ni)
+                        .launch(cfg)
+                }
+                .expect("launch");
+                cu.sync();
+            }));
+        }
+    }
+    let hb = cu.stream.memcpy_dtov(&rb).unwrap();
+    assert!(hb == *b, "stencil results differ between acc and CUDA");
+}
+
 /// A region over one element of present data against a one-thread kernel: the time until
 /// each call returns (`enqueue`: the region needs no waiting, see the top of this file; the
 /// reference launches without synchronizing), and the time until it has run (`complete`:
@@ -920,6 +970,21 @@ fn main() {
         ),
     ));
     drop((rows, cols, vals, x, y));
+
+    let g = 512 / scale.min(4);
+    let a: Vec<f64> = (0..g * g * g).map(|k| ((k * 13) % 29) as f64).collect();
+    let mut b = vec![0.0f64; g * g * g];
+    let mut s7 = Times::default();
+    stencil(&a, &mut b, g, reps, &cu, &mut s7);
+    ratios.push((
+        "stencil",
+        s7.report(
+            &format!("7-point stencil {g}^3 f64 (gang/worker/vector)"),
+            (16 * g * g * g) as f64,
+            "",
+        ),
+    ));
+    drop((a, b));
 
     let mut x = vec![0.0f64; 1];
     let (mut enqueue, mut complete) = (Times::default(), Times::default());

@@ -155,6 +155,16 @@ extern "C" __global__ void spmv_f32(const unsigned long long* __restrict__ rows,
     }
 }
 
+// A 7-point stencil over the interior of an n^3 grid, a thread per point (x fastest).
+extern "C" __global__ void stencil7(const double* __restrict__ a, double* __restrict__ b, int n) {
+    size_t total = (size_t)(n - 2) * (n - 2) * (n - 2);
+    for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < total; t += (size_t)gridDim.x * blockDim.x) {
+        size_t i = 1 + t % (n - 2), j = 1 + (t / (n - 2)) % (n - 2), k = 1 + t / ((size_t)(n - 2) * (n - 2));
+        size_t c = (k * n + j) * n + i;
+        b[c] = (a[c - 1] + a[c + 1] + a[c - n] + a[c + n] + a[c - (size_t)n * n] + a[c + (size_t)n * n]) * (1.0 / 6.0);
+    }
+}
+
 extern "C" __global__ void touch(double* x) {
     x[0] += 1.0;
 }
