@@ -671,7 +671,7 @@ fn spmv(
     (rows, cols, vals): (&Vec<usize>, &Vec<u32>, &Vec<f32>),
     x: &Vec<f32>,
     y: &mut Vec<f32>,
-    reps: usize,
+    (reps, warp): (usize, bool),
     cu: &Cuda,
     t: &mut Times,
 ) {
@@ -679,26 +679,38 @@ fn spmv(
     let rows64: Vec<u64> = rows.iter().map(|&r| r as u64).collect();
     let (rr, rc, rv, rx) = (cu.upload(&rows64), cu.upload(cols), cu.upload(vals), cu.upload(x));
     let mut ry = cu.stream.alloc_zeros::<f32>(n).expect("alloc");
-    let f = cu.f("spmv_f32");
+    let f = cu.f(if warp { "spmv_warp_f32" } else { "spmv_f32" });
     let ni = n as i32;
     #[acc::data(copyin(rows, cols, vals, x), copyout(y))]
     {
         for _ in 0..reps {
             let t0 = Instant::now();
-            #[acc::parallel_loop(gang)]
-            for i in 0..n {
-                let mut s = 0.0f32;
-                #[acc::r#loop(vector, reduction(+: s))]
-                for k in rows[i]..rows[i + 1] {
-                    s += vals[k] * x[cols[k] as usize];
+            if warp {
+                #[acc::parallel_loop(gang, vector_length(32))]
+                for i in 0..n {
+                    let mut s = 0.0f32;
+                    #[acc::r#loop(vector, reduction(+: s))]
+                    for k in rows[i]..rows[i + 1] {
+                        s += vals[k] * x[cols[k] as usize];
+                    }
+                    y[i] = s;
                 }
-                y[i] = s;
+            } else {
+                #[acc::parallel_loop(gang)]
+                for i in 0..n {
+                    let mut s = 0.0f32;
+                    #[acc::r#loop(vector, reduction(+: s))]
+                    for k in rows[i]..rows[i + 1] {
+                        s += vals[k] * x[cols[k] as usize];
+                    }
+                    y[i] = s;
+                }
             }
             acc::wait_all().expect("the region runs");
             t.acc.push(t0.elapsed());
             t.reference.push(timed(|| {
                 let cfg = LaunchConfig {
-                    grid_dim: (n.min(1 << 20) as u32, 1, 1),
+                    grid_dim: ((if warp { n.div_ceil(8) } else { n }).min(1 << 20) as u32, 1, 1),
                     block_dim: (256, 1, 1),
                     shared_mem_bytes: 0,
                 };
@@ -959,16 +971,21 @@ fn main() {
     let vals: Vec<f32> = (0..nnz).map(|k| ((k * 3) % 17) as f32 * 0.1 - 0.8).collect();
     let x: Vec<f32> = (0..n).map(|j| ((j * 5) % 11) as f32 * 0.1).collect();
     let mut y = vec![0.0f32; n];
-    let mut sp = Times::default();
-    spmv((&rows, &cols, &vals), &x, &mut y, reps, &cu, &mut sp);
-    ratios.push((
-        "spmv",
-        sp.report(
-            &format!("CSR SpMV 2^{} rows, {nnz} entries", n.trailing_zeros()),
-            (nnz * 12 + n * 16) as f64,
-            "",
-        ),
-    ));
+    for (warp, key, what) in [
+        (false, "spmv", "a block per row"),
+        (true, "spmv32", "vector_length(32), a warp per row"),
+    ] {
+        let mut sp = Times::default();
+        spmv((&rows, &cols, &vals), &x, &mut y, (reps, warp), &cu, &mut sp);
+        ratios.push((
+            key,
+            sp.report(
+                &format!("CSR SpMV 2^{} rows ({what})", n.trailing_zeros()),
+                (nnz * 12 + n * 16) as f64,
+                "",
+            ),
+        ));
+    }
     drop((rows, cols, vals, x, y));
 
     let g = 512 / scale.min(4);

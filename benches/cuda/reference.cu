@@ -155,6 +155,17 @@ extern "C" __global__ void spmv_f32(const unsigned long long* __restrict__ rows,
     }
 }
 
+// The same with a warp per row (what `vector_length(32)` asks for).
+extern "C" __global__ void spmv_warp_f32(const unsigned long long* __restrict__ rows, const unsigned* __restrict__ cols, const float* __restrict__ vals, const float* __restrict__ x, float* __restrict__ y, int n) {
+    int lane = threadIdx.x % 32, warps = blockDim.x / 32;
+    for (int i = blockIdx.x * warps + threadIdx.x / 32; i < n; i += gridDim.x * warps) {
+        float s = 0.0f;
+        for (unsigned long long k = rows[i] + lane; k < rows[i + 1]; k += 32) s += vals[k] * x[cols[k]];
+        for (int off = 16; off > 0; off /= 2) s += __shfl_down_sync(0xffffffff, s, off);
+        if (lane == 0) y[i] = s;
+    }
+}
+
 // A 7-point stencil over the interior of an n^3 grid, a thread per point (x fastest).
 extern "C" __global__ void stencil7(const double* __restrict__ a, double* __restrict__ b, int n) {
     size_t total = (size_t)(n - 2) * (n - 2) * (n - 2);

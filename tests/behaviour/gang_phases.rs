@@ -217,3 +217,53 @@ fn worker_loops_under_gang_loops() {
         assert_eq!(worker_shapes(n), want, "on {ty}");
     });
 }
+
+/// `vector_length(32)`: on nvidia each gang iteration takes a warp (the block's warps take
+/// consecutive rows, with no barriers); elsewhere the same results as any other shape.
+#[acc::offload]
+fn short_rows(a: &[f64], starts: &[usize], n: usize) -> (Vec<f64>, Vec<i64>, Vec<bool>, f64) {
+    let mut sums = vec![0.0; n];
+    let mut mins = vec![0i64; n];
+    let mut any_big = vec![false; n];
+    let mut total = 0.0;
+    #[acc::parallel_loop(gang, vector_length(32), copyin(a, starts), copyout(sums, mins, any_big), reduction(+: total))]
+    for i in 0..n {
+        let mut s = 1.0;
+        let mut lo = i64::MAX;
+        let mut big = false;
+        #[acc::r#loop(vector, reduction(+: s), reduction(min: lo), reduction(||: big))]
+        for k in starts[i]..starts[i + 1] {
+            s += a[k];
+            lo = lo.min(a[k] as i64);
+            big = big || a[k] > 90.0;
+        }
+        sums[i] = s;
+        mins[i] = if lo == i64::MAX { -1 } else { lo };
+        any_big[i] = big;
+        total += s;
+    }
+    (sums, mins, any_big, total)
+}
+
+#[test]
+fn gang_iterations_of_a_warp() {
+    let n = 1000;
+    // Rows of 0 to 70 entries: empty, shorter and longer than a warp.
+    let mut starts = vec![0usize];
+    for i in 0..n {
+        starts.push(starts[i] + (i * 7) % 71);
+    }
+    let a: Vec<f64> = (0..starts[n]).map(|k| ((k * 37) % 97) as f64).collect();
+    let mut want = (vec![0.0; n], vec![0i64; n], vec![false; n], 0.0);
+    for i in 0..n {
+        let row = &a[starts[i]..starts[i + 1]];
+        want.0[i] = 1.0 + row.iter().sum::<f64>();
+        want.1[i] = row.iter().map(|&v| v as i64).min().unwrap_or(-1);
+        want.2[i] = row.iter().any(|&v| v > 90.0);
+        want.3 += want.0[i];
+    }
+    on_each_device(|ty| {
+        // Sums of small integers: exact in any order.
+        assert_eq!(short_rows(&a, &starts, n), want, "on {ty}");
+    });
+}

@@ -106,6 +106,8 @@ pub struct KernelBuilder {
     types: Vec<Ty>,
     blocks: Vec<Block>,
     errors: Vec<String>,
+    /// `vector_length(n)` of the construct ([`Kernel::vector_length`]).
+    vector_length: Option<u32>,
     /// Source lines of the levels of the next loop nest ([`KernelBuilder::at_lines`]).
     pending_lines: Vec<u32>,
     loop_depth: u32,
@@ -130,6 +132,7 @@ impl KernelBuilder {
             errors: Vec::new(),
             loop_depth: 0,
             pending_lines: Vec::new(),
+            vector_length: None,
         }
     }
 
@@ -483,6 +486,11 @@ impl KernelBuilder {
         body: impl FnOnce(&mut Self, &[Var]),
     ) {
         self.for_tiled(levels, &[], schedule, reductions, private, body)
+    }
+
+    /// `vector_length(n)` of the compute construct, a constant ([`Kernel::vector_length`]).
+    pub fn set_vector_length(&mut self, n: u32) {
+        self.vector_length = Some(n);
     }
 
     /// The source lines of the levels of the next loop nest this builder makes, outermost
@@ -1037,6 +1045,7 @@ impl KernelBuilder {
                 .collect(),
             unchecked: self.unchecked,
             result: self.result,
+            vector_length: self.vector_length,
         };
         super::validate::validate(&kernel)?;
         Ok(kernel)

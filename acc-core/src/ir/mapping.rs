@@ -25,6 +25,9 @@ pub struct Words {
     pub thread: &'static str,
     /// Threads per block.
     pub threads: u32,
+    /// Whether `vector_length(n)` with n at most 32 gives each gang iteration a warp (32
+    /// threads) instead of a block.
+    pub warps: bool,
 }
 
 /// The loops of `k` in source order, each with how the GPU backends run it.
@@ -97,6 +100,7 @@ fn grid_loop(k: &Kernel, s: &Stmt, w: Words, out: &mut Vec<LoopMapping>) {
         block,
         thread,
         threads,
+        ..
     } = w;
     let red = if reductions.is_empty() {
         String::new()
@@ -122,13 +126,16 @@ fn grid_loop(k: &Kernel, s: &Stmt, w: Words, out: &mut Vec<LoopMapping>) {
         return;
     }
     if let Some(phases) = s.gang_phases(&k.function) {
+        let warp = w.warps && k.vector_length.is_some_and(|v| v <= 32);
+        let (block, threads) = if warp { ("warp", 32) } else { (block, threads) };
         push(
             out,
             k,
             levels,
             format!(
-                "{}: a {block} per iteration (grid-stride over {block}s), its scalar code repeated on each of its {thread}s{red}",
-                levels_of(sched)
+                "{}: a {block} per iteration (grid-stride over {block}s{}), its scalar code repeated on each of its {thread}s{red}",
+                levels_of(sched),
+                if warp { ", the vector_length being at most 32" } else { "" }
             ),
         );
         if let Stmt::For {

@@ -928,6 +928,9 @@ pub struct Kernel {
     /// The local holding the region's value (a compute construct on a function that returns
     /// what the region computed), read back after the launch.
     pub result: Option<LocalId>,
+    /// `vector_length(n)` of the compute construct, when a constant (3.3 section 2.5.11): a
+    /// backend may give each gang iteration a group of that many threads rather than a block.
+    pub vector_length: Option<u32>,
 }
 
 /// What an access of an array element (or of a field of a struct element) touches.

@@ -555,6 +555,7 @@ fn loop_mappings_say_how_and_why() {
         block: "block",
         thread: "thread",
         threads: 256,
+        warps: true,
     };
     let flat = describe(&crate::ir::samples::saxpy(Scalar::F32), w);
     assert_eq!(flat.len(), 1);

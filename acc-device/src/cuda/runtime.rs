@@ -556,7 +556,7 @@ impl CudaDevice {
                         .unwrap_or(largest as u64)
                         .max(1);
                 let wanted = if l.block_per_iteration[e] {
-                    iterations
+                    iterations.div_ceil(l.gangs_per_block[e].max(1) as u64)
                 } else {
                     iterations.div_ceil(BLOCK_SIZE as u64)
                 };
@@ -849,6 +849,7 @@ impl acc_core::Device for CudaDevice {
             block: "block",
             thread: "thread",
             threads: BLOCK_SIZE,
+            warps: true,
         })
     }
     fn details(&self) -> Vec<(&'static str, String)> {

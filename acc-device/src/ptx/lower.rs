@@ -38,6 +38,9 @@ pub struct Lowered {
     /// whose threads share an inner vector loop (so the grid has one block per iteration),
     /// rather than one thread.
     pub block_per_iteration: Vec<bool>,
+    /// For each entry point: how many iterations of its gang loop one block runs at once (1,
+    /// or a warp's worth per block where `vector_length` is at most 32).
+    pub gangs_per_block: Vec<u32>,
     /// Bytes of the locals buffer, which keeps the region's scalar locals between entry points
     /// when the region has code besides its parallel loops (0 when it has none).
     pub locals_size: u32,
@@ -334,6 +337,10 @@ impl Writer<'_> {
             ptx,
             entry_points,
             single,
+            gangs_per_block: per_block
+                .iter()
+                .map(|&b| if b && warp_groups(k) { BLOCK_SIZE / 32 } else { 1 })
+                .collect(),
             block_per_iteration: per_block,
             locals_size,
             reductions,
@@ -585,9 +592,26 @@ impl Writer<'_> {
                     self.reg("%rd"),
                     self.reg("%rd"),
                 );
-                self.emit(format!("cvt.u64.u32 {kb}, {ctaid};"));
-                self.emit(format!("cvt.u64.u32 {sb}, {nctaid};"));
-                self.emit(format!("cvt.u64.u32 {st}, {ntid};"));
+                // With `vector_length(n)`, n <= 32: a warp per gang iteration, the block's
+                // warps taking consecutive ones; no barriers. Otherwise the whole block.
+                let warps = warp_groups(self.k);
+                let lane = self.reg("%r");
+                if warps {
+                    let (warp, groups) = (self.reg("%r"), BLOCK_SIZE / 32);
+                    self.emit(format!("and.b32 {lane}, {tid}, 31;"));
+                    self.emit(format!("shr.u32 {warp}, {tid}, 5;"));
+                    self.emit(format!("mul.wide.u32 {kb}, {ctaid}, {groups};"));
+                    let w64 = self.reg("%rd");
+                    self.emit(format!("cvt.u64.u32 {w64}, {warp};"));
+                    self.emit(format!("add.u64 {kb}, {kb}, {w64};"));
+                    self.emit(format!("mul.wide.u32 {sb}, {nctaid}, {groups};"));
+                    self.emit(format!("mov.u64 {st}, 32;"));
+                } else {
+                    self.emit(format!("mov.u32 {lane}, {tid};"));
+                    self.emit(format!("cvt.u64.u32 {kb}, {ctaid};"));
+                    self.emit(format!("cvt.u64.u32 {sb}, {nctaid};"));
+                    self.emit(format!("cvt.u64.u32 {st}, {ntid};"));
+                }
                 self.strided(levels, &kb, &sb, false, &mut |w: &mut Self| {
                     for a in &phases.pre {
                         w.stmt(a)?;
@@ -604,7 +628,7 @@ impl Writer<'_> {
                         w.emit(format!("mov{} {reg}, {id};", repr(ty).bits));
                         kept.push((*r, ty, keep));
                     }
-                    w.emit(format!("cvt.u64.u32 {kt}, {tid};"));
+                    w.emit(format!("cvt.u64.u32 {kt}, {lane};"));
                     w.strided(
                         inner_levels,
                         &kt,
@@ -614,13 +638,17 @@ impl Writer<'_> {
                     )?;
                     for (r, ty, keep) in kept {
                         let reg = w.local(r.local)?;
-                        let total = w.block_allreduce(r.op, ty, &reg, &tid)?;
+                        let total = if warps {
+                            w.warp_allreduce(r.op, ty, &reg)?
+                        } else {
+                            w.block_allreduce(r.op, ty, &reg, &tid)?
+                        };
                         let c = w.combine(r.op, ty, &keep, &total)?;
                         w.emit(format!("mov{} {reg}, {c};", repr(ty).bits));
                     }
                     if !phases.post.is_empty() {
                         let (skip, p) = (w.label("single"), w.reg("%p"));
-                        w.emit(format!("setp.ne.u32 {p}, {tid}, 0;"));
+                        w.emit(format!("setp.ne.u32 {p}, {lane}, 0;"));
                         w.emit(format!("@{p} bra {skip};"));
                         for a in &phases.post {
                             w.stmt(a)?;
@@ -857,6 +885,17 @@ impl Writer<'_> {
         Ok(())
     }
 
+    /// The combination of `v` over the warp's lanes, in every lane: a butterfly of shuffles,
+    /// in which each lane combines the same pairs (so every lane holds the same value).
+    fn warp_allreduce(&mut self, op: ReduceOp, ty: Scalar, v: &str) -> Result<String> {
+        let mut acc = v.to_string();
+        for off in [16, 8, 4, 2, 1] {
+            let other = self.shuffle(&acc, ty, off, "bfly");
+            acc = self.combine(op, ty, &acc, &other)?;
+        }
+        Ok(acc)
+    }
+
     /// The combination of `v` over the block's threads, in every thread: warp shuffles, then
     /// the first warp combines the warps' results in shared memory, which every thread then
     /// reads (a fixed order for a block size: deterministic). Every thread of the block must
@@ -993,12 +1032,17 @@ impl Writer<'_> {
 
     /// `v` of lane `lane + off` of the warp (every lane takes part).
     fn shuffle_down(&mut self, v: &str, ty: Scalar, off: u32) -> String {
+        self.shuffle(v, ty, off, "down")
+    }
+
+    /// `v` of another lane of the warp: `lane + off` (`down`) or `lane ^ off` (`bfly`).
+    fn shuffle(&mut self, v: &str, ty: Scalar, off: u32, mode: &str) -> String {
         let r = repr(ty);
         match (ty, r.bits) {
             (Scalar::Bool, _) => {
                 let (w, o, d) = (self.reg("%r"), self.reg("%r"), self.reg("%p"));
                 self.emit(format!("selp.u32 {w}, 1, 0, {v};"));
-                self.emit(format!("shfl.sync.down.b32 {o}, {w}, {off}, 31, -1;"));
+                self.emit(format!("shfl.sync.{mode}.b32 {o}, {w}, {off}, 31, -1;"));
                 self.emit(format!("setp.ne.u32 {d}, {o}, 0;"));
                 d
             }
@@ -1006,8 +1050,8 @@ impl Writer<'_> {
                 let (bits, lo, hi) = (self.reg("%rd"), self.reg("%r"), self.reg("%r"));
                 self.emit(format!("mov.b64 {bits}, {v};"));
                 self.emit(format!("mov.b64 {{{lo}, {hi}}}, {bits};"));
-                self.emit(format!("shfl.sync.down.b32 {lo}, {lo}, {off}, 31, -1;"));
-                self.emit(format!("shfl.sync.down.b32 {hi}, {hi}, {off}, 31, -1;"));
+                self.emit(format!("shfl.sync.{mode}.b32 {lo}, {lo}, {off}, 31, -1;"));
+                self.emit(format!("shfl.sync.{mode}.b32 {hi}, {hi}, {off}, 31, -1;"));
                 let d = self.reg(r.class);
                 self.emit(format!("mov.b64 {bits}, {{{lo}, {hi}}};"));
                 self.emit(format!("mov.b64 {d}, {bits};"));
@@ -1015,7 +1059,7 @@ impl Writer<'_> {
             }
             _ => {
                 let d = self.reg(r.class);
-                self.emit(format!("shfl.sync.down.b32 {d}, {v}, {off}, 31, -1;"));
+                self.emit(format!("shfl.sync.{mode}.b32 {d}, {v}, {off}, 31, -1;"));
                 d
             }
         }
@@ -2077,3 +2121,9 @@ mod math;
 
 #[cfg(test)]
 mod tests;
+
+/// Whether the kernel's gang iterations take a warp each rather than a block
+/// (`vector_length(n)` with n at most 32).
+fn warp_groups(k: &Kernel) -> bool {
+    k.vector_length.is_some_and(|v| v <= 32)
+}

@@ -1004,6 +1004,7 @@ impl acc_core::Device for WgpuDevice {
             block: "workgroup",
             thread: "invocation",
             threads: WORKGROUP_SIZE,
+            warps: false,
         })
     }
     fn details(&self) -> Vec<(&'static str, String)> {

@@ -303,7 +303,15 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
         &reductions,
         &privates,
         ctx.generic_fn,
-        dir.has(C::Unchecked),
+        super::kernel::KernelOptions {
+            unchecked: dir.has(C::Unchecked),
+            vector_length: dir
+                .general(C::VectorLength)
+                .next()
+                .and_then(|c| c.expr())
+                .and_then(crate::check::int_literal)
+                .and_then(|n| u32::try_from(n).ok()),
+        },
     );
     let var_notes = data_attributes(
         ctx,

@@ -1442,6 +1442,15 @@ fn short(e: &Expr) -> String {
     }
 }
 
+/// What the compute construct's clauses say about its kernel as a whole.
+#[derive(Clone, Copy, Default)]
+pub struct KernelOptions {
+    /// `unchecked`: no bounds checks (DESIGN.md 4.2).
+    pub unchecked: bool,
+    /// `vector_length(n)` with a constant `n` (for every device type).
+    pub vector_length: Option<u32>,
+}
+
 /// The kernel arm: argument marshalling, the kernel builder and the launch; or, when the body
 /// uses what kernels do not support yet, an error at run time naming it.
 #[allow(clippy::too_many_arguments)]
@@ -1453,7 +1462,7 @@ pub fn kernel_arm(
     region_reductions: &[(RedOp, Ident)],
     privates: &[Ident],
     generic_fn: bool,
-    unchecked: bool,
+    options: KernelOptions,
 ) -> TokenStream {
     match translate(
         compute,
@@ -1463,7 +1472,7 @@ pub fn kernel_arm(
         region_reductions,
         privates,
         generic_fn,
-        unchecked,
+        options,
     ) {
         Ok(ts) => ts,
         Err(why) => quote!(::acc::__rt::kernel::unsupported(&__ACC_SITE, __acc_dev, #why)),
@@ -1479,7 +1488,10 @@ fn translate(
     region_reductions: &[(RedOp, Ident)],
     privates: &[Ident],
     generic_fn: bool,
-    unchecked: bool,
+    KernelOptions {
+        unchecked,
+        vector_length,
+    }: KernelOptions,
 ) -> R<TokenStream> {
     // A region's value (a compute construct on a function that returns what it computed):
     // a scalar local of the region, read back after the launch.
@@ -1716,6 +1728,10 @@ fn translate(
             )
         })
         .collect();
+    let set_vector_length = match vector_length {
+        Some(n) => quote!(__acc_b.set_vector_length(#n);),
+        None => quote!(),
+    };
     Ok(quote! {{
         #[allow(unused_imports)]
         use ::acc::__rt::kernel::{KindData as _, KindRefuse as _, KindScalar as _};
@@ -1733,6 +1749,7 @@ fn translate(
             &|__acc_b: &mut ::acc::__rt::kernel::KernelBuilder, __acc_h: &::acc::__rt::kernel::Params| -> ::core::result::Result<(), ::std::string::String> {
                 // `unchecked` (DESIGN.md 4.2): the kernel's accesses are not bounds-checked.
                 __acc_b.set_unchecked(#unchecked);
+                #set_vector_length
                 #(#resolve)*
                 #(#locals)*
                 #body
