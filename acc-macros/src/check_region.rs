@@ -470,6 +470,7 @@ pub fn check_loop_nesting(
 ) -> BodyCheck {
     let mut n = Nesting {
         enclosing: outer.into_iter().filter_map(levels_of).collect(),
+        enclosing_dims: outer.into_iter().map(gang_dim).collect(),
         routine,
         errors: Vec::new(),
         call_checks: Vec::new(),
@@ -496,6 +497,18 @@ fn explicit_levels(d: &crate::directive::Directive) -> Vec<(Level, Span)> {
     .collect()
 }
 
+/// The `dim` of a loop directive's `gang` clause (1 when it has none; 0 without `gang`).
+fn gang_dim(d: &crate::directive::Directive) -> u64 {
+    use crate::directive::{ClauseArgs, ClauseName as C};
+    match d.general(C::Gang).next() {
+        None => 0,
+        Some(c) => match &c.args {
+            ClauseArgs::Gang { dim: Some(e), .. } => crate::check::int_literal(e).unwrap_or(1),
+            _ => 1,
+        },
+    }
+}
+
 /// The deepest level a loop directive names, which loops inside it must go below.
 fn levels_of(d: &crate::directive::Directive) -> Option<(Level, Span)> {
     explicit_levels(d).into_iter().max_by_key(|l| l.0)
@@ -504,6 +517,8 @@ fn levels_of(d: &crate::directive::Directive) -> Option<(Level, Span)> {
 struct Nesting {
     /// Explicit levels of the enclosing loop directives, with the span of each.
     enclosing: Vec<(Level, Span)>,
+    /// The `gang(dim: n)` of each enclosing loop directive (0 for those without `gang`).
+    enclosing_dims: Vec<u64>,
     routine: Option<Option<Level>>,
     errors: Vec<syn::Error>,
     call_checks: Vec<proc_macro2::TokenStream>,
@@ -572,8 +587,19 @@ impl<'ast> Visit<'ast> for Nesting {
             let Some(&(innermost_new, span)) = levels.iter().min_by_key(|l| l.0) else {
                 continue;
             };
+            // 3.3 section 2.9.2: a gang loop may be inside another when its `dim` is lower.
+            let new_dim = gang_dim(&d);
+            let outer_dim = self.enclosing_dims.iter().copied().filter(|&g| g > 0).min();
+            let lower_gang = innermost_new == Level::Gang
+                && outer_dim.is_some_and(|o| new_dim < o)
+                && !self.enclosing.iter().any(|l| l.0 > Level::Gang);
             if let Some(&(outer, _)) = self.enclosing.iter().max_by_key(|l| l.0) {
-                if innermost_new <= outer {
+                if innermost_new == Level::Gang && outer == Level::Gang && !lower_gang {
+                    self.errors.push(syn::Error::new(span, format!(
+                        "a `gang(dim: {new_dim})` loop cannot be inside a `gang(dim: {})` loop: a gang loop inside another needs a lower `dim` (3.3 section 2.9.2)",
+                        outer_dim.unwrap_or(1)
+                    )));
+                } else if innermost_new <= outer && !lower_gang {
                     self.errors.push(syn::Error::new(span, format!(
                         "a `{}` loop cannot be inside a `{}` loop: levels nest gang, then worker, then vector (3.3 section 2.9.{})",
                         innermost_new.name(), outer.name(), match outer { Level::Gang => 2, Level::Worker => 3, Level::Vector => 4 }
@@ -592,11 +618,13 @@ impl<'ast> Visit<'ast> for Nesting {
                 _ => {}
             }
             self.enclosing.extend(levels_of(&d));
+            self.enclosing_dims.push(new_dim);
             pushed += 1;
         }
         visit::visit_stmt(self, st);
         for _ in 0..pushed {
             self.enclosing.pop();
+            self.enclosing_dims.pop();
         }
     }
     fn visit_expr(&mut self, e: &'ast Expr) {

@@ -558,3 +558,35 @@ fn device_type_sections_apply_on_their_device() {
         }
     });
 }
+
+/// `gang(dim: 2)` loops around `gang(dim: 1)` loops under a two-dimensional `num_gangs` (3.3
+/// section 2.9.2: an inner gang loop has a lower dimension).
+#[acc::offload]
+fn two_gang_dimensions(n: usize, m: usize) -> Vec<u64> {
+    let mut out = vec![0u64; n * m];
+    #[acc::parallel(num_gangs(4, 8), copyout(out))]
+    {
+        #[acc::r#loop(gang(dim: 2))]
+        for i in 0..n {
+            #[acc::r#loop(gang(dim: 1))]
+            for j in 0..m {
+                #[acc::r#loop(vector)]
+                for k in 0..3 {
+                    if k == 2 {
+                        out[i * m + j] = (i * 1000 + j * 10 + k) as u64;
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn gang_loops_of_two_dimensions() {
+    let (n, m) = (37, 53);
+    let want: Vec<u64> = (0..n * m).map(|x| ((x / m) * 1000 + (x % m) * 10 + 2) as u64).collect();
+    on_each_device(|ty| {
+        assert_eq!(two_gang_dimensions(n, m), want, "on {ty}");
+    });
+}
