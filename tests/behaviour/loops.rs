@@ -590,3 +590,28 @@ fn gang_loops_of_two_dimensions() {
         assert_eq!(two_gang_dimensions(n, m), want, "on {ty}");
     });
 }
+
+/// `collapse(force: 2)` with `let` bindings between the loops (3.3 section 2.9.1): the nest
+/// is collapsed on every device, the bindings computed for each iteration of it.
+#[acc::offload]
+fn forced_collapse(n: usize, m: usize) -> Vec<u64> {
+    let mut out = vec![0u64; n * m];
+    #[acc::parallel_loop(collapse(force: 2), copyout(out))]
+    for i in 0..n {
+        let row = i * m;
+        let scale = (i + 1) as u64;
+        for j in 0..m {
+            out[row + j] = scale * (j as u64 + 7);
+        }
+    }
+    out
+}
+
+#[test]
+fn collapse_force_with_bindings_between_the_loops() {
+    let (n, m) = (41, 67);
+    let want: Vec<u64> = (0..n * m).map(|x| ((x / m) as u64 + 1) * ((x % m) as u64 + 7)).collect();
+    on_each_device(|ty| {
+        assert_eq!(forced_collapse(n, m), want, "on {ty}");
+    });
+}

@@ -50,6 +50,7 @@ fn launch_clauses(dir: &Directive, default_present: bool) -> TokenStream {
 pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &Env) -> TokenStream {
     let compute = dir.kind.compute().expect("a compute construct");
     let errors_before = ctx.error_count();
+    let body = super::collapse_force::tighten(dir, body);
     let stmts: Vec<Stmt> = match &body {
         RegionBody::Block(b) => b.stmts.clone(),
         RegionBody::Loop(f) => vec![Stmt::Expr(Expr::ForLoop(f.clone()), None)],

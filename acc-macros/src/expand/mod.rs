@@ -3,6 +3,7 @@
 
 pub mod atomic;
 pub mod attrs;
+pub mod collapse_force;
 pub mod compute;
 pub mod data;
 pub mod executable;

@@ -271,7 +271,7 @@ impl<'a> RegionCx<'a> {
                         .flat_map(|d| &d.clauses)
                         .any(|c| matches!(c.args, ClauseArgs::Collapse { force: true, .. }));
                     let msg = if force {
-                        format!("`collapse(force: {depth})` with code between the collapsed loops is not supported yet; move that code into the innermost loop (3.3 section 2.9.1)")
+                        format!("`collapse(force: {depth})` supports `let` bindings between the collapsed loops (moved into the innermost loop) when no inner loop's range uses them; other code between them is not supported yet: move it into the innermost loop (3.3 section 2.9.1)")
                     } else {
                         format!("`collapse`/`tile` over {depth} loops needs {depth} tightly nested `for` loops with nothing between them (3.3 section 2.9.1)")
                     };
