@@ -118,3 +118,51 @@ fn a_wait_clause_orders_one_queue_after_another() {
         }
     });
 }
+
+/// Queued transfers, launches and frees on two queues (the V&V suite's shape): `enter data`
+/// on queues 1 and 2, a data region over the present data that copies two results out,
+/// regions on each queue inside it, `exit data` on each queue, then `wait`. Repeated over
+/// sizes, reusing the device's buffers, so that any misordering between the queued work and
+/// the copies shows.
+#[acc::offload]
+fn queued_transfers(n: usize, round: f64) -> (Vec<f64>, Vec<f64>) {
+    let a: Vec<f64> = (0..n).map(|i| i as f64 + round).collect();
+    let b: Vec<f64> = (0..n).map(|i| 2.0 * i as f64).collect();
+    let d: Vec<f64> = (0..n).map(|i| round - i as f64).collect();
+    let e: Vec<f64> = (0..n).map(|i| (i % 7) as f64).collect();
+    let mut f = vec![0.0; n];
+    let mut g = vec![0.0; n];
+    acc::enter_data!(copyin(a, b), async(1));
+    acc::enter_data!(copyin(d, e), async(2));
+    #[acc::data(present(a, b, d, e), copyout(f, g))]
+    {
+        #[acc::parallel_loop(async(1))]
+        for i in 0..n {
+            f[i] = a[i] + b[i];
+        }
+        #[acc::parallel_loop(async(2))]
+        for i in 0..n {
+            g[i] = d[i] * e[i];
+        }
+        // No `wait` here: leaving the data region copies `f` and `g` out after the queues'
+        // work on every device (a transfer waits for the queued launches before it).
+    }
+    acc::exit_data!(delete(a, b), async(1));
+    acc::exit_data!(delete(d, e), async(2));
+    acc::wait!();
+    (f, g)
+}
+
+#[test]
+fn queued_transfers_launches_and_frees_keep_their_order() {
+    on_each_device(|ty| {
+        for (k, n) in [1000usize, 65_536, 4097, 300_000, 17].into_iter().cycle().take(20).enumerate() {
+            let round = k as f64;
+            let (f, g) = queued_transfers(n, round);
+            for i in 0..n {
+                assert_eq!(f[i], i as f64 + round + 2.0 * i as f64, "f[{i}] of n = {n}, round {k}, on {ty}");
+                assert_eq!(g[i], (round - i as f64) * (i % 7) as f64, "g[{i}] of n = {n}, round {k}, on {ty}");
+            }
+        }
+    });
+}
