@@ -789,6 +789,50 @@ fn stencil(a: &Vec<f64>, b: &mut Vec<f64>, n: usize, reps: usize, cu: &Cuda, t: 
     assert!(hb == *b, "stencil results differ between acc and CUDA");
 }
 
+/// A histogram with `atomic update` into a few bins, against global atomics in CUDA.
+#[acc::offload]
+fn histogram(keys: &Vec<u32>, bins: &mut Vec<u32>, reps: usize, cu: &Cuda, t: &mut Times) {
+    let nbins = bins.len();
+    let rk = cu.upload(keys);
+    let mut rb = cu.stream.alloc_zeros::<u32>(nbins).expect("alloc");
+    let f = cu.f("histogram_u32");
+    let (n, nb) = (keys.len(), nbins as u32);
+    #[acc::data(copyin(keys), copy(bins))]
+    {
+        for _ in 0..reps {
+            let t0 = Instant::now();
+            #[acc::parallel_loop]
+            for i in 0..n {
+                let b = keys[i] as usize % nbins;
+                #[acc::atomic(update)]
+                bins[b] += 1;
+            }
+            acc::wait_all().expect("the region runs");
+            t.acc.push(t0.elapsed());
+            t.reference.push(timed(|| {
+                let cfg = LaunchConfig {
+                    grid_dim: (132 * 32, 1, 1),
+                    block_dim: (256, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                unsafe {
+                    cu.stream
+                        .launch_builder(&f)
+                        .arg(&rk)
+                        .arg(&mut rb)
+                        .arg(&n)
+                        .arg(&nb)
+                        .launch(cfg)
+                }
+                .expect("launch");
+                cu.sync();
+            }));
+        }
+    }
+    let hb = cu.stream.memcpy_dtov(&rb).unwrap();
+    assert!(hb == *bins, "histograms differ between acc and CUDA");
+}
+
 /// A region over one element of present data against a one-thread kernel: the time until
 /// each call returns (`enqueue`: the region needs no waiting, see the top of this file; the
 /// reference launches without synchronizing), and the time until it has run (`complete`:
@@ -1002,6 +1046,17 @@ fn main() {
         ),
     ));
     drop((a, b));
+
+    let n = (1usize << 28) / scale;
+    let keys: Vec<u32> = (0..n as u64).map(|i| (i.wrapping_mul(2_654_435_761) >> 7) as u32).collect();
+    let mut bins = vec![0u32; 256];
+    let mut ht = Times::default();
+    histogram(&keys, &mut bins, reps, &cu, &mut ht);
+    ratios.push((
+        "histogram",
+        ht.report(&format!("histogram 2^{} keys, 256 bins (atomic update)", n.trailing_zeros()), (4 * n) as f64, ""),
+    ));
+    drop(keys);
 
     let mut x = vec![0.0f64; 1];
     let (mut enqueue, mut complete) = (Times::default(), Times::default());

@@ -166,6 +166,12 @@ extern "C" __global__ void spmv_warp_f32(const unsigned long long* __restrict__ 
     }
 }
 
+// A histogram by atomics in global memory, a thread per key (grid-stride).
+extern "C" __global__ void histogram_u32(const unsigned* __restrict__ keys, unsigned* __restrict__ bins, size_t n, unsigned nbins) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        atomicAdd(&bins[keys[i] % nbins], 1u);
+}
+
 // A 7-point stencil over the interior of an n^3 grid, a thread per point (x fastest).
 extern "C" __global__ void stencil7(const double* __restrict__ a, double* __restrict__ b, int n) {
     size_t total = (size_t)(n - 2) * (n - 2) * (n - 2);

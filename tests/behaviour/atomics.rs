@@ -185,3 +185,45 @@ fn read_and_write() {
         assert!(max_seen == 0 || max_seen == 42);
     });
 }
+
+/// Histograms into small arrays of 4-byte elements, by `+`, `|` and `^` (on nvidia each block
+/// combines its updates in shared memory first, then merges them), and one too large for
+/// that, which updates memory directly.
+#[acc::offload]
+fn small_histograms(x: &[u32], big: usize) -> (Vec<u32>, Vec<i32>, Vec<f32>, Vec<u32>, Vec<u32>) {
+    let (mut counts, mut signed, mut weights) = (vec![0u32; 256], vec![0i32; 7], vec![0.0f32; 16]);
+    let (mut bits, mut large) = (vec![0u32; 33], vec![0u32; big]);
+    #[acc::parallel_loop(copyin(x), copy(counts, signed, weights, bits, large))]
+    for i in 0..x.len() {
+        let v = x[i];
+        #[acc::atomic]
+        counts[(v % 256) as usize] += 1;
+        #[acc::atomic]
+        signed[(v % 7) as usize] -= 2;
+        #[acc::atomic]
+        weights[(v % 16) as usize] += 0.5;
+        #[acc::atomic]
+        bits[(v % 33) as usize] ^= v;
+        #[acc::atomic]
+        large[(v as usize * 31) % big] += 1;
+    }
+    (counts, signed, weights, bits, large)
+}
+
+#[test]
+fn histograms_into_small_arrays() {
+    let x: Vec<u32> = (0..200_000u32).map(|i| i.wrapping_mul(2_654_435_761) >> 3).collect();
+    let big = 10_000;
+    let mut want = (vec![0u32; 256], vec![0i32; 7], vec![0.0f32; 16], vec![0u32; 33], vec![0u32; big]);
+    for &v in &x {
+        want.0[(v % 256) as usize] += 1;
+        want.1[(v % 7) as usize] -= 2;
+        want.2[(v % 16) as usize] += 0.5;
+        want.3[(v % 33) as usize] ^= v;
+        want.4[(v as usize * 31) % big] += 1;
+    }
+    on_each_device(|ty| {
+        // Sums of halves up to 2^24: exact in f32 in any order.
+        assert_eq!(small_histograms(&x, big), want, "on {ty}");
+    });
+}

@@ -18,6 +18,7 @@ pub mod builder;
 pub mod eval;
 pub mod launch;
 pub mod mapping;
+pub mod privatize;
 pub mod print;
 #[cfg(any(test, feature = "samples"))]
 pub mod samples;

@@ -138,6 +138,8 @@ pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
         body: String::new(),
         local_slots: Vec::new(),
         shared: false,
+        privatized: None,
+        priv_used: false,
         bad: Default::default(),
         fast: None,
     };
@@ -161,6 +163,11 @@ struct Writer<'a> {
     local_slots: Vec<(LocalId, Scalar, u32)>,
     /// Whether the entry point being written uses the shared-memory scratch.
     shared: bool,
+    /// The array whose atomic updates go to the block's copy in shared memory (`acc_priv`)
+    /// while the predicate register holds (the array fits there), if any.
+    privatized: Option<(ParamId, String)>,
+    /// Whether the entry declares `acc_priv`.
+    priv_used: bool,
     /// The registers of a thread's out-of-range access (what, index, length), reported to the
     /// status words when the thread ends (`what` is `u32::MAX` while there is none).
     bad: (String, String, String),
@@ -353,6 +360,8 @@ impl Writer<'_> {
         self.body.clear();
         self.regs.clear();
         self.shared = false;
+        self.privatized = None;
+        self.priv_used = false;
         self.fast = None;
         self.bad = (self.reg("%r"), self.reg("%rd"), self.reg("%rd"));
         let what = self.bad.0.clone();
@@ -392,6 +401,13 @@ impl Writer<'_> {
                 decls,
                 "    .shared .align 8 .b8 acc_shared[{}];",
                 BLOCK_SIZE * 8
+            );
+        }
+        if self.priv_used {
+            let _ = writeln!(
+                decls,
+                "    .shared .align 4 .b8 acc_priv[{}];",
+                PRIVATE_ELEMENTS * 4
             );
         }
         (decls, std::mem::take(&mut self.body))
@@ -658,13 +674,30 @@ impl Writer<'_> {
                     Ok(())
                 })?;
             }
-            None => self.strided(
-                levels,
-                &k,
-                &stride,
-                straight_line(body),
-                &mut |w: &mut Self| w.block(body),
-            )?,
+            None => {
+                // A small array the loop only adds (or ors, xors) into atomically: each block
+                // combines its updates in its own copy in shared memory first.
+                let private = acc_core::ir::privatize::atomic_targets(self.k, s)
+                    .into_iter()
+                    .find(|p| {
+                        self.k
+                            .access(p.array, None)
+                            .is_some_and(|a| a.ty.size() == 4 && a.stride == 4)
+                    });
+                if let Some(p) = private {
+                    self.privatize_begin(p, &tid, &ntid)?;
+                }
+                self.strided(
+                    levels,
+                    &k,
+                    &stride,
+                    straight_line(body),
+                    &mut |w: &mut Self| w.block(body),
+                )?;
+                if let Some(p) = private {
+                    self.privatize_end(p, &tid, &ntid)?;
+                }
+            }
         }
         for (red, &slot) in reductions.iter().zip(slots) {
             let l = &self.k.function.locals[red.local as usize];
@@ -880,6 +913,100 @@ impl Writer<'_> {
                 self.emit(format!("selp.u64 {carry}, 1, 0, {over};"));
             }
         }
+        self.emit(format!("bra {top};"));
+        self.emit(format!("{end}:"));
+        Ok(())
+    }
+
+    /// Starts a block's copy of array `p` in shared memory, where it fits: zeroed by the
+    /// block's threads, then a barrier; atomic updates of `p` go to it from here on.
+    fn privatize_begin(
+        &mut self,
+        p: acc_core::ir::privatize::Privatized,
+        tid: &str,
+        ntid: &str,
+    ) -> Result<()> {
+        self.priv_used = true;
+        let len = self.reg("%rd");
+        self.emit(format!("ld.param.u64 {len}, [acc_n{}];", p.array));
+        let fits = self.reg("%p");
+        self.emit(format!("setp.le.u64 {fits}, {len}, {PRIVATE_ELEMENTS};"));
+        self.private_pass(&fits, &len, tid, ntid, |w, at| {
+            w.emit(format!("st.shared.u32 [{at}], 0;"));
+            Ok(())
+        })?;
+        self.emit("bar.sync 0;");
+        self.privatized = Some((p.array, fits));
+        Ok(())
+    }
+
+    /// Ends the block's copy of `p`: a barrier, then each element the block changed is
+    /// combined into the array with one atomic.
+    fn privatize_end(
+        &mut self,
+        p: acc_core::ir::privatize::Privatized,
+        tid: &str,
+        ntid: &str,
+    ) -> Result<()> {
+        let Some((_, fits)) = self.privatized.take() else {
+            return Ok(());
+        };
+        self.emit("bar.sync 0;");
+        let len = self.reg("%rd");
+        self.emit(format!("ld.param.u64 {len}, [acc_n{}];", p.array));
+        let elem = self.k.access(p.array, None).map_or(Scalar::U32, |a| a.ty);
+        let op = private_atom(p.op, elem);
+        let array = p.array;
+        self.private_pass(&fits, &len, tid, ntid, |w, at| {
+            let (v, zero) = (w.reg("%r"), w.reg("%p"));
+            w.emit(format!("ld.shared.b32 {v}, [{at}];"));
+            w.emit(format!("setp.eq.b32 {zero}, {v}, 0;"));
+            let skip = w.label("unchanged");
+            w.emit(format!("@{zero} bra {skip};"));
+            let (base, off) = (w.reg("%rd"), w.reg("%rd"));
+            w.emit(format!("ld.param.u64 {base}, [acc_a{array}];"));
+            let first = w.reg("%rd");
+            w.emit(format!("mov.u64 {first}, acc_priv;"));
+            w.emit(format!("sub.u64 {off}, {at}, {first};"));
+            w.emit(format!("add.u64 {base}, {base}, {off};"));
+            let d = w.reg("%r");
+            let v = if op.ends_with("f32") {
+                let f = w.reg("%f");
+                w.emit(format!("mov.b32 {f}, {v};"));
+                f
+            } else {
+                v
+            };
+            let d = if op.ends_with("f32") { w.reg("%f") } else { d };
+            w.emit(format!("atom.global.{op} {d}, [{base}], {v};"));
+            w.emit(format!("{skip}:"));
+            Ok(())
+        })
+    }
+
+    /// `body(address)` for each element of the block's copy (`len` of them), the block's
+    /// threads taking every `ntid`-th, when `fits` holds.
+    fn private_pass(
+        &mut self,
+        fits: &str,
+        len: &str,
+        tid: &str,
+        ntid: &str,
+        mut body: impl FnMut(&mut Self, &str) -> Result<()>,
+    ) -> Result<()> {
+        let (j, step, at) = (self.reg("%rd"), self.reg("%rd"), self.reg("%rd"));
+        let (top, end) = (self.label("priv"), self.label("privdone"));
+        self.emit(format!("@!{fits} bra {end};"));
+        self.emit(format!("cvt.u64.u32 {j}, {tid};"));
+        self.emit(format!("cvt.u64.u32 {step}, {ntid};"));
+        self.emit(format!("{top}:"));
+        let done = self.reg("%p");
+        self.emit(format!("setp.ge.u64 {done}, {j}, {len};"));
+        self.emit(format!("@{done} bra {end};"));
+        self.emit(format!("mov.u64 {at}, acc_priv;"));
+        self.emit(format!("mad.lo.u64 {at}, {j}, 4, {at};"));
+        body(self, &at)?;
+        self.emit(format!("add.u64 {j}, {j}, {step};"));
         self.emit(format!("bra {top};"));
         self.emit(format!("{end}:"));
         Ok(())
@@ -1317,6 +1444,25 @@ impl Writer<'_> {
             }
             AtomicOp::Update(bop) => {
                 let v = self.expr(value)?;
+                // The block's copy in shared memory, where the array fits there.
+                if let Some((_, fits)) = self
+                    .privatized
+                    .clone()
+                    .filter(|(a, _)| *a == array && field.is_none())
+                {
+                    let global = self.label("global");
+                    self.emit(format!("@!{fits} bra {global};"));
+                    let at = self.reg("%rd");
+                    self.emit(format!("mov.u64 {at}, acc_priv;"));
+                    self.emit(format!("mad.lo.u64 {at}, {i}, 4, {at};"));
+                    let d = self.reg(r.class);
+                    self.emit(format!(
+                        "atom.shared.{} {d}, [{at}], {v};",
+                        private_atom(bop, elem)
+                    ));
+                    self.emit(format!("bra {skip};"));
+                    self.emit(format!("{global}:"));
+                }
                 let int_ty = if r.bits == ".b64" { ".u64" } else { ".u32" };
                 let native = match (bop, elem.is_float()) {
                     (BinaryOp::Add, true) => Some(format!("add{}", r.ty)),
@@ -2126,4 +2272,17 @@ mod tests;
 /// (`vector_length(n)` with n at most 32).
 fn warp_groups(k: &Kernel) -> bool {
     k.vector_length.is_some_and(|v| v <= 32)
+}
+
+/// Elements of a block's copy of a privatized array (4 bytes each: 16 KiB of shared memory).
+const PRIVATE_ELEMENTS: u32 = 4096;
+
+/// The `atom` operation and type of a privatized update.
+fn private_atom(op: BinaryOp, elem: Scalar) -> &'static str {
+    match (op, elem) {
+        (BinaryOp::Add, Scalar::F32) => "add.f32",
+        (BinaryOp::Add, _) => "add.u32",
+        (BinaryOp::BitOr, _) => "or.b32",
+        _ => "xor.b32",
+    }
 }

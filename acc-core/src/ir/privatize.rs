@@ -1,0 +1,68 @@
+//! Which arrays a parallel loop updates only through atomics that a GPU block may combine in
+//! its own shared memory first (DESIGN.md section 6: "atomics to a small target from a gang
+//! loop may be privatized per block"), the histogram's shape. The backends decide the size
+//! limit and merge each block's copy into the array with one atomic per element it changed.
+
+use super::*;
+
+/// An array a loop may privatize, and the operator of its updates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Privatized {
+    pub array: ParamId,
+    pub op: BinaryOp,
+}
+
+/// The arrays that the loop `s` updates only by `atomic update`s of one operator whose
+/// identity is zero (`+`, `|`, `^`), with no captured value, on whole elements, and that the
+/// kernel never reads or writes otherwise: a block's updates can then be combined in its own
+/// copy and merged at the end with the same result (the operators commute and associate; a
+/// float sum's order changes, as atomic float sums' order does anyway).
+pub fn atomic_targets(k: &Kernel, s: &Stmt) -> Vec<Privatized> {
+    let Stmt::For { body, .. } = s else {
+        return Vec::new();
+    };
+    let mut found: Vec<Privatized> = Vec::new();
+    let mut refused: Vec<ParamId> = Vec::new();
+    walk::for_each_stmt(body, &mut |st| {
+        if let Stmt::Atomic {
+            array,
+            field,
+            op,
+            old,
+            new,
+            ..
+        } = st
+        {
+            let fits = field.is_none()
+                && old.is_none()
+                && new.is_none()
+                && matches!(
+                    op,
+                    AtomicOp::Update(BinaryOp::Add | BinaryOp::BitOr | BinaryOp::BitXor)
+                );
+            match (fits, op, found.iter().find(|p| p.array == *array)) {
+                (true, AtomicOp::Update(o), None) => found.push(Privatized {
+                    array: *array,
+                    op: *o,
+                }),
+                (true, AtomicOp::Update(o), Some(p)) if p.op == *o => {}
+                _ => refused.push(*array),
+            }
+        }
+    });
+    // Any other access of the array, anywhere in the kernel, keeps it in memory.
+    walk::for_each_stmt(&k.function.body, &mut |st| match st {
+        Stmt::Store { array, .. } => refused.push(*array),
+        Stmt::Atomic { array, op, .. } if !matches!(op, AtomicOp::Update(_)) => {
+            refused.push(*array)
+        }
+        _ => {}
+    });
+    for (_, e) in k.function.exprs.iter() {
+        if let Expr::Load { array, .. } = e {
+            refused.push(*array);
+        }
+    }
+    found.retain(|p| !refused.contains(&p.array));
+    found
+}
