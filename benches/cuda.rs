@@ -791,11 +791,11 @@ fn stencil(a: &Vec<f64>, b: &mut Vec<f64>, n: usize, reps: usize, cu: &Cuda, t: 
 
 /// A histogram with `atomic update` into a few bins, against global atomics in CUDA.
 #[acc::offload]
-fn histogram(keys: &Vec<u32>, bins: &mut Vec<u32>, reps: usize, cu: &Cuda, t: &mut Times) {
+fn histogram(keys: &Vec<u32>, bins: &mut Vec<u32>, (reps, shared): (usize, bool), cu: &Cuda, t: &mut Times) {
     let nbins = bins.len();
     let rk = cu.upload(keys);
     let mut rb = cu.stream.alloc_zeros::<u32>(nbins).expect("alloc");
-    let f = cu.f("histogram_u32");
+    let f = cu.f(if shared { "histogram_shared_u32" } else { "histogram_u32" });
     let (n, nb) = (keys.len(), nbins as u32);
     #[acc::data(copyin(keys), copy(bins))]
     {
@@ -1049,13 +1049,22 @@ fn main() {
 
     let n = (1usize << 28) / scale;
     let keys: Vec<u32> = (0..n as u64).map(|i| (i.wrapping_mul(2_654_435_761) >> 7) as u32).collect();
-    let mut bins = vec![0u32; 256];
-    let mut ht = Times::default();
-    histogram(&keys, &mut bins, reps, &cu, &mut ht);
-    ratios.push((
-        "histogram",
-        ht.report(&format!("histogram 2^{} keys, 256 bins (atomic update)", n.trailing_zeros()), (4 * n) as f64, ""),
-    ));
+    for (shared, key, what) in [
+        (false, "histogram", "CUDA: global atomics"),
+        (true, "histogram_shared", "CUDA: a block's bins in shared memory"),
+    ] {
+        let mut bins = vec![0u32; 256];
+        let mut ht = Times::default();
+        histogram(&keys, &mut bins, (reps, shared), &cu, &mut ht);
+        ratios.push((
+            key,
+            ht.report(
+                &format!("histogram 2^{} keys, 256 bins ({what})", n.trailing_zeros()),
+                (4 * n) as f64,
+                "",
+            ),
+        ));
+    }
     drop(keys);
 
     let mut x = vec![0.0f64; 1];

@@ -172,6 +172,18 @@ extern "C" __global__ void histogram_u32(const unsigned* __restrict__ keys, unsi
         atomicAdd(&bins[keys[i] % nbins], 1u);
 }
 
+// The same with a block's copy of the bins in shared memory, merged at the end.
+extern "C" __global__ void histogram_shared_u32(const unsigned* __restrict__ keys, unsigned* __restrict__ bins, size_t n, unsigned nbins) {
+    __shared__ unsigned local[4096];
+    for (unsigned b = threadIdx.x; b < nbins; b += blockDim.x) local[b] = 0;
+    __syncthreads();
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        atomicAdd(&local[keys[i] % nbins], 1u);
+    __syncthreads();
+    for (unsigned b = threadIdx.x; b < nbins; b += blockDim.x)
+        if (local[b]) atomicAdd(&bins[b], local[b]);
+}
+
 // A 7-point stencil over the interior of an n^3 grid, a thread per point (x fastest).
 extern "C" __global__ void stencil7(const double* __restrict__ a, double* __restrict__ b, int n) {
     size_t total = (size_t)(n - 2) * (n - 2) * (n - 2);

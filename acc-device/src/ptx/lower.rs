@@ -1990,6 +1990,29 @@ impl Writer<'_> {
             return Ok(p);
         }
         let d = self.reg(r.class);
+        if matches!(op, BinaryOp::Div | BinaryOp::Rem) && matches!(t, Scalar::U64 | Scalar::USize) {
+            // 64-bit division is a long software sequence on the GPU: where both operands fit
+            // 32 bits (indices, mostly) and the divisor is not zero, divide in 32 bits.
+            let name = if op == BinaryOp::Div { "div" } else { "rem" };
+            let (hi, small, nonzero) = (self.reg("%rd"), self.reg("%p"), self.reg("%p"));
+            self.emit(format!("or.b64 {hi}, {a}, {b};"));
+            self.emit(format!("shr.u64 {hi}, {hi}, 32;"));
+            self.emit(format!("setp.eq.u64 {small}, {hi}, 0;"));
+            self.emit(format!("setp.ne.u64 {nonzero}, {b}, 0;"));
+            self.emit(format!("and.pred {small}, {small}, {nonzero};"));
+            let (wide, done) = (self.label("wide"), self.label("divided"));
+            self.emit(format!("@!{small} bra {wide};"));
+            let (a32, b32, r32) = (self.reg("%r"), self.reg("%r"), self.reg("%r"));
+            self.emit(format!("cvt.u32.u64 {a32}, {a};"));
+            self.emit(format!("cvt.u32.u64 {b32}, {b};"));
+            self.emit(format!("{name}.u32 {r32}, {a32}, {b32};"));
+            self.emit(format!("cvt.u64.u32 {d}, {r32};"));
+            self.emit(format!("bra {done};"));
+            self.emit(format!("{wide}:"));
+            self.emit(format!("{name}.u64 {d}, {a}, {b};"));
+            self.emit(format!("{done}:"));
+            return Ok(d);
+        }
         let line = match (op, t) {
             (BinaryOp::And | BinaryOp::BitAnd, Scalar::Bool) => format!("and.pred {d}, {a}, {b};"),
             (BinaryOp::Or | BinaryOp::BitOr, Scalar::Bool) => format!("or.pred {d}, {a}, {b};"),
