@@ -176,12 +176,21 @@ fn grid_loop(k: &Kernel, s: &Stmt, w: Words, out: &mut Vec<LoopMapping>) {
     } else {
         String::new()
     };
+    let private = super::privatize::atomic_targets(k, s)
+        .first()
+        .and_then(|p| k.params.get(p.array as usize))
+        .map_or(String::new(), |p| {
+            format!(
+                "; each {block}'s atomic updates of `{}` combine in its own shared memory first, where the array is small",
+                p.name
+            )
+        });
     push(
         out,
         k,
         levels,
         format!(
-            "{}: grid-stride over {block}s of {threads} {thread}s, an iteration per {thread}{collapsed}{red}",
+            "{}: grid-stride over {block}s of {threads} {thread}s, an iteration per {thread}{collapsed}{red}{private}",
             levels_of(sched)
         ),
     );

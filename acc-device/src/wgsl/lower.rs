@@ -419,6 +419,7 @@ pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
         helpers: String::new(),
         atomic,
         packed_atomic,
+        privatized: None,
         break_flags: Vec::new(),
         fast: None,
     };
@@ -436,6 +437,9 @@ struct Writer<'a> {
     atomic: std::collections::BTreeSet<(ParamId, Option<FieldId>)>,
     /// Struct arrays some statement writes a narrow field of: their packed words are atomic.
     packed_atomic: std::collections::BTreeSet<ParamId>,
+    /// The array whose atomic updates go to the workgroup's copy (`acc_priv_<entry>`) while
+    /// `acc_fits_<array>` holds, and the entry's number.
+    privatized: Option<(ParamId, usize)>,
     /// In the fast version of a parallel loop's body: its loop variable, and the arrays that
     /// every value of it indexes in bounds (checked once per invocation before the loop).
     fast: Option<(LocalId, std::collections::BTreeSet<ParamId>)>,
@@ -1331,7 +1335,25 @@ impl Writer<'_> {
                     },
                 )?;
             }
-            None => self.flat_grid(&mut out, levels, body)?,
+            None => {
+                // A small array of 32-bit integers the loop only adds (ors, xors) into
+                // atomically: each workgroup combines its updates in workgroup memory first.
+                let private = acc_core::ir::privatize::atomic_targets(self.k, s)
+                    .into_iter()
+                    .find(|p| {
+                        self.packed(p.array, None).is_none()
+                            && self.k.access(p.array, None).is_some_and(|a| {
+                                matches!(a.ty, Scalar::U32 | Scalar::I32) && a.stride == 4
+                            })
+                    });
+                if let Some(p) = private {
+                    self.privatize_begin(&mut out, n, p)?;
+                }
+                self.flat_grid(&mut out, levels, body)?;
+                if let Some(p) = private {
+                    self.privatize_end(&mut out, n, p)?;
+                }
+            }
         }
         for (r, (red, slot)) in reductions.iter().zip(slots).enumerate() {
             let ty = self.k.function.locals[red.local as usize].ty;
@@ -1399,6 +1421,58 @@ impl Writer<'_> {
         }
         let _ = writeln!(out, "}}");
         Ok(out)
+    }
+
+    /// The workgroup's copy of array `p` in workgroup memory, where it fits: zeroed, then a
+    /// barrier; atomic updates of `p` go to it from here on.
+    fn privatize_begin(
+        &mut self,
+        out: &mut String,
+        entry: usize,
+        p: acc_core::ir::privatize::Privatized,
+    ) -> Result<()> {
+        let a = p.array;
+        let elem = self.k.access(a, None).map_or(Scalar::U32, |x| x.ty);
+        let t = if elem == Scalar::I32 { "i32" } else { "u32" };
+        let decl = format!(
+            "var<workgroup> acc_priv_{entry}: array<atomic<{t}>, {WORKGROUP_PRIVATE}>;\n"
+        );
+        if !self.helpers.contains(&decl) {
+            self.helpers.push_str(&decl);
+        }
+        // (Array lengths travel as `u32`.)
+        let (fits, len) = (
+            format!("(params.n{a} <= {WORKGROUP_PRIVATE}u)"),
+            format!("params.n{a}"),
+        );
+        let zero = if t == "i32" { "0i" } else { "0u" };
+        let _ = writeln!(out, "    let acc_fits_{a} = {fits};");
+        let _ = writeln!(out, "    let acc_plen_{a}: u32 = select(0u, {len}, acc_fits_{a});");
+        let _ = writeln!(out, "    for (var acc_j: u32 = acc_lid; acc_j < acc_plen_{a}; acc_j = acc_j + {WORKGROUP_SIZE}u) {{ atomicStore(&acc_priv_{entry}[acc_j], {zero}); }}");
+        let _ = writeln!(out, "    workgroupBarrier();");
+        self.privatized = Some((a, entry));
+        Ok(())
+    }
+
+    /// Ends the workgroup's copy of `p`: a barrier, then each changed element is combined
+    /// into the array with one atomic.
+    fn privatize_end(
+        &mut self,
+        out: &mut String,
+        entry: usize,
+        p: acc_core::ir::privatize::Privatized,
+    ) -> Result<()> {
+        self.privatized = None;
+        let a = p.array;
+        let elem = self.k.access(a, None).map_or(Scalar::U32, |x| x.ty);
+        let zero = if elem == Scalar::I32 { "0i" } else { "0u" };
+        let f = private_atomic(p.op);
+        let _ = writeln!(out, "    workgroupBarrier();");
+        let _ = writeln!(out, "    for (var acc_j: u32 = acc_lid; acc_j < acc_plen_{a}; acc_j = acc_j + {WORKGROUP_SIZE}u) {{");
+        let _ = writeln!(out, "        let acc_pv = atomicLoad(&acc_priv_{entry}[acc_j]);");
+        let _ = writeln!(out, "        if (acc_pv != {zero}) {{ _ = {f}(&p{a}[params.b{a} + acc_j], acc_pv); }}");
+        let _ = writeln!(out, "    }}");
+        Ok(())
     }
 
     /// Combines local `r.local` over the workgroup's invocations (a tree in workgroup memory,
@@ -1648,6 +1722,24 @@ impl Writer<'_> {
                 let _ = writeln!(out, "{pad}    l{l} = {v};");
             }
         };
+        // The workgroup's copy, where the array fits in it.
+        let private = match (self.privatized, op) {
+            (Some((a, entry)), AtomicOp::Update(bop))
+                if a == array
+                    && field.is_none()
+                    && matches!(bop, BinaryOp::Add | BinaryOp::BitOr | BinaryOp::BitXor) =>
+            {
+                let v = self.expr(value)?;
+                let idx = self.index32("acc_i", false);
+                let _ = writeln!(
+                    out,
+                    "{pad}    if (acc_fits_{a}) {{ _ = {}(&acc_priv_{entry}[{idx}], {v}); }} else {{",
+                    private_atomic(bop)
+                );
+                true
+            }
+            _ => false,
+        };
         match op {
             AtomicOp::Read => set(out, old, &dec(&format!("atomicLoad(&{place})"))),
             AtomicOp::Exchange if packed.is_some() => {
@@ -1741,6 +1833,9 @@ impl Writer<'_> {
                 let _ = writeln!(out, "{pad}        }}");
                 let _ = writeln!(out, "{pad}    }}");
             }
+        }
+        if private {
+            let _ = writeln!(out, "{pad}    }}");
         }
         let _ = writeln!(out, "{pad}}} }}");
         Ok(())
@@ -2334,3 +2429,16 @@ mod math64;
 
 #[cfg(test)]
 mod tests;
+
+/// Elements of a workgroup's copy of a privatized array (4 bytes each: 8 KiB, so that the
+/// 16 KiB of workgroup memory every adapter has leaves room for reductions).
+const WORKGROUP_PRIVATE: u32 = 2048;
+
+/// The WGSL atomic of a privatized update.
+fn private_atomic(op: BinaryOp) -> &'static str {
+    match op {
+        BinaryOp::Add => "atomicAdd",
+        BinaryOp::BitOr => "atomicOr",
+        _ => "atomicXor",
+    }
+}
