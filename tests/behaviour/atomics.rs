@@ -189,8 +189,11 @@ fn read_and_write() {
 /// Histograms into small arrays of 4-byte elements, by `+`, `|` and `^` (on nvidia each block
 /// combines its updates in shared memory first, then merges them), and one too large for
 /// that, which updates memory directly.
+/// The histograms `small_histograms` makes: counts, signed, weights, bits, large.
+type Histograms = (Vec<u32>, Vec<i32>, Vec<f32>, Vec<u32>, Vec<u32>);
+
 #[acc::offload]
-fn small_histograms(x: &[u32], big: usize) -> (Vec<u32>, Vec<i32>, Vec<f32>, Vec<u32>, Vec<u32>) {
+fn small_histograms(x: &[u32], big: usize) -> Histograms {
     let (mut counts, mut signed, mut weights) = (vec![0u32; 256], vec![0i32; 7], vec![0.0f32; 16]);
     let (mut bits, mut large) = (vec![0u32; 33], vec![0u32; big]);
     #[acc::parallel_loop(copyin(x), copy(counts, signed, weights, bits, large))]
