@@ -615,3 +615,29 @@ fn collapse_force_with_bindings_between_the_loops() {
         assert_eq!(forced_collapse(n, m), want, "on {ty}");
     });
 }
+
+/// `cache!` with a window written as two bounds around the index (`a[i - 1..i + 2]`), as
+/// stencils write it: a constant length of 3 (OpenACC 2.0 section 2.8); it changes no result.
+#[acc::offload]
+fn cached_window(a: &[f64]) -> Vec<f64> {
+    let n = a.len();
+    let mut b = vec![0.0; n];
+    #[acc::parallel_loop(copyin(a), copy(b))]
+    for i in 1..n - 1 {
+        acc::cache!(a[i - 1..i + 2]);
+        b[i] = a[i - 1] + a[i] + a[i + 1];
+    }
+    b
+}
+
+#[test]
+fn cache_windows_around_the_index() {
+    let a: Vec<f64> = (0..300).map(|i| (i % 11) as f64).collect();
+    let mut want = vec![0.0; 300];
+    for i in 1..299 {
+        want[i] = a[i - 1] + a[i] + a[i + 1];
+    }
+    on_each_device(|ty| {
+        assert_eq!(cached_window(&a), want, "on {ty}");
+    });
+}

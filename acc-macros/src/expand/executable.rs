@@ -206,26 +206,40 @@ fn expand_cache(ctx: &mut Ctx, input: TokenStream) -> TokenStream {
     }
 }
 
-/// Whether `lo..hi` has a length known at compile time: both ends literals, an empty start and
-/// a literal end, or `hi` written as `lo + c` (or `lo + c` and `lo + d`).
+/// Whether `lo..hi` has a length known at compile time: both ends written as the same
+/// expression plus or minus integer literals (`i - 1..i + 2`, `lo..lo + 8`), both literals, or
+/// an empty start and a literal end.
 fn constant_length(r: &syn::ExprRange) -> bool {
     use quote::ToTokens;
-    let lit = |e: &syn::Expr| matches!(e, syn::Expr::Lit(_));
-    let text = |e: &syn::Expr| e.to_token_stream().to_string();
-    // `base + c` as (base, c).
-    fn split(e: &syn::Expr) -> Option<(&syn::Expr, &syn::Expr)> {
-        match e {
-            syn::Expr::Binary(b) if matches!(b.op, syn::BinOp::Add(_)) => Some((&b.left, &b.right)),
-            syn::Expr::Paren(p) => split(&p.expr),
+    /// `e` as (base, offset): `base + c`, `base - c`, `c + base`, a literal `c` (empty base),
+    /// or `e` itself with offset 0.
+    fn offset(e: &syn::Expr) -> Option<(String, i128)> {
+        let int = |e: &syn::Expr| match e {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(l),
+                ..
+            }) => l.base10_parse::<i128>().ok(),
             _ => None,
+        };
+        match e {
+            syn::Expr::Paren(p) => offset(&p.expr),
+            syn::Expr::Lit(_) => int(e).map(|c| (String::new(), c)),
+            syn::Expr::Binary(b) if matches!(b.op, syn::BinOp::Add(_)) => match (int(&b.left), int(&b.right)) {
+                (_, Some(c)) => offset(&b.left).map(|(base, o)| (base, o + c)),
+                (Some(c), None) => offset(&b.right).map(|(base, o)| (base, o + c)),
+                _ => Some((e.to_token_stream().to_string(), 0)),
+            },
+            syn::Expr::Binary(b) if matches!(b.op, syn::BinOp::Sub(_)) => match int(&b.right) {
+                Some(c) => offset(&b.left).map(|(base, o)| (base, o - c)),
+                None => Some((e.to_token_stream().to_string(), 0)),
+            },
+            _ => Some((e.to_token_stream().to_string(), 0)),
         }
     }
     match (r.start.as_deref(), r.end.as_deref()) {
-        (None, Some(hi)) => lit(hi),
-        (Some(lo), Some(hi)) if lit(lo) && lit(hi) => true,
-        (Some(lo), Some(hi)) => match (split(hi), split(lo)) {
-            (Some((b, c)), _) if lit(c) && text(b) == text(lo) => true,
-            (Some((b, c)), Some((b2, c2))) => lit(c) && lit(c2) && text(b) == text(b2),
+        (None, Some(hi)) => offset(hi).is_some_and(|(base, _)| base.is_empty()),
+        (Some(lo), Some(hi)) => match (offset(lo), offset(hi)) {
+            (Some((b1, o1)), Some((b2, o2))) => b1 == b2 && o2 >= o1,
             _ => false,
         },
         _ => false,
