@@ -1,6 +1,6 @@
 //! How each loop of a kernel runs on the GPU backends, in words, for `ACC_INFO`: the decisions
 //! the PTX and WGSL backends share (entry points per top-level statement, the gang/vector
-//! split of [`Stmt::gang_vector_split`], tiles, grid-stride loops), described once, with the
+//! split of [`Stmt::gang_phases`], tiles, grid-stride loops), described once, with the
 //! reason wherever a loop the user marked parallel runs inside each thread.
 
 use super::*;
@@ -58,16 +58,7 @@ fn vars(k: &Kernel, levels: &[LoopLevel]) -> Vec<String> {
 }
 
 fn levels_of(s: &Schedule) -> String {
-    let mut v = Vec::new();
-    if s.gang {
-        v.push("gang");
-    }
-    if s.worker {
-        v.push("worker");
-    }
-    if s.vector {
-        v.push("vector");
-    }
+    let v = s.levels();
     if v.is_empty() {
         "independent".into()
     } else {

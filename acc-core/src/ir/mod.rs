@@ -568,6 +568,16 @@ pub struct Schedule {
     pub vector: bool,
 }
 
+impl Schedule {
+    /// The levels it names, outermost first (`["gang", "vector"]`).
+    pub fn levels(&self) -> Vec<&'static str> {
+        [(self.gang, "gang"), (self.worker, "worker"), (self.vector, "vector")]
+            .into_iter()
+            .filter_map(|(on, name)| on.then_some(name))
+            .collect()
+    }
+}
+
 /// A reduction of a loop or a kernel (3.3 section 2.5.15).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reduction {
@@ -791,17 +801,6 @@ impl Stmt {
             block_reductions,
             post: post.iter().collect(),
         })
-    }
-
-    /// [`Stmt::gang_phases`] without code after the vector loop or block reductions: the
-    /// split every GPU backend has run since before phases.
-    pub fn gang_vector_split(&self, f: &Function) -> Option<(Vec<&Stmt>, &Stmt)> {
-        self.gang_phases(f)
-            .filter(|p| !p.synchronizes())
-            .and_then(|p| match p.vector {
-                std::borrow::Cow::Borrowed(v) => Some((p.pre, v)),
-                std::borrow::Cow::Owned(_) => None,
-            })
     }
 }
 

@@ -152,19 +152,7 @@ fn block(out: &mut String, f: &Function, b: &[Stmt], depth: usize) {
                     .collect();
                 let sched = match schedule {
                     None => String::from("seq"),
-                    Some(s) => {
-                        let mut v = vec![];
-                        if s.gang {
-                            v.push("gang");
-                        }
-                        if s.worker {
-                            v.push("worker");
-                        }
-                        if s.vector {
-                            v.push("vector");
-                        }
-                        format!("parallel({})", v.join(" "))
-                    }
+                    Some(s) => format!("parallel({})", s.levels().join(" ")),
                 };
                 let reds: Vec<String> = reductions
                     .iter()

@@ -433,13 +433,14 @@ fn tiled_nests_expand_to_tile_loops_around_element_loops() {
     );
     assert_eq!(reductions.len(), 1);
     // One vector loop over a tile's elements: the split GPU backends run a tile per gang with.
-    let (pre, inner) = outer
-        .gang_vector_split(&k.function)
+    let phases = outer
+        .gang_phases(&k.function)
+        .filter(|p| !p.synchronizes())
         .expect("tile loops over element loops");
-    assert!(pre.is_empty());
+    assert!(phases.pre.is_empty());
     let Stmt::For {
         levels, schedule, ..
-    } = inner
+    } = &*phases.vector
     else {
         panic!("an element loop")
     };

@@ -1023,72 +1023,25 @@ impl Writer<'_> {
         Ok(acc)
     }
 
-    /// The combination of `v` over the block's threads, in every thread: warp shuffles, then
-    /// the first warp combines the warps' results in shared memory, which every thread then
-    /// reads (a fixed order for a block size: deterministic). Every thread of the block must
-    /// reach it; it leaves shared memory free for the next use.
+    /// The combination of `v` over the block's threads, in every thread: [`Writer::warps_combine`],
+    /// then lane 0 of warp 0 publishes the result in shared memory, which every thread reads
+    /// (deterministic for a block size). Every thread of the block must reach it; it leaves
+    /// shared memory free for the next use.
     fn block_allreduce(&mut self, op: ReduceOp, ty: Scalar, v: &str, tid: &str) -> Result<String> {
-        self.shared = true;
-        let mut acc = v.to_string();
-        for off in [16, 8, 4, 2, 1] {
-            let other = self.shuffle_down(&acc, ty, off);
-            acc = self.combine(op, ty, &acc, &other)?;
-        }
-        let (lane, warp) = (self.reg("%r"), self.reg("%r"));
-        self.emit(format!("and.b32 {lane}, {tid}, 31;"));
-        self.emit(format!("shr.u32 {warp}, {tid}, 5;"));
-        let (base, at) = (self.reg("%rd"), self.reg("%rd"));
-        self.emit(format!("mov.u64 {base}, acc_shared;"));
-        self.emit(format!("mul.wide.u32 {at}, {warp}, 8;"));
-        self.emit(format!("add.u64 {at}, {base}, {at};"));
-        let skip = self.label("lane0");
-        let p = self.reg("%p");
-        self.emit(format!("setp.ne.u32 {p}, {lane}, 0;"));
-        self.emit(format!("@{p} bra {skip};"));
-        self.store_word(".shared", &at, ty, &acc)?;
-        self.emit(format!("{skip}:"));
+        let c = self.warps_combine(op, ty, v, tid)?;
+        // (Warp 0 read the slots before its shuffles, so slot 0 is free.)
+        self.store_word(".shared", &c.base, ty, &c.value)?;
+        self.emit(format!("{}:", c.after));
         self.emit("bar.sync 0;");
-        let after = self.label("warp0");
-        let q = self.reg("%p");
-        self.emit(format!("setp.ne.u32 {q}, {warp}, 0;"));
-        self.emit(format!("@{q} bra {after};"));
-        let warps = BLOCK_SIZE / 32;
-        let id = self.identity(op, ty)?;
-        let la = self.reg("%rd");
-        self.emit(format!("mul.wide.u32 {la}, {lane}, 8;"));
-        self.emit(format!("add.u64 {la}, {base}, {la};"));
-        let inside = self.reg("%p");
-        self.emit(format!("setp.lt.u32 {inside}, {lane}, {warps};"));
-        let mut w = self.reg(repr(ty).class);
-        self.emit(format!("mov{} {w}, {id};", repr(ty).bits));
-        let load = self.label("ld");
-        self.emit(format!("@!{inside} bra {load};"));
-        let x = self.load_word(".shared", &la, ty);
-        self.emit(format!("mov{} {w}, {x};", repr(ty).bits));
-        self.emit(format!("{load}:"));
-        let mut off = warps / 2;
-        while off > 0 {
-            let other = self.shuffle_down(&w, ty, off);
-            w = self.combine(op, ty, &w, &other)?;
-            off /= 2;
-        }
-        // Lane 0 of warp 0 publishes the result (its warp read the slots before the shuffles).
-        let z = self.reg("%p");
-        self.emit(format!("setp.ne.u32 {z}, {lane}, 0;"));
-        self.emit(format!("@{z} bra {after};"));
-        self.store_word(".shared", &base, ty, &w)?;
-        self.emit(format!("{after}:"));
-        self.emit("bar.sync 0;");
-        let r = self.load_word(".shared", &base, ty);
+        let r = self.load_word(".shared", &c.base, ty);
         let out = self.reg(repr(ty).class);
         self.emit(format!("mov{} {out}, {r};", repr(ty).bits));
         self.emit("bar.sync 0;");
         Ok(out)
     }
 
-    /// Writes the block's partial of `v` (thread 0 writes it at `partials[block]`): each warp
-    /// combines its lanes with shuffles, then the first warp combines the warps' results, so
-    /// the order is fixed for a block size and the result deterministic.
+    /// Writes the block's partial of `v` (thread 0 writes it at `partials[block]`) after
+    /// [`Writer::warps_combine`].
     #[allow(clippy::too_many_arguments)]
     fn block_reduce_shuffle(
         &mut self,
@@ -1099,6 +1052,22 @@ impl Writer<'_> {
         ctaid: &str,
         slot: usize,
     ) -> Result<()> {
+        let c = self.warps_combine(op, ty, v, tid)?;
+        let pb = self.reg("%rd");
+        self.emit(format!("ld.param.u64 {pb}, [acc_partials{slot}];"));
+        let pa = self.reg("%rd");
+        self.emit(format!("mul.wide.u32 {pa}, {ctaid}, {};", partial_size(ty)));
+        self.emit(format!("add.u64 {pa}, {pb}, {pa};"));
+        self.store_word(".global", &pa, ty, &c.value)?;
+        self.emit(format!("{}:", c.after));
+        Ok(())
+    }
+
+    /// The first half of a block reduction: each warp combines its lanes with shuffles, the
+    /// warps' results go through shared memory (a barrier), and the first warp combines them,
+    /// so the order is fixed for a block size. The code that follows runs on thread 0 alone,
+    /// until the caller emits the returned `after` label.
+    fn warps_combine(&mut self, op: ReduceOp, ty: Scalar, v: &str, tid: &str) -> Result<WarpsCombined> {
         self.shared = true;
         let mut acc = v.to_string();
         for off in [16, 8, 4, 2, 1] {
@@ -1132,12 +1101,11 @@ impl Writer<'_> {
         self.emit(format!("setp.lt.u32 {inside}, {lane}, {warps};"));
         let mut w = self.reg(repr(ty).class);
         self.emit(format!("mov{} {w}, {id};", repr(ty).bits));
-        let (load, loaded) = (self.label("ld"), self.label("lded"));
+        let load = self.label("ld");
         self.emit(format!("@!{inside} bra {load};"));
         let x = self.load_word(".shared", &la, ty);
         self.emit(format!("mov{} {w}, {x};", repr(ty).bits));
         self.emit(format!("{load}:"));
-        let _ = loaded;
         let mut off = warps / 2;
         while off > 0 {
             let other = self.shuffle_down(&w, ty, off);
@@ -1147,14 +1115,11 @@ impl Writer<'_> {
         let z = self.reg("%p");
         self.emit(format!("setp.ne.u32 {z}, {lane}, 0;"));
         self.emit(format!("@{z} bra {after};"));
-        let pb = self.reg("%rd");
-        self.emit(format!("ld.param.u64 {pb}, [acc_partials{slot}];"));
-        let pa = self.reg("%rd");
-        self.emit(format!("mul.wide.u32 {pa}, {ctaid}, {};", partial_size(ty)));
-        self.emit(format!("add.u64 {pa}, {pb}, {pa};"));
-        self.store_word(".global", &pa, ty, &w)?;
-        self.emit(format!("{after}:"));
-        Ok(())
+        Ok(WarpsCombined {
+            value: w,
+            base,
+            after,
+        })
     }
 
     /// `v` of lane `lane + off` of the warp (every lane takes part).
@@ -2308,4 +2273,12 @@ fn private_atom(op: BinaryOp, elem: Scalar) -> &'static str {
         (BinaryOp::BitOr, _) => "or.b32",
         _ => "xor.b32",
     }
+}
+
+/// What [`Writer::warps_combine`] leaves: the block's value (in thread 0), the shared memory
+/// it went through, and the label where the other threads rejoin.
+struct WarpsCombined {
+    value: String,
+    base: String,
+    after: String,
 }

@@ -120,7 +120,7 @@ pub struct Lowered {
     /// rather than over the grid.
     pub single: Vec<bool>,
     /// For each entry point: whether each iteration of its loop takes a whole workgroup, whose
-    /// invocations share an inner vector loop ([`Stmt::gang_vector_split`]), so that the grid
+    /// invocations share an inner loop ([`Stmt::gang_phases`]), so that the grid
     /// wants a workgroup per iteration rather than per 256.
     pub workgroup_per_iteration: Vec<bool>,
     /// Size in bytes of the locals buffer (0 when there is none).
