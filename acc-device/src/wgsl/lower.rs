@@ -1358,20 +1358,6 @@ impl Writer<'_> {
         for (r, (red, slot)) in reductions.iter().zip(slots).enumerate() {
             let ty = self.k.function.locals[red.local as usize].ty;
             let sh = format!("acc_shared_{n}_{r}");
-            let as_word = |v: String| {
-                if ty == Scalar::Bool {
-                    format!("select(0u, 1u, {v})")
-                } else {
-                    v
-                }
-            };
-            let from_word = |v: String| {
-                if ty == Scalar::Bool {
-                    format!("({v} != 0u)")
-                } else {
-                    v
-                }
-            };
             // Arrays reduce element by element, each through the same shared memory.
             let (element, partial, pad) = match self.k.function.locals[red.local as usize].len {
                 Some(n) => {
@@ -1382,38 +1368,17 @@ impl Writer<'_> {
                     (
                         format!("l{}[acc_e]", red.local),
                         format!("acc_wg.x * {n}u + acc_e"),
-                        "    ",
+                        "        ",
                     )
                 }
-                None => (format!("l{}", red.local), "acc_wg.x".to_string(), ""),
+                None => (format!("l{}", red.local), "acc_wg.x".to_string(), "    "),
             };
-            let _ = writeln!(out, "    {pad}{sh}[acc_lid] = {};", as_word(element));
-            let _ = writeln!(out, "    {pad}workgroupBarrier();");
+            self.workgroup_tree(&mut out, pad, &sh, red.op, ty, &element);
             let _ = writeln!(
                 out,
-                "    {pad}for (var acc_s: u32 = {}u; acc_s > 0u; acc_s = acc_s >> 1u) {{",
-                WORKGROUP_SIZE / 2
+                "{pad}if (acc_lid == 0u) {{ acc_partials_{slot}[{partial}] = {sh}[0]; }}"
             );
-            let halves = self.by_halves(ty);
-            let c = combine(
-                red.op,
-                ty,
-                &from_word(format!("{sh}[acc_lid]")),
-                &from_word(format!("{sh}[acc_lid + acc_s]")),
-                halves,
-            );
-            let _ = writeln!(
-                out,
-                "    {pad}    if (acc_lid < acc_s) {{ {sh}[acc_lid] = {}; }}",
-                as_word(c)
-            );
-            let _ = writeln!(out, "    {pad}    workgroupBarrier();");
-            let _ = writeln!(out, "    {pad}}}");
-            let _ = writeln!(
-                out,
-                "    {pad}if (acc_lid == 0u) {{ acc_partials_{slot}[{partial}] = {sh}[0]; }}"
-            );
-            if !pad.is_empty() {
+            if pad.len() > 4 {
                 // The next element reuses the shared memory once everyone has read it.
                 let _ = writeln!(out, "        workgroupBarrier();");
                 let _ = writeln!(out, "    }}");
@@ -1475,6 +1440,40 @@ impl Writer<'_> {
         Ok(())
     }
 
+    /// `element` of every invocation combined by `op` in workgroup array `sh`, a tree in a
+    /// fixed order (deterministic): the result is in `sh[0]`, as a word, once it returns.
+    fn workgroup_tree(
+        &mut self,
+        out: &mut String,
+        pad: &str,
+        sh: &str,
+        op: ReduceOp,
+        ty: Scalar,
+        element: &str,
+    ) {
+        let _ = writeln!(out, "{pad}{sh}[acc_lid] = {};", as_word(ty, element));
+        let _ = writeln!(out, "{pad}workgroupBarrier();");
+        let _ = writeln!(
+            out,
+            "{pad}for (var acc_s: u32 = {}u; acc_s > 0u; acc_s = acc_s >> 1u) {{",
+            WORKGROUP_SIZE / 2
+        );
+        let c = combine(
+            op,
+            ty,
+            &from_word(ty, &format!("{sh}[acc_lid]")),
+            &from_word(ty, &format!("{sh}[acc_lid + acc_s]")),
+            self.by_halves(ty),
+        );
+        let _ = writeln!(
+            out,
+            "{pad}    if (acc_lid < acc_s) {{ {sh}[acc_lid] = {}; }}",
+            as_word(ty, &c)
+        );
+        let _ = writeln!(out, "{pad}    workgroupBarrier();");
+        let _ = writeln!(out, "{pad}}}");
+    }
+
     /// Combines local `r.local` over the workgroup's invocations (a tree in workgroup memory,
     /// in a fixed order: deterministic) into `keep op total`, in every invocation. Every
     /// invocation must reach it; it leaves the workgroup memory free for the next use.
@@ -1497,44 +1496,10 @@ impl Writer<'_> {
         if !self.helpers.contains(&decl) {
             self.helpers.push_str(&decl);
         }
-        let as_word = |v: String| {
-            if ty == Scalar::Bool {
-                format!("select(0u, 1u, {v})")
-            } else {
-                v
-            }
-        };
-        let from_word = |v: String| {
-            if ty == Scalar::Bool {
-                format!("({v} != 0u)")
-            } else {
-                v
-            }
-        };
         let l = r.local;
-        let _ = writeln!(out, "        {sh}[acc_lid] = {};", as_word(format!("l{l}")));
-        let _ = writeln!(out, "        workgroupBarrier();");
-        let _ = writeln!(
-            out,
-            "        for (var acc_s: u32 = {}u; acc_s > 0u; acc_s = acc_s >> 1u) {{",
-            WORKGROUP_SIZE / 2
-        );
+        self.workgroup_tree(out, "        ", &sh, r.op, ty, &format!("l{l}"));
         let halves = self.by_halves(ty);
-        let c = combine(
-            r.op,
-            ty,
-            &from_word(format!("{sh}[acc_lid]")),
-            &from_word(format!("{sh}[acc_lid + acc_s]")),
-            halves,
-        );
-        let _ = writeln!(
-            out,
-            "            if (acc_lid < acc_s) {{ {sh}[acc_lid] = {}; }}",
-            as_word(c)
-        );
-        let _ = writeln!(out, "            workgroupBarrier();");
-        let _ = writeln!(out, "        }}");
-        let total = combine(r.op, ty, keep, &from_word(format!("{sh}[0]")), halves);
+        let total = combine(r.op, ty, keep, &from_word(ty, &format!("{sh}[0]")), halves);
         let _ = writeln!(out, "        l{l} = {total};");
         let _ = writeln!(out, "        workgroupBarrier();");
         Ok(())
@@ -2440,5 +2405,23 @@ fn private_atomic(op: BinaryOp) -> &'static str {
         BinaryOp::Add => "atomicAdd",
         BinaryOp::BitOr => "atomicOr",
         _ => "atomicXor",
+    }
+}
+
+/// A value of type `t` as the word workgroup memory holds (`bool` as `u32`).
+fn as_word(t: Scalar, v: &str) -> String {
+    if t == Scalar::Bool {
+        format!("select(0u, 1u, {v})")
+    } else {
+        v.to_string()
+    }
+}
+
+/// A word of workgroup memory as a value of type `t`.
+fn from_word(t: Scalar, v: &str) -> String {
+    if t == Scalar::Bool {
+        format!("({v} != 0u)")
+    } else {
+        v.to_string()
     }
 }
