@@ -149,26 +149,7 @@ const DATA_CLAUSES: &[C] = &[
 /// `#[acc::data(..)] { body }`, or `#[acc::data]` / `#[acc::declare]` on a function: a
 /// structured data region, left on every path out of `body` (the guard's `Drop`).
 pub fn expand_data_region(ctx: &mut Ctx, dir: &Directive, body: TokenStream) -> TokenStream {
-    let loc = location(dir.span);
-    let vars = clause_vars(dir, DATA_CLAUSES, &loc);
-    let hosts = exit_hosts(dir, DATA_CLAUSES);
-    let (if_cond, async_arg, wait) = if_async_wait(dir);
-    let guard = quote::format_ident!("__acc_data_{}", ctx.next_id());
-    let fn_name = ctx.fn_name.clone();
-    let exit = quote! {{
-        #[allow(unused_imports)]
-        use ::acc::__rt::AccMut as _;
-        #guard.exit(#loc, &mut [#(#hosts),*]);
-    }};
-    let body = super::leave::leave_first(body, &exit);
-    quote! {
-        {
-            let #guard = ::acc::__rt::data_region(#loc, #fn_name, #if_cond, #async_arg, #wait, &[#(#vars),*]);
-            let __acc_value = #body;
-            #exit
-            __acc_value
-        }
-    }
+    data_scope(ctx, dir, |exit| quote!({ let __acc_value = #body; #exit __acc_value }))
 }
 
 /// `declare` on a `let` (3.3 section 2.13): a data region over `stmts`, the rest of the
@@ -181,6 +162,23 @@ pub fn expand_declare_scope(
     mut stmts: Vec<syn::Stmt>,
     tail: Option<syn::Stmt>,
 ) -> TokenStream {
+    data_scope(ctx, dir, |exit| match (&tail, stmts.last()) {
+        // The value of a region further in (a later `declare` in the block).
+        (None, Some(syn::Stmt::Expr(_, None))) => {
+            let last = stmts.pop();
+            quote!({ #(#stmts)* let __acc_value = #last; #exit __acc_value })
+        }
+        _ => quote!({ #(#stmts)* #exit #tail }),
+    })
+}
+
+/// A data region of `dir`'s clauses around the block `body(exit)` builds, which runs `exit`
+/// at its end; `exit` also runs before every other way out of it.
+fn data_scope(
+    ctx: &mut Ctx,
+    dir: &Directive,
+    body: impl FnOnce(&TokenStream) -> TokenStream,
+) -> TokenStream {
     let loc = location(dir.span);
     let vars = clause_vars(dir, DATA_CLAUSES, &loc);
     let hosts = exit_hosts(dir, DATA_CLAUSES);
@@ -192,15 +190,7 @@ pub fn expand_declare_scope(
         use ::acc::__rt::AccMut as _;
         #guard.exit(#loc, &mut [#(#hosts),*]);
     }};
-    let body = match (&tail, stmts.last()) {
-        // The value of a region further in (a later `declare` in the block).
-        (None, Some(syn::Stmt::Expr(_, None))) => {
-            let last = stmts.pop();
-            quote!({ #(#stmts)* let __acc_value = #last; #exit __acc_value })
-        }
-        _ => quote!({ #(#stmts)* #exit #tail }),
-    };
-    let body = super::leave::leave_first(body, &exit);
+    let body = super::leave::leave_first(body(&exit), &exit);
     quote! {
         {
             let #guard = ::acc::__rt::data_region(#loc, #fn_name, #if_cond, #async_arg, #wait, &[#(#vars),*]);
