@@ -115,6 +115,26 @@ fn run_child(case: &str, vars: &[(&str, &str)]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
 }
 
+/// Whether `ACC_REQUIRE_DEVICES` (CI, the GPU machine) names `ty`: then it is tested, and a
+/// missing device fails rather than being left out.
+fn required(ty: DeviceType) -> bool {
+    std::env::var("ACC_REQUIRE_DEVICES")
+        .is_ok_and(|v| v.split(',').any(|d| d.trim().eq_ignore_ascii_case(ty.name())))
+}
+
+/// The device types the observation tools are checked on: host and multicore always, a GPU
+/// type where it is required or present.
+fn types_to_test() -> Vec<DeviceType> {
+    [DeviceType::Host, DeviceType::Multicore, DeviceType::Wgpu, DeviceType::Nvidia]
+        .into_iter()
+        .filter(|&ty| {
+            matches!(ty, DeviceType::Host | DeviceType::Multicore)
+                || required(ty)
+                || acc::get_num_devices(ty) > 0
+        })
+        .collect()
+}
+
 fn main() {
     if let Ok(case) = std::env::var("ACC_ENV_CASE") {
         return child(&case);
@@ -210,16 +230,8 @@ fn main() {
 
     // ACC_TIME: a row per region and data directive, on demand and at exit, on every device
     // type this build has.
-    let mut types = vec![DeviceType::Host, DeviceType::Multicore];
-    let wgpu_required = std::env::var("ACC_REQUIRE_DEVICES")
-        .is_ok_and(|v| v.split(',').any(|d| d.trim().eq_ignore_ascii_case("wgpu")));
-    if wgpu_required || acc::get_num_devices(DeviceType::Wgpu) > 0 {
-        types.push(DeviceType::Wgpu);
-    }
-    if acc::get_num_devices(DeviceType::Nvidia) > 0 {
-        types.push(DeviceType::Nvidia);
-    }
-    for ty in types {
+    let types = types_to_test();
+    for &ty in &types {
         let out = run_child("time", &[("ACC_DEVICE_TYPE", ty.name()), ("ACC_TIME", "1")]);
         let (report, at_exit) = out
             .split_once("REPORT-END")
@@ -264,12 +276,7 @@ fn main() {
 
     // ACC_INFO: at the first launch of each region, how its loops run and each variable's
     // data attribute, on every device type this build has.
-    for ty in [DeviceType::Host, DeviceType::Multicore, DeviceType::Wgpu, DeviceType::Nvidia] {
-        let required = std::env::var("ACC_REQUIRE_DEVICES")
-            .is_ok_and(|v| v.split(',').any(|d| d.trim().eq_ignore_ascii_case(ty.name())));
-        if !required && acc::get_num_devices(ty) == 0 {
-            continue;
-        }
+    for &ty in &types {
         let out = run_child("time", &[("ACC_DEVICE_TYPE", ty.name()), ("ACC_INFO", "2")]);
         // Level 2 adds the kernel's resources where a kernel ran.
         match ty {
@@ -302,12 +309,7 @@ fn main() {
     // ACC_AUTOCOMPARE: the host twin reruns the region; a result that differs is reported by
     // region, variable, index and values, the program's results stay the device's, and
     // `abort` stops at the first difference.
-    for ty in [DeviceType::Host, DeviceType::Multicore, DeviceType::Wgpu, DeviceType::Nvidia] {
-        let required = std::env::var("ACC_REQUIRE_DEVICES")
-            .is_ok_and(|v| v.split(',').any(|d| d.trim().eq_ignore_ascii_case(ty.name())));
-        if !required && acc::get_num_devices(ty) == 0 {
-            continue;
-        }
+    for &ty in &types {
         let out = run_child("autocompare", &[("ACC_DEVICE_TYPE", ty.name()), ("ACC_AUTOCOMPARE", "1")]);
         if ty == DeviceType::Host {
             assert!(out.contains("FLAGS 64 A 192 DIFFERENCES 0"), "host: {out}");
@@ -330,7 +332,7 @@ fn main() {
 
     // On a device with its own memory, ACC_NOTIFY reports launches, grids and transfers
     // (updates included) and ACC_DUMP writes each stage (DESIGN.md section 7).
-    if wgpu_required || acc::get_num_devices(DeviceType::Wgpu) > 0 {
+    if types.contains(&DeviceType::Wgpu) {
         let dir = std::env::temp_dir().join(format!("acc-dump-{}", std::process::id()));
         let dir_s = dir.to_string_lossy().into_owned();
         let out = run_child(
@@ -413,7 +415,7 @@ fn main() {
     ] {
         assert!(text.contains(line), "acc-info lacks {line:?}:\n{text}");
     }
-    if wgpu_required {
+    if required(DeviceType::Wgpu) {
         assert!(text.contains("wgpu 0: ") && text.contains("64-bit integers: "), "{text}");
     }
     passed += 1;
