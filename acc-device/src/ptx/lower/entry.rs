@@ -1,0 +1,628 @@
+//! The entry points of a kernel in PTX and how each spreads its loops over threads: the
+//! single-thread and fold entries, the grid entry (grid-stride, a block or a warp per gang
+//! iteration, worker and vector loops), private passes, and sequential loops.
+
+use super::*;
+
+impl Writer<'_> {
+    /// Starts an entry point's body: registers and private arrays per entry point.
+    pub(super) fn begin_entry(&mut self) {
+        self.body.clear();
+        self.regs.clear();
+        self.shared = false;
+        self.privatized = None;
+        self.priv_used = false;
+        self.fast = None;
+        self.bad = (self.reg("%r"), self.reg("%rd"), self.reg("%rd"));
+        let what = self.bad.0.clone();
+        self.emit(format!("mov.u32 {what}, -1;"));
+        let locals = self.k.function.locals.clone();
+        for (i, l) in locals.iter().enumerate() {
+            match l.len {
+                None => {
+                    let r = repr(l.ty);
+                    let decl_ty = if r.class == "%p" { ".pred" } else { r.bits };
+                    self.emit(format!(".reg {decl_ty} {}_l{i};", r.class));
+                }
+                Some(n) => {
+                    let size = elem_size(l.ty) as u64 * n as u64;
+                    self.emit(format!(".local .align 8 .b8 acc_pa{i}[{}];", size.max(1)));
+                }
+            }
+        }
+    }
+
+    /// Ends an entry point: its register declarations, and its body.
+    pub(super) fn end_entry(&mut self) -> (String, String) {
+        let mut decls = String::new();
+        for (class, count) in &self.regs {
+            let ty = match *class {
+                "%p" => ".pred",
+                "%r" => ".b32",
+                "%rd" => ".b64",
+                "%f" => ".f32",
+                "%fd" => ".f64",
+                _ => ".b32",
+            };
+            let _ = writeln!(decls, "    .reg {ty} {class}<{count}>;");
+        }
+        if self.shared {
+            let _ = writeln!(
+                decls,
+                "    .shared .align 8 .b8 acc_shared[{}];",
+                BLOCK_SIZE * 8
+            );
+        }
+        if self.priv_used {
+            let _ = writeln!(
+                decls,
+                "    .shared .align 4 .b8 acc_priv[{}];",
+                PRIVATE_ELEMENTS * 4
+            );
+        }
+        (decls, std::mem::take(&mut self.body))
+    }
+
+    /// Loads (or, with `store`, stores) the region-level scalar locals from (to) the locals
+    /// buffer.
+    pub(super) fn move_locals(&mut self, store: bool) {
+        if self.local_slots.is_empty() {
+            return;
+        }
+        let base = self.reg("%rd");
+        self.emit(format!("ld.param.u64 {base}, [acc_locals];"));
+        for (l, t, off) in self.local_slots.clone() {
+            let r = repr(t);
+            let reg = format!("{}_l{l}", r.class);
+            match (t, store) {
+                (Scalar::Bool, false) => {
+                    let w = self.reg("%r");
+                    self.emit(format!("ld.global.u32 {w}, [{base}+{off}];"));
+                    self.emit(format!("setp.ne.u32 {reg}, {w}, 0;"));
+                }
+                (Scalar::Bool, true) => {
+                    let w = self.reg("%r");
+                    self.emit(format!("selp.u32 {w}, 1, 0, {reg};"));
+                    self.emit(format!("st.global.u32 [{base}+{off}], {w};"));
+                }
+                (_, false) => self.emit(format!("ld.global{} {reg}, [{base}+{off}];", r.bits)),
+                (_, true) => self.emit(format!("st.global{} [{base}+{off}], {reg};", r.bits)),
+            }
+        }
+    }
+
+    /// Returns from every thread but the grid's first.
+    pub(super) fn first_thread_only(&mut self) {
+        let (a, b) = (self.reg("%r"), self.reg("%r"));
+        self.emit(format!("mov.u32 {a}, %tid.x;"));
+        self.emit(format!("mov.u32 {b}, %ctaid.x;"));
+        self.emit(format!("or.b32 {a}, {a}, {b};"));
+        let p = self.reg("%p");
+        self.emit(format!("setp.ne.u32 {p}, {a}, 0;"));
+        self.emit(format!("@{p} ret;"));
+    }
+
+    /// An entry point of one thread running `stmts` (code between parallel loops), with the
+    /// region-level locals loaded first and stored back last.
+    pub(super) fn single_entry(&mut self, stmts: &[&Stmt]) -> Result<(String, String)> {
+        self.begin_entry();
+        self.first_thread_only();
+        self.move_locals(false);
+        for st in stmts {
+            self.stmt(st)?;
+        }
+        self.move_locals(true);
+        self.report_bad();
+        self.emit("ret;");
+        Ok(self.end_entry())
+    }
+
+    /// An entry point of one thread folding the per-block partials of reductions into region
+    /// locals, in block order, into the locals' values.
+    pub(super) fn fold_entry(&mut self, reds: &[(usize, Reduction)]) -> Result<(String, String)> {
+        self.begin_entry();
+        self.first_thread_only();
+        self.move_locals(false);
+        let (g, blocks) = (self.reg("%r"), self.reg("%r"));
+        self.emit(format!("ld.param.u32 {blocks}, [acc_blocks];"));
+        self.emit(format!("mov.u32 {g}, 0;"));
+        let (top, end) = (self.label("fold"), self.label("folded"));
+        self.emit(format!("{top}:"));
+        let p = self.reg("%p");
+        self.emit(format!("setp.ge.u32 {p}, {g}, {blocks};"));
+        self.emit(format!("@{p} bra {end};"));
+        for &(slot, red) in reds {
+            let ty = self.k.function.locals[red.local as usize].ty;
+            let l = self.local(red.local)?;
+            let (base, at) = (self.reg("%rd"), self.reg("%rd"));
+            self.emit(format!("ld.param.u64 {base}, [acc_partials{slot}];"));
+            self.emit(format!("mul.wide.u32 {at}, {g}, {};", partial_size(ty)));
+            self.emit(format!("add.u64 {at}, {base}, {at};"));
+            let v = self.load_word(".global", &at, ty);
+            let c = self.combine(red.op, ty, &l, &v)?;
+            self.emit(format!("mov{} {l}, {c};", repr(ty).bits));
+        }
+        self.emit(format!("add.u32 {g}, {g}, 1;"));
+        self.emit(format!("bra {top};"));
+        self.emit(format!("{end}:"));
+        self.move_locals(true);
+        self.report_bad();
+        self.emit("ret;");
+        Ok(self.end_entry())
+    }
+
+    pub(super) fn param_list(&self, partials: usize) -> String {
+        let mut ps = Vec::new();
+        for (id, p) in self.k.params.iter().enumerate() {
+            match p.kind {
+                ParamKind::Array { .. } => {
+                    ps.push(format!("    .param .u64 acc_a{id}"));
+                    ps.push(format!("    .param .u64 acc_n{id}"));
+                }
+                ParamKind::Scalar(t) => ps.push(format!("    .param {} acc_s{id}", param_type(t))),
+            }
+        }
+        ps.push("    .param .u64 acc_status".into());
+        ps.push("    .param .u64 acc_locals".into());
+        ps.push("    .param .u32 acc_blocks".into());
+        for r in 0..partials {
+            ps.push(format!("    .param .u64 acc_partials{r}"));
+        }
+        ps.join(",\n")
+    }
+
+    /// A grid entry point: the prelude (or, in a segmented region, the region's locals), then
+    /// the loop's share of iterations, then the block's reduction partials.
+    pub(super) fn grid_entry(
+        &mut self,
+        prelude: &[&Stmt],
+        s: &Stmt,
+        slots: &[usize],
+    ) -> Result<(String, String)> {
+        let Stmt::For {
+            levels,
+            reductions,
+            body,
+            ..
+        } = s
+        else {
+            return Err(unsupported("internal error: an entry without its loop"));
+        };
+        self.begin_entry();
+        self.move_locals(false);
+        for st in prelude {
+            self.stmt(st)?;
+        }
+        // The grid: thread `gid` of `stride` takes iterations gid, gid + stride, ...
+        let (tid, ctaid, ntid, nctaid) = (
+            self.reg("%r"),
+            self.reg("%r"),
+            self.reg("%r"),
+            self.reg("%r"),
+        );
+        self.emit(format!("mov.u32 {tid}, %tid.x;"));
+        self.emit(format!("mov.u32 {ctaid}, %ctaid.x;"));
+        self.emit(format!("mov.u32 {ntid}, %ntid.x;"));
+        self.emit(format!("mov.u32 {nctaid}, %nctaid.x;"));
+        let (k, stride) = (self.reg("%rd"), self.reg("%rd"));
+        self.emit(format!("mul.wide.u32 {k}, {ctaid}, {ntid};"));
+        self.emit(format!("cvt.u64.u32 {stride}, {tid};"));
+        self.emit(format!("add.u64 {k}, {k}, {stride};"));
+        self.emit(format!("mul.wide.u32 {stride}, {nctaid}, {ntid};"));
+        for r in reductions {
+            let l = &self.k.function.locals[r.local as usize];
+            let (ty, len) = (l.ty, l.len);
+            let id = self.identity(r.op, ty)?;
+            match len {
+                None => {
+                    let l = self.local(r.local)?;
+                    self.emit(format!("mov{} {l}, {id};", repr(ty).bits));
+                }
+                Some(n) => {
+                    for e in 0..n {
+                        let addr = self.private_address_const(r.local, e);
+                        self.store_private(&addr, ty, &id, "");
+                    }
+                }
+            }
+        }
+        // A gang loop whose body is a vector loop (after scalar assignments, maybe before more
+        // code): each iteration of the gang loop takes a block, whose threads share the vector
+        // loop's iterations; the block combines the loop's reductions into locals of the
+        // iteration, and its first thread runs the code after the loop (`GangPhases`).
+        match s.gang_phases(&self.k.function) {
+            Some(phases) => {
+                let Stmt::For {
+                    levels: inner_levels,
+                    body: inner_body,
+                    ..
+                } = &*phases.vector
+                else {
+                    unreachable!("gang_phases gives a loop")
+                };
+                let (kb, sb, kt, st) = (
+                    self.reg("%rd"),
+                    self.reg("%rd"),
+                    self.reg("%rd"),
+                    self.reg("%rd"),
+                );
+                // With `vector_length(n)`, n <= 32: a warp per gang iteration, the block's
+                // warps taking consecutive ones; no barriers. Otherwise the whole block.
+                let warps = warp_groups(self.k);
+                let lane = self.reg("%r");
+                if warps {
+                    let (warp, groups) = (self.reg("%r"), BLOCK_SIZE / 32);
+                    self.emit(format!("and.b32 {lane}, {tid}, 31;"));
+                    self.emit(format!("shr.u32 {warp}, {tid}, 5;"));
+                    self.emit(format!("mul.wide.u32 {kb}, {ctaid}, {groups};"));
+                    let w64 = self.reg("%rd");
+                    self.emit(format!("cvt.u64.u32 {w64}, {warp};"));
+                    self.emit(format!("add.u64 {kb}, {kb}, {w64};"));
+                    self.emit(format!("mul.wide.u32 {sb}, {nctaid}, {groups};"));
+                    self.emit(format!("mov.u64 {st}, 32;"));
+                } else {
+                    self.emit(format!("mov.u32 {lane}, {tid};"));
+                    self.emit(format!("cvt.u64.u32 {kb}, {ctaid};"));
+                    self.emit(format!("cvt.u64.u32 {sb}, {nctaid};"));
+                    self.emit(format!("cvt.u64.u32 {st}, {ntid};"));
+                }
+                self.strided(levels, &kb, &sb, false, &mut |w: &mut Self| {
+                    for a in &phases.pre {
+                        w.stmt(a)?;
+                    }
+                    // Each thread's part of a block reduction starts at the identity; the
+                    // value before the loop joins the block's result.
+                    let mut kept = Vec::new();
+                    for r in &phases.block_reductions {
+                        let ty = w.k.function.locals[r.local as usize].ty;
+                        let reg = w.local(r.local)?;
+                        let keep = w.reg(repr(ty).class);
+                        w.emit(format!("mov{} {keep}, {reg};", repr(ty).bits));
+                        let id = w.identity(r.op, ty)?;
+                        w.emit(format!("mov{} {reg}, {id};", repr(ty).bits));
+                        kept.push((*r, ty, keep));
+                    }
+                    w.emit(format!("cvt.u64.u32 {kt}, {lane};"));
+                    w.strided(
+                        inner_levels,
+                        &kt,
+                        &st,
+                        straight_line(inner_body),
+                        &mut |w: &mut Self| w.block(inner_body),
+                    )?;
+                    for (r, ty, keep) in kept {
+                        let reg = w.local(r.local)?;
+                        let total = if warps {
+                            w.warp_allreduce(r.op, ty, &reg)?
+                        } else {
+                            w.block_allreduce(r.op, ty, &reg, &tid)?
+                        };
+                        let c = w.combine(r.op, ty, &keep, &total)?;
+                        w.emit(format!("mov{} {reg}, {c};", repr(ty).bits));
+                    }
+                    if !phases.post.is_empty() {
+                        let (skip, p) = (w.label("single"), w.reg("%p"));
+                        w.emit(format!("setp.ne.u32 {p}, {lane}, 0;"));
+                        w.emit(format!("@{p} bra {skip};"));
+                        for a in &phases.post {
+                            w.stmt(a)?;
+                        }
+                        w.emit(format!("{skip}:"));
+                    }
+                    Ok(())
+                })?;
+            }
+            None => {
+                // A small array the loop only adds (or ors, xors) into atomically: each block
+                // combines its updates in its own copy in shared memory first.
+                let private = acc_core::ir::privatize::atomic_targets(self.k, s)
+                    .into_iter()
+                    .find(|p| {
+                        self.k
+                            .access(p.array, None)
+                            .is_some_and(|a| a.ty.size() == 4 && a.stride == 4)
+                    });
+                if let Some(p) = private {
+                    self.privatize_begin(p, &tid, &ntid)?;
+                }
+                self.strided(
+                    levels,
+                    &k,
+                    &stride,
+                    straight_line(body),
+                    &mut |w: &mut Self| w.block(body),
+                )?;
+                if let Some(p) = private {
+                    self.privatize_end(p, &tid, &ntid)?;
+                }
+            }
+        }
+        for (red, &slot) in reductions.iter().zip(slots) {
+            let l = &self.k.function.locals[red.local as usize];
+            let (ty, len) = (l.ty, l.len);
+            match len {
+                None => {
+                    let v = self.local(red.local)?;
+                    self.block_reduce_shuffle(red.op, ty, &v, &tid, &ctaid, slot)?;
+                }
+                Some(n) => {
+                    for e in 0..n {
+                        let addr = self.private_address_const(red.local, e);
+                        let v = self.load_private(&addr, ty);
+                        self.block_reduce_shared(red.op, ty, &v, &tid, &ctaid, slot, e, n)?;
+                    }
+                }
+            }
+        }
+        self.report_bad();
+        self.emit("ret;");
+        Ok(self.end_entry())
+    }
+
+    /// A strided loop over the (collapsed) `levels`: iterations `k`, `k + stride`, ... of
+    /// their flat space (innermost level fastest), each setting the loop variables and running
+    /// `body` (`continue` and `break` in it refer to this loop). `k` is advanced in place.
+    pub(super) fn strided(
+        &mut self,
+        levels: &[LoopLevel],
+        k: &str,
+        stride: &str,
+        unroll: bool,
+        body: &mut dyn FnMut(&mut Self) -> Result<()>,
+    ) -> Result<()> {
+        let (k, stride) = (k.to_string(), stride.to_string());
+        let mut trips = Vec::new();
+        for lv in levels {
+            trips.push(self.expr(lv.trips)?);
+        }
+        let total = self.reg("%rd");
+        self.emit(format!("mov.u64 {total}, 1;"));
+        for t in &trips {
+            self.emit(format!("mul.lo.u64 {total}, {total}, {t};"));
+        }
+        // Fast version: where the arrays indexed by the loop variable itself hold its first and
+        // last values (checked once, before the loop), those accesses need no check.
+        let arrays = match levels {
+            [lv] if self.k.function.locals[lv.var as usize].ty == Scalar::USize => {
+                self.indexed_by(lv.var)
+            }
+            _ => Vec::new(),
+        };
+        if arrays.is_empty() || self.fast.is_some() || self.k.unchecked {
+            return self.strided_loops(levels, &k, &stride, unroll, &trips, &total, body);
+        }
+        let lv = &levels[0];
+        let (start, step) = (self.expr(lv.start)?, self.expr(lv.step)?);
+        let (last, fast) = (self.reg("%rd"), self.reg("%p"));
+        self.emit(format!("sub.u64 {last}, {total}, 1;"));
+        self.emit(format!("mad.lo.u64 {last}, {last}, {step}, {start};"));
+        self.emit(format!("setp.eq.u64 {fast}, {total}, 0;"));
+        let all = self.reg("%p");
+        self.emit(format!("setp.eq.u64 {all}, {total}, {total};"));
+        for &a in &arrays {
+            let n = self.reg("%rd");
+            self.emit(format!("ld.param.u64 {n}, [acc_n{a}];"));
+            let (p, q) = (self.reg("%p"), self.reg("%p"));
+            self.emit(format!("setp.lt.u64 {p}, {start}, {n};"));
+            self.emit(format!("setp.lt.u64 {q}, {last}, {n};"));
+            self.emit(format!("and.pred {all}, {all}, {p};"));
+            self.emit(format!("and.pred {all}, {all}, {q};"));
+        }
+        self.emit(format!("or.pred {fast}, {fast}, {all};"));
+        let (checked, done) = (self.label("checked"), self.label("versions"));
+        self.emit(format!("@!{fast} bra {checked};"));
+        self.fast = Some((lv.var, arrays));
+        let r = self.strided_loops(levels, &k, &stride, unroll, &trips, &total, body);
+        self.fast = None;
+        r?;
+        self.emit(format!("bra {done};"));
+        self.emit(format!("{checked}:"));
+        self.strided_loops(levels, &k, &stride, unroll, &trips, &total, body)?;
+        self.emit(format!("{done}:"));
+        Ok(())
+    }
+
+    /// The arrays some access of the kernel indexes with local `var` itself.
+    pub(super) fn indexed_by(&self, var: LocalId) -> Vec<ParamId> {
+        let mut out = Vec::new();
+        let is_var =
+            |h: Handle<Expr>| matches!(self.k.function.exprs[h], Expr::Local(l) if l == var);
+        for (_, e) in self.k.function.exprs.iter() {
+            if let Expr::Load { array, index, .. } = e {
+                if is_var(*index) && !out.contains(array) {
+                    out.push(*array);
+                }
+            }
+        }
+        fn stmts(b: &[Stmt], is_var: &dyn Fn(Handle<Expr>) -> bool, out: &mut Vec<ParamId>) {
+            for s in b {
+                match s {
+                    Stmt::Store { array, index, .. } | Stmt::Atomic { array, index, .. }
+                        if is_var(*index) && !out.contains(array) =>
+                    {
+                        out.push(*array)
+                    }
+                    Stmt::If { accept, reject, .. } => {
+                        stmts(accept, is_var, out);
+                        stmts(reject, is_var, out);
+                    }
+                    Stmt::For { body, .. } | Stmt::Loop { body } => stmts(body, is_var, out),
+                    _ => {}
+                }
+            }
+        }
+        stmts(&self.k.function.body, &is_var, &mut out);
+        out
+    }
+
+    /// The loops of [`Writer::strided`] over `total` iterations.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn strided_loops(
+        &mut self,
+        levels: &[LoopLevel],
+        k: &str,
+        stride: &str,
+        unroll: bool,
+        trips: &[String],
+        total: &str,
+        body: &mut dyn FnMut(&mut Self) -> Result<()>,
+    ) -> Result<()> {
+        let (k, stride, total) = (k.to_string(), stride.to_string(), total.to_string());
+        // A straight-line body over one level runs four iterations per trip while four remain
+        // (in the same order per thread): one basic block, so their loads are in flight
+        // together. The loop below takes the rest.
+        if unroll && levels.len() == 1 {
+            let (top, rest) = (self.label("unrolled"), self.label("rest"));
+            let (last, step4) = (self.reg("%rd"), self.reg("%rd"));
+            self.emit(format!("mul.lo.u64 {step4}, {stride}, 4;"));
+            self.emit(format!("{top}:"));
+            self.emit(format!("mad.lo.u64 {last}, {stride}, 3, {k};"));
+            let p = self.reg("%p");
+            self.emit(format!("setp.ge.u64 {p}, {last}, {total};"));
+            self.emit(format!("@{p} bra {rest};"));
+            for j in 0..4u32 {
+                let kj = self.reg("%rd");
+                self.emit(format!("mad.lo.u64 {kj}, {stride}, {j}, {k};"));
+                self.set_loop_var(&levels[0], &kj)?;
+                let cont = self.label("unrolledcont");
+                self.loops.push((cont.clone(), rest.clone()));
+                body(self)?;
+                self.loops.pop();
+                self.emit(format!("{cont}:"));
+            }
+            self.emit(format!("add.u64 {k}, {k}, {step4};"));
+            self.emit(format!("bra {top};"));
+            self.emit(format!("{rest}:"));
+        }
+        // Collapsed levels: the flat index is split over the levels (innermost fastest) once,
+        // and so is the stride; each step then adds the stride's digits with carries, so the
+        // loop divides nothing.
+        let multi = levels.len() > 1;
+        let split = |w: &mut Self, x: &str| -> Vec<String> {
+            let rest = w.reg("%rd");
+            w.emit(format!("mov.u64 {rest}, {x};"));
+            let mut digits = vec![String::new(); levels.len()];
+            for i in (0..levels.len()).rev() {
+                let d = w.reg("%rd");
+                if i == 0 {
+                    w.emit(format!("mov.u64 {d}, {rest};"));
+                } else {
+                    w.emit(format!("rem.u64 {d}, {rest}, {};", trips[i]));
+                    w.emit(format!("div.u64 {rest}, {rest}, {};", trips[i]));
+                }
+                digits[i] = d;
+            }
+            digits
+        };
+        let (idx, inc) = if multi {
+            (split(self, &k), split(self, &stride))
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let (top, cont, end) = (self.label("grid"), self.label("next"), self.label("done"));
+        let p = self.reg("%p");
+        self.emit(format!("{top}:"));
+        self.emit(format!("setp.ge.u64 {p}, {k}, {total};"));
+        self.emit(format!("@{p} bra {end};"));
+        if multi {
+            for (i, lv) in levels.iter().enumerate() {
+                self.set_loop_var(lv, &idx[i])?;
+            }
+        } else {
+            self.set_loop_var(&levels[0], &k)?;
+        }
+        self.loops.push((cont.clone(), end.clone()));
+        body(self)?;
+        self.loops.pop();
+        self.emit(format!("{cont}:"));
+        self.emit(format!("add.u64 {k}, {k}, {stride};"));
+        if multi {
+            let carry = self.reg("%rd");
+            self.emit(format!("mov.u64 {carry}, 0;"));
+            for i in (0..levels.len()).rev() {
+                self.emit(format!("add.u64 {}, {}, {};", idx[i], idx[i], inc[i]));
+                self.emit(format!("add.u64 {}, {}, {carry};", idx[i], idx[i]));
+                let over = self.reg("%p");
+                self.emit(format!("setp.ge.u64 {over}, {}, {};", idx[i], trips[i]));
+                self.emit(format!(
+                    "@{over} sub.u64 {}, {}, {};",
+                    idx[i], idx[i], trips[i]
+                ));
+                self.emit(format!("selp.u64 {carry}, 1, 0, {over};"));
+            }
+        }
+        self.emit(format!("bra {top};"));
+        self.emit(format!("{end}:"));
+        Ok(())
+    }
+
+    /// `body(address)` for each element of the block's copy (`len` of them), the block's
+    /// threads taking every `ntid`-th, when `fits` holds.
+    pub(super) fn private_pass(
+        &mut self,
+        fits: &str,
+        len: &str,
+        tid: &str,
+        ntid: &str,
+        mut body: impl FnMut(&mut Self, &str) -> Result<()>,
+    ) -> Result<()> {
+        let (j, step, at) = (self.reg("%rd"), self.reg("%rd"), self.reg("%rd"));
+        let (top, end) = (self.label("priv"), self.label("privdone"));
+        self.emit(format!("@!{fits} bra {end};"));
+        self.emit(format!("cvt.u64.u32 {j}, {tid};"));
+        self.emit(format!("cvt.u64.u32 {step}, {ntid};"));
+        self.emit(format!("{top}:"));
+        let done = self.reg("%p");
+        self.emit(format!("setp.ge.u64 {done}, {j}, {len};"));
+        self.emit(format!("@{done} bra {end};"));
+        self.emit(format!("mov.u64 {at}, acc_priv;"));
+        self.emit(format!("mad.lo.u64 {at}, {j}, 4, {at};"));
+        body(self, &at)?;
+        self.emit(format!("add.u64 {j}, {j}, {step};"));
+        self.emit(format!("bra {top};"));
+        self.emit(format!("{end}:"));
+        Ok(())
+    }
+
+    /// The loop variable of iteration `k` (a `u64` register): `start + k * step`.
+    /// A loop nest run in order by one thread: one loop per level, outermost first (the trip
+    /// count evaluated once, before its loop, as Rust does).
+    pub(super) fn sequential_loop(&mut self, levels: &[LoopLevel], body: &Block) -> Result<()> {
+        let Some((lv, inner)) = levels.split_first() else {
+            return self.block(body);
+        };
+        let trips = self.expr(lv.trips)?;
+        let k = self.reg("%rd");
+        self.emit(format!("mov.u64 {k}, 0;"));
+        let (top, cont, end) = (
+            self.label("for"),
+            self.label("forcont"),
+            self.label("forend"),
+        );
+        self.emit(format!("{top}:"));
+        let p = self.reg("%p");
+        self.emit(format!("setp.ge.u64 {p}, {k}, {trips};"));
+        self.emit(format!("@{p} bra {end};"));
+        self.set_loop_var(lv, &k)?;
+        self.loops.push((cont.clone(), end.clone()));
+        let r = self.sequential_loop(inner, body);
+        self.loops.pop();
+        r?;
+        self.emit(format!("{cont}:"));
+        self.emit(format!("add.u64 {k}, {k}, 1;"));
+        self.emit(format!("bra {top};"));
+        self.emit(format!("{end}:"));
+        Ok(())
+    }
+
+    pub(super) fn set_loop_var(&mut self, lv: &LoopLevel, k: &str) -> Result<()> {
+        let ty = self.k.function.locals[lv.var as usize].ty;
+        let (start, step) = (self.expr(lv.start)?, self.expr(lv.step)?);
+        let k = self.convert(k, Scalar::U64, ty)?;
+        let l = self.local(lv.var)?;
+        let r = repr(ty);
+        self.emit(format!("mul.lo{} {l}, {k}, {step};", r.ty));
+        self.emit(format!("add{} {l}, {l}, {start};", r.ty));
+        Ok(())
+    }
+}

@@ -1,0 +1,202 @@
+//! Memory in PTX: array elements addressed with their bounds checked (a failed check recorded in
+//! the status word), words stored and loaded in each state space, and the thread's private arrays
+//! in local memory.
+
+use super::*;
+
+impl Writer<'_> {
+    /// Loads the element at `addr` (a relaxed atomic load with `atomic`).
+    pub(super) fn load_element(&mut self, addr: &str, elem: Scalar, atomic: bool) -> String {
+        let sem = if atomic { ".relaxed.gpu" } else { "" };
+        if elem == Scalar::Bool {
+            let (w, d) = (self.reg("%r"), self.reg("%p"));
+            self.emit(format!("ld{sem}.global.u8 {w}, [{addr}];"));
+            self.emit(format!("setp.ne.u32 {d}, {w}, 0;"));
+            return d;
+        }
+        let r = repr(elem);
+        let d = self.reg(r.class);
+        self.emit(format!("ld{sem}.global{} {d}, [{addr}];", mem_type(elem)));
+        d
+    }
+
+    /// What an access of array `a` (and `field`) touches.
+    pub(super) fn array(&self, a: ParamId, field: Option<FieldId>) -> Result<Access> {
+        self.k.access(a, field).ok_or_else(|| {
+            unsupported(format!(
+                "internal error: parameter {a} is not an array (of structs with field {field:?})"
+            ))
+        })
+    }
+
+    /// The predicate "index `i` is in bounds of `array`" (recording the first access that is
+    /// not, for the host to report) and the element's address.
+    pub(super) fn checked_address(
+        &mut self,
+        array: ParamId,
+        index: Handle<Expr>,
+        i: &str,
+        access: Access,
+    ) -> Result<(Option<String>, String)> {
+        // Unchecked kernels (`unchecked`, or launches proven in bounds on the host) access
+        // without a predicate at all.
+        let fast = self.k.unchecked
+            || match (&self.fast, &self.k.function.exprs[index]) {
+                (Some((var, arrays)), Expr::Local(l)) => l == var && arrays.contains(&array),
+                _ => false,
+            };
+        let base = self.reg("%rd");
+        self.emit(format!("ld.param.u64 {base}, [acc_a{array}];"));
+        let ok = if fast {
+            None
+        } else {
+            let n = self.reg("%rd");
+            self.emit(format!("ld.param.u64 {n}, [acc_n{array}];"));
+            Some(self.bounds_check(array, i, &n))
+        };
+        let addr = self.reg("%rd");
+        self.emit(format!(
+            "mad.lo.u64 {addr}, {i}, {}, {base};",
+            access.stride
+        ));
+        if access.offset != 0 {
+            self.emit(format!("add.u64 {addr}, {addr}, {};", access.offset));
+        }
+        Ok((ok, addr))
+    }
+
+    /// The predicate `i < n`; where it is false, the first such access of the launch is
+    /// recorded in the status words (1, `what`, index, length) for the host to report.
+    pub(super) fn bounds_check(&mut self, what: u32, i: &str, n: &str) -> String {
+        let ok = self.reg("%p");
+        self.emit(format!("setp.lt.u64 {ok}, {i}, {n};"));
+        if self.k.unchecked {
+            self.emit(format!("setp.eq.u64 {ok}, {n}, {n};"));
+            return ok;
+        }
+        // Predicated moves into the thread's registers, no branch: the accesses of a loop body
+        // stay one basic block ptxas can schedule, and the common case costs three issue slots.
+        let (w, x, y) = self.bad.clone();
+        self.emit(format!("@!{ok} mov.u32 {w}, {what};"));
+        self.emit(format!("@!{ok} mov.u64 {x}, {i};"));
+        self.emit(format!("@!{ok} mov.u64 {y}, {n};"));
+        ok
+    }
+
+    /// Records the thread's out-of-range access, if any, unless another thread recorded one
+    /// first: status words 1, what, index, length.
+    pub(super) fn report_bad(&mut self) {
+        if self.k.unchecked {
+            return;
+        }
+        let (w, x, y) = self.bad.clone();
+        let any = self.reg("%p");
+        self.emit(format!("setp.ne.u32 {any}, {w}, -1;"));
+        let (status, old) = (self.reg("%rd"), self.reg("%r"));
+        self.emit(format!("ld.param.u64 {status}, [acc_status];"));
+        self.emit(format!("mov.u32 {old}, 1;"));
+        self.emit(format!(
+            "@{any} atom.global.cas.b32 {old}, [{status}], 0, 1;"
+        ));
+        let first = self.reg("%p");
+        self.emit(format!("setp.eq.u32 {first}, {old}, 0;"));
+        let (a, b) = (self.reg("%r"), self.reg("%r"));
+        self.emit(format!("cvt.u32.u64 {a}, {x};"));
+        self.emit(format!("cvt.u32.u64 {b}, {y};"));
+        self.emit(format!("@{first} st.global.u32 [{status}+4], {w};"));
+        self.emit(format!("@{first} st.global.u32 [{status}+8], {a};"));
+        self.emit(format!("@{first} st.global.u32 [{status}+12], {b};"));
+    }
+
+    pub(super) fn store_global_if(&mut self, addr: &str, ty: Scalar, v: &str, pred: &str) -> Result<()> {
+        if ty == Scalar::Bool {
+            let w = self.reg("%r");
+            self.emit(format!("selp.u32 {w}, 1, 0, {v};"));
+            self.emit(format!("{pred}st.global.u8 [{addr}], {w};"));
+        } else {
+            self.emit(format!("{pred}st.global{} [{addr}], {v};", store_type(ty)));
+        }
+        Ok(())
+    }
+
+    /// Stores a value as a reduction word (`bool` as a `u32` 0 or 1) in `space` (`.shared` for
+    /// the block's tree, `.global` for the block's partial).
+    pub(super) fn store_word(&mut self, space: &str, addr: &str, ty: Scalar, v: &str) -> Result<()> {
+        if ty == Scalar::Bool {
+            let w = self.reg("%r");
+            self.emit(format!("selp.u32 {w}, 1, 0, {v};"));
+            self.emit(format!("st{space}.u32 [{addr}], {w};"));
+        } else {
+            self.emit(format!("st{space}{} [{addr}], {v};", repr(ty).ty));
+        }
+        Ok(())
+    }
+
+    /// Loads a reduction word (`bool` from a `u32` 0 or 1) from `space`.
+    pub(super) fn load_word(&mut self, space: &str, addr: &str, ty: Scalar) -> String {
+        if ty == Scalar::Bool {
+            let (w, p) = (self.reg("%r"), self.reg("%p"));
+            self.emit(format!("ld{space}.u32 {w}, [{addr}];"));
+            self.emit(format!("setp.ne.u32 {p}, {w}, 0;"));
+            return p;
+        }
+        let r = repr(ty);
+        let d = self.reg(r.class);
+        self.emit(format!("ld{space}{} {d}, [{addr}];", r.ty));
+        d
+    }
+
+    /// The address of element `e` (a constant) of private array `l`.
+    pub(super) fn private_address_const(&mut self, l: LocalId, e: u32) -> String {
+        let ty = self.k.function.locals[l as usize].ty;
+        let a = self.reg("%rd");
+        self.emit(format!("mov.u64 {a}, acc_pa{l};"));
+        self.emit(format!("add.u64 {a}, {a}, {};", e * elem_size(ty)));
+        a
+    }
+
+    /// The predicate "index `i` is in bounds of private array `l`" (recording the first access
+    /// that is not) and the element's address.
+    pub(super) fn private_address(&mut self, l: LocalId, i: &str) -> (String, String) {
+        let local = &self.k.function.locals[l as usize];
+        let (ty, len) = (local.ty, local.len.unwrap_or(0));
+        let n = self.reg("%rd");
+        self.emit(format!("mov.u64 {n}, {len};"));
+        let ok = self.bounds_check(PRIVATE_ARRAY_BIT | l, i, &n);
+        let a = self.reg("%rd");
+        self.emit(format!("mov.u64 {a}, acc_pa{l};"));
+        self.emit(format!("mad.lo.u64 {a}, {i}, {}, {a};", elem_size(ty)));
+        (ok, a)
+    }
+
+    pub(super) fn store_private(&mut self, addr: &str, ty: Scalar, v: &str, pred: &str) {
+        if ty == Scalar::Bool {
+            let w = self.reg("%r");
+            self.emit(format!("selp.u32 {w}, 1, 0, {v};"));
+            self.emit(format!("{pred}st.local.u8 [{addr}], {w};"));
+        } else {
+            self.emit(format!("{pred}st.local{} [{addr}], {v};", store_type(ty)));
+        }
+    }
+
+    pub(super) fn load_private(&mut self, addr: &str, ty: Scalar) -> String {
+        self.load_private_if(addr, ty, None)
+    }
+
+    /// Loads an element of a private array (zero where `pred` is false).
+    pub(super) fn load_private_if(&mut self, addr: &str, ty: Scalar, pred: Option<&str>) -> String {
+        let pad = pred.map(|p| format!("@{p} ")).unwrap_or_default();
+        if ty == Scalar::Bool {
+            let (w, d) = (self.reg("%r"), self.reg("%p"));
+            self.emit(format!("mov.u32 {w}, 0;"));
+            self.emit(format!("{pad}ld.local.u8 {w}, [{addr}];"));
+            self.emit(format!("setp.ne.u32 {d}, {w}, 0;"));
+            return d;
+        }
+        let r = repr(ty);
+        let d = self.reg(r.class);
+        self.emit(format!("mov{} {d}, 0;", r.bits));
+        self.emit(format!("{pad}ld.local{} {d}, [{addr}];", mem_type(ty)));
+        d
+    }
+}

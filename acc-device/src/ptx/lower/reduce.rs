@@ -1,0 +1,287 @@
+//! Reductions in PTX: a value combined across a warp (shuffles) and across a block (the warps'
+//! results through shared memory), a block's partial written for the launch's final combine, and
+//! the identity and combine of each reduction operator.
+
+use super::*;
+
+impl Writer<'_> {
+    /// The combination of `v` over the warp's lanes, in every lane: a butterfly of shuffles,
+    /// in which each lane combines the same pairs (so every lane holds the same value).
+    pub(super) fn warp_allreduce(&mut self, op: ReduceOp, ty: Scalar, v: &str) -> Result<String> {
+        let mut acc = v.to_string();
+        for off in [16, 8, 4, 2, 1] {
+            let other = self.shuffle(&acc, ty, off, "bfly");
+            acc = self.combine(op, ty, &acc, &other)?;
+        }
+        Ok(acc)
+    }
+
+    /// The combination of `v` over the block's threads, in every thread: [`Writer::warps_combine`],
+    /// then lane 0 of warp 0 publishes the result in shared memory, which every thread reads
+    /// (deterministic for a block size). Every thread of the block must reach it; it leaves
+    /// shared memory free for the next use.
+    pub(super) fn block_allreduce(&mut self, op: ReduceOp, ty: Scalar, v: &str, tid: &str) -> Result<String> {
+        let c = self.warps_combine(op, ty, v, tid)?;
+        // (Warp 0 read the slots before its shuffles, so slot 0 is free.)
+        self.store_word(".shared", &c.base, ty, &c.value)?;
+        self.emit(format!("{}:", c.after));
+        self.emit("bar.sync 0;");
+        let r = self.load_word(".shared", &c.base, ty);
+        let out = self.reg(repr(ty).class);
+        self.emit(format!("mov{} {out}, {r};", repr(ty).bits));
+        self.emit("bar.sync 0;");
+        Ok(out)
+    }
+
+    /// Writes the block's partial of `v` (thread 0 writes it at `partials[block]`) after
+    /// [`Writer::warps_combine`].
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn block_reduce_shuffle(
+        &mut self,
+        op: ReduceOp,
+        ty: Scalar,
+        v: &str,
+        tid: &str,
+        ctaid: &str,
+        slot: usize,
+    ) -> Result<()> {
+        let c = self.warps_combine(op, ty, v, tid)?;
+        let pb = self.reg("%rd");
+        self.emit(format!("ld.param.u64 {pb}, [acc_partials{slot}];"));
+        let pa = self.reg("%rd");
+        self.emit(format!("mul.wide.u32 {pa}, {ctaid}, {};", partial_size(ty)));
+        self.emit(format!("add.u64 {pa}, {pb}, {pa};"));
+        self.store_word(".global", &pa, ty, &c.value)?;
+        self.emit(format!("{}:", c.after));
+        Ok(())
+    }
+
+    /// The first half of a block reduction: each warp combines its lanes with shuffles, the
+    /// warps' results go through shared memory (a barrier), and the first warp combines them,
+    /// so the order is fixed for a block size. The code that follows runs on thread 0 alone,
+    /// until the caller emits the returned `after` label.
+    pub(super) fn warps_combine(&mut self, op: ReduceOp, ty: Scalar, v: &str, tid: &str) -> Result<WarpsCombined> {
+        self.shared = true;
+        let mut acc = v.to_string();
+        for off in [16, 8, 4, 2, 1] {
+            let other = self.shuffle_down(&acc, ty, off);
+            acc = self.combine(op, ty, &acc, &other)?;
+        }
+        let (lane, warp) = (self.reg("%r"), self.reg("%r"));
+        self.emit(format!("and.b32 {lane}, {tid}, 31;"));
+        self.emit(format!("shr.u32 {warp}, {tid}, 5;"));
+        let (base, at) = (self.reg("%rd"), self.reg("%rd"));
+        self.emit(format!("mov.u64 {base}, acc_shared;"));
+        self.emit(format!("mul.wide.u32 {at}, {warp}, 8;"));
+        self.emit(format!("add.u64 {at}, {base}, {at};"));
+        let (skip, after) = (self.label("lane0"), self.label("warp0"));
+        let p = self.reg("%p");
+        self.emit(format!("setp.ne.u32 {p}, {lane}, 0;"));
+        self.emit(format!("@{p} bra {skip};"));
+        self.store_word(".shared", &at, ty, &acc)?;
+        self.emit(format!("{skip}:"));
+        self.emit("bar.sync 0;");
+        let q = self.reg("%p");
+        self.emit(format!("setp.ne.u32 {q}, {warp}, 0;"));
+        self.emit(format!("@{q} bra {after};"));
+        // Lanes past the warps' count start from the identity.
+        let warps = BLOCK_SIZE / 32;
+        let id = self.identity(op, ty)?;
+        let la = self.reg("%rd");
+        self.emit(format!("mul.wide.u32 {la}, {lane}, 8;"));
+        self.emit(format!("add.u64 {la}, {base}, {la};"));
+        let inside = self.reg("%p");
+        self.emit(format!("setp.lt.u32 {inside}, {lane}, {warps};"));
+        let mut w = self.reg(repr(ty).class);
+        self.emit(format!("mov{} {w}, {id};", repr(ty).bits));
+        let load = self.label("ld");
+        self.emit(format!("@!{inside} bra {load};"));
+        let x = self.load_word(".shared", &la, ty);
+        self.emit(format!("mov{} {w}, {x};", repr(ty).bits));
+        self.emit(format!("{load}:"));
+        let mut off = warps / 2;
+        while off > 0 {
+            let other = self.shuffle_down(&w, ty, off);
+            w = self.combine(op, ty, &w, &other)?;
+            off /= 2;
+        }
+        let z = self.reg("%p");
+        self.emit(format!("setp.ne.u32 {z}, {lane}, 0;"));
+        self.emit(format!("@{z} bra {after};"));
+        Ok(WarpsCombined {
+            value: w,
+            base,
+            after,
+        })
+    }
+
+    /// `v` of lane `lane + off` of the warp (every lane takes part).
+    pub(super) fn shuffle_down(&mut self, v: &str, ty: Scalar, off: u32) -> String {
+        self.shuffle(v, ty, off, "down")
+    }
+
+    /// `v` of another lane of the warp: `lane + off` (`down`) or `lane ^ off` (`bfly`).
+    pub(super) fn shuffle(&mut self, v: &str, ty: Scalar, off: u32, mode: &str) -> String {
+        let r = repr(ty);
+        match (ty, r.bits) {
+            (Scalar::Bool, _) => {
+                let (w, o, d) = (self.reg("%r"), self.reg("%r"), self.reg("%p"));
+                self.emit(format!("selp.u32 {w}, 1, 0, {v};"));
+                self.emit(format!("shfl.sync.{mode}.b32 {o}, {w}, {off}, 31, -1;"));
+                self.emit(format!("setp.ne.u32 {d}, {o}, 0;"));
+                d
+            }
+            (_, ".b64") => {
+                let (bits, lo, hi) = (self.reg("%rd"), self.reg("%r"), self.reg("%r"));
+                self.emit(format!("mov.b64 {bits}, {v};"));
+                self.emit(format!("mov.b64 {{{lo}, {hi}}}, {bits};"));
+                self.emit(format!("shfl.sync.{mode}.b32 {lo}, {lo}, {off}, 31, -1;"));
+                self.emit(format!("shfl.sync.{mode}.b32 {hi}, {hi}, {off}, 31, -1;"));
+                let d = self.reg(r.class);
+                self.emit(format!("mov.b64 {bits}, {{{lo}, {hi}}};"));
+                self.emit(format!("mov.b64 {d}, {bits};"));
+                d
+            }
+            _ => {
+                let d = self.reg(r.class);
+                self.emit(format!("shfl.sync.{mode}.b32 {d}, {v}, {off}, 31, -1;"));
+                d
+            }
+        }
+    }
+
+    /// Writes the block's partial of element `e` of an array reduction (of `len` elements)
+    /// through a tree in shared memory.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn block_reduce_shared(
+        &mut self,
+        op: ReduceOp,
+        ty: Scalar,
+        v: &str,
+        tid: &str,
+        ctaid: &str,
+        slot: usize,
+        e: u32,
+        len: u32,
+    ) -> Result<()> {
+        self.shared = true;
+        let word = self.reg("%rd");
+        let off = self.reg("%rd");
+        self.emit(format!("mov.u64 {word}, acc_shared;"));
+        self.emit(format!("mul.wide.u32 {off}, {tid}, 8;"));
+        self.emit(format!("add.u64 {off}, {word}, {off};"));
+        self.store_word(".shared", &off, ty, v)?;
+        self.emit("bar.sync 0;");
+        let mut s = BLOCK_SIZE / 2;
+        while s > 0 {
+            let skip = self.label("tree");
+            let p = self.reg("%p");
+            self.emit(format!("setp.ge.u32 {p}, {tid}, {s};"));
+            self.emit(format!("@{p} bra {skip};"));
+            let other = self.reg("%rd");
+            self.emit(format!("add.u64 {other}, {off}, {};", s * 8));
+            let (a, b) = (
+                self.load_word(".shared", &off, ty),
+                self.load_word(".shared", &other, ty),
+            );
+            let c = self.combine(op, ty, &a, &b)?;
+            self.store_word(".shared", &off, ty, &c)?;
+            self.emit(format!("{skip}:"));
+            self.emit("bar.sync 0;");
+            s /= 2;
+        }
+        let skip = self.label("partial");
+        let p = self.reg("%p");
+        self.emit(format!("setp.ne.u32 {p}, {tid}, 0;"));
+        self.emit(format!("@{p} bra {skip};"));
+        let v = self.load_word(".shared", &off, ty);
+        let base = self.reg("%rd");
+        self.emit(format!("ld.param.u64 {base}, [acc_partials{slot}];"));
+        let at = self.reg("%rd");
+        self.emit(format!(
+            "mul.wide.u32 {at}, {ctaid}, {};",
+            partial_size(ty) * len
+        ));
+        self.emit(format!("add.u64 {at}, {base}, {at};"));
+        self.emit(format!("add.u64 {at}, {at}, {};", partial_size(ty) * e));
+        self.store_word(".global", &at, ty, &v)?;
+        self.emit(format!("{skip}:"));
+        self.emit("bar.sync 0;");
+        Ok(())
+    }
+
+    pub(super) fn identity(&mut self, op: ReduceOp, t: Scalar) -> Result<String> {
+        let lit = match (op, t) {
+            (_, Scalar::Bool) => Literal::Bool(matches!(
+                op,
+                ReduceOp::And | ReduceOp::BitAnd | ReduceOp::Mul | ReduceOp::Min
+            )),
+            (ReduceOp::Add | ReduceOp::BitOr | ReduceOp::BitXor | ReduceOp::Or, t)
+                if t.is_float() =>
+            {
+                Literal::Float(t, 0.0)
+            }
+            (ReduceOp::Add | ReduceOp::BitOr | ReduceOp::BitXor | ReduceOp::Or, t) => {
+                Literal::Int(t, 0)
+            }
+            (ReduceOp::Mul, t) if t.is_float() => Literal::Float(t, 1.0),
+            (ReduceOp::Mul, t) => Literal::Int(t, 1),
+            (ReduceOp::BitAnd | ReduceOp::And, t) => Literal::Int(t, -1),
+            (ReduceOp::Max, t) if t.is_float() => Literal::Float(t, f64::NEG_INFINITY),
+            (ReduceOp::Min, t) if t.is_float() => Literal::Float(t, f64::INFINITY),
+            (ReduceOp::Max, t) => Literal::Int(
+                t,
+                if t.is_signed() {
+                    -(1i128 << (t.size() * 8 - 1))
+                } else {
+                    0
+                },
+            ),
+            (ReduceOp::Min, t) => Literal::Int(
+                t,
+                if t.is_signed() {
+                    (1i128 << (t.size() * 8 - 1)) - 1
+                } else {
+                    (1i128 << (t.size() * 8)) - 1
+                },
+            ),
+        };
+        self.literal(lit)
+    }
+
+    pub(super) fn combine(&mut self, op: ReduceOp, t: Scalar, a: &str, b: &str) -> Result<String> {
+        let bop = match op {
+            ReduceOp::Add => BinaryOp::Add,
+            ReduceOp::Mul => BinaryOp::Mul,
+            ReduceOp::BitAnd => BinaryOp::BitAnd,
+            ReduceOp::BitOr => BinaryOp::BitOr,
+            ReduceOp::BitXor => BinaryOp::BitXor,
+            ReduceOp::And => BinaryOp::And,
+            ReduceOp::Or => BinaryOp::Or,
+            ReduceOp::Max => return self.minmax("max", t, a, b),
+            ReduceOp::Min => return self.minmax("min", t, a, b),
+        };
+        self.binary(bop, t, a, b)
+    }
+
+    pub(super) fn minmax(&mut self, f: &str, t: Scalar, a: &str, b: &str) -> Result<String> {
+        let r = repr(t);
+        let d = self.reg(r.class);
+        if t == Scalar::Bool {
+            let op = if f == "max" { "or" } else { "and" };
+            self.emit(format!("{op}.pred {d}, {a}, {b};"));
+        } else {
+            // max/min.f* return the other operand when one is NaN, as f64::max does.
+            self.emit(format!("{f}{} {d}, {a}, {b};", r.ty));
+        }
+        Ok(d)
+    }
+}
+
+/// What [`Writer::warps_combine`] leaves: the block's value (in thread 0), the shared memory
+/// it went through, and the label where the other threads rejoin.
+pub(super) struct WarpsCombined {
+    value: String,
+    base: String,
+    after: String,
+}

@@ -1,0 +1,174 @@
+//! Array elements in WGSL: the member of the buffer that holds an array (or a field of its
+//! elements), packed sub-word elements, private arrays indexed, and the bounds check of an index.
+
+use super::*;
+
+impl Writer<'_> {
+    /// An index into a private array as WGSL takes it (`u32`): a 64-bit index saturates, so
+    /// that an index beyond 32 bits stays out of range.
+    pub(super) fn local_index(&mut self, index: Handle<Expr>) -> Result<String> {
+        let i = self.expr(index)?;
+        Ok(if !self.target.wide_usize() {
+            i
+        } else if self.is_constant(index) {
+            self.u32_helper();
+            format!("select(acc_u32({i}), 4294967295u, ({i} >> 32u) != 0lu)")
+        } else {
+            format!("select(u32({i}), 4294967295u, ({i} >> 32u) != 0lu)")
+        })
+    }
+
+    /// Whether `array[index]` needs no check in the body being written (see `fast`).
+    pub(super) fn fast_index(&self, array: ParamId, index: Handle<Expr>) -> bool {
+        match &self.fast {
+            Some((var, arrays)) => {
+                arrays.contains(&array) && self.k.function.exprs[index] == Expr::Local(*var)
+            }
+            None => false,
+        }
+    }
+
+    /// The arrays that `body` indexes with exactly the local `var`.
+    pub(super) fn indexed_by(
+        &self,
+        body: &[Stmt],
+        var: LocalId,
+        out: &mut std::collections::BTreeSet<ParamId>,
+    ) {
+        let is_var = |h: Handle<Expr>| self.k.function.exprs[h] == Expr::Local(var);
+        let mut exprs = Vec::new();
+        for st in body {
+            match st {
+                Stmt::Assign { value, .. } => exprs.push(*value),
+                Stmt::AssignElem { index, value, .. } => exprs.extend([*index, *value]),
+                Stmt::Store {
+                    array,
+                    index,
+                    value,
+                    ..
+                } => {
+                    if is_var(*index) {
+                        out.insert(*array);
+                    }
+                    exprs.extend([*index, *value]);
+                }
+                Stmt::If {
+                    cond,
+                    accept,
+                    reject,
+                } => {
+                    exprs.push(*cond);
+                    self.indexed_by(accept, var, out);
+                    self.indexed_by(reject, var, out);
+                }
+                Stmt::For { levels, body, .. } => {
+                    for lv in levels {
+                        exprs.extend([lv.start, lv.step, lv.trips]);
+                    }
+                    self.indexed_by(body, var, out);
+                }
+                Stmt::Loop { body } => self.indexed_by(body, var, out),
+                Stmt::Atomic { index, value, .. } => exprs.extend([*index, *value]),
+                Stmt::Break | Stmt::Continue => {}
+            }
+        }
+        while let Some(h) = exprs.pop() {
+            match &self.k.function.exprs[h] {
+                Expr::Load { array, index, .. } => {
+                    if is_var(*index) {
+                        out.insert(*array);
+                    }
+                    exprs.push(*index);
+                }
+                Expr::LocalElem { index, .. } => exprs.push(*index),
+                Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => exprs.push(*a),
+                Expr::Binary(_, a, b) => exprs.extend([*a, *b]),
+                Expr::Select {
+                    cond,
+                    accept,
+                    reject,
+                } => exprs.extend([*cond, *accept, *reject]),
+                Expr::Math(_, args) => exprs.extend(args.iter().copied()),
+                Expr::Literal(_)
+                | Expr::Param(_)
+                | Expr::Local(_)
+                | Expr::Len(_)
+                | Expr::GangIndex => {}
+            }
+        }
+    }
+
+    /// The member access after an element of `array` for `field` (`.fK`; nothing for an
+    /// array of scalars), where WGSL can hold the field.
+    /// Where a narrow field of an array of structs sits (None for other fields and arrays).
+    pub(super) fn packed(&self, array: ParamId, field: Option<FieldId>) -> Option<Packed> {
+        field?;
+        let a = self.k.access(array, field)?;
+        is_packed(a.ty).then(|| Packed {
+            word: a.offset / 4,
+            shift: (a.offset % 4) * 8,
+            bits: a.ty.size() * 8,
+            ty: a.ty,
+            atomic: self.packed_atomic.contains(&array),
+        })
+    }
+
+    pub(super) fn member(&self, array: ParamId, field: Option<FieldId>) -> Result<String> {
+        if let Some(p) = self.packed(array, field) {
+            return Ok(format!(".w{}", p.word));
+        }
+        let Some(f) = field else {
+            return Ok(String::new());
+        };
+        let p = &self.k.params[array as usize];
+        let (
+            ParamKind::Array {
+                elem: Elem::Struct(layout),
+                ..
+            },
+            Some(sf),
+        ) = (&p.kind, self.k.access(array, field))
+        else {
+            return Err(unsupported(format!(
+                "internal error: field {f} of parameter {array}"
+            )));
+        };
+        if struct_member_type(sf.ty, self.target).is_none() {
+            let name = layout.fields[f as usize].name;
+            let types = if self.target.wide_usize() {
+                "f32, i32, u32, f64, i64, u64, isize and usize"
+            } else {
+                "f32, i32, u32, f64, i64 and u64"
+            };
+            return Err(unsupported(format!("the field `{name}` of `{}` (in `{}`) is {}; kernels there access struct fields of the types {types}", layout.name, p.name, sf.ty)));
+        }
+        Ok(format!(".f{f}"))
+    }
+
+    pub(super) fn bounds_helper(&mut self) {
+        if self.helpers.contains("fn acc_in_bounds") {
+            return;
+        }
+        // The first out-of-range access of a launch is recorded; the host turns it into the
+        // same panic as on the other devices (DESIGN.md 4.2).
+        // A 64-bit index is compared on its halves (see `Target::int64_compare_by_halves`).
+        let (uty, high, within) = if self.target.wide_usize() {
+            ("u64", "u32(i >> 32u)", "(i >> 32u) == 0lu && u32(i) < len")
+        } else {
+            ("u32", "0u", "i < len")
+        };
+        let _ = writeln!(
+            self.helpers,
+            "fn acc_in_bounds(param: u32, i: {uty}, len: u32) -> bool {{\n\
+             \x20   if ({within}) {{ return true; }}\n\
+             \x20   if (atomicCompareExchangeWeak(&acc_status[0], 0u, 1u).exchanged) {{\n\
+             \x20       atomicStore(&acc_status[1], param);\n\
+             \x20       atomicStore(&acc_status[2], u32(i));\n\
+             \x20       atomicStore(&acc_status[3], len);\n\
+             \x20       atomicStore(&acc_status[4], {high});\n\
+             \x20   }}\n\
+             \x20   return false;\n\
+             }}",
+        );
+    }
+}

@@ -1,0 +1,253 @@
+//! Expressions in WGSL: operators, conversions, element loads, and the std math methods a region
+//! may call (DESIGN.md 4.2), with helpers for those WGSL lacks.
+
+use super::*;
+
+impl Writer<'_> {
+    pub(super) fn expr(&mut self, h: Handle<Expr>) -> Result<String> {
+        let f = &self.k.function;
+        let ty = self.types[h.index()];
+        Ok(match &f.exprs[h] {
+            Expr::Literal(l) => literal(*l, self.target)?,
+            Expr::Param(p) => {
+                if ty == Scalar::Bool {
+                    format!("(params.p{p} != 0u)")
+                } else {
+                    format!("params.p{p}")
+                }
+            }
+            Expr::Local(l) => format!("l{l}"),
+            Expr::LocalElem { local, index } => format!("l{local}[{}]", self.local_index(*index)?),
+            Expr::Load {
+                array,
+                field,
+                index,
+            } => {
+                let member = self.member(*array, *field)?;
+                let i = self.expr(*index)?;
+                let i32 = self.index32(&i, self.is_constant(*index));
+                let place = if self.k.unchecked || self.fast_index(*array, *index) {
+                    format!("p{array}[params.b{array} + {i32}]{member}")
+                } else {
+                    self.bounds_helper();
+                    // Out of range: the access is recorded and reads element 0 (or zero).
+                    format!("p{array}[params.b{array} + select(0u, {i32}, acc_in_bounds({array}u, {i}, params.n{array}))]{member}")
+                };
+                if let Some(p) = self.packed(*array, *field) {
+                    p.extract(&if p.atomic {
+                        format!("atomicLoad(&{place})")
+                    } else {
+                        place
+                    })
+                } else if self.atomic.contains(&(*array, *field)) {
+                    decode(ty, &format!("atomicLoad(&{place})"))
+                } else if ty == Scalar::Bool {
+                    format!("({place} != 0u)")
+                } else {
+                    place
+                }
+            }
+            Expr::Len(a) => self.len_of(*a),
+            Expr::GangIndex => format!("{}(acc_wg.x)", self.uty()),
+            Expr::Unary(UnaryOp::Neg, a) => {
+                let x = format!("(-{})", self.expr(*a)?);
+                wrap(ty, &x).unwrap_or(x)
+            }
+            Expr::Unary(UnaryOp::Not, a) => {
+                let inner = self.expr(*a)?;
+                if ty == Scalar::Bool {
+                    format!("(!{inner})")
+                } else {
+                    format!("(~{inner})")
+                }
+            }
+            Expr::Binary(op, a, b) => {
+                let (x, y) = (self.expr(*a)?, self.expr(*b)?);
+                let operand = self.types[a.index()];
+                let r = match op {
+                    BinaryOp::And => format!("({x} && {y})"),
+                    BinaryOp::Or => format!("({x} || {y})"),
+                    // A literal count is written as a `u32` literal: naga does not convert
+                    // 64-bit constants.
+                    BinaryOp::Shl | BinaryOp::Shr => match &self.k.function.exprs[*b] {
+                        Expr::Literal(Literal::Int(_, n)) => {
+                            format!("({x} {} {}u)", op.symbol(), *n as u32)
+                        }
+                        _ => format!("({x} {} u32({y}))", op.symbol()),
+                    },
+                    BinaryOp::Rem if operand.is_float() => {
+                        format!("({x} - trunc({x} / {y}) * {y})")
+                    }
+                    BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+                        if self.by_halves(operand) =>
+                    {
+                        match op {
+                            BinaryOp::Lt => self.less(operand, &x, &y),
+                            BinaryOp::Gt => self.less(operand, &y, &x),
+                            BinaryOp::Le => format!("(!{})", self.less(operand, &y, &x)),
+                            _ => format!("(!{})", self.less(operand, &x, &y)),
+                        }
+                    }
+                    // WGSL has no `^` on bool.
+                    BinaryOp::BitXor if operand == Scalar::Bool => format!("({x} != {y})"),
+                    _ => format!("({x} {} {y})", op.symbol()),
+                };
+                match op {
+                    BinaryOp::Add
+                    | BinaryOp::Sub
+                    | BinaryOp::Mul
+                    | BinaryOp::Shl
+                    | BinaryOp::Div => wrap(ty, &r).unwrap_or(r),
+                    _ => r,
+                }
+            }
+            Expr::Select {
+                cond,
+                accept,
+                reject,
+            } => {
+                format!(
+                    "select({}, {}, {})",
+                    self.expr(*reject)?,
+                    self.expr(*accept)?,
+                    self.expr(*cond)?
+                )
+            }
+            Expr::Cast(a, t) => {
+                let from = self.types[a.index()];
+                let inner = self.expr(*a)?;
+                let to = self.ty(*t)?;
+                let (lo, hi) = match t {
+                    Scalar::I8 => (-128.0, 127.0),
+                    Scalar::I16 => (-32768.0, 32767.0),
+                    Scalar::U8 => (0.0, 255.0),
+                    Scalar::U16 => (0.0, 65535.0),
+                    _ => (0.0, 0.0),
+                };
+                let (wide_from, wide_to) = (self.param_size(from) == 8, self.param_size(*t) == 8);
+                let same = from != Scalar::Bool && self.ty(from)? == to && wrap(*t, "x").is_none();
+                let converted = if same {
+                    // A cast between types the device holds alike (`usize` and `u64`) is no
+                    // conversion at all (NVIDIA's Vulkan driver misread a u64 converted to u64).
+                    inner
+                } else if from.is_int()
+                    && t.is_int()
+                    && !wide_from
+                    && wide_to
+                    && from.is_signed() != t.is_signed()
+                {
+                    // Widening extends by the source's signedness (Rust's `as`); naga's
+                    // conversion would extend by the target's.
+                    let mid = if from.is_signed() { "i64" } else { "u64" };
+                    format!("{to}({mid}({inner}))")
+                } else if from == Scalar::Bool && *t != Scalar::Bool {
+                    format!("select({to}(0), {to}(1), {inner})")
+                } else if from.is_float() && hi > 0.0 {
+                    // Rust's float-to-int `as` saturates at the type's bounds.
+                    let fty = self.ty(from)?;
+                    format!("{to}(clamp({inner}, {fty}({lo:.1}), {fty}({hi:.1})))")
+                } else {
+                    format!("{to}({inner})")
+                };
+                wrap(*t, &converted).unwrap_or(converted)
+            }
+            Expr::Bitcast(a, t) => {
+                let inner = self.expr(*a)?;
+                format!("bitcast<{}>({inner})", self.ty(*t)?)
+            }
+            Expr::Math(m, args) => {
+                let a: Vec<String> = args.iter().map(|x| self.expr(*x)).collect::<Result<_>>()?;
+                // WGSL has the transcendental functions for f32 only: f64 calls the fdlibm
+                // versions of `math64`.
+                if let (Scalar::F64, Some(f)) = (ty, math64::function(*m)) {
+                    if !self.helpers.contains("fn acc_exp64(") {
+                        self.helpers.push_str(&math64::helpers());
+                    }
+                    return Ok(format!("{f}({})", a.join(", ")));
+                }
+                self.math(*m, ty, &a)
+            }
+        })
+    }
+
+    pub(super) fn math(&mut self, m: MathFn, ty: Scalar, a: &[String]) -> String {
+        let x = &a[0];
+        let wty = wgsl_type(ty, self.target).unwrap_or("f32");
+        match m {
+            MathFn::Abs => format!("abs({x})"),
+            MathFn::Min | MathFn::Max | MathFn::Clamp if self.by_halves(ty) => {
+                let s = int64_name(device_scalar(ty, self.target));
+                match m {
+                    MathFn::Min => format!("acc_min_{s}({x}, {})", a[1]),
+                    MathFn::Max => format!("acc_max_{s}({x}, {})", a[1]),
+                    _ => format!("acc_min_{s}(acc_max_{s}({x}, {}), {})", a[1], a[2]),
+                }
+            }
+            MathFn::Min => format!("min({x}, {})", a[1]),
+            MathFn::Max => format!("max({x}, {})", a[1]),
+            MathFn::Clamp => format!("clamp({x}, {}, {})", a[1], a[2]),
+            MathFn::Sqrt => format!("sqrt({x})"),
+            MathFn::Cbrt => format!("(sign({x}) * pow(abs({x}), {wty}(1.0) / {wty}(3.0)))"),
+            MathFn::Exp => format!("exp({x})"),
+            MathFn::Exp2 => format!("exp2({x})"),
+            MathFn::Ln => format!("log({x})"),
+            MathFn::Log2 => format!("log2({x})"),
+            MathFn::Log10 => format!("(log({x}) / log({wty}(10.0)))"),
+            MathFn::Sin => format!("sin({x})"),
+            MathFn::Cos => format!("cos({x})"),
+            MathFn::Tan => format!("tan({x})"),
+            MathFn::Asin => format!("asin({x})"),
+            MathFn::Acos => format!("acos({x})"),
+            MathFn::Atan => format!("atan({x})"),
+            MathFn::Atan2 => format!("atan2({x}, {})", a[1]),
+            MathFn::Sinh => format!("sinh({x})"),
+            MathFn::Cosh => format!("cosh({x})"),
+            MathFn::Tanh => format!("tanh({x})"),
+            MathFn::Floor => format!("floor({x})"),
+            MathFn::Ceil => format!("ceil({x})"),
+            // Rust rounds half away from zero; WGSL's round() rounds half to even.
+            MathFn::Round => format!("select(ceil({x} - {wty}(0.5)), floor({x} + {wty}(0.5)), {x} >= {wty}(0.0))"),
+            MathFn::Trunc => format!("trunc({x})"),
+            MathFn::Fract => format!("({x} - trunc({x}))"),
+            MathFn::Powf => format!("pow({x}, {})", a[1]),
+            MathFn::Powi => {
+                self.powi_helper(wty);
+                format!("acc_powi_{wty}({x}, {})", a[1])
+            }
+            MathFn::Pow => {
+                self.powi_helper(wty);
+                format!("acc_powi_{wty}({x}, i32({}))", a[1])
+            }
+            MathFn::MulAdd => format!("fma({x}, {}, {})", a[1], a[2]),
+            MathFn::Hypot => format!("sqrt({x} * {x} + {} * {})", a[1], a[1]),
+            // -0.0 has the sign of its reciprocal; NaN stays NaN (as std).
+            MathFn::Signum if ty.is_float() => format!(
+                "select(select({wty}(1.0), {wty}(-1.0), {x} < {wty}(0.0) || ({x} == {wty}(0.0) && {wty}(1.0) / {x} < {wty}(0.0))), {x}, {x} != {x})"
+            ),
+            MathFn::Signum => format!("sign({x})"),
+            MathFn::Recip => format!("({wty}(1.0) / {x})"),
+            MathFn::CountOnes32 => format!("countOneBits({x})"),
+            MathFn::LeadingZeros32 => format!("countLeadingZeros({x})"),
+            MathFn::TrailingZeros32 => format!("countTrailingZeros({x})"),
+            MathFn::ReverseBits32 => format!("reverseBits({x})"),
+        }
+    }
+
+    pub(super) fn powi_helper(&mut self, wty: &str) {
+        let name = format!("fn acc_powi_{wty}(");
+        if self.helpers.contains(&name) {
+            return;
+        }
+        // Exponentiation by squaring: exact for integers (wrapping), and defined for negative
+        // float bases, unlike pow(); a negative exponent (floats only) takes the reciprocal.
+        let negative = if wty.starts_with('f') {
+            format!("    if (e < 0) {{ return {wty}(1) / r; }}\n")
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            self.helpers,
+            "fn acc_powi_{wty}(base: {wty}, e: i32) -> {wty} {{\n    var r: {wty} = {wty}(1);\n    var b: {wty} = base;\n    var n: u32 = u32(abs(e));\n    loop {{\n        if (n == 0u) {{ break; }}\n        if ((n & 1u) == 1u) {{ r = r * b; }}\n        b = b * b;\n        n = n >> 1u;\n    }}\n{negative}    return r;\n}}"
+        );
+    }
+}
