@@ -2,16 +2,18 @@
 //! here with `nvcc -O3 -arch=sm_XX -cubin` for the GPU found), in one process, on the same GPU:
 //! STREAM copy, scale, add, triad and dot (f64, 2^27 elements), sum and max reductions (f32,
 //! 2^28), a Jacobi sweep (4096 x 4096 f64, as in the jacobi example), matmul (4096 f32, report
-//! only) and the cost of launching a region whose data is present.
+//! only), the structured kernels below, and the cost of launching a region whose data is present.
 //!
 //! Every acc region runs inside a data region (its arrays present) and is synchronous; each
 //! reference call launches its kernel(s), waits for them and reads back what the acc region
 //! gives back (a reduction's value). A region that brings nothing back and whose accesses are
 //! proven in bounds returns before the GPU has run it (the next transfer or wait settles it),
-//! so its timing includes an `acc::wait_all()`, as the reference's includes its synchronize. The two alternate repetition by repetition, so that clock
-//! changes touch both alike; each figure is the median of `ACC_BENCH_REPS` (default 30) after
-//! warm-ups, and the results of both are compared. Prints reference time / acc time per
-//! benchmark (above 1.0: acc is faster).
+//! so its timing includes an `acc::wait_all()`, as the reference's includes its synchronize.
+//! The two alternate repetition by repetition, so that clock changes touch both alike; each
+//! figure is the median of `ACC_BENCH_REPS` (default 30) after warm-ups, and the results of
+//! both are compared. Prints reference time / acc time per benchmark (above 1.0: acc is
+//! faster). The structured kernels (matrix-vector, SpMV, stencil, histogram) are in
+//! benches/cuda/structured.rs.
 //!
 //! `cargo bench --features cuda --bench cuda` (nvcc: `ACC_NVCC`, else `nvcc` on the PATH or
 //! in /usr/local/cuda/bin; sizes scale with `ACC_BENCH_SCALE`, a divisor, default 1).
@@ -23,6 +25,11 @@ use std::time::{Duration, Instant};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
+
+#[path = "cuda/structured.rs"]
+mod structured;
+
+use structured::{histogram, matvec, spmv, stencil};
 
 const WARM_UP: usize = 3;
 
@@ -101,6 +108,25 @@ fn grid(n: usize) -> LaunchConfig {
         block_dim: (256, 1, 1),
         shared_mem_bytes: 0,
     }
+}
+
+/// `grid` blocks of 256 threads.
+fn blocks(grid: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (grid, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// The largest difference between the reference's and acc's results, relative to the
+/// reference (absolute below 1).
+fn worst_relative(reference: &[f32], ours: &[f32]) -> f32 {
+    reference
+        .iter()
+        .zip(ours)
+        .map(|(r, a)| ((r - a) / r.abs().max(1.0)).abs())
+        .fold(0.0f32, f32::max)
 }
 
 fn timed(f: impl FnOnce()) -> Duration {
@@ -602,235 +628,8 @@ fn matmul(
         }
     }
     let hc = cu.stream.memcpy_dtov(&rc).unwrap();
-    let worst = hc
-        .iter()
-        .zip(c.iter())
-        .map(|(r, a)| ((r - a) / r.abs().max(1.0)).abs())
-        .fold(0.0f32, f32::max);
+    let worst = worst_relative(&hc, c);
     assert!(worst < 1e-3, "matmul results differ by {worst} (relative)");
-}
-
-/// The matrix-vector product as an OpenACC user writes it: a gang loop over rows, a vector
-/// loop with `reduction(+: s)`, then `y[i] = s`; against a block per row in CUDA.
-#[allow(clippy::too_many_arguments)]
-#[acc::offload]
-fn matvec(a: &Vec<f32>, x: &Vec<f32>, y: &mut Vec<f32>, n: usize, reps: usize, cu: &Cuda, t: &mut Times) {
-    let (ra, rx) = (cu.upload(a), cu.upload(x));
-    let mut ry = cu.stream.alloc_zeros::<f32>(n).expect("alloc");
-    let f = cu.f("matvec_f32");
-    let ni = n as i32;
-    #[acc::data(copyin(a, x), copyout(y))]
-    {
-        for _ in 0..reps {
-            let t0 = Instant::now();
-            #[acc::parallel_loop(gang)]
-            for i in 0..n {
-                let mut s = 0.0f32;
-                #[acc::r#loop(vector, reduction(+: s))]
-                for j in 0..n {
-                    s += a[i * n + j] * x[j];
-                }
-                y[i] = s;
-            }
-            acc::wait_all().expect("the region runs");
-            t.acc.push(t0.elapsed());
-            t.reference.push(timed(|| {
-                let cfg = LaunchConfig {
-                    grid_dim: (n as u32, 1, 1),
-                    block_dim: (256, 1, 1),
-                    shared_mem_bytes: 0,
-                };
-                unsafe {
-                    cu.stream
-                        .launch_builder(&f)
-                        .arg(&ra)
-                        .arg(&rx)
-                        .arg(&mut ry)
-                        .arg(&ni)
-                        .launch(cfg)
-                }
-                .expect("launch");
-                cu.sync();
-            }));
-        }
-    }
-    let hy = cu.stream.memcpy_dtov(&ry).unwrap();
-    let worst = hy
-        .iter()
-        .zip(y.iter())
-        .map(|(r, a)| ((r - a) / r.abs().max(1.0)).abs())
-        .fold(0.0f32, f32::max);
-    assert!(worst < 1e-4, "matvec results differ by {worst} (relative)");
-}
-
-/// CSR sparse matrix-vector product: a gang loop over rows, a vector loop with a reduction
-/// over each row's entries; against a block per row in CUDA.
-#[allow(clippy::too_many_arguments)]
-#[acc::offload]
-fn spmv(
-    (rows, cols, vals): (&Vec<usize>, &Vec<u32>, &Vec<f32>),
-    x: &Vec<f32>,
-    y: &mut Vec<f32>,
-    (reps, warp): (usize, bool),
-    cu: &Cuda,
-    t: &mut Times,
-) {
-    let n = y.len();
-    let rows64: Vec<u64> = rows.iter().map(|&r| r as u64).collect();
-    let (rr, rc, rv, rx) = (cu.upload(&rows64), cu.upload(cols), cu.upload(vals), cu.upload(x));
-    let mut ry = cu.stream.alloc_zeros::<f32>(n).expect("alloc");
-    let f = cu.f(if warp { "spmv_warp_f32" } else { "spmv_f32" });
-    let ni = n as i32;
-    #[acc::data(copyin(rows, cols, vals, x), copyout(y))]
-    {
-        for _ in 0..reps {
-            let t0 = Instant::now();
-            if warp {
-                #[acc::parallel_loop(gang, vector_length(32))]
-                for i in 0..n {
-                    let mut s = 0.0f32;
-                    #[acc::r#loop(vector, reduction(+: s))]
-                    for k in rows[i]..rows[i + 1] {
-                        s += vals[k] * x[cols[k] as usize];
-                    }
-                    y[i] = s;
-                }
-            } else {
-                #[acc::parallel_loop(gang)]
-                for i in 0..n {
-                    let mut s = 0.0f32;
-                    #[acc::r#loop(vector, reduction(+: s))]
-                    for k in rows[i]..rows[i + 1] {
-                        s += vals[k] * x[cols[k] as usize];
-                    }
-                    y[i] = s;
-                }
-            }
-            acc::wait_all().expect("the region runs");
-            t.acc.push(t0.elapsed());
-            t.reference.push(timed(|| {
-                let cfg = LaunchConfig {
-                    grid_dim: ((if warp { n.div_ceil(8) } else { n }).min(1 << 20) as u32, 1, 1),
-                    block_dim: (256, 1, 1),
-                    shared_mem_bytes: 0,
-                };
-                unsafe {
-                    cu.stream
-                        .launch_builder(&f)
-                        .arg(&rr)
-                        .arg(&rc)
-                        .arg(&rv)
-                        .arg(&rx)
-                        .arg(&mut ry)
-                        .arg(&ni)
-                        .launch(cfg)
-                }
-                .expect("launch");
-                cu.sync();
-            }));
-        }
-    }
-    let hy = cu.stream.memcpy_dtov(&ry).unwrap();
-    let worst = hy
-        .iter()
-        .zip(y.iter())
-        .map(|(r, a)| ((r - a) / r.abs().max(1.0)).abs())
-        .fold(0.0f32, f32::max);
-    assert!(worst < 1e-4, "spmv results differ by {worst} (relative)");
-}
-
-/// A 7-point stencil written with three levels, as stencil codes write them: gang over
-/// planes, worker over rows, vector over columns; against a thread per point in CUDA.
-#[acc::offload]
-fn stencil(a: &Vec<f64>, b: &mut Vec<f64>, n: usize, reps: usize, cu: &Cuda, t: &mut Times) {
-    let ra = cu.upload(a);
-    let mut rb = cu.stream.alloc_zeros::<f64>(n * n * n).expect("alloc");
-    let f = cu.f("stencil7");
-    let ni = n as i32;
-    let nn = n * n;
-    #[acc::data(copyin(a), copy(b))]
-    {
-        for _ in 0..reps {
-            let t0 = Instant::now();
-            #[acc::parallel_loop(gang)]
-            for k in 1..n - 1 {
-                #[acc::r#loop(worker)]
-                for j in 1..n - 1 {
-                    #[acc::r#loop(vector)]
-                    for i in 1..n - 1 {
-                        let c = k * nn + j * n + i;
-                        b[c] = (a[c - 1] + a[c + 1] + a[c - n] + a[c + n] + a[c - nn] + a[c + nn])
-                            * (1.0 / 6.0);
-                    }
-                }
-            }
-            acc::wait_all().expect("the region runs");
-            t.acc.push(t0.elapsed());
-            t.reference.push(timed(|| {
-                let cfg = LaunchConfig {
-                    grid_dim: (132 * 32, 1, 1),
-                    block_dim: (256, 1, 1),
-                    shared_mem_bytes: 0,
-                };
-                unsafe {
-                    cu.stream
-                        .launch_builder(&f)
-                        .arg(&ra)
-                        .arg(&mut rb)
-                        .arg(&ni)
-                        .launch(cfg)
-                }
-                .expect("launch");
-                cu.sync();
-            }));
-        }
-    }
-    let hb = cu.stream.memcpy_dtov(&rb).unwrap();
-    assert!(hb == *b, "stencil results differ between acc and CUDA");
-}
-
-/// A histogram with `atomic update` into a few bins, against global atomics in CUDA.
-#[acc::offload]
-fn histogram(keys: &Vec<u32>, bins: &mut Vec<u32>, (reps, shared): (usize, bool), cu: &Cuda, t: &mut Times) {
-    let nbins = bins.len();
-    let rk = cu.upload(keys);
-    let mut rb = cu.stream.alloc_zeros::<u32>(nbins).expect("alloc");
-    let f = cu.f(if shared { "histogram_shared_u32" } else { "histogram_u32" });
-    let (n, nb) = (keys.len(), nbins as u32);
-    #[acc::data(copyin(keys), copy(bins))]
-    {
-        for _ in 0..reps {
-            let t0 = Instant::now();
-            #[acc::parallel_loop]
-            for i in 0..n {
-                let b = keys[i] as usize % nbins;
-                #[acc::atomic(update)]
-                bins[b] += 1;
-            }
-            acc::wait_all().expect("the region runs");
-            t.acc.push(t0.elapsed());
-            t.reference.push(timed(|| {
-                let cfg = LaunchConfig {
-                    grid_dim: (132 * 32, 1, 1),
-                    block_dim: (256, 1, 1),
-                    shared_mem_bytes: 0,
-                };
-                unsafe {
-                    cu.stream
-                        .launch_builder(&f)
-                        .arg(&rk)
-                        .arg(&mut rb)
-                        .arg(&n)
-                        .arg(&nb)
-                        .launch(cfg)
-                }
-                .expect("launch");
-                cu.sync();
-            }));
-        }
-    }
-    let hb = cu.stream.memcpy_dtov(&rb).unwrap();
-    assert!(hb == *bins, "histograms differ between acc and CUDA");
 }
 
 /// A region over one element of present data against a one-thread kernel: the time until
