@@ -1153,17 +1153,20 @@ impl Writer<'_> {
     /// Trip counts of 64-bit loops as u32 loop counters: `acc_trips32` for a loop of one
     /// invocation, `acc_chunks_of` for the grid loop's chunks of 2^31 iterations. A count beyond
     /// them (2^32 iterations in one invocation, 2^63 over the grid) sets status 3 and runs nothing.
+    /// Its tests compare 32-bit words: on NVIDIA's Vulkan driver a `u64` comparison with zero
+    /// came out true now and then for a small count when other work ran beside it, stopping
+    /// the launch with status 3 (every test the lowering writes on a 64-bit value does so).
     fn long_loop_helpers(&mut self) {
         if self.helpers.contains("fn acc_trips32") {
             return;
         }
         self.helpers.push_str(
             "fn acc_trips32(n: u64) -> u32 {\n\
-             \x20   if ((n >> 32u) != 0lu) { atomicCompareExchangeWeak(&acc_status[0], 0u, 3u); return 0u; }\n\
+             \x20   if (u32(n >> 32u) != 0u) { atomicCompareExchangeWeak(&acc_status[0], 0u, 3u); return 0u; }\n\
              \x20   return u32(n);\n\
              }\n\
              fn acc_chunks_of(n: u64) -> u32 {\n\
-             \x20   let c = (n >> 31u) + select(0lu, 1lu, (n & 2147483647lu) != 0lu);\n\
+             \x20   let c = (n >> 31u) + select(0lu, 1lu, (u32(n) & 2147483647u) != 0u);\n\
              \x20   return acc_trips32(c);\n\
              }\n",
         );

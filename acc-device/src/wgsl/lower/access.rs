@@ -12,9 +12,9 @@ impl Writer<'_> {
             i
         } else if self.is_constant(index) {
             self.u32_helper();
-            format!("select(acc_u32({i}), 4294967295u, ({i} >> 32u) != 0lu)")
+            format!("select(acc_u32({i}), 4294967295u, u32({i} >> 32u) != 0u)")
         } else {
-            format!("select(u32({i}), 4294967295u, ({i} >> 32u) != 0lu)")
+            format!("select(u32({i}), 4294967295u, u32({i} >> 32u) != 0u)")
         })
     }
 
@@ -153,7 +153,7 @@ impl Writer<'_> {
         // same panic as on the other devices (DESIGN.md 4.2).
         // A 64-bit index is compared on its halves (see `Target::int64_compare_by_halves`).
         let (uty, high, within) = if self.target.wide_usize() {
-            ("u64", "u32(i >> 32u)", "(i >> 32u) == 0lu && u32(i) < len")
+            ("u64", "u32(i >> 32u)", "u32(i >> 32u) == 0u && u32(i) < len")
         } else {
             ("u32", "0u", "i < len")
         };

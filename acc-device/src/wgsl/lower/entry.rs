@@ -152,7 +152,7 @@ impl Writer<'_> {
             let _ = writeln!(out, "    let {left}: u64 = {total} - {base};");
             let _ = writeln!(
                 out,
-                "    let {end}: u32 = select(u32({left}), 2147483648u, ({left} >> 31u) != 0lu);"
+                "    let {end}: u32 = select(u32({left}), 2147483648u, (u32({left} >> 32u) | (u32({left}) >> 31u)) != 0u);"
             );
             format!("({base} + u64({k}))")
         } else {
@@ -190,7 +190,7 @@ impl Writer<'_> {
             Ok(())
         };
         if wide && levels.len() > 1 {
-            let _ = writeln!(out, "        if (({total} >> 32u) == 0lu) {{");
+            let _ = writeln!(out, "        if (u32({total} >> 32u) == 0u) {{");
             split(self, out, &format!("{rest}32"), "u32", "            ")?;
             let _ = writeln!(out, "        }} else {{");
             split(self, out, &rest, uty, "            ")?;
