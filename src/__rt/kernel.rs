@@ -536,28 +536,45 @@ pub fn reduce_back<V: DataVar + DataVarMut>(
     op: ReduceOp,
 ) {
     let Some(elem) = V::Elem::SCALAR else { return };
-    if let Some((_, partials)) = out.array_reductions.iter().find(|(p, _)| *p as usize == i) {
+    // A variable may have several results: its gang loops' partials and what gang-redundant
+    // code contributed; each is combined in, in the order the kernel produced them.
+    let mut array = out
+        .array_reductions
+        .iter()
+        .filter(|(p, _)| *p as usize == i)
+        .peekable();
+    if array.peek().is_some() {
         // Element by element (3.3 section 2.5.15).
         let size = elem.size() as usize;
         let dst = bytes_of_mut(var.elems_mut());
-        for (k, partial) in partials.iter().enumerate() {
-            let Some(cell) = dst.get_mut(k * size..(k + 1) * size) else {
-                break;
-            };
-            if let Some(original) = scalar_value(elem, cell) {
-                cell.copy_from_slice(&value_bytes(original.combine(op, *partial), elem));
+        for (_, partials) in array {
+            for (k, partial) in partials.iter().enumerate() {
+                let Some(cell) = dst.get_mut(k * size..(k + 1) * size) else {
+                    break;
+                };
+                if let Some(original) = scalar_value(elem, cell) {
+                    cell.copy_from_slice(&value_bytes(original.combine(op, *partial), elem));
+                }
             }
         }
         super::data::reduction_to_device(device, &*var);
         return;
     }
-    let Some((_, partial)) = out.reductions.iter().find(|(p, _)| *p as usize == i) else {
+    let mut scalar = out
+        .reductions
+        .iter()
+        .filter(|(p, _)| *p as usize == i)
+        .peekable();
+    if scalar.peek().is_none() {
+        return;
+    }
+    let Some(mut value) = scalar_value(elem, bytes_of(var.elems())) else {
         return;
     };
-    let Some(original) = scalar_value(elem, bytes_of(var.elems())) else {
-        return;
-    };
-    let bytes = value_bytes(original.combine(op, *partial), elem);
+    for (_, partial) in scalar {
+        value = value.combine(op, *partial);
+    }
+    let bytes = value_bytes(value, elem);
     let dst = bytes_of_mut(var.elems_mut());
     if dst.len() == bytes.len() {
         dst.copy_from_slice(&bytes);

@@ -245,3 +245,84 @@ fn reduction_over_a_collapsed_nest() {
         assert_eq!(dot_collapsed(&a, n), want);
     });
 }
+
+// Gang-redundant code (3.3 sections 2.5.1 and 2.5.15): every gang runs the code outside its
+// gang loops, each on its own copy of the reduction variable, and the copies are combined at
+// the end; so `num_gangs(4)` counts a contribution there four times.
+
+#[acc::offload]
+fn redundant_contributions(g: usize) -> (f64, i32, u32, u32, i64, bool) {
+    let mut s = 0.5;
+    let mut c = 1;
+    let mut x = 0u32;
+    let mut y = 0u32;
+    let mut p = 1i64;
+    let mut any = false;
+    #[acc::parallel(num_gangs(4), reduction(+: s), reduction(^: x), reduction(*: p))]
+    {
+        s += 1.0;
+        x ^= 5;
+        p = p * 3;
+    }
+    #[acc::parallel(num_gangs(g), reduction(+: c), reduction(^: y), reduction(||: any))]
+    {
+        c += 2;
+        y ^= 5;
+        any = any || g > 2;
+    }
+    (s, c, x, y, p, any)
+}
+
+#[test]
+fn gang_redundant_code_contributes_once_per_gang() {
+    on_each_device(|ty| {
+        assert_eq!(redundant_contributions(3), (4.5, 7, 0, 5, 81, true), "on {ty}");
+        assert_eq!(redundant_contributions(1), (4.5, 3, 0, 5, 81, false), "on {ty}");
+    });
+}
+
+#[acc::offload]
+fn redundant_and_gang_loop(x: &[i64], w: &[i64]) -> (i64, i64) {
+    let mut s = 100;
+    let mut hi = i64::MIN;
+    #[acc::parallel(num_gangs(8), copyin(x, w), reduction(+: s), reduction(max: hi))]
+    {
+        // Every gang: its own `s` starts at 0, gets w[0] + w[1], then its share of the loop.
+        s += w[0];
+        for k in 1..2 {
+            s += w[k];
+        }
+        hi = hi.max(w[1]);
+        #[acc::r#loop(gang, vector)]
+        for i in 0..x.len() {
+            s += x[i];
+            hi = hi.max(x[i]);
+        }
+    }
+    (s, hi)
+}
+
+#[test]
+fn gang_redundant_code_beside_a_gang_loop() {
+    on_each_device(|ty| {
+        let x: Vec<i64> = (0..10_000).map(|i| i % 77 - 30).collect();
+        let want = 100 + 8 * (3 + 4) + x.iter().sum::<i64>();
+        assert_eq!(redundant_and_gang_loop(&x, &[3, 4]), (want, 46), "on {ty}");
+        assert_eq!(redundant_and_gang_loop(&x, &[3, 400]), (100 + 8 * 403 + x.iter().sum::<i64>(), 400), "on {ty}");
+    });
+}
+
+#[acc::offload]
+fn without_num_gangs() -> i32 {
+    let mut c = 0;
+    #[acc::parallel(reduction(+: c))]
+    {
+        c += 1;
+    }
+    c
+}
+
+#[test]
+fn gang_redundant_code_without_num_gangs_counts_as_one_gang() {
+    on_each_device(|ty| assert_eq!(without_num_gangs(), 1, "on {ty}"));
+}

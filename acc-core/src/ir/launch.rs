@@ -146,6 +146,41 @@ pub struct ReductionSlot {
     pub len: u32,
 }
 
+/// The slots of the compute-level reductions whose value sequential code leaves in a region
+/// local, after a backend has given slots to the parallel loops' partials: a reduction no loop
+/// reduces, and one that gang-redundant code also updates
+/// ([`Kernel::reductions_updated_outside_loops`]), whose local then holds that contribution.
+/// `local_slot` gives a scalar local's type and offset in the locals buffer; `Err` names a
+/// reduction whose value has nowhere to live (an array local).
+pub fn sequential_reduction_slots(
+    k: &Kernel,
+    reduced_in_loops: &std::collections::BTreeSet<super::LocalId>,
+    local_slot: impl Fn(super::LocalId) -> Option<(Scalar, u32)>,
+) -> Result<Vec<ReductionSlot>, String> {
+    let outside = k.reductions_updated_outside_loops();
+    let mut slots = Vec::new();
+    for (red, into) in &k.reductions {
+        if reduced_in_loops.contains(&red.local) && !outside.contains(&red.local) {
+            continue;
+        }
+        let Some((ty, off)) = local_slot(red.local) else {
+            let name = &k.function.locals[red.local as usize].name;
+            return Err(format!(
+                "the array reduction into `{name}` is updated outside the region's loops (gang-redundant code), which kernel devices do not support yet"
+            ));
+        };
+        slots.push(ReductionSlot {
+            op: red.op,
+            ty,
+            into: Some(*into),
+            entry: None,
+            local_offset: off,
+            len: 1,
+        });
+    }
+    Ok(slots)
+}
+
 /// A kernel argument, one per parameter.
 pub enum KernelArg<'a> {
     /// An array the kernel only reads.

@@ -856,6 +856,7 @@ impl Kernel {
         });
         self.result.is_some()
             || local_reduction
+            || !self.reductions_updated_outside_loops().is_empty()
             || body.iter().enumerate().any(|(i, s)| match s {
                 Stmt::For {
                     schedule: Some(_), ..
@@ -863,6 +864,40 @@ impl Kernel {
                 Stmt::Assign { .. } => i > first_loop,
                 _ => true,
             })
+    }
+}
+
+impl Kernel {
+    /// The compute-level reductions whose local the code outside the region's parallel loops
+    /// assigns besides setting its initial value (its first assignment): gang-redundant
+    /// contributions (3.3 section 2.5.15). Their result is the local's value at the end, on
+    /// top of any parallel loop's partials, so a backend reads both.
+    pub fn reductions_updated_outside_loops(&self) -> std::collections::BTreeSet<LocalId> {
+        fn assigns(block: &[Stmt], out: &mut Vec<LocalId>) {
+            for s in block {
+                match s {
+                    Stmt::Assign { local, .. } | Stmt::AssignElem { local, .. } => out.push(*local),
+                    Stmt::If { accept, reject, .. } => {
+                        assigns(accept, out);
+                        assigns(reject, out);
+                    }
+                    Stmt::For {
+                        schedule: None,
+                        body,
+                        ..
+                    }
+                    | Stmt::Loop { body } => assigns(body, out),
+                    _ => {}
+                }
+            }
+        }
+        let mut seen = Vec::new();
+        assigns(&self.function.body, &mut seen);
+        self.reductions
+            .iter()
+            .map(|(r, _)| r.local)
+            .filter(|l| seen.iter().filter(|s| *s == l).count() > 1)
+            .collect()
     }
 }
 

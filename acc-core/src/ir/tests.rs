@@ -567,3 +567,38 @@ fn loop_mappings_say_how_and_why() {
     let tiled = describe(&crate::ir::samples::tiled(), w);
     assert!(tiled[0].how.contains("tile(") && tiled[0].how.contains("a block per tile"), "{tiled:?}");
 }
+
+#[test]
+fn gang_redundant_updates_of_a_reduction_are_read_beside_the_loop_partials() {
+    // `s += 1.0` before a loop that reduces `s`: the kernel runs in segments and the local's
+    // value joins the loop's partials (3.3 section 2.5.15).
+    let mut b = KernelBuilder::new("redundant");
+    let x = b.param_array("x", Scalar::F64, false);
+    let _s_param = b.param_scalar("s", Scalar::F64);
+    let s = b.reduction_local("s", Scalar::F64, ReduceOp::Add);
+    let one = b.lit_float(1.0, None);
+    let cur = b.get(s);
+    let sum = b.binary(BinaryOp::Add, cur, one);
+    b.set(s, sum);
+    let start = b.lit_int(0, None);
+    let step = b.lit_int(1, None);
+    let n = b.len(x);
+    b.for_(
+        &[("i", Some(Scalar::USize), start, step, n)],
+        Some(Schedule::default()),
+        &[(s, ReduceOp::Add)],
+        &[],
+        |_, _| {},
+    );
+    b.reduce_into(s, ReduceOp::Add, 1);
+    let k = b.finish().expect("valid");
+    assert_eq!(
+        k.reductions_updated_outside_loops().into_iter().collect::<Vec<_>>(),
+        vec![s.id()]
+    );
+    assert!(k.needs_segments());
+    let loops = [s.id()].into_iter().collect();
+    let slots = super::launch::sequential_reduction_slots(&k, &loops, |_| Some((Scalar::F64, 8)))
+        .expect("a scalar");
+    assert_eq!((slots.len(), slots[0].local_offset, slots[0].into), (1, 8, Some(1)));
+}

@@ -309,22 +309,15 @@ impl Writer<'_> {
             single.push(true);
         }
         // Kernel reductions computed by sequential code: the local's final value.
-        for (red, into) in &k.reductions {
-            if !reduced_in_loops.contains(&red.local) {
-                let Some(&(_, ty, off)) = self.local_slots.iter().find(|(i, ..)| *i == red.local)
-                else {
-                    return Err(unsupported("a reduction outside any loop of the region"));
-                };
-                reductions.push(ReductionSlot {
-                    op: red.op,
-                    ty,
-                    into: Some(*into),
-                    entry: None,
-                    local_offset: off,
-                    len: 1,
-                });
-            }
-        }
+        reductions.extend(
+            acc_core::ir::launch::sequential_reduction_slots(k, &reduced_in_loops, |l| {
+                self.local_slots
+                    .iter()
+                    .find(|(i, ..)| *i == l)
+                    .map(|&(_, t, off)| (t, off))
+            })
+            .map_err(unsupported)?,
+        );
         let params = self.param_list(reductions.iter().filter(|r| r.entry.is_some()).count());
         let mut entry_points = Vec::new();
         for (n, (decls, body)) in entries.iter().enumerate() {

@@ -935,23 +935,15 @@ impl Writer<'_> {
             return Err(unsupported("a region without code to run"));
         }
         // Kernel reductions computed by sequential code: the local's final value.
-        for (red, into) in &k.reductions {
-            if !reduced_in_loops.contains(&red.local) {
-                let Some(&(_, ty, off)) =
-                    local_slots.iter().find(|(i, ..)| *i == red.local as usize)
-                else {
-                    return Err(unsupported("a reduction outside any loop of the region"));
-                };
-                reductions.push(ReductionSlot {
-                    op: red.op,
-                    ty,
-                    into: Some(*into),
-                    entry: None,
-                    local_offset: off,
-                    len: 1,
-                });
-            }
-        }
+        reductions.extend(
+            acc_core::ir::launch::sequential_reduction_slots(k, &reduced_in_loops, |l| {
+                local_slots
+                    .iter()
+                    .find(|(i, ..)| *i == l as usize)
+                    .map(|&(_, t, off)| (t, off))
+            })
+            .map_err(unsupported)?,
+        );
         let mut wgsl = String::new();
         let _ = writeln!(wgsl, "// {}", k.name);
         wgsl.push_str(&decls);

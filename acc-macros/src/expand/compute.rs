@@ -51,10 +51,13 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
     let compute = dir.kind.compute().expect("a compute construct");
     let errors_before = ctx.error_count();
     let body = super::collapse_force::tighten(dir, body);
-    let stmts: Vec<Stmt> = match &body {
+    let mut stmts: Vec<Stmt> = match &body {
         RegionBody::Block(b) => b.stmts.clone(),
         RegionBody::Loop(f) => vec![Stmt::Expr(Expr::ForLoop(f.clone()), None)],
     };
+    if compute == ComputeKind::Parallel && !dir.kind.is_combined() {
+        super::gang_redundant::repeat_updates(ctx, dir, &mut stmts);
+    }
 
     // What cannot run on a device, and ways out of the region (3.3 section 2.5: a region is
     // entered and left as a whole).

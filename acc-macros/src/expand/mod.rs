@@ -7,6 +7,7 @@ pub mod collapse_force;
 pub mod compute;
 pub mod data;
 pub mod executable;
+pub mod gang_redundant;
 pub mod kernel;
 pub mod leave;
 pub mod region;
