@@ -12,6 +12,8 @@ pub use acc_core::{reduce, space};
 pub mod autocompare;
 mod info;
 pub mod kernel;
+mod private;
+pub use private::{Private, PrivateClone, PrivateOwned};
 
 use acc_core::data::DeviceCopy;
 use acc_core::queue::Queue;

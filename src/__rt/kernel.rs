@@ -88,6 +88,9 @@ pub struct Args<'a> {
     unsupported: Option<String>,
     /// Which parameters are aggregates (arrays), which `default(present)` requires present.
     aggregate: Vec<bool>,
+    /// The length of each privatized array whose type does not fix it (a `Vec`, a slice):
+    /// its private copies have that length, so the kernel is built per length.
+    private_lens: Vec<(usize, usize)>,
 }
 
 impl<'a> Args<'a> {
@@ -165,6 +168,21 @@ impl<'a> Args<'a> {
             },
         ));
         self.args.len() - 1
+    }
+
+    /// Parameter `p` is privatized (`private`, `firstprivate`, 3.3 sections 2.5.13, 2.5.14,
+    /// 2.9.10): an array of a length its type does not fix gives its copies its current
+    /// length.
+    pub fn private_length(&mut self, p: usize) {
+        if self.fixed.get(p).copied().flatten().is_some() {
+            return;
+        }
+        if let (Some(KernelArg::Read(bytes)), Some((_, ParamKind::Array { elem, .. }))) =
+            (self.args.get(p), self.params.get(p))
+        {
+            let size = elem.size().max(1) as usize;
+            self.private_lens.push((p, bytes.len() / size));
+        }
     }
 
     /// A scalar reduced with `op`: its value goes in, the partial result comes back.
@@ -309,12 +327,14 @@ impl Params {
             }
             (Some(Param::Array(a)), true) => {
                 let a = *a;
-                let (Some(n), Some(elem)) = (
-                    self.fixed.get(i).copied().flatten().filter(|&n| n <= 1024),
-                    a.elem().scalar(),
-                ) else {
-                    b.fail(format!("a private copy of `{name}`: only scalars and arrays of scalars of a fixed length up to 1024 (`[T; N]`) can be private in kernels"));
+                let Some(elem) = a.elem().scalar() else {
+                    b.fail(format!("a private copy of `{name}`: arrays of structs cannot be private in kernels yet (arrays of scalars can)"));
                     return b.local(name, Some(Scalar::I32), None);
+                };
+                let Some(n) = self.fixed.get(i).copied().flatten().filter(|&n| n <= 1024) else {
+                    b.fail(format!("a private copy of `{name}`: its length is {}, and private arrays in kernels hold at most 1024 elements (each thread has its own copy)", self.fixed.get(i).copied().flatten().map_or("unknown".to_string(), |n| n.to_string())));
+                    // Of the right element type, so that no type error follows this one.
+                    return b.local_array(name, elem, 1);
                 };
                 let v = b.local_array(name, elem, n as u32);
                 if first {
@@ -385,8 +405,9 @@ impl Params {
 /// A kernel built for one argument signature, or why it could not be.
 type Built = Arc<Result<Kernel, String>>;
 
-/// What a kernel is built for: the device type and the parameters' kinds.
-type Signature = (acc_core::DeviceType, Vec<ParamKind>);
+/// What a kernel is built for: the device type, the parameters' kinds and the lengths of
+/// privatized arrays whose type does not fix them.
+type Signature = (acc_core::DeviceType, Vec<ParamKind>, Vec<(usize, usize)>);
 
 /// Kernels built at one call site, by device type and argument signature.
 pub struct KernelCache {
@@ -427,7 +448,7 @@ pub fn launch(
         let map = map.get_or_insert_with(HashMap::new);
         let ty = device.device_type();
         Arc::clone(
-            map.entry((ty, signature))
+            map.entry((ty, signature, args.private_lens.clone()))
                 .or_insert_with(|| Arc::new(build_kernel(ty, site, args, build))),
         )
     };
@@ -505,10 +526,16 @@ fn build_kernel(
             }
         });
     }
+    let mut fixed = args.fixed.clone();
+    for &(p, len) in &args.private_lens {
+        if let Some(f) = fixed.get_mut(p) {
+            *f = Some(len);
+        }
+    }
     let params = Params {
         device_type,
         params,
-        fixed: args.fixed.clone(),
+        fixed,
     };
     build(&mut b, &params)?;
     let k = b.finish().map_err(|e| e.to_string())?;

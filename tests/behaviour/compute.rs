@@ -687,3 +687,78 @@ fn data_and_compute_constructs_on_loop_statements() {
         assert_eq!(s, 7.0 * n as f64, "on {ty}");
     });
 }
+
+// Private copies of arrays whose type does not fix their length (3.3 sections 2.5.13, 2.5.14,
+// 2.9.10): `Vec`s and slices, each copy as long as the original is at the launch.
+
+// The private copy is written and never read back: that is what the test checks.
+#[allow(unused_mut)]
+#[acc::offload]
+fn private_vectors(n: usize, base: &[f64], scratch: &mut [f64]) -> (Vec<f64>, Vec<f64>) {
+    let m = base.len();
+    let mut tmp = vec![-1.0f64; m];
+    let mut out = vec![0.0; n];
+    #[acc::parallel_loop(private(tmp, scratch), firstprivate(base), copyout(out))]
+    for i in 0..n {
+        for k in 0..m {
+            tmp[k] = (i + k) as f64 + base[k];
+            scratch[k] = tmp[k] * 2.0;
+        }
+        let mut s = 0.0;
+        for k in 0..m {
+            s += tmp[k] + scratch[k];
+        }
+        out[i] = s;
+    }
+    (tmp, out)
+}
+
+#[test]
+fn vecs_and_slices_are_privatized() {
+    on_each_device(|ty| {
+        for m in [3, 7] {
+            let base: Vec<f64> = (0..m).map(|k| k as f64 * 0.5).collect();
+            let mut scratch = vec![9.0; m];
+            let (tmp, out) = private_vectors(500, &base, &mut scratch);
+            assert_eq!(tmp, vec![-1.0; m], "private copy written back on {ty}");
+            assert_eq!(scratch, vec![9.0; m], "private slice written back on {ty}");
+            for (i, &o) in out.iter().enumerate() {
+                let want: f64 = (0..m).map(|k| 3.0 * ((i + k) as f64 + base[k])).sum();
+                assert_eq!(o, want, "out[{i}] with m = {m} on {ty}");
+            }
+        }
+    });
+}
+
+// A `firstprivate` array the region writes before its gang loop: every gang's copy starts with
+// the original's values, and the loop sees what the gang-redundant code wrote.
+#[allow(unused_mut, unused_assignments)]
+#[acc::offload]
+fn firstprivate_arrays_written(n: usize) -> ([i32; 4], Vec<i32>, Vec<i32>) {
+    let mut w = [1, 2, 3, 4];
+    let mut v = vec![10, 20, 30];
+    let mut out = vec![0; n];
+    #[acc::parallel(firstprivate(w, v), copyout(out))]
+    {
+        w[0] = 100;
+        v[2] += 5;
+        #[acc::r#loop(gang, vector)]
+        for i in 0..n {
+            out[i] = w[0] + w[3] + v[0] + v[2] + i as i32;
+        }
+    }
+    (w, v, out)
+}
+
+#[test]
+fn firstprivate_arrays_carry_gang_redundant_writes_into_loops() {
+    on_each_device(|ty| {
+        let (w, v, out) = firstprivate_arrays_written(1000);
+        assert_eq!((w, v), ([1, 2, 3, 4], vec![10, 20, 30]), "copies written back on {ty}");
+        assert!(
+            out.iter().enumerate().all(|(i, &o)| o == 100 + 4 + 10 + 35 + i as i32),
+            "on {ty}: {:?}",
+            &out[..4]
+        );
+    });
+}

@@ -826,6 +826,54 @@ impl Kernel {
         (slots, off.next_multiple_of(8).max(8))
     }
 
+    /// The region-level private arrays that code outside the parallel loops writes (a
+    /// `firstprivate` copy's initial values, gang-redundant writes, 3.3 sections 2.5.1 and
+    /// 2.5.14), laid out in the locals buffer from byte `start` on, after the scalars: local,
+    /// element type, offset and length, with the buffer's new size. A segmented kernel's
+    /// entry points load them as they load the scalar locals, so each thread of a later parallel
+    /// loop starts from the values the gang-redundant code left (every thread has its own
+    /// copy, as each gang would). `size` gives an element's bytes in the buffer.
+    pub fn array_locals_layout(
+        &self,
+        size: impl Fn(Scalar) -> u32,
+        start: u32,
+    ) -> (Vec<(LocalId, Scalar, u32, u32)>, u32) {
+        fn written(block: &[Stmt], out: &mut std::collections::BTreeSet<LocalId>) {
+            for s in block {
+                match s {
+                    Stmt::AssignElem { local, .. } => {
+                        out.insert(*local);
+                    }
+                    Stmt::If { accept, reject, .. } => {
+                        written(accept, out);
+                        written(reject, out);
+                    }
+                    Stmt::For {
+                        schedule: None,
+                        body,
+                        ..
+                    }
+                    | Stmt::Loop { body } => written(body, out),
+                    _ => {}
+                }
+            }
+        }
+        let mut arrays = std::collections::BTreeSet::new();
+        written(&self.function.body, &mut arrays);
+        let mut off = start;
+        let mut slots = Vec::new();
+        for l in arrays {
+            let local = &self.function.locals[l as usize];
+            let Some(len) = local.len else { continue };
+            let elem = size(local.ty);
+            // 8-byte aligned, so a backend may copy it in words.
+            off = off.next_multiple_of(8);
+            slots.push((l, local.ty, off, len));
+            off += elem * len;
+        }
+        (slots, off.next_multiple_of(8).max(start))
+    }
+
     /// Whether the region needs more than one grid entry point per top-level parallel loop
     /// with a prelude of scalar assignments every thread runs: code between or after its
     /// parallel loops, no parallel loop at all, a value, or a loop reduction into a region

@@ -137,6 +137,7 @@ pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
         loops: Vec::new(),
         body: String::new(),
         local_slots: Vec::new(),
+        array_slots: Vec::new(),
         shared: false,
         privatized: None,
         priv_used: false,
@@ -161,6 +162,9 @@ struct Writer<'a> {
     body: String,
     /// Where each region-level scalar local lives in the locals buffer (segmented regions).
     local_slots: Vec<(LocalId, Scalar, u32)>,
+    /// The region-level private arrays in the locals buffer: local, type, offset, length
+    /// ([`Kernel::array_locals_layout`]).
+    array_slots: Vec<(LocalId, Scalar, u32, u32)>,
     /// Whether the entry point being written uses the shared-memory scratch.
     shared: bool,
     /// The array whose atomic updates go to the block's copy in shared memory (`acc_priv`)
@@ -227,6 +231,7 @@ impl Writer<'_> {
         let mut locals_size = 0;
         if segmented {
             (self.local_slots, locals_size) = k.scalar_locals_layout(partial_size);
+            (self.array_slots, locals_size) = k.array_locals_layout(elem_size, locals_size);
         }
         let mut entries: Vec<(String, String)> = Vec::new();
         let mut single = Vec::new();

@@ -737,6 +737,7 @@ impl Writer<'_> {
         // A region with no parallel loop at all is one segment of sequential code.
         let segmented = k.needs_segments();
         let mut local_slots: Vec<(usize, Scalar, u32)> = Vec::new();
+        let mut array_slots: Vec<(LocalId, Scalar, u32, u32)> = Vec::new();
         let mut locals_size = 0u32;
         if segmented {
             let mut fields = String::new();
@@ -750,6 +751,18 @@ impl Writer<'_> {
                 let _ = writeln!(fields, "    l{i}: {ty},");
                 local_slots.push((i as usize, t, off));
             }
+            // Private arrays the gang-redundant code wrote, after the scalars (`bool` as
+            // `u32` words).
+            let (arrays, size) = k.array_locals_layout(|t| self.param_size(t), size);
+            for &(i, t, _, len) in &arrays {
+                let ty = if t == Scalar::Bool {
+                    "u32"
+                } else {
+                    self.ty(t)?
+                };
+                let _ = writeln!(fields, "    l{i}: array<{ty}, {len}>,");
+            }
+            array_slots = arrays;
             if fields.is_empty() {
                 fields.push_str("    unused: u32,\n");
             }
@@ -771,6 +784,13 @@ impl Writer<'_> {
                     format!("    l{i} = acc_locals.l{i};\n")
                 }
             })
+            .chain(array_slots.iter().map(|&(i, t, _, len)| {
+                if t == Scalar::Bool {
+                    format!("    for (var k = 0u; k < {len}u; k++) {{ l{i}[k] = (acc_locals.l{i}[k] != 0u); }}\n")
+                } else {
+                    format!("    l{i} = acc_locals.l{i};\n")
+                }
+            }))
             .collect();
         let store_locals: String = local_slots
             .iter()
@@ -781,6 +801,13 @@ impl Writer<'_> {
                     format!("    acc_locals.l{i} = l{i};\n")
                 }
             })
+            .chain(array_slots.iter().map(|&(i, t, _, len)| {
+                if t == Scalar::Bool {
+                    format!("    for (var k = 0u; k < {len}u; k++) {{ acc_locals.l{i}[k] = select(0u, 1u, l{i}[k]); }}\n")
+                } else {
+                    format!("    acc_locals.l{i} = l{i};\n")
+                }
+            }))
             .collect();
 
         let mut entry_points = Vec::new();

@@ -407,7 +407,7 @@ fn loop_part(dir: &Directive) -> Directive {
 
 /// Privatization and reductions of the construct around a rewritten body.
 fn wrap(stmts: &[Stmt], privates: &[Ident], reductions: &[(RedOp, Ident)]) -> TokenStream {
-    let privs = quote!(#(#[allow(unused_mut)] let mut #privates = ::core::clone::Clone::clone(&#privates);)*);
+    let privs = quote!(#(#[allow(unused_mut)] let mut #privates = { use ::acc::__rt::{PrivateClone as _, PrivateOwned as _}; (&::acc::__rt::Private(&#privates)).private_copy() };)*);
     if reductions.is_empty() {
         return quote!({ #privs #(#stmts)* });
     }

@@ -1600,9 +1600,13 @@ fn translate(
             }
         };
         let (cap, line) = if red.is_none() && private_names.contains(name) {
+            // A private array's length sizes its copies: part of the kernel's signature.
             (
                 Cap::Read,
-                quote!(let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().read(&mut __acc_args, #shown, &#var);),
+                quote! {
+                    let #p = (&&::acc::__rt::kernel::Probe::of(&#var)).acc_kind().read(&mut __acc_args, #shown, &#var);
+                    __acc_args.private_length(#p);
+                },
             )
         } else if let Some(op) = red {
             let o = red_op(op);
@@ -1663,7 +1667,10 @@ fn translate(
         arg_lines.push(line);
         // The region's own private copy (3.3 sections 2.5.13, 2.5.14), initialized from the
         // original.
-        if privates.iter().any(|v| v == name) {
+        // An array the region only reads needs no copy: it reads the original's values.
+        let read_only_array =
+            !u.indexes.is_empty() && !u.place_written && !u.assigned && !u.mut_borrowed;
+        if privates.iter().any(|v| v == name) && !read_only_array {
             let v = tr.fresh(name);
             let array = !u.indexes.is_empty();
             let name_lit = name.clone();

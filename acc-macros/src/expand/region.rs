@@ -608,7 +608,7 @@ impl<'a> RegionCx<'a> {
             let __acc_parts = ::acc::__rt::parallel_chunks(__acc_threads, &__acc_inh, #trips, |__acc_k0: u64, __acc_k1: u64| {
                 ::acc::__rt::#call(#(#args,)* |#(#params),*| {
                     #(#red_inits)*
-                    #(let mut #privates = ::core::clone::Clone::clone(&#privates);)*
+                    #(let mut #privates = { use ::acc::__rt::{PrivateClone as _, PrivateOwned as _}; (&::acc::__rt::Private(&#privates)).private_copy() };)*
                     #(#chunk)*
                     #partials
                 })
@@ -629,7 +629,7 @@ fn sequential(levels: &[Level], body: Vec<Stmt>, privates: &[Ident]) -> TokenStr
         ts = quote!(#label for #pat in #iter { #ts });
     }
     quote! {
-        #(#[allow(unused_mut)] let mut #privates = ::core::clone::Clone::clone(&#privates);)*
+        #(#[allow(unused_mut)] let mut #privates = { use ::acc::__rt::{PrivateClone as _, PrivateOwned as _}; (&::acc::__rt::Private(&#privates)).private_copy() };)*
         #ts
     }
 }

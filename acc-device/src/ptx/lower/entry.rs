@@ -66,7 +66,7 @@ impl Writer<'_> {
     /// Loads (or, with `store`, stores) the region-level scalar locals from (to) the locals
     /// buffer.
     pub(super) fn move_locals(&mut self, store: bool) {
-        if self.local_slots.is_empty() {
+        if self.local_slots.is_empty() && self.array_slots.is_empty() {
             return;
         }
         let base = self.reg("%rd");
@@ -88,6 +88,33 @@ impl Writer<'_> {
                 (_, false) => self.emit(format!("ld.global{} {reg}, [{base}+{off}];", r.bits)),
                 (_, true) => self.emit(format!("st.global{} [{base}+{off}], {reg};", r.bits)),
             }
+        }
+        // Private arrays, byte for byte (in words where the length allows).
+        for (l, t, off, len) in self.array_slots.clone() {
+            let bytes = elem_size(t) * len;
+            let (w, step) = if bytes % 4 == 0 { (".u32", 4) } else { (".u8", 1) };
+            let (k, g, a) = (self.reg("%rd"), self.reg("%rd"), self.reg("%rd"));
+            self.emit(format!("mov.u64 {k}, 0;"));
+            let (top, end) = (self.label("copy"), self.label("copied"));
+            self.emit(format!("{top}:"));
+            let done = self.reg("%p");
+            self.emit(format!("setp.ge.u64 {done}, {k}, {bytes};"));
+            self.emit(format!("@{done} bra {end};"));
+            self.emit(format!("add.u64 {g}, {base}, {off};"));
+            self.emit(format!("add.u64 {g}, {g}, {k};"));
+            self.emit(format!("mov.u64 {a}, acc_pa{l};"));
+            self.emit(format!("add.u64 {a}, {a}, {k};"));
+            let v = self.reg("%r");
+            if store {
+                self.emit(format!("ld.local{w} {v}, [{a}];"));
+                self.emit(format!("st.global{w} [{g}], {v};"));
+            } else {
+                self.emit(format!("ld.global{w} {v}, [{g}];"));
+                self.emit(format!("st.local{w} [{a}], {v};"));
+            }
+            self.emit(format!("add.u64 {k}, {k}, {step};"));
+            self.emit(format!("bra.uni {top};"));
+            self.emit(format!("{end}:"));
         }
     }
 
