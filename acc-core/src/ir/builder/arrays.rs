@@ -1,0 +1,201 @@
+//! Arrays in the kernel: parameters, fields of struct elements, subslices and windows, and
+//! their loads, stores, lengths and atomics.
+
+use super::*;
+
+impl KernelBuilder {
+    /// An array in device memory.
+    pub fn param_array(&mut self, name: &str, elem: impl Into<Elem>, writable: bool) -> ArrayRef {
+        let elem = elem.into();
+        let id = self.params.len() as ParamId;
+        self.params.push(Param {
+            name: name.to_string(),
+            kind: ParamKind::Array { elem, writable },
+        });
+        ArrayRef {
+            id,
+            elem,
+            field: None,
+            view: None,
+        }
+    }
+
+    /// Field `name` of the elements of `a`, an array of structs: loads, stores and atomics on
+    /// the result access that field.
+    pub fn field(&mut self, a: ArrayRef, name: &str) -> ArrayRef {
+        let array = self.params[a.id as usize].name.clone();
+        match a.elem {
+            Elem::Struct(l) => match l.field(name) {
+                Some((id, StructField { ty: Some(t), .. })) => return ArrayRef { field: Some((id, *t)), ..a },
+                Some(_) => self.errors.push(format!("the field `{name}` of `{}` (in `{array}`): kernels access struct fields of the scalar types only", l.name)),
+                None => self.errors.push(format!("`{}` (the elements of `{array}`) has no field `{name}`", l.name)),
+            },
+            Elem::Scalar(t) => self.errors.push(format!("`.{name}` of an element of `{array}`, whose elements are {t}")),
+        }
+        a
+    }
+
+    /// The type an access of `a` reads or writes.
+    fn accessed(&mut self, a: ArrayRef) -> Scalar {
+        match (a.elem, a.field) {
+            (_, Some((_, t))) | (Elem::Scalar(t), None) => t,
+            (Elem::Struct(l), None) => {
+                let array = self.params[a.id as usize].name.clone();
+                self.errors.push(format!("an element of `{array}` (a `{}` struct) as a whole: kernels access its fields one at a time", l.name));
+                Scalar::Bool
+            }
+        }
+    }
+
+    /// The subslice `a[start..end]` (a routine argument `&a[start..end]`). Its elements are
+    /// the array's from `start` on; an index past its end is reported as out of bounds.
+    pub fn subslice(&mut self, a: ArrayRef, start: Value, end: Value) -> ArrayRef {
+        self.index_type(start);
+        self.index_type(end);
+        let (start, len) = match a.view {
+            // A subslice of a subslice starts within the outer one.
+            Some((s0, _)) => {
+                let s0 = self.get(Var {
+                    id: s0,
+                    ty: self.local_ty[s0 as usize],
+                });
+                let abs = self.binary(BinaryOp::Add, s0, start);
+                let len = self.binary(BinaryOp::Sub, end, start);
+                (abs, len)
+            }
+            None => {
+                let len = self.binary(BinaryOp::Sub, end, start);
+                (start, len)
+            }
+        };
+        let s = self.local("subslice start", Some(Scalar::USize), Some(start));
+        let n = self.local("subslice len", Some(Scalar::USize), Some(len));
+        ArrayRef {
+            view: Some((s.id, n.id)),
+            ..a
+        }
+    }
+
+    /// The index in the whole parameter of element `index` of `a`.
+    fn element(&mut self, a: ArrayRef, index: Value) -> Value {
+        let Some((s, n)) = a.view else { return index };
+        let start = self.get(Var {
+            id: s,
+            ty: self.local_ty[s as usize],
+        });
+        let len = self.get(Var {
+            id: n,
+            ty: self.local_ty[n as usize],
+        });
+        let inside = self.binary(BinaryOp::Lt, index, len);
+        let abs = self.binary(BinaryOp::Add, start, index);
+        let past = self.lit_int(u64::MAX as i128, Some(Scalar::USize));
+        self.select(inside, abs, past)
+    }
+
+    /// `array[index]`.
+    pub fn load(&mut self, a: ArrayRef, index: Value) -> Value {
+        self.index_type(index);
+        let index = self.element(a, index);
+        let ty = self.accessed(a);
+        let t = self.new_var(Ty::Known(ty));
+        self.push_expr(
+            Expr::Load {
+                array: a.id,
+                field: a.field.map(|f| f.0),
+                index: index.expr,
+            },
+            t,
+        )
+    }
+
+    /// `array[index] = value`.
+    pub fn store(&mut self, a: ArrayRef, index: Value, value: Value) {
+        self.index_type(index);
+        let index = self.element(a, index);
+        let ty = self.accessed(a);
+        let t = self.new_var(Ty::Known(ty));
+        self.unify(value.ty, t, "store");
+        if !matches!(
+            self.params[a.id as usize].kind,
+            ParamKind::Array { writable: true, .. }
+        ) {
+            let name = self.params[a.id as usize].name.clone();
+            self.errors
+                .push(format!("`{name}` is written but was captured read-only"));
+        }
+        self.emit(Stmt::Store {
+            array: a.id,
+            field: a.field.map(|f| f.0),
+            index: index.expr,
+            value: value.expr,
+        });
+    }
+
+    /// `array.len()` as `usize`.
+    pub fn len(&mut self, a: ArrayRef) -> Value {
+        if let Some((_, n)) = a.view {
+            return self.get(Var {
+                id: n,
+                ty: self.local_ty[n as usize],
+            });
+        }
+        let t = self.new_var(Ty::Known(Scalar::USize));
+        self.push_expr(Expr::Len(a.id), t)
+    }
+
+    /// `array[index] op= value` atomically, keeping the old and/or new value in locals.
+    pub fn atomic(
+        &mut self,
+        a: ArrayRef,
+        index: Value,
+        op: AtomicOp,
+        value: Value,
+        old: Option<Var>,
+        new: Option<Var>,
+    ) {
+        self.index_type(index);
+        let index = self.element(a, index);
+        let ty = self.accessed(a);
+        let t = self.new_var(Ty::Known(ty));
+        if op != AtomicOp::Read {
+            self.unify(value.ty, t, "atomic operand");
+        }
+        for v in old.iter().chain(new.iter()) {
+            self.unify(v.ty, t, "atomic capture");
+        }
+        self.emit(Stmt::Atomic {
+            array: a.id,
+            field: a.field.map(|f| f.0),
+            index: index.expr,
+            op,
+            value: value.expr,
+            old: old.map(|v| v.id),
+            new: new.map(|v| v.id),
+        });
+    }
+
+    /// `array[index] = new` atomically, where `new` is computed from the old value, which it
+    /// reads from `old` ([`AtomicOp::Combine`]); keeps the old and/or new value in locals.
+    pub fn atomic_combine(
+        &mut self,
+        a: ArrayRef,
+        index: Value,
+        old: Var,
+        new: Value,
+        capture_old: Option<Var>,
+        capture_new: Option<Var>,
+    ) {
+        let ty = self.accessed(a);
+        let t = self.new_var(Ty::Known(ty));
+        self.unify(old.ty, t, "atomic old value");
+        self.atomic(
+            a,
+            index,
+            AtomicOp::Combine(old.id),
+            new,
+            capture_old,
+            capture_new,
+        );
+    }
+}
