@@ -186,6 +186,12 @@ impl fmt::Display for Error {
             Error::NotPresent { var, location } => {
                 write!(f, "`{var}` is not present on the device (at {location})")
             }
+            // A kernel's argument has no location of its own: the region's is in the message
+            // around it; say how to name the part instead.
+            Error::PartlyPresent { var, present, location } if location.file.is_empty() => write!(
+                f,
+                "`{var}` is partly present on the device: it overlaps `{present}` without lying inside it, and the region's clauses do not name the part it uses; name it, as in `present({var}[lo..hi])` (3.3 sections 2.7.1, 2.7.3)"
+            ),
             Error::PartlyPresent { var, present, location } => write!(
                 f,
                 "`{var}` is partly present on the device: it overlaps `{present}` without lying inside it (at {location}; 3.3 section 2.7.3)"

@@ -414,6 +414,26 @@ impl PresentTable {
         }
     }
 
+    /// The one present section that overlaps `addr..addr + bytes`, when there is exactly one
+    /// and it lies inside the range: its offsets from `addr` (start, end). A region that uses
+    /// an array of which only a subarray is present runs on that part (3.3 section 2.7.1).
+    pub fn present_part(&self, addr: usize, bytes: usize) -> Option<(usize, usize)> {
+        let sections = self.lock();
+        let end = addr.checked_add(bytes)?;
+        // A section starting before `addr` and reaching into the range is not inside it.
+        if let Some((&start, s)) = sections.range(..addr).next_back() {
+            if start + s.bytes > addr {
+                return None;
+            }
+        }
+        let mut inside = sections.range(addr..end);
+        let (&start, s) = inside.next()?;
+        if inside.next().is_some() || start + s.bytes > end {
+            return None;
+        }
+        Some((start - addr, start + s.bytes - addr))
+    }
+
     /// Whether all of `addr..addr + bytes` is present (`acc_is_present`; empty ranges are).
     pub fn is_present(&self, addr: usize, bytes: usize) -> bool {
         bytes == 0 || matches!(find(&self.lock(), addr, bytes), Found::Inside(_))

@@ -91,6 +91,12 @@ pub struct Args<'a> {
     /// The length of each privatized array whose type does not fix it (a `Vec`, a slice):
     /// its private copies have that length, so the kernel is built per length.
     private_lens: Vec<(usize, usize)>,
+    /// The subarray (elements `lo..hi`) the construct's data clauses name for an array
+    /// parameter (3.3 section 2.7.1).
+    parts: Vec<(usize, usize, usize)>,
+    /// Array parameters narrowed to the part of their array on the device: the parameter, and
+    /// the scalar parameters holding that part's start and the array's length.
+    windows: Vec<(usize, usize, usize)>,
 }
 
 impl<'a> Args<'a> {
@@ -183,6 +189,113 @@ impl<'a> Args<'a> {
             let size = elem.size().max(1) as usize;
             self.private_lens.push((p, bytes.len() / size));
         }
+    }
+
+    /// The construct's data clauses name the subarray `range` of array parameter `p` (3.3
+    /// section 2.7.1): the region uses that part when only it is on the device.
+    pub fn part(&mut self, p: usize, range: impl std::ops::RangeBounds<usize>) {
+        use std::ops::Bound;
+        let len = match (self.args.get(p), self.params.get(p)) {
+            (Some(KernelArg::Read(d)), Some((_, ParamKind::Array { elem, .. }))) => {
+                d.len() / elem.size().max(1) as usize
+            }
+            (Some(KernelArg::Write(d)), Some((_, ParamKind::Array { elem, .. }))) => {
+                d.len() / elem.size().max(1) as usize
+            }
+            _ => return,
+        };
+        let lo = match range.start_bound() {
+            Bound::Included(&s) => s,
+            Bound::Excluded(&s) => s.saturating_add(1),
+            Bound::Unbounded => 0,
+        };
+        let hi = match range.end_bound() {
+            Bound::Included(&e) => e.saturating_add(1),
+            Bound::Excluded(&e) => e,
+            Bound::Unbounded => len,
+        };
+        // The clause checked its bounds when it was entered.
+        if lo <= hi && hi <= len {
+            self.parts.push((p, lo, hi));
+        }
+    }
+
+    /// Narrows each array parameter of which only a part is on `device` to that part: the
+    /// subarray the construct's clauses name, else the one present section inside the array.
+    /// The kernel then indexes the part with the array's indices (a window, built from two
+    /// extra scalar parameters). An array neither present nor with one present part is left
+    /// for the device to report (partly present, or copied in when absent).
+    fn narrow_to_present(&mut self, device: &dyn Device) {
+        let Some(mem) = device.own_memory() else {
+            return;
+        };
+        for p in 0..self.args.len() {
+            if !self.aggregate[p] {
+                continue;
+            }
+            let Some((name, ParamKind::Array { elem, .. })) = self.params.get(p).cloned() else {
+                continue;
+            };
+            let size = elem.size().max(1) as usize;
+            let (addr, bytes) = match &self.args[p] {
+                KernelArg::Read(d) => (d.as_ptr() as usize, d.len()),
+                KernelArg::Write(d) => (d.as_ptr() as usize, d.len()),
+                KernelArg::Scalar(_) => continue,
+            };
+            if bytes == 0 || mem.table.is_present(addr, bytes) {
+                continue;
+            }
+            let part = match self.parts.iter().find(|(q, ..)| *q == p) {
+                Some(&(_, lo, hi)) => Some((lo, hi)),
+                None => mem
+                    .table
+                    .present_part(addr, bytes)
+                    .filter(|(s, e)| s % size == 0 && e % size == 0)
+                    .map(|(s, e)| (s / size, e / size)),
+            };
+            let Some((lo, hi)) = part.filter(|&(lo, hi)| lo < hi) else {
+                continue;
+            };
+            if !mem.table.is_present(addr + lo * size, (hi - lo) * size) {
+                continue;
+            }
+            let whole = bytes / size;
+            match &mut self.args[p] {
+                KernelArg::Read(d) => *d = &d[lo * size..hi * size],
+                KernelArg::Write(d) => {
+                    let d = std::mem::take(d);
+                    self.args[p] = KernelArg::Write(&mut d[lo * size..hi * size]);
+                }
+                KernelArg::Scalar(_) => {}
+            }
+            let _ = name;
+            let start = self.hidden_usize(lo);
+            let len = self.hidden_usize(whole);
+            self.windows.push((p, start, len));
+        }
+    }
+
+    /// The start of the part of array `name` a narrowed parameter holds, and the array's
+    /// length.
+    fn window_of(&self, name: &str) -> Option<(usize, usize)> {
+        let value = |q: usize| match self.args.get(q) {
+            Some(KernelArg::Scalar(ScalarValue::USize(v))) => Some(*v as usize),
+            _ => None,
+        };
+        self.windows
+            .iter()
+            .find(|(p, ..)| self.params.get(*p).is_some_and(|(n, _)| *n == name))
+            .and_then(|&(_, s, l)| Some((value(s)?, value(l)?)))
+    }
+
+    /// A scalar parameter the region does not name (a window's start or length).
+    fn hidden_usize(&mut self, v: usize) -> usize {
+        self.fixed.push(None);
+        self.aggregate.push(false);
+        self.args
+            .push(KernelArg::Scalar(ScalarValue::USize(v as u64)));
+        self.params.push(("(present part)", ParamKind::Scalar(Scalar::USize)));
+        self.args.len() - 1
     }
 
     /// A scalar reduced with `op`: its value goes in, the partial result comes back.
@@ -405,9 +518,15 @@ impl Params {
 /// A kernel built for one argument signature, or why it could not be.
 type Built = Arc<Result<Kernel, String>>;
 
-/// What a kernel is built for: the device type, the parameters' kinds and the lengths of
-/// privatized arrays whose type does not fix them.
-type Signature = (acc_core::DeviceType, Vec<ParamKind>, Vec<(usize, usize)>);
+/// What a kernel is built for: the device type, the parameters' kinds, the lengths of
+/// privatized arrays whose type does not fix them, and the array parameters narrowed to a
+/// part of their array.
+type Signature = (
+    acc_core::DeviceType,
+    Vec<ParamKind>,
+    Vec<(usize, usize)>,
+    Vec<(usize, usize, usize)>,
+);
 
 /// Kernels built at one call site, by device type and argument signature.
 pub struct KernelCache {
@@ -442,13 +561,19 @@ pub fn launch(
     args: &mut Args<'_>,
     build: BuildFn<'_>,
 ) -> KernelOutput {
+    args.narrow_to_present(device);
     let signature: Vec<ParamKind> = args.params.iter().map(|(_, k)| k.clone()).collect();
     let kernel = {
         let mut map = cache.map.lock().unwrap_or_else(|e| e.into_inner());
         let map = map.get_or_insert_with(HashMap::new);
         let ty = device.device_type();
         Arc::clone(
-            map.entry((ty, signature, args.private_lens.clone()))
+            map.entry((
+                ty,
+                signature,
+                args.private_lens.clone(),
+                args.windows.clone(),
+            ))
                 .or_insert_with(|| Arc::new(build_kernel(ty, site, args, build))),
         )
     };
@@ -474,6 +599,24 @@ pub fn launch(
                 super::info::kernel_resources(site, device, kernel);
             }
             out
+        }
+        // An index outside the part of the array on the device (a window, above).
+        Err(acc_core::Error::IndexOutOfBounds { array, index, len })
+            if args.window_of(&array).is_some() =>
+        {
+            let (lo, whole) = args.window_of(&array).unwrap_or_default();
+            let at = if index >= u64::MAX - lo as u64 {
+                "below it".to_string()
+            } else {
+                format!("at index {}", index + lo as u64)
+            };
+            panic!(
+                "acc: `{array}` is accessed {at}, outside the part of it on the device, `{array}[{lo}..{}]` (of length {whole}), in the region in `{}` at {}, on the {} device: only that part was put on the device, by a data clause naming a subarray (3.3 section 2.7.1)",
+                lo as u64 + len,
+                site.function,
+                site.location,
+                device.device_type()
+            )
         }
         // As Rust reports it, at the region (DESIGN.md 4.2).
         Err(e @ acc_core::Error::IndexOutOfBounds { .. }) => panic!(
@@ -525,6 +668,12 @@ fn build_kernel(
                 Param::Array(b.param_array(name, *elem, *writable))
             }
         });
+    }
+    for &(p, start, len) in &args.windows {
+        if let Param::Array(a) = params[p] {
+            let (start, len) = (b.param_scalar_value(start as u32), b.param_scalar_value(len as u32));
+            params[p] = Param::Array(b.window(a, start, len));
+        }
     }
     let mut fixed = args.fixed.clone();
     for &(p, len) in &args.private_lens {

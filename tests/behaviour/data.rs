@@ -286,3 +286,137 @@ fn declare_on_local_variables() {
         );
     });
 }
+
+// Data clauses on subarrays only (3.3 section 2.7.1): a region uses just the part its clauses
+// (or an enclosing data construct's) name, indexing it as the whole array.
+
+#[acc::offload]
+fn subarray_halves(a: &[f64], n: usize) -> Vec<f64> {
+    let mut b = vec![0.0; n];
+    let h = n / 2;
+    #[acc::data(copyin(a[0..h]), copyout(b[0..h]))]
+    {
+        #[acc::parallel_loop(present(a[0..h], b[0..h]))]
+        for i in 0..h {
+            b[i] = a[i] * 2.0;
+        }
+    }
+    #[acc::parallel_loop(copyin(a[h..n]), copy(b[h..n]))]
+    for i in h..n {
+        b[i] = a[i] + 1.0;
+    }
+    b
+}
+
+#[acc::offload]
+fn subarray_blocks(a: &[f64], blocks: usize) -> Vec<f64> {
+    let n = a.len();
+    let mut b = vec![-1.0; n];
+    let bs = n / blocks;
+    #[acc::data(create(b))]
+    {
+        for blk in 0..blocks {
+            let lo = blk * bs;
+            let hi = if blk + 1 == blocks { n } else { lo + bs };
+            acc::enter_data!(copyin(a[lo..hi]), async(blk as i32 + 1));
+            // The block's part of `a`, present from the enter_data on the same queue.
+            #[acc::parallel_loop(present(a[lo..hi], b), async(blk as i32 + 1))]
+            for i in lo..hi {
+                b[i] = a[i] * a[i];
+            }
+            acc::update!(self(b[lo..hi]), async(blk as i32 + 1));
+            acc::exit_data!(delete(a[lo..hi]), async(blk as i32 + 1));
+        }
+        acc::wait!();
+    }
+    b
+}
+
+#[acc::offload]
+fn subarray_from_enclosing(a: &[i64], lo: usize, hi: usize) -> i64 {
+    let mut s = 0;
+    #[acc::data(copyin(a[lo..hi]))]
+    {
+        // No clause names `a` here: the region uses the part the data construct made present.
+        #[acc::parallel_loop(reduction(+: s))]
+        for i in lo..hi {
+            s += a[i];
+        }
+    }
+    s
+}
+
+#[test]
+fn regions_use_just_the_subarray_their_clauses_name() {
+    on_each_device(|ty| {
+        let n = 10_000;
+        let a: Vec<f64> = (0..n).map(|i| i as f64).collect();
+        let b = subarray_halves(&a, n);
+        for i in 0..n {
+            let want = if i < n / 2 { 2.0 * i as f64 } else { i as f64 + 1.0 };
+            assert_eq!(b[i], want, "b[{i}] on {ty}");
+        }
+        let b = subarray_blocks(&a, 4);
+        assert!(b.iter().enumerate().all(|(i, &v)| v == (i * i) as f64), "blocks on {ty}");
+        let x: Vec<i64> = (0..1000).collect();
+        assert_eq!(subarray_from_enclosing(&x, 100, 300), (100..300).sum::<i64>(), "on {ty}");
+    });
+}
+
+#[acc::offload]
+fn two_parts_present(a: &[i64]) -> i64 {
+    let mut s = 0;
+    acc::enter_data!(copyin(a[20..30]));
+    #[acc::data(copyin(a[0..10]))]
+    {
+        #[acc::parallel_loop(reduction(+: s))]
+        for i in 0..10 {
+            s += a[i];
+        }
+    }
+    acc::exit_data!(delete(a[20..30]));
+    s
+}
+
+#[acc::offload]
+fn outside_the_present_part(a: &[i64]) -> i64 {
+    let mut s = 0;
+    #[acc::data(copyin(a[0..10]))]
+    {
+        #[acc::parallel_loop(reduction(+: s))]
+        for i in 0..11 {
+            s += a[i];
+        }
+    }
+    s
+}
+
+#[test]
+fn which_part_a_region_uses_is_an_error_when_unclear_or_overstepped() {
+    on_each_device(|ty| {
+        let a: Vec<i64> = (0..40).collect();
+        let past = std::panic::catch_unwind(|| outside_the_present_part(&a));
+        let two = std::panic::catch_unwind(|| two_parts_present(&a));
+        // The panic skipped the `exit_data`.
+        if !shares_memory(ty) {
+            acc::delete(&a[20..30]).unwrap();
+        }
+        if shares_memory(ty) {
+            assert_eq!((two.ok(), past.ok()), (Some(45), Some(55)), "on {ty}");
+        } else {
+            let msg = |e: Box<dyn std::any::Any + Send>| {
+                e.downcast_ref::<String>().cloned().unwrap_or_default()
+            };
+            let m = msg(two.unwrap_err());
+            assert!(
+                m.contains("`a` is partly present") && m.contains("present(a[lo..hi])"),
+                "{m} on {ty}"
+            );
+            let m = msg(past.unwrap_err());
+            assert!(
+                m.contains("`a` is accessed at index 10, outside the part of it on the device, `a[0..10]`"),
+                "{m} on {ty}"
+            );
+        }
+    });
+}

@@ -72,6 +72,10 @@ pub struct ArrayRef {
     field: Option<(FieldId, Scalar)>,
     /// A subslice `a[start..start + len]` of the parameter (locals holding `usize`s).
     view: Option<(LocalId, LocalId)>,
+    /// The parameter holds only part of the array, from element `start` on, of an array
+    /// `len` long (locals holding `usize`s): the present part of an array of which only a
+    /// subarray is on the device (3.3 section 2.7.1).
+    window: Option<(LocalId, LocalId)>,
 }
 
 impl ArrayRef {

@@ -369,3 +369,35 @@ fn a_moved_variable_is_not_written_and_the_error_says_so() {
     assert!(e.to_string().contains("moved"), "{e}");
     assert_eq!(m.live(), 0, "freed all the same");
 }
+
+#[test]
+fn the_one_present_part_of_an_array() {
+    let (m, t) = (Mock::default(), PresentTable::new());
+    let a = [0u8; 16];
+    let base = a.as_ptr() as usize;
+    assert_eq!(t.present_part(base, 16), None);
+    t.enter(
+        &m,
+        &a[2..6],
+        U8,
+        named("a[2..6]"),
+        Counter::Dynamic,
+        Absent::Copyin,
+    )
+    .unwrap();
+    assert_eq!(t.present_part(base, 16), Some((2, 6)));
+    // A range the section reaches out of does not hold it.
+    assert_eq!(t.present_part(base + 4, 8), None);
+    t.enter(
+        &m,
+        &a[10..12],
+        U8,
+        named("a[10..12]"),
+        Counter::Dynamic,
+        Absent::Copyin,
+    )
+    .unwrap();
+    // Two parts: which one a region means is for its clauses to say.
+    assert_eq!(t.present_part(base, 16), None);
+    assert_eq!(t.present_part(base + 8, 8), Some((2, 4)));
+}

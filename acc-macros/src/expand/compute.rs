@@ -315,6 +315,13 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
                 .and_then(|c| c.expr())
                 .and_then(crate::check::int_literal)
                 .and_then(|n| u32::try_from(n).ok()),
+            parts: dir
+                .clauses
+                .iter()
+                .filter(|c| DATA_CLAUSES.contains(&c.name) && c.device_types.is_none())
+                .flat_map(|c| c.vars().iter())
+                .filter_map(|v| Some((v.name.to_string(), (**v.subarray.as_ref()?).clone())))
+                .collect(),
         },
     );
     let var_notes = data_attributes(

@@ -1443,12 +1443,15 @@ fn short(e: &Expr) -> String {
 }
 
 /// What the compute construct's clauses say about its kernel as a whole.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Default)]
 pub struct KernelOptions {
     /// `unchecked`: no bounds checks (DESIGN.md 4.2).
     pub unchecked: bool,
     /// `vector_length(n)` with a constant `n` (for every device type).
     pub vector_length: Option<u32>,
+    /// The subarrays the construct's data clauses name: variable, range as written (3.3
+    /// section 2.7.1). The region uses that part of the array when only it is on the device.
+    pub parts: Vec<(String, syn::Expr)>,
 }
 
 /// The kernel arm: argument marshalling, the kernel builder and the launch; or, when the body
@@ -1491,6 +1494,7 @@ fn translate(
     KernelOptions {
         unchecked,
         vector_length,
+        parts,
     }: KernelOptions,
 ) -> R<TokenStream> {
     // A region's value (a compute construct on a function that returns what it computed):
@@ -1665,6 +1669,9 @@ fn translate(
         };
         tr.captured.insert(name.clone(), (cap, p.clone()));
         arg_lines.push(line);
+        if let Some((_, range)) = parts.iter().find(|(n, _)| n == name) {
+            arg_lines.push(quote!(__acc_args.part(#p, #range);));
+        }
         // The region's own private copy (3.3 sections 2.5.13, 2.5.14), initialized from the
         // original.
         // An array the region only reads needs no copy: it reads the original's values.

@@ -17,6 +17,19 @@ impl KernelBuilder {
             elem,
             field: None,
             view: None,
+            window: None,
+        }
+    }
+
+    /// `a` as a window: the parameter holds the array's elements from `start` on (as many as
+    /// it has), of an array `len` long. Indices stay the array's; one outside the window is
+    /// out of bounds of the parameter.
+    pub fn window(&mut self, a: ArrayRef, start: Value, len: Value) -> ArrayRef {
+        let s = self.local("present part start", Some(Scalar::USize), Some(start));
+        let n = self.local("array length", Some(Scalar::USize), Some(len));
+        ArrayRef {
+            window: Some((s.id, n.id)),
+            ..a
         }
     }
 
@@ -78,6 +91,21 @@ impl KernelBuilder {
 
     /// The index in the whole parameter of element `index` of `a`.
     fn element(&mut self, a: ArrayRef, index: Value) -> Value {
+        let index = self.in_view(a, index);
+        let Some((s, _)) = a.window else { return index };
+        let start = self.get(Var {
+            id: s,
+            ty: self.local_ty[s as usize],
+        });
+        // Below the window: past the parameter's end, so out of bounds.
+        let inside = self.binary(BinaryOp::Ge, index, start);
+        let rel = self.binary(BinaryOp::Sub, index, start);
+        let past = self.lit_int(u64::MAX as i128, Some(Scalar::USize));
+        self.select(inside, rel, past)
+    }
+
+    /// The index in the whole array of element `index` of `a` (a subslice's start added).
+    fn in_view(&mut self, a: ArrayRef, index: Value) -> Value {
         let Some((s, n)) = a.view else { return index };
         let start = self.get(Var {
             id: s,
@@ -134,7 +162,7 @@ impl KernelBuilder {
 
     /// `array.len()` as `usize`.
     pub fn len(&mut self, a: ArrayRef) -> Value {
-        if let Some((_, n)) = a.view {
+        if let Some((_, n)) = a.view.or(a.window) {
             return self.get(Var {
                 id: n,
                 ty: self.local_ty[n as usize],
