@@ -31,6 +31,11 @@ mod structured;
 
 use structured::{histogram, matvec, spmv, stencil};
 
+#[path = "cuda/patterns.rs"]
+mod patterns;
+
+use patterns::{nbody, scan, transpose};
+
 const WARM_UP: usize = 3;
 
 /// The hand-written CUDA side.
@@ -865,6 +870,58 @@ fn main() {
         ));
     }
     drop(keys);
+
+    let n = 65536 / scale.min(16);
+    let coord = |k: usize, salt: usize| ((k * salt) % 1009) as f32 * 0.01 - 5.0;
+    let (px, py, pz): (Vec<f32>, Vec<f32>, Vec<f32>) = (
+        (0..n).map(|k| coord(k, 7)).collect(),
+        (0..n).map(|k| coord(k, 13)).collect(),
+        (0..n).map(|k| coord(k, 31)).collect(),
+    );
+    let m: Vec<f32> = (0..n).map(|k| 1.0 + (k % 5) as f32 * 0.25).collect();
+    let (mut ax, mut ay, mut az) = (vec![0.0f32; n], vec![0.0f32; n], vec![0.0f32; n]);
+    let mut nt = Times::default();
+    nbody((&px, &py, &pz, &m), &mut ax, &mut ay, &mut az, reps.min(10 + WARM_UP), &cu, &mut nt);
+    ratios.push((
+        "nbody",
+        nt.report(&format!("n-body {n} f32 (all pairs)"), 0.0, ""),
+    ));
+    println!(
+        "{:<22} acc {:.0} G interactions/s",
+        "",
+        (n * n) as f64 / median(nt.acc[WARM_UP..].to_vec()).as_secs_f64() / 1e9
+    );
+    drop((px, py, pz, m, ax, ay, az));
+
+    let g = 16384 / scale.min(8);
+    let a: Vec<f32> = (0..g * g).map(|k| (k % 10007) as f32).collect();
+    let mut b = vec![0.0f32; g * g];
+    let mut tt = Times::default();
+    transpose(&a, &mut b, g, reps, &cu, &mut tt);
+    ratios.push((
+        "transpose",
+        tt.report(
+            &format!("transpose {g}x{g} f32, tile(32, 32) (CUDA: shared-memory tiles)"),
+            (8 * g * g) as f64,
+            "",
+        ),
+    ));
+    drop((a, b));
+
+    let n = (1usize << 28) / scale;
+    let x: Vec<u32> = (0..n).map(|k| (k % 3) as u32).collect();
+    let mut y = vec![0u32; n];
+    let mut sc = Times::default();
+    scan(&x, &mut y, 4096, reps, &cu, &mut sc);
+    ratios.push((
+        "scan",
+        sc.report(
+            &format!("two-pass scan 2^{} u32, chunks of 4096 (CUDA: shared-memory block scan)", n.trailing_zeros()),
+            (12 * n) as f64,
+            "",
+        ),
+    ));
+    drop((x, y));
 
     let mut x = vec![0.0f64; 1];
     let (mut enqueue, mut complete) = (Times::default(), Times::default());

@@ -197,3 +197,64 @@ extern "C" __global__ void stencil7(const double* __restrict__ a, double* __rest
 extern "C" __global__ void touch(double* x) {
     x[0] += 1.0;
 }
+
+// All-pairs n-body accelerations, a thread per body reading every other body from global
+// memory (the straightforward CUDA of acc's parallel loop over bodies with an inner loop).
+extern "C" __global__ void nbody_f32(const float* __restrict__ px, const float* __restrict__ py, const float* __restrict__ pz, const float* __restrict__ m, float* __restrict__ ax, float* __restrict__ ay, float* __restrict__ az, int n, float eps) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        float xi = px[i], yi = py[i], zi = pz[i], fx = 0.0f, fy = 0.0f, fz = 0.0f;
+        for (int j = 0; j < n; j++) {
+            float dx = px[j] - xi, dy = py[j] - yi, dz = pz[j] - zi;
+            float d2 = dx * dx + dy * dy + dz * dz + eps;
+            float inv = 1.0f / sqrtf(d2);
+            float s = m[j] * inv * inv * inv;
+            fx += dx * s; fy += dy * s; fz += dz * s;
+        }
+        ax[i] = fx; ay[i] = fy; az[i] = fz;
+    }
+}
+
+// Transpose of an n x n f32 matrix through a 32 x 33 shared-memory tile, 32 x 8 threads.
+extern "C" __global__ void transpose_f32(const float* __restrict__ a, float* __restrict__ b, int n) {
+    __shared__ float tile[32][33];
+    int x = blockIdx.x * 32 + threadIdx.x, y = blockIdx.y * 32 + threadIdx.y;
+    for (int k = 0; k < 32; k += 8)
+        if (x < n && y + k < n) tile[threadIdx.y + k][threadIdx.x] = a[(size_t)(y + k) * n + x];
+    __syncthreads();
+    x = blockIdx.y * 32 + threadIdx.x; y = blockIdx.x * 32 + threadIdx.y;
+    for (int k = 0; k < 32; k += 8)
+        if (x < n && y + k < n) b[(size_t)(y + k) * n + x] = tile[threadIdx.x][threadIdx.y + k];
+}
+
+// The first pass of a two-pass scan: each block of 256 threads scans a chunk of `chunk`
+// elements (16 per thread, consecutive) in shared memory and writes the chunk's total.
+extern "C" __global__ void scan_chunks_u32(const unsigned* __restrict__ x, unsigned* __restrict__ y, unsigned* __restrict__ sums, size_t n, unsigned chunk) {
+    __shared__ unsigned part[256];
+    size_t base = (size_t)blockIdx.x * chunk;
+    unsigned per = chunk / blockDim.x, run = 0;
+    unsigned v[16];
+    for (unsigned k = 0; k < per; k++) { v[k] = x[base + threadIdx.x * per + k]; run += v[k]; }
+    part[threadIdx.x] = run;
+    __syncthreads();
+    for (unsigned off = 1; off < blockDim.x; off *= 2) {
+        unsigned t = threadIdx.x >= off ? part[threadIdx.x - off] : 0;
+        __syncthreads();
+        part[threadIdx.x] += t;
+        __syncthreads();
+    }
+    run = threadIdx.x ? part[threadIdx.x - 1] : 0;
+    for (unsigned k = 0; k < per; k++) { run += v[k]; y[base + threadIdx.x * per + k] = run; }
+    if (threadIdx.x == blockDim.x - 1) sums[blockIdx.x] = run;
+}
+
+// The serial pass: the chunks' totals become their offsets, on one thread (as acc's `serial`).
+extern "C" __global__ void scan_offsets_u32(unsigned* sums, unsigned count) {
+    unsigned run = 0;
+    for (unsigned b = 0; b < count; b++) { unsigned t = sums[b]; sums[b] = run; run += t; }
+}
+
+// The add pass: each element gets its chunk's offset.
+extern "C" __global__ void scan_add_u32(unsigned* __restrict__ y, const unsigned* __restrict__ sums, size_t n, unsigned chunk) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        y[i] += sums[i / chunk];
+}
