@@ -34,7 +34,7 @@ use structured::{histogram, matvec, spmv, stencil};
 #[path = "cuda/patterns.rs"]
 mod patterns;
 
-use patterns::{nbody, scan, transpose};
+use patterns::{nbody, scan, softmax, transpose};
 
 const WARM_UP: usize = 3;
 
@@ -918,6 +918,21 @@ fn main() {
         sc.report(
             &format!("two-pass scan 2^{} u32, chunks of 4096 (CUDA: shared-memory block scan)", n.trailing_zeros()),
             (12 * n) as f64,
+            "",
+        ),
+    ));
+    drop((x, y));
+
+    let (rows, cols) = (65536 / scale.min(16), 4096);
+    let x: Vec<f32> = (0..rows * cols).map(|k| ((k * 13) % 29) as f32 * 0.25 - 3.0).collect();
+    let mut y = vec![0.0f32; rows * cols];
+    let mut sm = Times::default();
+    softmax(&x, &mut y, rows, reps, &cu, &mut sm);
+    ratios.push((
+        "softmax",
+        sm.report(
+            &format!("softmax of {rows} rows of {cols} f32 (three vector loops per gang iteration)"),
+            (8 * rows * cols) as f64,
             "",
         ),
     ));

@@ -1,9 +1,9 @@
 //! The remaining patterns of the GPU execution model issue, as an OpenACC user writes them,
 //! against hand-written CUDA: all-pairs n-body (a parallel loop over bodies around a sequential
 //! loop over all of them), a matrix transpose with `tile(32, 32)` (against a shared-memory
-//! tiled transpose) and a two-pass scan (chunks scanned by a gang loop, their totals by a
+//! tiled transpose), a two-pass scan (chunks scanned by a gang loop, their totals by a
 //! `serial` region, then an add pass; against a shared-memory block scan, the same serial
-//! pass and add pass).
+//! pass and add pass), and a row-wise softmax (three vector loops in each gang iteration).
 
 use super::*;
 
@@ -197,4 +197,57 @@ pub(super) fn scan(x: &Vec<u32>, y: &mut Vec<u32>, chunk: usize, reps: usize, cu
     }
     let hy = cu.stream.memcpy_dtov(&ry).unwrap();
     assert!(hy == *y, "scans differ");
+}
+
+/// Softmax of each row: a gang loop over rows whose iteration has three vector loops (the
+/// maximum, the sum of exponentials, the scaled elements); against a block per row in CUDA.
+#[acc::offload]
+pub(super) fn softmax(x: &Vec<f32>, y: &mut Vec<f32>, n: usize, reps: usize, cu: &Cuda, t: &mut Times) {
+    let m = x.len() / n;
+    let rx = cu.upload(x);
+    let mut ry = cu.stream.alloc_zeros::<f32>(n * m).expect("alloc");
+    let f = cu.f("softmax_rows_f32");
+    let (ni, mi) = (n as i32, m as i32);
+    #[acc::data(copyin(x), copyout(y))]
+    {
+        for _ in 0..reps {
+            let t0 = Instant::now();
+            #[acc::parallel_loop(gang)]
+            for i in 0..n {
+                let mut hi = f32::NEG_INFINITY;
+                #[acc::r#loop(vector, reduction(max: hi))]
+                for j in 0..m {
+                    hi = hi.max(x[i * m + j]);
+                }
+                let mut s = 0.0f32;
+                #[acc::r#loop(vector, reduction(+: s))]
+                for j in 0..m {
+                    s += (x[i * m + j] - hi).exp();
+                }
+                let scale = 1.0f32 / s;
+                #[acc::r#loop(vector)]
+                for j in 0..m {
+                    y[i * m + j] = (x[i * m + j] - hi).exp() * scale;
+                }
+            }
+            acc::wait_all().expect("the region runs");
+            t.acc.push(t0.elapsed());
+            t.reference.push(timed(|| {
+                unsafe {
+                    cu.stream
+                        .launch_builder(&f)
+                        .arg(&rx)
+                        .arg(&mut ry)
+                        .arg(&ni)
+                        .arg(&mi)
+                        .launch(blocks((n as u32).min(cu.sms * 8)))
+                }
+                .expect("launch");
+                cu.sync();
+            }));
+        }
+    }
+    let hy = cu.stream.memcpy_dtov(&ry).unwrap();
+    let worst = worst_relative(&hy, y);
+    assert!(worst < 1e-5, "softmax results differ by {worst} (relative)");
 }

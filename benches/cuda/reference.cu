@@ -258,3 +258,27 @@ extern "C" __global__ void scan_add_u32(unsigned* __restrict__ y, const unsigned
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         y[i] += sums[i / chunk];
 }
+
+// Softmax of each row of an n x m f32 matrix, a block per row: the row's maximum, the sum of
+// exponentials, then each element scaled (block reductions through shared memory).
+extern "C" __global__ void softmax_rows_f32(const float* __restrict__ x, float* __restrict__ y, int n, int m) {
+    __shared__ float total;
+    for (int i = blockIdx.x; i < n; i += gridDim.x) {
+        const float* row = x + (size_t)i * m;
+        float hi = -INFINITY;
+        for (int j = threadIdx.x; j < m; j += blockDim.x) hi = fmaxf(hi, row[j]);
+        hi = block_reduce(hi, Max(), -INFINITY);
+        if (threadIdx.x == 0) total = hi;
+        __syncthreads();
+        hi = total;
+        __syncthreads();
+        float s = 0.0f;
+        for (int j = threadIdx.x; j < m; j += blockDim.x) s += expf(row[j] - hi);
+        s = block_reduce(s, Add(), 0.0f);
+        if (threadIdx.x == 0) total = s;
+        __syncthreads();
+        float scale = 1.0f / total;
+        for (int j = threadIdx.x; j < m; j += blockDim.x) y[(size_t)i * m + j] = expf(row[j] - hi) * scale;
+        __syncthreads();
+    }
+}

@@ -267,3 +267,83 @@ fn gang_iterations_of_a_warp() {
         assert_eq!(short_rows(&a, &starts, n), want, "on {ty}");
     });
 }
+
+/// Several vector loops in one gang iteration: a row's softmax (the row's maximum, then the
+/// sum of exponentials, then each element scaled), with scalar code between the loops that
+/// reads the earlier loops' results, and a loop reading what the one before it wrote.
+#[acc::offload]
+fn softmax_rows(x: &[f64], n: usize, m: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let mut y = vec![0.0; n * m];
+    let mut shifted = vec![0.0; n * m];
+    let mut norms = vec![0.0; n];
+    #[acc::parallel_loop(gang, copyin(x), copyout(y, shifted, norms))]
+    for i in 0..n {
+        let mut hi = f64::NEG_INFINITY;
+        #[acc::r#loop(vector, reduction(max: hi))]
+        for j in 0..m {
+            hi = hi.max(x[i * m + j]);
+        }
+        let mut s = 0.0;
+        #[acc::r#loop(vector, reduction(+: s))]
+        for j in 0..m {
+            shifted[i * m + j] = x[i * m + j] - hi;
+            s += (x[i * m + j] - hi).exp();
+        }
+        let scale = 1.0 / s;
+        #[acc::r#loop(vector)]
+        for j in 0..m {
+            // The element the previous loop wrote in another thread (a reversed row).
+            y[i * m + j] = shifted[i * m + (m - 1 - j)].exp() * scale;
+        }
+        norms[i] = s;
+    }
+    (y, shifted, norms)
+}
+
+#[test]
+fn several_vector_loops_in_one_gang_iteration() {
+    let (n, m) = (37, 700);
+    let x: Vec<f64> = (0..n * m).map(|k| ((k * 13) % 29) as f64 * 0.25 - 3.0).collect();
+    on_each_device(|ty| {
+        let (y, shifted, norms) = softmax_rows(&x, n, m);
+        for i in 0..n {
+            let row = &x[i * m..(i + 1) * m];
+            let hi = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let s: f64 = row.iter().map(|v| (v - hi).exp()).sum();
+            assert!((norms[i] - s).abs() <= 1e-9 * s, "row {i} sum {} on {ty}", norms[i]);
+            for j in 0..m {
+                assert_eq!(shifted[i * m + j], row[j] - hi, "on {ty}");
+                let want = (row[m - 1 - j] - hi).exp() / s;
+                assert!((y[i * m + j] - want).abs() <= 1e-12, "y[{i}][{j}] on {ty}");
+            }
+        }
+    });
+}
+
+/// Code after the vector loop reading what other threads wrote in it.
+#[acc::offload]
+fn last_of_each_row(n: usize, m: usize) -> (Vec<u32>, Vec<u32>) {
+    let mut t = vec![0u32; n * m];
+    let mut last = vec![0u32; n];
+    #[acc::parallel_loop(gang, copyout(t, last))]
+    for i in 0..n {
+        #[acc::r#loop(vector)]
+        for j in 0..m {
+            t[i * m + j] = (i * m + j) as u32;
+        }
+        last[i] = t[i * m + m - 1] + t[i * m];
+    }
+    (t, last)
+}
+
+#[test]
+fn code_after_a_vector_loop_sees_what_it_wrote() {
+    on_each_device(|ty| {
+        let (n, m) = (300, 999);
+        let (_, last) = last_of_each_row(n, m);
+        assert!(
+            last.iter().enumerate().all(|(i, &v)| v == (2 * i * m + m - 1) as u32),
+            "on {ty}"
+        );
+    });
+}

@@ -19,11 +19,50 @@ pub struct GangPhases<'a> {
     /// The vector loop's reductions into locals of the iteration (not the gang loop's own):
     /// combined across the block after the loop, every thread then holding the result.
     pub block_reductions: Vec<Reduction>,
-    /// Statements after the vector loop, run by the block's first thread.
+    /// Further vector loops of the iteration, in order, each after scalar assignments every
+    /// thread runs (which may read the earlier loops' reductions): a softmax's max, sum and
+    /// scale loops over one row. The block synchronizes after each loop, so a loop sees what
+    /// the earlier ones wrote.
+    pub more: Vec<VectorPhase<'a>>,
+    /// Statements after the last vector loop, run by the block's first thread.
     pub post: Vec<&'a Stmt>,
 }
 
+/// A vector loop of a gang iteration after the first ([`GangPhases::more`]).
+#[derive(Clone, Debug)]
+pub struct VectorPhase<'a> {
+    /// Scalar assignments before the loop, on every thread.
+    pub between: Vec<&'a Stmt>,
+    /// The loop the block's threads share (as [`GangPhases::vector`]).
+    pub vector: std::borrow::Cow<'a, Stmt>,
+    /// Its reductions into locals of the iteration, combined across the block.
+    pub block_reductions: Vec<Reduction>,
+}
+
 impl GangPhases<'_> {
+    /// Whether block reduction `r`'s result is needed only by the block's first thread: its
+    /// local is set afresh by every iteration (`pre` assigns it) and the gang loop does not
+    /// reduce it, so only `post`, on that thread, reads the result. A backend may then combine
+    /// it into that thread alone, without handing it back to every thread.
+    pub fn needed_by_first_thread_only(&self, r: &Reduction) -> bool {
+        self.more.is_empty()
+            && self
+                .pre
+                .iter()
+                .any(|s| matches!(s, Stmt::Assign { local, .. } if *local == r.local))
+    }
+
+    /// The iteration's vector loops in order, each with the assignments before it (none for
+    /// the first: `pre` runs before everything) and its block reductions.
+    pub fn loops(&self) -> Vec<(&[&Stmt], &Stmt, &[Reduction])> {
+        let mut out: Vec<(&[&Stmt], &Stmt, &[Reduction])> =
+            vec![(&[], &*self.vector, &self.block_reductions)];
+        for m in &self.more {
+            out.push((&m.between, &*m.vector, &m.block_reductions));
+        }
+        out
+    }
+
     /// Whether the iteration needs the block to synchronize (a block reduction, or code after
     /// the vector loop that reads its results).
     pub fn synchronizes(&self) -> bool {
@@ -54,11 +93,9 @@ impl Stmt {
             // A tiled nest is expanded first (`tile::expand`): its tile loops are the gang loop.
             return None;
         }
-        let at = body.iter().position(|s| {
-            matches!(s, Stmt::For { schedule: Some(inner), tile, .. } if (inner.vector || inner.worker) && tile.is_empty())
-        })?;
+        let at = body.iter().position(is_vector_loop)?;
         let (pre, rest) = body.split_at(at);
-        let (vector, post) = rest.split_first()?;
+        let (vector, mut post) = rest.split_first()?;
         let reduced = |l: &LocalId| reductions.iter().any(|r| r.local == *l);
         if !pre
             .iter()
@@ -67,27 +104,27 @@ impl Stmt {
             return None;
         }
         let mut pre: Vec<&Stmt> = pre.iter().collect();
-        let vector = match worker_over_vector(vector, f) {
-            Some((nest, invariant)) => {
-                // Assignments of the worker body that do not change with its iterations (the
-                // vector loop's bounds among them) run before the nest, with the gang's.
-                pre.extend(invariant);
-                std::borrow::Cow::Owned(nest)
+        let (vector, block_reductions) = shared_loop(vector, f, &mut pre, &reduced)?;
+        // More vector loops, each after scalar assignments (every thread runs them).
+        let mut more = Vec::new();
+        while let Some(next) = post.iter().position(is_vector_loop) {
+            let (between, rest) = post.split_at(next);
+            if !between
+                .iter()
+                .all(|s| matches!(s, Stmt::Assign { local, .. } if !reduced(local)))
+            {
+                return None;
             }
-            None => std::borrow::Cow::Borrowed(vector),
-        };
-        let Stmt::For {
-            reductions: inner_reductions,
-            ..
-        } = &*vector
-        else {
-            return None;
-        };
-        let block_reductions: Vec<Reduction> = inner_reductions
-            .iter()
-            .filter(|r| !reduced(&r.local))
-            .copied()
-            .collect();
+            let (loop_, after) = rest.split_first()?;
+            let mut between: Vec<&Stmt> = between.iter().collect();
+            let (vector, block_reductions) = shared_loop(loop_, f, &mut between, &reduced)?;
+            more.push(VectorPhase {
+                between,
+                vector,
+                block_reductions,
+            });
+            post = after;
+        }
         if !post.is_empty() || !block_reductions.is_empty() {
             // Code after the loop runs on one thread: it may not leave the gang loop (the
             // block's threads must all reach its barriers), nor hold a parallel loop.
@@ -104,9 +141,48 @@ impl Stmt {
             pre,
             vector,
             block_reductions,
+            more,
             post: post.iter().collect(),
         })
     }
+}
+
+/// A vector (or worker) loop, untiled, that a block's threads may share.
+fn is_vector_loop(s: &Stmt) -> bool {
+    matches!(s, Stmt::For { schedule: Some(inner), tile, .. } if (inner.vector || inner.worker) && tile.is_empty())
+}
+
+/// The loop the block's threads share for `s` (a worker loop over a vector loop collapsed,
+/// its invariant assignments moved to `before`), with its reductions into locals of the
+/// iteration (those the gang loop does not reduce).
+fn shared_loop<'a>(
+    s: &'a Stmt,
+    f: &Function,
+    before: &mut Vec<&'a Stmt>,
+    reduced: &dyn Fn(&LocalId) -> bool,
+) -> Option<(std::borrow::Cow<'a, Stmt>, Vec<Reduction>)> {
+    let vector = match worker_over_vector(s, f) {
+        Some((nest, invariant)) => {
+            // Assignments of the worker body that do not change with its iterations (the
+            // vector loop's bounds among them) run before the nest, with the gang's.
+            before.extend(invariant);
+            std::borrow::Cow::Owned(nest)
+        }
+        None => std::borrow::Cow::Borrowed(s),
+    };
+    let Stmt::For {
+        reductions: inner_reductions,
+        ..
+    } = &*vector
+    else {
+        return None;
+    };
+    let block_reductions = inner_reductions
+        .iter()
+        .filter(|r| !reduced(&r.local))
+        .copied()
+        .collect();
+    Some((vector, block_reductions))
 }
 
 /// A worker loop whose body is scalar assignments then a vector loop whose bounds depend on

@@ -129,12 +129,16 @@ fn grid_loop(k: &Kernel, s: &Stmt, w: Words, out: &mut Vec<LoopMapping>) {
                 if warp { ", the vector_length being at most 32" } else { "" }
             ),
         );
+        let loops = phases.loops();
+        let count = loops.len();
+        for (at, (_, vector, block_reductions)) in loops.into_iter().enumerate() {
+        let last = at + 1 == count;
         if let Stmt::For {
             levels: vl,
             body: vb,
             schedule: vs,
             ..
-        } = &*phases.vector
+        } = vector
         {
             let nest = if vl.len() > 1 {
                 " (the worker loop and the vector loop in it as one nest, vector iterations on adjacent threads)"
@@ -145,18 +149,30 @@ fn grid_loop(k: &Kernel, s: &Stmt, w: Words, out: &mut Vec<LoopMapping>) {
                 "{}: shared by the {threads} {thread}s of the {block} running its gang iteration{nest}",
                 vs.as_ref().map_or_else(|| "vector".to_string(), levels_of)
             );
-            if !phases.block_reductions.is_empty() {
+            if count > 1 {
                 how.push_str(&format!(
-                    "; its reductions combine across the {block} (shared memory, barriers), every {thread} then holding the result"
+                    "; loop {} of the iteration's {count}, the {block} synchronizing after it",
+                    at + 1
                 ));
             }
-            if !phases.post.is_empty() {
+            if !block_reductions.is_empty() {
+                let holder = if last && block_reductions.iter().all(|r| phases.needed_by_first_thread_only(r)) && !warp {
+                    format!("the {block}'s first {thread} then holding the result, which only the code after the loop reads")
+                } else {
+                    format!("every {thread} then holding the result")
+                };
+                how.push_str(&format!(
+                    "; its reductions combine across the {block} (shared memory, barriers), {holder}"
+                ));
+            }
+            if last && !phases.post.is_empty() {
                 how.push_str(&format!(
                     "; the code after it runs on the {block}'s first {thread}"
                 ));
             }
             push(out, k, vl, how);
             inner(k, vb, w, "in each thread of the vector loop", out);
+        }
         }
         let post: Vec<Stmt> = phases.post.iter().map(|s| (*s).clone()).collect();
         inner(k, &post, w, "after the vector loop, on the block's first thread", out);

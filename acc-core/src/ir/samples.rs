@@ -44,6 +44,47 @@ pub fn saxpy(elem: Scalar) -> Kernel {
     b.finish().expect("valid IR")
 }
 
+/// The matrix-vector product as an OpenACC user writes it: a gang loop over the rows of the
+/// `n`-column matrix `a`, a vector loop with `reduction(+: s)`, then `y[i] = s`. Parameters:
+/// `a`, `x` (read), `y` (written), `n` (`usize`).
+pub fn matvec() -> Kernel {
+    let mut b = KernelBuilder::new("matvec");
+    let a = b.param_array("a", Scalar::F32, false);
+    let x = b.param_array("x", Scalar::F32, false);
+    let y = b.param_array("y", Scalar::F32, true);
+    let n = b.param_scalar("n", Scalar::USize);
+    let gang = Some(Schedule {
+        gang: true,
+        ..Schedule::default()
+    });
+    let vector = Some(Schedule {
+        vector: true,
+        ..Schedule::default()
+    });
+    let start = b.lit_int(0, None);
+    let rows = b.len(y);
+    b.for_range("i", Some(Scalar::USize), start, rows, false, gang, &[], &[], |b, v| {
+        let s = b.reduction_local("s", Scalar::F32, ReduceOp::Add);
+        let start = b.lit_int(0, None);
+        b.for_range("j", Some(Scalar::USize), start, n, false, vector, &[(s, ReduceOp::Add)], &[], |b, w| {
+            let (i, j) = (b.get(v[0]), b.get(w[0]));
+            let row = b.binary(BinaryOp::Mul, i, n);
+            let at = b.binary(BinaryOp::Add, row, j);
+            let aij = b.load(a, at);
+            let j = b.get(w[0]);
+            let xj = b.load(x, j);
+            let p = b.binary(BinaryOp::Mul, aij, xj);
+            let cur = b.get(s);
+            let next = b.binary(BinaryOp::Add, cur, p);
+            b.set(s, next);
+        });
+        let i = b.get(v[0]);
+        let total = b.get(s);
+        b.store(y, i, total);
+    });
+    b.finish().expect("valid IR")
+}
+
 /// `for i in 0..n, j in 0..m tile(8, 32) { out[i * m + j] = i * m + j; s += 1; }` over the
 /// grid (u32 values, a sum reduced into scalar parameter 3, `s`). Parameters: `out`
 /// (written), `n`, `m` (`usize` scalars), `s`.

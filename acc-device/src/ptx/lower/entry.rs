@@ -259,14 +259,6 @@ impl Writer<'_> {
         // iteration, and its first thread runs the code after the loop (`GangPhases`).
         match s.gang_phases(&self.k.function) {
             Some(phases) => {
-                let Stmt::For {
-                    levels: inner_levels,
-                    body: inner_body,
-                    ..
-                } = &*phases.vector
-                else {
-                    unreachable!("gang_phases gives a loop")
-                };
                 let (kb, sb, kt, st) = (
                     self.reg("%rd"),
                     self.reg("%rd"),
@@ -293,39 +285,74 @@ impl Writer<'_> {
                     self.emit(format!("cvt.u64.u32 {sb}, {nctaid};"));
                     self.emit(format!("cvt.u64.u32 {st}, {ntid};"));
                 }
+                // Reductions only the first thread needs go through two slot sets in turn,
+                // one barrier each (`block_reduce_first`); a barrier after the loop keeps the
+                // last set from the code after it.
+                let set = self.reg("%r");
+                self.emit(format!("mov.u32 {set}, 0;"));
+                let first_only = !warps
+                    && phases
+                        .block_reductions
+                        .iter()
+                        .any(|r| phases.needed_by_first_thread_only(r));
+                let loops = phases.loops();
+                let count = loops.len();
                 self.strided(levels, &kb, &sb, false, &mut |w: &mut Self| {
                     for a in &phases.pre {
                         w.stmt(a)?;
                     }
-                    // Each thread's part of a block reduction starts at the identity; the
-                    // value before the loop joins the block's result.
-                    let mut kept = Vec::new();
-                    for r in &phases.block_reductions {
-                        let ty = w.k.function.locals[r.local as usize].ty;
-                        let reg = w.local(r.local)?;
-                        let keep = w.reg(repr(ty).class);
-                        w.emit(format!("mov{} {keep}, {reg};", repr(ty).bits));
-                        let id = w.identity(r.op, ty)?;
-                        w.emit(format!("mov{} {reg}, {id};", repr(ty).bits));
-                        kept.push((*r, ty, keep));
-                    }
-                    w.emit(format!("cvt.u64.u32 {kt}, {lane};"));
-                    w.strided(
-                        inner_levels,
-                        &kt,
-                        &st,
-                        straight_line(inner_body),
-                        &mut |w: &mut Self| w.block(inner_body),
-                    )?;
-                    for (r, ty, keep) in kept {
-                        let reg = w.local(r.local)?;
-                        let total = if warps {
-                            w.warp_allreduce(r.op, ty, &reg)?
-                        } else {
-                            w.block_allreduce(r.op, ty, &reg, &tid)?
+                    for (at, &(between, vector, block_reductions)) in loops.iter().enumerate() {
+                        let Stmt::For {
+                            levels: inner_levels,
+                            body: inner_body,
+                            ..
+                        } = vector
+                        else {
+                            unreachable!("gang_phases gives loops")
                         };
-                        let c = w.combine(r.op, ty, &keep, &total)?;
-                        w.emit(format!("mov{} {reg}, {c};", repr(ty).bits));
+                        for a in between {
+                            w.stmt(a)?;
+                        }
+                        // Each thread's part of a block reduction starts at the identity; the
+                        // value before the loop joins the block's result.
+                        let mut kept = Vec::new();
+                        for r in block_reductions {
+                            let ty = w.k.function.locals[r.local as usize].ty;
+                            let reg = w.local(r.local)?;
+                            let keep = w.reg(repr(ty).class);
+                            w.emit(format!("mov{} {keep}, {reg};", repr(ty).bits));
+                            let id = w.identity(r.op, ty)?;
+                            w.emit(format!("mov{} {reg}, {id};", repr(ty).bits));
+                            kept.push((*r, ty, keep));
+                        }
+                        w.emit(format!("cvt.u64.u32 {kt}, {lane};"));
+                        w.strided(
+                            inner_levels,
+                            &kt,
+                            &st,
+                            straight_line(inner_body),
+                            &mut |w: &mut Self| w.block(inner_body),
+                        )?;
+                        let synchronized = !kept.is_empty();
+                        for (r, ty, keep) in kept {
+                            let reg = w.local(r.local)?;
+                            let total = if warps {
+                                w.warp_allreduce(r.op, ty, &reg)?
+                            } else if phases.needed_by_first_thread_only(&r) {
+                                w.block_reduce_first(r.op, ty, &reg, &tid, &set)?
+                            } else {
+                                w.block_allreduce(r.op, ty, &reg, &tid)?
+                            };
+                            let c = w.combine(r.op, ty, &keep, &total)?;
+                            w.emit(format!("mov{} {reg}, {c};", repr(ty).bits));
+                        }
+                        // The next loop, or the code after the last, sees what this one wrote
+                        // (3.3 section 2.9.4: the loop completes before what follows it).
+                        let more_follows = at + 1 < count || !phases.post.is_empty();
+                        // (Shuffles do not order memory: a warp synchronizes apart.)
+                        if (warps || !synchronized) && more_follows {
+                            w.emit(if warps { "bar.warp.sync -1;" } else { "bar.sync 0;" });
+                        }
                     }
                     if !phases.post.is_empty() {
                         let (skip, p) = (w.label("single"), w.reg("%p"));
@@ -338,6 +365,9 @@ impl Writer<'_> {
                     }
                     Ok(())
                 })?;
+                if first_only {
+                    self.emit("bar.sync 0;");
+                }
             }
             None => {
                 // A small array the loop only adds (or ors, xors) into atomically: each block
@@ -621,6 +651,9 @@ impl Writer<'_> {
         let trips = self.expr(lv.trips)?;
         let k = self.reg("%rd");
         self.emit(format!("mov.u64 {k}, 0;"));
+        if inner.is_empty() && unrollable(body, &self.k.function) {
+            return self.unrolled_loop(lv, body, &trips, &k);
+        }
         let (top, cont, end) = (
             self.label("for"),
             self.label("forcont"),
@@ -642,6 +675,38 @@ impl Writer<'_> {
         Ok(())
     }
 
+    /// An innermost sequential loop with a short straight-line body, unrolled
+    /// [`UNROLL`] times: ptxas does not unroll loops of unknown trip count, and the copies of a
+    /// body in one basic block let it overlap their latencies (an n-body interaction's square
+    /// root and division). Then the remaining iterations one at a time.
+    fn unrolled_loop(&mut self, lv: &LoopLevel, body: &Block, trips: &str, k: &str) -> Result<()> {
+        let whole = self.reg("%rd");
+        self.emit(format!("and.b64 {whole}, {trips}, {};", !(UNROLL as u64 - 1) as i64));
+        let (top, rest, end) = (self.label("unrolled"), self.label("rest"), self.label("forend"));
+        self.emit(format!("{top}:"));
+        let p = self.reg("%p");
+        self.emit(format!("setp.ge.u64 {p}, {k}, {whole};"));
+        self.emit(format!("@{p} bra {rest};"));
+        for u in 0..UNROLL {
+            let ku = self.reg("%rd");
+            self.emit(format!("add.u64 {ku}, {k}, {u};"));
+            self.set_loop_var(lv, &ku)?;
+            self.block(body)?;
+        }
+        self.emit(format!("add.u64 {k}, {k}, {UNROLL};"));
+        self.emit(format!("bra {top};"));
+        self.emit(format!("{rest}:"));
+        let q = self.reg("%p");
+        self.emit(format!("setp.ge.u64 {q}, {k}, {trips};"));
+        self.emit(format!("@{q} bra {end};"));
+        self.set_loop_var(lv, k)?;
+        self.block(body)?;
+        self.emit(format!("add.u64 {k}, {k}, 1;"));
+        self.emit(format!("bra {rest};"));
+        self.emit(format!("{end}:"));
+        Ok(())
+    }
+
     pub(super) fn set_loop_var(&mut self, lv: &LoopLevel, k: &str) -> Result<()> {
         let ty = self.k.function.locals[lv.var as usize].ty;
         let (start, step) = (self.expr(lv.start)?, self.expr(lv.step)?);
@@ -653,3 +718,46 @@ impl Writer<'_> {
         Ok(())
     }
 }
+
+/// How many copies of an innermost sequential loop's body [`Writer::unrolled_loop`] runs per
+/// trip.
+const UNROLL: u32 = 4;
+
+/// Whether a loop body is worth unrolling and safe to copy: straight-line code (assignments,
+/// stores, atomics, `if`s of such) without `break`, `continue` or loops, of at most
+/// [`UNROLL_BODY`] expression nodes, so that the copies stay short and ptxas schedules them
+/// together.
+fn unrollable(body: &Block, f: &acc_core::ir::Function) -> bool {
+    fn size(f: &acc_core::ir::Function, e: Handle<Expr>) -> usize {
+        1 + match &f.exprs[e] {
+            Expr::LocalElem { index, .. } | Expr::Load { index, .. } => size(f, *index),
+            Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => size(f, *a),
+            Expr::Binary(_, a, b) => size(f, *a) + size(f, *b),
+            Expr::Select { cond, accept, reject } => {
+                size(f, *cond) + size(f, *accept) + size(f, *reject)
+            }
+            Expr::Math(_, args) => args.iter().map(|a| size(f, *a)).sum(),
+            _ => 0,
+        }
+    }
+    fn count(f: &acc_core::ir::Function, b: &Block) -> Option<usize> {
+        let mut n = 0;
+        for s in b {
+            n += match s {
+                Stmt::Assign { value, .. } => size(f, *value),
+                Stmt::AssignElem { index, value, .. }
+                | Stmt::Store { index, value, .. }
+                | Stmt::Atomic { index, value, .. } => size(f, *index) + size(f, *value),
+                Stmt::If { cond, accept, reject } => {
+                    size(f, *cond) + count(f, accept)? + count(f, reject)?
+                }
+                Stmt::For { .. } | Stmt::Loop { .. } | Stmt::Break | Stmt::Continue => return None,
+            };
+        }
+        Some(n)
+    }
+    count(f, body).is_some_and(|n| n <= UNROLL_BODY)
+}
+
+/// The largest body [`unrollable`] unrolls, in expression nodes.
+const UNROLL_BODY: usize = 96;

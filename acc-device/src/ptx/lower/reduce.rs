@@ -33,6 +33,23 @@ impl Writer<'_> {
         Ok(out)
     }
 
+    /// The combination of `v` over the block's threads, in thread 0 only (the others' copy of
+    /// the result register is undefined), through slot set `set`, which it then flips: one
+    /// barrier, where [`Writer::block_allreduce`] takes three.
+    pub(super) fn block_reduce_first(
+        &mut self,
+        op: ReduceOp,
+        ty: Scalar,
+        v: &str,
+        tid: &str,
+        set: &str,
+    ) -> Result<String> {
+        let c = self.warps_combine_in(op, ty, v, tid, Some(set))?;
+        self.emit(format!("{}:", c.after));
+        self.emit(format!("xor.b32 {set}, {set}, 1;"));
+        Ok(c.value)
+    }
+
     /// Writes the block's partial of `v` (thread 0 writes it at `partials[block]`) after
     /// [`Writer::warps_combine`].
     #[allow(clippy::too_many_arguments)]
@@ -61,6 +78,21 @@ impl Writer<'_> {
     /// so the order is fixed for a block size. The code that follows runs on thread 0 alone,
     /// until the caller emits the returned `after` label.
     pub(super) fn warps_combine(&mut self, op: ReduceOp, ty: Scalar, v: &str, tid: &str) -> Result<WarpsCombined> {
+        self.warps_combine_in(op, ty, v, tid, None)
+    }
+
+    /// [`Writer::warps_combine`] through the slots of set `set` (a register holding 0 or 1)
+    /// when given: two sets, used in turn, let consecutive reductions of a block go without a
+    /// barrier between them (a warp writing a set has passed the barrier of the reduction in
+    /// between, which warp 0 reaches only after reading that set).
+    fn warps_combine_in(
+        &mut self,
+        op: ReduceOp,
+        ty: Scalar,
+        v: &str,
+        tid: &str,
+        set: Option<&str>,
+    ) -> Result<WarpsCombined> {
         self.shared = true;
         let mut acc = v.to_string();
         for off in [16, 8, 4, 2, 1] {
@@ -72,6 +104,11 @@ impl Writer<'_> {
         self.emit(format!("shr.u32 {warp}, {tid}, 5;"));
         let (base, at) = (self.reg("%rd"), self.reg("%rd"));
         self.emit(format!("mov.u64 {base}, acc_shared;"));
+        if let Some(set) = set {
+            let off = self.reg("%rd");
+            self.emit(format!("mul.wide.u32 {off}, {set}, {SET_BYTES};"));
+            self.emit(format!("add.u64 {base}, {base}, {off};"));
+        }
         self.emit(format!("mul.wide.u32 {at}, {warp}, 8;"));
         self.emit(format!("add.u64 {at}, {base}, {at};"));
         let (skip, after) = (self.label("lane0"), self.label("warp0"));
@@ -277,6 +314,10 @@ impl Writer<'_> {
         Ok(d)
     }
 }
+
+/// Bytes between the two slot sets of [`Writer::block_reduce_first`] (the warps' slots of a
+/// set take `BLOCK_SIZE / 32 * 8`).
+const SET_BYTES: u32 = 256;
 
 /// What [`Writer::warps_combine`] leaves: the block's value (in thread 0), the shared memory
 /// it went through, and the label where the other threads rejoin.

@@ -470,3 +470,59 @@ fn a_tiled_nest_takes_a_block_per_tile() {
         l.ptx
     );
 }
+
+/// An inner loop over all of `x` for each `i` (the n-body shape): a short straight-line body is
+/// unrolled four times with the remainder after; one that can `break` is not.
+#[test]
+fn short_inner_sequential_loops_are_unrolled() {
+    for with_break in [false, true] {
+        let mut b = KernelBuilder::new("inner");
+        let x = b.param_array("x", Scalar::F32, false);
+        let y = b.param_array("y", Scalar::F32, true);
+        let start = b.lit_int(0, None);
+        let n = b.len(x);
+        b.for_range("i", Some(Scalar::USize), start, n, false, GRID, &[], &[], |b, v| {
+            let zero = b.lit_float(0.0, Some(Scalar::F32));
+            let s = b.local("s", Some(Scalar::F32), Some(zero));
+            let start = b.lit_int(0, None);
+            let n = b.len(x);
+            b.for_range("j", Some(Scalar::USize), start, n, false, None, &[], &[], |b, w| {
+                let j = b.get(w[0]);
+                let xj = b.load(x, j);
+                let r = b.math(MathFn::Sqrt, &[xj]);
+                let cur = b.get(s);
+                let next = b.binary(BinaryOp::Add, cur, r);
+                b.set(s, next);
+                if with_break {
+                    let big = b.lit_float(1e30, Some(Scalar::F32));
+                    let over = b.binary(BinaryOp::Gt, next, big);
+                    b.if_(over, |b| b.break_(), |_| {});
+                }
+            });
+            let i = b.get(v[0]);
+            let total = b.get(s);
+            b.store(y, i, total);
+        });
+        let k = b.finish().expect("valid");
+        let l = lower(&k, Target { sm: 90 }).unwrap();
+        assert_eq!(l.ptx.contains("$L_unrolled"), !with_break, "{}", l.ptx);
+        for sm in TARGETS {
+            assemble(&lower(&k, Target { sm }).unwrap(), sm);
+        }
+    }
+}
+
+/// The matrix-vector shape: a block per row, whose sum only the block's first thread needs
+/// (it stores `y[i]`): one barrier per row (two slot sets in turn), and one after the loop.
+#[test]
+fn a_row_sum_the_first_thread_stores_takes_one_barrier_per_row() {
+    let k = acc_core::ir::samples::matvec();
+    let l = lower(&k, Target { sm: 90 }).unwrap();
+    let versions = l.ptx.matches("$L_versions").count().max(1);
+    let bars = l.ptx.matches("bar.sync").count();
+    assert!(bars <= 2 * versions + 1, "{bars} barriers:\n{}", l.ptx);
+    assert!(l.ptx.contains("xor.b32"), "{}", l.ptx);
+    for sm in TARGETS {
+        assemble(&lower(&k, Target { sm }).unwrap(), sm);
+    }
+}

@@ -281,14 +281,8 @@ impl Writer<'_> {
             // invocation); the workgroup combines the loop's reductions into locals of the
             // iteration, and its first invocation runs the code after the loop.
             Some(phases) => {
-                let Stmt::For {
-                    levels: inner_levels,
-                    body: inner_body,
-                    ..
-                } = &*phases.vector
-                else {
-                    unreachable!("gang_phases gives a loop")
-                };
+                let loops = phases.loops();
+                let count = loops.len();
                 self.strided(
                     &mut out,
                     levels,
@@ -299,20 +293,41 @@ impl Writer<'_> {
                         for st in &phases.pre {
                             w.stmt(out, st, 2)?;
                         }
-                        // Each invocation's part of a workgroup reduction starts at the
-                        // identity; the value before the loop joins the workgroup's result.
-                        for (i, r) in phases.block_reductions.iter().enumerate() {
-                            let ty = w.k.function.locals[r.local as usize].ty;
-                            let id = identity(r.op, ty, w.target)?;
-                            let _ = writeln!(out, "        let acc_keep_{i} = l{};", r.local);
-                            let _ = writeln!(out, "        l{} = {id};", r.local);
-                        }
-                        let stride = format!("{WORKGROUP_SIZE}u");
-                        w.strided(out, inner_levels, "v", "acc_lid", &stride, &mut |w, out| {
-                            w.block(out, inner_body, 3)
-                        })?;
-                        for (i, r) in phases.block_reductions.iter().enumerate() {
-                            w.workgroup_allreduce(out, n, i, *r, &format!("acc_keep_{i}"))?;
+                        for (at, &(between, vector, block_reductions)) in loops.iter().enumerate() {
+                            let Stmt::For {
+                                levels: inner_levels,
+                                body: inner_body,
+                                ..
+                            } = vector
+                            else {
+                                unreachable!("gang_phases gives loops")
+                            };
+                            for st in between {
+                                w.stmt(out, st, 2)?;
+                            }
+                            // Each invocation's part of a workgroup reduction starts at the
+                            // identity; the value before the loop joins the workgroup's result.
+                            let _ = writeln!(out, "        {{");
+                            for (i, r) in block_reductions.iter().enumerate() {
+                                let ty = w.k.function.locals[r.local as usize].ty;
+                                let id = identity(r.op, ty, w.target)?;
+                                let _ = writeln!(out, "        let acc_keep_{i} = l{};", r.local);
+                                let _ = writeln!(out, "        l{} = {id};", r.local);
+                            }
+                            let stride = format!("{WORKGROUP_SIZE}u");
+                            w.strided(out, inner_levels, "v", "acc_lid", &stride, &mut |w, out| {
+                                w.block(out, inner_body, 3)
+                            })?;
+                            for (i, r) in block_reductions.iter().enumerate() {
+                                let first = phases.needed_by_first_thread_only(r);
+                                w.workgroup_allreduce(out, n, i, *r, &format!("acc_keep_{i}"), first)?;
+                            }
+                            let _ = writeln!(out, "        }}");
+                            // The next loop, or the code after the last, sees what this one
+                            // wrote (3.3 section 2.9.4).
+                            if block_reductions.is_empty() && (at + 1 < count || !phases.post.is_empty()) {
+                                let _ = writeln!(out, "        workgroupBarrier();");
+                            }
                         }
                         if !phases.post.is_empty() {
                             let _ = writeln!(out, "        if (acc_lid == 0u) {{");

@@ -39,8 +39,11 @@ impl Writer<'_> {
     }
 
     /// Combines local `r.local` over the workgroup's invocations (a tree in workgroup memory,
-    /// in a fixed order: deterministic) into `keep op total`, in every invocation. Every
-    /// invocation must reach it; it leaves the workgroup memory free for the next use.
+    /// in a fixed order: deterministic) into `keep op total`, in every invocation, or with
+    /// `first_only` in the first invocation alone (the others' copy is left as it was). Every
+    /// invocation must reach it; it leaves the workgroup memory free for the next use (with
+    /// `first_only` only the first invocation reads the result slot, and it writes that slot
+    /// first in the next tree, so no barrier is needed after it).
     pub(super) fn workgroup_allreduce(
         &mut self,
         out: &mut String,
@@ -48,6 +51,7 @@ impl Writer<'_> {
         i: usize,
         r: Reduction,
         keep: &str,
+        first_only: bool,
     ) -> Result<()> {
         let ty = self.k.function.locals[r.local as usize].ty;
         let wty = if ty == Scalar::Bool {
@@ -64,8 +68,12 @@ impl Writer<'_> {
         self.workgroup_tree(out, "        ", &sh, r.op, ty, &format!("l{l}"));
         let halves = self.by_halves(ty);
         let total = combine(r.op, ty, keep, &from_word(ty, &format!("{sh}[0]")), halves);
-        let _ = writeln!(out, "        l{l} = {total};");
-        let _ = writeln!(out, "        workgroupBarrier();");
+        if first_only {
+            let _ = writeln!(out, "        if (acc_lid == 0u) {{ l{l} = {total}; }}");
+        } else {
+            let _ = writeln!(out, "        l{l} = {total};");
+            let _ = writeln!(out, "        workgroupBarrier();");
+        }
         Ok(())
     }
 }
