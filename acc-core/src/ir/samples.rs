@@ -1,7 +1,7 @@
 //! Small kernels built as IR, shared by the backends' tests (feature `samples`): each backend
 //! lowers and runs the same kernels, so none tests a private variant of them.
 
-use super::builder::KernelBuilder;
+use super::builder::{KernelBuilder, Var};
 use super::launch::{KernelArg, KernelOutput, ScalarValue};
 use super::*;
 
@@ -81,6 +81,73 @@ pub fn matvec() -> Kernel {
         let i = b.get(v[0]);
         let total = b.get(s);
         b.store(y, i, total);
+    });
+    b.finish().expect("valid IR")
+}
+
+/// A row's softmax as an OpenACC user writes it: a gang loop over the `n`-column rows of `x`
+/// whose iteration has three vector loops (the maximum, the sum of exponentials, the scaled
+/// elements) with a scalar between them. Parameters: `x` (read), `y` (written), `n` (`usize`).
+pub fn softmax() -> Kernel {
+    let mut b = KernelBuilder::new("softmax");
+    let x = b.param_array("x", Scalar::F32, false);
+    let y = b.param_array("y", Scalar::F32, true);
+    let n = b.param_scalar("n", Scalar::USize);
+    let gang = Some(Schedule {
+        gang: true,
+        ..Schedule::default()
+    });
+    let vector = Some(Schedule {
+        vector: true,
+        ..Schedule::default()
+    });
+    let start = b.lit_int(0, None);
+    let len = b.len(x);
+    let rows = b.binary(BinaryOp::Div, len, n);
+    // x[i * n + j], the element of the iteration's row.
+    let at = |b: &mut KernelBuilder, i: Var, j: Var| {
+        let (i, j) = (b.get(i), b.get(j));
+        let row = b.binary(BinaryOp::Mul, i, n);
+        b.binary(BinaryOp::Add, row, j)
+    };
+    b.for_range("i", Some(Scalar::USize), start, rows, false, gang, &[], &[], |b, v| {
+        let hi = b.reduction_local("hi", Scalar::F32, ReduceOp::Max);
+        let start = b.lit_int(0, None);
+        b.for_range("j", Some(Scalar::USize), start, n, false, vector.clone(), &[(hi, ReduceOp::Max)], &[], |b, w| {
+            let k = at(b, v[0], w[0]);
+            let xk = b.load(x, k);
+            let cur = b.get(hi);
+            let next = b.math(MathFn::Max, &[cur, xk]);
+            b.set(hi, next);
+        });
+        let s = b.reduction_local("s", Scalar::F32, ReduceOp::Add);
+        let start = b.lit_int(0, None);
+        b.for_range("j", Some(Scalar::USize), start, n, false, vector.clone(), &[(s, ReduceOp::Add)], &[], |b, w| {
+            let k = at(b, v[0], w[0]);
+            let xk = b.load(x, k);
+            let m = b.get(hi);
+            let d = b.binary(BinaryOp::Sub, xk, m);
+            let e = b.math(MathFn::Exp, &[d]);
+            let cur = b.get(s);
+            let next = b.binary(BinaryOp::Add, cur, e);
+            b.set(s, next);
+        });
+        let one = b.lit_float(1.0, Some(Scalar::F32));
+        let total = b.get(s);
+        let inv = b.binary(BinaryOp::Div, one, total);
+        let scale = b.local("scale", Some(Scalar::F32), Some(inv));
+        let start = b.lit_int(0, None);
+        b.for_range("j", Some(Scalar::USize), start, n, false, vector, &[], &[], |b, w| {
+            let k = at(b, v[0], w[0]);
+            let xk = b.load(x, k);
+            let m = b.get(hi);
+            let d = b.binary(BinaryOp::Sub, xk, m);
+            let e = b.math(MathFn::Exp, &[d]);
+            let sc = b.get(scale);
+            let val = b.binary(BinaryOp::Mul, e, sc);
+            let k = at(b, v[0], w[0]);
+            b.store(y, k, val);
+        });
     });
     b.finish().expect("valid IR")
 }

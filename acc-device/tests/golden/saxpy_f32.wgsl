@@ -1,0 +1,60 @@
+// saxpy
+@group(0) @binding(0) var<storage, read> p1: array<f32>; // x
+@group(0) @binding(1) var<storage, read_write> p2: array<f32>; // y
+struct Params {
+    p0: f32,
+    b1: u32,
+    n1: u32,
+    b2: u32,
+    n2: u32,
+    acc_groups: u32,
+}
+@group(0) @binding(2) var<storage, read> params: Params;
+@group(0) @binding(3) var<storage, read_write> acc_status: array<atomic<u32>, 5>;
+fn acc_trips32(n: u64) -> u32 {
+    if (u32(n >> 32u) != 0u) { atomicCompareExchangeWeak(&acc_status[0], 0u, 3u); return 0u; }
+    return u32(n);
+}
+fn acc_chunks_of(n: u64) -> u32 {
+    let c = (n >> 31u) + select(0lu, 1lu, (u32(n) & 2147483647u) != 0u);
+    return acc_trips32(c);
+}
+fn acc_in_bounds(param: u32, i: u64, len: u32) -> bool {
+    if (u32(i >> 32u) == 0u && u32(i) < len) { return true; }
+    if (atomicCompareExchangeWeak(&acc_status[0], 0u, 1u).exchanged) {
+        atomicStore(&acc_status[1], param);
+        atomicStore(&acc_status[2], u32(i));
+        atomicStore(&acc_status[3], len);
+        atomicStore(&acc_status[4], u32(i >> 32u));
+    }
+    return false;
+}
+@compute @workgroup_size(256)
+fn saxpy_gpu(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local_invocation_index) acc_lid: u32, @builtin(workgroup_id) acc_wg: vec3<u32>, @builtin(num_workgroups) acc_nwg: vec3<u32>) {
+    var l0: u64;
+    var l1: u64;
+    var l2: u64;
+    l0 = 0lu;
+    l1 = u64(params.n2);
+    let acc_stride: u32 = acc_nwg.x * 256u;
+    let acc_trips: u64 = select(0lu, (l1 - l0), (l0 < l1));
+    let acc_fast = acc_trips == 0lu || (((l0 < u64(params.n1)) && ((l0 + u64(acc_trips - 1lu) * 1lu) < u64(params.n1))) && ((l0 < u64(params.n2)) && ((l0 + u64(acc_trips - 1lu) * 1lu) < u64(params.n2))));
+    let acc_trips_g0: u64 = select(0lu, (l1 - l0), (l0 < l1));
+    let acc_trips_g: u64 = acc_trips_g0;
+    let acc_chunks_g: u32 = acc_chunks_of(acc_trips_g);
+    var acc_c_g: u32 = 0u;
+    for (; acc_c_g < acc_chunks_g; acc_c_g = acc_c_g + 1u) {
+    let acc_base_g: u64 = u64(acc_c_g) << 31u;
+    let acc_left_g: u64 = acc_trips_g - acc_base_g;
+    let acc_end_g: u32 = select(u32(acc_left_g), 2147483648u, (u32(acc_left_g >> 32u) | (u32(acc_left_g) >> 31u)) != 0u);
+    var acc_k_g: u32 = acc_gid.x;
+    for (; acc_k_g < acc_end_g; acc_k_g = acc_k_g + acc_stride) {
+        l2 = l0 + u64((acc_base_g + u64(acc_k_g))) * 1lu;
+        if (acc_fast) {
+            p2[params.b2 + u32(l2)] = ((params.p0 * p1[params.b1 + u32(l2)]) + p2[params.b2 + u32(l2)]);
+        } else {
+            { let acc_i = l2; if (acc_in_bounds(2u, acc_i, params.n2)) { p2[params.b2 + u32(acc_i)] = ((params.p0 * p1[params.b1 + select(0u, u32(l2), acc_in_bounds(1u, l2, params.n1))]) + p2[params.b2 + select(0u, u32(l2), acc_in_bounds(2u, l2, params.n2))]); } }
+        }
+    }
+    }
+}
