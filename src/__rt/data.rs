@@ -178,6 +178,27 @@ impl HostMut<'_> {
     }
 }
 
+/// Where the data at `addr..addr + bytes` is now among the variables leaving a construct:
+/// in `hosts[own]`, the variable whose clause entered it, or else in whichever of them holds
+/// it now. Programs swap the arrays of a data region between sweeps (`std::mem::swap(a, b)`
+/// on two `Vec`s or slices): the device copies follow the buffers, and so does the copy out.
+fn holder<'h>(
+    hosts: &'h mut [HostMut<'_>],
+    own: usize,
+    addr: usize,
+    bytes: usize,
+) -> Option<&'h mut [u8]> {
+    let at = if hosts
+        .get_mut(own)
+        .is_some_and(|h| h.part(addr, bytes).is_some())
+    {
+        own
+    } else {
+        hosts.iter_mut().position(|h| h.part(addr, bytes).is_some())?
+    };
+    hosts[at].part(addr, bytes)
+}
+
 /// The data environment a construct opened: what it entered on which device, left when
 /// [`DataGuard::exit`] is called at the end of the construct. A guard dropped without `exit`
 /// (a panic) releases its data without copying anything out.
@@ -233,7 +254,7 @@ impl DataGuard {
             }
             let (addr, bytes) = (e.var.range.addr, e.var.range.bytes);
             let (host, release) = match (&mut hosts, e.clause.copies_out()) {
-                (Some(h), true) => match h.get_mut(rank[i]).and_then(|h| h.part(addr, bytes)) {
+                (Some(h), true) => match holder(h, rank[i], addr, bytes) {
                     Some(host) => (Some(host), Release::Copyout),
                     None => {
                         if first_error.is_ok() {
