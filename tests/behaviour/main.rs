@@ -25,4 +25,5 @@ mod reductions;
 mod routine;
 mod routine_methods;
 mod runtime;
+mod rust_forms;
 mod structs;

@@ -241,7 +241,13 @@ impl VisitMut for Rewrite<'_> {
             let Expr::Index(ix) = e else { return };
             let index = &ix.index;
             let new = if self.write {
-                quote!((*unsafe { ::acc::__rt::UncheckedIndexMut::at_mut(&mut #v, #index) }))
+                // A method call, so that a `&mut` binding (`let row = &mut a[..]`) is
+                // reborrowed rather than borrowed mutably itself.
+                quote!((*unsafe {
+                    #[allow(unused_imports)]
+                    use ::acc::__rt::UncheckedIndexMut as _;
+                    #v.at_mut(#index)
+                }))
             } else {
                 quote!((*unsafe { ::acc::__rt::UncheckedIndex::at(&#v, #index) }))
             };

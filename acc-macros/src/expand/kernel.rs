@@ -34,6 +34,9 @@ enum Local {
     /// A private array (declared by `let t: [T; N]`, not translated yet).
     #[allow(dead_code)]
     Array(Ident),
+    /// A subslice of an array, `let row = &a[i * n..(i + 1) * n];` (or `&mut`): the builder
+    /// variable holding its `ArrayRef`, indexed from the subslice's start.
+    View(Ident),
 }
 
 struct Tr {
@@ -201,6 +204,9 @@ impl Tr {
 
     fn array(&mut self, e: &Expr) -> R<TokenStream> {
         let id = path_ident(e).ok_or_else(|| format!("indexing `{}`", e.to_token_stream()))?;
+        if let Some(Local::View(v)) = self.lookup(&id.to_string()) {
+            return Ok(quote!(#v));
+        }
         match self.captured.get(&id.to_string()) {
             Some((Cap::Read | Cap::Write, _)) => {
                 self.arrays_used.insert(id.to_string());
@@ -413,7 +419,11 @@ impl Tr {
                     ::core::option::Option::Some(a) => ::acc::__rt::kernel::RoutineArg::Array(a),
                     ::core::option::Option::None => ::acc::__rt::kernel::RoutineArg::Scalar(__acc_h.scalar(__acc_b, #p)),
                 }));
-            } else if matches!(captured, Some((Cap::Read | Cap::Write, _))) {
+            } else if matches!(captured, Some((Cap::Read | Cap::Write, _)))
+                || path_ident(&bare)
+                    .is_some_and(|id| matches!(self.lookup(&id.to_string()), Some(Local::View(_))))
+            {
+                // A captured array, or a subslice binding (`let row = &a[..]`).
                 let arr = self.array(&bare)?;
                 args.push(quote!(::acc::__rt::kernel::RoutineArg::Array(#arr)));
             } else if let Some(view) = self.subslice_arg(a)? {
@@ -488,6 +498,9 @@ impl Tr {
                     Some(Local::Scalar(v)) => quote!(__acc_b.get(#v)),
                     Some(Local::Array(_)) => {
                         return no(format!("the private array `{name}` used as a value"))
+                    }
+                    Some(Local::View(_)) => {
+                        return no(format!("the subslice `{name}` used as a value"))
                     }
                     None => match self.captured.get(&name) {
                         Some((Cap::Read, p)) => quote!(__acc_h.scalar(__acc_b, #p)),
@@ -791,6 +804,14 @@ impl Tr {
                     .filter(|e| matches!(e, Expr::Repeat(_) | Expr::Array(_)));
                 if matches!(ty, Some(syn::Type::Array(_))) || array_init.is_some() {
                     return self.local_array(&name, ty, array_init);
+                }
+                // `let row = &a[s..e];` (or `&mut`): a view of the array, not a value.
+                if let Some(i) = l.init.as_ref().filter(|i| i.diverge.is_none()) {
+                    if let Some(view) = self.subslice_arg(&i.expr)? {
+                        let v = self.fresh(&name);
+                        self.bind(name, Local::View(v.clone()));
+                        return Ok(quote!(let #v = #view;));
+                    }
                 }
                 let ty_tokens = let_type(&name, ty)?;
                 let init = match &l.init {
@@ -1265,6 +1286,9 @@ impl Tr {
                     quote!(let #fresh = __acc_b.local_like(#name, #o);),
                     Local::Array(fresh.clone()),
                 ),
+                Some(Local::View(_)) => {
+                    return no(format!("a private copy of the subslice `{name}`"));
+                }
                 None => match self.captured.get(&name) {
                     Some((_, p)) => (
                         quote!(let #fresh = __acc_h.private(__acc_b, #p, #name, false, #indexed);),
