@@ -54,3 +54,59 @@ fn subslice_bindings_are_views_of_the_array() {
         }
     });
 }
+
+// Loops over slice iterators (no C OpenACC has them) run as the index loops they stand for.
+
+#[acc::offload]
+fn iterator_loops(x: &[f64], z: &[f64], y: &mut [f64], w: &mut Vec<f64>, n: usize) -> (f64, Vec<f64>) {
+    let mut s = 0.0;
+    let mut sums = vec![0.0; x.len() / n];
+    #[acc::parallel_loop(copyin(x), copy(y))]
+    for (i, y) in y.iter_mut().enumerate() {
+        *y += x[i] * 2.0;
+    }
+    #[acc::parallel_loop(copyin(x, z), copy(w))]
+    for ((w, x), z) in w.iter_mut().zip(x.iter()).zip(z.iter()) {
+        *w = *w + x * z;
+    }
+    #[acc::parallel_loop(copyin(x), reduction(+: s))]
+    for &v in x.iter() {
+        s += v;
+    }
+    #[acc::parallel_loop(copyin(x), copyout(sums))]
+    for (r, row) in x.chunks_exact(n).enumerate() {
+        let mut t = 0.0;
+        for v in row.iter() {
+            t += v;
+        }
+        sums[r] = t;
+    }
+    #[acc::parallel_loop(copy(w))]
+    for row in w.chunks_mut(n) {
+        for k in 0..row.len() {
+            row[k] *= 2.0;
+        }
+    }
+    (s, sums)
+}
+
+#[test]
+fn loops_over_slice_iterators() {
+    let n = 7;
+    let m = 10 * n;
+    let x: Vec<f64> = (0..m).map(|k| (k % 11) as f64).collect();
+    let z: Vec<f64> = (0..m + 3).map(|k| (k % 5) as f64).collect();
+    on_each_device(|ty| {
+        let mut y = vec![1.0; m];
+        let mut w = vec![0.5; m + 1];
+        let (s, sums) = iterator_loops(&x, &z, &mut y, &mut w, n);
+        assert!(y.iter().zip(&x).all(|(y, x)| *y == 1.0 + 2.0 * x), "on {ty}");
+        for k in 0..m {
+            assert_eq!(w[k], 2.0 * (0.5 + x[k] * z[k]), "w[{k}] on {ty}");
+        }
+        assert_eq!(w[m], 1.0, "the element past the zip on {ty}");
+        assert_eq!(s, x.iter().sum::<f64>(), "on {ty}");
+        let want: Vec<f64> = x.chunks_exact(n).map(|r| r.iter().sum()).collect();
+        assert_eq!(sums, want, "on {ty}");
+    });
+}

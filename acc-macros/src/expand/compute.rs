@@ -50,7 +50,12 @@ fn launch_clauses(dir: &Directive, default_present: bool) -> TokenStream {
 pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &Env) -> TokenStream {
     let compute = dir.kind.compute().expect("a compute construct");
     let errors_before = ctx.error_count();
-    let body = super::collapse_force::tighten(dir, body);
+    let mut body = super::collapse_force::tighten(dir, body);
+    // Loops over slice iterators become index loops, for every device alike.
+    match &mut body {
+        RegionBody::Block(b) => super::iterators::lower_in_stmts(&mut b.stmts),
+        RegionBody::Loop(f) => super::iterators::lower_loop(f),
+    }
     let mut stmts: Vec<Stmt> = match &body {
         RegionBody::Block(b) => b.stmts.clone(),
         RegionBody::Loop(f) => vec![Stmt::Expr(Expr::ForLoop(f.clone()), None)],

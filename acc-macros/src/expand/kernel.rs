@@ -37,6 +37,9 @@ enum Local {
     /// A subslice of an array, `let row = &a[i * n..(i + 1) * n];` (or `&mut`): the builder
     /// variable holding its `ArrayRef`, indexed from the subslice's start.
     View(Ident),
+    /// A reference to one element, `let y = &mut a[k];` (what a loop over `a.iter_mut()`
+    /// binds): a view of that element, read as `*y` or `y`, written as `*y = ..`.
+    Elem(Ident),
 }
 
 struct Tr {
@@ -191,6 +194,41 @@ impl Tr {
         ))
     }
 
+    /// The element an element reference `y` (of `*y`) stands for: its one-element view and
+    /// index 0.
+    fn elem_place(&mut self, e: &Expr) -> R<(TokenStream, TokenStream)> {
+        match path_ident(e).and_then(|id| self.lookup(&id.to_string())) {
+            Some(Local::Elem(v)) => Ok((
+                quote!(#v),
+                quote!(__acc_b.lit_int(0, ::core::option::Option::Some(::acc::__rt::kernel::Scalar::USize))),
+            )),
+            _ => no(format!("`*{}` (a dereference)", e.to_token_stream())),
+        }
+    }
+
+    /// `&a[k]` / `&mut a[k]` (an index, not a range): a view of that one element.
+    fn elem_ref(&mut self, e: &Expr) -> R<Option<TokenStream>> {
+        let Expr::Reference(r) = strip(e) else {
+            return Ok(None);
+        };
+        let Expr::Index(ix) = strip(&r.expr) else {
+            return Ok(None);
+        };
+        if matches!(strip(&ix.index), Expr::Range(_)) {
+            return Ok(None);
+        }
+        let arr = self.array(&ix.expr)?;
+        let k = self.expr(&ix.index)?;
+        Ok(Some(quote!({
+            let __a = #arr;
+            let __s = #k;
+            let __k = #k;
+            let __one = __acc_b.lit_int(1, ::core::option::Option::Some(::acc::__rt::kernel::Scalar::USize));
+            let __e = __acc_b.binary(::acc::__rt::kernel::BinaryOp::Add, __k, __one);
+            __acc_b.subslice(__a, __s, __e)
+        })))
+    }
+
     /// `a.len()`: of a private array of the region (a constant), or of a captured one.
     fn array_len(&mut self, receiver: &Expr) -> R<TokenStream> {
         if let Some(Local::Array(v)) =
@@ -222,6 +260,7 @@ impl Tr {
     fn place(&mut self, e: &Expr) -> R<(TokenStream, TokenStream)> {
         match strip(e) {
             Expr::Index(ix) => Ok((self.array(&ix.expr)?, self.expr(&ix.index)?)),
+            Expr::Unary(u) if matches!(u.op, UnOp::Deref(_)) => self.elem_place(&u.expr),
             Expr::Field(f) => self.struct_field(f),
             other => {
                 let id = path_ident(other)
@@ -502,6 +541,10 @@ impl Tr {
                     Some(Local::View(_)) => {
                         return no(format!("the subslice `{name}` used as a value"))
                     }
+                    // `x` of `&f64` in arithmetic (Rust's operators take references): the element.
+                    Some(Local::Elem(v)) => {
+                        quote!({ let __i = __acc_b.lit_int(0, ::core::option::Option::Some(::acc::__rt::kernel::Scalar::USize)); __acc_b.load(#v, __i) })
+                    }
                     None => match self.captured.get(&name) {
                         Some((Cap::Read, p)) => quote!(__acc_h.scalar(__acc_b, #p)),
                         Some((Cap::WriteScalar, _)) => {
@@ -539,7 +582,12 @@ impl Tr {
                 let op = match u.op {
                     UnOp::Neg(_) => quote!(Neg),
                     UnOp::Not(_) => quote!(Not),
-                    _ => return no("`*` (dereference)"),
+                    UnOp::Deref(_) => {
+                        // `*y` of an element reference: the element.
+                        let (a, i) = self.elem_place(&u.expr)?;
+                        return Ok(quote!({ let __a = #a; let __i = #i; __acc_b.load(__a, __i) }));
+                    }
+                    _ => return no("this unary operator"),
                 };
                 let x = self.expr(&u.expr)?;
                 quote!({ let __x = #x; __acc_b.unary(::acc::__rt::kernel::UnaryOp::#op, __x) })
@@ -805,8 +853,14 @@ impl Tr {
                 if matches!(ty, Some(syn::Type::Array(_))) || array_init.is_some() {
                     return self.local_array(&name, ty, array_init);
                 }
-                // `let row = &a[s..e];` (or `&mut`): a view of the array, not a value.
+                // `let row = &a[s..e];` (or `&mut`): a view of the array, not a value; and
+                // `let y = &mut a[k];`, a view of one element.
                 if let Some(i) = l.init.as_ref().filter(|i| i.diverge.is_none()) {
+                    if let Some(view) = self.elem_ref(&i.expr)? {
+                        let v = self.fresh(&name);
+                        self.bind(name, Local::Elem(v.clone()));
+                        return Ok(quote!(let #v = #view;));
+                    }
                     if let Some(view) = self.subslice_arg(&i.expr)? {
                         let v = self.fresh(&name);
                         self.bind(name, Local::View(v.clone()));
@@ -1141,6 +1195,16 @@ impl Tr {
                 quote!({ let __a = #a; let __i = #i; let __v = #value; __acc_b.store(__a, __i, __v); }),
             );
         }
+        // `*y = ..` through an element reference.
+        if let Expr::Unary(u) = strip(target) {
+            if matches!(u.op, UnOp::Deref(_)) {
+                let (a, i) = self.elem_place(&u.expr)?;
+                let value = combine(quote!(__acc_b.load(__a, __i)));
+                return Ok(
+                    quote!({ let __a = #a; let __i = #i; let __v = #value; __acc_b.store(__a, __i, __v); }),
+                );
+            }
+        }
         no(format!("assigning `{}`", target.to_token_stream()))
     }
 
@@ -1286,8 +1350,8 @@ impl Tr {
                     quote!(let #fresh = __acc_b.local_like(#name, #o);),
                     Local::Array(fresh.clone()),
                 ),
-                Some(Local::View(_)) => {
-                    return no(format!("a private copy of the subslice `{name}`"));
+                Some(Local::View(_) | Local::Elem(_)) => {
+                    return no(format!("a private copy of the reference `{name}`"));
                 }
                 None => match self.captured.get(&name) {
                     Some((_, p)) => (

@@ -8,6 +8,7 @@ pub mod compute;
 pub mod data;
 pub mod executable;
 pub mod gang_redundant;
+pub mod iterators;
 pub mod kernel;
 pub mod leave;
 pub mod region;

@@ -94,7 +94,9 @@ impl SpaceSpec {
 }
 
 const RANGE_MSG: &str = "a loop associated with a loop construct iterates over a range: `a..b` or `a..=b`, \
-     optionally with `.rev()` and `.step_by(s)`, so its trip count is known before it starts (3.3 section 2.9)";
+     optionally with `.rev()` and `.step_by(s)`, so its trip count is known before it starts (3.3 section 2.9); \
+     or over a slice iterator acc turns into one: `a.iter()`, `a.iter_mut()`, `&a`, `a.chunks(n)`, \
+     `a.chunks_exact(n)` (`_mut` too), with `.enumerate()` and `.zip(..)` of them";
 
 impl<'a> RegionCx<'a> {
     /// A rewriter for the body of a compute region.
