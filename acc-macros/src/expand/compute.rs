@@ -208,6 +208,26 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
         }
     }
 
+    // A reduction writes its variable: one the function binds without `mut` is an error here,
+    // at the clause, rather than rustc's about the expansion.
+    {
+        let mut seen = HashSet::new();
+        let on_dir = dir.clauses.iter().filter(|c| c.name == C::Reduction).flat_map(|c| {
+            c.vars()
+                .iter()
+                .map(|v| (v.name.to_string(), v.span))
+                .collect::<Vec<_>>()
+        });
+        let nested = loop_reductions.iter().map(|(n, sp, ..)| (n.clone(), *sp));
+        for (name, span) in on_dir.chain(nested) {
+            if env.get(&name).is_some_and(|b| !b.mutable && !b.ref_mut) && seen.insert(name.clone()) {
+                ctx.error(span, format!(
+                    "`{name}` is a reduction variable, which the region writes, but it is not mutable: declare it `let mut {name}` (3.3 section 2.5.15)"
+                ));
+            }
+        }
+    }
+
     // R78: no reduction on a gang loop when the gang grid has several dimensions (3.3 section
     // 2.9.11: "reduction on a gang loop is not allowed when num_gangs has more than one value").
     if let Some(ng) = dir.general(C::NumGangs).next() {

@@ -1,0 +1,11 @@
+// A reduction variable bound without `mut` is reported at the clause, saying to add `mut`.
+#[acc::offload]
+fn f(v: &[f64]) -> f64 {
+    let s = 0.0;
+    #[acc::parallel_loop(reduction(+: s))]
+    for i in 0..v.len() {
+        s += v[i];
+    }
+    s
+}
+fn main() {}
