@@ -456,6 +456,18 @@ fn single_for(b: &Block) -> Option<syn::ExprForLoop> {
 
 /// Removes every acc attribute in a block (after an error, so rustc reports nothing more about
 /// attributes it cannot place on statements).
+/// `st` without any acc directive, its nested statements' included.
+pub fn strip_stmt(st: &mut Stmt) {
+    let mut b = Block {
+        brace_token: Default::default(),
+        stmts: vec![std::mem::replace(st, Stmt::Item(syn::Item::Verbatim(TokenStream::new())))],
+    };
+    strip_all(&mut b);
+    if let Some(s) = b.stmts.pop() {
+        *st = s;
+    }
+}
+
 pub fn strip_all(b: &mut Block) {
     struct Strip;
     impl VisitMut for Strip {
@@ -477,6 +489,11 @@ pub struct HostWalker<'a> {
 impl HostWalker<'_> {
     fn expand_stmt(&mut self, kind: DirectiveKind, attr: &syn::Attribute, st: Stmt) -> Stmt {
         let Some((dir, span)) = self.ctx.stmt_directive(kind, attr) else {
+            // The directive's own error is the one to see: the statement stays as written,
+            // without the directives inside it (which would each bring rustc's errors about
+            // attributes on expressions).
+            let mut st = st;
+            strip_stmt(&mut st);
             return st;
         };
         match kind {
