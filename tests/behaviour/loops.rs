@@ -641,3 +641,31 @@ fn cache_windows_around_the_index() {
         assert_eq!(cached_window(&a), want, "on {ty}");
     });
 }
+
+/// A tiled transpose: the stores run along the outer loop, which GPUs then give to adjacent
+/// threads; the tiles at the edges are partial.
+#[acc::offload]
+fn transpose_tiled(a: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    let mut b = vec![0.0f32; rows * cols];
+    #[acc::parallel_loop(tile(32, 32), copyin(a), copyout(b))]
+    for i in 0..rows {
+        for j in 0..cols {
+            b[j * rows + i] = a[i * cols + j];
+        }
+    }
+    b
+}
+
+#[test]
+fn tiled_transpose() {
+    let (rows, cols) = (70, 45);
+    let a: Vec<f32> = (0..rows * cols).map(|k| k as f32).collect();
+    on_each_device(|ty| {
+        let b = transpose_tiled(&a, rows, cols);
+        for i in 0..rows {
+            for j in 0..cols {
+                assert_eq!(b[j * rows + i], a[i * cols + j], "({i}, {j}) on {ty}");
+            }
+        }
+    });
+}

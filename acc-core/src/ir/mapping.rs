@@ -102,12 +102,19 @@ fn grid_loop(k: &Kernel, s: &Stmt, w: Words, out: &mut Vec<LoopMapping>) {
     };
     if !tile.is_empty() {
         let sizes: Vec<String> = tile.iter().map(u32::to_string).collect();
+        let order = match super::tile::store_contiguous_level(&k.function, levels, body) {
+            Some(at) if at + 1 != levels.len() => format!(
+                "; adjacent {thread}s take adjacent `{}`, along which every store runs",
+                k.function.locals[levels[at].var as usize].name
+            ),
+            _ => String::new(),
+        };
         push(
             out,
             k,
             levels,
             format!(
-                "{} tile({}): a {block} per tile, the tile's {} elements shared by its {threads} {thread}s{red}",
+                "{} tile({}): a {block} per tile, the tile's {} elements shared by its {threads} {thread}s{order}{red}",
                 levels_of(sched),
                 sizes.join(", "),
                 tile.iter().product::<u32>()

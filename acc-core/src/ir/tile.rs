@@ -182,6 +182,18 @@ fn tiled(
             value,
         });
     }
+    // Adjacent threads take adjacent elements of the innermost element loop. Where every
+    // store of the body is contiguous along another loop of the nest (a transpose,
+    // `b[j * n + i] = a[i * n + j]`), that loop goes innermost instead: the stores are then
+    // coalesced, and the strided loads of a tile share the cache lines the tile's other
+    // threads bring in.
+    if let Some(at) = store_contiguous_level(f, &levels, &body) {
+        let last = element_levels.len() - 1;
+        if at != last {
+            let lv = element_levels.remove(at);
+            element_levels.push(lv);
+        }
+    }
     let mut guarded = set_vars;
     guarded.extend(body);
     let element_body = vec![Stmt::If {
@@ -232,4 +244,43 @@ fn bounds_assigned(f: &Function, levels: &[LoopLevel], body: &Block) -> bool {
         }
     }
     !read.is_empty() && walk::assigns(body, &|l| read.contains(&l))
+}
+
+/// The level of the nest along which every store of `body` is contiguous (its variable a plain
+/// term of each store's index, no other level's is), when there is exactly one such level and
+/// the body stores at all.
+pub fn store_contiguous_level(f: &Function, levels: &[LoopLevel], body: &Block) -> Option<usize> {
+    let mut indices = Vec::new();
+    let mut other_writes = false;
+    walk::for_each_stmt(body, &mut |s| match s {
+        Stmt::Store { index, .. } => indices.push(*index),
+        Stmt::Atomic { .. } => other_writes = true,
+        _ => {}
+    });
+    if indices.is_empty() || other_writes {
+        return None;
+    }
+    let unit: Vec<usize> = (0..levels.len())
+        .filter(|&l| {
+            indices
+                .iter()
+                .all(|&i| plain_term(f, i, levels[l].var) && levels.iter().enumerate().all(|(m, o)| m == l || !plain_term(f, i, o.var)))
+        })
+        .collect();
+    match unit.as_slice() {
+        [one] => Some(*one),
+        _ => None,
+    }
+}
+
+/// Whether `var` is a plain term of the sum `e` (`... + var + ...`, through casts), so that
+/// consecutive values of `var` give consecutive values of `e`.
+fn plain_term(f: &Function, e: Handle<Expr>, var: LocalId) -> bool {
+    match &f.exprs[e] {
+        Expr::Local(l) => *l == var,
+        Expr::Cast(x, _) => plain_term(f, *x, var),
+        Expr::Binary(BinaryOp::Add, a, b) => plain_term(f, *a, var) != plain_term(f, *b, var),
+        Expr::Binary(BinaryOp::Sub, a, _) => plain_term(f, *a, var),
+        _ => false,
+    }
 }
