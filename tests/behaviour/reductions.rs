@@ -326,3 +326,59 @@ fn without_num_gangs() -> i32 {
 fn gang_redundant_code_without_num_gangs_counts_as_one_gang() {
     on_each_device(|ty| assert_eq!(without_num_gangs(), 1, "on {ty}"));
 }
+
+// `kernels` loops whose only dependence is a reduction the analysis recognizes (3.3 section
+// 2.5.3): they run in parallel, with the reduction, on every device.
+
+#[acc::offload]
+fn kernels_reductions(x: &[f64], v: &[i64]) -> (f64, f64, i64, u64, f64) {
+    let mut s = 1.0;
+    let mut hi = f64::NEG_INFINITY;
+    let mut lo = i64::MAX;
+    let mut bits = 0u64;
+    let mut prefix = 0.0;
+    #[acc::kernels(copyin(x, v))]
+    {
+        for i in 0..x.len() {
+            s += x[i] * 2.0;
+            hi = hi.max(x[i]);
+        }
+        for k in 0..v.len() {
+            lo = lo.min(v[k]);
+            bits |= 1u64 << (v[k] % 64) as u64;
+        }
+        // Not a reduction: `prefix` is read before it is updated. It runs in order (short:
+        // lavapipe stops an invocation's loops after 65,535 iterations).
+        for i in 0..1000 {
+            if prefix < 1.0e9 {
+                prefix += x[i];
+            }
+        }
+    }
+    (s, hi, lo, bits, prefix)
+}
+
+#[test]
+fn kernels_loops_with_recognized_reductions() {
+    let x: Vec<f64> = (0..100_000).map(|i| ((i * 37) % 1001) as f64).collect();
+    let v: Vec<i64> = (0..5000).map(|i| (i * 7919) % 100_003 + 17).collect();
+    let want_s = 1.0 + 2.0 * x.iter().sum::<f64>();
+    let want_prefix = {
+        let mut p = 0.0;
+        for &a in &x[..1000] {
+            if p < 1.0e9 {
+                p += a;
+            }
+        }
+        p
+    };
+    let want_bits = v.iter().fold(0u64, |b, &k| b | 1u64 << (k % 64) as u64);
+    on_each_device(|ty| {
+        let (s, hi, lo, bits, prefix) = kernels_reductions(&x, &v);
+        assert_eq!(s, want_s, "on {ty}");
+        assert_eq!(hi, 1000.0, "on {ty}");
+        assert_eq!(lo, *v.iter().min().unwrap(), "on {ty}");
+        assert_eq!(bits, want_bits, "on {ty}");
+        assert_eq!(prefix, want_prefix, "on {ty}");
+    });
+}

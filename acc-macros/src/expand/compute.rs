@@ -63,6 +63,9 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
     if compute == ComputeKind::Parallel && !dir.kind.is_combined() {
         super::gang_redundant::repeat_updates(ctx, dir, &mut stmts);
     }
+    if compute == ComputeKind::Kernels && !dir.kind.is_combined() {
+        super::recognized_reductions::recognize(&mut stmts);
+    }
 
     // What cannot run on a device, and ways out of the region (3.3 section 2.5: a region is
     // entered and left as a whole).

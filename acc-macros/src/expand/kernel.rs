@@ -1465,14 +1465,20 @@ impl Tr {
         let independent = dir.is_some_and(|d| d.general(C::Independent).next().is_some());
         match (self.compute, dir) {
             (_, _) if independent => true,
-            (ComputeKind::Parallel, Some(d)) => d.general(C::Auto).next().is_none(),
+            (ComputeKind::Parallel, Some(d)) if d.general(C::Auto).next().is_none() => true,
             (ComputeKind::Parallel, None) => false,
+            // `kernels` loops, and `auto` loops in `parallel`: parallel where the dependence
+            // test proves it, the loop's own reductions and the region's set apart (as the
+            // multicore rewrite decides, `RegionCx::parallelizable`).
             _ => {
-                let reds: std::collections::HashSet<String> = self
+                let mut reds: std::collections::HashSet<String> = self
                     .region_reductions
                     .iter()
                     .map(|(_, v)| v.to_string())
                     .collect();
+                for c in dir.into_iter().flat_map(|d| d.general(C::Reduction)) {
+                    reds.extend(c.vars().iter().map(|v| v.name.to_string()));
+                }
                 levels.len() == 1
                     && crate::analysis::depend::provably_independent(
                         &levels[0].0.to_string(),

@@ -11,6 +11,7 @@ pub mod gang_redundant;
 pub mod iterators;
 pub mod kernel;
 pub mod leave;
+pub mod recognized_reductions;
 pub mod region;
 
 use proc_macro2::{Span, TokenStream};

@@ -1,0 +1,267 @@
+//! Reductions a `kernels` region's loops compute without saying so (3.3 section 2.5.3: in
+//! `kernels` the compiler finds the parallelism). A top-level loop of the region whose body
+//! only ever updates an outside scalar `s` with one reduction operator (`s += e`,
+//! `s = s * e`, `s = s.max(e)`, `s |= e`, ..., with `e` free of `s`) and never reads it
+//! otherwise gets `reduction(op: s)` on its loop directive, as if the user had written it.
+//! The rewrite is of the source, before anything is made from it, so the host twin, the
+//! multicore split and the kernel builder share the decision; the dependence test then sets
+//! `s` apart and the loop runs in parallel where its arrays allow.
+
+use std::collections::HashSet;
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::visit::Visit;
+use syn::{BinOp, Expr, Stmt};
+
+use super::attrs;
+use crate::analysis::bindings::pat_bindings;
+use crate::directive::parse::parse_directive;
+use crate::directive::{ClauseName as C, DirectiveKind};
+
+/// Adds the recognized reductions to the region's top-level loops.
+pub fn recognize(stmts: &mut [Stmt]) {
+    for st in stmts {
+        let Stmt::Expr(Expr::ForLoop(f), _) = st else {
+            continue;
+        };
+        // The loop's directive, if any: `seq` loops stay sequential; reductions it names
+        // already are not added again.
+        let dir_at = f
+            .attrs
+            .iter()
+            .position(|a| attrs::directive_of(a) == Some(DirectiveKind::Loop));
+        if f.attrs.iter().any(|a| attrs::directive_of(a).is_some_and(|k| k != DirectiveKind::Loop)) {
+            continue;
+        }
+        let mut named = HashSet::new();
+        if let Some(at) = dir_at {
+            let Ok(d) = attrs::attr_args(&f.attrs[at])
+                .and_then(|args| parse_directive(DirectiveKind::Loop, Span::call_site(), args))
+            else {
+                continue;
+            };
+            if d.has(C::Seq) {
+                continue;
+            }
+            for c in d.clauses.iter().filter(|c| matches!(c.name, C::Reduction | C::Private)) {
+                named.extend(c.vars().iter().map(|v| v.name.to_string()));
+            }
+        }
+        let mut local: HashSet<String> = pat_bindings(&f.pat, false).into_iter().map(|(n, _)| n).collect();
+        let mut find = Updates::default();
+        for s in &f.body.stmts {
+            find.visit_stmt(s);
+        }
+        local.extend(find.declared.iter().cloned());
+        let mut found: Vec<(String, &'static str)> = Vec::new();
+        for (name, op) in &find.updates {
+            if local.contains(name) || named.contains(name) || find.other.contains(name) {
+                continue;
+            }
+            let Some(op) = op else { continue };
+            if find
+                .updates
+                .iter()
+                .any(|(n, o)| n == name && *o != Some(op))
+            {
+                continue;
+            }
+            if !found.iter().any(|(n, _)| n == name) {
+                found.push((name.clone(), op));
+            }
+        }
+        if found.is_empty() {
+            continue;
+        }
+        let clauses: Vec<TokenStream> = found
+            .iter()
+            .map(|(n, op)| {
+                let id = syn::Ident::new(n, Span::call_site());
+                let op: TokenStream = op.parse().unwrap_or_default();
+                quote!(reduction(#op: #id))
+            })
+            .collect();
+        match dir_at {
+            Some(at) => {
+                let args = attrs::attr_args(&f.attrs[at]).unwrap_or_default();
+                let path = f.attrs[at].path().clone();
+                let sep = if args.is_empty() { quote!() } else { quote!(,) };
+                f.attrs[at] = syn::parse_quote!(#[#path(#args #sep #(#clauses),*)]);
+            }
+            None => f.attrs.push(syn::parse_quote!(#[acc::r#loop(#(#clauses),*)])),
+        }
+    }
+}
+
+/// What a loop body does with outside names: the updates of a name with a reduction
+/// operator (`None` for an assignment that is not one), the names used any other way, and
+/// the names it declares.
+#[derive(Default)]
+struct Updates {
+    updates: Vec<(String, Option<&'static str>)>,
+    other: HashSet<String>,
+    declared: HashSet<String>,
+}
+
+fn strip(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => strip(&p.expr),
+        Expr::Group(g) => strip(&g.expr),
+        other => other,
+    }
+}
+
+fn name_of(e: &Expr) -> Option<String> {
+    match strip(e) {
+        Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+        _ => None,
+    }
+}
+
+fn compound(op: &BinOp) -> Option<&'static str> {
+    Some(match op {
+        BinOp::AddAssign(_) => "+",
+        BinOp::MulAssign(_) => "*",
+        BinOp::BitAndAssign(_) => "&",
+        BinOp::BitOrAssign(_) => "|",
+        BinOp::BitXorAssign(_) => "^",
+        _ => return None,
+    })
+}
+
+fn is_compound_assign(op: &BinOp) -> bool {
+    matches!(
+        op,
+        BinOp::AddAssign(_)
+            | BinOp::SubAssign(_)
+            | BinOp::MulAssign(_)
+            | BinOp::DivAssign(_)
+            | BinOp::RemAssign(_)
+            | BinOp::BitAndAssign(_)
+            | BinOp::BitOrAssign(_)
+            | BinOp::BitXorAssign(_)
+            | BinOp::ShlAssign(_)
+            | BinOp::ShrAssign(_)
+    )
+}
+
+fn binary(op: &BinOp) -> Option<&'static str> {
+    Some(match op {
+        BinOp::Add(_) => "+",
+        BinOp::Mul(_) => "*",
+        BinOp::BitAnd(_) => "&",
+        BinOp::BitOr(_) => "|",
+        BinOp::BitXor(_) => "^",
+        BinOp::And(_) => "&&",
+        BinOp::Or(_) => "||",
+        _ => return None,
+    })
+}
+
+fn mentions(e: &Expr, name: &str) -> bool {
+    struct M<'a>(&'a str, bool);
+    impl<'ast> Visit<'ast> for M<'_> {
+        fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+            if p.path.get_ident().is_some_and(|i| i == self.0) {
+                self.1 = true;
+            }
+        }
+    }
+    let mut m = M(name, false);
+    m.visit_expr(e);
+    m.1
+}
+
+impl Updates {
+    /// `s op= e`, `s = s op e`, `s = e op s`, `s = s.max(e)`: the name and operator, with
+    /// `e` checked for other uses; `None` when `e` is not such an update.
+    fn update(&mut self, e: &Expr) -> Option<(String, Option<&'static str>)> {
+        match strip(e) {
+            Expr::Binary(b) if is_compound_assign(&b.op) => {
+                let name = name_of(&b.left)?;
+                let op = compound(&b.op);
+                self.visit_expr(&b.right);
+                Some((name.clone(), op.filter(|_| !mentions(&b.right, &name))))
+            }
+            Expr::Assign(a) => {
+                let name = name_of(&a.left)?;
+                let op = match strip(&a.right) {
+                    Expr::Binary(b) => binary(&b.op).filter(|_| {
+                        (name_of(&b.left).as_deref() == Some(&name) && !mentions(&b.right, &name))
+                            || (name_of(&b.right).as_deref() == Some(&name)
+                                && !mentions(&b.left, &name))
+                    }),
+                    Expr::MethodCall(m) if m.args.len() == 1 => {
+                        let f = match m.method.to_string().as_str() {
+                            "max" => Some("max"),
+                            "min" => Some("min"),
+                            _ => None,
+                        };
+                        f.filter(|_| {
+                            (name_of(&m.receiver).as_deref() == Some(&name)
+                                && !mentions(&m.args[0], &name))
+                                || (name_of(&m.args[0]).as_deref() == Some(&name)
+                                    && !mentions(&m.receiver, &name))
+                        })
+                    }
+                    _ => None,
+                };
+                // The operands other than the variable itself are ordinary uses.
+                match strip(&a.right) {
+                    Expr::Binary(b) => {
+                        for side in [&b.left, &b.right] {
+                            if name_of(side).as_deref() != Some(&name) {
+                                self.visit_expr(side);
+                            }
+                        }
+                    }
+                    Expr::MethodCall(m) => {
+                        for side in [&*m.receiver, &m.args[0]] {
+                            if name_of(side).as_deref() != Some(&name) {
+                                self.visit_expr(side);
+                            }
+                        }
+                    }
+                    other => self.visit_expr(other),
+                }
+                Some((name, op))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Updates {
+    fn visit_local(&mut self, l: &'ast syn::Local) {
+        self.declared
+            .extend(pat_bindings(&l.pat, false).into_iter().map(|(n, _)| n));
+        syn::visit::visit_local(self, l);
+    }
+
+    fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
+        self.declared
+            .extend(pat_bindings(&f.pat, false).into_iter().map(|(n, _)| n));
+        syn::visit::visit_expr_for_loop(self, f);
+    }
+
+    fn visit_stmt(&mut self, s: &'ast Stmt) {
+        // Statements under a directive (an atomic, a nested loop's clauses) keep their own
+        // rules: their names count as other uses.
+        if let Stmt::Expr(e, _) = s {
+            if attrs::stmt_attrs(s).iter().all(|a| attrs::directive_of(a).is_none()) {
+                if let Some(u) = self.update(e) {
+                    self.updates.push(u);
+                    return;
+                }
+            }
+        }
+        syn::visit::visit_stmt(self, s);
+    }
+
+    fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+        if let Some(i) = p.path.get_ident() {
+            self.other.insert(i.to_string());
+        }
+    }
+}
