@@ -20,6 +20,23 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
 
     let section = dir.kind.section();
     let mut disallowed = false;
+    // Struct members (`g.a`) are data: data clauses and `update` take them; the other lists
+    // (private copies, device addresses, `declare`, `cache`) take whole variables.
+    for c in &dir.clauses {
+        let data = matches!(
+            c.name,
+            C::Copy | C::Copyin | C::Copyout | C::Create | C::NoCreate | C::Present | C::Delete
+                | C::Attach | C::Detach | C::SelfClause | C::Host | C::Device
+        ) && dir.kind != crate::directive::DirectiveKind::Declare;
+        if !data {
+            for v in c.vars().iter().filter(|v| v.member.is_some()) {
+                err(v.span, format!(
+                    "`{}` is a member of a struct: `{}` on `{name}` takes whole variables (members go in data clauses and `update`)",
+                    v.text, c.name.spelling()
+                ));
+            }
+        }
+    }
     for c in &dir.clauses {
         if !allows(dir.kind, c.name) {
             err(

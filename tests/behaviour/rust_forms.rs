@@ -110,3 +110,101 @@ fn loops_over_slice_iterators() {
         assert_eq!(sums, want, "on {ty}");
     });
 }
+
+// Struct members in data clauses (OpenACC 2.6+): `copyin(g.a)`, `present(self.h.b)`; the
+// regions use `g.a[i]`, other fields stay usable, members may be swapped.
+
+pub struct Halo {
+    pub b: Vec<f64>,
+}
+
+pub struct Grid {
+    pub a: Vec<f64>,
+    pub next: Vec<f64>,
+    pub h: Halo,
+    pub n: usize,
+    pub scale: f64,
+}
+
+#[acc::offload]
+fn member_sweeps(g: &mut Grid, steps: usize) {
+    #[acc::data(copy(g.a, g.next), copyin(g.h.b))]
+    {
+        for _ in 0..steps {
+            #[acc::parallel_loop(present(g.a, g.next, g.h.b))]
+            for i in 1..g.n - 1 {
+                g.next[i] = g.scale * (g.a[i - 1] + g.a[i + 1]) + g.h.b[i];
+            }
+            std::mem::swap(&mut g.a, &mut g.next);
+        }
+        // The host copy of a member, refreshed from the device.
+        acc::update!(self(g.a));
+    }
+}
+
+impl Grid {
+    #[acc::offload]
+    fn add_halo(&mut self) {
+        #[acc::parallel_loop(copyin(self.h.b), copy(self.a))]
+        for i in 0..self.n {
+            self.a[i] += self.h.b[i];
+        }
+    }
+}
+
+#[test]
+fn struct_members_in_data_clauses() {
+    let n = 300;
+    let make = || Grid {
+        a: (0..n).map(|i| (i % 7) as f64).collect(),
+        next: vec![0.0; n],
+        h: Halo { b: (0..n).map(|i| (i % 3) as f64 * 0.25).collect() },
+        n,
+        scale: 0.5,
+    };
+    let mut want = make();
+    for _ in 0..3 {
+        for i in 1..n - 1 {
+            want.next[i] = want.scale * (want.a[i - 1] + want.a[i + 1]) + want.h.b[i];
+        }
+        std::mem::swap(&mut want.a, &mut want.next);
+    }
+    for i in 0..n {
+        want.a[i] += want.h.b[i];
+    }
+    on_each_device(|ty| {
+        let mut g = make();
+        member_sweeps(&mut g, 3);
+        g.add_halo();
+        assert_eq!(g.a, want.a, "on {ty}");
+        assert_eq!(g.next, want.next, "on {ty}");
+    });
+}
+
+#[acc::offload]
+fn members_by_executable_directives(g: &mut Grid) -> f64 {
+    acc::enter_data!(copyin(g.a, g.h.b));
+    #[acc::parallel_loop(present(g.a, g.h.b))]
+    for i in 0..g.n {
+        g.a[i] = g.a[i] * g.scale + g.h.b[i];
+    }
+    acc::update!(self(g.a));
+    acc::exit_data!(delete(g.a, g.h.b));
+    g.a[1]
+}
+
+#[test]
+fn struct_members_in_executable_directives() {
+    on_each_device(|ty| {
+        let n = 50;
+        let mut g = Grid {
+            a: (0..n).map(|i| i as f64).collect(),
+            next: Vec::new(),
+            h: Halo { b: vec![1.0; n] },
+            n,
+            scale: 2.0,
+        };
+        assert_eq!(members_by_executable_directives(&mut g), 3.0, "on {ty}");
+        assert!(g.a.iter().enumerate().all(|(i, &v)| v == 2.0 * i as f64 + 1.0), "on {ty}");
+    });
+}

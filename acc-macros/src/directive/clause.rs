@@ -145,7 +145,11 @@ pub enum SizeExpr {
 /// A variable in a clause's list: a name, optionally a subarray of it (`a[lo..hi]`).
 #[derive(Clone)]
 pub struct VarRef {
+    /// The variable; for a member (`g.a`, `self.h.b`), the alias the construct binds to it.
     pub name: Ident,
+    /// A member of a struct (OpenACC 2.6+): the variable and the fields, as written. The
+    /// construct binds [`VarRef::name`] to a reference to it and its body uses that alias.
+    pub member: Option<(Ident, Vec<Ident>)>,
     /// The range of a subarray, as written.
     pub subarray: Option<Box<Expr>>,
     /// The variable as written, for messages (`a[0..n]`).

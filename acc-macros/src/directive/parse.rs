@@ -562,12 +562,24 @@ fn parse_vars(input: ParseStream) -> syn::Result<Vec<VarRef>> {
             )
         })?;
         let mut span = name.span();
-        if input.peek(Token![.]) && !input.peek(Token![..]) {
-            return Err(syn::Error::new(
-                name.span(),
-                format!("members (`{name}.field`) cannot be listed yet; list the whole variable `{name}`"),
-            ));
+        // A member, `g.a` or `self.h.b` (OpenACC 2.6+): named by an alias of its path.
+        let mut fields = Vec::new();
+        while input.peek(Token![.]) && !input.peek(Token![..]) {
+            input.parse::<Token![.]>()?;
+            let f: Ident = Ident::parse_any(input)
+                .map_err(|e| syn::Error::new(e.span(), "expected a field name after `.`"))?;
+            span = span.join(f.span()).unwrap_or(span);
+            fields.push(f);
         }
+        let (name, member) = if fields.is_empty() {
+            (name, None)
+        } else {
+            let path: Vec<String> = std::iter::once(name.to_string())
+                .chain(fields.iter().map(|f| f.to_string()))
+                .collect();
+            let alias = Ident::new(&member_alias(&path), name.span());
+            (alias, Some((name, fields)))
+        };
         let subarray = if input.peek(token::Bracket) {
             let content;
             let br = syn::bracketed!(content in input);
@@ -586,12 +598,20 @@ fn parse_vars(input: ParseStream) -> syn::Result<Vec<VarRef>> {
         } else {
             None
         };
-        let text = match &subarray {
-            Some(r) => format!("{}[{}]", name, tidy(r.to_token_stream())),
+        let written = match &member {
+            Some((base, fields)) => std::iter::once(base.to_string())
+                .chain(fields.iter().map(|f| f.to_string()))
+                .collect::<Vec<_>>()
+                .join("."),
             None => name.to_string(),
+        };
+        let text = match &subarray {
+            Some(r) => format!("{}[{}]", written, tidy(r.to_token_stream())),
+            None => written,
         };
         vars.push(VarRef {
             name,
+            member,
             subarray,
             text,
             span,
@@ -771,4 +791,9 @@ mod tests {
         // 3.3 L1292-1293: reduction on a combined construct implies copy; naming it is allowed.
         ok(DirectiveKind::ParallelLoop, "reduction(+: s), copy(s)");
     }
+}
+
+/// The name a construct binds a member's path (`g.a` → `acc_member_g_a`) to.
+pub fn member_alias(path: &[String]) -> String {
+    format!("acc_member_{}", path.join("_"))
 }

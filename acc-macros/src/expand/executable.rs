@@ -41,7 +41,23 @@ pub fn expand(kind: DirectiveKind, input: TokenStream) -> TokenStream {
             None => TokenStream::new(),
             Some(dir) => {
                 let (if_cond, async_arg, wait) = if_async_wait(&dir);
-                match kind {
+                // Struct members (`g.a`) outside a construct naming them: their aliases, bound
+                // here (a `&mut` where the directive writes the host's copy).
+                let members = super::members::of(&dir);
+                let lets = members.iter().map(|m| {
+                    let (alias, base, fields) = (&m.alias, &m.base, &m.fields);
+                    let written = dir.clauses.iter().any(|c| {
+                        matches!(c.name, C::SelfClause | C::Host | C::Copyout)
+                            && c.vars().iter().any(|v| v.name == *alias)
+                    });
+                    if written {
+                        quote!(let #alias = &mut #base #(.#fields)*;)
+                    } else {
+                        quote!(let #alias = &#base #(.#fields)*;)
+                    }
+                });
+                let lets: Vec<TokenStream> = lets.collect();
+                let body = match kind {
                     DirectiveKind::Update => {
                         let vars = directive_vars(
                             &dir,
@@ -113,6 +129,11 @@ pub fn expand(kind: DirectiveKind, input: TokenStream) -> TokenStream {
                         }
                     }
                     _ => unreachable!("executable directives only"),
+                };
+                if lets.is_empty() {
+                    body
+                } else {
+                    quote!({ #(#lets)* #body })
                 }
             }
         },

@@ -11,6 +11,7 @@ pub mod gang_redundant;
 pub mod iterators;
 pub mod kernel;
 pub mod leave;
+pub mod members;
 pub mod recognized_reductions;
 pub mod region;
 
@@ -497,6 +498,22 @@ impl HostWalker<'_> {
             strip_stmt(&mut st);
             return st;
         };
+        // Struct members in the clauses: aliases bound around the construct, used by its body.
+        let mut members = members::of(&dir);
+        if !members.is_empty() {
+            members.extend(members::implied(&st, &members));
+            let mut st = st;
+            members::rewrite(&mut st, &members);
+            self.env.push();
+            let lets = members::bind(&members, &mut self.env);
+            let inner = self.expand_parsed(kind, dir, span, st);
+            self.env.pop();
+            return expr_stmt(quote!({ #(#lets)* #inner }));
+        }
+        self.expand_parsed(kind, dir, span, st)
+    }
+
+    fn expand_parsed(&mut self, kind: DirectiveKind, dir: Directive, span: Span, st: Stmt) -> Stmt {
         match kind {
             k if k.compute().is_some() => {
                 let region = match (&st, k.is_combined()) {
