@@ -5,6 +5,9 @@
 //! `serial` region, then an add pass; against a shared-memory block scan, the same serial
 //! pass and add pass), and a row-wise softmax (three vector loops in each gang iteration).
 
+// Index loops are the OpenACC idiom these benchmarks measure.
+#![allow(clippy::needless_range_loop)]
+
 use super::*;
 
 /// Accelerations of every body from all the others (softened by `eps`); positions and masses

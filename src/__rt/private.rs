@@ -48,6 +48,8 @@ impl<T: Clone> PrivateClone for &Private<'_, T> {
 mod tests {
     use super::*;
 
+    // The borrow picks the impl, as the expansion writes it.
+    #[allow(clippy::needless_borrow)]
     #[test]
     fn slices_held_by_mut_get_owned_copies_and_the_rest_clones() {
         let mut data = [1.0, 2.0];

@@ -643,6 +643,11 @@ pub fn tidy(ts: TokenStream) -> String {
         .replace(" ]", "]")
 }
 
+/// The name a construct binds a member's path (`g.a` → `acc_member_g_a`) to.
+pub fn member_alias(path: &[String]) -> String {
+    format!("acc_member_{}", path.join("_"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -791,9 +796,4 @@ mod tests {
         // 3.3 L1292-1293: reduction on a combined construct implies copy; naming it is allowed.
         ok(DirectiveKind::ParallelLoop, "reduction(+: s), copy(s)");
     }
-}
-
-/// The name a construct binds a member's path (`g.a` → `acc_member_g_a`) to.
-pub fn member_alias(path: &[String]) -> String {
-    format!("acc_member_{}", path.join("_"))
 }

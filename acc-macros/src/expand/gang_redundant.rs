@@ -216,7 +216,10 @@ impl Rewrite<'_> {
         };
         let Expr::Path(p) = base else { return None };
         let id = p.path.get_ident()?;
-        self.vars.iter().find(|(_, v)| v == id).map(|(op, v)| (*op, v))
+        self.vars
+            .iter()
+            .find(|(_, v)| v == id)
+            .map(|(op, v)| (*op, v))
     }
 
     /// `Ok(false)` when `e` does not mention a reduction variable, else the mention's span.
@@ -239,7 +242,12 @@ impl Rewrite<'_> {
     }
 
     fn read_error(&mut self, (span, name): Use) {
-        let forms = match self.vars.iter().find(|(_, v)| *v == name).map(|(op, _)| *op) {
+        let forms = match self
+            .vars
+            .iter()
+            .find(|(_, v)| *v == name)
+            .map(|(op, _)| *op)
+        {
             Some(op @ (RedOp::Max | RedOp::Min)) => {
                 format!("`{name} = {name}.{}(e)`", op.spelling())
             }

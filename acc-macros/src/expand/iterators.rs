@@ -47,9 +47,9 @@ impl VisitMut for Lower {
         let Ok(expr) = syn::parse2::<Expr>(quote!(0..#trips)) else {
             return;
         };
-        let Ok(pat) = syn::parse2::<TokenStream>(quote!(#k)).and_then(|t| {
-            syn::parse::Parser::parse2(Pat::parse_single, t)
-        }) else {
+        let Ok(pat) = syn::parse2::<TokenStream>(quote!(#k))
+            .and_then(|t| syn::parse::Parser::parse2(Pat::parse_single, t))
+        else {
             return;
         };
         // Each binding's array must not be a name an earlier one bound (`(x, y) in
@@ -84,8 +84,8 @@ impl VisitMut for Lower {
                 Err(_) => return,
             }
         }
-        f.pat = Box::new(pat);
-        f.expr = Box::new(expr);
+        *f.pat = pat;
+        *f.expr = expr;
         stmts.append(&mut f.body.stmts);
         f.body.stmts = stmts;
     }
@@ -95,7 +95,10 @@ impl VisitMut for Lower {
 enum Chain {
     /// The elements of an array, by reference (`iter`, `&a`) or mutable reference
     /// (`iter_mut`, `&mut a`).
-    Elems { array: Expr, mutable: bool },
+    Elems {
+        array: Expr,
+        mutable: bool,
+    },
     /// Subslices of `len` elements (`chunks*`), the last one shorter unless `exact`.
     Chunks {
         array: Expr,

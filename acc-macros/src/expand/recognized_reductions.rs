@@ -31,7 +31,10 @@ pub fn recognize(stmts: &mut [Stmt]) {
             .attrs
             .iter()
             .position(|a| attrs::directive_of(a) == Some(DirectiveKind::Loop));
-        if f.attrs.iter().any(|a| attrs::directive_of(a).is_some_and(|k| k != DirectiveKind::Loop)) {
+        if f.attrs
+            .iter()
+            .any(|a| attrs::directive_of(a).is_some_and(|k| k != DirectiveKind::Loop))
+        {
             continue;
         }
         let mut named = HashSet::new();
@@ -44,11 +47,18 @@ pub fn recognize(stmts: &mut [Stmt]) {
             if d.has(C::Seq) {
                 continue;
             }
-            for c in d.clauses.iter().filter(|c| matches!(c.name, C::Reduction | C::Private)) {
+            for c in d
+                .clauses
+                .iter()
+                .filter(|c| matches!(c.name, C::Reduction | C::Private))
+            {
                 named.extend(c.vars().iter().map(|v| v.name.to_string()));
             }
         }
-        let mut local: HashSet<String> = pat_bindings(&f.pat, false).into_iter().map(|(n, _)| n).collect();
+        let mut local: HashSet<String> = pat_bindings(&f.pat, false)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
         let mut find = Updates::default();
         for s in &f.body.stmts {
             find.visit_stmt(s);
@@ -89,7 +99,9 @@ pub fn recognize(stmts: &mut [Stmt]) {
                 let sep = if args.is_empty() { quote!() } else { quote!(,) };
                 f.attrs[at] = syn::parse_quote!(#[#path(#args #sep #(#clauses),*)]);
             }
-            None => f.attrs.push(syn::parse_quote!(#[acc::r#loop(#(#clauses),*)])),
+            None => f
+                .attrs
+                .push(syn::parse_quote!(#[acc::r#loop(#(#clauses),*)])),
         }
     }
 }
@@ -249,7 +261,10 @@ impl<'ast> Visit<'ast> for Updates {
         // Statements under a directive (an atomic, a nested loop's clauses) keep their own
         // rules: their names count as other uses.
         if let Stmt::Expr(e, _) = s {
-            if attrs::stmt_attrs(s).iter().all(|a| attrs::directive_of(a).is_none()) {
+            if attrs::stmt_attrs(s)
+                .iter()
+                .all(|a| attrs::directive_of(a).is_none())
+            {
                 if let Some(u) = self.update(e) {
                     self.updates.push(u);
                     return;

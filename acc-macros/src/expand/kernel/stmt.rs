@@ -1,0 +1,700 @@
+//! Statements in the kernel translation: `let`, assignments, loops (and which run in
+//! parallel), the statement forms of a region's body.
+
+use super::*;
+
+impl Tr {
+    pub(super) fn stmts(&mut self, stmts: &[Stmt], in_parallel: bool) -> R<TokenStream> {
+        self.scopes.push(HashMap::new());
+        let mut out = TokenStream::new();
+        for st in stmts {
+            out.extend(self.stmt(st, in_parallel)?);
+        }
+        self.scopes.pop();
+        Ok(out)
+    }
+
+    pub(super) fn stmt(&mut self, st: &Stmt, in_parallel: bool) -> R<TokenStream> {
+        let dirs: Vec<_> = attrs::stmt_attrs(st)
+            .iter()
+            .filter_map(|a| attrs::directive_of(a).map(|k| (k, a)))
+            .collect();
+        let loop_dir = match dirs.first() {
+            Some((DirectiveKind::Loop, a)) => {
+                let args = attrs::attr_args(a).map_err(|e| e.to_string())?;
+                Some(
+                    parse_directive(DirectiveKind::Loop, Span::call_site(), args)
+                        .map_err(|e| e.to_string())?,
+                )
+            }
+            Some((DirectiveKind::Atomic, a)) => {
+                let args = attrs::attr_args(a).map_err(|e| e.to_string())?;
+                let d = parse_directive(DirectiveKind::Atomic, Span::call_site(), args)
+                    .map_err(|e| e.to_string())?;
+                return self.atomic(&d, st);
+            }
+            Some((k, _)) => return no(format!("`{}` inside a region", k.spelling())),
+            None => None,
+        };
+        Ok(match st {
+            // `let _ = e;` evaluates nothing a kernel must keep (expressions are pure).
+            Stmt::Local(l) if matches!(strip_type(&l.pat), Pat::Wild(_)) => quote!(),
+            Stmt::Local(l) if matches!(strip_type(&l.pat), Pat::Tuple(_)) => self.let_tuple(l)?,
+            Stmt::Local(l) => {
+                let Pat::Ident(pi) = strip_type(&l.pat) else {
+                    return no("a `let` pattern");
+                };
+                let name = pi.ident.to_string();
+                let ty = match &l.pat {
+                    Pat::Type(pt) => Some(&*pt.ty),
+                    _ => None,
+                };
+                let array_init = l
+                    .init
+                    .as_ref()
+                    .map(|i| strip(&i.expr))
+                    .filter(|e| matches!(e, Expr::Repeat(_) | Expr::Array(_)));
+                if matches!(ty, Some(syn::Type::Array(_))) || array_init.is_some() {
+                    return self.local_array(&name, ty, array_init);
+                }
+                // `let row = &a[s..e];` (or `&mut`): a view of the array, not a value; and
+                // `let y = &mut a[k];`, a view of one element.
+                if let Some(i) = l.init.as_ref().filter(|i| i.diverge.is_none()) {
+                    if let Some(view) = self.elem_ref(&i.expr)? {
+                        let v = self.fresh(&name);
+                        self.bind(name, Local::Elem(v.clone()));
+                        return Ok(quote!(let #v = #view;));
+                    }
+                    if let Some(view) = self.subslice_arg(&i.expr)? {
+                        let v = self.fresh(&name);
+                        self.bind(name, Local::View(v.clone()));
+                        return Ok(quote!(let #v = #view;));
+                    }
+                }
+                let ty_tokens = let_type(&name, ty)?;
+                let init = match &l.init {
+                    Some(i) if i.diverge.is_some() => return no("`let .. else`"),
+                    Some(i) => {
+                        let v = match strip(&i.expr) {
+                            Expr::If(e) => self.if_value(e, true)?,
+                            other => self.expr(other)?,
+                        };
+                        quote!(::core::option::Option::Some(#v))
+                    }
+                    None => quote!(::core::option::Option::None),
+                };
+                let v = self.fresh(&name);
+                let name_lit = name.clone();
+                self.bind(name, Local::Scalar(v.clone()));
+                quote!(let #v = { let __init = #init; __acc_b.local(#name_lit, #ty_tokens, __init) };)
+            }
+            Stmt::Expr(e, _) => self.expr_stmt(e, loop_dir, in_parallel)?,
+            Stmt::Macro(m)
+                if m.mac
+                    .path
+                    .segments
+                    .last()
+                    .is_some_and(|s| s.ident == "cache") =>
+            {
+                quote!()
+            }
+            Stmt::Macro(_) => return no("a macro"),
+            Stmt::Item(_) => return no("an item"),
+        })
+    }
+
+    /// `let (a, mut b, _) = (x, y, z);` (a type on the tuple, `(f64, u32)`, types the names):
+    /// every value is computed before any name is bound, as in Rust.
+    pub(super) fn let_tuple(&mut self, l: &syn::Local) -> R<TokenStream> {
+        let Pat::Tuple(pt) = strip_type(&l.pat) else {
+            return no("a `let` pattern");
+        };
+        let types: Vec<Option<&syn::Type>> = match &l.pat {
+            Pat::Type(t) => match &*t.ty {
+                syn::Type::Tuple(tt) if tt.elems.len() == pt.elems.len() => {
+                    tt.elems.iter().map(Some).collect()
+                }
+                other => {
+                    return no(format!(
+                        "a `let` tuple of type `{}`",
+                        other.to_token_stream()
+                    ))
+                }
+            },
+            _ => vec![None; pt.elems.len()],
+        };
+        let values = match l.init.as_ref().map(|i| strip(&i.expr)) {
+            Some(Expr::Tuple(t))
+                if t.elems.len() == pt.elems.len()
+                    && l.init.as_ref().is_some_and(|i| i.diverge.is_none()) =>
+            {
+                t.elems
+                    .iter()
+                    .map(|e| self.expr(e))
+                    .collect::<R<Vec<_>>>()?
+            }
+            _ => {
+                return no(
+                    "a `let` tuple pattern whose value is not a tuple expression of its length",
+                )
+            }
+        };
+        let mut out = TokenStream::new();
+        for ((p, value), ty) in pt.elems.iter().zip(values).zip(types) {
+            let name = match p {
+                Pat::Wild(_) => continue,
+                Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                    pi.ident.to_string()
+                }
+                other => {
+                    return no(format!(
+                        "the pattern `{}` in a `let` tuple",
+                        other.to_token_stream()
+                    ))
+                }
+            };
+            let ty_tokens = let_type(&name, ty)?;
+            let v = self.fresh(&name);
+            out.extend(quote!(let #v = { let __init = #value; __acc_b.local(#name, #ty_tokens, ::core::option::Option::Some(__init)) };));
+            self.bind(name, Local::Scalar(v));
+        }
+        Ok(out)
+    }
+
+    /// `let t = [v; N];` or `let t: [T; N] = [a, b, ..];`: a private array of the region
+    /// (DESIGN.md 4.2), each element set from its initializer.
+    pub(super) fn local_array(
+        &mut self,
+        name: &str,
+        ty: Option<&syn::Type>,
+        init: Option<&Expr>,
+    ) -> R<TokenStream> {
+        let annotated = match ty {
+            Some(syn::Type::Array(a)) => Some(a),
+            Some(other) => return no(format!("`let {name}: {}`", other.to_token_stream())),
+            None => None,
+        };
+        let elem = match annotated {
+            Some(a) => {
+                let s = scalar_of(&a.elem)
+                    .ok_or_else(|| format!("a private array of `{}`", a.elem.to_token_stream()))?;
+                quote!(::core::option::Option::Some(#s))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let v = self.fresh(name);
+        let (len, sets) = match init {
+            Some(Expr::Repeat(r)) => {
+                let value = self.expr(&r.expr)?;
+                let len = &r.len;
+                (
+                    quote!(#len),
+                    quote! {
+                        let __e = #value;
+                        let __t = __acc_b.local("element", ::core::option::Option::None, ::core::option::Option::Some(__e));
+                        for __k in 0..__len {
+                            let __i = __acc_b.lit_int(__k as i128, ::core::option::Option::Some(::acc::__rt::kernel::Scalar::USize));
+                            let __x = __acc_b.get(__t);
+                            __acc_b.set_elem(#v, __i, __x);
+                        }
+                    },
+                )
+            }
+            Some(Expr::Array(a)) => {
+                let n = a.elems.len();
+                let mut sets = TokenStream::new();
+                for (k, e) in a.elems.iter().enumerate() {
+                    let value = self.expr(e)?;
+                    let k = k as i128;
+                    sets.extend(quote! {{
+                        let __x = #value;
+                        let __i = __acc_b.lit_int(#k, ::core::option::Option::Some(::acc::__rt::kernel::Scalar::USize));
+                        __acc_b.set_elem(#v, __i, __x);
+                    }});
+                }
+                (quote!(#n), sets)
+            }
+            _ => match annotated {
+                Some(a) => {
+                    let len = &a.len;
+                    (quote!(#len), quote!())
+                }
+                None => return no(format!("the private array `{name}` without a length")),
+            },
+        };
+        let name_lit = name.to_string();
+        self.bind(name.to_string(), Local::Array(v.clone()));
+        // A private array lives in each thread's local memory: a bound keeps a mistaken length
+        // from exhausting it.
+        Ok(quote! {
+            let #v = {
+                let __len: usize = #len;
+                if __len > 4096 {
+                    __acc_b.fail(::std::format!("the private array `{}` has {} elements; kernels hold at most 4096 per thread", #name_lit, __len));
+                }
+                __acc_b.local_array_of(#name_lit, #elem, __len.min(4096) as u32)
+            };
+            {
+                #[allow(unused_variables)]
+                let __len: u32 = { let __n: usize = #len; __n.min(4096) as u32 };
+                #sets
+            }
+        })
+    }
+
+    pub(super) fn expr_stmt(
+        &mut self,
+        e: &Expr,
+        loop_dir: Option<Directive>,
+        in_parallel: bool,
+    ) -> R<TokenStream> {
+        Ok(match e {
+            // Statements from `macro_rules!` arrive in invisible groups.
+            Expr::Group(g) => self.expr_stmt(&g.expr, loop_dir, in_parallel)?,
+            Expr::Assign(a) => self.assign(&a.left, None, &a.right)?,
+            Expr::Binary(b) => match bin_op(&b.op) {
+                Some((op, true)) => self.assign(&b.left, Some(op), &b.right)?,
+                _ => return no("an expression statement"),
+            },
+            Expr::If(i) => {
+                let c = self.expr(&i.cond)?;
+                let a = self.stmts(&i.then_branch.stmts, in_parallel)?;
+                let r = match &i.else_branch {
+                    None => quote!(),
+                    Some((_, els)) => match &**els {
+                        Expr::Block(b) => self.stmts(&b.block.stmts, in_parallel)?,
+                        other => self.expr_stmt(other, None, in_parallel)?,
+                    },
+                };
+                quote!({ let __c = #c; __acc_b.if_(__c, |__acc_b| { #a }, |__acc_b| { #r }); })
+            }
+            Expr::Block(b) if b.label.is_none() => {
+                let s = self.stmts(&b.block.stmts, in_parallel)?;
+                quote!({ #s })
+            }
+            Expr::While(w) if w.label.is_none() => {
+                let c = self.expr(&w.cond)?;
+                let body = self.stmts(&w.body.stmts, in_parallel)?;
+                let pass = self.pass_return();
+                quote!(__acc_b.loop_(|__acc_b| {
+                    let __c = #c;
+                    let __stop = __acc_b.unary(::acc::__rt::kernel::UnaryOp::Not, __c);
+                    __acc_b.if_(__stop, |__acc_b| __acc_b.break_(), |_| {});
+                    #body
+                }); #pass)
+            }
+            Expr::Loop(l) if l.label.is_none() => {
+                let body = self.stmts(&l.body.stmts, in_parallel)?;
+                let pass = self.pass_return();
+                quote!(__acc_b.loop_(|__acc_b| { #body }); #pass)
+            }
+            Expr::Break(b) if b.label.is_none() && b.expr.is_none() => quote!(__acc_b.break_();),
+            Expr::Continue(c) if c.label.is_none() => quote!(__acc_b.continue_();),
+            Expr::ForLoop(f) if f.label.is_none() => {
+                if loop_dir.is_some() && self.ret.is_some() && has_return(&f.body.stmts) {
+                    return no("`return` inside a loop with a `loop` directive");
+                }
+                let l = self.for_loop(f, loop_dir, in_parallel)?;
+                let pass = self.pass_return();
+                quote!(#l #pass)
+            }
+            // `return` in a routine (`routine_body` set up `ret`): the result, the flag, and a
+            // break towards the loop around the body.
+            Expr::Return(r) if self.ret.is_some() => {
+                let (result, flag) = self.ret.clone().expect("checked");
+                let set = match &r.expr {
+                    Some(e) => {
+                        let v = self.expr(e)?;
+                        quote!({ let __v = #v; __acc_b.set(#result, __v); })
+                    }
+                    None => quote!(),
+                };
+                quote!({
+                    #set
+                    let __t = __acc_b.lit_bool(true);
+                    __acc_b.set(#flag, __t);
+                    __acc_b.break_();
+                })
+            }
+            Expr::Call(_) => {
+                let call = self.expr(e)?;
+                quote!({ let _ = #call; })
+            }
+            // `self.r(..);`: a method routine called for its effect.
+            Expr::MethodCall(m) if path_ident(strip(&m.receiver)).is_some_and(|r| r == "self") => {
+                let call = self.expr(e)?;
+                quote!({ let _ = #call; })
+            }
+            other => return no(format!("the statement `{}`", short(other))),
+        })
+    }
+
+    /// After a loop in a routine with an early `return`: break on out of the enclosing loop
+    /// once the body has returned.
+    pub(super) fn pass_return(&self) -> TokenStream {
+        match &self.ret {
+            Some((_, flag)) => quote!({
+                let __r = __acc_b.get(#flag);
+                __acc_b.if_(__r, |__acc_b| __acc_b.break_(), |_| {});
+            }),
+            None => quote!(),
+        }
+    }
+
+    pub(super) fn assign(
+        &mut self,
+        target: &Expr,
+        op: Option<&str>,
+        value: &Expr,
+    ) -> R<TokenStream> {
+        // Rust evaluates the value before the place it is assigned to.
+        let v = match strip(value) {
+            Expr::If(e) => self.if_value(e, true)?,
+            other => self.expr(other)?,
+        };
+        let combine = |cur: TokenStream| -> TokenStream {
+            match op {
+                None => quote!(#v),
+                Some(op) => {
+                    let op = Ident::new(op, Span::call_site());
+                    quote!({ let __cur = #cur; let __v = #v; __acc_b.binary(::acc::__rt::kernel::BinaryOp::#op, __cur, __v) })
+                }
+            }
+        };
+        if let Some(id) = path_ident(target) {
+            return match self.lookup(&id.to_string()) {
+                Some(Local::Scalar(var)) => {
+                    let value = combine(quote!(__acc_b.get(#var)));
+                    Ok(quote!({ let __v = #value; __acc_b.set(#var, __v); }))
+                }
+                _ if matches!(
+                    self.captured.get(&id.to_string()),
+                    Some((Cap::WriteScalar, _))
+                ) =>
+                {
+                    let (a, i) = self.place(target)?;
+                    let value = combine(quote!(__acc_b.load(__a, __i)));
+                    Ok(
+                        quote!({ let __a = #a; let __i = #i; let __v = #value; __acc_b.store(__a, __i, __v); }),
+                    )
+                }
+                _ => no(format!("assigning the captured variable `{id}`")),
+            };
+        }
+        if let Expr::Index(ix) = target {
+            let i = self.expr(&ix.index)?;
+            if let Some(id) = path_ident(&ix.expr) {
+                if let Some(Local::Array(var)) = self.lookup(&id.to_string()) {
+                    let value = combine(quote!(__acc_b.get_elem(#var, __i)));
+                    return Ok(
+                        quote!({ let __i = #i; let __v = #value; __acc_b.set_elem(#var, __i, __v); }),
+                    );
+                }
+            }
+            let a = self.array(&ix.expr)?;
+            let value = combine(quote!(__acc_b.load(__a, __i)));
+            return Ok(
+                quote!({ let __a = #a; let __i = #i; let __v = #value; __acc_b.store(__a, __i, __v); }),
+            );
+        }
+        if let Expr::Field(f) = target {
+            let (a, i) = self.struct_field(f)?;
+            let value = combine(quote!(__acc_b.load(__a, __i)));
+            return Ok(
+                quote!({ let __a = #a; let __i = #i; let __v = #value; __acc_b.store(__a, __i, __v); }),
+            );
+        }
+        // `*y = ..` through an element reference.
+        if let Expr::Unary(u) = strip(target) {
+            if matches!(u.op, UnOp::Deref(_)) {
+                let (a, i) = self.elem_place(&u.expr)?;
+                let value = combine(quote!(__acc_b.load(__a, __i)));
+                return Ok(
+                    quote!({ let __a = #a; let __i = #i; let __v = #value; __acc_b.store(__a, __i, __v); }),
+                );
+            }
+        }
+        no(format!("assigning `{}`", target.to_token_stream()))
+    }
+
+    pub(super) fn for_loop(
+        &mut self,
+        f: &syn::ExprForLoop,
+        dir: Option<Directive>,
+        in_parallel: bool,
+    ) -> R<TokenStream> {
+        let depth = dir
+            .as_ref()
+            .and_then(|d| {
+                d.clauses.iter().find_map(|c| match &c.args {
+                    ClauseArgs::Collapse { n, .. } if c.device_types.is_none() => Some(*n),
+                    ClauseArgs::Tile(s) if c.device_types.is_none() => Some(s.len()),
+                    _ => None,
+                })
+            })
+            .unwrap_or(1);
+        let mut levels = Vec::new();
+        // Each level's line, which rustc gives (`line!()` at the `for` keyword's span).
+        let mut lines = Vec::new();
+        let mut cur = f;
+        loop {
+            let span = cur.for_token.span;
+            lines.push(quote::quote_spanned!(span=> ::core::line!()));
+            let name = match &*cur.pat {
+                Pat::Ident(pi) => pi.ident.clone(),
+                Pat::Wild(w) => Ident::new("_unused", w.underscore_token.span),
+                _ => return no("a loop pattern other than a name"),
+            };
+            // `(a..b)`, with `.rev()` / `.step_by(s)` applied in order.
+            let mut ops: Vec<Option<Expr>> = Vec::new();
+            let mut it = strip(&cur.expr);
+            loop {
+                match it {
+                    Expr::MethodCall(m) if m.method == "rev" && m.args.is_empty() => ops.push(None),
+                    Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
+                        ops.push(Some(m.args[0].clone()))
+                    }
+                    _ => break,
+                }
+                let Expr::MethodCall(m) = it else { break };
+                it = strip(&m.receiver);
+            }
+            ops.reverse();
+            let (start, end, incl) = match it {
+                Expr::Range(r) => match (&r.start, &r.end) {
+                    (Some(s), Some(e)) => (
+                        s.clone(),
+                        e.clone(),
+                        matches!(r.limits, syn::RangeLimits::Closed(_)),
+                    ),
+                    _ => return no("an open range"),
+                },
+                _ => return no("a loop over something other than a range"),
+            };
+            levels.push((name, start, end, incl, ops));
+            if levels.len() == depth {
+                break;
+            }
+            match cur.body.stmts.as_slice() {
+                [Stmt::Expr(Expr::ForLoop(inner), _)] => cur = inner,
+                _ => return no("collapsed loops with code between them"),
+            }
+        }
+        let body_stmts = &cur.body.stmts;
+
+        // Parallel only at the outermost parallelizable loop, as on multicore.
+        let parallel = !in_parallel && self.parallel(dir.as_ref(), &levels, body_stmts);
+        let schedule = if parallel {
+            let has = |c| dir.as_ref().is_some_and(|d| d.general(c).next().is_some());
+            let (g, w, v) = (has(C::Gang), has(C::Worker), has(C::Vector));
+            let (g, w, v) = if !(g || w || v) {
+                (true, false, true)
+            } else {
+                (g, w, v)
+            };
+            quote!(::core::option::Option::Some(::acc::__rt::kernel::Schedule { gang: #g, worker: #w, vector: #v }))
+        } else if in_parallel
+            && dir.as_ref().is_some_and(|d| {
+                d.general(C::Vector).next().is_some() || d.general(C::Worker).next().is_some()
+            })
+        {
+            // An explicit worker or vector loop inside the parallel loop: a GPU backend may
+            // share its iterations among the threads of the gang running the enclosing
+            // iteration (3.3 sections 2.9.3, 2.9.4); elsewhere it runs in order.
+            let has = |c| dir.as_ref().is_some_and(|d| d.general(c).next().is_some());
+            let (w, v) = (has(C::Worker), has(C::Vector));
+            quote!(::core::option::Option::Some(
+                ::acc::__rt::kernel::Schedule {
+                    gang: false,
+                    worker: #w,
+                    vector: #v
+                }
+            ))
+        } else {
+            quote!(::core::option::Option::None)
+        };
+        // Reductions: the loop's own, and the region's it updates (on a parallel loop).
+        let mut reductions: Vec<(RedOp, Ident)> = dir
+            .iter()
+            .flat_map(|d| d.general(C::Reduction))
+            .flat_map(|c| match &c.args {
+                ClauseArgs::Reduction { op, vars, .. } => vars
+                    .iter()
+                    .map(|v| (*op, v.name.clone()))
+                    .collect::<Vec<_>>(),
+                _ => vec![],
+            })
+            .collect();
+        if parallel {
+            let used = scan_stmts(body_stmts, &[]);
+            for (op, v) in &self.region_reductions {
+                if used.vars.contains_key(&v.to_string()) && !reductions.iter().any(|(_, r)| r == v)
+                {
+                    reductions.push((*op, v.clone()));
+                }
+            }
+        }
+        // Loop-level private copies (3.3 section 2.9.10), one per iteration.
+        let private_vars: Vec<Ident> = dir
+            .iter()
+            .flat_map(|d| d.general(C::Private))
+            .flat_map(|c| c.vars().iter().map(|v| v.name.clone()))
+            .collect();
+        let private_uses = scan_stmts(body_stmts, &[]);
+        let mut private_tokens = Vec::new();
+        let mut private_binds = Vec::new();
+        for pv in &private_vars {
+            let name = pv.to_string();
+            let fresh = self.fresh(&name);
+            let indexed = private_uses
+                .vars
+                .get(&name)
+                .is_some_and(|u| !u.indexes.is_empty());
+            let (tokens, local) = match self.lookup(&name) {
+                Some(Local::Scalar(o)) => (
+                    quote!(let #fresh = __acc_b.local_like(#name, #o);),
+                    Local::Scalar(fresh.clone()),
+                ),
+                Some(Local::Array(o)) => (
+                    quote!(let #fresh = __acc_b.local_like(#name, #o);),
+                    Local::Array(fresh.clone()),
+                ),
+                Some(Local::View(_) | Local::Elem(_)) => {
+                    return no(format!("a private copy of the reference `{name}`"));
+                }
+                None => match self.captured.get(&name) {
+                    Some((_, p)) => (
+                        quote!(let #fresh = __acc_h.private(__acc_b, #p, #name, false, #indexed);),
+                        if indexed {
+                            Local::Array(fresh.clone())
+                        } else {
+                            Local::Scalar(fresh.clone())
+                        },
+                    ),
+                    // Not used in the region: nothing to privatize.
+                    None => continue,
+                },
+            };
+            private_tokens.push(tokens);
+            private_binds.push((name, local));
+        }
+        let mut red_tokens = Vec::new();
+        for (op, v) in &reductions {
+            match self.lookup(&v.to_string()) {
+                Some(Local::Scalar(var) | Local::Array(var)) => {
+                    let o = red_op(*op);
+                    red_tokens.push(quote!((#var, #o)));
+                }
+                _ => return no(format!("a reduction of `{v}`")),
+            }
+        }
+        self.scopes.push(HashMap::new());
+        let mut level_tokens = Vec::new();
+        let mut binds = Vec::new();
+        for (k, (name, start, end, incl, ops)) in levels.iter().enumerate() {
+            let (s, e) = (self.expr(start)?, self.expr(end)?);
+            let (sv, stv, tv) = (
+                format_ident!("__s{}", k),
+                format_ident!("__st{}", k),
+                format_ident!("__t{}", k),
+            );
+            let name_lit = name.to_string();
+            level_tokens.push(quote!(let (#sv, #stv, #tv) = { let __a = #s; let __b = #e; __acc_b.range_space(__a, __b, #incl, ::core::option::Option::None) };));
+            for op in ops {
+                level_tokens.push(match op {
+                    None => quote!(let (#sv, #stv, #tv) = __acc_b.space_rev(#sv, #stv, #tv);),
+                    Some(by) => {
+                        let by = self.expr(by)?;
+                        quote!(let (#sv, #stv, #tv) = { let __by = #by; __acc_b.space_step_by(#sv, #stv, #tv, __by) };)
+                    }
+                });
+            }
+            binds.push(quote!((#name_lit, ::core::option::Option::None, #sv, #stv, #tv)));
+            let var = self.fresh(&name_lit);
+            self.scopes
+                .last_mut()
+                .expect("a scope")
+                .insert(name_lit, Local::Scalar(var.clone()));
+        }
+        let vars: Vec<Ident> = levels
+            .iter()
+            .map(|(n, ..)| match self.lookup(&n.to_string()) {
+                Some(Local::Scalar(v)) => v,
+                _ => n.clone(),
+            })
+            .collect();
+        let idx: Vec<usize> = (0..vars.len()).collect();
+        for (name, local) in private_binds {
+            self.bind(name, local);
+        }
+        let body = self.stmts(body_stmts, in_parallel || parallel)?;
+        self.scopes.pop();
+        // `tile(..)` sizes as written (innermost loop first; `*` is the backend's choice).
+        let tile: Vec<TokenStream> = dir
+            .iter()
+            .flat_map(|d| d.general(C::Tile))
+            .flat_map(|c| match &c.args {
+                ClauseArgs::Tile(sizes) => sizes.clone(),
+                _ => vec![],
+            })
+            .map(|s| match s {
+                SizeExpr::Expr(e) => match crate::check::int_literal(&e) {
+                    Some(n) => {
+                        let n = u32::try_from(n).unwrap_or(u32::MAX);
+                        quote!(::core::option::Option::Some(#n))
+                    }
+                    None => quote!(::core::option::Option::None),
+                },
+                SizeExpr::Star(_) => quote!(::core::option::Option::None),
+            })
+            .collect();
+        Ok(quote!({
+            #(#level_tokens)*
+            __acc_b.at_lines(&[#(#lines),*]);
+            __acc_b.for_tiled(&[#(#binds),*], &[#(#tile),*], #schedule, &[#(#red_tokens),*], &[], |__acc_b, __lv| {
+                #(let #vars = __lv[#idx];)*
+                #(#private_tokens)*
+                #body
+            });
+        }))
+    }
+
+    #[allow(clippy::type_complexity)]
+    pub(super) fn parallel(
+        &self,
+        dir: Option<&Directive>,
+        levels: &[(Ident, Box<Expr>, Box<Expr>, bool, Vec<Option<Expr>>)],
+        body: &[Stmt],
+    ) -> bool {
+        if self.compute == ComputeKind::Serial
+            || dir.is_some_and(|d| d.general(C::Seq).next().is_some())
+        {
+            return false;
+        }
+        let independent = dir.is_some_and(|d| d.general(C::Independent).next().is_some());
+        match (self.compute, dir) {
+            (_, _) if independent => true,
+            (ComputeKind::Parallel, Some(d)) if d.general(C::Auto).next().is_none() => true,
+            (ComputeKind::Parallel, None) => false,
+            // `kernels` loops, and `auto` loops in `parallel`: parallel where the dependence
+            // test proves it, the loop's own reductions and the region's set apart (as the
+            // multicore rewrite decides, `RegionCx::parallelizable`).
+            _ => {
+                let mut reds: std::collections::HashSet<String> = self
+                    .region_reductions
+                    .iter()
+                    .map(|(_, v)| v.to_string())
+                    .collect();
+                for c in dir.into_iter().flat_map(|d| d.general(C::Reduction)) {
+                    reds.extend(c.vars().iter().map(|v| v.name.to_string()));
+                }
+                levels.len() == 1
+                    && crate::analysis::depend::provably_independent(
+                        &levels[0].0.to_string(),
+                        body,
+                        &reds,
+                    )
+            }
+        }
+    }
+}
