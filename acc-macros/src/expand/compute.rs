@@ -155,6 +155,30 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
         }
     }
 
+    // A write to what the construct's own `copyin` brings in (and no enclosing data construct
+    // holds): on a GPU the device copy takes the write and is freed at the region's end, so
+    // the write is lost there and kept on the host and multicore. An error, rather than
+    // answers that differ between devices; `copy` keeps the write, and data a program made
+    // present itself (`enter_data!`) is named with `present`.
+    let enclosing = ctx_enclosing(ctx);
+    for c in dir
+        .general(C::Copyin)
+        .filter(|c| c.modifier().is_none_or(|m| m != "readonly"))
+    {
+        for v in c.vars() {
+            let name = v.name.to_string();
+            if enclosing.contains(&name) {
+                continue;
+            }
+            if uses.vars.get(&name).is_some_and(|u| u.is_definitely_written()) {
+                ctx.error(v.span, format!(
+                    "`{}` is `copyin` on this `{}`, and the region writes it: on a GPU the write would go to the device copy, freed at the region's end, and be lost, while the host and multicore keep it; write `copy({})` to keep it everywhere, or `create`/`present` for data that lives on the device (3.3 section 2.7.7)",
+                    v.text, dir.kind.spelling(), v.text
+                ));
+            }
+        }
+    }
+
     // Compute-level private, firstprivate and reduction; on combined constructs `private` and
     // `reduction` belong to the loop (3.3 section 2.11).
     let combined = dir.kind.is_combined();
