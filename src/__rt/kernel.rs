@@ -3,6 +3,9 @@
 //! not to the macro), the kernel's IR is built once per call site and argument signature, and
 //! the launch's reductions are combined back into the host's variables.
 
+mod struct_value;
+pub use struct_value::StructValue;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 

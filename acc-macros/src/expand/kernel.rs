@@ -52,6 +52,9 @@ enum Local {
     /// A reference to one element, `let y = &mut a[k];` (what a loop over `a.iter_mut()`
     /// binds): a view of that element, read as `*y` or `y`, written as `*y = ..`.
     Elem(Ident),
+    /// A struct value, `let p = ps[i];` whose fields the code uses (`p.x`): the builder
+    /// variable holding its `StructValue` (a local per field).
+    Struct(Ident),
 }
 
 struct Tr {

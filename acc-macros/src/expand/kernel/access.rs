@@ -151,6 +151,19 @@ impl Tr {
 
     /// `a[i].f` on an array of `#[derive(DeviceCopy)]` structs: the array's view of field `f`
     /// (the IR builder finds its offset and type in the struct's layout), and the index.
+    /// `p.x` of a struct value (`let p = ps[i]`): its builder variable and the field's name.
+    pub(super) fn struct_value_field(&self, f: &syn::ExprField) -> Option<(Ident, String)> {
+        let Some(Local::Struct(v)) = path_ident(&f.base).and_then(|id| self.lookup(&id.to_string()))
+        else {
+            return None;
+        };
+        let name = match &f.member {
+            syn::Member::Named(id) => id.to_string(),
+            syn::Member::Unnamed(i) => i.index.to_string(),
+        };
+        Some((v, name))
+    }
+
     pub(super) fn struct_field(&mut self, f: &syn::ExprField) -> R<(TokenStream, TokenStream)> {
         let Expr::Index(ix) = strip(&f.base) else {
             return no(format!(

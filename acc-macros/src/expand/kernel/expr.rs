@@ -109,6 +109,9 @@ impl Tr {
                     Some(Local::View(_)) => {
                         return no(format!("the subslice `{name}` used as a value"))
                     }
+                    Some(Local::Struct(_)) => {
+                        return no(format!("the struct value `{name}` used as a whole (its fields, and `a[i] = {name}`, are supported)"))
+                    }
                     // `x` of `&f64` in arithmetic (Rust's operators take references): the element.
                     Some(Local::Elem(v)) => {
                         quote!({ let __i = __acc_b.lit_int(0, ::core::option::Option::Some(::acc::__rt::kernel::Scalar::USize)); __acc_b.load(#v, __i) })
@@ -134,6 +137,9 @@ impl Tr {
                 quote!({ let __a = #a; let __i = #i; __acc_b.load(__a, __i) })
             }
             Expr::Field(f) => {
+                if let Some((v, field)) = self.struct_value_field(f) {
+                    return Ok(quote!(#v.field(__acc_b, #field)));
+                }
                 let (a, i) = self.struct_field(f)?;
                 quote!({ let __a = #a; let __i = #i; __acc_b.load(__a, __i) })
             }

@@ -7,11 +7,46 @@ impl Tr {
     pub(super) fn stmts(&mut self, stmts: &[Stmt], in_parallel: bool) -> R<TokenStream> {
         self.scopes.push(HashMap::new());
         let mut out = TokenStream::new();
-        for st in stmts {
+        for (k, st) in stmts.iter().enumerate() {
+            // `let p = ps[i];` whose fields the rest uses (`p.x`): a struct value.
+            if let Some(ts) = self.struct_let(st, &stmts[k + 1..])? {
+                out.extend(ts);
+                continue;
+            }
             out.extend(self.stmt(st, in_parallel)?);
         }
         self.scopes.pop();
         Ok(out)
+    }
+
+    /// `let [mut] p = a[i];` where `rest` uses a field of `p`: a struct value, a local per
+    /// field of the element (`StructValue`). `None` for any other statement.
+    fn struct_let(&mut self, st: &Stmt, rest: &[Stmt]) -> R<Option<TokenStream>> {
+        let Stmt::Local(l) = st else { return Ok(None) };
+        let Pat::Ident(pi) = strip_type(&l.pat) else {
+            return Ok(None);
+        };
+        let Some(init) = l.init.as_ref().filter(|i| i.diverge.is_none()) else {
+            return Ok(None);
+        };
+        let Expr::Index(ix) = strip(&init.expr) else {
+            return Ok(None);
+        };
+        if matches!(strip(&ix.index), Expr::Range(_)) {
+            return Ok(None);
+        }
+        let name = pi.ident.to_string();
+        if !fields_used(&name, rest) {
+            return Ok(None);
+        }
+        let arr = self.array(&ix.expr)?;
+        let i = self.expr(&ix.index)?;
+        let v = self.fresh(&name);
+        let name_lit = name.clone();
+        self.bind(name, Local::Struct(v.clone()));
+        Ok(Some(quote! {
+            let #v = { let __a = #arr; let __i = #i; ::acc::__rt::kernel::StructValue::load(__acc_b, __a, __i, #name_lit) };
+        }))
     }
 
     pub(super) fn stmt(&mut self, st: &Stmt, in_parallel: bool) -> R<TokenStream> {
@@ -347,6 +382,16 @@ impl Tr {
         op: Option<&str>,
         value: &Expr,
     ) -> R<TokenStream> {
+        // `a[j] = p` of a struct value: every field stored.
+        if let (None, Expr::Index(ix)) = (op, strip(target)) {
+            if let Some(Local::Struct(sv)) =
+                path_ident(strip(value)).and_then(|id| self.lookup(&id.to_string()))
+            {
+                let a = self.array(&ix.expr)?;
+                let i = self.expr(&ix.index)?;
+                return Ok(quote!({ let __a = #a; let __i = #i; #sv.store(__acc_b, __a, __i); }));
+            }
+        }
         // Rust evaluates the value before the place it is assigned to.
         let v = match strip(value) {
             Expr::If(e) => self.if_value(e, true)?,
@@ -398,6 +443,11 @@ impl Tr {
             );
         }
         if let Expr::Field(f) = target {
+            // `p.x = ..` of a struct value.
+            if let Some((sv, field)) = self.struct_value_field(f) {
+                let value = combine(quote!(#sv.field(__acc_b, #field)));
+                return Ok(quote!({ let __v = #value; #sv.set_field(__acc_b, #field, __v); }));
+            }
             let (a, i) = self.struct_field(f)?;
             let value = combine(quote!(__acc_b.load(__a, __i)));
             return Ok(
@@ -559,7 +609,7 @@ impl Tr {
                     quote!(let #fresh = __acc_b.local_like(#name, #o);),
                     Local::Array(fresh.clone()),
                 ),
-                Some(Local::View(_) | Local::Elem(_)) => {
+                Some(Local::View(_) | Local::Elem(_) | Local::Struct(_)) => {
                     return no(format!("a private copy of the reference `{name}`"));
                 }
                 None => match self.captured.get(&name) {
@@ -697,4 +747,25 @@ impl Tr {
             }
         }
     }
+}
+
+/// Whether `stmts` use a field of the variable `name` (`name.x`) before a `let` shadows it.
+fn fields_used(name: &str, stmts: &[Stmt]) -> bool {
+    struct Find<'a>(&'a str, bool);
+    impl<'ast> syn::visit::Visit<'ast> for Find<'_> {
+        fn visit_expr_field(&mut self, f: &'ast syn::ExprField) {
+            if matches!(&*f.base, Expr::Path(p) if p.path.is_ident(self.0)) {
+                self.1 = true;
+            }
+            syn::visit::visit_expr_field(self, f);
+        }
+    }
+    let mut f = Find(name, false);
+    for s in stmts {
+        syn::visit::Visit::visit_stmt(&mut f, s);
+        if f.1 {
+            return true;
+        }
+    }
+    false
 }
