@@ -17,6 +17,15 @@ fn saxpy_acc(a: f32, x: &[f32], y: &mut [f32]) {
     }
 }
 
+/// The same with `&Vec` / `&mut Vec` parameters, as programs often pass their arrays.
+#[allow(clippy::ptr_arg)]
+#[acc::parallel_loop(copyin(x), copy(y))]
+fn saxpy_acc_vec(a: f32, x: &Vec<f32>, y: &mut Vec<f32>) {
+    for i in 0..y.len() {
+        y[i] += a * x[i];
+    }
+}
+
 fn saxpy_rayon(a: f32, x: &[f32], y: &mut [f32]) {
     y.par_iter_mut()
         .zip(x.par_iter())
@@ -149,6 +158,16 @@ fn main() {
         let t_ref = best(reps, || saxpy_rayon(black_box(0.5), &x, &mut y2));
         assert_eq!(y1, y2, "saxpy results differ");
         ratios.push(("saxpy", report("saxpy", t_acc, t_ref)));
+    }
+    if run("saxpy_vec") {
+        let n = 1 << 25;
+        let x: Vec<f32> = (0..n).map(|i| (i % 100) as f32).collect();
+        let mut y1 = vec![1.0f32; n];
+        let mut y2 = vec![1.0f32; n];
+        let t_acc = best(reps, || saxpy_acc_vec(black_box(0.5), &x, &mut y1));
+        let t_ref = best(reps, || saxpy_rayon(black_box(0.5), &x, &mut y2));
+        assert_eq!(y1, y2, "saxpy (Vec parameters) results differ");
+        ratios.push(("saxpy_vec", report("saxpy_vec", t_acc, t_ref)));
     }
     if run("dot") {
         let n = 1 << 25;
