@@ -85,6 +85,121 @@ impl<T: ?Sized> SharedMut<T> {
     }
 }
 
+impl<T: ?Sized> SharedMut<T> {
+    /// Shares what `ptr` points to (a variable exclusively borrowed for the loop).
+    #[inline(always)]
+    pub fn from_raw(ptr: *mut T) -> SharedMut<T> {
+        SharedMut { ptr }
+    }
+}
+
+/// A variable a multicore chunk takes, as a pointer: a `Vec` goes as its slice, so the chunk's
+/// loops index a `[T]` without loading the `Vec`'s buffer and length through another pointer
+/// on every access. Chosen by method resolution: `(&ChunkArg(p)).chunk()` finds the `Vec`
+/// impl on the receiver as it is, the identity one only after one more borrow.
+pub struct ChunkArg<V: ?Sized>(pub *mut V);
+
+impl<V: ?Sized> ChunkArg<V> {
+    /// The variable `v` (its type decided by the borrow, before any impl is chosen).
+    #[inline(always)]
+    pub fn of(v: &mut V) -> ChunkArg<V> {
+        ChunkArg(v)
+    }
+}
+
+/// [`ChunkArg`] of a `Vec`: its elements.
+pub trait ChunkVec {
+    /// The elements' type.
+    type Out: ?Sized;
+    /// A pointer to them.
+    fn chunk(&self) -> *mut Self::Out;
+}
+
+impl<T> ChunkVec for ChunkArg<Vec<T>> {
+    type Out = [T];
+    #[inline(always)]
+    fn chunk(&self) -> *mut [T] {
+        // SAFETY: the pointer is a live exclusive borrow of the variable (`from &mut v`).
+        unsafe { (*self.0).as_mut_slice() as *mut [T] }
+    }
+}
+
+/// [`ChunkArg`] of anything else: itself.
+pub trait ChunkSame {
+    /// The variable's type.
+    type Out: ?Sized;
+    /// The pointer.
+    fn chunk(&self) -> *mut Self::Out;
+}
+
+impl<V: ?Sized> ChunkSame for &ChunkArg<V> {
+    type Out = V;
+    #[inline(always)]
+    fn chunk(&self) -> *mut V {
+        self.0
+    }
+}
+
+/// A variable a multicore chunk reads: a `Vec` (or a reference to one) as its slice, as
+/// [`ChunkArg`] does for the variables it writes.
+pub struct ChunkRef<'a, V: ?Sized>(pub &'a V);
+
+impl<'a, V: ?Sized> ChunkRef<'a, V> {
+    /// The variable `v`.
+    #[inline(always)]
+    pub fn of(v: &'a V) -> ChunkRef<'a, V> {
+        ChunkRef(v)
+    }
+}
+
+/// [`ChunkRef`] of a `Vec` or a reference to one: its elements.
+pub trait ChunkRefVec<'a> {
+    /// The elements' type.
+    type Out: ?Sized + 'a;
+    /// The elements.
+    fn chunk(&self) -> &'a Self::Out;
+}
+
+impl<'a, T> ChunkRefVec<'a> for ChunkRef<'a, Vec<T>> {
+    type Out = [T];
+    #[inline(always)]
+    fn chunk(&self) -> &'a [T] {
+        self.0.as_slice()
+    }
+}
+
+impl<'a, T> ChunkRefVec<'a> for ChunkRef<'a, &Vec<T>> {
+    type Out = [T];
+    #[inline(always)]
+    fn chunk(&self) -> &'a [T] {
+        self.0.as_slice()
+    }
+}
+
+impl<'a, T> ChunkRefVec<'a> for ChunkRef<'a, &mut Vec<T>> {
+    type Out = [T];
+    #[inline(always)]
+    fn chunk(&self) -> &'a [T] {
+        self.0.as_slice()
+    }
+}
+
+/// [`ChunkRef`] of anything else: itself.
+pub trait ChunkRefSame<'a> {
+    /// The variable's type.
+    type Out: ?Sized + 'a;
+    /// The variable.
+    fn chunk(&self) -> &'a Self::Out;
+}
+
+impl<'a, V: ?Sized> ChunkRefSame<'a> for &ChunkRef<'a, V> {
+    type Out = V;
+    #[inline(always)]
+    fn chunk(&self) -> &'a V {
+        self.0
+    }
+}
+
 /// Atomic accesses for the `atomic` construct.
 pub mod atomic {
     use acc_core::atomic::AtomicScalar;

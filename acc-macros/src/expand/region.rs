@@ -483,11 +483,21 @@ impl<'a> RegionCx<'a> {
                 let view = format_ident!("__acc_sw_{}", name);
                 let param = format_ident!("__acc_w_{}", name);
                 let through_ref = binding.is_some_and(|b| !b.mutable);
+                // A `Vec` goes to the chunks as its slice (`ChunkArg`).
+                let chunk = |place: TokenStream| {
+                    quote!({
+                        #[allow(unused_imports)]
+                        use ::acc::__rt::{ChunkSame as _, ChunkVec as _};
+                        (&::acc::__rt::ChunkArg::of(#place)).chunk()
+                    })
+                };
                 if through_ref {
-                    shares.push(quote!(let #view = ::acc::__rt::SharedMut::new(&mut *#var);));
+                    let p = chunk(quote!(&mut *#var));
+                    shares.push(quote!(let #view = ::acc::__rt::SharedMut::from_raw(#p);));
                     map.insert(name.clone(), reparse_expr(quote!((&mut *#param))));
                 } else {
-                    shares.push(quote!(let #view = ::acc::__rt::SharedMut::new(&mut #var);));
+                    let p = chunk(quote!(&mut #var));
+                    shares.push(quote!(let #view = ::acc::__rt::SharedMut::from_raw(#p);));
                     map.insert(name.clone(), reparse_expr(quote!((*#param))));
                 }
                 params.push(param);
@@ -501,7 +511,11 @@ impl<'a> RegionCx<'a> {
                 let param = format_ident!("__acc_r_{}", name);
                 map.insert(name.clone(), reparse_expr(quote!((*#param))));
                 params.push(param);
-                args.push(quote!(&#var));
+                args.push(quote!({
+                    #[allow(unused_imports)]
+                    use ::acc::__rt::{ChunkRefSame as _, ChunkRefVec as _};
+                    (&::acc::__rt::ChunkRef::of(&#var)).chunk()
+                }));
             }
         }
         if params.len() > 12 {
