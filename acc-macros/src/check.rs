@@ -25,8 +25,18 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
     for c in &dir.clauses {
         let data = matches!(
             c.name,
-            C::Copy | C::Copyin | C::Copyout | C::Create | C::NoCreate | C::Present | C::Delete
-                | C::Attach | C::Detach | C::SelfClause | C::Host | C::Device
+            C::Copy
+                | C::Copyin
+                | C::Copyout
+                | C::Create
+                | C::NoCreate
+                | C::Present
+                | C::Delete
+                | C::Attach
+                | C::Detach
+                | C::SelfClause
+                | C::Host
+                | C::Device
         ) && dir.kind != crate::directive::DirectiveKind::Declare;
         if !data {
             for v in c.vars().iter().filter(|v| v.member.is_some()) {

@@ -838,28 +838,12 @@ impl Kernel {
         size: impl Fn(Scalar) -> u32,
         start: u32,
     ) -> (Vec<(LocalId, Scalar, u32, u32)>, u32) {
-        fn written(block: &[Stmt], out: &mut std::collections::BTreeSet<LocalId>) {
-            for s in block {
-                match s {
-                    Stmt::AssignElem { local, .. } => {
-                        out.insert(*local);
-                    }
-                    Stmt::If { accept, reject, .. } => {
-                        written(accept, out);
-                        written(reject, out);
-                    }
-                    Stmt::For {
-                        schedule: None,
-                        body,
-                        ..
-                    }
-                    | Stmt::Loop { body } => written(body, out),
-                    _ => {}
-                }
-            }
-        }
         let mut arrays = std::collections::BTreeSet::new();
-        written(&self.function.body, &mut arrays);
+        outside_parallel_loops(&self.function.body, &mut |s| {
+            if let Stmt::AssignElem { local, .. } = s {
+                arrays.insert(*local);
+            }
+        });
         let mut off = start;
         let mut slots = Vec::new();
         for l in arrays {
@@ -921,31 +905,39 @@ impl Kernel {
     /// contributions (3.3 section 2.5.15). Their result is the local's value at the end, on
     /// top of any parallel loop's partials, so a backend reads both.
     pub fn reductions_updated_outside_loops(&self) -> std::collections::BTreeSet<LocalId> {
-        fn assigns(block: &[Stmt], out: &mut Vec<LocalId>) {
-            for s in block {
-                match s {
-                    Stmt::Assign { local, .. } | Stmt::AssignElem { local, .. } => out.push(*local),
-                    Stmt::If { accept, reject, .. } => {
-                        assigns(accept, out);
-                        assigns(reject, out);
-                    }
-                    Stmt::For {
-                        schedule: None,
-                        body,
-                        ..
-                    }
-                    | Stmt::Loop { body } => assigns(body, out),
-                    _ => {}
-                }
-            }
-        }
         let mut seen = Vec::new();
-        assigns(&self.function.body, &mut seen);
+        outside_parallel_loops(&self.function.body, &mut |s| {
+            if let Stmt::Assign { local, .. } | Stmt::AssignElem { local, .. } = s {
+                seen.push(*local);
+            }
+        });
         self.reductions
             .iter()
             .map(|(r, _)| r.local)
             .filter(|l| seen.iter().filter(|s| *s == l).count() > 1)
             .collect()
+    }
+}
+
+/// Calls `f` on each statement of `block` that runs outside the parallel loops: the block's,
+/// and those of its `if`s and sequential loops (the code a segmented kernel runs on one
+/// thread), not the parallel loops themselves nor what is inside them.
+fn outside_parallel_loops(block: &[Stmt], f: &mut impl FnMut(&Stmt)) {
+    for s in block {
+        match s {
+            Stmt::If { accept, reject, .. } => {
+                outside_parallel_loops(accept, f);
+                outside_parallel_loops(reject, f);
+            }
+            Stmt::For {
+                schedule: None,
+                body,
+                ..
+            }
+            | Stmt::Loop { body } => outside_parallel_loops(body, f),
+            Stmt::For { .. } => {}
+            other => f(other),
+        }
     }
 }
 

@@ -6,5 +6,6 @@ pub mod bindings;
 pub mod depend;
 pub mod fastpath;
 pub mod methods;
+pub mod reduction_update;
 pub mod subst;
 pub mod uses;

@@ -170,7 +170,11 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
             if enclosing.contains(&name) {
                 continue;
             }
-            if uses.vars.get(&name).is_some_and(|u| u.is_definitely_written()) {
+            if uses
+                .vars
+                .get(&name)
+                .is_some_and(|u| u.is_definitely_written())
+            {
                 ctx.error(v.span, format!(
                     "`{}` is `copyin` on this `{}`, and the region writes it: on a GPU the write would go to the device copy, freed at the region's end, and be lost, while the host and multicore keep it; write `copy({})` to keep it everywhere, or `create`/`present` for data that lives on the device (3.3 section 2.7.7)",
                     v.text, dir.kind.spelling(), v.text
@@ -239,15 +243,20 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
     // at the clause, rather than rustc's about the expansion.
     {
         let mut seen = HashSet::new();
-        let on_dir = dir.clauses.iter().filter(|c| c.name == C::Reduction).flat_map(|c| {
-            c.vars()
-                .iter()
-                .map(|v| (v.name.to_string(), v.span))
-                .collect::<Vec<_>>()
-        });
+        let on_dir = dir
+            .clauses
+            .iter()
+            .filter(|c| c.name == C::Reduction)
+            .flat_map(|c| {
+                c.vars()
+                    .iter()
+                    .map(|v| (v.name.to_string(), v.span))
+                    .collect::<Vec<_>>()
+            });
         let nested = loop_reductions.iter().map(|(n, sp, ..)| (n.clone(), *sp));
         for (name, span) in on_dir.chain(nested) {
-            if env.get(&name).is_some_and(|b| !b.mutable && !b.ref_mut) && seen.insert(name.clone()) {
+            if env.get(&name).is_some_and(|b| !b.mutable && !b.ref_mut) && seen.insert(name.clone())
+            {
                 ctx.error(span, format!(
                     "`{name}` is a reduction variable, which the region writes, but it is not mutable: declare it `let mut {name}` (3.3 section 2.5.15)"
                 ));

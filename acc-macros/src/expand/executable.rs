@@ -45,16 +45,11 @@ pub fn expand(kind: DirectiveKind, input: TokenStream) -> TokenStream {
                 // here (a `&mut` where the directive writes the host's copy).
                 let members = super::members::of(&dir);
                 let lets = members.iter().map(|m| {
-                    let (alias, base, fields) = (&m.alias, &m.base, &m.fields);
                     let written = dir.clauses.iter().any(|c| {
                         matches!(c.name, C::SelfClause | C::Host | C::Copyout)
-                            && c.vars().iter().any(|v| v.name == *alias)
+                            && c.vars().iter().any(|v| v.name == m.alias)
                     });
-                    if written {
-                        quote!(let #alias = &mut #base #(.#fields)*;)
-                    } else {
-                        quote!(let #alias = &#base #(.#fields)*;)
-                    }
+                    m.alias_let(written)
                 });
                 let lets: Vec<TokenStream> = lets.collect();
                 let body = match kind {
@@ -245,11 +240,13 @@ fn constant_length(r: &syn::ExprRange) -> bool {
         match e {
             syn::Expr::Paren(p) => offset(&p.expr),
             syn::Expr::Lit(_) => int(e).map(|c| (String::new(), c)),
-            syn::Expr::Binary(b) if matches!(b.op, syn::BinOp::Add(_)) => match (int(&b.left), int(&b.right)) {
-                (_, Some(c)) => offset(&b.left).map(|(base, o)| (base, o + c)),
-                (Some(c), None) => offset(&b.right).map(|(base, o)| (base, o + c)),
-                _ => Some((e.to_token_stream().to_string(), 0)),
-            },
+            syn::Expr::Binary(b) if matches!(b.op, syn::BinOp::Add(_)) => {
+                match (int(&b.left), int(&b.right)) {
+                    (_, Some(c)) => offset(&b.left).map(|(base, o)| (base, o + c)),
+                    (Some(c), None) => offset(&b.right).map(|(base, o)| (base, o + c)),
+                    _ => Some((e.to_token_stream().to_string(), 0)),
+                }
+            }
             syn::Expr::Binary(b) if matches!(b.op, syn::BinOp::Sub(_)) => match int(&b.right) {
                 Some(c) => offset(&b.left).map(|(base, o)| (base, o - c)),
                 None => Some((e.to_token_stream().to_string(), 0)),

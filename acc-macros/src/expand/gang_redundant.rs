@@ -9,11 +9,12 @@
 //! is checked here. Without `num_gangs` that code counts as one gang's, as acc launches it.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{quote, ToTokens};
+use quote::quote;
 use syn::visit::Visit;
-use syn::{BinOp, Expr, Ident, Stmt};
+use syn::{Expr, Ident, Stmt};
 
 use super::{attrs, Ctx};
+use crate::analysis::reduction_update::{assignment, strip};
 use crate::directive::parse::parse_directive;
 use crate::directive::{ClauseArgs, ClauseName as C, Directive, DirectiveKind, RedOp};
 
@@ -127,84 +128,33 @@ impl Rewrite<'_> {
     /// Whether `e` is an update of a reduction variable with its operator (`Ok(true)`), does
     /// not touch one (`Ok(false)`), or uses one otherwise (the span of that use).
     fn update(&self, e: &Expr) -> Result<bool, Use> {
-        let (target, here, rhs_ok) = match e {
-            Expr::Binary(b) => {
-                let Some((op, name)) = self.target(&b.left) else {
-                    return self.untouched(e);
-                };
-                let here = (span_of(e), name.to_string());
-                let fits = matches!(
-                    (op, &b.op),
-                    (RedOp::Add, BinOp::AddAssign(_))
-                        | (RedOp::Mul, BinOp::MulAssign(_))
-                        | (RedOp::BitAnd, BinOp::BitAndAssign(_))
-                        | (RedOp::BitOr, BinOp::BitOrAssign(_))
-                        | (RedOp::BitXor, BinOp::BitXorAssign(_))
-                );
-                if !fits {
-                    return Err(here);
-                }
-                (&b.left, here, self.untouched(&b.right).is_ok())
-            }
-            Expr::Assign(a) => {
-                let Some((op, name)) = self.target(&a.left) else {
-                    return self.untouched(e);
-                };
-                let here = (span_of(e), name.to_string());
-                (&a.left, here, self.combines(op, name, &a.left, &a.right))
-            }
-            // Control flow: `expr` looks inside.
+        if matches!(
+            e,
             Expr::ForLoop(_)
-            | Expr::While(_)
-            | Expr::Loop(_)
-            | Expr::Block(_)
-            | Expr::Unsafe(_)
-            | Expr::If(_) => return Ok(false),
-            _ => return self.untouched(e),
+                | Expr::While(_)
+                | Expr::Loop(_)
+                | Expr::Block(_)
+                | Expr::Unsafe(_)
+                | Expr::If(_)
+        ) {
+            // Control flow: `expr` looks inside.
+            return Ok(false);
+        }
+        let Some(a) = assignment(e) else {
+            return self.untouched(e);
         };
+        let Some((op, name)) = self.target(a.target) else {
+            return self.untouched(e);
+        };
+        let here = (span_of(e), name.to_string());
         // The target's index (`hist[k] += 1`) may not read a reduction variable either.
-        if let Expr::Index(ix) = strip(target) {
+        if let Expr::Index(ix) = strip(a.target) {
             self.untouched(&ix.index)?;
         }
-        if rhs_ok {
+        if a.op == Some(op) && self.untouched(a.operand).is_ok() {
             Ok(true)
         } else {
             Err(here)
-        }
-    }
-
-    /// Whether `rhs` is `target op e`, `e op target`, `target.max(e)` or `e.max(target)`
-    /// (`min` alike) with `op` the reduction's and `e` free of reduction variables.
-    fn combines(&self, op: RedOp, name: &Ident, target: &Expr, rhs: &Expr) -> bool {
-        let same = |x: &Expr| {
-            x.to_token_stream().to_string() == target.to_token_stream().to_string()
-                && self.target(x).is_some_and(|(_, n)| n == name)
-        };
-        match strip(rhs) {
-            Expr::Binary(b) => {
-                let fits = matches!(
-                    (op, &b.op),
-                    (RedOp::Add, BinOp::Add(_))
-                        | (RedOp::Mul, BinOp::Mul(_))
-                        | (RedOp::BitAnd, BinOp::BitAnd(_))
-                        | (RedOp::BitOr, BinOp::BitOr(_))
-                        | (RedOp::BitXor, BinOp::BitXor(_))
-                        | (RedOp::And, BinOp::And(_))
-                        | (RedOp::Or, BinOp::Or(_))
-                );
-                fits && ((same(&b.left) && self.untouched(&b.right).is_ok())
-                    || (same(&b.right) && self.untouched(&b.left).is_ok()))
-            }
-            Expr::MethodCall(m) if m.args.len() == 1 => {
-                let fits = matches!(
-                    (op, m.method.to_string().as_str()),
-                    (RedOp::Max, "max") | (RedOp::Min, "min")
-                );
-                let arg = &m.args[0];
-                fits && ((same(&m.receiver) && self.untouched(arg).is_ok())
-                    || (same(arg) && self.untouched(&m.receiver).is_ok()))
-            }
-            _ => false,
         }
     }
 
@@ -273,14 +223,6 @@ fn gang_partitioned(a: &syn::Attribute) -> bool {
         return true;
     };
     d.has(C::Gang) || !(d.has(C::Worker) || d.has(C::Vector) || d.has(C::Seq))
-}
-
-fn strip(e: &Expr) -> &Expr {
-    match e {
-        Expr::Paren(p) => strip(&p.expr),
-        Expr::Group(g) => strip(&g.expr),
-        other => other,
-    }
 }
 
 fn span_of(e: &Expr) -> Span {

@@ -13,10 +13,15 @@
 //! directive applies to it and every device runs it the same way. Other iterators are left as
 //! written, for the loop checks to report.
 
+use std::collections::HashSet;
+
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::visit_mut::VisitMut;
 use syn::{Expr, ExprForLoop, Ident, Pat, Stmt};
+
+use crate::analysis::bindings::pat_bindings;
+use crate::analysis::reduction_update::strip;
 
 /// Rewrites every `for` loop over a supported iterator chain in `stmts`.
 pub fn lower_in_stmts(stmts: &mut [Stmt]) {
@@ -52,37 +57,27 @@ impl VisitMut for Lower {
         else {
             return;
         };
-        // Each binding's array must not be a name an earlier one bound (`(x, y) in
-        // y.iter_mut().zip(x.iter())` would read the element `x`): such loops stay as written.
-        let mut bound: Vec<String> = Vec::new();
-        for b in &binds {
-            let text = b.to_string();
-            let Some((lhs, rhs)) = text.split_once('=') else {
-                return;
-            };
-            let mentions = |name: &str| {
-                rhs.split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                    .any(|w| w == name)
-            };
-            if bound.iter().any(|n| mentions(n)) {
-                return;
-            }
-            bound.extend(
-                lhs.split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                    .filter(|w| {
-                        !w.is_empty()
-                            && !w.starts_with("__acc")
-                            && !matches!(*w, "let" | "mut" | "usize")
-                    })
-                    .map(str::to_string),
-            );
-        }
         let mut stmts = Vec::new();
         for b in binds {
             match syn::parse2::<Stmt>(b) {
                 Ok(s) => stmts.push(s),
                 Err(_) => return,
             }
+        }
+        // Each binding's array must not be a name an earlier one bound (`(x, y) in
+        // y.iter_mut().zip(x.iter())` would read the element `x`): such loops stay as written.
+        let mut bound: HashSet<String> = HashSet::new();
+        for st in &stmts {
+            let Stmt::Local(l) = st else { return };
+            if l.init.as_ref().is_some_and(|i| reads_any(&i.expr, &bound)) {
+                return;
+            }
+            bound.extend(
+                pat_bindings(&l.pat, false)
+                    .into_iter()
+                    .map(|(n, _)| n)
+                    .filter(|n| !n.starts_with("__acc")),
+            );
         }
         *f.pat = pat;
         *f.expr = expr;
@@ -108,14 +103,6 @@ enum Chain {
     },
     Zip(Box<Chain>, Box<Chain>),
     Enumerate(Box<Chain>),
-}
-
-fn strip(e: &Expr) -> &Expr {
-    match e {
-        Expr::Paren(p) => strip(&p.expr),
-        Expr::Group(g) => strip(&g.expr),
-        other => other,
-    }
 }
 
 /// An array expression a chain may start from: a variable or a field (`self.a`, `g.b`).
@@ -254,4 +241,22 @@ fn bind(c: &Chain, pat: &Pat, k: &TokenStream) -> Option<Vec<TokenStream>> {
             Some(out)
         }
     }
+}
+
+/// Whether `e` reads one of `names`.
+fn reads_any(e: &Expr, names: &HashSet<String>) -> bool {
+    struct Find<'a>(&'a HashSet<String>, bool);
+    impl<'ast> syn::visit::Visit<'ast> for Find<'_> {
+        fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+            if p.path
+                .get_ident()
+                .is_some_and(|i| self.0.contains(&i.to_string()))
+            {
+                self.1 = true;
+            }
+        }
+    }
+    let mut f = Find(names, false);
+    syn::visit::Visit::visit_expr(&mut f, e);
+    f.1
 }

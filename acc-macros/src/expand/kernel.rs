@@ -10,6 +10,7 @@ mod expr;
 mod routine;
 mod stmt;
 
+use crate::analysis::reduction_update::strip;
 use routine::{
     collect_loop_privates, collect_loop_reductions, has_return, self_fields_as_variables,
     self_routine_calls,
@@ -194,14 +195,6 @@ fn reads_arrays_or_calls(then: &[Stmt], els: &Expr) -> bool {
     }
     syn::visit::Visit::visit_expr(&mut f, els);
     f.0
-}
-
-fn strip(e: &Expr) -> &Expr {
-    match e {
-        Expr::Paren(p) => strip(&p.expr),
-        Expr::Group(g) => strip(&g.expr),
-        other => other,
-    }
 }
 
 fn strip_type(p: &Pat) -> &Pat {

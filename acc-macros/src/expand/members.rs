@@ -26,6 +26,46 @@ pub struct Member {
     pub by_value: bool,
 }
 
+impl Member {
+    /// The variable and the fields, as names (`["g", "h", "b"]`).
+    pub fn path(&self) -> Vec<String> {
+        std::iter::once(self.base.to_string())
+            .chain(self.fields.iter().map(|f| f.to_string()))
+            .collect()
+    }
+
+    /// The `let` binding the alias: to a copy of the member (`by_value`), a `&mut` to it
+    /// (`mutable`) or a `&`.
+    pub fn alias_let(&self, mutable: bool) -> TokenStream {
+        let (alias, base, fields) = (&self.alias, &self.base, &self.fields);
+        if self.by_value {
+            quote!(#[allow(unused_variables)] let #alias = #base #(.#fields)*;)
+        } else if mutable {
+            quote!(#[allow(unused_variables)] let #alias = &mut #base #(.#fields)*;)
+        } else {
+            quote!(#[allow(unused_variables)] let #alias = &#base #(.#fields)*;)
+        }
+    }
+}
+
+/// The path of a field expression `g.h.b` as names (`["g", "h", "b"]`; a plain variable is a
+/// path of one name).
+fn field_path(e: &Expr) -> Option<Vec<String>> {
+    match e {
+        Expr::Field(f) => {
+            let syn::Member::Named(id) = &f.member else {
+                return None;
+            };
+            let mut path = field_path(&f.base)?;
+            path.push(id.to_string());
+            Some(path)
+        }
+        Expr::Paren(p) => field_path(&p.expr),
+        Expr::Path(p) => Some(vec![p.path.get_ident()?.to_string()]),
+        _ => None,
+    }
+}
+
 /// The members the directive's clauses name, each once.
 pub fn of(dir: &Directive) -> Vec<Member> {
     let mut out: Vec<Member> = Vec::new();
@@ -52,25 +92,18 @@ pub fn bind(members: &[Member], env: &mut Env) -> Vec<TokenStream> {
     members
         .iter()
         .map(|m| {
-            let (alias, base, fields) = (&m.alias, &m.base, &m.fields);
             let mutable = env
-                .get(&base.to_string())
+                .get(&m.base.to_string())
                 .is_some_and(|b| b.mutable || b.ref_mut)
-                || base == "self";
+                || m.base == "self";
             env.insert(
-                alias.to_string(),
+                m.alias.to_string(),
                 Binding {
                     mutable: false,
                     ref_mut: mutable && !m.by_value,
                 },
             );
-            if m.by_value {
-                quote!(#[allow(unused_variables)] let #alias = #base #(.#fields)*;)
-            } else if mutable {
-                quote!(#[allow(unused_variables)] let #alias = &mut #base #(.#fields)*;)
-            } else {
-                quote!(#[allow(unused_variables)] let #alias = &#base #(.#fields)*;)
-            }
+            m.alias_let(mutable)
         })
         .collect()
 }
@@ -87,30 +120,8 @@ struct Rewrite<'a>(&'a [Member]);
 impl Rewrite<'_> {
     /// The member whose path `e` is.
     fn member_of(&self, e: &Expr) -> Option<&Member> {
-        let mut fields = Vec::new();
-        let mut cur = e;
-        loop {
-            match cur {
-                Expr::Field(f) => {
-                    let syn::Member::Named(id) = &f.member else {
-                        return None;
-                    };
-                    fields.push(id.to_string());
-                    cur = &f.base;
-                }
-                Expr::Paren(p) => cur = &p.expr,
-                Expr::Path(p) => {
-                    let base = p.path.get_ident()?.to_string();
-                    fields.reverse();
-                    return self.0.iter().find(|m| {
-                        m.base == base
-                            && m.fields.len() == fields.len()
-                            && m.fields.iter().zip(&fields).all(|(a, b)| a == b)
-                    });
-                }
-                _ => return None,
-            }
-        }
+        let path = field_path(e)?;
+        self.0.iter().find(|m| m.path() == path)
     }
 
     fn tokens(&self, ts: TokenStream) -> TokenStream {
@@ -214,42 +225,21 @@ pub fn implied(st: &Stmt, listed: &[Member]) -> Vec<Member> {
         found: Vec<(Vec<String>, bool, bool)>,
         place: bool,
     }
-    fn path(e: &Expr) -> Option<Vec<String>> {
-        let mut out = Vec::new();
-        let mut cur = e;
-        loop {
-            match cur {
-                Expr::Field(f) => {
-                    let syn::Member::Named(id) = &f.member else {
-                        return None;
-                    };
-                    out.push(id.to_string());
-                    cur = &f.base;
-                }
-                Expr::Path(p) => {
-                    out.push(p.path.get_ident()?.to_string());
-                    out.reverse();
-                    return Some(out);
-                }
-                _ => return None,
-            }
-        }
-    }
     impl Find<'_> {
         /// Records the field path `e` (indexed or not, written or not); whether it was one of
         /// the listed members' variables' fields.
         fn note(&mut self, e: &Expr, indexed: bool, written: bool) -> bool {
-            let Some(path) = path(e) else { return false };
+            let Some(path) = field_path(e) else {
+                return false;
+            };
             if path.len() < 2 || !self.listed.iter().any(|m| m.base == path[0]) {
                 return false;
             }
             // A listed member, a field of one, or a prefix of one: not another field.
-            let overlaps = self.listed.iter().any(|m| {
-                std::iter::once(m.base.to_string())
-                    .chain(m.fields.iter().map(|f| f.to_string()))
-                    .zip(&path)
-                    .all(|(a, b)| a == *b)
-            });
+            let overlaps = self
+                .listed
+                .iter()
+                .any(|m| m.path().iter().zip(&path).all(|(a, b)| a == b));
             if overlaps {
                 return true;
             }

@@ -462,7 +462,10 @@ fn single_for(b: &Block) -> Option<syn::ExprForLoop> {
 pub fn strip_stmt(st: &mut Stmt) {
     let mut b = Block {
         brace_token: Default::default(),
-        stmts: vec![std::mem::replace(st, Stmt::Item(syn::Item::Verbatim(TokenStream::new())))],
+        stmts: vec![std::mem::replace(
+            st,
+            Stmt::Item(syn::Item::Verbatim(TokenStream::new())),
+        )],
     };
     strip_all(&mut b);
     if let Some(s) = b.stmts.pop() {

@@ -12,12 +12,13 @@ use std::collections::HashSet;
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::visit::Visit;
-use syn::{BinOp, Expr, Stmt};
+use syn::{Expr, Stmt};
 
 use super::attrs;
 use crate::analysis::bindings::pat_bindings;
+use crate::analysis::reduction_update::{assignment, strip};
 use crate::directive::parse::parse_directive;
-use crate::directive::{ClauseName as C, DirectiveKind};
+use crate::directive::{ClauseName as C, DirectiveKind, RedOp};
 
 /// Adds the recognized reductions to the region's top-level loops.
 pub fn recognize(stmts: &mut [Stmt]) {
@@ -64,12 +65,12 @@ pub fn recognize(stmts: &mut [Stmt]) {
             find.visit_stmt(s);
         }
         local.extend(find.declared.iter().cloned());
-        let mut found: Vec<(String, &'static str)> = Vec::new();
+        let mut found: Vec<(String, RedOp)> = Vec::new();
         for (name, op) in &find.updates {
             if local.contains(name) || named.contains(name) || find.other.contains(name) {
                 continue;
             }
-            let Some(op) = op else { continue };
+            let Some(op) = *op else { continue };
             if find
                 .updates
                 .iter()
@@ -88,7 +89,7 @@ pub fn recognize(stmts: &mut [Stmt]) {
             .iter()
             .map(|(n, op)| {
                 let id = syn::Ident::new(n, Span::call_site());
-                let op: TokenStream = op.parse().unwrap_or_default();
+                let op: TokenStream = op.spelling().parse().unwrap_or_default();
                 quote!(reduction(#op: #id))
             })
             .collect();
@@ -111,17 +112,9 @@ pub fn recognize(stmts: &mut [Stmt]) {
 /// the names it declares.
 #[derive(Default)]
 struct Updates {
-    updates: Vec<(String, Option<&'static str>)>,
+    updates: Vec<(String, Option<RedOp>)>,
     other: HashSet<String>,
     declared: HashSet<String>,
-}
-
-fn strip(e: &Expr) -> &Expr {
-    match e {
-        Expr::Paren(p) => strip(&p.expr),
-        Expr::Group(g) => strip(&g.expr),
-        other => other,
-    }
 }
 
 fn name_of(e: &Expr) -> Option<String> {
@@ -131,44 +124,17 @@ fn name_of(e: &Expr) -> Option<String> {
     }
 }
 
-fn compound(op: &BinOp) -> Option<&'static str> {
-    Some(match op {
-        BinOp::AddAssign(_) => "+",
-        BinOp::MulAssign(_) => "*",
-        BinOp::BitAndAssign(_) => "&",
-        BinOp::BitOrAssign(_) => "|",
-        BinOp::BitXorAssign(_) => "^",
-        _ => return None,
-    })
-}
-
-fn is_compound_assign(op: &BinOp) -> bool {
-    matches!(
-        op,
-        BinOp::AddAssign(_)
-            | BinOp::SubAssign(_)
-            | BinOp::MulAssign(_)
-            | BinOp::DivAssign(_)
-            | BinOp::RemAssign(_)
-            | BinOp::BitAndAssign(_)
-            | BinOp::BitOrAssign(_)
-            | BinOp::BitXorAssign(_)
-            | BinOp::ShlAssign(_)
-            | BinOp::ShrAssign(_)
-    )
-}
-
-fn binary(op: &BinOp) -> Option<&'static str> {
-    Some(match op {
-        BinOp::Add(_) => "+",
-        BinOp::Mul(_) => "*",
-        BinOp::BitAnd(_) => "&",
-        BinOp::BitOr(_) => "|",
-        BinOp::BitXor(_) => "^",
-        BinOp::And(_) => "&&",
-        BinOp::Or(_) => "||",
-        _ => return None,
-    })
+impl Updates {
+    /// An assignment of a plain name: the name and the reduction operator its update uses
+    /// (`None` when it is not an update, or its operand reads the name too), with the operand
+    /// recorded as other uses; `None` when `e` is not such an assignment.
+    fn update(&mut self, e: &Expr) -> Option<(String, Option<RedOp>)> {
+        let a = assignment(e)?;
+        let name = name_of(a.target)?;
+        self.visit_expr(a.operand);
+        let op = a.op.filter(|_| !mentions(a.operand, &name));
+        Some((name, op))
+    }
 }
 
 fn mentions(e: &Expr, name: &str) -> bool {
@@ -183,65 +149,6 @@ fn mentions(e: &Expr, name: &str) -> bool {
     let mut m = M(name, false);
     m.visit_expr(e);
     m.1
-}
-
-impl Updates {
-    /// `s op= e`, `s = s op e`, `s = e op s`, `s = s.max(e)`: the name and operator, with
-    /// `e` checked for other uses; `None` when `e` is not such an update.
-    fn update(&mut self, e: &Expr) -> Option<(String, Option<&'static str>)> {
-        match strip(e) {
-            Expr::Binary(b) if is_compound_assign(&b.op) => {
-                let name = name_of(&b.left)?;
-                let op = compound(&b.op);
-                self.visit_expr(&b.right);
-                Some((name.clone(), op.filter(|_| !mentions(&b.right, &name))))
-            }
-            Expr::Assign(a) => {
-                let name = name_of(&a.left)?;
-                let op = match strip(&a.right) {
-                    Expr::Binary(b) => binary(&b.op).filter(|_| {
-                        (name_of(&b.left).as_deref() == Some(&name) && !mentions(&b.right, &name))
-                            || (name_of(&b.right).as_deref() == Some(&name)
-                                && !mentions(&b.left, &name))
-                    }),
-                    Expr::MethodCall(m) if m.args.len() == 1 => {
-                        let f = match m.method.to_string().as_str() {
-                            "max" => Some("max"),
-                            "min" => Some("min"),
-                            _ => None,
-                        };
-                        f.filter(|_| {
-                            (name_of(&m.receiver).as_deref() == Some(&name)
-                                && !mentions(&m.args[0], &name))
-                                || (name_of(&m.args[0]).as_deref() == Some(&name)
-                                    && !mentions(&m.receiver, &name))
-                        })
-                    }
-                    _ => None,
-                };
-                // The operands other than the variable itself are ordinary uses.
-                match strip(&a.right) {
-                    Expr::Binary(b) => {
-                        for side in [&b.left, &b.right] {
-                            if name_of(side).as_deref() != Some(&name) {
-                                self.visit_expr(side);
-                            }
-                        }
-                    }
-                    Expr::MethodCall(m) => {
-                        for side in [&*m.receiver, &m.args[0]] {
-                            if name_of(side).as_deref() != Some(&name) {
-                                self.visit_expr(side);
-                            }
-                        }
-                    }
-                    other => self.visit_expr(other),
-                }
-                Some((name, op))
-            }
-            _ => None,
-        }
-    }
 }
 
 impl<'ast> Visit<'ast> for Updates {

@@ -377,7 +377,9 @@ impl<'a> RegionCx<'a> {
         split: bool,
         in_parallel: bool,
     ) {
-        let span = levels.first().map_or_else(proc_macro2::Span::call_site, |l| l.span);
+        let span = levels
+            .first()
+            .map_or_else(proc_macro2::Span::call_site, |l| l.span);
         let line = quote::quote_spanned!(span=> ::core::line!());
         let vars = names.join(", ");
         let directive = dir.map_or_else(String::new, |d| {

@@ -251,3 +251,73 @@ impl Writer<'_> {
         );
     }
 }
+
+
+pub(super) fn literal(l: Literal, target: Target) -> Result<String> {
+    Ok(match l {
+        Literal::Bool(b) => b.to_string(),
+        Literal::Int(t, v) => match t {
+            Scalar::ISize | Scalar::USize if target.wide_usize() => {
+                literal(Literal::Int(device_scalar(t, target), v), target)?
+            }
+            // usize/isize are 32-bit here: their 64-bit limits (reduction identities) become
+            // the 32-bit limits; other values must fit.
+            Scalar::ISize | Scalar::USize => {
+                let v = match v {
+                    v if v == i64::MIN as i128 => i32::MIN as i128,
+                    v if v == i64::MAX as i128 && t == Scalar::ISize => i32::MAX as i128,
+                    v if v == u64::MAX as i128 || (v == -1 && t == Scalar::USize) => {
+                        u32::MAX as i128
+                    }
+                    v => v,
+                };
+                let fits = if t == Scalar::ISize {
+                    (i32::MIN as i128..=i32::MAX as i128).contains(&v)
+                } else {
+                    (0..=u32::MAX as i128).contains(&v)
+                };
+                if !fits {
+                    return Err(unsupported(format!("the {t} literal {v} (32-bit there)")));
+                }
+                if t == Scalar::ISize {
+                    format!("i32({v})")
+                } else {
+                    format!("{v}u")
+                }
+            }
+            Scalar::I32 | Scalar::I8 | Scalar::I16 => format!("i32({v})"),
+            Scalar::U32 | Scalar::U8 | Scalar::U16 => format!("{}u", v as u32),
+            Scalar::I64 => {
+                wgsl_type(t, target)?;
+                if v == i64::MIN as i128 {
+                    String::from("(-9223372036854775807li - 1li)")
+                } else {
+                    format!("{}li", v as i64)
+                }
+            }
+            Scalar::U64 => {
+                wgsl_type(t, target)?;
+                format!("{}lu", v as u64)
+            }
+            Scalar::F32 | Scalar::F64 => literal(Literal::Float(t, v as f64), target)?,
+            other => return Err(unsupported(format!("an integer literal of type {other}"))),
+        },
+        Literal::Float(t, v) => {
+            let ty = wgsl_type(t, target)?;
+            if v.is_finite() {
+                let text = if v == v.trunc() && v.abs() < 1e15 {
+                    format!("{v:.1}")
+                } else {
+                    format!("{v:e}")
+                };
+                format!("{ty}({text})")
+            } else if t == Scalar::F32 {
+                let bits = (v as f32).to_bits();
+                format!("bitcast<f32>({bits}u)")
+            } else {
+                let bits = v.to_bits();
+                format!("bitcast<f64>({bits}lu)")
+            }
+        }
+    })
+}

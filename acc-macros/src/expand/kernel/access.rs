@@ -153,7 +153,8 @@ impl Tr {
     /// (the IR builder finds its offset and type in the struct's layout), and the index.
     /// `p.x` of a struct value (`let p = ps[i]`): its builder variable and the field's name.
     pub(super) fn struct_value_field(&self, f: &syn::ExprField) -> Option<(Ident, String)> {
-        let Some(Local::Struct(v)) = path_ident(&f.base).and_then(|id| self.lookup(&id.to_string()))
+        let Some(Local::Struct(v)) =
+            path_ident(&f.base).and_then(|id| self.lookup(&id.to_string()))
         else {
             return None;
         };
