@@ -16,7 +16,8 @@
 //! benches/cuda/structured.rs.
 //!
 //! `cargo bench --features cuda --bench cuda` (nvcc: `ACC_NVCC`, else `nvcc` on the PATH or
-//! in /usr/local/cuda/bin; sizes scale with `ACC_BENCH_SCALE`, a divisor, default 1).
+//! in /usr/local/cuda/bin; sizes scale with `ACC_BENCH_SCALE`, a divisor, default 1;
+//! `ACC_BENCH_ONLY=transpose,scan` runs only the patterns it lists).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -34,7 +35,7 @@ use structured::{histogram, matvec, spmv, stencil};
 #[path = "cuda/patterns.rs"]
 mod patterns;
 
-use patterns::{nbody, scan, softmax, transpose};
+use patterns::{nbody, row_smooth, scan, softmax, transpose};
 
 const WARM_UP: usize = 3;
 
@@ -687,6 +688,16 @@ fn launch_cost(
     }
 }
 
+/// Whether the pattern `key` runs: all of them, or those `ACC_BENCH_ONLY` lists
+/// (comma-separated: stream, reductions, jacobi, matmul, matvec, spmv, stencil, histogram,
+/// nbody, transpose, scan, softmax, row_smooth, launch).
+fn wanted(key: &str) -> bool {
+    match std::env::var("ACC_BENCH_ONLY") {
+        Ok(only) if !only.trim().is_empty() => only.split(',').any(|k| k.trim() == key),
+        _ => true,
+    }
+}
+
 fn main() {
     let reps: usize = std::env::var("ACC_BENCH_REPS")
         .ok()
@@ -712,246 +723,324 @@ fn main() {
     );
     println!("ratio = CUDA time / acc time (above 1.0: acc is faster)");
 
-    let n = (1usize << 27) / scale;
-    let (mut a, mut b, mut c) = (vec![1.0f64; n], vec![2.0f64; n], vec![0.0f64; n]);
-    let mut st = Stream::default();
-    let (dot_acc, dot_ref) = stream(&mut a, &mut b, &mut c, reps, &cu, &mut st);
-    assert!(
-        (dot_acc - dot_ref).abs() <= 1e-12 * dot_ref.abs(),
-        "dot: acc {dot_acc}, CUDA {dot_ref}"
-    );
-    let mb = |k: usize| (k * 8 * n) as f64;
-    let mut ratios = vec![
-        (
-            "copy",
-            st.copy.report(
-                &format!("STREAM copy f64 2^{}", n.trailing_zeros()),
-                mb(2),
-                "",
+    let mut ratios: Vec<(&str, f64)> = Vec::new();
+    if wanted("stream") {
+        let n = (1usize << 27) / scale;
+        let (mut a, mut b, mut c) = (vec![1.0f64; n], vec![2.0f64; n], vec![0.0f64; n]);
+        let mut st = Stream::default();
+        let (dot_acc, dot_ref) = stream(&mut a, &mut b, &mut c, reps, &cu, &mut st);
+        assert!(
+            (dot_acc - dot_ref).abs() <= 1e-12 * dot_ref.abs(),
+            "dot: acc {dot_acc}, CUDA {dot_ref}"
+        );
+        let mb = |k: usize| (k * 8 * n) as f64;
+        ratios.extend([
+            (
+                "copy",
+                st.copy.report(
+                    &format!("STREAM copy f64 2^{}", n.trailing_zeros()),
+                    mb(2),
+                    "",
+                ),
             ),
-        ),
-        ("scale", st.scale.report("STREAM scale", mb(2), "")),
-        ("add", st.add.report("STREAM add", mb(3), "")),
-        ("triad", st.triad.report("STREAM triad", mb(3), "")),
-        ("dot", st.dot.report("STREAM dot", mb(2), "")),
-    ];
-    drop((a, b, c));
-
-    let n = (1usize << 28) / scale;
-    let x: Vec<f32> = (0..n)
-        .map(|i| (i % 1000) as f32 * 1e-3 - (i % 7) as f32)
-        .collect();
-    let mut rt = Reductions::default();
-    let (s_acc, s_ref, m_acc, m_ref) = reductions(&x, reps, &cu, &mut rt);
-    assert!(
-        (s_acc - s_ref).abs() <= 1e-3 * s_ref.abs().max(1.0),
-        "sum: acc {s_acc}, CUDA {s_ref}"
-    );
-    assert_eq!(m_acc, m_ref, "max");
-    ratios.push((
-        "sum",
-        rt.sum.report(
-            &format!("sum f32 2^{}", n.trailing_zeros()),
-            (4 * n) as f64,
-            "",
-        ),
-    ));
-    ratios.push(("max", rt.max.report("max f32", (4 * n) as f64, "")));
-    drop(x);
-
-    let g = 4096 / scale.min(8);
-    let mut a: Vec<f64> = (0..g * g)
-        .map(|k| if k % g == 0 || k < g { 1.0 } else { 0.0 })
-        .collect();
-    let mut anew = a.clone();
-    let mut jt = Times::default();
-    let (e_acc, e_ref) = jacobi(
-        &mut a,
-        &mut anew,
-        g,
-        reps.div_ceil(3).max(WARM_UP + 3),
-        &cu,
-        &mut jt,
-    );
-    assert_eq!(e_acc, e_ref, "Jacobi error");
-    ratios.push((
-        "jacobi",
-        jt.report(&format!("Jacobi iteration {g}x{g}"), 0.0, ""),
-    ));
-    drop((a, anew));
-
-    let g = 4096 / scale.min(8);
-    let a: Vec<f32> = (0..g * g).map(|k| ((k * 7) % 13) as f32 * 0.1).collect();
-    let b: Vec<f32> = (0..g * g).map(|k| ((k * 5) % 11) as f32 * 0.1).collect();
-    let mut c = vec![0.0f32; g * g];
-    let mut mt = Times::default();
-    matmul(&a, &b, &mut c, g, reps.min(10 + WARM_UP), &cu, &mut mt);
-    let flops = 2.0 * (g as f64).powi(3);
-    mt.report(&format!("matmul f32 {g}"), 0.0, "  (report only)");
-    let tf = |d: Duration| flops / d.as_secs_f64() / 1e12;
-    println!(
-        "{:<22} acc {:.1} TFLOP/s, CUDA (16x16 tiles) {:.1} TFLOP/s",
-        "",
-        tf(median(mt.acc[WARM_UP..].to_vec())),
-        tf(median(mt.reference[WARM_UP..].to_vec()))
-    );
-
-    let g = 16384 / scale.min(8);
-    let a: Vec<f32> = (0..g * g).map(|k| ((k * 7) % 13) as f32 * 0.1 - 0.5).collect();
-    let x: Vec<f32> = (0..g).map(|j| ((j * 5) % 11) as f32 * 0.1).collect();
-    let mut y = vec![0.0f32; g];
-    let mut vt = Times::default();
-    matvec(&a, &x, &mut y, g, reps, &cu, &mut vt);
-    ratios.push((
-        "matvec",
-        vt.report(&format!("matvec f32 {g}x{g}"), (4 * g * g) as f64, ""),
-    ));
-    drop((a, x, y));
-
-    // 2^22 rows of 16 to 47 entries (about 32), columns spread over the vector.
-    let n = (1usize << 22) / scale;
-    let mut rows = vec![0usize];
-    for i in 0..n {
-        rows.push(rows[i] + 16 + (i * 7) % 32);
+            ("scale", st.scale.report("STREAM scale", mb(2), "")),
+            ("add", st.add.report("STREAM add", mb(3), "")),
+            ("triad", st.triad.report("STREAM triad", mb(3), "")),
+            ("dot", st.dot.report("STREAM dot", mb(2), "")),
+        ]);
+        drop((a, b, c));
     }
-    let nnz = rows[n];
-    let cols: Vec<u32> = (0..nnz).map(|k| ((k * 2_654_435_761) % n) as u32).collect();
-    let vals: Vec<f32> = (0..nnz).map(|k| ((k * 3) % 17) as f32 * 0.1 - 0.8).collect();
-    let x: Vec<f32> = (0..n).map(|j| ((j * 5) % 11) as f32 * 0.1).collect();
-    let mut y = vec![0.0f32; n];
-    for (warp, key, what) in [
-        (false, "spmv", "a block per row"),
-        (true, "spmv32", "vector_length(32), a warp per row"),
-    ] {
-        let mut sp = Times::default();
-        spmv((&rows, &cols, &vals), &x, &mut y, (reps, warp), &cu, &mut sp);
-        ratios.push((
-            key,
-            sp.report(
-                &format!("CSR SpMV 2^{} rows ({what})", n.trailing_zeros()),
-                (nnz * 12 + n * 16) as f64,
-                "",
-            ),
-        ));
-    }
-    drop((rows, cols, vals, x, y));
 
-    let g = 512 / scale.min(4);
-    let a: Vec<f64> = (0..g * g * g).map(|k| ((k * 13) % 29) as f64).collect();
-    let mut b = vec![0.0f64; g * g * g];
-    let mut s7 = Times::default();
-    stencil(&a, &mut b, g, reps, &cu, &mut s7);
-    ratios.push((
-        "stencil",
-        s7.report(
-            &format!("7-point stencil {g}^3 f64 (gang/worker/vector)"),
-            (16 * g * g * g) as f64,
-            "",
-        ),
-    ));
-    drop((a, b));
-
-    let n = (1usize << 28) / scale;
-    let keys: Vec<u32> = (0..n as u64).map(|i| (i.wrapping_mul(2_654_435_761) >> 7) as u32).collect();
-    for (shared, key, what) in [
-        (false, "histogram", "CUDA: global atomics"),
-        (true, "histogram_shared", "CUDA: a block's bins in shared memory"),
-    ] {
-        let mut bins = vec![0u32; 256];
-        let mut ht = Times::default();
-        histogram(&keys, &mut bins, (reps, shared), &cu, &mut ht);
+    if wanted("reductions") {
+        let n = (1usize << 28) / scale;
+        let x: Vec<f32> = (0..n)
+            .map(|i| (i % 1000) as f32 * 1e-3 - (i % 7) as f32)
+            .collect();
+        let mut rt = Reductions::default();
+        let (s_acc, s_ref, m_acc, m_ref) = reductions(&x, reps, &cu, &mut rt);
+        assert!(
+            (s_acc - s_ref).abs() <= 1e-3 * s_ref.abs().max(1.0),
+            "sum: acc {s_acc}, CUDA {s_ref}"
+        );
+        assert_eq!(m_acc, m_ref, "max");
         ratios.push((
-            key,
-            ht.report(
-                &format!("histogram 2^{} keys, 256 bins ({what})", n.trailing_zeros()),
+            "sum",
+            rt.sum.report(
+                &format!("sum f32 2^{}", n.trailing_zeros()),
                 (4 * n) as f64,
                 "",
             ),
         ));
+        ratios.push(("max", rt.max.report("max f32", (4 * n) as f64, "")));
+        drop(x);
     }
-    drop(keys);
 
-    let n = 65536 / scale.min(16);
-    let coord = |k: usize, salt: usize| ((k * salt) % 1009) as f32 * 0.01 - 5.0;
-    let (px, py, pz): (Vec<f32>, Vec<f32>, Vec<f32>) = (
-        (0..n).map(|k| coord(k, 7)).collect(),
-        (0..n).map(|k| coord(k, 13)).collect(),
-        (0..n).map(|k| coord(k, 31)).collect(),
-    );
-    let m: Vec<f32> = (0..n).map(|k| 1.0 + (k % 5) as f32 * 0.25).collect();
-    let (mut ax, mut ay, mut az) = (vec![0.0f32; n], vec![0.0f32; n], vec![0.0f32; n]);
-    let mut nt = Times::default();
-    nbody((&px, &py, &pz, &m), &mut ax, &mut ay, &mut az, reps.min(10 + WARM_UP), &cu, &mut nt);
-    ratios.push((
-        "nbody",
-        nt.report(&format!("n-body {n} f32 (all pairs)"), 0.0, ""),
-    ));
-    println!(
-        "{:<22} acc {:.0} G interactions/s",
-        "",
-        (n * n) as f64 / median(nt.acc[WARM_UP..].to_vec()).as_secs_f64() / 1e9
-    );
-    drop((px, py, pz, m, ax, ay, az));
+    if wanted("jacobi") {
+        let g = 4096 / scale.min(8);
+        let mut a: Vec<f64> = (0..g * g)
+            .map(|k| if k % g == 0 || k < g { 1.0 } else { 0.0 })
+            .collect();
+        let mut anew = a.clone();
+        let mut jt = Times::default();
+        let (e_acc, e_ref) = jacobi(
+            &mut a,
+            &mut anew,
+            g,
+            reps.div_ceil(3).max(WARM_UP + 3),
+            &cu,
+            &mut jt,
+        );
+        assert_eq!(e_acc, e_ref, "Jacobi error");
+        ratios.push((
+            "jacobi",
+            jt.report(&format!("Jacobi iteration {g}x{g}"), 0.0, ""),
+        ));
+        drop((a, anew));
+    }
 
-    let g = 16384 / scale.min(8);
-    let a: Vec<f32> = (0..g * g).map(|k| (k % 10007) as f32).collect();
-    let mut b = vec![0.0f32; g * g];
-    let mut tt = Times::default();
-    transpose(&a, &mut b, g, reps, &cu, &mut tt);
-    ratios.push((
-        "transpose",
-        tt.report(
-            &format!("transpose {g}x{g} f32, tile(32, 32) (CUDA: shared-memory tiles)"),
-            (8 * g * g) as f64,
+    if wanted("matmul") {
+        let g = 4096 / scale.min(8);
+        let a: Vec<f32> = (0..g * g).map(|k| ((k * 7) % 13) as f32 * 0.1).collect();
+        let b: Vec<f32> = (0..g * g).map(|k| ((k * 5) % 11) as f32 * 0.1).collect();
+        let mut c = vec![0.0f32; g * g];
+        let mut mt = Times::default();
+        matmul(&a, &b, &mut c, g, reps.min(10 + WARM_UP), &cu, &mut mt);
+        let flops = 2.0 * (g as f64).powi(3);
+        mt.report(&format!("matmul f32 {g}"), 0.0, "  (report only)");
+        let tf = |d: Duration| flops / d.as_secs_f64() / 1e12;
+        println!(
+            "{:<22} acc {:.1} TFLOP/s, CUDA (16x16 tiles) {:.1} TFLOP/s",
             "",
-        ),
-    ));
-    drop((a, b));
+            tf(median(mt.acc[WARM_UP..].to_vec())),
+            tf(median(mt.reference[WARM_UP..].to_vec()))
+        );
+    }
 
-    let n = (1usize << 28) / scale;
-    let x: Vec<u32> = (0..n).map(|k| (k % 3) as u32).collect();
-    let mut y = vec![0u32; n];
-    let mut sc = Times::default();
-    scan(&x, &mut y, 4096, reps, &cu, &mut sc);
-    ratios.push((
-        "scan",
-        sc.report(
-            &format!("two-pass scan 2^{} u32, chunks of 4096 (CUDA: shared-memory block scan)", n.trailing_zeros()),
-            (12 * n) as f64,
+    if wanted("matvec") {
+        let g = 16384 / scale.min(8);
+        let a: Vec<f32> = (0..g * g)
+            .map(|k| ((k * 7) % 13) as f32 * 0.1 - 0.5)
+            .collect();
+        let x: Vec<f32> = (0..g).map(|j| ((j * 5) % 11) as f32 * 0.1).collect();
+        let mut y = vec![0.0f32; g];
+        let mut vt = Times::default();
+        matvec(&a, &x, &mut y, g, reps, &cu, &mut vt);
+        ratios.push((
+            "matvec",
+            vt.report(&format!("matvec f32 {g}x{g}"), (4 * g * g) as f64, ""),
+        ));
+        drop((a, x, y));
+    }
+
+    if wanted("spmv") {
+        // 2^22 rows of 16 to 47 entries (about 32), columns spread over the vector.
+        let n = (1usize << 22) / scale;
+        let mut rows = vec![0usize];
+        for i in 0..n {
+            rows.push(rows[i] + 16 + (i * 7) % 32);
+        }
+        let nnz = rows[n];
+        let cols: Vec<u32> = (0..nnz).map(|k| ((k * 2_654_435_761) % n) as u32).collect();
+        let vals: Vec<f32> = (0..nnz)
+            .map(|k| ((k * 3) % 17) as f32 * 0.1 - 0.8)
+            .collect();
+        let x: Vec<f32> = (0..n).map(|j| ((j * 5) % 11) as f32 * 0.1).collect();
+        let mut y = vec![0.0f32; n];
+        for (warp, key, what) in [
+            (false, "spmv", "a block per row"),
+            (true, "spmv32", "vector_length(32), a warp per row"),
+        ] {
+            let mut sp = Times::default();
+            spmv(
+                (&rows, &cols, &vals),
+                &x,
+                &mut y,
+                (reps, warp),
+                &cu,
+                &mut sp,
+            );
+            ratios.push((
+                key,
+                sp.report(
+                    &format!("CSR SpMV 2^{} rows ({what})", n.trailing_zeros()),
+                    (nnz * 12 + n * 16) as f64,
+                    "",
+                ),
+            ));
+        }
+        drop((rows, cols, vals, x, y));
+    }
+
+    if wanted("stencil") {
+        let g = 512 / scale.min(4);
+        let a: Vec<f64> = (0..g * g * g).map(|k| ((k * 13) % 29) as f64).collect();
+        let mut b = vec![0.0f64; g * g * g];
+        let mut s7 = Times::default();
+        stencil(&a, &mut b, g, reps, &cu, &mut s7);
+        ratios.push((
+            "stencil",
+            s7.report(
+                &format!("7-point stencil {g}^3 f64 (gang/worker/vector)"),
+                (16 * g * g * g) as f64,
+                "",
+            ),
+        ));
+        drop((a, b));
+    }
+
+    if wanted("histogram") {
+        let n = (1usize << 28) / scale;
+        let keys: Vec<u32> = (0..n as u64)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 7) as u32)
+            .collect();
+        for (shared, key, what) in [
+            (false, "histogram", "CUDA: global atomics"),
+            (
+                true,
+                "histogram_shared",
+                "CUDA: a block's bins in shared memory",
+            ),
+        ] {
+            let mut bins = vec![0u32; 256];
+            let mut ht = Times::default();
+            histogram(&keys, &mut bins, (reps, shared), &cu, &mut ht);
+            ratios.push((
+                key,
+                ht.report(
+                    &format!("histogram 2^{} keys, 256 bins ({what})", n.trailing_zeros()),
+                    (4 * n) as f64,
+                    "",
+                ),
+            ));
+        }
+        drop(keys);
+    }
+
+    if wanted("nbody") {
+        let n = 65536 / scale.min(16);
+        let coord = |k: usize, salt: usize| ((k * salt) % 1009) as f32 * 0.01 - 5.0;
+        let (px, py, pz): (Vec<f32>, Vec<f32>, Vec<f32>) = (
+            (0..n).map(|k| coord(k, 7)).collect(),
+            (0..n).map(|k| coord(k, 13)).collect(),
+            (0..n).map(|k| coord(k, 31)).collect(),
+        );
+        let m: Vec<f32> = (0..n).map(|k| 1.0 + (k % 5) as f32 * 0.25).collect();
+        let (mut ax, mut ay, mut az) = (vec![0.0f32; n], vec![0.0f32; n], vec![0.0f32; n]);
+        let mut nt = Times::default();
+        nbody(
+            (&px, &py, &pz, &m),
+            &mut ax,
+            &mut ay,
+            &mut az,
+            reps.min(10 + WARM_UP),
+            &cu,
+            &mut nt,
+        );
+        ratios.push((
+            "nbody",
+            nt.report(&format!("n-body {n} f32 (all pairs)"), 0.0, ""),
+        ));
+        println!(
+            "{:<22} acc {:.0} G interactions/s",
             "",
-        ),
-    ));
-    drop((x, y));
+            (n * n) as f64 / median(nt.acc[WARM_UP..].to_vec()).as_secs_f64() / 1e9
+        );
+        drop((px, py, pz, m, ax, ay, az));
+    }
 
-    let (rows, cols) = (65536 / scale.min(16), 4096);
-    let x: Vec<f32> = (0..rows * cols).map(|k| ((k * 13) % 29) as f32 * 0.25 - 3.0).collect();
-    let mut y = vec![0.0f32; rows * cols];
-    let mut sm = Times::default();
-    softmax(&x, &mut y, rows, reps, &cu, &mut sm);
-    ratios.push((
-        "softmax",
-        sm.report(
-            &format!("softmax of {rows} rows of {cols} f32 (three vector loops per gang iteration)"),
-            (8 * rows * cols) as f64,
-            "",
-        ),
-    ));
-    drop((x, y));
+    if wanted("transpose") {
+        let g = 16384 / scale.min(8);
+        let a: Vec<f32> = (0..g * g).map(|k| (k % 10007) as f32).collect();
+        let mut b = vec![0.0f32; g * g];
+        let mut tt = Times::default();
+        transpose(&a, &mut b, g, reps, &cu, &mut tt);
+        ratios.push((
+            "transpose",
+            tt.report(
+                &format!("transpose {g}x{g} f32, tile(32, 32) (CUDA: shared-memory tiles)"),
+                (8 * g * g) as f64,
+                "",
+            ),
+        ));
+        drop((a, b));
+    }
 
-    let mut x = vec![0.0f64; 1];
-    let (mut enqueue, mut complete) = (Times::default(), Times::default());
-    launch_cost(&mut x, reps.max(200), &cu, &mut enqueue, &mut complete);
-    assert_eq!(x[0], 2.0 * reps.max(200) as f64);
-    let us = |t: &Times| {
-        (
-            median(t.acc[WARM_UP..].to_vec()).as_secs_f64() * 1e6,
-            median(t.reference[WARM_UP..].to_vec()).as_secs_f64() * 1e6,
-        )
-    };
-    enqueue.report("launch, present data", 0.0, "  (until the call returns)");
-    complete.report("launch + wait", 0.0, "  (until the kernel has run)");
-    let ((ea, er), (ca, cr)) = (us(&enqueue), us(&complete));
-    println!("{:<22} acc region returns after {ea:.1} us (bare launch {er:.1} us); with its wait {ca:.1} us (bare launch + synchronize {cr:.1} us)", "");
+    if wanted("scan") {
+        let n = (1usize << 28) / scale;
+        let x: Vec<u32> = (0..n).map(|k| (k % 3) as u32).collect();
+        let mut y = vec![0u32; n];
+        let mut sc = Times::default();
+        scan(&x, &mut y, 4096, reps, &cu, &mut sc);
+        ratios.push((
+            "scan",
+            sc.report(
+                &format!(
+                    "two-pass scan 2^{} u32, chunks of 4096 (CUDA: shared-memory block scan)",
+                    n.trailing_zeros()
+                ),
+                (12 * n) as f64,
+                "",
+            ),
+        ));
+        drop((x, y));
+    }
+
+    if wanted("softmax") {
+        let (rows, cols) = (65536 / scale.min(16), 4096);
+        let x: Vec<f32> = (0..rows * cols)
+            .map(|k| ((k * 13) % 29) as f32 * 0.25 - 3.0)
+            .collect();
+        let mut y = vec![0.0f32; rows * cols];
+        let mut sm = Times::default();
+        softmax(&x, &mut y, rows, reps, &cu, &mut sm);
+        ratios.push((
+            "softmax",
+            sm.report(
+                &format!(
+                    "softmax of {rows} rows of {cols} f32 (three vector loops per gang iteration)"
+                ),
+                (8 * rows * cols) as f64,
+                "",
+            ),
+        ));
+        drop((x, y));
+    }
+
+    if wanted("row_smooth") {
+        let (rows, cols) = (65536 / scale.min(16), 1024);
+        let a: Vec<f32> = (0..rows * cols)
+            .map(|k| ((k * 7) % 31) as f32 * 0.5 - 4.0)
+            .collect();
+        let mut b = vec![0.0f32; rows * cols];
+        let mut rs = Times::default();
+        row_smooth(&a, &mut b, cols, reps, &cu, &mut rs);
+        ratios.push((
+            "row_smooth",
+            rs.report(
+                &format!("row smoothing, {rows} rows of {cols} f32 through a gang-private array (CUDA: the row in shared memory)"),
+                (8 * rows * cols) as f64,
+                "",
+            ),
+        ));
+        drop((a, b));
+    }
+
+    if wanted("launch") {
+        let mut x = vec![0.0f64; 1];
+        let (mut enqueue, mut complete) = (Times::default(), Times::default());
+        launch_cost(&mut x, reps.max(200), &cu, &mut enqueue, &mut complete);
+        assert_eq!(x[0], 2.0 * reps.max(200) as f64);
+        let us = |t: &Times| {
+            (
+                median(t.acc[WARM_UP..].to_vec()).as_secs_f64() * 1e6,
+                median(t.reference[WARM_UP..].to_vec()).as_secs_f64() * 1e6,
+            )
+        };
+        enqueue.report("launch, present data", 0.0, "  (until the call returns)");
+        complete.report("launch + wait", 0.0, "  (until the kernel has run)");
+        let ((ea, er), (ca, cr)) = (us(&enqueue), us(&complete));
+        println!("{:<22} acc region returns after {ea:.1} us (bare launch {er:.1} us); with its wait {ca:.1} us (bare launch + synchronize {cr:.1} us)", "");
+    }
     let summary: Vec<String> = ratios.iter().map(|(k, r)| format!("{k} {r:.2}")).collect();
     println!("summary: {}", summary.join(", "));
 }

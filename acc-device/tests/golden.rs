@@ -13,11 +13,16 @@ use acc_core::ir::{samples, Kernel, ReduceOp, Scalar};
 fn kernels() -> Vec<(&'static str, Kernel)> {
     vec![
         ("saxpy_f32", samples::saxpy(Scalar::F32)),
-        ("reduce_add_f64", samples::reduce(Scalar::F64, ReduceOp::Add)),
+        (
+            "reduce_add_f64",
+            samples::reduce(Scalar::F64, ReduceOp::Add),
+        ),
         ("tiled", samples::tiled()),
         ("particles", samples::particles()),
         ("matvec", samples::matvec()),
         ("softmax", samples::softmax()),
+        ("row_smooth", samples::row_smooth()),
+        ("transpose", samples::transpose()),
     ]
 }
 

@@ -3,7 +3,8 @@
 //! loop over all of them), a matrix transpose with `tile(32, 32)` (against a shared-memory
 //! tiled transpose), a two-pass scan (chunks scanned by a gang loop, their totals by a
 //! `serial` region, then an add pass; against a shared-memory block scan, the same serial
-//! pass and add pass), and a row-wise softmax (three vector loops in each gang iteration).
+//! pass and add pass), a row-wise softmax (three vector loops in each gang iteration), and a
+//! row smoothing through an array private to each gang iteration (in shared memory).
 
 // Index loops are the OpenACC idiom these benchmarks measure.
 #![allow(clippy::needless_range_loop)]
@@ -85,7 +86,14 @@ pub(super) fn nbody(
 
 /// `b = aᵀ` for n x n f32 matrices, the loop nest tiled 32 x 32.
 #[acc::offload]
-pub(super) fn transpose(a: &Vec<f32>, b: &mut Vec<f32>, n: usize, reps: usize, cu: &Cuda, t: &mut Times) {
+pub(super) fn transpose(
+    a: &Vec<f32>,
+    b: &mut Vec<f32>,
+    n: usize,
+    reps: usize,
+    cu: &Cuda,
+    t: &mut Times,
+) {
     let ra = cu.upload(a);
     let mut rb = cu.stream.alloc_zeros::<f32>(n * n).expect("alloc");
     let f = cu.f("transpose_f32");
@@ -128,14 +136,25 @@ pub(super) fn transpose(a: &Vec<f32>, b: &mut Vec<f32>, n: usize, reps: usize, c
 /// Inclusive prefix sums of `x` in chunks of `chunk`: each chunk scanned by an iteration of a
 /// gang loop, the chunks' totals turned into offsets by a `serial` region, then added.
 #[acc::offload]
-pub(super) fn scan(x: &Vec<u32>, y: &mut Vec<u32>, chunk: usize, reps: usize, cu: &Cuda, t: &mut Times) {
+pub(super) fn scan(
+    x: &Vec<u32>,
+    y: &mut Vec<u32>,
+    chunk: usize,
+    reps: usize,
+    cu: &Cuda,
+    t: &mut Times,
+) {
     let n = x.len();
     let chunks = n / chunk;
     let mut sums = vec![0u32; chunks];
     let rx = cu.upload(x);
     let mut ry = cu.stream.alloc_zeros::<u32>(n).expect("alloc");
     let mut rs = cu.stream.alloc_zeros::<u32>(chunks).expect("alloc");
-    let (f1, f2, f3) = (cu.f("scan_chunks_u32"), cu.f("scan_offsets_u32"), cu.f("scan_add_u32"));
+    let (f1, f2, f3) = (
+        cu.f("scan_chunks_u32"),
+        cu.f("scan_offsets_u32"),
+        cu.f("scan_add_u32"),
+    );
     let (n64, c32, k32) = (n as u64, chunk as u32, chunks as u32);
     #[acc::data(copyin(x), copyout(y), create(sums))]
     {
@@ -182,8 +201,14 @@ pub(super) fn scan(x: &Vec<u32>, y: &mut Vec<u32>, chunk: usize, reps: usize, cu
                     block_dim: (1, 1, 1),
                     shared_mem_bytes: 0,
                 };
-                unsafe { cu.stream.launch_builder(&f2).arg(&mut rs).arg(&k32).launch(one) }
-                    .expect("launch");
+                unsafe {
+                    cu.stream
+                        .launch_builder(&f2)
+                        .arg(&mut rs)
+                        .arg(&k32)
+                        .launch(one)
+                }
+                .expect("launch");
                 unsafe {
                     cu.stream
                         .launch_builder(&f3)
@@ -205,7 +230,14 @@ pub(super) fn scan(x: &Vec<u32>, y: &mut Vec<u32>, chunk: usize, reps: usize, cu
 /// Softmax of each row: a gang loop over rows whose iteration has three vector loops (the
 /// maximum, the sum of exponentials, the scaled elements); against a block per row in CUDA.
 #[acc::offload]
-pub(super) fn softmax(x: &Vec<f32>, y: &mut Vec<f32>, n: usize, reps: usize, cu: &Cuda, t: &mut Times) {
+pub(super) fn softmax(
+    x: &Vec<f32>,
+    y: &mut Vec<f32>,
+    n: usize,
+    reps: usize,
+    cu: &Cuda,
+    t: &mut Times,
+) {
     let m = x.len() / n;
     let rx = cu.upload(x);
     let mut ry = cu.stream.alloc_zeros::<f32>(n * m).expect("alloc");
@@ -253,4 +285,66 @@ pub(super) fn softmax(x: &Vec<f32>, y: &mut Vec<f32>, n: usize, reps: usize, cu:
     let hy = cu.stream.memcpy_dtov(&ry).unwrap();
     let worst = worst_relative(&hy, y);
     assert!(worst < 1e-5, "softmax results differ by {worst} (relative)");
+}
+
+/// Each row of `a` (rows of `m` f32) smoothed over three points into `b`, through an array
+/// private to the gang iteration: one vector loop copies the row into it, the next reads each
+/// element's neighbours from it (the shape of column physics and line stencils). Against a
+/// block per row with the row in shared memory in CUDA.
+#[acc::offload]
+pub(super) fn row_smooth(
+    a: &Vec<f32>,
+    b: &mut Vec<f32>,
+    m: usize,
+    reps: usize,
+    cu: &Cuda,
+    t: &mut Times,
+) {
+    let rows = a.len() / m;
+    assert!(m <= 1024, "rows of at most 1024");
+    let ra = cu.upload(a);
+    let mut rb = cu.stream.alloc_zeros::<f32>(rows * m).expect("alloc");
+    let f = cu.f("row_smooth_f32");
+    let (ri, mi) = (rows as i32, m as i32);
+    #[acc::data(copyin(a), copyout(b))]
+    {
+        for _ in 0..reps {
+            let t0 = Instant::now();
+            #[acc::parallel_loop(gang)]
+            for i in 0..rows {
+                let mut row = [0.0f32; 1024];
+                #[acc::r#loop(vector)]
+                for j in 0..m {
+                    row[j] = a[i * m + j];
+                }
+                #[acc::r#loop(vector)]
+                for j in 0..m {
+                    let l = if j > 0 { row[j - 1] } else { row[j] };
+                    let r = if j + 1 < m { row[j + 1] } else { row[j] };
+                    b[i * m + j] = (l + row[j] + r) * (1.0f32 / 3.0f32);
+                }
+            }
+            acc::wait_all().expect("the region runs");
+            t.acc.push(t0.elapsed());
+            t.reference.push(timed(|| {
+                unsafe {
+                    cu.stream
+                        .launch_builder(&f)
+                        .arg(&ra)
+                        .arg(&mut rb)
+                        .arg(&ri)
+                        .arg(&mi)
+                        .launch(blocks((rows as u32).min(cu.sms * 8)))
+                }
+                .expect("launch");
+                cu.sync();
+            }));
+        }
+    }
+    let hb = cu.stream.memcpy_dtov(&rb).unwrap();
+    let worst = worst_relative(&hb, b);
+    assert!(
+        worst < 1e-6,
+        "row smoothing results differ by {worst} (relative)"
+    );
 }

@@ -282,3 +282,19 @@ extern "C" __global__ void softmax_rows_f32(const float* __restrict__ x, float* 
         __syncthreads();
     }
 }
+
+// Each row smoothed (3-point, the ends taking themselves as the missing neighbour) through a
+// row buffer in shared memory: a block per row, the row loaded, a barrier, then smoothed.
+extern "C" __global__ void row_smooth_f32(const float* __restrict__ a, float* __restrict__ b, int rows, int m) {
+    __shared__ float t[1024];
+    for (int i = blockIdx.x; i < rows; i += gridDim.x) {
+        __syncthreads();
+        for (int j = threadIdx.x; j < m; j += blockDim.x) t[j] = a[(size_t)i * m + j];
+        __syncthreads();
+        for (int j = threadIdx.x; j < m; j += blockDim.x) {
+            float l = j > 0 ? t[j - 1] : t[j];
+            float r = j + 1 < m ? t[j + 1] : t[j];
+            b[(size_t)i * m + j] = (l + t[j] + r) * (1.0f / 3.0f);
+        }
+    }
+}

@@ -76,7 +76,13 @@ fn row_stats(a: &[i32], n: usize, m: usize) -> (Vec<i64>, Vec<i32>, Vec<i32>, Ve
 fn reductions_of_the_iteration_and_code_after_the_vector_loop() {
     let (n, m) = (301, 777);
     let a: Vec<i32> = (0..n * m).map(|k| ((k * 31) % 97) as i32 - 40).collect();
-    let mut want = (vec![0i64; n], vec![0i32; n], vec![0i32; n * 4], vec![false; n], 0i64);
+    let mut want = (
+        vec![0i64; n],
+        vec![0i32; n],
+        vec![0i32; n * 4],
+        vec![false; n],
+        0i64,
+    );
     for i in 0..n {
         let row = &a[i * m..(i + 1) * m];
         let s = 100 + row.iter().map(|&v| v as i64).sum::<i64>();
@@ -125,7 +131,9 @@ fn ragged_rows() {
     let want: Vec<f32> = (0..n)
         .map(|i| {
             let row = &a[starts[i]..starts[i + 1]];
-            row.iter().cloned().fold(None, |m: Option<f32>, v| Some(m.map_or(v, |m| m.max(v))))
+            row.iter()
+                .cloned()
+                .fold(None, |m: Option<f32>, v| Some(m.map_or(v, |m| m.max(v))))
                 .map_or(-1.0, |m| m * 2.0)
         })
         .collect();
@@ -148,8 +156,13 @@ fn smooth_planes(a: &[f64], nz: usize, ny: usize, nx: usize) -> Vec<f64> {
             #[acc::r#loop(vector)]
             for i in 1..nx - 1 {
                 // (Times 0.125: exact, where a division may be off by an ulp on wgpu.)
-                out[row + i] = (a[row + i - 1] + a[row + i + 1] + a[row + i - nx] + a[row + i + nx]
-                    + a[row + i - ny * nx] + a[row + i + ny * nx]) * 0.125;
+                out[row + i] = (a[row + i - 1]
+                    + a[row + i + 1]
+                    + a[row + i - nx]
+                    + a[row + i + nx]
+                    + a[row + i - ny * nx]
+                    + a[row + i + ny * nx])
+                    * 0.125;
             }
         }
     }
@@ -165,7 +178,9 @@ fn gang_worker_vector_nests() {
         for j in 1..ny - 1 {
             for i in 1..nx - 1 {
                 let c = (k * ny + j) * nx + i;
-                want[c] = (a[c - 1] + a[c + 1] + a[c - nx] + a[c + nx] + a[c - ny * nx] + a[c + ny * nx]) * 0.125;
+                want[c] =
+                    (a[c - 1] + a[c + 1] + a[c - nx] + a[c + nx] + a[c - ny * nx] + a[c + ny * nx])
+                        * 0.125;
             }
         }
     }
@@ -303,14 +318,20 @@ fn softmax_rows(x: &[f64], n: usize, m: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>)
 #[test]
 fn several_vector_loops_in_one_gang_iteration() {
     let (n, m) = (37, 700);
-    let x: Vec<f64> = (0..n * m).map(|k| ((k * 13) % 29) as f64 * 0.25 - 3.0).collect();
+    let x: Vec<f64> = (0..n * m)
+        .map(|k| ((k * 13) % 29) as f64 * 0.25 - 3.0)
+        .collect();
     on_each_device(|ty| {
         let (y, shifted, norms) = softmax_rows(&x, n, m);
         for i in 0..n {
             let row = &x[i * m..(i + 1) * m];
             let hi = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
             let s: f64 = row.iter().map(|v| (v - hi).exp()).sum();
-            assert!((norms[i] - s).abs() <= 1e-9 * s, "row {i} sum {} on {ty}", norms[i]);
+            assert!(
+                (norms[i] - s).abs() <= 1e-9 * s,
+                "row {i} sum {} on {ty}",
+                norms[i]
+            );
             for j in 0..m {
                 assert_eq!(shifted[i * m + j], row[j] - hi, "on {ty}");
                 let want = (row[m - 1 - j] - hi).exp() / s;
@@ -342,8 +363,126 @@ fn code_after_a_vector_loop_sees_what_it_wrote() {
         let (n, m) = (300, 999);
         let (_, last) = last_of_each_row(n, m);
         assert!(
-            last.iter().enumerate().all(|(i, &v)| v == (2 * i * m + m - 1) as u32),
+            last.iter()
+                .enumerate()
+                .all(|(i, &v)| v == (2 * i * m + m - 1) as u32),
             "on {ty}"
         );
+    });
+}
+
+/// An array private to each gang iteration (declared in the gang loop's body, 3.3 section
+/// 2.5.13): one vector loop fills it, the next reads elements other threads wrote.
+#[acc::offload]
+fn shifted_rows(a: &[f32], n: usize, m: usize) -> Vec<f32> {
+    let mut out = vec![0.0f32; n * m];
+    #[acc::parallel_loop(gang, copyin(a), copyout(out))]
+    for i in 0..n {
+        let mut row = [0.0f32; 128];
+        #[acc::r#loop(vector)]
+        for j in 0..m {
+            row[j] = a[i * m + j] * 2.0;
+        }
+        #[acc::r#loop(vector)]
+        for j in 0..m {
+            out[i * m + j] = row[(j + 1) % m] + row[j];
+        }
+    }
+    out
+}
+
+#[test]
+fn gang_private_arrays_are_shared_by_the_gang() {
+    let (n, m) = (40, 100);
+    let a: Vec<f32> = (0..n * m).map(|k| (k % 17) as f32).collect();
+    on_each_device(|ty| {
+        let out = shifted_rows(&a, n, m);
+        for i in 0..n {
+            for j in 0..m {
+                let want = a[i * m + (j + 1) % m] * 2.0 + a[i * m + j] * 2.0;
+                assert_eq!(out[i * m + j], want, "out[{i}][{j}] on {ty}");
+            }
+        }
+    });
+}
+
+/// The gang's arrays in more shapes: one named in the gang loop's `private` (3.3 section
+/// 2.9.10), one set between two vector loops by every thread, a flag array, a reduction
+/// beside them, the first thread reading an array after the last loop, and an array a vector
+/// loop writes at an element its iterations share (which runs each gang iteration on one
+/// thread, as before, with the same results).
+#[acc::offload]
+fn gang_array_shapes(a: &[i32], n: usize) -> (Vec<i64>, Vec<i32>, Vec<i32>) {
+    const M: usize = 64;
+    let mut out = vec![0i64; n * M];
+    let mut firsts = vec![0i32; n];
+    let mut same = vec![0i32; n];
+    let mut scratch = [0i32; M];
+    #[acc::parallel_loop(gang, private(scratch), copyin(a), copyout(out, firsts, same))]
+    for i in 0..n {
+        let mut big = [false; M];
+        let mut bias = [0i64; 4];
+        #[acc::r#loop(vector)]
+        for j in 0..M {
+            scratch[j] = a[i * M + j] - 3;
+            big[j] = a[i * M + j] > 5;
+        }
+        bias[0] = i as i64;
+        bias[3] = 7;
+        let mut s = 0i64;
+        #[acc::r#loop(vector, reduction(+: s))]
+        for j in 0..M {
+            let k = M - 1 - j;
+            let v = if big[k] {
+                scratch[k] as i64 * 10
+            } else {
+                scratch[k] as i64
+            } + bias[0]
+                + bias[3];
+            out[i * M + j] = v;
+            s += v;
+        }
+        firsts[i] = scratch[0] + scratch[M - 1] + s as i32;
+    }
+    #[acc::parallel_loop(gang, copyout(same))]
+    for i in 0..n {
+        let mut last = [0i32; 1];
+        #[acc::r#loop(vector)]
+        for j in 0..M {
+            last[0] = (j + i - i) as i32;
+        }
+        same[i] = last[0];
+    }
+    (out, firsts, same)
+}
+
+#[test]
+fn gang_arrays_in_more_shapes() {
+    const M: usize = 64;
+    let n = 37;
+    let a: Vec<i32> = (0..n * M).map(|k| ((k * 7) % 13) as i32).collect();
+    on_each_device(|ty| {
+        let (out, firsts, same) = gang_array_shapes(&a, n);
+        for i in 0..n {
+            let mut s = 0i64;
+            for j in 0..M {
+                let k = M - 1 - j;
+                let x = a[i * M + k];
+                let v = if x > 5 {
+                    (x - 3) as i64 * 10
+                } else {
+                    (x - 3) as i64
+                } + i as i64
+                    + 7;
+                assert_eq!(out[i * M + j], v, "out[{i}][{j}] on {ty}");
+                s += v;
+            }
+            assert_eq!(
+                firsts[i],
+                a[i * M] - 3 + a[i * M + M - 1] - 3 + s as i32,
+                "row {i} on {ty}"
+            );
+            assert_eq!(same[i], M as i32 - 1, "row {i} on {ty}");
+        }
     });
 }

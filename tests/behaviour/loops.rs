@@ -585,7 +585,9 @@ fn two_gang_dimensions(n: usize, m: usize) -> Vec<u64> {
 #[test]
 fn gang_loops_of_two_dimensions() {
     let (n, m) = (37, 53);
-    let want: Vec<u64> = (0..n * m).map(|x| ((x / m) * 1000 + (x % m) * 10 + 2) as u64).collect();
+    let want: Vec<u64> = (0..n * m)
+        .map(|x| ((x / m) * 1000 + (x % m) * 10 + 2) as u64)
+        .collect();
     on_each_device(|ty| {
         assert_eq!(two_gang_dimensions(n, m), want, "on {ty}");
     });
@@ -610,7 +612,9 @@ fn forced_collapse(n: usize, m: usize) -> Vec<u64> {
 #[test]
 fn collapse_force_with_bindings_between_the_loops() {
     let (n, m) = (41, 67);
-    let want: Vec<u64> = (0..n * m).map(|x| ((x / m) as u64 + 1) * ((x % m) as u64 + 7)).collect();
+    let want: Vec<u64> = (0..n * m)
+        .map(|x| ((x / m) as u64 + 1) * ((x % m) as u64 + 7))
+        .collect();
     on_each_device(|ty| {
         assert_eq!(forced_collapse(n, m), want, "on {ty}");
     });
@@ -665,6 +669,39 @@ fn tiled_transpose() {
         for i in 0..rows {
             for j in 0..cols {
                 assert_eq!(b[j * rows + i], a[i * cols + j], "({i}, {j}) on {ty}");
+            }
+        }
+    });
+}
+
+/// A tile whose reads run along the other loop than its stores, in two arrays of different
+/// types and tile sizes that divide neither trip count: on the GPU devices the block copies
+/// those reads into shared memory a tile at a time (adjacent threads along the reads), then
+/// writes along the stores.
+#[acc::offload]
+fn transpose_scaled(a: &[f64], c: &[i32], w: &[f64], rows: usize, cols: usize) -> Vec<f64> {
+    let mut b = vec![0.0f64; rows * cols];
+    #[acc::parallel_loop(tile(8, 16), copyin(a, c, w), copyout(b))]
+    for i in 0..rows {
+        for j in 0..cols {
+            b[j * rows + i] = a[i * cols + j] * w[i] + c[i * cols + j] as f64;
+        }
+    }
+    b
+}
+
+#[test]
+fn tiles_stage_reads_along_the_other_loop() {
+    let (rows, cols) = (37, 53);
+    let a: Vec<f64> = (0..rows * cols).map(|k| k as f64 * 0.5).collect();
+    let c: Vec<i32> = (0..rows * cols).map(|k| (k % 11) as i32 - 5).collect();
+    let w: Vec<f64> = (0..rows).map(|i| 1.0 + i as f64).collect();
+    on_each_device(|ty| {
+        let b = transpose_scaled(&a, &c, &w, rows, cols);
+        for i in 0..rows {
+            for j in 0..cols {
+                let want = a[i * cols + j] * w[i] + c[i * cols + j] as f64;
+                assert_eq!(b[j * rows + i], want, "({i}, {j}) on {ty}");
             }
         }
     });

@@ -47,7 +47,11 @@ fn count_assignments(b: &Block, n: &mut [u32]) {
             Stmt::Assign { local, .. } => bump(n, *local, 1),
             Stmt::AssignElem { .. } | Stmt::Store { .. } | Stmt::Break | Stmt::Continue => {}
             Stmt::Atomic { old, new, op, .. } => {
-                for l in old.iter().chain(new.iter()).chain(op.combine_local().iter()) {
+                for l in old
+                    .iter()
+                    .chain(new.iter())
+                    .chain(op.combine_local().iter())
+                {
                     bump(n, *l, 2);
                 }
             }
@@ -102,6 +106,31 @@ fn type_range(t: Scalar) -> Option<Range> {
     })
 }
 
+/// The comparison that holds when `op` does not (`a < b` fails: `a >= b`).
+fn negated(op: BinaryOp) -> Option<BinaryOp> {
+    Some(match op {
+        BinaryOp::Lt => BinaryOp::Ge,
+        BinaryOp::Le => BinaryOp::Gt,
+        BinaryOp::Gt => BinaryOp::Le,
+        BinaryOp::Ge => BinaryOp::Lt,
+        BinaryOp::Eq => BinaryOp::Ne,
+        BinaryOp::Ne => BinaryOp::Eq,
+        _ => return None,
+    })
+}
+
+/// `op` with its operands swapped (`a < b` is `b > a`).
+fn mirrored(op: BinaryOp) -> Option<BinaryOp> {
+    Some(match op {
+        BinaryOp::Lt => BinaryOp::Gt,
+        BinaryOp::Le => BinaryOp::Ge,
+        BinaryOp::Gt => BinaryOp::Lt,
+        BinaryOp::Ge => BinaryOp::Le,
+        BinaryOp::Eq => BinaryOp::Eq,
+        _ => return None,
+    })
+}
+
 /// The hull of `corners`.
 fn hull(corners: &[i128]) -> Range {
     let lo = corners.iter().copied().min().unwrap_or(0);
@@ -152,7 +181,20 @@ impl Prover<'_, '_> {
                 cond,
                 accept,
                 reject,
-            } => self.accesses(*cond) && self.block(accept) && self.block(reject),
+            } => {
+                if !self.accesses(*cond) {
+                    return false;
+                }
+                // Each branch knows its condition's outcome (`if j > 0 { a[j - 1] }`).
+                let saved = self.env.clone();
+                self.refine(*cond, true);
+                let ok = self.block(accept);
+                self.env = saved.clone();
+                self.refine(*cond, false);
+                let ok = ok && self.block(reject);
+                self.env = saved;
+                ok
+            }
             Stmt::For { levels, body, .. } => {
                 for lv in levels {
                     if !(self.accesses(lv.start)
@@ -195,6 +237,62 @@ impl Prover<'_, '_> {
             Stmt::Loop { body } => self.block(body),
             Stmt::Break | Stmt::Continue => true,
         }
+    }
+
+    /// Narrows the ranges of locals in the environment to what condition `cond` being `holds`
+    /// implies: comparisons of a local (plus a constant) with a bounded value, and `&&` when
+    /// it holds (`||` when it does not).
+    fn refine(&mut self, cond: Handle<Expr>, holds: bool) {
+        let e = &self.k.function.exprs[cond];
+        match e {
+            Expr::Binary(BinaryOp::And, a, b) if holds => {
+                self.refine(*a, true);
+                self.refine(*b, true);
+            }
+            Expr::Binary(BinaryOp::Or, a, b) if !holds => {
+                self.refine(*a, false);
+                self.refine(*b, false);
+            }
+            Expr::Unary(UnaryOp::Not, a) => self.refine(*a, !holds),
+            Expr::Binary(op, a, b) if op.is_comparison() => {
+                // The comparison as it holds: `x op y`.
+                let op = if holds { Some(*op) } else { negated(*op) };
+                let Some(op) = op else { return };
+                self.bound(*a, op, *b);
+                if let Some(m) = mirrored(op) {
+                    self.bound(*b, m, *a);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Narrows `x` (a local plus a constant) given `x op y` for a bounded `y`.
+    fn bound(&mut self, x: Handle<Expr>, op: BinaryOp, y: Handle<Expr>) {
+        let (local, c) = match &self.k.function.exprs[x] {
+            Expr::Local(l) => (*l, 0),
+            Expr::Binary(BinaryOp::Add, a, b) => {
+                match (&self.k.function.exprs[*a], &self.k.function.exprs[*b]) {
+                    (Expr::Local(l), Expr::Literal(Literal::Int(_, v))) => (*l, *v),
+                    (Expr::Literal(Literal::Int(_, v)), Expr::Local(l)) => (*l, *v),
+                    _ => return,
+                }
+            }
+            _ => return,
+        };
+        let (Some(&(lo, hi)), Some((ylo, yhi))) = (self.env.get(&local), self.range(y)) else {
+            return;
+        };
+        // local + c op y: local op y - c.
+        let (lo, hi) = match op {
+            BinaryOp::Lt => (lo, hi.min(yhi - c - 1)),
+            BinaryOp::Le => (lo, hi.min(yhi - c)),
+            BinaryOp::Gt => (lo.max(ylo - c + 1), hi),
+            BinaryOp::Ge => (lo.max(ylo - c), hi),
+            BinaryOp::Eq => (lo.max(ylo - c), hi.min(yhi - c)),
+            _ => return,
+        };
+        self.env.insert(local, (lo, hi));
     }
 
     /// Whether every access inside expression `h` is in bounds.
@@ -410,6 +508,87 @@ mod tests {
             },
         );
         b.finish().expect("valid IR")
+    }
+
+    /// `for j in 0..n { b[j] = if j > 0 { a[j - 1] } else { a[j] } + if j + 1 < n { a[j + 1] }
+    /// else { 0 } }`, the neighbours of a boundary guarded by branches.
+    fn neighbours(strict: bool) -> Kernel {
+        let mut b = KernelBuilder::new("neighbours");
+        let n = b.param_scalar("n", Scalar::USize);
+        let a = b.param_array("a", Scalar::F32, false);
+        let out = b.param_array("b", Scalar::F32, true);
+        let zero = b.lit_int(0, None);
+        b.for_range(
+            "j",
+            Some(Scalar::USize),
+            zero,
+            n,
+            false,
+            GRID,
+            &[],
+            &[],
+            |b, v| {
+                let left = b.local("left", Some(Scalar::F32), None);
+                let j = b.get(v[0]);
+                let zero = b.lit_int(0, None);
+                // `j >= 0` proves nothing about `j - 1`.
+                let cond = b.binary(if strict { BinaryOp::Gt } else { BinaryOp::Ge }, j, zero);
+                b.if_(
+                    cond,
+                    |b| {
+                        let j = b.get(v[0]);
+                        let one = b.lit_int(1, None);
+                        let k = b.binary(BinaryOp::Sub, j, one);
+                        let x = b.load(a, k);
+                        b.set(left, x);
+                    },
+                    |b| {
+                        let j = b.get(v[0]);
+                        let x = b.load(a, j);
+                        b.set(left, x);
+                    },
+                );
+                let j = b.get(v[0]);
+                let one = b.lit_int(1, None);
+                let k = b.binary(BinaryOp::Add, j, one);
+                let n = b.param_scalar_value(0);
+                let cond = b.binary(BinaryOp::Lt, k, n);
+                b.if_(
+                    cond,
+                    |b| {
+                        let j = b.get(v[0]);
+                        let one = b.lit_int(1, None);
+                        let k = b.binary(BinaryOp::Add, j, one);
+                        let x = b.load(a, k);
+                        let l = b.get(left);
+                        let s = b.binary(BinaryOp::Add, l, x);
+                        let j = b.get(v[0]);
+                        b.store(out, j, s);
+                    },
+                    |_| {},
+                );
+            },
+        );
+        b.finish().expect("valid IR")
+    }
+
+    #[test]
+    fn branch_conditions_bound_the_accesses_they_guard() {
+        let n = 40usize;
+        let src = vec![0f32; n];
+        for (strict, ok) in [(true, true), (false, false)] {
+            let mut out = vec![0f32; n];
+            let args = [
+                KernelArg::Scalar(ScalarValue::USize(n as u64)),
+                KernelArg::Read(bytes(&src)),
+                KernelArg::Write(unsafe_bytes_mut(&mut out)),
+            ];
+            assert_eq!(
+                accesses_in_bounds(&neighbours(strict), &args),
+                ok,
+                "strict {strict}"
+            );
+        }
     }
 
     #[test]

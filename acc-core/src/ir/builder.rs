@@ -119,6 +119,9 @@ pub struct KernelBuilder {
     result: Option<LocalId>,
 }
 
+/// Elements up to which [`KernelBuilder::fill`] assigns each element in turn rather than loop.
+const FILL_UNROLLED: u32 = 8;
+
 impl KernelBuilder {
     /// A kernel named `name` (function and location of the region).
     pub fn new(name: impl Into<String>) -> KernelBuilder {
@@ -353,6 +356,44 @@ impl KernelBuilder {
             index: index.expr,
             value: value.expr,
         });
+    }
+
+    /// `v = [value; len]`: every element of private array `v` set to `value`, evaluated once.
+    /// A long array is filled by a sequential loop over its elements rather than one
+    /// assignment per element, so that the kernel does not grow with the array (and a GPU
+    /// block shares the loop where the array is a gang's, see [`GangPhases::shared_arrays`]).
+    pub fn fill(&mut self, v: Var, value: Value) {
+        let len = self.function.locals[v.id as usize].len.unwrap_or(1);
+        let t = self.local("element", None, Some(value));
+        if len <= FILL_UNROLLED {
+            for k in 0..len {
+                let i = self.lit_int(i128::from(k), Some(Scalar::USize));
+                let x = self.get(t);
+                self.set_elem(v, i, x);
+            }
+            return;
+        }
+        // The fill is no loop of the source: the next nest's lines stay for it.
+        let lines = std::mem::take(&mut self.pending_lines);
+        let start = self.lit_int(0, Some(Scalar::USize));
+        let end = self.lit_int(i128::from(len), Some(Scalar::USize));
+        let name = format!("{} (fill)", self.function.locals[v.id as usize].name);
+        self.for_range(
+            &name,
+            Some(Scalar::USize),
+            start,
+            end,
+            false,
+            None,
+            &[],
+            &[],
+            |b, lv| {
+                let i = b.get(lv[0]);
+                let x = b.get(t);
+                b.set_elem(v, i, x);
+            },
+        );
+        self.pending_lines = lines;
     }
 
     fn index_type(&mut self, index: Value) {

@@ -96,9 +96,7 @@ fn grid_loop(k: &Kernel, s: &Stmt, w: Words, out: &mut Vec<LoopMapping>) {
     let red = if reductions.is_empty() {
         String::new()
     } else {
-        format!(
-            "; its reductions combine across each {block}'s {thread}s, then across {block}s"
-        )
+        format!("; its reductions combine across each {block}'s {thread}s, then across {block}s")
     };
     if !tile.is_empty() {
         let sizes: Vec<String> = tile.iter().map(u32::to_string).collect();
@@ -109,12 +107,22 @@ fn grid_loop(k: &Kernel, s: &Stmt, w: Words, out: &mut Vec<LoopMapping>) {
             ),
             _ => String::new(),
         };
+        let staged = super::tile::staged_reads(k, s);
+        let staged = if staged.is_empty() {
+            String::new()
+        } else {
+            let names: Vec<String> = staged.iter().map(|n| format!("`{n}`")).collect();
+            format!(
+                "; its reads of {} run along the other loop, so the {block} first copies them into shared memory a tile at a time, adjacent {thread}s along the reads",
+                names.join(", ")
+            )
+        };
         push(
             out,
             k,
             levels,
             format!(
-                "{} tile({}): a {block} per tile, the tile's {} elements shared by its {threads} {thread}s{order}{red}",
+                "{} tile({}): a {block} per tile, the tile's {} elements shared by its {threads} {thread}s{order}{staged}{red}",
                 levels_of(sched),
                 sizes.join(", "),
                 tile.iter().product::<u32>()
@@ -124,7 +132,7 @@ fn grid_loop(k: &Kernel, s: &Stmt, w: Words, out: &mut Vec<LoopMapping>) {
         return;
     }
     if let Some(phases) = s.gang_phases(&k.function) {
-        let warp = w.warps && k.vector_length.is_some_and(|v| v <= 32);
+        let warp = w.warps && warp_per_iteration(k, &phases);
         let (block, threads) = if warp { ("warp", 32) } else { (block, threads) };
         push(
             out,
@@ -136,53 +144,100 @@ fn grid_loop(k: &Kernel, s: &Stmt, w: Words, out: &mut Vec<LoopMapping>) {
                 if warp { ", the vector_length being at most 32" } else { "" }
             ),
         );
+        if !phases.shared_arrays.is_empty() {
+            let names: Vec<String> = phases
+                .shared_arrays
+                .iter()
+                .map(|&l| format!("`{}`", k.function.locals[l as usize].name))
+                .collect();
+            push(
+                out,
+                k,
+                levels,
+                format!(
+                    "{}: the gang's {} {} in the {block}'s shared memory, one copy its {thread}s share",
+                    levels_of(sched),
+                    if names.len() == 1 { "array" } else { "arrays" },
+                    names.join(", ") + if names.len() == 1 { " lives" } else { " live" }
+                ),
+            );
+        }
         let loops = phases.loops();
         let count = loops.len();
         for (at, (_, vector, block_reductions)) in loops.into_iter().enumerate() {
-        let last = at + 1 == count;
-        if let Stmt::For {
-            levels: vl,
-            body: vb,
-            schedule: vs,
-            ..
-        } = vector
-        {
-            let nest = if vl.len() > 1 {
-                " (the worker loop and the vector loop in it as one nest, vector iterations on adjacent threads)"
-            } else {
-                ""
-            };
-            let mut how = format!(
-                "{}: shared by the {threads} {thread}s of the {block} running its gang iteration{nest}",
-                vs.as_ref().map_or_else(|| "vector".to_string(), levels_of)
-            );
-            if count > 1 {
-                how.push_str(&format!(
-                    "; loop {} of the iteration's {count}, the {block} synchronizing after it",
-                    at + 1
-                ));
-            }
-            if !block_reductions.is_empty() {
-                let holder = if last && block_reductions.iter().all(|r| phases.needed_by_first_thread_only(r)) && !warp {
-                    format!("the {block}'s first {thread} then holding the result, which only the code after the loop reads")
+            let last = at + 1 == count;
+            if let Stmt::For {
+                levels: vl,
+                body: vb,
+                schedule: vs,
+                ..
+            } = vector
+            {
+                let nest = if vl.len() > 1 {
+                    " (the worker loop and the vector loop in it as one nest, vector iterations on adjacent threads)"
                 } else {
-                    format!("every {thread} then holding the result")
+                    ""
                 };
-                how.push_str(&format!(
+                let fill = super::gang_phases::fill_of(&k.function, vector).is_some();
+                let mut how = if fill {
+                    // `let t = [v; n]` of a gang's array: no loop of the source.
+                    format!("the fill of a gang's array: shared by the {threads} {thread}s of the {block} running its gang iteration")
+                } else {
+                    format!(
+                    "{}: shared by the {threads} {thread}s of the {block} running its gang iteration{nest}",
+                    vs.as_ref().map_or_else(|| "vector".to_string(), levels_of)
+                )
+                };
+                if count > 1 {
+                    how.push_str(&format!(
+                        "; loop {} of the iteration's {count}, the {block} synchronizing after it",
+                        at + 1
+                    ));
+                }
+                if !block_reductions.is_empty() {
+                    let holder = if last
+                        && block_reductions
+                            .iter()
+                            .all(|r| phases.needed_by_first_thread_only(r))
+                        && !warp
+                    {
+                        format!("the {block}'s first {thread} then holding the result, which only the code after the loop reads")
+                    } else {
+                        format!("every {thread} then holding the result")
+                    };
+                    how.push_str(&format!(
                     "; its reductions combine across the {block} (shared memory, barriers), {holder}"
                 ));
+                }
+                if last && !phases.post.is_empty() {
+                    how.push_str(&format!(
+                        "; the code after it runs on the {block}'s first {thread}"
+                    ));
+                }
+                if fill {
+                    // Reported at the gang loop's line, where the array is declared.
+                    let at: Vec<LoopLevel> = vl
+                        .iter()
+                        .map(|l| LoopLevel {
+                            line: levels[0].line,
+                            ..l.clone()
+                        })
+                        .collect();
+                    push(out, k, &at, how);
+                } else {
+                    push(out, k, vl, how);
+                }
+                inner(k, vb, w, "in each thread of the vector loop", out);
             }
-            if last && !phases.post.is_empty() {
-                how.push_str(&format!(
-                    "; the code after it runs on the {block}'s first {thread}"
-                ));
-            }
-            push(out, k, vl, how);
-            inner(k, vb, w, "in each thread of the vector loop", out);
-        }
         }
         let post: Vec<Stmt> = phases.post.iter().map(|s| (*s).clone()).collect();
-        inner(k, &post, w, "after the vector loop, on the block's first thread", out);
+        inner(
+            k,
+            &post,
+            w,
+            "after the vector loop, on the block's first thread",
+            out,
+        );
         return;
     }
     let collapsed = if levels.len() > 1 {
@@ -208,29 +263,24 @@ fn grid_loop(k: &Kernel, s: &Stmt, w: Words, out: &mut Vec<LoopMapping>) {
             levels_of(sched)
         ),
     );
-    let why = vector_reason(body, reductions);
+    let why = match s.gang_phases_or_why(&k.function) {
+        Err(why)
+            if body.iter().any(
+                |s| matches!(s, Stmt::For { schedule: Some(v), .. } if v.vector || v.worker),
+            ) =>
+        {
+            format!("{why}, so each iteration of the gang loop runs on one thread")
+        }
+        _ => "inside each iteration of the parallel loop".into(),
+    };
     inner(k, body, w, &why, out);
 }
 
-/// Why a vector loop in this gang loop's body is not shared by a block's threads.
-fn vector_reason(body: &[Stmt], reductions: &[Reduction]) -> String {
-    let at = body.iter().position(
-        |s| matches!(s, Stmt::For { schedule: Some(v), .. } if v.vector),
-    );
-    match at {
-        None => "inside each iteration of the parallel loop".into(),
-        Some(i) if i + 1 < body.len() => {
-            "code follows the vector loop in the gang loop's body, so each iteration of the gang loop runs on one thread".into()
-        }
-        Some(i)
-            if !body[..i].iter().all(|s| {
-                matches!(s, Stmt::Assign { local, .. } if !reductions.iter().any(|r| r.local == *local))
-            }) =>
-        {
-            "code other than scalar assignments comes before the vector loop in the gang loop's body, so each iteration of the gang loop runs on one thread".into()
-        }
-        Some(_) => "its reductions are not the gang loop's, so each iteration of the gang loop runs on one thread".into(),
-    }
+/// Whether each gang iteration of `phases` takes a warp rather than a block: with
+/// `vector_length(n)`, n at most 32, where no array of the iteration lives in shared memory
+/// (the block's warps run different iterations, so they cannot share one copy).
+pub fn warp_per_iteration(k: &Kernel, phases: &super::GangPhases) -> bool {
+    k.vector_length.is_some_and(|v| v <= 32) && phases.shared_arrays.is_empty()
 }
 
 /// Loops inside an iteration that one thread runs.

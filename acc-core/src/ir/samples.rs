@@ -63,25 +63,45 @@ pub fn matvec() -> Kernel {
     });
     let start = b.lit_int(0, None);
     let rows = b.len(y);
-    b.for_range("i", Some(Scalar::USize), start, rows, false, gang, &[], &[], |b, v| {
-        let s = b.reduction_local("s", Scalar::F32, ReduceOp::Add);
-        let start = b.lit_int(0, None);
-        b.for_range("j", Some(Scalar::USize), start, n, false, vector, &[(s, ReduceOp::Add)], &[], |b, w| {
-            let (i, j) = (b.get(v[0]), b.get(w[0]));
-            let row = b.binary(BinaryOp::Mul, i, n);
-            let at = b.binary(BinaryOp::Add, row, j);
-            let aij = b.load(a, at);
-            let j = b.get(w[0]);
-            let xj = b.load(x, j);
-            let p = b.binary(BinaryOp::Mul, aij, xj);
-            let cur = b.get(s);
-            let next = b.binary(BinaryOp::Add, cur, p);
-            b.set(s, next);
-        });
-        let i = b.get(v[0]);
-        let total = b.get(s);
-        b.store(y, i, total);
-    });
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        start,
+        rows,
+        false,
+        gang,
+        &[],
+        &[],
+        |b, v| {
+            let s = b.reduction_local("s", Scalar::F32, ReduceOp::Add);
+            let start = b.lit_int(0, None);
+            b.for_range(
+                "j",
+                Some(Scalar::USize),
+                start,
+                n,
+                false,
+                vector,
+                &[(s, ReduceOp::Add)],
+                &[],
+                |b, w| {
+                    let (i, j) = (b.get(v[0]), b.get(w[0]));
+                    let row = b.binary(BinaryOp::Mul, i, n);
+                    let at = b.binary(BinaryOp::Add, row, j);
+                    let aij = b.load(a, at);
+                    let j = b.get(w[0]);
+                    let xj = b.load(x, j);
+                    let p = b.binary(BinaryOp::Mul, aij, xj);
+                    let cur = b.get(s);
+                    let next = b.binary(BinaryOp::Add, cur, p);
+                    b.set(s, next);
+                },
+            );
+            let i = b.get(v[0]);
+            let total = b.get(s);
+            b.store(y, i, total);
+        },
+    );
     b.finish().expect("valid IR")
 }
 
@@ -110,45 +130,204 @@ pub fn softmax() -> Kernel {
         let row = b.binary(BinaryOp::Mul, i, n);
         b.binary(BinaryOp::Add, row, j)
     };
-    b.for_range("i", Some(Scalar::USize), start, rows, false, gang, &[], &[], |b, v| {
-        let hi = b.reduction_local("hi", Scalar::F32, ReduceOp::Max);
-        let start = b.lit_int(0, None);
-        b.for_range("j", Some(Scalar::USize), start, n, false, vector.clone(), &[(hi, ReduceOp::Max)], &[], |b, w| {
-            let k = at(b, v[0], w[0]);
-            let xk = b.load(x, k);
-            let cur = b.get(hi);
-            let next = b.math(MathFn::Max, &[cur, xk]);
-            b.set(hi, next);
-        });
-        let s = b.reduction_local("s", Scalar::F32, ReduceOp::Add);
-        let start = b.lit_int(0, None);
-        b.for_range("j", Some(Scalar::USize), start, n, false, vector.clone(), &[(s, ReduceOp::Add)], &[], |b, w| {
-            let k = at(b, v[0], w[0]);
-            let xk = b.load(x, k);
-            let m = b.get(hi);
-            let d = b.binary(BinaryOp::Sub, xk, m);
-            let e = b.math(MathFn::Exp, &[d]);
-            let cur = b.get(s);
-            let next = b.binary(BinaryOp::Add, cur, e);
-            b.set(s, next);
-        });
-        let one = b.lit_float(1.0, Some(Scalar::F32));
-        let total = b.get(s);
-        let inv = b.binary(BinaryOp::Div, one, total);
-        let scale = b.local("scale", Some(Scalar::F32), Some(inv));
-        let start = b.lit_int(0, None);
-        b.for_range("j", Some(Scalar::USize), start, n, false, vector, &[], &[], |b, w| {
-            let k = at(b, v[0], w[0]);
-            let xk = b.load(x, k);
-            let m = b.get(hi);
-            let d = b.binary(BinaryOp::Sub, xk, m);
-            let e = b.math(MathFn::Exp, &[d]);
-            let sc = b.get(scale);
-            let val = b.binary(BinaryOp::Mul, e, sc);
-            let k = at(b, v[0], w[0]);
-            b.store(y, k, val);
-        });
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        start,
+        rows,
+        false,
+        gang,
+        &[],
+        &[],
+        |b, v| {
+            let hi = b.reduction_local("hi", Scalar::F32, ReduceOp::Max);
+            let start = b.lit_int(0, None);
+            b.for_range(
+                "j",
+                Some(Scalar::USize),
+                start,
+                n,
+                false,
+                vector.clone(),
+                &[(hi, ReduceOp::Max)],
+                &[],
+                |b, w| {
+                    let k = at(b, v[0], w[0]);
+                    let xk = b.load(x, k);
+                    let cur = b.get(hi);
+                    let next = b.math(MathFn::Max, &[cur, xk]);
+                    b.set(hi, next);
+                },
+            );
+            let s = b.reduction_local("s", Scalar::F32, ReduceOp::Add);
+            let start = b.lit_int(0, None);
+            b.for_range(
+                "j",
+                Some(Scalar::USize),
+                start,
+                n,
+                false,
+                vector.clone(),
+                &[(s, ReduceOp::Add)],
+                &[],
+                |b, w| {
+                    let k = at(b, v[0], w[0]);
+                    let xk = b.load(x, k);
+                    let m = b.get(hi);
+                    let d = b.binary(BinaryOp::Sub, xk, m);
+                    let e = b.math(MathFn::Exp, &[d]);
+                    let cur = b.get(s);
+                    let next = b.binary(BinaryOp::Add, cur, e);
+                    b.set(s, next);
+                },
+            );
+            let one = b.lit_float(1.0, Some(Scalar::F32));
+            let total = b.get(s);
+            let inv = b.binary(BinaryOp::Div, one, total);
+            let scale = b.local("scale", Some(Scalar::F32), Some(inv));
+            let start = b.lit_int(0, None);
+            b.for_range(
+                "j",
+                Some(Scalar::USize),
+                start,
+                n,
+                false,
+                vector,
+                &[],
+                &[],
+                |b, w| {
+                    let k = at(b, v[0], w[0]);
+                    let xk = b.load(x, k);
+                    let m = b.get(hi);
+                    let d = b.binary(BinaryOp::Sub, xk, m);
+                    let e = b.math(MathFn::Exp, &[d]);
+                    let sc = b.get(scale);
+                    let val = b.binary(BinaryOp::Mul, e, sc);
+                    let k = at(b, v[0], w[0]);
+                    b.store(y, k, val);
+                },
+            );
+        },
+    );
+    b.finish().expect("valid IR")
+}
+
+/// `b = aᵀ` for an n x n matrix, the nest tiled 32 x 32 (3.3 section 2.9.8): the stores run
+/// along `i`, so adjacent threads take adjacent `i`, and the reads of `a`, which run along `j`,
+/// go through a tile in shared memory ([`tile::expand`](super::tile::expand)).
+pub fn transpose() -> Kernel {
+    let mut b = KernelBuilder::new("transpose");
+    let a = b.param_array("a", Scalar::F32, false);
+    let out = b.param_array("b", Scalar::F32, true);
+    let n = b.param_scalar("n", Scalar::USize);
+    let (z0, o0, z1, o1) = (
+        b.lit_int(0, None),
+        b.lit_int(1, None),
+        b.lit_int(0, None),
+        b.lit_int(1, None),
+    );
+    b.for_tiled(
+        &[
+            ("i", Some(Scalar::USize), z0, o0, n),
+            ("j", Some(Scalar::USize), z1, o1, n),
+        ],
+        &[Some(32), Some(32)],
+        GRID,
+        &[],
+        &[],
+        |b, v| {
+            let (i, j) = (b.get(v[0]), b.get(v[1]));
+            let row = b.binary(BinaryOp::Mul, i, n);
+            let from = b.binary(BinaryOp::Add, row, j);
+            let x = b.load(a, from);
+            let (i, j) = (b.get(v[0]), b.get(v[1]));
+            let col = b.binary(BinaryOp::Mul, j, n);
+            let to = b.binary(BinaryOp::Add, col, i);
+            b.store(out, to, x);
+        },
+    );
+    b.finish().expect("valid IR")
+}
+
+/// Rows smoothed through an array private to each gang iteration (`private(t)` on the gang
+/// loop, 3.3 section 2.9.10): one vector loop copies the row into `t`, the next reads each
+/// element's neighbours from it, so the block keeps `t` in shared memory
+/// ([`GangPhases::shared_arrays`]).
+pub fn row_smooth() -> Kernel {
+    let mut b = KernelBuilder::new("row_smooth");
+    let x = b.param_array("x", Scalar::F32, false);
+    let y = b.param_array("y", Scalar::F32, true);
+    let n = b.param_scalar("n", Scalar::USize);
+    let gang = Some(Schedule {
+        gang: true,
+        ..Schedule::default()
     });
+    let vector = Some(Schedule {
+        vector: true,
+        ..Schedule::default()
+    });
+    let start = b.lit_int(0, None);
+    let len = b.len(x);
+    let rows = b.binary(BinaryOp::Div, len, n);
+    let t = b.local_array("t", Scalar::F32, 256);
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        start,
+        rows,
+        false,
+        gang,
+        &[],
+        &[t],
+        |b, v| {
+            let start = b.lit_int(0, None);
+            b.for_range(
+                "j",
+                Some(Scalar::USize),
+                start,
+                n,
+                false,
+                vector.clone(),
+                &[],
+                &[],
+                |b, w| {
+                    let (i, j) = (b.get(v[0]), b.get(w[0]));
+                    let row = b.binary(BinaryOp::Mul, i, n);
+                    let k = b.binary(BinaryOp::Add, row, j);
+                    let xk = b.load(x, k);
+                    let j = b.get(w[0]);
+                    b.set_elem(t, j, xk);
+                },
+            );
+            let one = b.lit_int(1, None);
+            let last = b.binary(BinaryOp::Sub, n, one);
+            b.for_range(
+                "j",
+                Some(Scalar::USize),
+                one,
+                last,
+                false,
+                vector,
+                &[],
+                &[],
+                |b, w| {
+                    let j = b.get(w[0]);
+                    let one = b.lit_int(1, None);
+                    let left = b.binary(BinaryOp::Sub, j, one);
+                    let right = b.binary(BinaryOp::Add, j, one);
+                    let (l, c, r) = (b.get_elem(t, left), b.get_elem(t, j), b.get_elem(t, right));
+                    let lc = b.binary(BinaryOp::Add, l, c);
+                    let sum = b.binary(BinaryOp::Add, lc, r);
+                    let third = b.lit_float(1.0 / 3.0, Some(Scalar::F32));
+                    let val = b.binary(BinaryOp::Mul, sum, third);
+                    let i = b.get(v[0]);
+                    let row = b.binary(BinaryOp::Mul, i, n);
+                    let k = b.binary(BinaryOp::Add, row, j);
+                    b.store(y, k, val);
+                },
+            );
+        },
+    );
     b.finish().expect("valid IR")
 }
 

@@ -434,7 +434,7 @@ fn tiled_nests_expand_to_tile_loops_around_element_loops() {
     assert_eq!(reductions.len(), 1);
     // One vector loop over a tile's elements: the split GPU backends run a tile per gang with.
     let phases = outer
-        .gang_phases(&k.function)
+        .gang_phases(&e.function)
         .filter(|p| !p.synchronizes())
         .expect("tile loops over element loops");
     assert!(phases.pre.is_empty());
@@ -542,7 +542,10 @@ fn entry_points_are_named_after_the_region() {
     let k = named("jacobi at examples/jacobi.rs:27:9");
     assert_eq!(k.entry_name(0), "jacobi_27_gpu");
     assert_eq!(k.entry_name(2), "jacobi_27_gpu_2");
-    assert_eq!(named("Grid::step at src/a.rs:3:1").entry_name(0), "Grid_step_3_gpu");
+    assert_eq!(
+        named("Grid::step at src/a.rs:3:1").entry_name(0),
+        "Grid_step_3_gpu"
+    );
     assert_eq!(named("__x at a.rs:1:1").entry_name(0), "x_1_gpu");
     assert_eq!(named("é1 at a.rs:1:1").entry_name(0), "acc_1_1_gpu");
     assert_eq!(named("größe at a.rs:5:1").entry_name(0), "gr_e_5_gpu");
@@ -561,11 +564,16 @@ fn loop_mappings_say_how_and_why() {
     let flat = describe(&crate::ir::samples::saxpy(Scalar::F32), w);
     assert_eq!(flat.len(), 1);
     assert!(
-        flat[0].how.starts_with("gang vector: grid-stride over blocks of 256 threads"),
+        flat[0]
+            .how
+            .starts_with("gang vector: grid-stride over blocks of 256 threads"),
         "{flat:?}"
     );
     let tiled = describe(&crate::ir::samples::tiled(), w);
-    assert!(tiled[0].how.contains("tile(") && tiled[0].how.contains("a block per tile"), "{tiled:?}");
+    assert!(
+        tiled[0].how.contains("tile(") && tiled[0].how.contains("a block per tile"),
+        "{tiled:?}"
+    );
 }
 
 #[test]
@@ -593,12 +601,17 @@ fn gang_redundant_updates_of_a_reduction_are_read_beside_the_loop_partials() {
     b.reduce_into(s, ReduceOp::Add, 1);
     let k = b.finish().expect("valid");
     assert_eq!(
-        k.reductions_updated_outside_loops().into_iter().collect::<Vec<_>>(),
+        k.reductions_updated_outside_loops()
+            .into_iter()
+            .collect::<Vec<_>>(),
         vec![s.id()]
     );
     assert!(k.needs_segments());
     let loops = [s.id()].into_iter().collect();
     let slots = super::launch::sequential_reduction_slots(&k, &loops, |_| Some((Scalar::F64, 8)))
         .expect("a scalar");
-    assert_eq!((slots.len(), slots[0].local_offset, slots[0].into), (1, 8, Some(1)));
+    assert_eq!(
+        (slots.len(), slots[0].local_offset, slots[0].into),
+        (1, 8, Some(1))
+    );
 }

@@ -52,8 +52,24 @@ pub fn expand(k: &Kernel) -> Cow<'_, Kernel> {
     }
     let mut out = k.clone();
     let body = std::mem::take(&mut out.function.body);
-    out.function.body = block(&mut out.function, body);
+    out.function.body = block(k, &mut out.function, body);
     Cow::Owned(out)
+}
+
+/// The arrays whose reads the tiled nest `s` of `k` stages through shared memory (see
+/// [`stage_loads`]), for ACC_INFO.
+pub fn staged_reads(k: &Kernel, s: &Stmt) -> Vec<String> {
+    let mut f = k.function.clone();
+    match stmt(k, &mut f, s.clone()) {
+        Stmt::For { private, .. } => private
+            .iter()
+            .map(|&l| {
+                let name = &f.locals[l as usize].name;
+                name.strip_suffix("_tile").unwrap_or(name).to_string()
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 fn has_tile(b: &Block) -> bool {
@@ -64,11 +80,11 @@ fn has_tile(b: &Block) -> bool {
     found
 }
 
-fn block(f: &mut Function, b: Block) -> Block {
-    b.into_iter().map(|s| stmt(f, s)).collect()
+fn block(k: &Kernel, f: &mut Function, b: Block) -> Block {
+    b.into_iter().map(|s| stmt(k, f, s)).collect()
 }
 
-fn stmt(f: &mut Function, s: Stmt) -> Stmt {
+fn stmt(k: &Kernel, f: &mut Function, s: Stmt) -> Stmt {
     match s {
         Stmt::If {
             cond,
@@ -76,11 +92,11 @@ fn stmt(f: &mut Function, s: Stmt) -> Stmt {
             reject,
         } => Stmt::If {
             cond,
-            accept: block(f, accept),
-            reject: block(f, reject),
+            accept: block(k, f, accept),
+            reject: block(k, f, reject),
         },
         Stmt::Loop { body } => Stmt::Loop {
-            body: block(f, body),
+            body: block(k, f, body),
         },
         Stmt::For {
             levels,
@@ -90,7 +106,7 @@ fn stmt(f: &mut Function, s: Stmt) -> Stmt {
             tile,
             body,
         } => {
-            let body = block(f, body);
+            let body = block(k, f, body);
             if tile.is_empty() || bounds_assigned(f, &levels, &body) {
                 return Stmt::For {
                     levels,
@@ -101,14 +117,16 @@ fn stmt(f: &mut Function, s: Stmt) -> Stmt {
                     body,
                 };
             }
-            tiled(f, levels, schedule, reductions, private, &tile, body)
+            tiled(k, f, levels, schedule, reductions, private, &tile, body)
         }
         other => other,
     }
 }
 
 /// The nest's tile loops around its element loops (see the module's documentation).
+#[allow(clippy::too_many_arguments)]
 fn tiled(
+    k: &Kernel,
     f: &mut Function,
     levels: Vec<LoopLevel>,
     schedule: Option<Schedule>,
@@ -117,23 +135,14 @@ fn tiled(
     sizes: &[u32],
     body: Block,
 ) -> Stmt {
-    let lit = |f: &mut Function, v: u32| {
-        f.exprs
-            .append(Expr::Literal(Literal::Int(Scalar::USize, i128::from(v))))
-    };
     let (mut tile_levels, mut element_levels) = (Vec::new(), Vec::new());
-    let (mut inside, mut set_vars) = (None, Vec::new());
+    let (mut tile_vars, mut element_vars) = (Vec::new(), Vec::new());
     for (lv, &size) in levels.iter().zip(sizes) {
         let name = f.locals[lv.var as usize].name.clone();
-        let var = |f: &mut Function, what: &str| {
-            f.locals.push(Local {
-                name: format!("{name}_{what}"),
-                ty: Scalar::USize,
-                len: None,
-            });
-            (f.locals.len() - 1) as LocalId
-        };
-        let (t, e) = (var(f, "tile"), var(f, "element"));
+        let (t, e) = (
+            new_index(f, &format!("{name}_tile")),
+            new_index(f, &format!("{name}_element")),
+        );
         let (zero, one, s) = (lit(f, 0), lit(f, 1), lit(f, size));
         // ceil(trips / size), without the overflow of (trips + size - 1) / size.
         let whole = f.exprs.append(Expr::Binary(BinaryOp::Div, lv.trips, s));
@@ -159,6 +168,120 @@ fn tiled(
             trips: s,
             line: lv.line,
         });
+        tile_vars.push(t);
+        element_vars.push(e);
+    }
+    let (inside, set_vars) = element_guard(f, &levels, sizes, &tile_vars, &element_vars);
+    // Adjacent threads take adjacent elements of the innermost element loop. Where every
+    // store of the body is contiguous along another loop of the nest (a transpose,
+    // `b[j * n + i] = a[i * n + j]`), that loop goes innermost instead: the stores are then
+    // coalesced, and the strided loads of a tile share the cache lines the tile's other
+    // threads bring in.
+    if let Some(at) = store_contiguous_level(f, &levels, &body) {
+        let last = element_levels.len() - 1;
+        if at != last {
+            let lv = element_levels.remove(at);
+            element_levels.push(lv);
+        }
+    }
+    // Loads that run along another loop than the threads' fastest go through shared memory.
+    let fastest = match store_contiguous_level(f, &levels, &body) {
+        Some(at) => at,
+        None => levels.len() - 1,
+    };
+    let mut body = body;
+    let staging = match &schedule {
+        Some(s) if s.vector || s.worker => stage_loads(
+            k,
+            f,
+            &levels,
+            sizes,
+            &tile_vars,
+            &element_vars,
+            fastest,
+            &mut body,
+        ),
+        _ => None,
+    };
+    let mut guarded = set_vars;
+    guarded.extend(body);
+    let element_body = vec![Stmt::If {
+        cond: inside,
+        accept: guarded,
+        reject: Vec::new(),
+    }];
+    // 3.3 section 2.9.8: gang goes to the tile loops; vector to the element loops; worker to
+    // the element loops, or to the tile loops when vector is there too.
+    let (outer, inner) = match schedule {
+        None => (None, None),
+        Some(s) => (
+            Some(Schedule {
+                gang: s.gang,
+                worker: s.worker && s.vector,
+                vector: false,
+            }),
+            (s.vector || s.worker).then_some(Schedule {
+                gang: false,
+                worker: s.worker && !s.vector,
+                vector: s.vector,
+            }),
+        ),
+    };
+    let elements = Stmt::For {
+        levels: element_levels,
+        schedule: inner.clone(),
+        reductions: reductions.clone(),
+        private,
+        tile: Vec::new(),
+        body: element_body,
+    };
+    let (tile_body, stages) = match staging {
+        Some(Staging { stages, load }) => {
+            let mut load = load;
+            if let Stmt::For { schedule, .. } = &mut load {
+                *schedule = inner.clone();
+            }
+            (vec![load, elements], stages)
+        }
+        None => (vec![elements], Vec::new()),
+    };
+    Stmt::For {
+        levels: tile_levels,
+        schedule: outer,
+        reductions,
+        private: stages,
+        tile: Vec::new(),
+        body: tile_body,
+    }
+}
+
+fn lit(f: &mut Function, v: u32) -> Handle<Expr> {
+    f.exprs
+        .append(Expr::Literal(Literal::Int(Scalar::USize, i128::from(v))))
+}
+
+/// A new `usize` local.
+fn new_index(f: &mut Function, name: &str) -> LocalId {
+    f.locals.push(Local {
+        name: name.to_string(),
+        ty: Scalar::USize,
+        len: None,
+    });
+    (f.locals.len() - 1) as LocalId
+}
+
+/// For element variables `elements` of tiles `tiles`: the condition "the element is inside
+/// the nest" and the assignments of the nest's variables from the tile and element.
+fn element_guard(
+    f: &mut Function,
+    levels: &[LoopLevel],
+    sizes: &[u32],
+    tiles: &[LocalId],
+    elements: &[LocalId],
+) -> (Handle<Expr>, Vec<Stmt>) {
+    let (mut inside, mut set_vars) = (None, Vec::new());
+    for (((lv, &size), &t), &e) in levels.iter().zip(sizes).zip(tiles).zip(elements) {
+        let s = lit(f, size);
         // The iteration: t * size + e, inside the nest when below its trip count.
         let (tv, ev) = (
             f.exprs.append(Expr::Local(t)),
@@ -182,56 +305,218 @@ fn tiled(
             value,
         });
     }
-    // Adjacent threads take adjacent elements of the innermost element loop. Where every
-    // store of the body is contiguous along another loop of the nest (a transpose,
-    // `b[j * n + i] = a[i * n + j]`), that loop goes innermost instead: the stores are then
-    // coalesced, and the strided loads of a tile share the cache lines the tile's other
-    // threads bring in.
-    if let Some(at) = store_contiguous_level(f, &levels, &body) {
-        let last = element_levels.len() - 1;
-        if at != last {
-            let lv = element_levels.remove(at);
-            element_levels.push(lv);
+    (inside.expect("a nest has a level"), set_vars)
+}
+
+/// What [`stage_loads`] made: the tile's staging arrays (private to the tile's gang iteration,
+/// so the block shares them) and the loop that fills them.
+struct Staging {
+    stages: Vec<LocalId>,
+    load: Stmt,
+}
+
+/// Stages the loads of a two-level tile's body that run contiguously along the other level
+/// than the threads' fastest (`fastest`), such as a transpose's reads: a first loop over the
+/// tile's elements, with adjacent threads along the loads' level, copies each such load's
+/// element into a padded array of the tile (`[other][load level + 1]`, so that neither loop's
+/// threads meet in a shared-memory bank), and the body reads the copy. Only loads the body
+/// makes unconditionally, from arrays the kernel does not write, at an index computed from the
+/// nest's variables and values the body does not assign, are staged, within
+/// [`SHARED_ARRAY_BYTES`](super::gang_phases::SHARED_ARRAY_BYTES).
+#[allow(clippy::too_many_arguments)]
+fn stage_loads(
+    k: &Kernel,
+    f: &mut Function,
+    levels: &[LoopLevel],
+    sizes: &[u32],
+    tiles: &[LocalId],
+    elements: &[LocalId],
+    fastest: usize,
+    body: &mut Block,
+) -> Option<Staging> {
+    if levels.len() != 2 {
+        return None;
+    }
+    let mut written = HashSet::new();
+    walk::for_each_stmt(&k.function.body, &mut |s| match s {
+        Stmt::Store { array, .. } | Stmt::Atomic { array, .. } => {
+            written.insert(*array);
+        }
+        _ => {}
+    });
+    let vars: Vec<LocalId> = levels.iter().map(|l| l.var).collect();
+    let mut loads = Vec::new();
+    for s in body.iter() {
+        let exprs = match s {
+            Stmt::Assign { value, .. } => vec![*value],
+            Stmt::Store { index, value, .. } | Stmt::AssignElem { index, value, .. } => {
+                vec![*index, *value]
+            }
+            _ => continue,
+        };
+        for e in exprs {
+            unconditional_loads(f, e, &mut loads);
         }
     }
-    let mut guarded = set_vars;
-    guarded.extend(body);
-    let element_body = vec![Stmt::If {
-        cond: inside.expect("a nest has a level"),
-        accept: guarded,
+    let mut budget = super::gang_phases::SHARED_ARRAY_BYTES;
+    let mut staged = Vec::new();
+    for h in loads {
+        let Expr::Load {
+            array,
+            field,
+            index,
+        } = f.exprs[h].clone()
+        else {
+            continue;
+        };
+        let Some(access) = k.access(array, field) else {
+            continue;
+        };
+        if written.contains(&array) || access.ty == Scalar::Bool {
+            continue;
+        }
+        let mut read = HashSet::new();
+        walk::locals_read(f, index, &mut read);
+        if read
+            .iter()
+            .any(|l| !vars.contains(l) && walk::assigns(body, &|x| x == *l))
+        {
+            continue;
+        }
+        // The level along which the load runs contiguously: not the threads' fastest.
+        let along: Vec<usize> = (0..2)
+            .filter(|&l| plain_term(f, index, vars[l]) && !plain_term(f, index, vars[1 - l]))
+            .collect();
+        let [l] = along.as_slice() else {
+            continue;
+        };
+        if *l == fastest {
+            continue;
+        }
+        let (sl, so) = (sizes[*l], sizes[1 - *l]);
+        let bytes = so * (sl + 1) * access.ty.size().max(4);
+        if bytes > budget {
+            continue;
+        }
+        budget -= bytes;
+        staged.push((h, array, field, index, access.ty, *l));
+    }
+    let &(_, _, _, _, _, l) = staged.first()?;
+    // Every staged load runs along the same level (`l`), so one loop fills every stage.
+    staged.retain(|s| s.5 == l);
+    let (sl, so) = (sizes[l], sizes[1 - l]);
+    let name = f.locals[levels[l].var as usize].name.clone();
+    let e = new_index(f, &format!("{name}_staged"));
+    let staging_elements: Vec<LocalId> = levels
+        .iter()
+        .map(|lv| {
+            let n = f.locals[lv.var as usize].name.clone();
+            new_index(f, &format!("{n}_staging"))
+        })
+        .collect();
+    let (inside, set_vars) = element_guard(f, levels, sizes, tiles, &staging_elements);
+    let (ev, sl_lit) = (f.exprs.append(Expr::Local(e)), lit(f, sl));
+    let minor = f.exprs.append(Expr::Binary(BinaryOp::Rem, ev, sl_lit));
+    let major = f.exprs.append(Expr::Binary(BinaryOp::Div, ev, sl_lit));
+    let mut load_body = vec![
+        Stmt::Assign {
+            local: staging_elements[l],
+            value: minor,
+        },
+        Stmt::Assign {
+            local: staging_elements[1 - l],
+            value: major,
+        },
+    ];
+    // Element (other, along) at other * (sl + 1) + along: e + e / sl in the staging loop.
+    let at_staging = f.exprs.append(Expr::Binary(BinaryOp::Add, ev, major));
+    let mut copies = set_vars;
+    let mut stages = Vec::new();
+    let mut reads = std::collections::HashMap::new();
+    for (h, array, field, index, ty, _) in staged {
+        let stage = f.locals.len() as LocalId;
+        f.locals.push(Local {
+            name: format!("{}_tile", k.params[array as usize].name),
+            ty,
+            len: Some(so * (sl + 1)),
+        });
+        let fresh = f.exprs.append(Expr::Load {
+            array,
+            field,
+            index,
+        });
+        copies.push(Stmt::AssignElem {
+            local: stage,
+            index: at_staging,
+            value: fresh,
+        });
+        // The body reads the copy of its element.
+        let (o, a) = (
+            f.exprs.append(Expr::Local(elements[1 - l])),
+            f.exprs.append(Expr::Local(elements[l])),
+        );
+        let width = lit(f, sl + 1);
+        let row = f.exprs.append(Expr::Binary(BinaryOp::Mul, o, width));
+        let at = f.exprs.append(Expr::Binary(BinaryOp::Add, row, a));
+        let copy = f.exprs.append(Expr::LocalElem {
+            local: stage,
+            index: at,
+        });
+        reads.insert(h, copy);
+        stages.push(stage);
+    }
+    walk::substitute(f, body, &reads);
+    load_body.push(Stmt::If {
+        cond: inside,
+        accept: copies,
         reject: Vec::new(),
-    }];
-    // 3.3 section 2.9.8: gang goes to the tile loops; vector to the element loops; worker to
-    // the element loops, or to the tile loops when vector is there too.
-    let (outer, inner) = match schedule {
-        None => (None, None),
-        Some(s) => (
-            Some(Schedule {
-                gang: s.gang,
-                worker: s.worker && s.vector,
-                vector: false,
-            }),
-            (s.vector || s.worker).then_some(Schedule {
-                gang: false,
-                worker: s.worker && !s.vector,
-                vector: s.vector,
-            }),
-        ),
-    };
-    Stmt::For {
-        levels: tile_levels,
-        schedule: outer,
-        reductions: reductions.clone(),
-        private: Vec::new(),
-        tile: Vec::new(),
-        body: vec![Stmt::For {
-            levels: element_levels,
-            schedule: inner,
-            reductions,
-            private,
+    });
+    let (zero, one, count) = (lit(f, 0), lit(f, 1), lit(f, sl * so));
+    Some(Staging {
+        stages,
+        load: Stmt::For {
+            levels: vec![LoopLevel {
+                var: e,
+                start: zero,
+                step: one,
+                trips: count,
+                line: levels[l].line,
+            }],
+            schedule: None,
+            reductions: Vec::new(),
+            private: Vec::new(),
             tile: Vec::new(),
-            body: element_body,
-        }],
+            body: load_body,
+        },
+    })
+}
+
+/// The loads expression `e` makes whenever it is evaluated (not those of a select's arms,
+/// which a backend may skip), outermost first.
+fn unconditional_loads(f: &Function, e: Handle<Expr>, out: &mut Vec<Handle<Expr>>) {
+    match &f.exprs[e] {
+        Expr::Load { index, .. } => {
+            out.push(e);
+            unconditional_loads(f, *index, out);
+        }
+        Expr::LocalElem { index, .. } => unconditional_loads(f, *index, out),
+        Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => {
+            unconditional_loads(f, *a, out)
+        }
+        Expr::Binary(op, a, b) => {
+            unconditional_loads(f, *a, out);
+            // `&&` and `||` may not evaluate their right side.
+            if !matches!(op, BinaryOp::And | BinaryOp::Or) {
+                unconditional_loads(f, *b, out);
+            }
+        }
+        Expr::Select { cond, .. } => unconditional_loads(f, *cond, out),
+        Expr::Math(_, args) => {
+            for a in args {
+                unconditional_loads(f, *a, out);
+            }
+        }
+        Expr::Literal(_) | Expr::Param(_) | Expr::Len(_) | Expr::Local(_) | Expr::GangIndex => {}
     }
 }
 
@@ -262,9 +547,13 @@ pub fn store_contiguous_level(f: &Function, levels: &[LoopLevel], body: &Block) 
     }
     let unit: Vec<usize> = (0..levels.len())
         .filter(|&l| {
-            indices
-                .iter()
-                .all(|&i| plain_term(f, i, levels[l].var) && levels.iter().enumerate().all(|(m, o)| m == l || !plain_term(f, i, o.var)))
+            indices.iter().all(|&i| {
+                plain_term(f, i, levels[l].var)
+                    && levels
+                        .iter()
+                        .enumerate()
+                        .all(|(m, o)| m == l || !plain_term(f, i, o.var))
+            })
         })
         .collect();
     match unit.as_slice() {
@@ -275,7 +564,7 @@ pub fn store_contiguous_level(f: &Function, levels: &[LoopLevel], body: &Block) 
 
 /// Whether `var` is a plain term of the sum `e` (`... + var + ...`, through casts), so that
 /// consecutive values of `var` give consecutive values of `e`.
-fn plain_term(f: &Function, e: Handle<Expr>, var: LocalId) -> bool {
+pub(super) fn plain_term(f: &Function, e: Handle<Expr>, var: LocalId) -> bool {
     match &f.exprs[e] {
         Expr::Local(l) => *l == var,
         Expr::Cast(x, _) => plain_term(f, *x, var),

@@ -71,3 +71,124 @@ pub fn locals_read(f: &Function, h: Handle<Expr>, out: &mut HashSet<LocalId>) {
         Expr::Literal(_) | Expr::Param(_) | Expr::Len(_) | Expr::GangIndex => {}
     }
 }
+
+/// The expressions statement `s` evaluates itself (not those of the statements inside it):
+/// values, indices, conditions and loop bounds.
+pub fn stmt_exprs(s: &Stmt) -> Vec<Handle<Expr>> {
+    match s {
+        Stmt::Assign { value, .. } => vec![*value],
+        Stmt::AssignElem { index, value, .. }
+        | Stmt::Store { index, value, .. }
+        | Stmt::Atomic { index, value, .. } => vec![*index, *value],
+        Stmt::If { cond, .. } => vec![*cond],
+        Stmt::For { levels, .. } => levels
+            .iter()
+            .flat_map(|lv| [lv.start, lv.step, lv.trips])
+            .collect(),
+        Stmt::Loop { .. } | Stmt::Break | Stmt::Continue => Vec::new(),
+    }
+}
+
+/// The private arrays `b` reads or writes an element of, nested statements included.
+pub fn arrays_used(f: &Function, b: &[Stmt]) -> HashSet<LocalId> {
+    let mut read = HashSet::new();
+    for_each_stmt(b, &mut |s| {
+        if let Stmt::AssignElem { local, .. } = s {
+            read.insert(*local);
+        }
+        for h in stmt_exprs(s) {
+            locals_read(f, h, &mut read);
+        }
+    });
+    read.retain(|l| f.locals[*l as usize].len.is_some());
+    read
+}
+
+/// The expression handles statement `s` holds itself, to rewrite them.
+fn stmt_exprs_mut(s: &mut Stmt) -> Vec<&mut Handle<Expr>> {
+    match s {
+        Stmt::Assign { value, .. } => vec![value],
+        Stmt::AssignElem { index, value, .. }
+        | Stmt::Store { index, value, .. }
+        | Stmt::Atomic { index, value, .. } => vec![index, value],
+        Stmt::If { cond, .. } => vec![cond],
+        Stmt::For { levels, .. } => levels
+            .iter_mut()
+            .flat_map(|lv| [&mut lv.start, &mut lv.step, &mut lv.trips])
+            .collect(),
+        Stmt::Loop { .. } | Stmt::Break | Stmt::Continue => Vec::new(),
+    }
+}
+
+/// Rewrites `b` so that it uses `with[h]` wherever it used expression `h`: each expression
+/// holding a replaced one is appended anew (handles only refer to earlier expressions).
+pub fn substitute(
+    f: &mut Function,
+    b: &mut [Stmt],
+    with: &std::collections::HashMap<Handle<Expr>, Handle<Expr>>,
+) {
+    let mut memo = with.clone();
+    fn expr(
+        f: &mut Function,
+        h: Handle<Expr>,
+        memo: &mut std::collections::HashMap<Handle<Expr>, Handle<Expr>>,
+    ) -> Handle<Expr> {
+        if let Some(&n) = memo.get(&h) {
+            return n;
+        }
+        let mut e = f.exprs[h].clone();
+        let mut changed = false;
+        let mut sub = |x: &mut Handle<Expr>, f: &mut Function| {
+            let n = expr(f, *x, memo);
+            changed |= n != *x;
+            *x = n;
+        };
+        match &mut e {
+            Expr::LocalElem { index, .. } | Expr::Load { index, .. } => sub(index, f),
+            Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => sub(a, f),
+            Expr::Binary(_, a, b) => {
+                sub(a, f);
+                sub(b, f);
+            }
+            Expr::Select {
+                cond,
+                accept,
+                reject,
+            } => {
+                sub(cond, f);
+                sub(accept, f);
+                sub(reject, f);
+            }
+            Expr::Math(_, args) => {
+                for a in args.iter_mut() {
+                    sub(a, f);
+                }
+            }
+            Expr::Literal(_) | Expr::Param(_) | Expr::Len(_) | Expr::Local(_) | Expr::GangIndex => {
+            }
+        }
+        let n = if changed { f.exprs.append(e) } else { h };
+        memo.insert(h, n);
+        n
+    }
+    fn block(
+        f: &mut Function,
+        b: &mut [Stmt],
+        memo: &mut std::collections::HashMap<Handle<Expr>, Handle<Expr>>,
+    ) {
+        for s in b {
+            for h in stmt_exprs_mut(s) {
+                *h = expr(f, *h, memo);
+            }
+            match s {
+                Stmt::If { accept, reject, .. } => {
+                    block(f, accept, memo);
+                    block(f, reject, memo);
+                }
+                Stmt::For { body, .. } | Stmt::Loop { body } => block(f, body, memo),
+                _ => {}
+            }
+        }
+    }
+    block(f, b, &mut memo);
+}

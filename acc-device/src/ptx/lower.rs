@@ -141,6 +141,7 @@ pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
         shared: false,
         privatized: None,
         priv_used: false,
+        gang_arrays: Vec::new(),
         bad: Default::default(),
         fast: None,
     };
@@ -172,6 +173,9 @@ struct Writer<'a> {
     privatized: Option<(ParamId, String)>,
     /// Whether the entry declares `acc_priv`.
     priv_used: bool,
+    /// The gang's arrays the entry keeps in shared memory (`acc_sa<local>`, one copy per
+    /// block), from [`GangPhases::shared_arrays`].
+    gang_arrays: Vec<LocalId>,
     /// The registers of a thread's out-of-range access (what, index, length), reported to the
     /// status words when the thread ends (`what` is `u32::MAX` while there is none).
     bad: (String, String, String),
@@ -238,6 +242,7 @@ impl Writer<'_> {
         let mut reductions: Vec<ReductionSlot> = Vec::new();
         let mut reduced_in_loops = std::collections::BTreeSet::new();
         let mut per_block: Vec<bool> = Vec::new();
+        let mut warp_entries: Vec<bool> = Vec::new();
         let mut prelude: Vec<&Stmt> = Vec::new();
         let mut pending: Vec<&Stmt> = Vec::new();
         for (at, s) in k.function.body.iter().enumerate() {
@@ -288,7 +293,12 @@ impl Writer<'_> {
                     while per_block.len() + 1 < entries.len() {
                         per_block.push(false);
                     }
-                    per_block.push(s.gang_phases(&self.k.function).is_some());
+                    let phases = s.gang_phases(&self.k.function);
+                    per_block.push(phases.is_some());
+                    warp_entries.resize(entries.len() - 1, false);
+                    warp_entries.push(
+                        phases.is_some_and(|p| acc_core::ir::mapping::warp_per_iteration(k, &p)),
+                    );
                     // Reductions into region locals: one thread folds the partials, in block
                     // order, into the local's value (3.3 section 2.9.11).
                     if !on_device.is_empty() {
@@ -342,9 +352,14 @@ impl Writer<'_> {
             ptx,
             entry_points,
             single,
-            gangs_per_block: per_block
-                .iter()
-                .map(|&b| if b && warp_groups(k) { BLOCK_SIZE / 32 } else { 1 })
+            gangs_per_block: (0..per_block.len())
+                .map(|e| {
+                    if warp_entries.get(e).copied().unwrap_or(false) {
+                        BLOCK_SIZE / 32
+                    } else {
+                        1
+                    }
+                })
                 .collect(),
             block_per_iteration: per_block,
             locals_size,
@@ -392,11 +407,10 @@ impl Writer<'_> {
                 index,
                 value,
             } => {
-                let ty = self.k.function.locals[*local as usize].ty;
                 let i = self.expr(*index)?;
                 let v = self.expr(*value)?;
                 let (ok, addr) = self.private_address(*local, &i);
-                self.store_private(&addr, ty, &v, &format!("@{ok} "));
+                self.store_private(*local, &addr, &v, &format!("@{ok} "));
             }
             Stmt::Store {
                 array,
@@ -709,10 +723,9 @@ impl Writer<'_> {
             }
             Expr::Local(l) => self.local(l)?,
             Expr::LocalElem { local, index } => {
-                let ty = self.k.function.locals[local as usize].ty;
                 let i = self.expr(index)?;
                 let (ok, addr) = self.private_address(local, &i);
-                self.load_private_if(&addr, ty, Some(&ok))
+                self.load_private_if(local, &addr, Some(&ok))
             }
             Expr::Load {
                 array,
@@ -773,8 +786,47 @@ impl Writer<'_> {
             }
             Expr::Binary(op, a, b) => {
                 let operand = self.types[a.index()];
-                let (x, y) = (self.expr(a)?, self.expr(b)?);
-                self.binary(op, operand, &x, &y)?
+                if let (Expr::Literal(Literal::Float(_, x)), Expr::Literal(Literal::Float(_, y))) =
+                    (&self.k.function.exprs[a], &self.k.function.exprs[b])
+                {
+                    // Constant arithmetic (`1.0 / 3.0` in a stencil's weights) is done here,
+                    // rounded as the device would: an IEEE division is a long sequence there.
+                    if let Some(v) = fold_float(op, operand, *x, *y) {
+                        return self.literal(Literal::Float(operand, v));
+                    }
+                }
+                let x = self.expr(a)?;
+                let divisor = match &self.k.function.exprs[b] {
+                    Expr::Literal(Literal::Int(_, v)) => Some(*v),
+                    _ => None,
+                };
+                match (op, divisor) {
+                    // An unsigned division by a constant: a shift or mask for a power of two,
+                    // else the immediate form, which ptxas turns into a multiplication.
+                    (BinaryOp::Div | BinaryOp::Rem, Some(v))
+                        if v > 0
+                            && operand.is_int()
+                            && !operand.is_signed()
+                            && v <= i128::from(u32::MAX) =>
+                    {
+                        let r = repr(operand);
+                        let d = self.reg(r.class);
+                        let v = v as u64;
+                        self.emit(match (op, v.is_power_of_two()) {
+                            (BinaryOp::Div, true) => {
+                                format!("shr{} {d}, {x}, {};", r.ty, v.trailing_zeros())
+                            }
+                            (_, true) => format!("and{} {d}, {x}, {};", r.bits, v - 1),
+                            (BinaryOp::Div, false) => format!("div{} {d}, {x}, {v};", r.ty),
+                            _ => format!("rem{} {d}, {x}, {v};", r.ty),
+                        });
+                        d
+                    }
+                    _ => {
+                        let y = self.expr(b)?;
+                        self.binary(op, operand, &x, &y)?
+                    }
+                }
             }
             Expr::Select {
                 cond,
@@ -849,10 +901,22 @@ mod reduce;
 #[cfg(test)]
 mod tests;
 
-/// Whether the kernel's gang iterations take a warp each rather than a block
-/// (`vector_length(n)` with n at most 32).
-fn warp_groups(k: &Kernel) -> bool {
-    k.vector_length.is_some_and(|v| v <= 32)
+/// `x op y` for float constants of type `t`, rounded as `t`'s arithmetic rounds (Rust's
+/// operators are IEEE 754's, as PTX's `.rn` instructions are).
+fn fold_float(op: BinaryOp, t: Scalar, x: f64, y: f64) -> Option<f64> {
+    let f32_op = |f: fn(f32, f32) -> f32| f64::from(f(x as f32, y as f32));
+    let f64_op = |f: fn(f64, f64) -> f64| f(x, y);
+    match (t, op) {
+        (Scalar::F32, BinaryOp::Add) => Some(f32_op(|a, b| a + b)),
+        (Scalar::F32, BinaryOp::Sub) => Some(f32_op(|a, b| a - b)),
+        (Scalar::F32, BinaryOp::Mul) => Some(f32_op(|a, b| a * b)),
+        (Scalar::F32, BinaryOp::Div) => Some(f32_op(|a, b| a / b)),
+        (Scalar::F64, BinaryOp::Add) => Some(f64_op(|a, b| a + b)),
+        (Scalar::F64, BinaryOp::Sub) => Some(f64_op(|a, b| a - b)),
+        (Scalar::F64, BinaryOp::Mul) => Some(f64_op(|a, b| a * b)),
+        (Scalar::F64, BinaryOp::Div) => Some(f64_op(|a, b| a / b)),
+        _ => None,
+    }
 }
 
 /// Elements of a block's copy of a privatized array (4 bytes each: 16 KiB of shared memory).

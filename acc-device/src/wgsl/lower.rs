@@ -352,6 +352,7 @@ pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
         privatized: None,
         break_flags: Vec::new(),
         fast: None,
+        gang_arrays: None,
     };
     w.module()
 }
@@ -376,6 +377,28 @@ struct Writer<'a> {
     /// For each enclosing loop split into chunks (see [`Target::loop_limit`]): the flag a
     /// `break` sets to leave the loop over chunks too.
     break_flags: Vec<Option<String>>,
+    /// In an entry point whose gang iterations each take a workgroup: the entry's number and
+    /// the gang's arrays kept in workgroup memory (`acc_wa_<entry>_<local>`, one copy per
+    /// workgroup), from [`GangPhases::shared_arrays`].
+    gang_arrays: Option<(usize, Vec<LocalId>)>,
+}
+
+impl Writer<'_> {
+    /// The name of private array `l` in the entry being written: the workgroup's copy for a
+    /// gang's array its invocations share, else the invocation's own `l<id>`.
+    fn array_name(&self, l: LocalId) -> String {
+        match &self.gang_arrays {
+            Some((entry, arrays)) if arrays.contains(&l) => format!("acc_wa_{entry}_{l}"),
+            _ => format!("l{l}"),
+        }
+    }
+
+    /// Whether `l` is a `bool` array in workgroup memory, held as `u32` 0 or 1 there (NVIDIA's
+    /// Vulkan driver read `false` back from `bool` elements of workgroup arrays).
+    fn shared_bool(&self, l: LocalId) -> bool {
+        self.k.function.locals[l as usize].ty == Scalar::Bool
+            && self.array_name(l) != format!("l{l}")
+    }
 }
 
 /// The word type of an atomic array of `t` (`f32` travels as its bits).
@@ -774,7 +797,8 @@ impl Writer<'_> {
                         let _ = writeln!(out, "@compute @workgroup_size(1)");
                         let _ = writeln!(
                             out,
-                            "fn {}(@builtin(global_invocation_id) acc_gid: vec3<u32>) {{", self.k.entry_name(m)
+                            "fn {}(@builtin(global_invocation_id) acc_gid: vec3<u32>) {{",
+                            self.k.entry_name(m)
                         );
                         let _ = writeln!(out, "    if (acc_gid.x != 0u) {{ return; }}");
                         self.declare_locals(&mut out)?;
@@ -939,8 +963,8 @@ mod entry;
 mod expr;
 mod locals;
 mod math64;
-mod stmt;
 mod reduce;
+mod stmt;
 
 #[cfg(test)]
 mod tests;

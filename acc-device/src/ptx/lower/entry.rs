@@ -12,6 +12,7 @@ impl Writer<'_> {
         self.shared = false;
         self.privatized = None;
         self.priv_used = false;
+        self.gang_arrays.clear();
         self.fast = None;
         self.bad = (self.reg("%r"), self.reg("%rd"), self.reg("%rd"));
         let what = self.bad.0.clone();
@@ -53,6 +54,20 @@ impl Writer<'_> {
                 BLOCK_SIZE * 8
             );
         }
+        for &l in &self.gang_arrays {
+            let local = &self.k.function.locals[l as usize];
+            let size = elem_size(local.ty) as u64 * u64::from(local.len.unwrap_or(1));
+            let _ = writeln!(
+                decls,
+                "    .shared .align 8 .b8 acc_sa{l}[{}];",
+                size.max(1)
+            );
+            // The block's copy replaces the thread's own (which would take stack space).
+            self.body = self.body.replace(
+                &format!("    .local .align 8 .b8 acc_pa{l}[{}];\n", size.max(1)),
+                "",
+            );
+        }
         if self.priv_used {
             let _ = writeln!(
                 decls,
@@ -92,7 +107,11 @@ impl Writer<'_> {
         // Private arrays, byte for byte (in words where the length allows).
         for (l, t, off, len) in self.array_slots.clone() {
             let bytes = elem_size(t) * len;
-            let (w, step) = if bytes % 4 == 0 { (".u32", 4) } else { (".u8", 1) };
+            let (w, step) = if bytes % 4 == 0 {
+                (".u32", 4)
+            } else {
+                (".u8", 1)
+            };
             let (k, g, a) = (self.reg("%rd"), self.reg("%rd"), self.reg("%rd"));
             self.emit(format!("mov.u64 {k}, 0;"));
             let (top, end) = (self.label("copy"), self.label("copied"));
@@ -248,7 +267,7 @@ impl Writer<'_> {
                 Some(n) => {
                     for e in 0..n {
                         let addr = self.private_address_const(r.local, e);
-                        self.store_private(&addr, ty, &id, "");
+                        self.store_private(r.local, &addr, &id, "");
                     }
                 }
             }
@@ -267,7 +286,8 @@ impl Writer<'_> {
                 );
                 // With `vector_length(n)`, n <= 32: a warp per gang iteration, the block's
                 // warps taking consecutive ones; no barriers. Otherwise the whole block.
-                let warps = warp_groups(self.k);
+                let warps = acc_core::ir::mapping::warp_per_iteration(self.k, &phases);
+                self.gang_arrays = phases.shared_arrays.clone();
                 let lane = self.reg("%r");
                 if warps {
                     let (warp, groups) = (self.reg("%r"), BLOCK_SIZE / 32);
@@ -297,7 +317,12 @@ impl Writer<'_> {
                         .any(|r| phases.needed_by_first_thread_only(r));
                 let loops = phases.loops();
                 let count = loops.len();
+                let shares = !phases.shared_arrays.is_empty();
                 self.strided(levels, &kb, &sb, false, &mut |w: &mut Self| {
+                    // The last iteration's threads are done with the gang's shared arrays.
+                    if shares {
+                        w.emit("bar.sync 0;");
+                    }
                     for a in &phases.pre {
                         w.stmt(a)?;
                     }
@@ -312,6 +337,11 @@ impl Writer<'_> {
                         };
                         for a in between {
                             w.stmt(a)?;
+                        }
+                        // The loop reads what the code before it wrote to the shared arrays.
+                        let before: &[&Stmt] = if at == 0 { &phases.pre } else { between };
+                        if phases.writes_shared(before) {
+                            w.emit("bar.sync 0;");
                         }
                         // Each thread's part of a block reduction starts at the identity; the
                         // value before the loop joins the block's result.
@@ -351,7 +381,11 @@ impl Writer<'_> {
                         let more_follows = at + 1 < count || !phases.post.is_empty();
                         // (Shuffles do not order memory: a warp synchronizes apart.)
                         if (warps || !synchronized) && more_follows {
-                            w.emit(if warps { "bar.warp.sync -1;" } else { "bar.sync 0;" });
+                            w.emit(if warps {
+                                "bar.warp.sync -1;"
+                            } else {
+                                "bar.sync 0;"
+                            });
                         }
                     }
                     if !phases.post.is_empty() {
@@ -405,7 +439,7 @@ impl Writer<'_> {
                 Some(n) => {
                     for e in 0..n {
                         let addr = self.private_address_const(red.local, e);
-                        let v = self.load_private(&addr, ty);
+                        let v = self.load_private(red.local, &addr);
                         self.block_reduce_shared(red.op, ty, &v, &tid, &ctaid, slot, e, n)?;
                     }
                 }
@@ -555,6 +589,19 @@ impl Writer<'_> {
         // and so is the stride; each step then adds the stride's digits with carries, so the
         // loop divides nothing.
         let multi = levels.len() > 1;
+        // Inner levels of constant power-of-two trip counts (a tile's elements): each
+        // iteration takes its digits from the flat index with a mask and a shift, cheaper
+        // than carrying them along.
+        let shifts: Option<Vec<u32>> = levels[1..]
+            .iter()
+            .map(|lv| match self.k.function.exprs[lv.trips] {
+                Expr::Literal(Literal::Int(_, v)) if v > 0 && (v as u64).is_power_of_two() => {
+                    Some((v as u64).trailing_zeros())
+                }
+                _ => None,
+            })
+            .collect();
+        let carried = multi && shifts.is_none();
         let split = |w: &mut Self, x: &str| -> Vec<String> {
             let rest = w.reg("%rd");
             w.emit(format!("mov.u64 {rest}, {x};"));
@@ -571,7 +618,7 @@ impl Writer<'_> {
             }
             digits
         };
-        let (idx, inc) = if multi {
+        let (idx, inc) = if carried {
             (split(self, &k), split(self, &stride))
         } else {
             (Vec::new(), Vec::new())
@@ -581,10 +628,20 @@ impl Writer<'_> {
         self.emit(format!("{top}:"));
         self.emit(format!("setp.ge.u64 {p}, {k}, {total};"));
         self.emit(format!("@{p} bra {end};"));
-        if multi {
+        if carried {
             for (i, lv) in levels.iter().enumerate() {
                 self.set_loop_var(lv, &idx[i])?;
             }
+        } else if let (true, Some(shifts)) = (multi, &shifts) {
+            let rest = self.reg("%rd");
+            self.emit(format!("mov.u64 {rest}, {k};"));
+            for i in (1..levels.len()).rev() {
+                let (d, bits) = (self.reg("%rd"), shifts[i - 1]);
+                self.emit(format!("and.b64 {d}, {rest}, {};", (1u64 << bits) - 1));
+                self.emit(format!("shr.u64 {rest}, {rest}, {bits};"));
+                self.set_loop_var(&levels[i], &d)?;
+            }
+            self.set_loop_var(&levels[0], &rest)?;
         } else {
             self.set_loop_var(&levels[0], &k)?;
         }
@@ -593,7 +650,7 @@ impl Writer<'_> {
         self.loops.pop();
         self.emit(format!("{cont}:"));
         self.emit(format!("add.u64 {k}, {k}, {stride};"));
-        if multi {
+        if carried {
             let carry = self.reg("%rd");
             self.emit(format!("mov.u64 {carry}, 0;"));
             for i in (0..levels.len()).rev() {
@@ -681,8 +738,15 @@ impl Writer<'_> {
     /// root and division). Then the remaining iterations one at a time.
     fn unrolled_loop(&mut self, lv: &LoopLevel, body: &Block, trips: &str, k: &str) -> Result<()> {
         let whole = self.reg("%rd");
-        self.emit(format!("and.b64 {whole}, {trips}, {};", !(UNROLL as u64 - 1) as i64));
-        let (top, rest, end) = (self.label("unrolled"), self.label("rest"), self.label("forend"));
+        self.emit(format!(
+            "and.b64 {whole}, {trips}, {};",
+            !(UNROLL as u64 - 1) as i64
+        ));
+        let (top, rest, end) = (
+            self.label("unrolled"),
+            self.label("rest"),
+            self.label("forend"),
+        );
         self.emit(format!("{top}:"));
         let p = self.reg("%p");
         self.emit(format!("setp.ge.u64 {p}, {k}, {whole};"));
@@ -733,9 +797,11 @@ fn unrollable(body: &Block, f: &acc_core::ir::Function) -> bool {
             Expr::LocalElem { index, .. } | Expr::Load { index, .. } => size(f, *index),
             Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => size(f, *a),
             Expr::Binary(_, a, b) => size(f, *a) + size(f, *b),
-            Expr::Select { cond, accept, reject } => {
-                size(f, *cond) + size(f, *accept) + size(f, *reject)
-            }
+            Expr::Select {
+                cond,
+                accept,
+                reject,
+            } => size(f, *cond) + size(f, *accept) + size(f, *reject),
             Expr::Math(_, args) => args.iter().map(|a| size(f, *a)).sum(),
             _ => 0,
         }
@@ -748,9 +814,11 @@ fn unrollable(body: &Block, f: &acc_core::ir::Function) -> bool {
                 Stmt::AssignElem { index, value, .. }
                 | Stmt::Store { index, value, .. }
                 | Stmt::Atomic { index, value, .. } => size(f, *index) + size(f, *value),
-                Stmt::If { cond, accept, reject } => {
-                    size(f, *cond) + count(f, accept)? + count(f, reject)?
-                }
+                Stmt::If {
+                    cond,
+                    accept,
+                    reject,
+                } => size(f, *cond) + count(f, accept)? + count(f, reject)?,
                 Stmt::For { .. } | Stmt::Loop { .. } | Stmt::Break | Stmt::Continue => return None,
             };
         }

@@ -108,7 +108,13 @@ impl Writer<'_> {
         self.emit(format!("@{first} st.global.u32 [{status}+12], {b};"));
     }
 
-    pub(super) fn store_global_if(&mut self, addr: &str, ty: Scalar, v: &str, pred: &str) -> Result<()> {
+    pub(super) fn store_global_if(
+        &mut self,
+        addr: &str,
+        ty: Scalar,
+        v: &str,
+        pred: &str,
+    ) -> Result<()> {
         if ty == Scalar::Bool {
             let w = self.reg("%r");
             self.emit(format!("selp.u32 {w}, 1, 0, {v};"));
@@ -121,7 +127,13 @@ impl Writer<'_> {
 
     /// Stores a value as a reduction word (`bool` as a `u32` 0 or 1) in `space` (`.shared` for
     /// the block's tree, `.global` for the block's partial).
-    pub(super) fn store_word(&mut self, space: &str, addr: &str, ty: Scalar, v: &str) -> Result<()> {
+    pub(super) fn store_word(
+        &mut self,
+        space: &str,
+        addr: &str,
+        ty: Scalar,
+        v: &str,
+    ) -> Result<()> {
         if ty == Scalar::Bool {
             let w = self.reg("%r");
             self.emit(format!("selp.u32 {w}, 1, 0, {v};"));
@@ -146,11 +158,22 @@ impl Writer<'_> {
         d
     }
 
+    /// The state space and symbol of private array `l`: the block's copy in shared memory for
+    /// a gang's array its threads share ([`GangPhases::shared_arrays`]), else the thread's own.
+    fn private_home(&self, l: LocalId) -> (&'static str, String) {
+        if self.gang_arrays.contains(&l) {
+            (".shared", format!("acc_sa{l}"))
+        } else {
+            (".local", format!("acc_pa{l}"))
+        }
+    }
+
     /// The address of element `e` (a constant) of private array `l`.
     pub(super) fn private_address_const(&mut self, l: LocalId, e: u32) -> String {
         let ty = self.k.function.locals[l as usize].ty;
         let a = self.reg("%rd");
-        self.emit(format!("mov.u64 {a}, acc_pa{l};"));
+        let (_, sym) = self.private_home(l);
+        self.emit(format!("mov.u64 {a}, {sym};"));
         self.emit(format!("add.u64 {a}, {a}, {};", e * elem_size(ty)));
         a
     }
@@ -164,39 +187,46 @@ impl Writer<'_> {
         self.emit(format!("mov.u64 {n}, {len};"));
         let ok = self.bounds_check(PRIVATE_ARRAY_BIT | l, i, &n);
         let a = self.reg("%rd");
-        self.emit(format!("mov.u64 {a}, acc_pa{l};"));
+        let (_, sym) = self.private_home(l);
+        self.emit(format!("mov.u64 {a}, {sym};"));
         self.emit(format!("mad.lo.u64 {a}, {i}, {}, {a};", elem_size(ty)));
         (ok, a)
     }
 
-    pub(super) fn store_private(&mut self, addr: &str, ty: Scalar, v: &str, pred: &str) {
+    /// Stores `v` to element address `addr` of private array `l` (where `pred`, an `@p `
+    /// prefix or empty, holds).
+    pub(super) fn store_private(&mut self, l: LocalId, addr: &str, v: &str, pred: &str) {
+        let ty = self.k.function.locals[l as usize].ty;
+        let (space, _) = self.private_home(l);
         if ty == Scalar::Bool {
             let w = self.reg("%r");
             self.emit(format!("selp.u32 {w}, 1, 0, {v};"));
-            self.emit(format!("{pred}st.local.u8 [{addr}], {w};"));
+            self.emit(format!("{pred}st{space}.u8 [{addr}], {w};"));
         } else {
-            self.emit(format!("{pred}st.local{} [{addr}], {v};", store_type(ty)));
+            self.emit(format!("{pred}st{space}{} [{addr}], {v};", store_type(ty)));
         }
     }
 
-    pub(super) fn load_private(&mut self, addr: &str, ty: Scalar) -> String {
-        self.load_private_if(addr, ty, None)
+    pub(super) fn load_private(&mut self, l: LocalId, addr: &str) -> String {
+        self.load_private_if(l, addr, None)
     }
 
-    /// Loads an element of a private array (zero where `pred` is false).
-    pub(super) fn load_private_if(&mut self, addr: &str, ty: Scalar, pred: Option<&str>) -> String {
+    /// Loads an element of private array `l` (zero where `pred` is false).
+    pub(super) fn load_private_if(&mut self, l: LocalId, addr: &str, pred: Option<&str>) -> String {
+        let ty = self.k.function.locals[l as usize].ty;
+        let (space, _) = self.private_home(l);
         let pad = pred.map(|p| format!("@{p} ")).unwrap_or_default();
         if ty == Scalar::Bool {
             let (w, d) = (self.reg("%r"), self.reg("%p"));
             self.emit(format!("mov.u32 {w}, 0;"));
-            self.emit(format!("{pad}ld.local.u8 {w}, [{addr}];"));
+            self.emit(format!("{pad}ld{space}.u8 {w}, [{addr}];"));
             self.emit(format!("setp.ne.u32 {d}, {w}, 0;"));
             return d;
         }
         let r = repr(ty);
         let d = self.reg(r.class);
         self.emit(format!("mov{} {d}, 0;", r.bits));
-        self.emit(format!("{pad}ld.local{} {d}, [{addr}];", mem_type(ty)));
+        self.emit(format!("{pad}ld{space}{} {d}, [{addr}];", mem_type(ty)));
         d
     }
 }

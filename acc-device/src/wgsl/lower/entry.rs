@@ -53,7 +53,12 @@ impl Writer<'_> {
 
     /// The grid-stride loop of an entry point over a parallel loop: each invocation takes
     /// iterations `acc_gid.x`, `acc_gid.x + stride`, ... of the (collapsed) levels.
-    pub(super) fn flat_grid(&mut self, out: &mut String, levels: &[LoopLevel], body: &Block) -> Result<()> {
+    pub(super) fn flat_grid(
+        &mut self,
+        out: &mut String,
+        levels: &[LoopLevel],
+        body: &Block,
+    ) -> Result<()> {
         let _ = writeln!(
             out,
             "    let acc_stride: u32 = acc_nwg.x * {WORKGROUP_SIZE}u;"
@@ -166,29 +171,34 @@ impl Writer<'_> {
         // Where the whole space fits 32 bits, in 32-bit arithmetic: faster, and it keeps 64-bit
         // division out of the shader (NVIDIA's Vulkan driver has miscompiled 64-bit integer
         // code beside it).
-        let split = |w: &mut Self, out: &mut String, rest: &str, word: &str, pad: &str| -> Result<()> {
-            if levels.len() > 1 {
-                let _ = writeln!(out, "{pad}var {rest}: {word} = {word}({flat});");
-            }
-            for (i, lv) in levels.iter().enumerate().rev() {
-                let ty = w.ty(w.k.function.locals[lv.var as usize].ty)?;
-                let (start, step) = (w.expr(lv.start)?, w.expr(lv.step)?);
-                if i == 0 {
-                    // The outermost level takes what is left: no division.
-                    let k = if levels.len() > 1 { rest.to_string() } else { flat.clone() };
-                    let _ = writeln!(out, "{pad}l{} = {start} + {ty}({k}) * {step};", lv.var);
-                } else {
-                    let t = format!("{word}({})", trips[i]);
-                    let _ = writeln!(
-                        out,
-                        "{pad}l{} = {start} + {ty}({rest} % {t}) * {step};",
-                        lv.var
-                    );
-                    let _ = writeln!(out, "{pad}{rest} = {rest} / {t};");
+        let split =
+            |w: &mut Self, out: &mut String, rest: &str, word: &str, pad: &str| -> Result<()> {
+                if levels.len() > 1 {
+                    let _ = writeln!(out, "{pad}var {rest}: {word} = {word}({flat});");
                 }
-            }
-            Ok(())
-        };
+                for (i, lv) in levels.iter().enumerate().rev() {
+                    let ty = w.ty(w.k.function.locals[lv.var as usize].ty)?;
+                    let (start, step) = (w.expr(lv.start)?, w.expr(lv.step)?);
+                    if i == 0 {
+                        // The outermost level takes what is left: no division.
+                        let k = if levels.len() > 1 {
+                            rest.to_string()
+                        } else {
+                            flat.clone()
+                        };
+                        let _ = writeln!(out, "{pad}l{} = {start} + {ty}({k}) * {step};", lv.var);
+                    } else {
+                        let t = format!("{word}({})", trips[i]);
+                        let _ = writeln!(
+                            out,
+                            "{pad}l{} = {start} + {ty}({rest} % {t}) * {step};",
+                            lv.var
+                        );
+                        let _ = writeln!(out, "{pad}{rest} = {rest} / {t};");
+                    }
+                }
+                Ok(())
+            };
         if wide && levels.len() > 1 {
             let _ = writeln!(out, "        if (u32({total} >> 32u) == 0u) {{");
             split(self, out, &format!("{rest}32"), "u32", "            ")?;
@@ -216,10 +226,22 @@ impl Writer<'_> {
         Ok(())
     }
 
+    /// Declares the entry's locals: the invocation's own, and the workgroup's copies of the
+    /// gang's arrays (`gang_arrays`, at module scope).
     pub(super) fn declare_locals(&mut self, out: &mut String) -> Result<()> {
         for (i, l) in self.k.function.locals.iter().enumerate() {
             let ty = self.ty(l.ty).map_err(|e| annotate(e, &l.name))?;
             match l.len {
+                Some(len) if self.array_name(i as LocalId) != format!("l{i}") => {
+                    let ty = if l.ty == Scalar::Bool { "u32" } else { ty };
+                    let decl = format!(
+                        "var<workgroup> {}: array<{ty}, {len}>;\n",
+                        self.array_name(i as LocalId)
+                    );
+                    if !self.helpers.contains(&decl) {
+                        self.helpers.push_str(&decl);
+                    }
+                }
                 Some(len) => {
                     let _ = writeln!(out, "    var l{i}: array<{ty}, {len}>;");
                 }
@@ -258,6 +280,8 @@ impl Writer<'_> {
             "fn {}(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local_invocation_index) acc_lid: u32, @builtin(workgroup_id) acc_wg: vec3<u32>, @builtin(num_workgroups) acc_nwg: vec3<u32>) {{",
             self.k.entry_name(n)
         );
+        let phases = s.gang_phases(&self.k.function);
+        self.gang_arrays = phases.as_ref().map(|p| (n, p.shared_arrays.clone()));
         self.declare_locals(&mut out)?;
         out.push_str(load);
         for st in prelude {
@@ -275,7 +299,7 @@ impl Writer<'_> {
                 }
             }
         }
-        match s.gang_phases(&self.k.function) {
+        match phases {
             // Each iteration of the outer loop on one workgroup, whose invocations share the
             // inner vector loop's iterations (DESIGN.md 6: gang to workgroup, vector to
             // invocation); the workgroup combines the loop's reductions into locals of the
@@ -283,6 +307,7 @@ impl Writer<'_> {
             Some(phases) => {
                 let loops = phases.loops();
                 let count = loops.len();
+                let shares = !phases.shared_arrays.is_empty();
                 self.strided(
                     &mut out,
                     levels,
@@ -290,6 +315,10 @@ impl Writer<'_> {
                     "acc_wg.x",
                     "acc_nwg.x",
                     &mut |w, out| {
+                        // The last iteration's invocations are done with the shared arrays.
+                        if shares {
+                            let _ = writeln!(out, "        workgroupBarrier();");
+                        }
                         for st in &phases.pre {
                             w.stmt(out, st, 2)?;
                         }
@@ -305,6 +334,11 @@ impl Writer<'_> {
                             for st in between {
                                 w.stmt(out, st, 2)?;
                             }
+                            // The loop reads what the code before it wrote to the shared arrays.
+                            let before: &[&Stmt] = if at == 0 { &phases.pre } else { between };
+                            if phases.writes_shared(before) {
+                                let _ = writeln!(out, "        workgroupBarrier();");
+                            }
                             // Each invocation's part of a workgroup reduction starts at the
                             // identity; the value before the loop joins the workgroup's result.
                             let _ = writeln!(out, "        {{");
@@ -315,17 +349,31 @@ impl Writer<'_> {
                                 let _ = writeln!(out, "        l{} = {id};", r.local);
                             }
                             let stride = format!("{WORKGROUP_SIZE}u");
-                            w.strided(out, inner_levels, "v", "acc_lid", &stride, &mut |w, out| {
-                                w.block(out, inner_body, 3)
-                            })?;
+                            w.strided(
+                                out,
+                                inner_levels,
+                                "v",
+                                "acc_lid",
+                                &stride,
+                                &mut |w, out| w.block(out, inner_body, 3),
+                            )?;
                             for (i, r) in block_reductions.iter().enumerate() {
                                 let first = phases.needed_by_first_thread_only(r);
-                                w.workgroup_allreduce(out, n, i, *r, &format!("acc_keep_{i}"), first)?;
+                                w.workgroup_allreduce(
+                                    out,
+                                    n,
+                                    i,
+                                    *r,
+                                    &format!("acc_keep_{i}"),
+                                    first,
+                                )?;
                             }
                             let _ = writeln!(out, "        }}");
                             // The next loop, or the code after the last, sees what this one
                             // wrote (3.3 section 2.9.4).
-                            if block_reductions.is_empty() && (at + 1 < count || !phases.post.is_empty()) {
+                            if block_reductions.is_empty()
+                                && (at + 1 < count || !phases.post.is_empty())
+                            {
                                 let _ = writeln!(out, "        workgroupBarrier();");
                             }
                         }
@@ -390,6 +438,7 @@ impl Writer<'_> {
             }
         }
         let _ = writeln!(out, "}}");
+        self.gang_arrays = None;
         Ok(out)
     }
 

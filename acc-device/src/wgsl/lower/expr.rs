@@ -17,7 +17,14 @@ impl Writer<'_> {
                 }
             }
             Expr::Local(l) => format!("l{l}"),
-            Expr::LocalElem { local, index } => format!("l{local}[{}]", self.local_index(*index)?),
+            Expr::LocalElem { local, index } => {
+                let e = format!("{}[{}]", self.array_name(*local), self.local_index(*index)?);
+                if self.shared_bool(*local) {
+                    format!("({e} != 0u)")
+                } else {
+                    e
+                }
+            }
             Expr::Load {
                 array,
                 field,
@@ -251,7 +258,6 @@ impl Writer<'_> {
         );
     }
 }
-
 
 pub(super) fn literal(l: Literal, target: Target) -> Result<String> {
     Ok(match l {

@@ -24,7 +24,12 @@ impl Writer<'_> {
                 value,
             } => {
                 let (i, v) = (self.local_index(*index)?, self.expr(*value)?);
-                let _ = writeln!(out, "{pad}l{local}[{i}] = {v};");
+                let v = if self.shared_bool(*local) {
+                    format!("select(0u, 1u, {v})")
+                } else {
+                    v
+                };
+                let _ = writeln!(out, "{pad}{}[{i}] = {v};", self.array_name(*local));
             }
             Stmt::Store {
                 array,

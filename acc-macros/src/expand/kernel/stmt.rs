@@ -226,12 +226,7 @@ impl Tr {
                     quote!(#len),
                     quote! {
                         let __e = #value;
-                        let __t = __acc_b.local("element", ::core::option::Option::None, ::core::option::Option::Some(__e));
-                        for __k in 0..__len {
-                            let __i = __acc_b.lit_int(__k as i128, ::core::option::Option::Some(::acc::__rt::kernel::Scalar::USize));
-                            let __x = __acc_b.get(__t);
-                            __acc_b.set_elem(#v, __i, __x);
-                        }
+                        __acc_b.fill(#v, __e);
                     },
                 )
             }
@@ -593,6 +588,7 @@ impl Tr {
         let private_uses = scan_stmts(body_stmts, &[]);
         let mut private_tokens = Vec::new();
         let mut private_binds = Vec::new();
+        let mut private_fresh = Vec::new();
         for pv in &private_vars {
             let name = pv.to_string();
             let fresh = self.fresh(&name);
@@ -626,6 +622,7 @@ impl Tr {
                 },
             };
             private_tokens.push(tokens);
+            private_fresh.push(fresh.clone());
             private_binds.push((name, local));
         }
         let mut red_tokens = Vec::new();
@@ -701,9 +698,10 @@ impl Tr {
         Ok(quote!({
             #(#level_tokens)*
             __acc_b.at_lines(&[#(#lines),*]);
-            __acc_b.for_tiled(&[#(#binds),*], &[#(#tile),*], #schedule, &[#(#red_tokens),*], &[], |__acc_b, __lv| {
+            // The loop's private copies (3.3 section 2.9.10), fresh locals the IR's loop names.
+            #(#private_tokens)*
+            __acc_b.for_tiled(&[#(#binds),*], &[#(#tile),*], #schedule, &[#(#red_tokens),*], &[#(#private_fresh),*], |__acc_b, __lv| {
                 #(let #vars = __lv[#idx];)*
-                #(#private_tokens)*
                 #body
             });
         }))
