@@ -77,11 +77,14 @@ pub(crate) fn kernel_report(
     site: &RegionSite,
     device: &dyn Device,
     kernel: &Kernel,
-    proven: bool,
+    proof: acc_core::ir::bounds::Proof,
 ) {
     let ty: DeviceType = device.device_type();
     let name = device.property(acc_core::Property::Name);
-    let mut out = header(site, &format!("{ty} ({name}), kernel `{}`", kernel.entry_name(0)));
+    let mut out = header(
+        site,
+        &format!("{ty} ({name}), kernel `{}`", kernel.entry_name(0)),
+    );
     out.push('\n');
     if let Some(words) = device.mapping_words() {
         for m in acc_core::ir::mapping::describe(kernel, words) {
@@ -99,7 +102,14 @@ pub(crate) fn kernel_report(
         "acc:   bounds checks: {}\n",
         if kernel.unchecked {
             "none (`unchecked`)"
-        } else if proven {
+        } else if proof.in_bounds
+            && proof.fits_32
+            && ty == DeviceType::Nvidia
+            && acc_core::ir::narrow::enabled()
+            && acc_core::ir::narrow::narrowable(kernel)
+        {
+            "proven in bounds for these arguments on the host: the kernel runs without them, its index arithmetic in 32 bits (every index value fits)"
+        } else if proof.in_bounds {
             "proven in bounds for these arguments on the host: the kernel runs without them"
         } else {
             "kept (each access is checked; an index out of range stops the region with an error)"

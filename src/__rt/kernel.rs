@@ -320,7 +320,7 @@ pub fn launch(
                 args.private_lens.clone(),
                 args.windows.clone(),
             ))
-                .or_insert_with(|| Arc::new(build_kernel(ty, site, args, build))),
+            .or_insert_with(|| Arc::new(build_kernel(ty, site, args, build))),
         )
     };
     if let Some(why) = &args.unsupported {
@@ -333,11 +333,10 @@ pub fn launch(
     if on.default_present() {
         require_present(device, site, args);
     }
-    let first_info =
-        acc_core::observe::info_first(site as *const _ as usize, device.device_type());
+    let first_info = acc_core::observe::info_first(site as *const _ as usize, device.device_type());
     if first_info {
-        let proven = acc_core::ir::bounds::accesses_in_bounds(kernel, &args.args);
-        super::info::kernel_report(site, device, kernel, proven);
+        let proof = acc_core::ir::bounds::prove(kernel, &args.args);
+        super::info::kernel_report(site, device, kernel, proof);
     }
     match device.launch_kernel_queued(kernel, &mut args.args, on.queue(), on.waits()) {
         Ok(out) => {
@@ -417,7 +416,10 @@ fn build_kernel(
     }
     for &(p, start, len) in &args.windows {
         if let Param::Array(a) = params[p] {
-            let (start, len) = (b.param_scalar_value(start as u32), b.param_scalar_value(len as u32));
+            let (start, len) = (
+                b.param_scalar_value(start as u32),
+                b.param_scalar_value(len as u32),
+            );
             params[p] = Param::Array(b.window(a, start, len));
         }
     }
@@ -445,6 +447,20 @@ fn build_kernel(
                 Err(e) => format!("// acc: not lowered to PTX: {e}\n"),
             }
         });
+        // And the variant with 32-bit indices that launches proven in bounds may run.
+        if acc_core::ir::narrow::narrowable(&k) {
+            let proven = acc_core::ir::Kernel {
+                unchecked: true,
+                ..k.clone()
+            };
+            acc_core::observe::dump("ptx", &format!("{} narrow", k.name), || {
+                match acc_device::ptx::lower_with(&proven, acc_device::ptx::Target { sm: 80 }, true)
+                {
+                    Ok(l) => l.ptx,
+                    Err(e) => format!("// acc: not lowered to PTX: {e}\n"),
+                }
+            });
+        }
     }
     Ok(k)
 }

@@ -31,8 +31,47 @@ pub fn accesses_in_bounds(kernel: &Kernel, args: &[KernelArg<'_>]) -> bool {
         types,
         assignments,
         env: HashMap::new(),
+        widths: None,
     };
     p.block(&kernel.function.body)
+}
+
+/// What [`prove`] finds for a launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Proof {
+    /// Every access is in bounds ([`accesses_in_bounds`]).
+    pub in_bounds: bool,
+    /// Besides, every `usize` and `isize` value the kernel computes (loop variables, indices,
+    /// lengths, intermediate sums and products) lies within 31 bits, so that
+    /// [`narrow::to_32`](super::narrow::to_32) computes the same values.
+    pub fits_32: bool,
+}
+
+/// [`accesses_in_bounds`] and whether the kernel's index values fit 31 bits, in one pass over
+/// the kernel (a launch pays for it).
+pub fn prove(kernel: &Kernel, args: &[KernelArg<'_>]) -> Proof {
+    let Ok(types) = super::validate::expr_types(kernel) else {
+        return Proof {
+            in_bounds: kernel.unchecked,
+            fits_32: false,
+        };
+    };
+    let mut assignments = vec![0u32; kernel.function.locals.len()];
+    count_assignments(&kernel.function.body, &mut assignments);
+    let mut p = Prover {
+        k: kernel,
+        args,
+        types,
+        assignments,
+        env: HashMap::new(),
+        widths: Some(std::cell::Cell::new(true)),
+    };
+    let in_bounds = p.block(&kernel.function.body);
+    let fits = p.widths.as_ref().is_some_and(|w| w.get());
+    Proof {
+        in_bounds: in_bounds || kernel.unchecked,
+        fits_32: in_bounds && fits,
+    }
 }
 
 /// How many statements assign each local (loop variables count as assigned many times).
@@ -91,6 +130,8 @@ struct Prover<'a, 'k> {
     assignments: Vec<u32>,
     /// Bounds of loop variables and of locals assigned once.
     env: HashMap<LocalId, Range>,
+    /// Whether every `usize`/`isize` value seen so far fits 31 bits, where [`prove`] asks.
+    widths: Option<std::cell::Cell<bool>>,
 }
 
 /// The values integer type `t` holds.
@@ -220,17 +261,20 @@ impl Prover<'_, '_> {
                     else {
                         return false;
                     };
-                    self.env.insert(
-                        lv.var,
-                        hull(&[
-                            start.0,
-                            start.1,
-                            start.0 + a,
-                            start.0 + b,
-                            start.1 + a,
-                            start.1 + b,
-                        ]),
-                    );
+                    let var = hull(&[
+                        start.0,
+                        start.1,
+                        start.0 + a,
+                        start.0 + b,
+                        start.1 + a,
+                        start.1 + b,
+                    ]);
+                    if let Some(w) = &self.widths {
+                        if var.0 < -(1i128 << 31) || var.1 >= 1i128 << 31 {
+                            w.set(false);
+                        }
+                    }
+                    self.env.insert(lv.var, var);
                 }
                 self.block(body)
             }
@@ -295,8 +339,25 @@ impl Prover<'_, '_> {
         self.env.insert(local, (lo, hi));
     }
 
-    /// Whether every access inside expression `h` is in bounds.
+    /// Whether `usize`/`isize` expression `h` lies within 31 bits (other types: true).
+    fn fits_32(&self, h: Handle<Expr>) -> bool {
+        let limit = 1i128 << 31;
+        match self.types.get(h.index()) {
+            Some(Scalar::USize | Scalar::ISize) => self
+                .range(h)
+                .is_some_and(|(lo, hi)| lo >= -limit && hi < limit),
+            _ => true,
+        }
+    }
+
+    /// Whether every access inside expression `h` is in bounds (and, when checking widths,
+    /// every `usize` value in it fits 31 bits).
     fn accesses(&self, h: Handle<Expr>) -> bool {
+        if let Some(w) = &self.widths {
+            if w.get() && !self.fits_32(h) {
+                w.set(false);
+            }
+        }
         match &self.k.function.exprs[h] {
             Expr::Load { array, index, .. } => {
                 self.accesses(*index) && self.in_bounds(*array, *index)
@@ -570,6 +631,48 @@ mod tests {
             },
         );
         b.finish().expect("valid IR")
+    }
+
+    /// `for i in 0..n { out[i] = (i + big) as f32 }`: in bounds whatever `big` is; its
+    /// `usize` values fit 31 bits only for a small `big`.
+    #[test]
+    fn index_values_fit_32_bits_only_where_every_usize_does() {
+        let mut b = KernelBuilder::new("offsets");
+        let n = b.param_scalar("n", Scalar::USize);
+        let _ = b.param_scalar("big", Scalar::USize);
+        let out = b.param_array("out", Scalar::F32, true);
+        let zero = b.lit_int(0, None);
+        b.for_range(
+            "i",
+            Some(Scalar::USize),
+            zero,
+            n,
+            false,
+            GRID,
+            &[],
+            &[],
+            |b, v| {
+                let i = b.get(v[0]);
+                let big = b.param_scalar_value(1);
+                let s = b.binary(BinaryOp::Add, i, big);
+                let x = b.cast(s, Scalar::F32);
+                let i = b.get(v[0]);
+                b.store(out, i, x);
+            },
+        );
+        let k = b.finish().expect("valid IR");
+        let n = 64usize;
+        for (big, fits) in [(5u64, true), (1u64 << 40, false)] {
+            let mut out = vec![0f32; n];
+            let args = [
+                KernelArg::Scalar(ScalarValue::USize(n as u64)),
+                KernelArg::Scalar(ScalarValue::USize(big)),
+                KernelArg::Write(unsafe_bytes_mut(&mut out)),
+            ];
+            let proof = prove(&k, &args);
+            assert!(proof.in_bounds, "big {big}");
+            assert_eq!(proof.fits_32, fits, "big {big}");
+        }
     }
 
     #[test]

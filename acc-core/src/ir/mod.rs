@@ -19,8 +19,9 @@ pub mod eval;
 pub mod gang_phases;
 pub mod launch;
 pub mod mapping;
-pub mod privatize;
+pub mod narrow;
 pub mod print;
+pub mod privatize;
 #[cfg(any(test, feature = "samples"))]
 pub mod samples;
 pub mod tile;
@@ -574,10 +575,14 @@ pub struct Schedule {
 impl Schedule {
     /// The levels it names, outermost first (`["gang", "vector"]`).
     pub fn levels(&self) -> Vec<&'static str> {
-        [(self.gang, "gang"), (self.worker, "worker"), (self.vector, "vector")]
-            .into_iter()
-            .filter_map(|(on, name)| on.then_some(name))
-            .collect()
+        [
+            (self.gang, "gang"),
+            (self.worker, "worker"),
+            (self.vector, "vector"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect()
     }
 }
 

@@ -615,3 +615,39 @@ fn gang_redundant_updates_of_a_reduction_are_read_beside_the_loop_partials() {
         (1, 8, Some(1))
     );
 }
+
+#[test]
+fn narrowed_kernels_are_valid_ir() {
+    use super::samples;
+    let kernels = [
+        samples::saxpy(Scalar::F32),
+        samples::matvec(),
+        samples::softmax(),
+        samples::tiled(),
+        samples::row_smooth(),
+        samples::transpose(),
+        samples::particles(),
+    ];
+    let mut narrowed = 0;
+    for k in &kernels {
+        // As a backend narrows: after tiling.
+        let e = tile::expand(k);
+        if !narrow::narrowable(&e) {
+            continue;
+        }
+        let n = narrow::to_32(&e);
+        validate(&n).unwrap_or_else(|err| panic!("{}: {err:?}", k.name));
+        assert!(
+            n.function.locals.iter().all(|l| l.ty != Scalar::USize),
+            "{}: a usize local is left",
+            k.name
+        );
+        narrowed += 1;
+    }
+    assert!(narrowed >= 5, "only {narrowed} sample kernels narrowable");
+    // A sum of usize elements keeps 64 bits (its array and partials hold them in memory).
+    assert!(!narrow::narrowable(&samples::reduce(
+        Scalar::USize,
+        ReduceOp::Add
+    )));
+}

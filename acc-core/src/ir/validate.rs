@@ -267,7 +267,8 @@ impl Validator<'_> {
 
     fn index(&mut self, at: Handle<Expr>, index: Handle<Expr>) {
         if let Some(t) = self.operand(at, index) {
-            if t != Scalar::USize {
+            // (`u32` in a kernel narrowed to 32-bit indices, see `narrow`.)
+            if t != Scalar::USize && t != Scalar::U32 {
                 self.err(format!("{at:?}: index of type {t}, not usize"));
             }
         }
@@ -279,6 +280,15 @@ impl Validator<'_> {
             None => {
                 self.err(format!("statement uses undefined expression {h:?}"));
                 None
+            }
+        }
+    }
+
+    /// An index of a statement: `usize` (`u32` in a kernel narrowed to 32-bit indices).
+    fn expect_index(&mut self, h: Handle<Expr>) {
+        if let Some(t) = self.type_of(h) {
+            if t != Scalar::USize && t != Scalar::U32 {
+                self.err(format!("index: {t}, expected usize"));
             }
         }
     }
@@ -313,7 +323,7 @@ impl Validator<'_> {
                 value,
             } => {
                 if let Some(l) = self.local(*local).cloned() {
-                    self.expect(*index, Scalar::USize, "index");
+                    self.expect_index(*index);
                     self.expect(*value, l.ty, &format!("assignment to `{}[..]`", l.name));
                 }
             }
@@ -334,7 +344,7 @@ impl Validator<'_> {
                         let n = self.k.params[*array as usize].name.clone();
                         self.err(format!("store to read-only `{n}`"));
                     }
-                    self.expect(*index, Scalar::USize, "index");
+                    self.expect_index(*index);
                     self.expect(*value, elem, "stored value");
                 }
             }
@@ -370,7 +380,12 @@ impl Validator<'_> {
                         self.expect(l.start, local.ty, "loop start");
                         self.expect(l.step, local.ty, "loop step");
                     }
-                    self.expect(l.trips, Scalar::USize, "trip count");
+                    // (`u32` in a kernel narrowed to 32-bit indices, see `narrow`.)
+                    if let Some(t) = self.type_of(l.trips) {
+                        if t != Scalar::USize && t != Scalar::U32 {
+                            self.err(format!("trip count: {t}, expected usize"));
+                        }
+                    }
                 }
                 for id in reductions
                     .iter()
@@ -396,11 +411,15 @@ impl Validator<'_> {
                 op,
             } => {
                 if let Some(elem) = self.array(*array, *field) {
-                    self.expect(*index, Scalar::USize, "index");
+                    self.expect_index(*index);
                     if *op != AtomicOp::Read {
                         self.expect(*value, elem, "atomic operand");
                     }
-                    for l in old.iter().chain(new.iter()).chain(op.combine_local().iter()) {
+                    for l in old
+                        .iter()
+                        .chain(new.iter())
+                        .chain(op.combine_local().iter())
+                    {
                         if let Some(local) = self.local(*l).cloned() {
                             if local.ty != elem {
                                 self.err(format!(

@@ -192,3 +192,20 @@ pub fn substitute(
     }
     block(f, b, &mut memo);
 }
+
+/// Replaces every expression handle `b` holds (nested statements included) by `to(handle)`.
+pub fn map_exprs(b: &mut [Stmt], to: &dyn Fn(Handle<Expr>) -> Handle<Expr>) {
+    for s in b {
+        for h in stmt_exprs_mut(s) {
+            *h = to(*h);
+        }
+        match s {
+            Stmt::If { accept, reject, .. } => {
+                map_exprs(accept, to);
+                map_exprs(reject, to);
+            }
+            Stmt::For { body, .. } | Stmt::Loop { body } => map_exprs(body, to),
+            _ => {}
+        }
+    }
+}

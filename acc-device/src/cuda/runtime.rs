@@ -15,7 +15,7 @@ use acc_core::{DeviceType, Error, Result};
 
 use super::memory::{keep_pool_memory, Pinned, Staging};
 use super::module_cache;
-use crate::ptx::{lower, partial_size, Lowered, Target, BLOCK_SIZE, PRIVATE_ARRAY_BIT};
+use crate::ptx::{lower_with, partial_size, Lowered, Target, BLOCK_SIZE, PRIVATE_ARRAY_BIT};
 
 pub(crate) fn cuda_error(what: &str, e: impl std::fmt::Debug) -> Error {
     Error::Unsupported {
@@ -50,6 +50,9 @@ struct Loaded {
     /// Lowered without bounds checks, for launches whose accesses are proven in bounds on the
     /// host (`acc_core::ir::bounds`): each kernel has a checked and a proven variant.
     proven: bool,
+    /// Proven, and its `usize` arithmetic in 32 bits, for launches whose arguments keep
+    /// those values below 2^31 (`acc_core::ir::narrow`): a third variant.
+    narrow: bool,
     lowered: Lowered,
     functions: Vec<CudaFunction>,
     locals: Option<CudaSlice<u8>>,
@@ -247,28 +250,29 @@ impl CudaDevice {
         &self,
         state: &mut Launching,
         kernel: &Kernel,
-        proven: bool,
+        (proven, narrow): (bool, bool),
     ) -> Result<Arc<Mutex<Loaded>>> {
         let key = kernel as *const Kernel as usize;
         let found = state.loaded.get(&key).and_then(|v| {
             v.iter().find(|l| {
                 let l = l.lock().unwrap_or_else(|e| e.into_inner());
-                l.proven == proven && l.kernel == *kernel
+                l.proven == proven && l.narrow == narrow && l.kernel == *kernel
             })
         });
         if let Some(found) = found {
             return Ok(Arc::clone(found));
         }
         let lowered = if proven {
-            lower(
+            lower_with(
                 &Kernel {
                     unchecked: true,
                     ..kernel.clone()
                 },
                 self.target,
+                narrow,
             )?
         } else {
-            lower(kernel, self.target)?
+            lower_with(kernel, self.target, false)?
         };
         acc_core::observe::dump("ptx", &kernel.name, || lowered.ptx.clone());
         let (module, cached) = module_cache::load(&self.ctx, &lowered.ptx, self.target.sm)
@@ -316,6 +320,7 @@ impl CudaDevice {
         let l = Arc::new(Mutex::new(Loaded {
             kernel: kernel.clone(),
             proven,
+            narrow,
             lowered,
             functions,
             locals,
@@ -415,7 +420,10 @@ impl CudaDevice {
         let reused = self.events.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let event = match reused {
             Some(e) => e,
-            None => self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).ok()?,
+            None => self
+                .ctx
+                .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+                .ok()?,
         };
         event.record(stream).ok()?;
         Some(event)
@@ -454,8 +462,16 @@ impl CudaDevice {
             .map_err(|e| cuda_error("binding the context", e))?;
         // Accesses proven in bounds for these arguments need no checks in the kernel, and
         // nothing to read back for them (see below).
-        let in_bounds = acc_core::ir::bounds::accesses_in_bounds(kernel, args);
-        let loaded = self.load(state, kernel, in_bounds && !kernel.unchecked)?;
+        let proof = acc_core::ir::bounds::prove(kernel, args);
+        let in_bounds = proof.in_bounds;
+        let proven = in_bounds && !kernel.unchecked;
+        // Proven launches whose index values fit 31 bits run them in 32-bit arithmetic
+        // (ACC_NARROW=0 keeps 64 bits, to compare).
+        let narrow = proven
+            && proof.fits_32
+            && acc_core::ir::narrow::enabled()
+            && acc_core::ir::narrow::narrowable(kernel);
+        let loaded = self.load(state, kernel, (proven, narrow))?;
         let mut loaded = loaded.lock().unwrap_or_else(|e| e.into_inner());
         let loaded = &mut *loaded;
         let l = &loaded.lowered;
@@ -497,18 +513,21 @@ impl CudaDevice {
                                 if !d.is_empty() {
                                     self.copy_in(ptr, d)?;
                                 }
-                                acc_core::observe::notify(acc_core::observe::Notify::Transfer, || {
-                                    format!(
-                                        "transfer `{}`: {} bytes to the device{}",
-                                        param.name,
-                                        d.len(),
-                                        if matches!(args[p], Arg::Write(_)) {
-                                            " and back"
-                                        } else {
-                                            ""
-                                        }
-                                    )
-                                });
+                                acc_core::observe::notify(
+                                    acc_core::observe::Notify::Transfer,
+                                    || {
+                                        format!(
+                                            "transfer `{}`: {} bytes to the device{}",
+                                            param.name,
+                                            d.len(),
+                                            if matches!(args[p], Arg::Write(_)) {
+                                                " and back"
+                                            } else {
+                                                ""
+                                            }
+                                        )
+                                    },
+                                );
                                 temporaries.push((p, t));
                                 ptr
                             }
@@ -835,7 +854,11 @@ impl acc_core::Device for CudaDevice {
                 let a = |x| f.get_attribute(x).map_or("?".into(), |v| v.to_string());
                 out.push(format!(
                     "entry `{name}`{}: {} registers, {} bytes shared, {} bytes local memory per thread",
-                    if l.proven { "" } else { " (bounds-checked)" },
+                    match (l.proven, l.narrow) {
+                        (true, true) => " (32-bit indices)",
+                        (true, false) => "",
+                        _ => " (bounds-checked)",
+                    },
                     a(F::CU_FUNC_ATTRIBUTE_NUM_REGS),
                     a(F::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
                     a(F::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES),
@@ -857,11 +880,29 @@ impl acc_core::Device for CudaDevice {
         use cudarc::driver::sys::CUdevice_attribute as A;
         vec![
             ("compute capability", format!("sm_{}", self.target.sm)),
-            ("multiprocessors", attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)),
-            ("max threads per block", attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)),
-            ("shared memory per block", format!("{} bytes", attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN))),
+            (
+                "multiprocessors",
+                attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+            ),
+            (
+                "max threads per block",
+                attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
+            ),
+            (
+                "shared memory per block",
+                format!(
+                    "{} bytes",
+                    attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+                ),
+            ),
             ("f64, 64-bit integers and atomics", "yes".into()),
-            ("acc launches", format!("blocks of {BLOCK_SIZE} threads, up to {} blocks", self.grid_blocks)),
+            (
+                "acc launches",
+                format!(
+                    "blocks of {BLOCK_SIZE} threads, up to {} blocks",
+                    self.grid_blocks
+                ),
+            ),
         ]
     }
     fn shares_host_memory(&self) -> bool {
@@ -1005,7 +1046,13 @@ fn launch_shape(blocks: &[u32], single: &[bool]) -> String {
     let grids: Vec<String> = blocks
         .iter()
         .zip(single)
-        .map(|(b, &s)| if s { "1x1".into() } else { format!("{b}x{BLOCK_SIZE}") })
+        .map(|(b, &s)| {
+            if s {
+                "1x1".into()
+            } else {
+                format!("{b}x{BLOCK_SIZE}")
+            }
+        })
         .collect();
     format!("blocks x threads: {}", grids.join(", "))
 }

@@ -115,8 +115,13 @@ fn param_type(t: Scalar) -> &'static str {
 }
 
 /// Lowers `kernel` to PTX for `target`.
-/// Lowers `kernel` to PTX for `target`.
 pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
+    lower_with(kernel, target, false)
+}
+
+/// Lowers `kernel` to PTX for `target`, its `usize` arithmetic in 32 bits when `narrow`
+/// ([`acc_core::ir::narrow`]: for a launch whose arguments keep those values below 2^31).
+pub fn lower_with(kernel: &Kernel, target: Target, narrow: bool) -> Result<Lowered> {
     if target.sm < 70 {
         return Err(unsupported(format!(
             "compute capability {}.{} (7.0 or newer is needed)",
@@ -126,6 +131,13 @@ pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
     }
     // Tiled nests run as tile loops around element loops.
     let kernel = &*acc_core::ir::tile::expand(kernel);
+    let narrowed;
+    let kernel = if narrow {
+        narrowed = acc_core::ir::narrow::to_32(kernel);
+        &narrowed
+    } else {
+        kernel
+    };
     let types = expr_types(kernel).map_err(|e| Error::Unsupported {
         what: format!("invalid kernel IR: {e}"),
     })?;
@@ -142,6 +154,7 @@ pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
         privatized: None,
         priv_used: false,
         gang_arrays: Vec::new(),
+        wide_vars: Default::default(),
         bad: Default::default(),
         fast: None,
     };
@@ -176,6 +189,9 @@ struct Writer<'a> {
     /// The gang's arrays the entry keeps in shared memory (`acc_sa<local>`, one copy per
     /// block), from [`GangPhases::shared_arrays`].
     gang_arrays: Vec<LocalId>,
+    /// The 64-bit values of the `u32` loop variables of a narrowed kernel, for indices that
+    /// are the variable itself (see [`Writer::set_loop_var`]).
+    wide_vars: std::collections::HashMap<LocalId, String>,
     /// The registers of a thread's out-of-range access (what, index, length), reported to the
     /// status words when the thread ends (`what` is `u32::MAX` while there is none).
     bad: (String, String, String),
@@ -390,6 +406,8 @@ impl Writer<'_> {
     fn stmt(&mut self, s: &Stmt) -> Result<()> {
         match s {
             Stmt::Assign { local, value } => {
+                // (A loop variable's 64-bit value no longer holds.)
+                self.wide_vars.remove(local);
                 let v = self.expr(*value)?;
                 let l = self.local(*local)?;
                 let ty = self.k.function.locals[*local as usize].ty;
@@ -407,7 +425,7 @@ impl Writer<'_> {
                 index,
                 value,
             } => {
-                let i = self.expr(*index)?;
+                let i = self.index_expr(*index)?;
                 let v = self.expr(*value)?;
                 let (ok, addr) = self.private_address(*local, &i);
                 self.store_private(*local, &addr, &v, &format!("@{ok} "));
@@ -420,7 +438,7 @@ impl Writer<'_> {
             } => {
                 let access = self.array(*array, *field)?;
                 let elem = access.ty;
-                let i = self.expr(*index)?;
+                let i = self.index_expr(*index)?;
                 let v = self.expr(*value)?;
                 let (ok, addr) = self.checked_address(*array, *index, &i, access)?;
                 let pad = ok.map(|ok| format!("@{ok} ")).unwrap_or_default();
@@ -723,7 +741,7 @@ impl Writer<'_> {
             }
             Expr::Local(l) => self.local(l)?,
             Expr::LocalElem { local, index } => {
-                let i = self.expr(index)?;
+                let i = self.index_expr(index)?;
                 let (ok, addr) = self.private_address(local, &i);
                 self.load_private_if(local, &addr, Some(&ok))
             }
@@ -737,7 +755,7 @@ impl Writer<'_> {
                 // Arrays the kernel does not write go through the read-only data cache: in
                 // Rust no other parameter can alias them mutably.
                 let space = if writable { ".global" } else { ".global.nc" };
-                let i = self.expr(index)?;
+                let i = self.index_expr(index)?;
                 let (ok, addr) = self.checked_address(array, index, &i, access)?;
                 // Out of range: the access is recorded and reads zero.
                 let pad = ok.map(|ok| format!("@{ok} ")).unwrap_or_default();

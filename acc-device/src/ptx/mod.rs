@@ -17,5 +17,5 @@
 mod lower;
 
 pub use lower::{
-    lower, partial_size, Lowered, ReductionSlot, Target, BLOCK_SIZE, PRIVATE_ARRAY_BIT,
+    lower, lower_with, partial_size, Lowered, ReductionSlot, Target, BLOCK_SIZE, PRIVATE_ARRAY_BIT,
 };

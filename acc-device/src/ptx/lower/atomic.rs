@@ -89,7 +89,7 @@ impl Writer<'_> {
             return self.atomic_narrow((array, field), index, op, value, old, new);
         }
         let r = repr(elem);
-        let i = self.expr(index)?;
+        let i = self.index_expr(index)?;
         let (ok, addr) = self.checked_address(array, index, &i, access)?;
         let skip = self.label("atomic");
         if let Some(ok) = ok {
@@ -234,7 +234,7 @@ impl Writer<'_> {
     ) -> Result<()> {
         let access = self.array(array, field)?;
         let elem = access.ty;
-        let i = self.expr(index)?;
+        let i = self.index_expr(index)?;
         let (ok, addr) = self.checked_address(array, index, &i, access)?;
         let skip = self.label("atomic");
         if let Some(ok) = ok {

@@ -13,6 +13,7 @@ impl Writer<'_> {
         self.privatized = None;
         self.priv_used = false;
         self.gang_arrays.clear();
+        self.wide_vars.clear();
         self.fast = None;
         self.bad = (self.reg("%r"), self.reg("%rd"), self.reg("%rd"));
         let what = self.bad.0.clone();
@@ -464,7 +465,7 @@ impl Writer<'_> {
         let (k, stride) = (k.to_string(), stride.to_string());
         let mut trips = Vec::new();
         for lv in levels {
-            trips.push(self.expr(lv.trips)?);
+            trips.push(self.index_expr(lv.trips)?);
         }
         let total = self.reg("%rd");
         self.emit(format!("mov.u64 {total}, 1;"));
@@ -698,14 +699,13 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// The loop variable of iteration `k` (a `u64` register): `start + k * step`.
     /// A loop nest run in order by one thread: one loop per level, outermost first (the trip
     /// count evaluated once, before its loop, as Rust does).
     pub(super) fn sequential_loop(&mut self, levels: &[LoopLevel], body: &Block) -> Result<()> {
         let Some((lv, inner)) = levels.split_first() else {
             return self.block(body);
         };
-        let trips = self.expr(lv.trips)?;
+        let trips = self.index_expr(lv.trips)?;
         let k = self.reg("%rd");
         self.emit(format!("mov.u64 {k}, 0;"));
         if inner.is_empty() && unrollable(body, &self.k.function) {
@@ -771,14 +771,26 @@ impl Writer<'_> {
         Ok(())
     }
 
+    /// The loop variable of iteration `k` (a `u64` register): `start + k * step`. A `u32`
+    /// variable of a narrowed kernel also gets its value in 64 bits, computed from `k`, which
+    /// indices that are the variable itself use ([`Writer::index_expr`]): ptxas then sees
+    /// consecutive iterations touch distinct elements, as in a kernel of 64-bit indices, and
+    /// overlaps their loads with the stores before them.
     pub(super) fn set_loop_var(&mut self, lv: &LoopLevel, k: &str) -> Result<()> {
         let ty = self.k.function.locals[lv.var as usize].ty;
         let (start, step) = (self.expr(lv.start)?, self.expr(lv.step)?);
-        let k = self.convert(k, Scalar::U64, ty)?;
+        let k32 = self.convert(k, Scalar::U64, ty)?;
         let l = self.local(lv.var)?;
         let r = repr(ty);
-        self.emit(format!("mul.lo{} {l}, {k}, {step};", r.ty));
+        self.emit(format!("mul.lo{} {l}, {k32}, {step};", r.ty));
         self.emit(format!("add{} {l}, {l}, {start};", r.ty));
+        if ty == Scalar::U32 {
+            let (s64, t64, wide) = (self.reg("%rd"), self.reg("%rd"), self.reg("%rd"));
+            self.emit(format!("cvt.u64.u32 {s64}, {start};"));
+            self.emit(format!("cvt.u64.u32 {t64}, {step};"));
+            self.emit(format!("mad.lo.u64 {wide}, {k}, {t64}, {s64};"));
+            self.wide_vars.insert(lv.var, wide);
+        }
         Ok(())
     }
 }

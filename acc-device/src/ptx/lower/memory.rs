@@ -158,6 +158,24 @@ impl Writer<'_> {
         d
     }
 
+    /// Index (or trip count) expression `h` in a 64-bit register: a kernel whose indices
+    /// were narrowed to 32 bits ([`acc_core::ir::narrow`]) computes them in `u32`, which
+    /// addresses then widen.
+    pub(super) fn index_expr(&mut self, h: Handle<Expr>) -> Result<String> {
+        if let Expr::Local(l) = self.k.function.exprs[h] {
+            if let Some(wide) = self.wide_vars.get(&l) {
+                return Ok(wide.clone());
+            }
+        }
+        let i = self.expr(h)?;
+        if i.starts_with("%rd") {
+            return Ok(i);
+        }
+        let wide = self.reg("%rd");
+        self.emit(format!("cvt.u64.u32 {wide}, {i};"));
+        Ok(wide)
+    }
+
     /// The state space and symbol of private array `l`: the block's copy in shared memory for
     /// a gang's array its threads share ([`GangPhases::shared_arrays`]), else the thread's own.
     fn private_home(&self, l: LocalId) -> (&'static str, String) {
