@@ -335,7 +335,7 @@ pub fn launch(
     }
     let first_info = acc_core::observe::info_first(site as *const _ as usize, device.device_type());
     if first_info {
-        let proof = acc_core::ir::bounds::prove(kernel, &args.args);
+        let proof = acc_core::ir::bounds::prove(kernel, &args.args, true);
         super::info::kernel_report(site, device, kernel, proof);
     }
     match device.launch_kernel_queued(kernel, &mut args.args, on.queue(), on.waits()) {

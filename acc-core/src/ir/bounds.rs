@@ -47,9 +47,9 @@ pub struct Proof {
     pub fits_32: bool,
 }
 
-/// [`accesses_in_bounds`] and whether the kernel's index values fit 31 bits, in one pass over
-/// the kernel (a launch pays for it).
-pub fn prove(kernel: &Kernel, args: &[KernelArg<'_>]) -> Proof {
+/// [`accesses_in_bounds`] and, where `widths` asks, whether the kernel's index values fit 31
+/// bits, in one pass over the kernel (a launch pays for it).
+pub fn prove(kernel: &Kernel, args: &[KernelArg<'_>], widths: bool) -> Proof {
     let Ok(types) = super::validate::expr_types(kernel) else {
         return Proof {
             in_bounds: kernel.unchecked,
@@ -64,7 +64,7 @@ pub fn prove(kernel: &Kernel, args: &[KernelArg<'_>]) -> Proof {
         types,
         assignments,
         env: HashMap::new(),
-        widths: Some(std::cell::Cell::new(true)),
+        widths: widths.then(|| std::cell::Cell::new(true)),
     };
     let in_bounds = p.block(&kernel.function.body);
     let fits = p.widths.as_ref().is_some_and(|w| w.get());
@@ -669,7 +669,7 @@ mod tests {
                 KernelArg::Scalar(ScalarValue::USize(big)),
                 KernelArg::Write(unsafe_bytes_mut(&mut out)),
             ];
-            let proof = prove(&k, &args);
+            let proof = prove(&k, &args, true);
             assert!(proof.in_bounds, "big {big}");
             assert_eq!(proof.fits_32, fits, "big {big}");
         }

@@ -462,15 +462,14 @@ impl CudaDevice {
             .map_err(|e| cuda_error("binding the context", e))?;
         // Accesses proven in bounds for these arguments need no checks in the kernel, and
         // nothing to read back for them (see below).
-        let proof = acc_core::ir::bounds::prove(kernel, args);
-        let in_bounds = proof.in_bounds;
-        let proven = in_bounds && !kernel.unchecked;
         // Proven launches whose index values fit 31 bits run them in 32-bit arithmetic
         // (ACC_NARROW=0 keeps 64 bits, to compare).
-        let narrow = proven
-            && proof.fits_32
-            && acc_core::ir::narrow::enabled()
-            && acc_core::ir::narrow::narrowable(kernel);
+        let narrowable =
+            acc_core::ir::narrow::enabled() && acc_core::ir::narrow::narrowable(kernel);
+        let proof = acc_core::ir::bounds::prove(kernel, args, narrowable);
+        let in_bounds = proof.in_bounds;
+        let proven = in_bounds && !kernel.unchecked;
+        let narrow = proven && proof.fits_32;
         let loaded = self.load(state, kernel, (proven, narrow))?;
         let mut loaded = loaded.lock().unwrap_or_else(|e| e.into_inner());
         let loaded = &mut *loaded;
