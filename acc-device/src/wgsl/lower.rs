@@ -383,24 +383,6 @@ struct Writer<'a> {
     gang_arrays: Option<(usize, Vec<LocalId>)>,
 }
 
-impl Writer<'_> {
-    /// The name of private array `l` in the entry being written: the workgroup's copy for a
-    /// gang's array its invocations share, else the invocation's own `l<id>`.
-    fn array_name(&self, l: LocalId) -> String {
-        match &self.gang_arrays {
-            Some((entry, arrays)) if arrays.contains(&l) => format!("acc_wa_{entry}_{l}"),
-            _ => format!("l{l}"),
-        }
-    }
-
-    /// Whether `l` is a `bool` array in workgroup memory, held as `u32` 0 or 1 there (NVIDIA's
-    /// Vulkan driver read `false` back from `bool` elements of workgroup arrays).
-    fn shared_bool(&self, l: LocalId) -> bool {
-        self.k.function.locals[l as usize].ty == Scalar::Bool
-            && self.array_name(l) != format!("l{l}")
-    }
-}
-
 /// The word type of an atomic array of `t` (`f32` travels as its bits).
 fn atomic_word(t: Scalar, target: Target) -> Result<&'static str> {
     match t {

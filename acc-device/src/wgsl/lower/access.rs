@@ -1,9 +1,26 @@
 //! Array elements in WGSL: the member of the buffer that holds an array (or a field of its
-//! elements), packed sub-word elements, private arrays indexed, and the bounds check of an index.
+//! elements), packed sub-word elements, private arrays (a gang's in workgroup memory)
+//! indexed, and the bounds check of an index.
 
 use super::*;
 
 impl Writer<'_> {
+    /// The name of private array `l` in the entry being written: the workgroup's copy for a
+    /// gang's array its invocations share, else the invocation's own `l<id>`.
+    pub(super) fn array_name(&self, l: LocalId) -> String {
+        match &self.gang_arrays {
+            Some((entry, arrays)) if arrays.contains(&l) => format!("acc_wa_{entry}_{l}"),
+            _ => format!("l{l}"),
+        }
+    }
+
+    /// Whether `l` is a `bool` array in workgroup memory, held as `u32` 0 or 1 there (NVIDIA's
+    /// Vulkan driver read `false` back from `bool` elements of workgroup arrays).
+    pub(super) fn shared_bool(&self, l: LocalId) -> bool {
+        self.k.function.locals[l as usize].ty == Scalar::Bool
+            && self.array_name(l) != format!("l{l}")
+    }
+
     /// An index into a private array as WGSL takes it (`u32`): a 64-bit index saturates, so
     /// that an index beyond 32 bits stays out of range.
     pub(super) fn local_index(&mut self, index: Handle<Expr>) -> Result<String> {

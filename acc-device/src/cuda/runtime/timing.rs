@@ -1,0 +1,60 @@
+//! What `ACC_TIME` records of a launch: the grid of each entry point, and the CUDA events
+//! around a kernel.
+
+use super::*;
+
+/// The grid of each entry point of a launch, for `ACC_TIME`.
+pub(super) fn launch_shape(blocks: &[u32], single: &[bool]) -> String {
+    let grids: Vec<String> = blocks
+        .iter()
+        .zip(single)
+        .map(|(b, &s)| {
+            if s {
+                "1x1".into()
+            } else {
+                format!("{b}x{BLOCK_SIZE}")
+            }
+        })
+        .collect();
+    format!("blocks x threads: {}", grids.join(", "))
+}
+
+/// Two events around a launch's kernels on their stream (`ACC_TIME`); once read, they go back
+/// to the device's pool.
+pub(super) struct EventPair {
+    pub(super) start: Option<cudarc::driver::CudaEvent>,
+    pub(super) end: Option<cudarc::driver::CudaEvent>,
+    pub(super) pool: Arc<Mutex<Vec<cudarc::driver::CudaEvent>>>,
+}
+
+impl acc_core::observe::time::PendingTime for EventPair {
+    fn poll(&mut self) -> Option<Option<std::time::Duration>> {
+        self.end.as_ref()?.is_complete().then(|| self.elapsed())
+    }
+    fn wait(self: Box<Self>) -> Option<std::time::Duration> {
+        self.elapsed()
+    }
+}
+
+impl EventPair {
+    fn elapsed(&self) -> Option<std::time::Duration> {
+        let (start, end) = (self.start.as_ref()?, self.end.as_ref()?);
+        start
+            .elapsed_ms(end)
+            .ok()
+            .map(|ms| std::time::Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3))
+    }
+}
+
+impl Drop for EventPair {
+    fn drop(&mut self) {
+        let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+        // Only events that have completed are reused (a dropped pair was read, or its launch
+        // is abandoned: then its events are destroyed).
+        for e in [self.start.take(), self.end.take()].into_iter().flatten() {
+            if e.is_complete() && pool.len() < 256 {
+                pool.push(e);
+            }
+        }
+    }
+}
