@@ -42,8 +42,8 @@ pub struct Proof {
     /// Every access is in bounds ([`accesses_in_bounds`]).
     pub in_bounds: bool,
     /// Besides, every `usize` and `isize` value the kernel computes (loop variables, indices,
-    /// lengths, intermediate sums and products) lies within 31 bits, so that
-    /// [`narrow::to_32`](super::narrow::to_32) computes the same values.
+    /// lengths, intermediate sums and products) lies within `u32` (every `isize` within
+    /// `i32`), so that [`narrow::to_32`](super::narrow::to_32) computes the same values.
     pub fits_32: bool,
 }
 
@@ -130,8 +130,18 @@ struct Prover<'a, 'k> {
     assignments: Vec<u32>,
     /// Bounds of loop variables and of locals assigned once.
     env: HashMap<LocalId, Range>,
-    /// Whether every `usize`/`isize` value seen so far fits 31 bits, where [`prove`] asks.
+    /// Whether every `usize`/`isize` value seen so far fits 32 bits, where [`prove`] asks.
     widths: Option<std::cell::Cell<bool>>,
+}
+
+/// The values the 32-bit type standing for `t` holds in a narrowed kernel (`u32` for
+/// `usize`, `i32` for `isize`); `None` for other types.
+fn narrow_range(t: Scalar) -> Option<Range> {
+    match t {
+        Scalar::USize => Some((0, u32::MAX as i128)),
+        Scalar::ISize => Some((i32::MIN as i128, i32::MAX as i128)),
+        _ => None,
+    }
 }
 
 /// The values integer type `t` holds.
@@ -270,7 +280,8 @@ impl Prover<'_, '_> {
                         start.1 + b,
                     ]);
                     if let Some(w) = &self.widths {
-                        if var.0 < -(1i128 << 31) || var.1 >= 1i128 << 31 {
+                        let ty = self.k.function.locals[lv.var as usize].ty;
+                        if narrow_range(ty).is_some_and(|(min, max)| var.0 < min || var.1 > max) {
                             w.set(false);
                         }
                     }
@@ -339,19 +350,19 @@ impl Prover<'_, '_> {
         self.env.insert(local, (lo, hi));
     }
 
-    /// Whether `usize`/`isize` expression `h` lies within 31 bits (other types: true).
+    /// Whether `usize` expression `h` lies within `u32`, and `isize` within `i32` (other
+    /// types: true), so that 32-bit arithmetic computes it exactly.
     fn fits_32(&self, h: Handle<Expr>) -> bool {
-        let limit = 1i128 << 31;
         match self.types.get(h.index()) {
-            Some(Scalar::USize | Scalar::ISize) => self
+            Some(&t @ (Scalar::USize | Scalar::ISize)) => self
                 .range(h)
-                .is_some_and(|(lo, hi)| lo >= -limit && hi < limit),
+                .is_some_and(|(lo, hi)| narrow_range(t).is_some_and(|(min, max)| lo >= min && hi <= max)),
             _ => true,
         }
     }
 
     /// Whether every access inside expression `h` is in bounds (and, when checking widths,
-    /// every `usize` value in it fits 31 bits).
+    /// every `usize` value in it fits 32 bits).
     fn accesses(&self, h: Handle<Expr>) -> bool {
         if let Some(w) = &self.widths {
             if w.get() && !self.fits_32(h) {
@@ -440,6 +451,8 @@ impl Prover<'_, '_> {
                 (n, n)
             }
             Expr::Local(l) => *self.env.get(l)?,
+            // A value read from memory: anything its type holds (`keys[i] % n` is below `n`).
+            Expr::Load { .. } => type_range(ty)?,
             Expr::Cast(a, _) => self.range(*a)?,
             Expr::Unary(UnaryOp::Neg, a) => {
                 let (lo, hi) = self.range(*a)?;
@@ -634,7 +647,7 @@ mod tests {
     }
 
     /// `for i in 0..n { out[i] = (i + big) as f32 }`: in bounds whatever `big` is; its
-    /// `usize` values fit 31 bits only for a small `big`.
+    /// `usize` values fit 32 bits only for a small `big`.
     #[test]
     fn index_values_fit_32_bits_only_where_every_usize_does() {
         let mut b = KernelBuilder::new("offsets");
@@ -672,6 +685,44 @@ mod tests {
             let proof = prove(&k, &args, true);
             assert!(proof.in_bounds, "big {big}");
             assert_eq!(proof.fits_32, fits, "big {big}");
+        }
+    }
+
+    /// `for i in 0..n { out[keys[i] as usize % m] = 1.0 }`: a loaded key is any `u32`, and
+    /// the remainder bounds the index whatever it is.
+    #[test]
+    fn a_remainder_of_a_loaded_value_is_in_bounds() {
+        let mut b = KernelBuilder::new("bins");
+        let n = b.param_scalar("n", Scalar::USize);
+        let _ = b.param_scalar("m", Scalar::USize);
+        let keys = b.param_array("keys", Scalar::U32, false);
+        let out = b.param_array("out", Scalar::F32, true);
+        let zero = b.lit_int(0, None);
+        b.for_range("i", Some(Scalar::USize), zero, n, false, GRID, &[], &[], |b, v| {
+            let i = b.get(v[0]);
+            let key = b.load(keys, i);
+            let key = b.cast(key, Scalar::USize);
+            let m = b.param_scalar_value(1);
+            let bin = b.binary(BinaryOp::Rem, key, m);
+            let one = b.lit_float(1.0, Some(Scalar::F32));
+            b.store(out, bin, one);
+        });
+        let k = b.finish().expect("valid IR");
+        let keys = vec![0u32; 100];
+        let mut out = vec![0f32; 16];
+        let key_bytes: &[u8] =
+            unsafe { std::slice::from_raw_parts(keys.as_ptr().cast(), std::mem::size_of_val(&keys[..])) };
+        for (m, ok) in [(16u64, true), (17, false)] {
+            let args = [
+                KernelArg::Scalar(ScalarValue::USize(100)),
+                KernelArg::Scalar(ScalarValue::USize(m)),
+                KernelArg::Read(key_bytes),
+                KernelArg::Write(unsafe_bytes_mut(&mut out)),
+            ];
+            let proof = prove(&k, &args, true);
+            assert_eq!(proof.in_bounds, ok, "m {m}");
+            // A key may be any u32: its usize copy fits 32 bits.
+            assert_eq!(proof.fits_32, ok, "m {m}");
         }
     }
 

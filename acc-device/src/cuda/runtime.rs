@@ -51,7 +51,7 @@ struct Loaded {
     /// host (`acc_core::ir::bounds`): each kernel has a checked and a proven variant.
     proven: bool,
     /// Proven, and its `usize` arithmetic in 32 bits, for launches whose arguments keep
-    /// those values below 2^31 (`acc_core::ir::narrow`): a third variant.
+    /// those values within 32 bits (`acc_core::ir::narrow`): a third variant.
     narrow: bool,
     lowered: Lowered,
     functions: Vec<CudaFunction>,
@@ -462,7 +462,7 @@ impl CudaDevice {
             .map_err(|e| cuda_error("binding the context", e))?;
         // Accesses proven in bounds for these arguments need no checks in the kernel, and
         // nothing to read back for them (see below).
-        // Proven launches whose index values fit 31 bits run them in 32-bit arithmetic
+        // Proven launches whose index values fit 32 bits run them in 32-bit arithmetic
         // (ACC_NARROW=0 keeps 64 bits, to compare).
         let narrowable =
             acc_core::ir::narrow::enabled() && acc_core::ir::narrow::narrowable(kernel);

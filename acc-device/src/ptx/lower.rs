@@ -120,7 +120,7 @@ pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
 }
 
 /// Lowers `kernel` to PTX for `target`, its `usize` arithmetic in 32 bits when `narrow`
-/// ([`acc_core::ir::narrow`]: for a launch whose arguments keep those values below 2^31).
+/// ([`acc_core::ir::narrow`]: for a launch whose arguments keep those values within 32 bits).
 pub fn lower_with(kernel: &Kernel, target: Target, narrow: bool) -> Result<Lowered> {
     if target.sm < 70 {
         return Err(unsupported(format!(
