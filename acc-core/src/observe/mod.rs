@@ -164,7 +164,16 @@ pub fn dump(stage: &str, name: &str, text: impl FnOnce() -> String) {
         })
         .collect();
     let path = s.dir.join(format!("{file}.{stage}"));
-    let result = std::fs::create_dir_all(&s.dir).and_then(|_| std::fs::write(&path, text()));
+    // Through a file of this writer's own, renamed into place: threads that build the same
+    // kernel at once (a test suite's) each replace the file whole, never interleave in it.
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = s
+        .dir
+        .join(format!(".{file}.{stage}.{}.{n}", std::process::id()));
+    let result = std::fs::create_dir_all(&s.dir)
+        .and_then(|_| std::fs::write(&tmp, text()))
+        .and_then(|_| std::fs::rename(&tmp, &path));
     match result {
         Ok(()) => notify(Notify::Launch, || format!("dumped {}", path.display())),
         Err(e) => eprintln!("acc: ACC_DUMP could not write {}: {e}", path.display()),
