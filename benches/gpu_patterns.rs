@@ -6,9 +6,10 @@
 //! on wgpu as well as the triad does; the execution-model issue asks at least 0.8). Results
 //! of the two devices are compared.
 //!
-//! `cargo bench --features wgpu,cuda --bench gpu_patterns` (`scripts/gpu-bench` builds it
-//! here and runs it on the GPU machine; repetitions: `ACC_BENCH_REPS`, default 10; each timed
-//! repetition is `INNER` regions and one wait).
+//! `cargo bench --features wgpu,cuda --bench gpu_patterns` (`ACC_DEVICE_PATTERNS=1
+//! scripts/device-build` builds it here into .device-bin, and `scripts/gpu-bench` runs it on
+//! the GPU machine; repetitions: `ACC_BENCH_REPS`, default 10; each timed repetition is
+//! `INNER` regions and one wait).
 
 // Index loops are the OpenACC idiom these benchmarks measure.
 #![allow(clippy::needless_range_loop)]
