@@ -331,7 +331,7 @@ pub fn launch(
         Err(e) => fail(site, device, e),
     };
     if on.default_present() {
-        require_present(device, site, args);
+        require_present(device, site, args, kernel);
     }
     let first_info = acc_core::observe::info_first(site as *const _ as usize, device.device_type());
     if first_info {
@@ -377,11 +377,16 @@ pub fn launch(
 /// `default(present)` (3.3 section 2.6.2): every array the region uses is present already.
 /// Arrays in the region's own data clauses were made present when it began, so an absent one
 /// is an array no clause names.
-fn require_present(device: &dyn Device, site: &RegionSite, args: &Args<'_>) {
+fn require_present(device: &dyn Device, site: &RegionSite, args: &Args<'_>, kernel: &Kernel) {
     let Some(mem) = device.own_memory() else {
         return;
     };
+    // An array the kernel never touches (a `private` copy's original) need not be there.
+    let accessed = kernel.accessed_params();
     for (p, (name, _)) in args.params.iter().enumerate() {
+        if !accessed.get(p).copied().unwrap_or(true) {
+            continue;
+        }
         let bytes: &[u8] = match &args.args[p] {
             KernelArg::Read(d) => d,
             KernelArg::Write(d) => d,

@@ -214,3 +214,33 @@ fn default_present_requires_unlisted_arrays_to_be_present() {
         }
     });
 }
+
+/// A `private` array's copies are made on the device: its original never travels, so
+/// `default(present)` does not ask for it (3.3 sections 2.5.13 and 2.6.2).
+#[acc::offload]
+fn private_array_under_default_present(a: &[f64]) -> Vec<f64> {
+    let mut out = vec![0.0; a.len()];
+    let mut vals = [0.0f64; 4];
+    #[acc::data(copyin(a), copyout(out))]
+    {
+        #[acc::parallel_loop(default(present), private(vals))]
+        for i in 0..a.len() {
+            for k in 0..4 {
+                vals[k] = a[i] * k as f64;
+            }
+            out[i] = vals[0] + vals[1] + vals[2] + vals[3];
+        }
+    }
+    out
+}
+
+#[test]
+fn private_arrays_need_not_be_present() {
+    let a: Vec<f64> = (0..1000).map(|i| i as f64 * 0.5).collect();
+    on_each_device(|ty| {
+        let out = private_array_under_default_present(&a);
+        for (i, &v) in out.iter().enumerate() {
+            assert_eq!(v, a[i] * 6.0, "out[{i}] on {ty}");
+        }
+    });
+}

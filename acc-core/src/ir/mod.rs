@@ -780,6 +780,35 @@ impl Kernel {
 
     /// What accessing `field` (`None` for an array of scalars) of an element of array
     /// parameter `array` touches; `None` where the parameter is not such an array.
+    /// For each parameter, whether the kernel reads or writes its elements or its length: an
+    /// array it never touches (the original of a `private` copy, 3.3 section 2.5.13, whose
+    /// copies only take its type) need not travel to the device.
+    pub fn accessed_params(&self) -> Vec<bool> {
+        let mut used = vec![false; self.params.len()];
+        let mut mark = |p: ParamId| {
+            if let Some(u) = used.get_mut(p as usize) {
+                *u = true;
+            }
+        };
+        for (_, e) in self.function.exprs.iter() {
+            match e {
+                Expr::Load { array, .. } | Expr::Len(array) => mark(*array),
+                Expr::Param(p) => mark(*p),
+                _ => {}
+            }
+        }
+        walk::for_each_stmt(&self.function.body, &mut |s| match s {
+            Stmt::Store { array, .. } | Stmt::Atomic { array, .. } => mark(*array),
+            _ => {}
+        });
+        for (_, into) in &self.reductions {
+            mark(*into);
+        }
+        used
+    }
+
+    /// What an access of `array` (or of `field` of its elements) touches; `None` where
+    /// `array` is not an array parameter (or has no such field).
     pub fn access(&self, array: ParamId, field: Option<FieldId>) -> Option<Access> {
         let ParamKind::Array { elem, writable } = self.params.get(array as usize)?.kind else {
             return None;

@@ -53,6 +53,9 @@ struct Loaded {
     /// Proven, and its `usize` arithmetic in 32 bits, for launches whose arguments keep
     /// those values within 32 bits (`acc_core::ir::narrow`): a third variant.
     narrow: bool,
+    /// Which parameters the kernel touches (`Kernel::accessed_params`): an array it does not
+    /// (a `private` copy's original) is not transferred.
+    accessed: Vec<bool>,
     lowered: Lowered,
     functions: Vec<CudaFunction>,
     locals: Option<CudaSlice<u8>>,
@@ -321,6 +324,7 @@ impl CudaDevice {
             kernel: kernel.clone(),
             proven,
             narrow,
+            accessed: kernel.accessed_params(),
             lowered,
             functions,
             locals,
@@ -488,6 +492,12 @@ impl CudaDevice {
                     };
                     let size = elem.size() as usize;
                     let len = d.len() / size;
+                    if !loaded.accessed.get(p).copied().unwrap_or(true) {
+                        // Nothing of it is read or written there: it stays on the host.
+                        values.push(Value::U64(0));
+                        values.push(Value::U64(len as u64));
+                        continue;
+                    }
                     largest = largest.max(len);
                     let layout = ElemLayout::from(*elem);
                     let var = Named::unlocated(&param.name);

@@ -539,8 +539,12 @@ impl Writer<'_> {
         let k = self.k;
         let mut bindings = Vec::new();
         let mut decls = String::new();
-        // Arrays.
+        // Arrays the kernel touches (the original of a `private` copy stays on the host).
+        let accessed = k.accessed_params();
         for (id, p) in k.params.iter().enumerate() {
+            if matches!(p.kind, ParamKind::Array { .. }) && !accessed[id] {
+                continue;
+            }
             if let ParamKind::Array {
                 elem: Elem::Struct(layout),
                 writable,
