@@ -31,6 +31,7 @@ pub fn accesses_in_bounds(kernel: &Kernel, args: &[KernelArg<'_>]) -> bool {
         types,
         assignments,
         env: HashMap::new(),
+        ranges: std::cell::RefCell::new(vec![None; kernel.function.exprs.len()]),
         widths: None,
     };
     p.block(&kernel.function.body)
@@ -64,6 +65,7 @@ pub fn prove(kernel: &Kernel, args: &[KernelArg<'_>], widths: bool) -> Proof {
         types,
         assignments,
         env: HashMap::new(),
+        ranges: std::cell::RefCell::new(vec![None; kernel.function.exprs.len()]),
         widths: widths.then(|| std::cell::Cell::new(true)),
     };
     let in_bounds = p.block(&kernel.function.body);
@@ -130,6 +132,8 @@ struct Prover<'a, 'k> {
     assignments: Vec<u32>,
     /// Bounds of loop variables and of locals assigned once.
     env: HashMap<LocalId, Range>,
+    /// The range of each expression, once computed ([`Prover::range`]).
+    ranges: std::cell::RefCell<Vec<Option<Option<Range>>>>,
     /// Whether every `usize`/`isize` value seen so far fits 32 bits, where [`prove`] asks.
     widths: Option<std::cell::Cell<bool>>,
 }
@@ -427,6 +431,20 @@ impl Prover<'_, '_> {
     /// Bounds of integer expression `h`, within its type (`None` where it may wrap or is not
     /// known).
     fn range(&self, h: Handle<Expr>) -> Option<Range> {
+        // Each expression appears once in the kernel, so its range is the same whenever the
+        // walk asks (the environment it reads is the one at its place): computed once, the
+        // walk stays linear in the kernel's size (a launch pays for it).
+        if let Some(r) = self.ranges.borrow().get(h.index()).copied().flatten() {
+            return r;
+        }
+        let r = self.range_uncached(h);
+        if let Some(slot) = self.ranges.borrow_mut().get_mut(h.index()) {
+            *slot = Some(r);
+        }
+        r
+    }
+
+    fn range_uncached(&self, h: Handle<Expr>) -> Option<Range> {
         let ty = *self.types.get(h.index())?;
         let r = match &self.k.function.exprs[h] {
             Expr::Literal(Literal::Int(_, v)) => (*v, *v),
