@@ -43,10 +43,40 @@ enum Partials {
     Device(CudaSlice<u8>),
 }
 
+/// The variants of one kernel loaded on the device, and what the bounds proof found for its
+/// last launch's arguments.
+struct Family {
+    /// The IR the variants were lowered from (the map is keyed by its address; this confirms
+    /// it, once per launch).
+    kernel: Kernel,
+    /// The last launch's argument signature (array lengths, scalar values) and its proof: a
+    /// region launched again with the same sizes (a time step) is not proven again.
+    proof: Option<(Vec<u64>, acc_core::ir::bounds::Proof)>,
+    variants: Vec<Arc<Mutex<Loaded>>>,
+}
+
+/// What the bounds proof of a launch depends on: each array argument's length in bytes and
+/// each scalar's value.
+fn proof_signature(args: &[Arg<'_>]) -> Vec<u64> {
+    args.iter()
+        .map(|a| match a {
+            Arg::Read(d) => d.len() as u64,
+            Arg::Write(d) => d.len() as u64,
+            Arg::Scalar(v) => match *v {
+                ScalarValue::Bool(b) => b as u64,
+                ScalarValue::I32(x) => x as u32 as u64,
+                ScalarValue::U32(x) => x as u64,
+                ScalarValue::I64(x) | ScalarValue::ISize(x) => x as u64,
+                ScalarValue::U64(x) | ScalarValue::USize(x) => x,
+                ScalarValue::F32(x) => x.to_bits() as u64,
+                ScalarValue::F64(x) => x.to_bits(),
+            },
+        })
+        .collect()
+}
+
 /// A kernel loaded on the device, with the scratch memory its launches reuse.
 struct Loaded {
-    /// The kernel it was lowered from (the cache is keyed by its address, this confirms it).
-    kernel: Kernel,
     /// Lowered without bounds checks, for launches whose accesses are proven in bounds on the
     /// host (`acc_core::ir::bounds`): each kernel has a checked and a proven variant.
     proven: bool,
@@ -102,8 +132,8 @@ pub struct CudaDevice {
 
 /// What launches share, behind the device's launch lock.
 struct Launching {
-    /// Kernels loaded, by the address of their IR (each entry confirmed by comparing the IR).
-    loaded: HashMap<usize, Vec<Arc<Mutex<Loaded>>>>,
+    /// Kernels loaded, by the address of their IR (each family confirmed by comparing the IR).
+    loaded: HashMap<usize, Vec<Family>>,
     /// The bounds-check status words, which kernels write into host memory.
     status: Pinned,
 }
@@ -249,17 +279,35 @@ impl CudaDevice {
         Ok(())
     }
 
+    /// The family of `kernel` (created empty on its first launch): its index in the list at
+    /// the kernel's address.
+    fn family(state: &mut Launching, kernel: &Kernel) -> usize {
+        let key = kernel as *const Kernel as usize;
+        let families = state.loaded.entry(key).or_default();
+        match families.iter().position(|f| f.kernel == *kernel) {
+            Some(i) => i,
+            None => {
+                families.push(Family {
+                    kernel: kernel.clone(),
+                    proof: None,
+                    variants: Vec::new(),
+                });
+                families.len() - 1
+            }
+        }
+    }
+
     fn load(
         &self,
         state: &mut Launching,
-        kernel: &Kernel,
+        (kernel, family): (&Kernel, usize),
         (proven, narrow): (bool, bool),
     ) -> Result<Arc<Mutex<Loaded>>> {
         let key = kernel as *const Kernel as usize;
         let found = state.loaded.get(&key).and_then(|v| {
-            v.iter().find(|l| {
+            v[family].variants.iter().find(|l| {
                 let l = l.lock().unwrap_or_else(|e| e.into_inner());
-                l.proven == proven && l.narrow == narrow && l.kernel == *kernel
+                l.proven == proven && l.narrow == narrow
             })
         });
         if let Some(found) = found {
@@ -321,7 +369,6 @@ impl CudaDevice {
             });
         }
         let l = Arc::new(Mutex::new(Loaded {
-            kernel: kernel.clone(),
             proven,
             narrow,
             accessed: kernel.accessed_params(),
@@ -330,7 +377,9 @@ impl CudaDevice {
             locals,
             partials,
         }));
-        state.loaded.entry(key).or_default().push(Arc::clone(&l));
+        if let Some(f) = state.loaded.get_mut(&key).and_then(|v| v.get_mut(family)) {
+            f.variants.push(Arc::clone(&l));
+        }
         Ok(l)
     }
 
@@ -468,13 +517,34 @@ impl CudaDevice {
         // nothing to read back for them (see below).
         // Proven launches whose index values fit 32 bits run them in 32-bit arithmetic
         // (ACC_NARROW=0 keeps 64 bits, to compare).
-        let narrowable =
-            acc_core::ir::narrow::enabled() && acc_core::ir::narrow::narrowable(kernel);
-        let proof = acc_core::ir::bounds::prove(kernel, args, narrowable);
+        let family = Self::family(state, kernel);
+        let signature = proof_signature(args);
+        let memo = state
+            .loaded
+            .get(&(kernel as *const Kernel as usize))
+            .and_then(|v| v[family].proof.as_ref())
+            .filter(|(s, _)| *s == signature)
+            .map(|(_, p)| *p);
+        let proof = match memo {
+            Some(p) => p,
+            None => {
+                let narrowable =
+                    acc_core::ir::narrow::enabled() && acc_core::ir::narrow::narrowable(kernel);
+                let p = acc_core::ir::bounds::prove(kernel, args, narrowable);
+                if let Some(f) = state
+                    .loaded
+                    .get_mut(&(kernel as *const Kernel as usize))
+                    .and_then(|v| v.get_mut(family))
+                {
+                    f.proof = Some((signature, p));
+                }
+                p
+            }
+        };
         let in_bounds = proof.in_bounds;
         let proven = in_bounds && !kernel.unchecked;
         let narrow = proven && proof.fits_32;
-        let loaded = self.load(state, kernel, (proven, narrow))?;
+        let loaded = self.load(state, (kernel, family), (proven, narrow))?;
         let mut loaded = loaded.lock().unwrap_or_else(|e| e.into_inner());
         let loaded = &mut *loaded;
         let l = &loaded.lowered;
