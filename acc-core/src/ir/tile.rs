@@ -440,10 +440,19 @@ fn stage_loads(
             ty,
             len: Some(so * (sl + 1)),
         });
+        // The copy loop has no branch, so that a thread's loads are in flight together (an
+        // `if` per element kept one at a time): an element outside the nest (a partial tile)
+        // reads element 0 instead, a copy the body never reads.
+        let zero = lit(f, 0);
+        let within = f.exprs.append(Expr::Select {
+            cond: inside,
+            accept: index,
+            reject: zero,
+        });
         let fresh = f.exprs.append(Expr::Load {
             array,
             field,
-            index,
+            index: within,
         });
         copies.push(Stmt::AssignElem {
             local: stage,
@@ -466,11 +475,7 @@ fn stage_loads(
         stages.push(stage);
     }
     walk::substitute(f, body, &reads);
-    load_body.push(Stmt::If {
-        cond: inside,
-        accept: copies,
-        reject: Vec::new(),
-    });
+    load_body.extend(copies);
     let (zero, one, count) = (lit(f, 0), lit(f, 1), lit(f, sl * so));
     Some(Staging {
         stages,

@@ -78,11 +78,9 @@ fn transpose_gpu(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(loc
         l6 = 0lu + u64((acc_base_v + u64(acc_k_v))) * 1lu;
             l8 = (l6 % 32lu);
             l7 = (l6 / 32lu);
-            if (((((l2 * 32lu) + l7) < params.p2) && (((l4 * 32lu) + l8) < params.p2))) {
-                l0 = (0lu + (((l2 * 32lu) + l7) * 1lu));
-                l1 = (0lu + (((l4 * 32lu) + l8) * 1lu));
-                acc_wa_0_9[select(u32((l6 + (l6 / 32lu))), 4294967295u, u32((l6 + (l6 / 32lu)) >> 32u) != 0u)] = p0[params.b0 + select(0u, u32(((l0 * params.p2) + l1)), acc_in_bounds(0u, ((l0 * params.p2) + l1), params.n0))];
-            }
+            l0 = (0lu + (((l2 * 32lu) + l7) * 1lu));
+            l1 = (0lu + (((l4 * 32lu) + l8) * 1lu));
+            acc_wa_0_9[select(u32((l6 + (l6 / 32lu))), 4294967295u, u32((l6 + (l6 / 32lu)) >> 32u) != 0u)] = p0[params.b0 + select(0u, u32(select(0lu, ((l0 * params.p2) + l1), ((((l2 * 32lu) + l7) < params.p2) && (((l4 * 32lu) + l8) < params.p2)))), acc_in_bounds(0u, select(0lu, ((l0 * params.p2) + l1), ((((l2 * 32lu) + l7) < params.p2) && (((l4 * 32lu) + l8) < params.p2))), params.n0))];
     }
     }
         }
