@@ -48,8 +48,11 @@ fn main() {
             .collect::<Vec<f64>>()
     };
     let wrong = y.iter().zip(&sequential).filter(|(a, b)| a != b).count();
-    println!("autocompare: device = {device}: {wrong} of {n} elements differ from a sequential fill");
-    let on = std::env::var("ACC_AUTOCOMPARE").is_ok_and(|v| !v.trim().is_empty() && v.trim() != "0");
+    println!(
+        "autocompare: device = {device}: {wrong} of {n} elements differ from a sequential fill"
+    );
+    let on =
+        std::env::var("ACC_AUTOCOMPARE").is_ok_and(|v| !v.trim().is_empty() && v.trim() != "0");
     if on {
         let found = acc::autocompare_differences();
         print!("{}", acc::autocompare_report());
@@ -62,6 +65,8 @@ fn main() {
             println!("autocompare: verified: it found the difference");
         }
     } else if wrong > 0 {
-        println!("autocompare: run with ACC_AUTOCOMPARE=1 to have acc find the region and variable");
+        println!(
+            "autocompare: run with ACC_AUTOCOMPARE=1 to have acc find the region and variable"
+        );
     }
 }

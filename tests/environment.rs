@@ -118,21 +118,28 @@ fn run_child(case: &str, vars: &[(&str, &str)]) -> String {
 /// Whether `ACC_REQUIRE_DEVICES` (CI, the GPU machine) names `ty`: then it is tested, and a
 /// missing device fails rather than being left out.
 fn required(ty: DeviceType) -> bool {
-    std::env::var("ACC_REQUIRE_DEVICES")
-        .is_ok_and(|v| v.split(',').any(|d| d.trim().eq_ignore_ascii_case(ty.name())))
+    std::env::var("ACC_REQUIRE_DEVICES").is_ok_and(|v| {
+        v.split(',')
+            .any(|d| d.trim().eq_ignore_ascii_case(ty.name()))
+    })
 }
 
 /// The device types the observation tools are checked on: host and multicore always, a GPU
 /// type where it is required or present.
 fn types_to_test() -> Vec<DeviceType> {
-    [DeviceType::Host, DeviceType::Multicore, DeviceType::Wgpu, DeviceType::Nvidia]
-        .into_iter()
-        .filter(|&ty| {
-            matches!(ty, DeviceType::Host | DeviceType::Multicore)
-                || required(ty)
-                || acc::get_num_devices(ty) > 0
-        })
-        .collect()
+    [
+        DeviceType::Host,
+        DeviceType::Multicore,
+        DeviceType::Wgpu,
+        DeviceType::Nvidia,
+    ]
+    .into_iter()
+    .filter(|&ty| {
+        matches!(ty, DeviceType::Host | DeviceType::Multicore)
+            || required(ty)
+            || acc::get_num_devices(ty) > 0
+    })
+    .collect()
 }
 
 fn main() {
@@ -211,7 +218,10 @@ fn main() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     if stdout.contains("DEFAULT-DEVICE: multicore") {
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.trim().is_empty(), "stderr of a multicore run: {stderr}");
+        assert!(
+            stderr.trim().is_empty(),
+            "stderr of a multicore run: {stderr}"
+        );
         passed += 1;
     }
 
@@ -242,10 +252,16 @@ fn main() {
                 .lines()
                 .find(|l| l.contains(name))
                 .unwrap_or_else(|| panic!("no row {name:?} on {ty}:\n{text}"));
-            line.split("  ").map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect()
+            line.split("  ")
+                .map(|c| c.trim().to_string())
+                .filter(|c| !c.is_empty())
+                .collect()
         };
         for text in [report, at_exit] {
-            assert!(text.contains("acc: ACC_TIME: time per region"), "{ty}: {text}");
+            assert!(
+                text.contains("acc: ACC_TIME: time per region"),
+                "{ty}: {text}"
+            );
             // region, entered, launches, device time, host time, ...
             let p = row(text, "parallel in observed at tests/environment.rs:");
             assert_eq!((p[2].as_str(), p[3].as_str()), ("3", "3"), "{ty}: {p:?}");
@@ -264,11 +280,20 @@ fn main() {
             if matches!(ty, DeviceType::Wgpu | DeviceType::Nvidia) {
                 // `copy(a)` in and out, three times 4000 bytes each way; the two updates
                 // (a row each) move as much, one each way.
-                assert!(d[6].starts_with("11.7 KiB in") && d[7].starts_with("11.7 KiB in"), "{ty}: {d:?}");
-                let updates: Vec<&str> =
-                    text.lines().filter(|l| l.contains("update at tests/environment.rs:")).collect();
+                assert!(
+                    d[6].starts_with("11.7 KiB in") && d[7].starts_with("11.7 KiB in"),
+                    "{ty}: {d:?}"
+                );
+                let updates: Vec<&str> = text
+                    .lines()
+                    .filter(|l| l.contains("update at tests/environment.rs:"))
+                    .collect();
                 assert_eq!(updates.len(), 2, "{ty}: {text}");
-                assert_eq!(updates.iter().filter(|l| l.contains("11.7 KiB in")).count(), 2, "{ty}: {text}");
+                assert_eq!(
+                    updates.iter().filter(|l| l.contains("11.7 KiB in")).count(),
+                    2,
+                    "{ty}: {text}"
+                );
             }
         }
         passed += 1;
@@ -280,8 +305,14 @@ fn main() {
         let out = run_child("time", &[("ACC_DEVICE_TYPE", ty.name()), ("ACC_INFO", "2")]);
         // Level 2 adds the kernel's resources where a kernel ran.
         match ty {
-            DeviceType::Nvidia => assert!(out.contains(" registers, ") && out.contains("kernel resources on nvidia"), "{out}"),
-            DeviceType::Wgpu => assert!(out.contains("kernel resources on wgpu\nacc:   not reported by this device"), "{out}"),
+            DeviceType::Nvidia => assert!(
+                out.contains(" registers, ") && out.contains("kernel resources on nvidia"),
+                "{out}"
+            ),
+            DeviceType::Wgpu => assert!(
+                out.contains("kernel resources on wgpu\nacc:   not reported by this device"),
+                "{out}"
+            ),
             _ => assert!(!out.contains("kernel resources"), "{out}"),
         }
         let how = match ty {
@@ -299,9 +330,16 @@ fn main() {
             assert!(out.contains(line), "{ty}: missing {line:?} in:\n{out}");
         }
         // Once per region and device type, though the region ran three times.
-        assert_eq!(out.matches("ACC_INFO: `parallel`").count(), 1 + usize::from(matches!(ty, DeviceType::Wgpu | DeviceType::Nvidia)), "{ty}: {out}");
+        assert_eq!(
+            out.matches("ACC_INFO: `parallel`").count(),
+            1 + usize::from(matches!(ty, DeviceType::Wgpu | DeviceType::Nvidia)),
+            "{ty}: {out}"
+        );
         if matches!(ty, DeviceType::Wgpu | DeviceType::Nvidia) {
-            assert!(out.contains("bounds checks: none (`unchecked`)"), "{ty}: {out}");
+            assert!(
+                out.contains("bounds checks: none (`unchecked`)"),
+                "{ty}: {out}"
+            );
         }
         passed += 1;
     }
@@ -310,10 +348,16 @@ fn main() {
     // region, variable, index and values, the program's results stay the device's, and
     // `abort` stops at the first difference.
     for &ty in &types {
-        let out = run_child("autocompare", &[("ACC_DEVICE_TYPE", ty.name()), ("ACC_AUTOCOMPARE", "1")]);
+        let out = run_child(
+            "autocompare",
+            &[("ACC_DEVICE_TYPE", ty.name()), ("ACC_AUTOCOMPARE", "1")],
+        );
         if ty == DeviceType::Host {
             assert!(out.contains("FLAGS 64 A 192 DIFFERENCES 0"), "host: {out}");
-            assert!(out.contains("acc: ACC_AUTOCOMPARE: 0 region runs compared"), "host: {out}");
+            assert!(
+                out.contains("acc: ACC_AUTOCOMPARE: 0 region runs compared"),
+                "host: {out}"
+            );
         } else {
             assert!(out.contains("FLAGS 0 A 192 DIFFERENCES 1"), "{ty}: {out}");
             for line in [
@@ -324,8 +368,14 @@ fn main() {
                 assert!(out.contains(&line), "{ty}: missing {line:?} in:\n{out}");
             }
             assert!(!out.contains("`a` differs"), "{ty}: {out}");
-            let out = run_child("autocompare", &[("ACC_DEVICE_TYPE", ty.name()), ("ACC_AUTOCOMPARE", "abort")]);
-            assert!(out.contains("ABORTED: acc: ACC_AUTOCOMPARE: `parallel` region in `compared`"), "{ty}: {out}");
+            let out = run_child(
+                "autocompare",
+                &[("ACC_DEVICE_TYPE", ty.name()), ("ACC_AUTOCOMPARE", "abort")],
+            );
+            assert!(
+                out.contains("ABORTED: acc: ACC_AUTOCOMPARE: `parallel` region in `compared`"),
+                "{ty}: {out}"
+            );
         }
         passed += 1;
     }
@@ -416,7 +466,10 @@ fn main() {
         assert!(text.contains(line), "acc-info lacks {line:?}:\n{text}");
     }
     if required(DeviceType::Wgpu) {
-        assert!(text.contains("wgpu 0: ") && text.contains("64-bit integers: "), "{text}");
+        assert!(
+            text.contains("wgpu 0: ") && text.contains("64-bit integers: "),
+            "{text}"
+        );
     }
     passed += 1;
 

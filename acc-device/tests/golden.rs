@@ -23,6 +23,8 @@ fn kernels() -> Vec<(&'static str, Kernel)> {
         ("softmax", samples::softmax()),
         ("row_smooth", samples::row_smooth()),
         ("transpose", samples::transpose()),
+        ("row_sweeps", samples::row_sweeps()),
+        ("matmul_tiled", samples::matmul_tiled()),
     ]
 }
 
@@ -51,6 +53,16 @@ fn plan(k: &Kernel) -> String {
         out.push_str(&format!("{backend}:\n"));
         for m in describe(k, w) {
             out.push_str(&format!("  loop {}: {}\n", m.vars.join(", "), m.how));
+        }
+    }
+    // The steps of each gang loop a block runs an iteration of, barriers included.
+    let expanded = acc_core::ir::tile::expand(k);
+    for s in &expanded.function.body {
+        if let Some(p) = s.gang_phases(&expanded.function) {
+            out.push_str("gang iteration:\n");
+            for line in p.outline(&expanded.function).lines() {
+                out.push_str(&format!("  {line}\n"));
+            }
         }
     }
     out

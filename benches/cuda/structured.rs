@@ -8,7 +8,15 @@ use super::*;
 /// loop with `reduction(+: s)`, then `y[i] = s`; against a block per row in CUDA.
 #[allow(clippy::too_many_arguments)]
 #[acc::offload]
-pub(super) fn matvec(a: &Vec<f32>, x: &Vec<f32>, y: &mut Vec<f32>, n: usize, reps: usize, cu: &Cuda, t: &mut Times) {
+pub(super) fn matvec(
+    a: &Vec<f32>,
+    x: &Vec<f32>,
+    y: &mut Vec<f32>,
+    n: usize,
+    reps: usize,
+    cu: &Cuda,
+    t: &mut Times,
+) {
     let (ra, rx) = (cu.upload(a), cu.upload(x));
     let mut ry = cu.stream.alloc_zeros::<f32>(n).expect("alloc");
     let f = cu.f("matvec_f32");
@@ -63,7 +71,12 @@ pub(super) fn spmv(
 ) {
     let n = y.len();
     let rows64: Vec<u64> = rows.iter().map(|&r| r as u64).collect();
-    let (rr, rc, rv, rx) = (cu.upload(&rows64), cu.upload(cols), cu.upload(vals), cu.upload(x));
+    let (rr, rc, rv, rx) = (
+        cu.upload(&rows64),
+        cu.upload(cols),
+        cu.upload(vals),
+        cu.upload(x),
+    );
     let mut ry = cu.stream.alloc_zeros::<f32>(n).expect("alloc");
     let f = cu.f(if warp { "spmv_warp_f32" } else { "spmv_f32" });
     let ni = n as i32;
@@ -120,7 +133,14 @@ pub(super) fn spmv(
 /// A 7-point stencil written with three levels, as stencil codes write them: gang over
 /// planes, worker over rows, vector over columns; against a thread per point in CUDA.
 #[acc::offload]
-pub(super) fn stencil(a: &Vec<f64>, b: &mut Vec<f64>, n: usize, reps: usize, cu: &Cuda, t: &mut Times) {
+pub(super) fn stencil(
+    a: &Vec<f64>,
+    b: &mut Vec<f64>,
+    n: usize,
+    reps: usize,
+    cu: &Cuda,
+    t: &mut Times,
+) {
     let ra = cu.upload(a);
     let mut rb = cu.stream.alloc_zeros::<f64>(n * n * n).expect("alloc");
     let f = cu.f("stencil7");
@@ -165,11 +185,21 @@ pub(super) fn stencil(a: &Vec<f64>, b: &mut Vec<f64>, n: usize, reps: usize, cu:
 
 /// A histogram with `atomic update` into a few bins, against global atomics in CUDA.
 #[acc::offload]
-pub(super) fn histogram(keys: &Vec<u32>, bins: &mut Vec<u32>, (reps, shared): (usize, bool), cu: &Cuda, t: &mut Times) {
+pub(super) fn histogram(
+    keys: &Vec<u32>,
+    bins: &mut Vec<u32>,
+    (reps, shared): (usize, bool),
+    cu: &Cuda,
+    t: &mut Times,
+) {
     let nbins = bins.len();
     let rk = cu.upload(keys);
     let mut rb = cu.stream.alloc_zeros::<u32>(nbins).expect("alloc");
-    let f = cu.f(if shared { "histogram_shared_u32" } else { "histogram_u32" });
+    let f = cu.f(if shared {
+        "histogram_shared_u32"
+    } else {
+        "histogram_u32"
+    });
     let (n, nb) = (keys.len(), nbins as u32);
     #[acc::data(copyin(keys), copy(bins))]
     {

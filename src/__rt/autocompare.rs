@@ -114,7 +114,12 @@ pub fn begin(launch: &Launch, site: &'static RegionSite) -> Option<Session> {
 }
 
 /// The variable's bytes as the device sees them: its device copy when present, else the host's.
-fn device_view(device: &dyn Device, name: &'static str, elem: ElemLayout, host: &[u8]) -> (Vec<u8>, bool) {
+fn device_view(
+    device: &dyn Device,
+    name: &'static str,
+    elem: ElemLayout,
+    host: &[u8],
+) -> (Vec<u8>, bool) {
     if let Some(mem) = device.own_memory() {
         let named = Named {
             name,
@@ -125,7 +130,11 @@ fn device_view(device: &dyn Device, name: &'static str, elem: ElemLayout, host: 
             .lookup(host.as_ptr() as usize, host.len(), elem, named)
         {
             let mut out = vec![0u8; host.len()];
-            if mem.memory.download(at.buf, elem, at.first, &mut out).is_ok() {
+            if mem
+                .memory
+                .download(at.buf, elem, at.first, &mut out)
+                .is_ok()
+            {
                 return (out, true);
             }
         }
@@ -147,7 +156,14 @@ impl Session {
         self.vars.iter_mut().find(|v| v.name == name)
     }
 
-    fn before_bytes(&mut self, name: &'static str, elem: ElemLayout, host: &[u8], written: bool, writable: bool) {
+    fn before_bytes(
+        &mut self,
+        name: &'static str,
+        elem: ElemLayout,
+        host: &[u8],
+        written: bool,
+        writable: bool,
+    ) {
         let (input, present) = device_view(self.device.as_ref(), name, elem, host);
         let host_before = (input != host).then(|| host.to_vec());
         if host_before.is_some() && !writable {
@@ -277,7 +293,10 @@ fn compare(v: &Var, host: &[u8], tol: f64) -> Option<String> {
     let mut first = None;
     let mut count = 0usize;
     for i in 0..n {
-        let (d, h) = (&v.device[i * size..(i + 1) * size], &host[i * size..(i + 1) * size]);
+        let (d, h) = (
+            &v.device[i * size..(i + 1) * size],
+            &host[i * size..(i + 1) * size],
+        );
         if d == h {
             continue;
         }
@@ -337,12 +356,36 @@ fn report_at_exit() {
 
 impl DataTag {
     /// Saves the input of a variable the function holds read-only.
-    pub fn ac_before<V: DataVar + ?Sized>(self, s: &mut Session, name: &'static str, v: &V, written: bool) {
-        s.before_bytes(name, super::layout::<V::Elem>(), bytes_of(v.elems()), written, false);
+    pub fn ac_before<V: DataVar + ?Sized>(
+        self,
+        s: &mut Session,
+        name: &'static str,
+        v: &V,
+        written: bool,
+    ) {
+        s.before_bytes(
+            name,
+            super::layout::<V::Elem>(),
+            bytes_of(v.elems()),
+            written,
+            false,
+        );
     }
     /// Saves the input of a variable the function may write.
-    pub fn ac_before_mut<V: DataVar + ?Sized>(self, s: &mut Session, name: &'static str, v: &V, written: bool) {
-        s.before_bytes(name, super::layout::<V::Elem>(), bytes_of(v.elems()), written, true);
+    pub fn ac_before_mut<V: DataVar + ?Sized>(
+        self,
+        s: &mut Session,
+        name: &'static str,
+        v: &V,
+        written: bool,
+    ) {
+        s.before_bytes(
+            name,
+            super::layout::<V::Elem>(),
+            bytes_of(v.elems()),
+            written,
+            true,
+        );
     }
     /// Saves the device's result and sets the host copy to the saved input.
     pub fn ac_device<V: DataVarMut + ?Sized>(self, s: &mut Session, name: &'static str, v: &mut V) {
@@ -362,11 +405,23 @@ impl DataTag {
 
 impl ScalarTag {
     /// See [`DataTag::ac_before`].
-    pub fn ac_before<T: DeviceCopy>(self, s: &mut Session, name: &'static str, v: &T, written: bool) {
+    pub fn ac_before<T: DeviceCopy>(
+        self,
+        s: &mut Session,
+        name: &'static str,
+        v: &T,
+        written: bool,
+    ) {
         DataTag.ac_before(s, name, std::slice::from_ref(v), written)
     }
     /// See [`DataTag::ac_before_mut`].
-    pub fn ac_before_mut<T: DeviceCopy>(self, s: &mut Session, name: &'static str, v: &T, written: bool) {
+    pub fn ac_before_mut<T: DeviceCopy>(
+        self,
+        s: &mut Session,
+        name: &'static str,
+        v: &T,
+        written: bool,
+    ) {
         DataTag.ac_before_mut(s, name, std::slice::from_ref(v), written)
     }
     /// See [`DataTag::ac_device`].

@@ -194,7 +194,9 @@ fn holder<'h>(
     {
         own
     } else {
-        hosts.iter_mut().position(|h| h.part(addr, bytes).is_some())?
+        hosts
+            .iter_mut()
+            .position(|h| h.part(addr, bytes).is_some())?
     };
     hosts[at].part(addr, bytes)
 }

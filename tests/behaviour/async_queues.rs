@@ -156,12 +156,25 @@ fn queued_transfers(n: usize, round: f64) -> (Vec<f64>, Vec<f64>) {
 #[test]
 fn queued_transfers_launches_and_frees_keep_their_order() {
     on_each_device(|ty| {
-        for (k, n) in [1000usize, 65_536, 4097, 300_000, 17].into_iter().cycle().take(20).enumerate() {
+        for (k, n) in [1000usize, 65_536, 4097, 300_000, 17]
+            .into_iter()
+            .cycle()
+            .take(20)
+            .enumerate()
+        {
             let round = k as f64;
             let (f, g) = queued_transfers(n, round);
             for i in 0..n {
-                assert_eq!(f[i], i as f64 + round + 2.0 * i as f64, "f[{i}] of n = {n}, round {k}, on {ty}");
-                assert_eq!(g[i], (round - i as f64) * (i % 7) as f64, "g[{i}] of n = {n}, round {k}, on {ty}");
+                assert_eq!(
+                    f[i],
+                    i as f64 + round + 2.0 * i as f64,
+                    "f[{i}] of n = {n}, round {k}, on {ty}"
+                );
+                assert_eq!(
+                    g[i],
+                    (round - i as f64) * (i % 7) as f64,
+                    "g[{i}] of n = {n}, round {k}, on {ty}"
+                );
             }
         }
     });

@@ -88,9 +88,15 @@ fn extremes(v: &[f64], w: &[i32], k: &[u64]) -> (f64, f64, i32, i32, u64, f32) {
 fn max_and_min_updates() {
     on_each_device(|ty| {
         let n = 30_000usize;
-        let v: Vec<f64> = (0..n).map(|i| ((i * 7919) % 10_007) as f64 - 5000.5).collect();
-        let w: Vec<i32> = (0..n).map(|i| ((i * 104_729) % 65_537) as i32 - 30_000).collect();
-        let k: Vec<u64> = (0..n).map(|i| (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+        let v: Vec<f64> = (0..n)
+            .map(|i| ((i * 7919) % 10_007) as f64 - 5000.5)
+            .collect();
+        let w: Vec<i32> = (0..n)
+            .map(|i| ((i * 104_729) % 65_537) as i32 - 30_000)
+            .collect();
+        let k: Vec<u64> = (0..n)
+            .map(|i| (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .collect();
         let want = (
             v.iter().cloned().fold(f64::MIN, f64::max),
             v.iter().cloned().fold(f64::MAX, f64::min),
@@ -149,16 +155,31 @@ fn captures_into_any_place() {
         let n = 4000;
         let (mut olds, news, olds_of_total, bests, next, total, best) = captures(n);
         olds.sort_unstable();
-        assert!(olds.iter().enumerate().all(|(i, &s)| s as usize == i), "on {ty}");
+        assert!(
+            olds.iter().enumerate().all(|(i, &s)| s as usize == i),
+            "on {ty}"
+        );
         assert_eq!(next as usize, n, "on {ty}");
         assert_eq!(total, -(n as i64), "on {ty}");
         assert_eq!(best, n as i32 - 1, "on {ty}");
         // Values of `total` between -2n and 0 as the -2s and +1s interleave.
         let span = -2 * n as i64..=0;
-        assert!(news.iter().chain(&olds_of_total).all(|v| span.contains(v)), "on {ty}");
+        assert!(
+            news.iter().chain(&olds_of_total).all(|v| span.contains(v)),
+            "on {ty}"
+        );
         // The first max update saw the initial value, every other one an index.
-        assert_eq!(bests.iter().filter(|&&b| b == i32::MIN).count(), 1, "on {ty}");
-        assert!(bests.iter().all(|&b| b == i32::MIN || (0..n as i32).contains(&b)), "on {ty}");
+        assert_eq!(
+            bests.iter().filter(|&&b| b == i32::MIN).count(),
+            1,
+            "on {ty}"
+        );
+        assert!(
+            bests
+                .iter()
+                .all(|&b| b == i32::MIN || (0..n as i32).contains(&b)),
+            "on {ty}"
+        );
     });
 }
 
@@ -185,7 +206,9 @@ fn capture_of_the_new_value_into_an_element() {
         seen.sort_unstable();
         seen.reverse();
         assert!(
-            seen.iter().enumerate().all(|(i, &s)| s == -7 * (i as i64 + 1)),
+            seen.iter()
+                .enumerate()
+                .all(|(i, &s)| s == -7 * (i as i64 + 1)),
             "on {ty}"
         );
     });

@@ -215,9 +215,17 @@ fn small_histograms(x: &[u32], big: usize) -> Histograms {
 
 #[test]
 fn histograms_into_small_arrays() {
-    let x: Vec<u32> = (0..200_000u32).map(|i| i.wrapping_mul(2_654_435_761) >> 3).collect();
+    let x: Vec<u32> = (0..200_000u32)
+        .map(|i| i.wrapping_mul(2_654_435_761) >> 3)
+        .collect();
     let big = 10_000;
-    let mut want = (vec![0u32; 256], vec![0i32; 7], vec![0.0f32; 16], vec![0u32; 33], vec![0u32; big]);
+    let mut want = (
+        vec![0u32; 256],
+        vec![0i32; 7],
+        vec![0.0f32; 16],
+        vec![0u32; 33],
+        vec![0u32; big],
+    );
     for &v in &x {
         want.0[(v % 256) as usize] += 1;
         want.1[(v % 7) as usize] -= 2;

@@ -754,9 +754,15 @@ fn firstprivate_arrays_written(n: usize) -> ([i32; 4], Vec<i32>, Vec<i32>) {
 fn firstprivate_arrays_carry_gang_redundant_writes_into_loops() {
     on_each_device(|ty| {
         let (w, v, out) = firstprivate_arrays_written(1000);
-        assert_eq!((w, v), ([1, 2, 3, 4], vec![10, 20, 30]), "copies written back on {ty}");
+        assert_eq!(
+            (w, v),
+            ([1, 2, 3, 4], vec![10, 20, 30]),
+            "copies written back on {ty}"
+        );
         assert!(
-            out.iter().enumerate().all(|(i, &o)| o == 100 + 4 + 10 + 35 + i as i32),
+            out.iter()
+                .enumerate()
+                .all(|(i, &o)| o == 100 + 4 + 10 + 35 + i as i32),
             "on {ty}: {:?}",
             &out[..4]
         );

@@ -281,7 +281,9 @@ fn declare_on_local_variables() {
         let (y, present) = declared_locals(1000);
         assert!(present, "declared locals are present on {ty}");
         assert!(
-            y.iter().enumerate().all(|(i, &v)| v == 2.0 * i as f64 + 1.0),
+            y.iter()
+                .enumerate()
+                .all(|(i, &v)| v == 2.0 * i as f64 + 1.0),
             "on {ty}"
         );
     });
@@ -353,13 +355,24 @@ fn regions_use_just_the_subarray_their_clauses_name() {
         let a: Vec<f64> = (0..n).map(|i| i as f64).collect();
         let b = subarray_halves(&a, n);
         for i in 0..n {
-            let want = if i < n / 2 { 2.0 * i as f64 } else { i as f64 + 1.0 };
+            let want = if i < n / 2 {
+                2.0 * i as f64
+            } else {
+                i as f64 + 1.0
+            };
             assert_eq!(b[i], want, "b[{i}] on {ty}");
         }
         let b = subarray_blocks(&a, 4);
-        assert!(b.iter().enumerate().all(|(i, &v)| v == (i * i) as f64), "blocks on {ty}");
+        assert!(
+            b.iter().enumerate().all(|(i, &v)| v == (i * i) as f64),
+            "blocks on {ty}"
+        );
         let x: Vec<i64> = (0..1000).collect();
-        assert_eq!(subarray_from_enclosing(&x, 100, 300), (100..300).sum::<i64>(), "on {ty}");
+        assert_eq!(
+            subarray_from_enclosing(&x, 100, 300),
+            (100..300).sum::<i64>(),
+            "on {ty}"
+        );
     });
 }
 
@@ -414,7 +427,9 @@ fn which_part_a_region_uses_is_an_error_when_unclear_or_overstepped() {
             );
             let m = msg(past.unwrap_err());
             assert!(
-                m.contains("`a` is accessed at index 10, outside the part of it on the device, `a[0..10]`"),
+                m.contains(
+                    "`a` is accessed at index 10, outside the part of it on the device, `a[0..10]`"
+                ),
                 "{m} on {ty}"
             );
         }
@@ -476,7 +491,11 @@ fn arrays_swapped_inside_a_data_region() {
             let (mut a, mut b) = (start.clone(), start.clone());
             let last = swapped_slices(&mut a, &mut b, steps);
             // The slices swapped back and forth; the buffers hold what the sweeps wrote.
-            let (sa, sb) = if steps % 2 == 1 { (&wb, &wa) } else { (&wa, &wb) };
+            let (sa, sb) = if steps % 2 == 1 {
+                (&wb, &wa)
+            } else {
+                (&wa, &wb)
+            };
             assert_eq!((&a, &b), (sa, sb), "{steps} sweeps of slices on {ty}");
             assert_eq!(last, wa[1], "on {ty}");
         }

@@ -486,3 +486,229 @@ fn gang_arrays_in_more_shapes() {
         }
     });
 }
+
+/// A sequential loop around vector loops in a gang iteration (3.3 section 2.9.4): every
+/// thread of the gang's block runs it in step, and the block synchronizes between the loops
+/// inside. Here a row smoothed `iters` times through two arrays of the gang, each sweep
+/// reading its neighbours' values from the other.
+#[acc::offload]
+fn smooth_rows(a: &[f32], n: usize, m: usize, iters: usize) -> Vec<f32> {
+    let mut out = vec![0.0f32; n * m];
+    #[acc::parallel_loop(gang, copyin(a), copyout(out))]
+    for i in 0..n {
+        let mut t = [0.0f32; 200];
+        let mut u = [0.0f32; 200];
+        #[acc::r#loop(vector)]
+        for j in 0..m {
+            t[j] = a[i * m + j];
+        }
+        for _ in 0..iters {
+            #[acc::r#loop(vector)]
+            for j in 0..m {
+                let left = if j > 0 { t[j - 1] } else { t[j] };
+                let right = if j + 1 < m { t[j + 1] } else { t[j] };
+                u[j] = 0.5 * t[j] + 0.25 * (left + right);
+            }
+            #[acc::r#loop(vector)]
+            for j in 0..m {
+                t[j] = u[j];
+            }
+        }
+        #[acc::r#loop(vector)]
+        for j in 0..m {
+            out[i * m + j] = t[j];
+        }
+    }
+    out
+}
+
+#[test]
+fn sequential_loops_around_vector_loops() {
+    let (n, m, iters) = (23, 200, 7);
+    // Multiples of 1/16 with few bits: every sweep is exact in f32.
+    let a: Vec<f32> = (0..n * m).map(|k| ((k * 7) % 16) as f32).collect();
+    let mut want = vec![0.0f32; n * m];
+    for i in 0..n {
+        let mut t: Vec<f32> = a[i * m..(i + 1) * m].to_vec();
+        for _ in 0..iters {
+            let u: Vec<f32> = (0..m)
+                .map(|j| {
+                    let left = if j > 0 { t[j - 1] } else { t[j] };
+                    let right = if j + 1 < m { t[j + 1] } else { t[j] };
+                    0.5 * t[j] + 0.25 * (left + right)
+                })
+                .collect();
+            t = u;
+        }
+        want[i * m..(i + 1) * m].copy_from_slice(&t);
+    }
+    on_each_device(|ty| {
+        assert_eq!(smooth_rows(&a, n, m, iters), want, "on {ty}");
+    });
+}
+
+/// A column's levels, as atmosphere codes write them: a sequential loop over levels inside
+/// the gang loop, a vector reduction per level whose result the redundant code after it reads
+/// (every thread holds it), a sequential loop whose trip count is such a result, and `if`s
+/// around vector loops decided alike by every thread.
+#[acc::offload]
+fn column_levels(a: &[i64], n: usize, nk: usize, m: usize) -> (Vec<i64>, Vec<i64>, Vec<i64>) {
+    let mut totals = vec![0i64; n];
+    let mut marks = vec![0i64; n * m];
+    let mut peaks = vec![0i64; n];
+    #[acc::parallel_loop(gang, copyin(a), copyout(totals, marks, peaks))]
+    for i in 0..n {
+        let mut total = 0i64;
+        let mut peak = 0i64;
+        for k in 0..nk {
+            let mut s = 0i64;
+            #[acc::r#loop(vector, reduction(+: s))]
+            for j in 0..m {
+                s += a[(i * nk + k) * m + j];
+            }
+            total = total * 3 + s;
+            peak = peak.max(s);
+        }
+        let mut hi = 0i64;
+        #[acc::r#loop(vector, reduction(max: hi))]
+        for j in 0..m {
+            hi = hi.max(a[i * nk * m + j] % 5);
+        }
+        for r in 0..hi {
+            if i % 2 == 0 {
+                #[acc::r#loop(vector)]
+                for j in 0..m {
+                    marks[i * m + j] += r + 1;
+                }
+            } else {
+                #[acc::r#loop(vector)]
+                for j in 0..m {
+                    marks[i * m + j] -= r;
+                }
+            }
+        }
+        totals[i] = total;
+        peaks[i] = peak;
+    }
+    (totals, marks, peaks)
+}
+
+#[test]
+fn reductions_and_branches_inside_sequential_loops() {
+    let (n, nk, m) = (45, 9, 300);
+    let a: Vec<i64> = (0..n * nk * m)
+        .map(|k| ((k * 29) % 23) as i64 - 7)
+        .collect();
+    let mut want = (vec![0i64; n], vec![0i64; n * m], vec![0i64; n]);
+    for i in 0..n {
+        let mut total = 0i64;
+        let mut peak = 0i64;
+        for k in 0..nk {
+            let s: i64 = a[(i * nk + k) * m..(i * nk + k + 1) * m].iter().sum();
+            total = total * 3 + s;
+            peak = peak.max(s);
+        }
+        let hi = (0..m).map(|j| a[i * nk * m + j] % 5).max().unwrap().max(0);
+        for r in 0..hi {
+            for j in 0..m {
+                if i % 2 == 0 {
+                    want.1[i * m + j] += r + 1;
+                } else {
+                    want.1[i * m + j] -= r;
+                }
+            }
+        }
+        want.0[i] = total;
+        want.2[i] = peak;
+    }
+    on_each_device(|ty| {
+        assert_eq!(column_levels(&a, n, nk, m), want, "on {ty}");
+    });
+}
+
+/// Batched elimination: a small matrix per gang, held in the gang's array, reduced to upper
+/// triangular form column by column (a sequential loop over pivots, two vector loops per
+/// pivot: the factors, then the update of the rows below, which reads the factors other
+/// threads computed).
+#[acc::offload]
+fn eliminate(a: &[f64], batches: usize) -> Vec<f64> {
+    const N: usize = 12;
+    let mut out = vec![0.0; batches * N * N];
+    #[acc::parallel_loop(gang, copyin(a), copyout(out))]
+    for b in 0..batches {
+        let mut m = [0.0f64; 144];
+        let mut f = [0.0f64; 12];
+        #[acc::r#loop(vector)]
+        for e in 0..N * N {
+            m[e] = a[b * N * N + e];
+        }
+        for k in 0..N - 1 {
+            #[acc::r#loop(vector)]
+            for i in 0..N {
+                f[i] = if i > k {
+                    m[i * N + k] / m[k * N + k]
+                } else {
+                    0.0
+                };
+            }
+            #[acc::r#loop(vector)]
+            for e in 0..N * N {
+                let (i, j) = (e / N, e % N);
+                if i > k && j >= k {
+                    m[e] -= f[i] * m[k * N + j];
+                }
+            }
+        }
+        #[acc::r#loop(vector)]
+        for e in 0..N * N {
+            out[b * N * N + e] = m[e];
+        }
+    }
+    out
+}
+
+#[test]
+fn batched_elimination_in_the_gangs_arrays() {
+    const N: usize = 12;
+    let batches = 70;
+    // Diagonally dominant: no pivoting needed.
+    let a: Vec<f64> = (0..batches * N * N)
+        .map(|k| {
+            let (i, j) = ((k / N) % N, k % N);
+            if i == j {
+                40.0 + (k % 7) as f64
+            } else {
+                ((k * 13) % 9) as f64 - 4.0
+            }
+        })
+        .collect();
+    let mut want = a.clone();
+    for b in 0..batches {
+        let m = &mut want[b * N * N..(b + 1) * N * N];
+        for k in 0..N - 1 {
+            let f: Vec<f64> = (0..N)
+                .map(|i| {
+                    if i > k {
+                        m[i * N + k] / m[k * N + k]
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+            for i in k + 1..N {
+                for j in k..N {
+                    m[i * N + j] -= f[i] * m[k * N + j];
+                }
+            }
+        }
+    }
+    on_each_device(|ty| {
+        let got = eliminate(&a, batches);
+        for (e, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!(
+                (g - w).abs() <= 1e-12 * w.abs().max(1.0),
+                "element {e}: {g} against {w} on {ty}"
+            );
+        }
+    });
+}

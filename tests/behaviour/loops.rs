@@ -706,3 +706,92 @@ fn tiles_stage_reads_along_the_other_loop() {
         }
     });
 }
+
+/// A tiled matrix product: each element's `k` loop reads a row of `a` and a column of `b`
+/// that the tile's other elements read too. On the GPU devices the block runs the loop a
+/// chunk at a time, copying the chunk's parts of `a` and `b` into shared memory first, each
+/// element keeping its sum between chunks. Sizes that divide neither the tile nor the chunk;
+/// a weight read by `k` alone; code before and after the loop.
+#[acc::offload]
+fn matmul_tiled(a: &[f32], b: &[f32], w: &[f32], n: usize, m: usize, p: usize) -> Vec<f32> {
+    let mut c = vec![0.0f32; n * p];
+    #[acc::parallel_loop(tile(16, 16), copyin(a, b, w), copyout(c))]
+    for i in 0..n {
+        for j in 0..p {
+            let mut s = 0.0f32;
+            let bias = (i + j) as f32;
+            for k in 0..m {
+                s += a[i * m + k] * b[k * p + j] * w[k];
+            }
+            c[i * p + j] = s + bias;
+        }
+    }
+    c
+}
+
+#[test]
+fn tiled_matrix_products_stage_their_inner_loop() {
+    let (n, m, p) = (37, 45, 29);
+    // Small integers: every order of summation gives the exact result in f32.
+    let a: Vec<f32> = (0..n * m).map(|k| ((k * 7) % 5) as f32 - 2.0).collect();
+    let b: Vec<f32> = (0..m * p).map(|k| ((k * 3) % 7) as f32 - 3.0).collect();
+    let w: Vec<f32> = (0..m).map(|k| (k % 3) as f32).collect();
+    let mut want = vec![0.0f32; n * p];
+    for i in 0..n {
+        for j in 0..p {
+            let s: f32 = (0..m).map(|k| a[i * m + k] * b[k * p + j] * w[k]).sum();
+            want[i * p + j] = s + (i + j) as f32;
+        }
+    }
+    on_each_device(|ty| {
+        assert_eq!(matmul_tiled(&a, &b, &w, n, m, p), want, "on {ty}");
+    });
+}
+
+/// The same shape in `f64` with the other tile shape (`tile(*, *)`: 32 x 8), a stepped and
+/// offset inner loop, a transposed operand (`bt[j * m + k]`: contiguous along `k`, as `a`)
+/// and an empty inner loop for some sizes.
+#[acc::offload]
+fn matmul_shapes(a: &[f64], bt: &[f64], n: usize, m: usize, p: usize, from: usize) -> Vec<f64> {
+    let mut c = vec![0.0f64; n * p];
+    #[acc::parallel_loop(tile(*, *), copyin(a, bt), copyout(c))]
+    for i in 0..n {
+        for j in 0..p {
+            let mut s = 1.0;
+            let mut t = 0.0;
+            for k in (from..m).step_by(2) {
+                s += a[i * m + k] * bt[j * m + k];
+                t = s * 0.5;
+            }
+            c[i * p + j] = s - t;
+        }
+    }
+    c
+}
+
+#[test]
+fn tiled_inner_loops_of_other_shapes() {
+    let (n, m, p) = (41, 70, 35);
+    let a: Vec<f64> = (0..n * m).map(|k| ((k * 11) % 9) as f64 - 4.0).collect();
+    let bt: Vec<f64> = (0..p * m).map(|k| ((k * 5) % 13) as f64 - 6.0).collect();
+    for from in [1, 69, 70] {
+        let mut want = vec![0.0f64; n * p];
+        for i in 0..n {
+            for j in 0..p {
+                let (mut s, mut t) = (1.0, 0.0);
+                for k in (from..m).step_by(2) {
+                    s += a[i * m + k] * bt[j * m + k];
+                    t = s * 0.5;
+                }
+                want[i * p + j] = s - t;
+            }
+        }
+        on_each_device(|ty| {
+            assert_eq!(
+                matmul_shapes(&a, &bt, n, m, p, from),
+                want,
+                "from {from} on {ty}"
+            );
+        });
+    }
+}

@@ -276,8 +276,16 @@ fn redundant_contributions(g: usize) -> (f64, i32, u32, u32, i64, bool) {
 #[test]
 fn gang_redundant_code_contributes_once_per_gang() {
     on_each_device(|ty| {
-        assert_eq!(redundant_contributions(3), (4.5, 7, 0, 5, 81, true), "on {ty}");
-        assert_eq!(redundant_contributions(1), (4.5, 3, 0, 5, 81, false), "on {ty}");
+        assert_eq!(
+            redundant_contributions(3),
+            (4.5, 7, 0, 5, 81, true),
+            "on {ty}"
+        );
+        assert_eq!(
+            redundant_contributions(1),
+            (4.5, 3, 0, 5, 81, false),
+            "on {ty}"
+        );
     });
 }
 
@@ -308,7 +316,11 @@ fn gang_redundant_code_beside_a_gang_loop() {
         let x: Vec<i64> = (0..10_000).map(|i| i % 77 - 30).collect();
         let want = 100 + 8 * (3 + 4) + x.iter().sum::<i64>();
         assert_eq!(redundant_and_gang_loop(&x, &[3, 4]), (want, 46), "on {ty}");
-        assert_eq!(redundant_and_gang_loop(&x, &[3, 400]), (100 + 8 * 403 + x.iter().sum::<i64>(), 400), "on {ty}");
+        assert_eq!(
+            redundant_and_gang_loop(&x, &[3, 400]),
+            (100 + 8 * 403 + x.iter().sum::<i64>(), 400),
+            "on {ty}"
+        );
     });
 }
 

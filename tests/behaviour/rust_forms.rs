@@ -47,7 +47,11 @@ fn subslice_bindings_are_views_of_the_array() {
         for i in 0..m {
             let row = &a[i * n..(i + 1) * n];
             assert_eq!(sums[i], row.iter().sum::<f64>(), "row {i} on {ty}");
-            assert_eq!(tails[i], row[n / 2..].iter().sum::<f64>(), "row {i} on {ty}");
+            assert_eq!(
+                tails[i],
+                row[n / 2..].iter().sum::<f64>(),
+                "row {i} on {ty}"
+            );
             for j in 0..n {
                 assert_eq!(b[i * n + j], 1.0 + row[n - 1 - j], "b[{i}][{j}] on {ty}");
             }
@@ -58,7 +62,13 @@ fn subslice_bindings_are_views_of_the_array() {
 // Loops over slice iterators (no C OpenACC has them) run as the index loops they stand for.
 
 #[acc::offload]
-fn iterator_loops(x: &[f64], z: &[f64], y: &mut [f64], w: &mut Vec<f64>, n: usize) -> (f64, Vec<f64>) {
+fn iterator_loops(
+    x: &[f64],
+    z: &[f64],
+    y: &mut [f64],
+    w: &mut Vec<f64>,
+    n: usize,
+) -> (f64, Vec<f64>) {
     let mut s = 0.0;
     let mut sums = vec![0.0; x.len() / n];
     #[acc::parallel_loop(copyin(x), copy(y))]
@@ -100,7 +110,10 @@ fn loops_over_slice_iterators() {
         let mut y = vec![1.0; m];
         let mut w = vec![0.5; m + 1];
         let (s, sums) = iterator_loops(&x, &z, &mut y, &mut w, n);
-        assert!(y.iter().zip(&x).all(|(y, x)| *y == 1.0 + 2.0 * x), "on {ty}");
+        assert!(
+            y.iter().zip(&x).all(|(y, x)| *y == 1.0 + 2.0 * x),
+            "on {ty}"
+        );
         for k in 0..m {
             assert_eq!(w[k], 2.0 * (0.5 + x[k] * z[k]), "w[{k}] on {ty}");
         }
@@ -158,7 +171,9 @@ fn struct_members_in_data_clauses() {
     let make = || Grid {
         a: (0..n).map(|i| (i % 7) as f64).collect(),
         next: vec![0.0; n],
-        h: Halo { b: (0..n).map(|i| (i % 3) as f64 * 0.25).collect() },
+        h: Halo {
+            b: (0..n).map(|i| (i % 3) as f64 * 0.25).collect(),
+        },
         n,
         scale: 0.5,
     };
@@ -205,6 +220,11 @@ fn struct_members_in_executable_directives() {
             scale: 2.0,
         };
         assert_eq!(members_by_executable_directives(&mut g), 3.0, "on {ty}");
-        assert!(g.a.iter().enumerate().all(|(i, &v)| v == 2.0 * i as f64 + 1.0), "on {ty}");
+        assert!(
+            g.a.iter()
+                .enumerate()
+                .all(|(i, &v)| v == 2.0 * i as f64 + 1.0),
+            "on {ty}"
+        );
     });
 }

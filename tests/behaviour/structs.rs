@@ -366,13 +366,23 @@ fn advance(ps: &[Particle], out: &mut [Particle], dt: f64) -> Vec<f64> {
 #[test]
 fn struct_values_in_kernels() {
     let ps: Vec<Particle> = (0..1000)
-        .map(|i| Particle { x: i as f64, v: (i % 7) as f64 - 3.0, m: 1.0 + (i % 3) as f32, id: i })
+        .map(|i| Particle {
+            x: i as f64,
+            v: (i % 7) as f64 - 3.0,
+            m: 1.0 + (i % 3) as f32,
+            id: i,
+        })
         .collect();
     on_each_device(|ty| {
         let mut out = vec![Particle::default(); ps.len()];
         let energy = advance(&ps, &mut out, 0.5);
         for (i, p) in ps.iter().enumerate() {
-            let want = Particle { x: p.x + p.v * 0.5, v: p.v, m: p.m, id: p.id * 2 + 1 };
+            let want = Particle {
+                x: p.x + p.v * 0.5,
+                v: p.v,
+                m: p.m,
+                id: p.id * 2 + 1,
+            };
             assert_eq!(out[i], want, "particle {i} on {ty}");
             assert_eq!(energy[i], 0.5 * p.m as f64 * p.v * p.v, "on {ty}");
         }

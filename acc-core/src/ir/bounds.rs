@@ -358,9 +358,9 @@ impl Prover<'_, '_> {
     /// types: true), so that 32-bit arithmetic computes it exactly.
     fn fits_32(&self, h: Handle<Expr>) -> bool {
         match self.types.get(h.index()) {
-            Some(&t @ (Scalar::USize | Scalar::ISize)) => self
-                .range(h)
-                .is_some_and(|(lo, hi)| narrow_range(t).is_some_and(|(min, max)| lo >= min && hi <= max)),
+            Some(&t @ (Scalar::USize | Scalar::ISize)) => self.range(h).is_some_and(|(lo, hi)| {
+                narrow_range(t).is_some_and(|(min, max)| lo >= min && hi <= max)
+            }),
             _ => true,
         }
     }
@@ -716,20 +716,31 @@ mod tests {
         let keys = b.param_array("keys", Scalar::U32, false);
         let out = b.param_array("out", Scalar::F32, true);
         let zero = b.lit_int(0, None);
-        b.for_range("i", Some(Scalar::USize), zero, n, false, GRID, &[], &[], |b, v| {
-            let i = b.get(v[0]);
-            let key = b.load(keys, i);
-            let key = b.cast(key, Scalar::USize);
-            let m = b.param_scalar_value(1);
-            let bin = b.binary(BinaryOp::Rem, key, m);
-            let one = b.lit_float(1.0, Some(Scalar::F32));
-            b.store(out, bin, one);
-        });
+        b.for_range(
+            "i",
+            Some(Scalar::USize),
+            zero,
+            n,
+            false,
+            GRID,
+            &[],
+            &[],
+            |b, v| {
+                let i = b.get(v[0]);
+                let key = b.load(keys, i);
+                let key = b.cast(key, Scalar::USize);
+                let m = b.param_scalar_value(1);
+                let bin = b.binary(BinaryOp::Rem, key, m);
+                let one = b.lit_float(1.0, Some(Scalar::F32));
+                b.store(out, bin, one);
+            },
+        );
         let k = b.finish().expect("valid IR");
         let keys = vec![0u32; 100];
         let mut out = vec![0f32; 16];
-        let key_bytes: &[u8] =
-            unsafe { std::slice::from_raw_parts(keys.as_ptr().cast(), std::mem::size_of_val(&keys[..])) };
+        let key_bytes: &[u8] = unsafe {
+            std::slice::from_raw_parts(keys.as_ptr().cast(), std::mem::size_of_val(&keys[..]))
+        };
         for (m, ok) in [(16u64, true), (17, false)] {
             let args = [
                 KernelArg::Scalar(ScalarValue::USize(100)),

@@ -1,37 +1,82 @@
-//! How a gang loop's iteration splits into phases when a GPU block (workgroup) runs it: the
-//! shape analysis every GPU backend shares (3.3 sections 2.9.2 to 2.9.4).
+//! How a gang loop's iteration runs when a GPU block (workgroup) runs it: the plan every GPU
+//! backend follows (3.3 sections 2.9.2 to 2.9.4). The analysis finds the shape, decides which
+//! arrays live in shared memory and where the block synchronizes; an emitter only writes each
+//! [`Step`] in its target's words.
+
+use std::borrow::Cow;
+use std::collections::{BTreeSet, HashSet};
 
 use super::*;
 
-/// The phases of one iteration of a gang loop on a GPU, where a block (workgroup) runs each
-/// iteration (3.3 sections 2.9.2 and 2.9.4): scalar statements every thread of the block runs
-/// ("gang-redundant"), one vector loop whose iterations the block's threads share, the block
-/// combining the loop's reductions into locals of the iteration, then statements that one
-/// thread of the block runs ("vector-single"), which may read those results.
+mod sync;
+
+use sync::{place_barriers, uniform_bounds};
+
+/// How a block (workgroup) runs one iteration of a gang loop (3.3 sections 2.9.2 and 2.9.4):
+/// [`Step`]s every thread of the block takes in the same order (statements every thread runs,
+/// "gang-redundant"; loops whose iterations the threads share; sequential loops and `if`s
+/// around those, whose trip counts and conditions are the same on every thread; barriers),
+/// then statements that one thread runs ("vector-single"), which may read the shared loops'
+/// reductions.
 #[derive(Clone, Debug)]
 pub struct GangPhases<'a> {
-    /// Scalar assignments before the vector loop, on every thread.
-    pub pre: Vec<&'a Stmt>,
-    /// The loop the block's threads share: the vector loop, a worker loop, or a worker loop
-    /// over a vector loop as one collapsed nest (the vector level fastest, so adjacent threads
-    /// take adjacent vector iterations).
-    pub vector: std::borrow::Cow<'a, Stmt>,
-    /// The vector loop's reductions into locals of the iteration (not the gang loop's own):
-    /// combined across the block after the loop, every thread then holding the result.
-    pub block_reductions: Vec<Reduction>,
-    /// Further vector loops of the iteration, in order, each after scalar assignments every
-    /// thread runs (which may read the earlier loops' reductions): a softmax's max, sum and
-    /// scale loops over one row. The block synchronizes after each loop, so a loop sees what
-    /// the earlier ones wrote.
-    pub more: Vec<VectorPhase<'a>>,
-    /// Statements after the last vector loop, run by the block's first thread.
+    /// What every thread of the block runs for one gang iteration, barriers included.
+    pub steps: Vec<Step<'a>>,
+    /// Statements after the last step, run by the block's first thread.
     pub post: Vec<&'a Stmt>,
     /// Arrays private to the gang iteration (declared in the gang loop's body or named in its
     /// `private`, 3.3 sections 2.5.13 and 2.9.10) that its vector loops use: the block holds
     /// one copy in shared (workgroup) memory, which all its threads read and write. The block
     /// synchronizes at the start of each iteration (the last one's readers are done) and
-    /// before a loop whose preceding statements wrote one ([`GangPhases::writes_shared`]).
+    /// wherever [`Step::Barrier`] says.
     pub shared_arrays: Vec<LocalId>,
+}
+
+/// One step of a gang iteration (see [`GangPhases`]).
+#[derive(Clone, Debug)]
+pub enum Step<'a> {
+    /// A statement every thread runs: a scalar assignment, an element of a private array, the
+    /// fill of an array.
+    Redundant(&'a Stmt),
+    /// The block's threads wait for each other, and see each other's writes.
+    Barrier,
+    /// A loop the block's threads share.
+    Shared(SharedLoop<'a>),
+    /// A sequential loop every thread runs (its bounds are the same on every thread), its
+    /// body's steps in each iteration.
+    Sequential {
+        levels: &'a [LoopLevel],
+        steps: Vec<Step<'a>>,
+    },
+    /// An `if` every thread decides alike (its condition is the same on every thread).
+    If {
+        cond: Handle<Expr>,
+        accept: Vec<Step<'a>>,
+        reject: Vec<Step<'a>>,
+    },
+}
+
+/// A loop the block's threads share ([`Step::Shared`]).
+#[derive(Clone, Debug)]
+pub struct SharedLoop<'a> {
+    /// The vector loop, a worker loop, or a worker loop over a vector loop as one collapsed
+    /// nest (the vector level fastest, so adjacent threads take adjacent vector iterations).
+    pub vector: Cow<'a, Stmt>,
+    /// Its reductions into locals of the iteration (not the gang loop's own): combined across
+    /// the block after the loop, every thread then holding the result, unless
+    /// [`BlockReduction::first_thread_only`].
+    pub block_reductions: Vec<BlockReduction>,
+}
+
+/// A reduction of a shared loop into a local of the gang iteration.
+#[derive(Clone, Copy, Debug)]
+pub struct BlockReduction {
+    pub reduction: Reduction,
+    /// Only the block's first thread needs the result: the loop is the iteration's only one,
+    /// the local is set afresh by every iteration and the gang loop does not reduce it, so only
+    /// the code after the loop, on that thread, reads it. A backend may then combine it into
+    /// that thread alone, without handing it back to every thread.
+    pub first_thread_only: bool,
 }
 
 /// Bytes of shared (workgroup) memory a gang iteration's arrays may take: half of the 16 KiB
@@ -39,74 +84,153 @@ pub struct GangPhases<'a> {
 /// An iteration whose arrays need more runs on one thread per iteration instead.
 pub const SHARED_ARRAY_BYTES: u32 = 8192;
 
-/// A vector loop of a gang iteration after the first ([`GangPhases::more`]).
-#[derive(Clone, Debug)]
-pub struct VectorPhase<'a> {
-    /// Scalar assignments before the loop, on every thread.
-    pub between: Vec<&'a Stmt>,
-    /// The loop the block's threads share (as [`GangPhases::vector`]).
-    pub vector: std::borrow::Cow<'a, Stmt>,
-    /// Its reductions into locals of the iteration, combined across the block.
-    pub block_reductions: Vec<Reduction>,
-}
-
-impl GangPhases<'_> {
-    /// Whether block reduction `r`'s result is needed only by the block's first thread: its
-    /// local is set afresh by every iteration (`pre` assigns it) and the gang loop does not
-    /// reduce it, so only `post`, on that thread, reads the result. A backend may then combine
-    /// it into that thread alone, without handing it back to every thread.
-    pub fn needed_by_first_thread_only(&self, r: &Reduction) -> bool {
-        self.more.is_empty()
-            && self
-                .pre
-                .iter()
-                .any(|s| matches!(s, Stmt::Assign { local, .. } if *local == r.local))
+impl<'a> GangPhases<'a> {
+    /// Every shared loop of the iteration, in the order the steps hold them.
+    pub fn loops(&self) -> Vec<&SharedLoop<'a>> {
+        fn walk<'s, 'a>(steps: &'s [Step<'a>], out: &mut Vec<&'s SharedLoop<'a>>) {
+            for s in steps {
+                match s {
+                    Step::Shared(l) => out.push(l),
+                    Step::Sequential { steps, .. } => walk(steps, out),
+                    Step::If { accept, reject, .. } => {
+                        walk(accept, out);
+                        walk(reject, out);
+                    }
+                    Step::Redundant(_) | Step::Barrier => {}
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.steps, &mut out);
+        out
     }
 
-    /// The iteration's vector loops in order, each with the assignments before it (none for
-    /// the first: `pre` runs before everything) and its block reductions.
-    pub fn loops(&self) -> Vec<(&[&Stmt], &Stmt, &[Reduction])> {
-        let mut out: Vec<(&[&Stmt], &Stmt, &[Reduction])> =
-            vec![(&[], &*self.vector, &self.block_reductions)];
-        for m in &self.more {
-            out.push((&m.between, &*m.vector, &m.block_reductions));
+    /// Whether a shared loop's reductions combine into the first thread alone
+    /// ([`BlockReduction::first_thread_only`]).
+    pub fn first_thread_reductions(&self) -> bool {
+        self.loops()
+            .iter()
+            .any(|l| l.block_reductions.iter().any(|r| r.first_thread_only))
+    }
+
+    /// Whether the iteration needs the block to synchronize at all (a barrier, a block
+    /// reduction, or code after the loops that reads their results).
+    pub fn synchronizes(&self) -> bool {
+        fn barriers(steps: &[Step]) -> bool {
+            steps.iter().any(|s| match s {
+                Step::Barrier => true,
+                Step::Shared(l) => !l.block_reductions.is_empty(),
+                Step::Sequential { steps, .. } => barriers(steps),
+                Step::If { accept, reject, .. } => barriers(accept) || barriers(reject),
+                Step::Redundant(_) => false,
+            })
+        }
+        !self.post.is_empty() || !self.shared_arrays.is_empty() || barriers(&self.steps)
+    }
+
+    /// The steps as an outline, one line each (for golden files and dumps): `barrier`,
+    /// `shared <vars>` with its block reductions, `sequential <vars>` and `if` with their
+    /// steps indented, `redundant` for a run of statements every thread runs, and `first
+    /// thread` for the code after the steps.
+    pub fn outline(&self, f: &Function) -> String {
+        fn vars(f: &Function, levels: &[LoopLevel]) -> String {
+            let names: Vec<&str> = levels
+                .iter()
+                .map(|l| f.locals[l.var as usize].name.as_str())
+                .collect();
+            names.join(", ")
+        }
+        fn go(f: &Function, steps: &[Step], depth: usize, out: &mut String) {
+            let pad = "  ".repeat(depth);
+            let mut redundant = 0;
+            let flush = |n: &mut usize, out: &mut String| {
+                if *n > 0 {
+                    out.push_str(&format!("{pad}redundant: {n} statement(s)\n"));
+                    *n = 0;
+                }
+            };
+            for s in steps {
+                match s {
+                    Step::Redundant(_) => redundant += 1,
+                    Step::Barrier => {
+                        flush(&mut redundant, out);
+                        out.push_str(&format!("{pad}barrier\n"));
+                    }
+                    Step::Shared(l) => {
+                        flush(&mut redundant, out);
+                        let Stmt::For { levels, .. } = &*l.vector else {
+                            continue;
+                        };
+                        let reds: Vec<String> = l
+                            .block_reductions
+                            .iter()
+                            .map(|r| {
+                                format!(
+                                    "{}{}",
+                                    f.locals[r.reduction.local as usize].name,
+                                    if r.first_thread_only {
+                                        " (first thread)"
+                                    } else {
+                                        ""
+                                    }
+                                )
+                            })
+                            .collect();
+                        let reds = if reds.is_empty() {
+                            String::new()
+                        } else {
+                            format!(", reducing {}", reds.join(", "))
+                        };
+                        out.push_str(&format!("{pad}shared loop {}{reds}\n", vars(f, levels)));
+                    }
+                    Step::Sequential { levels, steps } => {
+                        flush(&mut redundant, out);
+                        out.push_str(&format!("{pad}sequential loop {}:\n", vars(f, levels)));
+                        go(f, steps, depth + 1, out);
+                    }
+                    Step::If { accept, reject, .. } => {
+                        flush(&mut redundant, out);
+                        out.push_str(&format!("{pad}if:\n"));
+                        go(f, accept, depth + 1, out);
+                        out.push_str(&format!("{pad}else:\n"));
+                        go(f, reject, depth + 1, out);
+                    }
+                }
+            }
+            flush(&mut redundant, out);
+        }
+        let mut out = String::new();
+        go(f, &self.steps, 0, &mut out);
+        if !self.post.is_empty() {
+            out.push_str(&format!("first thread: {} statement(s)\n", self.post.len()));
         }
         out
     }
 
-    /// Whether `stmts` (the assignments before a loop) write one of the shared arrays, so that
-    /// the block must synchronize before the loop reads them.
-    pub fn writes_shared(&self, stmts: &[&Stmt]) -> bool {
-        stmts.iter().any(|s| {
-            let mut found = false;
-            walk::for_each_stmt(std::slice::from_ref(*s), &mut |s| {
-                found |= matches!(s, Stmt::AssignElem { local, .. } if self.shared_arrays.contains(local));
-            });
-            found
-        })
-    }
-
-    /// Whether the iteration needs the block to synchronize (a block reduction, or code after
-    /// the vector loop that reads its results).
-    pub fn synchronizes(&self) -> bool {
-        !self.block_reductions.is_empty() || !self.post.is_empty()
+    /// Whether the steps hold a sequential loop or an `if` around shared loops.
+    pub fn nested(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|s| matches!(s, Step::Sequential { .. } | Step::If { .. }))
     }
 }
 
 impl Stmt {
-    /// A parallel loop whose body is assignments, then vector loops with assignments between
-    /// them, then optionally more code, as [`GangPhases`]. A GPU backend then runs each
-    /// iteration of the outer loop on one block or workgroup. `None` where the body has another
-    /// shape: the statements before a loop must be assignments (of scalars that are not
-    /// reduced, or of elements of private arrays), the loops untiled, the code after the last
-    /// free of parallel loops and of `break` and `continue` out of the gang loop, and the
-    /// gang's arrays that the loops use fit [`GangPhases::shared_arrays`]' rules.
+    /// A parallel loop whose iterations a block (workgroup) can run as [`GangPhases`]: a body
+    /// of statements every thread may run (assignments), vector loops, and sequential loops
+    /// and `if`s around vector loops, then optionally more code. `None` where the body has
+    /// another shape (see [`Stmt::gang_phases_or_why`]).
     pub fn gang_phases<'a>(&'a self, f: &Function) -> Option<GangPhases<'a>> {
         self.gang_phases_or_why(f).ok()
     }
 
     /// [`Stmt::gang_phases`], or why the loop's iterations do not each take a block (for
-    /// ACC_INFO).
+    /// ACC_INFO): the statements beside the vector loops must be assignments (of scalars that
+    /// are not reduced, or of elements of private arrays) or loops and `if`s of those; a
+    /// sequential loop or `if` around vector loops must have the same bounds or condition on
+    /// every thread; the loops untiled; the code after the last vector loop free of parallel
+    /// loops and of `break` and `continue` out of the gang loop; and the gang's arrays that the
+    /// loops use must fit [`GangPhases::shared_arrays`]' rules.
     pub fn gang_phases_or_why<'a>(&'a self, f: &Function) -> Result<GangPhases<'a>, String> {
         let Stmt::For {
             schedule: Some(_),
@@ -123,79 +247,187 @@ impl Stmt {
             // A tiled nest is expanded first (`tile::expand`): its tile loops are the gang loop.
             return Err("a tiled nest".into());
         }
-        let at = body
+        let last = body
             .iter()
-            .position(is_vector_loop)
-            .ok_or("no vector loop directly in the gang loop's body")?;
-        let (pre, rest) = body.split_at(at);
-        let (vector, mut post) = rest.split_first().ok_or("no vector loop")?;
+            .rposition(holds_shared_loop)
+            .ok_or("no vector loop in the gang loop's body")?;
+        let (phased, post) = body.split_at(last + 1);
         let reduced = |l: &LocalId| reductions.iter().any(|r| r.local == *l);
-        // Before a loop: scalar assignments, and elements of private arrays (an array's
-        // initialization), every thread running them.
-        let assignments = |b: &[Stmt]| {
-            b.iter().all(|s| match s {
-                Stmt::Assign { local, .. } | Stmt::AssignElem { local, .. } => !reduced(local),
-                _ => fill_of(f, s).is_some_and(|l| !reduced(&l)),
-            })
-        };
-        const NOT_ASSIGNMENTS: &str =
-            "code other than assignments comes before a vector loop in the gang loop's body";
-        if !assignments(pre) {
-            return Err(NOT_ASSIGNMENTS.into());
+        let steps = steps_of(phased, f, &reduced)?;
+        // Code after the last loop runs on one thread: it may not leave the gang loop (the
+        // block's threads must all reach its barriers), nor hold a parallel loop.
+        let mut nested = false;
+        walk::for_each_stmt(post, &mut |s| {
+            nested |= matches!(
+                s,
+                Stmt::For {
+                    schedule: Some(_),
+                    ..
+                }
+            );
+        });
+        if nested {
+            return Err("a parallel loop follows the vector loop in the gang loop's body".into());
         }
-        let mut pre: Vec<&Stmt> = pre.iter().collect();
-        let (vector, block_reductions) = shared_loop(vector, f, &mut pre, &reduced);
-        // More vector loops, each after scalar assignments (every thread runs them).
-        let mut more = Vec::new();
-        while let Some(next) = post.iter().position(is_vector_loop) {
-            let (between, rest) = post.split_at(next);
-            if !assignments(between) {
-                return Err(NOT_ASSIGNMENTS.into());
-            }
-            let (loop_, after) = rest.split_first().ok_or("no vector loop")?;
-            let mut between: Vec<&Stmt> = between.iter().collect();
-            let (vector, block_reductions) = shared_loop(loop_, f, &mut between, &reduced);
-            more.push(VectorPhase {
-                between,
-                vector,
-                block_reductions,
-            });
-            post = after;
-        }
-        if !post.is_empty() || !block_reductions.is_empty() {
-            // Code after the loop runs on one thread: it may not leave the gang loop (the
-            // block's threads must all reach its barriers), nor hold a parallel loop.
-            let mut nested = false;
-            walk::for_each_stmt(post, &mut |s| {
-                nested |= matches!(
-                    s,
-                    Stmt::For {
-                        schedule: Some(_),
-                        ..
-                    }
-                );
-            });
-            if nested {
-                return Err(
-                    "a parallel loop follows the vector loop in the gang loop's body".into(),
-                );
-            }
-            if leaves_loop(post) {
-                return Err(
-                    "code after the vector loop leaves the gang loop (`break`/`continue`)".into(),
-                );
-            }
+        if leaves_loop(post) {
+            return Err(
+                "code after the vector loop leaves the gang loop (`break`/`continue`)".into(),
+            );
         }
         let mut phases = GangPhases {
-            pre,
-            vector,
-            block_reductions,
-            more,
+            steps,
             post: post.iter().collect(),
             shared_arrays: Vec::new(),
         };
         phases.shared_arrays = shared_arrays(&phases, f, private)?;
-        Ok(share_fills(phases, f))
+        uniform_bounds(&phases, f)?;
+        let mut phases = share_fills(phases, f);
+        first_thread_reductions(&mut phases);
+        let shared = phases.shared_arrays.clone();
+        let mut dirty = false;
+        let post_follows = !phases.post.is_empty();
+        let mut steps = place_barriers(
+            std::mem::take(&mut phases.steps),
+            &shared,
+            &mut dirty,
+            true,
+            post_follows,
+        );
+        if !shared.is_empty() {
+            // The last iteration's threads are done with the gang's shared arrays.
+            steps.insert(0, Step::Barrier);
+        }
+        phases.steps = steps;
+        Ok(phases)
+    }
+}
+
+const NOT_ASSIGNMENTS: &str =
+    "code other than assignments comes beside a vector loop in the gang loop's body";
+
+/// Whether `s` is, or holds through sequential loops and `if`s, a loop the block's threads
+/// share.
+fn holds_shared_loop(s: &Stmt) -> bool {
+    is_vector_loop(s)
+        || match s {
+            Stmt::For {
+                schedule: None,
+                body,
+                ..
+            }
+            | Stmt::Loop { body } => body.iter().any(holds_shared_loop),
+            Stmt::If { accept, reject, .. } => {
+                accept.iter().any(holds_shared_loop) || reject.iter().any(holds_shared_loop)
+            }
+            _ => false,
+        }
+}
+
+/// Whether every thread may run `s` (its effect is the same run once or by every thread):
+/// assignments of locals the gang loop does not reduce, and loops and `if`s of those.
+fn redundant(s: &Stmt, reduced: &dyn Fn(&LocalId) -> bool, in_loop: bool) -> bool {
+    match s {
+        Stmt::Assign { local, .. } | Stmt::AssignElem { local, .. } => !reduced(local),
+        Stmt::If { accept, reject, .. } => accept
+            .iter()
+            .chain(reject)
+            .all(|s| redundant(s, reduced, in_loop)),
+        Stmt::For {
+            schedule: None,
+            reductions,
+            tile,
+            body,
+            ..
+        } if reductions.is_empty() && tile.is_empty() => {
+            body.iter().all(|s| redundant(s, reduced, true))
+        }
+        Stmt::Loop { body } => body.iter().all(|s| redundant(s, reduced, true)),
+        Stmt::Break | Stmt::Continue => in_loop,
+        _ => false,
+    }
+}
+
+/// The steps of `b`, a stretch of a gang loop's body that holds shared loops (see
+/// [`Stmt::gang_phases_or_why`]), before barriers are placed.
+fn steps_of<'a>(
+    b: &'a [Stmt],
+    f: &Function,
+    reduced: &dyn Fn(&LocalId) -> bool,
+) -> Result<Vec<Step<'a>>, String> {
+    let mut out = Vec::new();
+    for s in b {
+        if is_vector_loop(s) {
+            let mut before = Vec::new();
+            let (vector, block_reductions) = shared_loop(s, f, &mut before, reduced);
+            out.extend(before.into_iter().map(Step::Redundant));
+            out.push(Step::Shared(SharedLoop {
+                vector,
+                block_reductions: block_reductions
+                    .into_iter()
+                    .map(|reduction| BlockReduction {
+                        reduction,
+                        first_thread_only: false,
+                    })
+                    .collect(),
+            }));
+            continue;
+        }
+        match s {
+            Stmt::For {
+                schedule: None,
+                levels,
+                body,
+                reductions,
+                tile,
+                ..
+            } if holds_shared_loop(s) => {
+                if !reductions.is_empty() || !tile.is_empty() {
+                    return Err(NOT_ASSIGNMENTS.into());
+                }
+                out.push(Step::Sequential {
+                    levels,
+                    steps: steps_of(body, f, reduced)?,
+                });
+            }
+            Stmt::If {
+                cond,
+                accept,
+                reject,
+            } if holds_shared_loop(s) => out.push(Step::If {
+                cond: *cond,
+                accept: steps_of(accept, f, reduced)?,
+                reject: steps_of(reject, f, reduced)?,
+            }),
+            Stmt::Loop { .. } if holds_shared_loop(s) => {
+                return Err(
+                    "a vector loop is inside a `loop` or `while` of the gang loop's body (only `for` loops and `if`s may hold one)"
+                        .into(),
+                )
+            }
+            _ if redundant(s, reduced, false) => out.push(Step::Redundant(s)),
+            _ => return Err(NOT_ASSIGNMENTS.into()),
+        }
+    }
+    Ok(out)
+}
+
+/// Marks [`BlockReduction::first_thread_only`] where it holds: the iteration's one shared loop,
+/// directly in the gang loop's body, reducing into a local the statements before it set.
+fn first_thread_reductions(p: &mut GangPhases) {
+    if p.loops().len() != 1 {
+        return;
+    }
+    let mut assigned = Vec::new();
+    for s in &mut p.steps {
+        match s {
+            Step::Redundant(Stmt::Assign { local, .. }) => assigned.push(*local),
+            Step::Shared(l) => {
+                for r in &mut l.block_reductions {
+                    r.first_thread_only = assigned.contains(&r.reduction.local);
+                }
+            }
+            _ => {}
+        }
     }
 }
 
@@ -215,12 +447,7 @@ enum Growth {
 /// How `e` grows with `var`, where `changing` holds the locals assigned in the loop's body
 /// (values that may differ between iterations). Integer arithmetic is taken without
 /// overflow, as indices within a private array of at most [`SHARED_ARRAY_BYTES`] are.
-fn increasing(
-    f: &Function,
-    e: Handle<Expr>,
-    var: LocalId,
-    changing: &std::collections::HashSet<LocalId>,
-) -> Growth {
+fn increasing(f: &Function, e: Handle<Expr>, var: LocalId, changing: &HashSet<LocalId>) -> Growth {
     use Growth::*;
     let positive =
         |h: Handle<Expr>| matches!(f.exprs[h], Expr::Literal(Literal::Int(_, v)) if v > 0);
@@ -250,7 +477,7 @@ fn increasing(
             g => g,
         },
         _ => {
-            let mut read = std::collections::HashSet::new();
+            let mut read = HashSet::new();
             walk::locals_read(f, e, &mut read);
             if read.contains(&var) || read.iter().any(|l| changing.contains(l)) {
                 Unknown
@@ -290,7 +517,7 @@ pub fn fill_of(f: &Function, s: &Stmt) -> Option<LocalId> {
                     value,
                 }],
             ) if f.exprs[*index] == Expr::Local(lv.var) && {
-                let mut read = std::collections::HashSet::new();
+                let mut read = HashSet::new();
                 walk::locals_read(f, *value, &mut read);
                 !read.contains(&lv.var) && !read.contains(local)
             } =>
@@ -303,85 +530,74 @@ pub fn fill_of(f: &Function, s: &Stmt) -> Option<LocalId> {
     }
 }
 
-/// `p` with the fills of its shared arrays before a loop made loops of their own that the
-/// block's threads share (each thread setting its elements), rather than every thread
-/// setting every element.
-fn share_fills<'a>(p: GangPhases<'a>, f: &Function) -> GangPhases<'a> {
+/// `p` with the fills of its shared arrays among the redundant statements made loops of their
+/// own that the block's threads share (each thread setting its elements), rather than every
+/// thread setting every element.
+fn share_fills<'a>(mut p: GangPhases<'a>, f: &Function) -> GangPhases<'a> {
+    fn go<'a>(steps: Vec<Step<'a>>, f: &Function, shared: &[LocalId]) -> Vec<Step<'a>> {
+        steps
+            .into_iter()
+            .map(|s| match s {
+                Step::Redundant(
+                    st @ Stmt::For {
+                        levels,
+                        reductions,
+                        private,
+                        tile,
+                        body,
+                        ..
+                    },
+                ) if fill_of(f, st).is_some_and(|l| shared.contains(&l)) => {
+                    Step::Shared(SharedLoop {
+                        vector: Cow::Owned(Stmt::For {
+                            levels: levels.clone(),
+                            schedule: Some(Schedule {
+                                gang: false,
+                                worker: false,
+                                vector: true,
+                            }),
+                            reductions: reductions.clone(),
+                            private: private.clone(),
+                            tile: tile.clone(),
+                            body: body.clone(),
+                        }),
+                        block_reductions: Vec::new(),
+                    })
+                }
+                Step::Sequential { levels, steps } => Step::Sequential {
+                    levels,
+                    steps: go(steps, f, shared),
+                },
+                Step::If {
+                    cond,
+                    accept,
+                    reject,
+                } => Step::If {
+                    cond,
+                    accept: go(accept, f, shared),
+                    reject: go(reject, f, shared),
+                },
+                other => other,
+            })
+            .collect()
+    }
     let shared = p.shared_arrays.clone();
-    let shared_fill = |s: &Stmt| fill_of(f, s).is_some_and(|l| shared.contains(&l));
-    if !p
-        .pre
-        .iter()
-        .chain(p.more.iter().flat_map(|m| m.between.iter()))
-        .any(|s| shared_fill(s))
-    {
-        return p;
-    }
-    let GangPhases {
-        pre,
-        vector,
-        block_reductions,
-        more,
-        post,
-        shared_arrays,
-    } = p;
-    let mut segments: Vec<VectorPhase<'a>> = Vec::new();
-    let original = std::iter::once(VectorPhase {
-        between: pre,
-        vector,
-        block_reductions,
-    })
-    .chain(more);
-    for seg in original {
-        let mut before = Vec::new();
-        for s in seg.between {
-            if !shared_fill(s) {
-                before.push(s);
-                continue;
+    p.steps = go(std::mem::take(&mut p.steps), f, &shared);
+    p
+}
+
+/// The redundant statements of `steps`, at every depth.
+fn redundant_stmts<'s>(steps: &'s [Step], out: &mut Vec<&'s Stmt>) {
+    for s in steps {
+        match s {
+            Step::Redundant(st) => out.push(st),
+            Step::Sequential { steps, .. } => redundant_stmts(steps, out),
+            Step::If { accept, reject, .. } => {
+                redundant_stmts(accept, out);
+                redundant_stmts(reject, out);
             }
-            let Stmt::For {
-                levels,
-                reductions,
-                private,
-                tile,
-                body,
-                ..
-            } = s
-            else {
-                unreachable!("a fill is a loop")
-            };
-            segments.push(VectorPhase {
-                between: std::mem::take(&mut before),
-                vector: std::borrow::Cow::Owned(Stmt::For {
-                    levels: levels.clone(),
-                    schedule: Some(Schedule {
-                        gang: false,
-                        worker: false,
-                        vector: true,
-                    }),
-                    reductions: reductions.clone(),
-                    private: private.clone(),
-                    tile: tile.clone(),
-                    body: body.clone(),
-                }),
-                block_reductions: Vec::new(),
-            });
+            Step::Shared(_) | Step::Barrier => {}
         }
-        segments.push(VectorPhase {
-            between: before,
-            vector: seg.vector,
-            block_reductions: seg.block_reductions,
-        });
-    }
-    let mut segments = segments.into_iter();
-    let first = segments.next().expect("a loop");
-    GangPhases {
-        pre: first.between,
-        vector: first.vector,
-        block_reductions: first.block_reductions,
-        more: segments.collect(),
-        post,
-        shared_arrays,
     }
 }
 
@@ -395,36 +611,31 @@ fn shared_arrays(
     gang_private: &[LocalId],
 ) -> Result<Vec<LocalId>, String> {
     // The iteration's own arrays: set by its gang-redundant code or private to the gang loop.
-    let mut own: std::collections::BTreeSet<LocalId> = gang_private
+    let mut own: BTreeSet<LocalId> = gang_private
         .iter()
         .copied()
         .filter(|l| f.locals[*l as usize].len.is_some())
         .collect();
-    let outside = p
-        .pre
-        .iter()
-        .chain(p.more.iter().flat_map(|m| m.between.iter()))
-        .chain(p.post.iter());
+    let mut outside = Vec::new();
+    redundant_stmts(&p.steps, &mut outside);
+    outside.extend(p.post.iter().copied());
     for s in outside {
-        walk::for_each_stmt(std::slice::from_ref(*s), &mut |s| {
+        walk::for_each_stmt(std::slice::from_ref(s), &mut |s| {
             if let Stmt::AssignElem { local, .. } = s {
                 own.insert(*local);
             }
         });
     }
     let name = |l: LocalId| f.locals[l as usize].name.clone();
-    let (mut shared, mut kept) = (
-        std::collections::BTreeSet::new(),
-        std::collections::BTreeSet::new(),
-    );
-    for (_, vector, _) in p.loops() {
+    let (mut shared, mut kept) = (BTreeSet::new(), BTreeSet::new());
+    for l in p.loops() {
         let Stmt::For {
             levels,
             private,
             reductions,
             body,
             ..
-        } = vector
+        } = &*l.vector
         else {
             continue;
         };
@@ -439,11 +650,15 @@ fn shared_arrays(
             // Each iteration may write only elements no other iteration writes: an index that
             // grows strictly with the loop's variable, whatever else it reads is the same for
             // every iteration.
-            let mut changing: std::collections::HashSet<LocalId> = std::collections::HashSet::new();
-            walk::for_each_stmt(body, &mut |s| {
-                if let Stmt::Assign { local, .. } = s {
+            // (The variables of loops inside it change within an iteration too.)
+            let mut changing: HashSet<LocalId> = HashSet::new();
+            walk::for_each_stmt(body, &mut |s| match s {
+                Stmt::Assign { local, .. } => {
                     changing.insert(*local);
                 }
+                Stmt::For { levels, .. } => changing.extend(levels.iter().map(|lv| lv.var)),
+                Stmt::Atomic { old, new, .. } => changing.extend(old.iter().chain(new)),
+                _ => {}
             });
             let mut distinct = true;
             walk::for_each_stmt(body, &mut |s| {
@@ -496,15 +711,15 @@ fn shared_loop<'a>(
     f: &Function,
     before: &mut Vec<&'a Stmt>,
     reduced: &dyn Fn(&LocalId) -> bool,
-) -> (std::borrow::Cow<'a, Stmt>, Vec<Reduction>) {
+) -> (Cow<'a, Stmt>, Vec<Reduction>) {
     let vector = match worker_over_vector(s, f) {
         Some((nest, invariant)) => {
             // Assignments of the worker body that do not change with its iterations (the
             // vector loop's bounds among them) run before the nest, with the gang's.
             before.extend(invariant);
-            std::borrow::Cow::Owned(nest)
+            Cow::Owned(nest)
         }
-        None => std::borrow::Cow::Borrowed(s),
+        None => Cow::Borrowed(s),
     };
     let block_reductions = match &*vector {
         Stmt::For { reductions, .. } => reductions
@@ -558,7 +773,7 @@ fn worker_over_vector<'a>(s: &'a Stmt, f: &Function) -> Option<(Stmt, Vec<&'a St
     let (mut per_iteration, mut invariant) = (Vec::new(), Vec::new());
     for s in pre {
         if let Stmt::Assign { local, value } = s {
-            let mut read = std::collections::HashSet::new();
+            let mut read = HashSet::new();
             walk::locals_read(f, *value, &mut read);
             // A local assigned twice in the body, one that reads itself (an accumulation) and
             // a reduced one are taken as changing too.
@@ -606,7 +821,7 @@ fn worker_over_vector<'a>(s: &'a Stmt, f: &Function) -> Option<(Stmt, Vec<&'a St
 
 /// Whether the bounds of `levels` read none of `locals` (a rectangular nest).
 pub fn bounds_independent(f: &Function, levels: &[LoopLevel], locals: &[LocalId]) -> bool {
-    let mut read = std::collections::HashSet::new();
+    let mut read = HashSet::new();
     for lv in levels {
         for h in [lv.start, lv.step, lv.trips] {
             walk::locals_read(f, h, &mut read);

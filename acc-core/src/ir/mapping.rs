@@ -107,15 +107,18 @@ fn grid_loop(k: &Kernel, s: &Stmt, w: Words, out: &mut Vec<LoopMapping>) {
             ),
             _ => String::new(),
         };
-        let staged = super::tile::staged_reads(k, s);
-        let staged = if staged.is_empty() {
-            String::new()
-        } else {
-            let names: Vec<String> = staged.iter().map(|n| format!("`{n}`")).collect();
-            format!(
+        let staging = super::tile::staging(k, s);
+        let names: Vec<String> = staging.reads.iter().map(|n| format!("`{n}`")).collect();
+        let staged = match &staging.chunked {
+            _ if names.is_empty() => String::new(),
+            Some((var, chunk)) => format!(
+                "; each element's loop `{var}` runs {chunk} iterations at a time, the {block} first copying what they read of {} into shared memory (adjacent {thread}s along each array), its {thread}s synchronizing before and after",
+                names.join(", ")
+            ),
+            None => format!(
                 "; its reads of {} run along the other loop, so the {block} first copies them into shared memory a tile at a time, adjacent {thread}s along the reads",
                 names.join(", ")
-            )
+            ),
         };
         push(
             out,
@@ -128,7 +131,17 @@ fn grid_loop(k: &Kernel, s: &Stmt, w: Words, out: &mut Vec<LoopMapping>) {
                 tile.iter().product::<u32>()
             ),
         );
+        let from = out.len();
         inner(k, body, w, "in each element of a tile", out);
+        if let Some((var, chunk)) = &staging.chunked {
+            for m in &mut out[from..] {
+                if m.vars == [var.clone()] {
+                    m.how = format!(
+                        "sequential, in each {thread} for its element of the tile, {chunk} iterations at a time between the {block}'s copies into shared memory"
+                    );
+                }
+            }
+        }
         return;
     }
     if let Some(phases) = s.gang_phases(&k.function) {
@@ -164,8 +177,9 @@ fn grid_loop(k: &Kernel, s: &Stmt, w: Words, out: &mut Vec<LoopMapping>) {
         }
         let loops = phases.loops();
         let count = loops.len();
-        for (at, (_, vector, block_reductions)) in loops.into_iter().enumerate() {
+        for (at, l) in loops.into_iter().enumerate() {
             let last = at + 1 == count;
+            let (vector, block_reductions) = (&*l.vector, &l.block_reductions);
             if let Stmt::For {
                 levels: vl,
                 body: vb,
@@ -195,12 +209,7 @@ fn grid_loop(k: &Kernel, s: &Stmt, w: Words, out: &mut Vec<LoopMapping>) {
                     ));
                 }
                 if !block_reductions.is_empty() {
-                    let holder = if last
-                        && block_reductions
-                            .iter()
-                            .all(|r| phases.needed_by_first_thread_only(r))
-                        && !warp
-                    {
+                    let holder = if block_reductions.iter().all(|r| r.first_thread_only) && !warp {
                         format!("the {block}'s first {thread} then holding the result, which only the code after the loop reads")
                     } else {
                         format!("every {thread} then holding the result")
@@ -230,6 +239,7 @@ fn grid_loop(k: &Kernel, s: &Stmt, w: Words, out: &mut Vec<LoopMapping>) {
                 inner(k, vb, w, "in each thread of the vector loop", out);
             }
         }
+        uniform_loops(k, &phases.steps, w, block, out);
         let post: Vec<Stmt> = phases.post.iter().map(|s| (*s).clone()).collect();
         inner(
             k,
@@ -274,6 +284,39 @@ fn grid_loop(k: &Kernel, s: &Stmt, w: Words, out: &mut Vec<LoopMapping>) {
         _ => "inside each iteration of the parallel loop".into(),
     };
     inner(k, body, w, &why, out);
+}
+
+/// The sequential loops around shared loops of a gang iteration: every thread of the block runs
+/// them, in step.
+fn uniform_loops(
+    k: &Kernel,
+    steps: &[super::gang_phases::Step],
+    w: Words,
+    block: &str,
+    out: &mut Vec<LoopMapping>,
+) {
+    use super::gang_phases::Step;
+    for s in steps {
+        match s {
+            Step::Sequential { levels, steps } => {
+                push(
+                    out,
+                    k,
+                    levels,
+                    format!(
+                        "sequential, around vector loops: every {} of the {block} runs it in step, synchronizing where its vector loops need",
+                        w.thread
+                    ),
+                );
+                uniform_loops(k, steps, w, block, out);
+            }
+            Step::If { accept, reject, .. } => {
+                uniform_loops(k, accept, w, block, out);
+                uniform_loops(k, reject, w, block, out);
+            }
+            Step::Redundant(_) | Step::Shared(_) | Step::Barrier => {}
+        }
+    }
 }
 
 /// Whether each gang iteration of `phases` takes a warp rather than a block: with

@@ -331,6 +331,199 @@ pub fn row_smooth() -> Kernel {
     b.finish().expect("valid IR")
 }
 
+/// Rows smoothed `sweeps` times through two arrays private to each gang iteration: a
+/// sequential loop around two vector loops, which every thread of the gang's block runs in
+/// step, synchronizing between the loops ([`gang_phases::Step::Sequential`](super::gang_phases::Step::Sequential)). Parameters: `x`
+/// (read), `y` (written), `n` (`usize`, the row length, at most 256), `sweeps` (`usize`).
+pub fn row_sweeps() -> Kernel {
+    let mut b = KernelBuilder::new("row_sweeps");
+    let x = b.param_array("x", Scalar::F32, false);
+    let y = b.param_array("y", Scalar::F32, true);
+    let n = b.param_scalar("n", Scalar::USize);
+    let sweeps = b.param_scalar("sweeps", Scalar::USize);
+    let gang = Some(Schedule {
+        gang: true,
+        ..Schedule::default()
+    });
+    let vector = Some(Schedule {
+        vector: true,
+        ..Schedule::default()
+    });
+    let start = b.lit_int(0, None);
+    let len = b.len(x);
+    let rows = b.binary(BinaryOp::Div, len, n);
+    let t = b.local_array("t", Scalar::F32, 256);
+    let u = b.local_array("u", Scalar::F32, 256);
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        start,
+        rows,
+        false,
+        gang,
+        &[],
+        &[t, u],
+        |b, v| {
+            let start = b.lit_int(0, None);
+            b.for_range(
+                "j",
+                Some(Scalar::USize),
+                start,
+                n,
+                false,
+                vector.clone(),
+                &[],
+                &[],
+                |b, w| {
+                    let (i, j) = (b.get(v[0]), b.get(w[0]));
+                    let row = b.binary(BinaryOp::Mul, i, n);
+                    let k = b.binary(BinaryOp::Add, row, j);
+                    let xk = b.load(x, k);
+                    let j = b.get(w[0]);
+                    b.set_elem(t, j, xk);
+                },
+            );
+            let start = b.lit_int(0, None);
+            b.for_range(
+                "s",
+                Some(Scalar::USize),
+                start,
+                sweeps,
+                false,
+                None,
+                &[],
+                &[],
+                |b, _| {
+                    let one = b.lit_int(1, None);
+                    let last = b.binary(BinaryOp::Sub, n, one);
+                    b.for_range(
+                        "j",
+                        Some(Scalar::USize),
+                        one,
+                        last,
+                        false,
+                        vector.clone(),
+                        &[],
+                        &[],
+                        |b, w| {
+                            let j = b.get(w[0]);
+                            let one = b.lit_int(1, None);
+                            let left = b.binary(BinaryOp::Sub, j, one);
+                            let right = b.binary(BinaryOp::Add, j, one);
+                            let (l, r) = (b.get_elem(t, left), b.get_elem(t, right));
+                            let sum = b.binary(BinaryOp::Add, l, r);
+                            let half = b.lit_float(0.5, Some(Scalar::F32));
+                            let val = b.binary(BinaryOp::Mul, sum, half);
+                            let j = b.get(w[0]);
+                            b.set_elem(u, j, val);
+                        },
+                    );
+                    let one = b.lit_int(1, None);
+                    let last = b.binary(BinaryOp::Sub, n, one);
+                    b.for_range(
+                        "j",
+                        Some(Scalar::USize),
+                        one,
+                        last,
+                        false,
+                        vector.clone(),
+                        &[],
+                        &[],
+                        |b, w| {
+                            let j = b.get(w[0]);
+                            let uj = b.get_elem(u, j);
+                            let j = b.get(w[0]);
+                            b.set_elem(t, j, uj);
+                        },
+                    );
+                },
+            );
+            let start = b.lit_int(0, None);
+            b.for_range(
+                "j",
+                Some(Scalar::USize),
+                start,
+                n,
+                false,
+                vector.clone(),
+                &[],
+                &[],
+                |b, w| {
+                    let j = b.get(w[0]);
+                    let tj = b.get_elem(t, j);
+                    let (i, j) = (b.get(v[0]), b.get(w[0]));
+                    let row = b.binary(BinaryOp::Mul, i, n);
+                    let k = b.binary(BinaryOp::Add, row, j);
+                    b.store(y, k, tj);
+                },
+            );
+        },
+    );
+    b.finish().expect("valid IR")
+}
+
+/// `c = a b` for `n x n` f32 matrices with `tile(16, 16)`: each element's `k` loop runs in
+/// chunks staged through shared memory (`tile::chunks`). Parameters: `a`, `b` (read), `c`
+/// (written), `n` (`usize`).
+pub fn matmul_tiled() -> Kernel {
+    let mut b = KernelBuilder::new("matmul_tiled");
+    let a = b.param_array("a", Scalar::F32, false);
+    let bm = b.param_array("b", Scalar::F32, false);
+    let c = b.param_array("c", Scalar::F32, true);
+    let n = b.param_scalar("n", Scalar::USize);
+    let (z0, o0, z1, o1) = (
+        b.lit_int(0, None),
+        b.lit_int(1, None),
+        b.lit_int(0, None),
+        b.lit_int(1, None),
+    );
+    b.for_tiled(
+        &[
+            ("i", Some(Scalar::USize), z0, o0, n),
+            ("j", Some(Scalar::USize), z1, o1, n),
+        ],
+        &[Some(16), Some(16)],
+        GRID,
+        &[],
+        &[],
+        |b, v| {
+            let zero = b.lit_float(0.0, Some(Scalar::F32));
+            let s = b.local("s", Some(Scalar::F32), Some(zero));
+            let start = b.lit_int(0, None);
+            b.for_range(
+                "k",
+                Some(Scalar::USize),
+                start,
+                n,
+                false,
+                None,
+                &[],
+                &[],
+                |b, w| {
+                    let (i, k) = (b.get(v[0]), b.get(w[0]));
+                    let row = b.binary(BinaryOp::Mul, i, n);
+                    let at = b.binary(BinaryOp::Add, row, k);
+                    let x = b.load(a, at);
+                    let (k, j) = (b.get(w[0]), b.get(v[1]));
+                    let row = b.binary(BinaryOp::Mul, k, n);
+                    let at = b.binary(BinaryOp::Add, row, j);
+                    let y = b.load(bm, at);
+                    let p = b.binary(BinaryOp::Mul, x, y);
+                    let cur = b.get(s);
+                    let next = b.binary(BinaryOp::Add, cur, p);
+                    b.set(s, next);
+                },
+            );
+            let (i, j) = (b.get(v[0]), b.get(v[1]));
+            let row = b.binary(BinaryOp::Mul, i, n);
+            let at = b.binary(BinaryOp::Add, row, j);
+            let sv = b.get(s);
+            b.store(c, at, sv);
+        },
+    );
+    b.finish().expect("valid IR")
+}
+
 /// `for i in 0..n, j in 0..m tile(8, 32) { out[i * m + j] = i * m + j; s += 1; }` over the
 /// grid (u32 values, a sum reduced into scalar parameter 3, `s`). Parameters: `out`
 /// (written), `n`, `m` (`usize` scalars), `s`.

@@ -437,10 +437,12 @@ fn tiled_nests_expand_to_tile_loops_around_element_loops() {
         .gang_phases(&e.function)
         .filter(|p| !p.synchronizes())
         .expect("tile loops over element loops");
-    assert!(phases.pre.is_empty());
+    let [gang_phases::Step::Shared(only)] = phases.steps.as_slice() else {
+        panic!("one shared loop: {:?}", phases.steps)
+    };
     let Stmt::For {
         levels, schedule, ..
-    } = &*phases.vector
+    } = &*only.vector
     else {
         panic!("an element loop")
     };

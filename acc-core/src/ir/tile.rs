@@ -24,6 +24,8 @@ use std::collections::HashSet;
 
 use super::*;
 
+mod chunks;
+
 /// The sizes `tile(*, ..)` stands for, in `tile(..)`'s order (innermost loop first): tiles of
 /// 256 elements, as wide as possible along the innermost loop (32 x 8 for two loops, the rest
 /// 1), one element per thread of a 256-thread block or workgroup.
@@ -56,19 +58,43 @@ pub fn expand(k: &Kernel) -> Cow<'_, Kernel> {
     Cow::Owned(out)
 }
 
-/// The arrays whose reads the tiled nest `s` of `k` stages through shared memory (see
-/// [`stage_loads`]), for ACC_INFO.
-pub fn staged_reads(k: &Kernel, s: &Stmt) -> Vec<String> {
+/// What a tiled nest stages through shared memory, for ACC_INFO.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TileStaging {
+    /// The arrays whose reads go through a copy of the tile in shared memory.
+    pub reads: Vec<String>,
+    /// Where the elements' inner sequential loop runs in chunks staged through shared memory
+    /// ([`chunks`]): its variable and the chunk's length.
+    pub chunked: Option<(String, u32)>,
+}
+
+/// What the tiled nest `s` of `k` stages through shared memory (see [`stage_loads`] and
+/// [`chunks`]), for ACC_INFO.
+pub fn staging(k: &Kernel, s: &Stmt) -> TileStaging {
     let mut f = k.function.clone();
-    match stmt(k, &mut f, s.clone()) {
-        Stmt::For { private, .. } => private
-            .iter()
-            .map(|&l| {
-                let name = &f.locals[l as usize].name;
-                name.strip_suffix("_tile").unwrap_or(name).to_string()
-            })
-            .collect(),
-        _ => Vec::new(),
+    match s {
+        Stmt::For {
+            levels,
+            schedule,
+            reductions,
+            private,
+            tile,
+            body,
+        } if !tile.is_empty() && !bounds_assigned(&f, levels, body) => {
+            let body = block(k, &mut f, body.clone());
+            tiled(
+                k,
+                &mut f,
+                levels.clone(),
+                schedule.clone(),
+                reductions.clone(),
+                private.clone(),
+                tile,
+                body,
+            )
+            .1
+        }
+        _ => TileStaging::default(),
     }
 }
 
@@ -117,7 +143,7 @@ fn stmt(k: &Kernel, f: &mut Function, s: Stmt) -> Stmt {
                     body,
                 };
             }
-            tiled(k, f, levels, schedule, reductions, private, &tile, body)
+            tiled(k, f, levels, schedule, reductions, private, &tile, body).0
         }
         other => other,
     }
@@ -134,7 +160,7 @@ fn tiled(
     private: Vec<LocalId>,
     sizes: &[u32],
     body: Block,
-) -> Stmt {
+) -> (Stmt, TileStaging) {
     let (mut tile_levels, mut element_levels) = (Vec::new(), Vec::new());
     let (mut tile_vars, mut element_vars) = (Vec::new(), Vec::new());
     for (lv, &size) in levels.iter().zip(sizes) {
@@ -189,6 +215,62 @@ fn tiled(
         Some(at) => at,
         None => levels.len() - 1,
     };
+    // 3.3 section 2.9.8: gang goes to the tile loops; vector to the element loops; worker to
+    // the element loops, or to the tile loops when vector is there too.
+    let (outer, inner) = match &schedule {
+        None => (None, None),
+        Some(s) => (
+            Some(Schedule {
+                gang: s.gang,
+                worker: s.worker && s.vector,
+                vector: false,
+            }),
+            (s.vector || s.worker).then_some(Schedule {
+                gang: false,
+                worker: s.worker && !s.vector,
+                vector: s.vector,
+            }),
+        ),
+    };
+    // An inner sequential loop over data the tile's elements share runs in chunks staged
+    // through shared memory.
+    if inner.is_some() && reductions.is_empty() && private.is_empty() {
+        if let Some(c) = chunks::chunked(
+            k,
+            f,
+            &levels,
+            sizes,
+            &tile_vars,
+            &element_vars,
+            fastest,
+            &inner,
+            &body,
+        ) {
+            let var = f.locals[chunked_var(&body) as usize].name.clone();
+            let report = TileStaging {
+                reads: c
+                    .staged
+                    .iter()
+                    .map(|&a| k.params[a as usize].name.clone())
+                    .fold(Vec::new(), |mut v, n| {
+                        if !v.contains(&n) {
+                            v.push(n);
+                        }
+                        v
+                    }),
+                chunked: Some((var, c.chunk)),
+            };
+            let tile_loop = Stmt::For {
+                levels: tile_levels,
+                schedule: outer,
+                reductions,
+                private: c.arrays,
+                tile: Vec::new(),
+                body: c.body,
+            };
+            return (tile_loop, report);
+        }
+    }
     let mut body = body;
     let staging = match &schedule {
         Some(s) if s.vector || s.worker => stage_loads(
@@ -210,23 +292,6 @@ fn tiled(
         accept: guarded,
         reject: Vec::new(),
     }];
-    // 3.3 section 2.9.8: gang goes to the tile loops; vector to the element loops; worker to
-    // the element loops, or to the tile loops when vector is there too.
-    let (outer, inner) = match schedule {
-        None => (None, None),
-        Some(s) => (
-            Some(Schedule {
-                gang: s.gang,
-                worker: s.worker && s.vector,
-                vector: false,
-            }),
-            (s.vector || s.worker).then_some(Schedule {
-                gang: false,
-                worker: s.worker && !s.vector,
-                vector: s.vector,
-            }),
-        ),
-    };
     let elements = Stmt::For {
         levels: element_levels,
         schedule: inner.clone(),
@@ -245,14 +310,35 @@ fn tiled(
         }
         None => (vec![elements], Vec::new()),
     };
-    Stmt::For {
+    let report = TileStaging {
+        reads: stages
+            .iter()
+            .map(|&l| {
+                let name = &f.locals[l as usize].name;
+                name.strip_suffix("_tile").unwrap_or(name).to_string()
+            })
+            .collect(),
+        chunked: None,
+    };
+    let tile_loop = Stmt::For {
         levels: tile_levels,
         schedule: outer,
         reductions,
         private: stages,
         tile: Vec::new(),
         body: tile_body,
-    }
+    };
+    (tile_loop, report)
+}
+
+/// The variable of the one sequential loop in a tile's body (which [`chunks::chunked`] found).
+fn chunked_var(body: &Block) -> LocalId {
+    body.iter()
+        .find_map(|s| match s {
+            Stmt::For { levels, .. } => levels.first().map(|l| l.var),
+            _ => None,
+        })
+        .expect("a chunked tile has its inner loop")
 }
 
 fn lit(f: &mut Function, v: u32) -> Handle<Expr> {

@@ -216,7 +216,11 @@ impl Drop for RegionTimer {
 /// Enters a region (`kind`: `parallel`, `data`, `update`, ...) for the table: `None`, at the
 /// cost of one flag, when `ACC_TIME` is off.
 #[inline]
-pub fn enter(kind: &'static str, function: &'static str, location: Location) -> Option<RegionTimer> {
+pub fn enter(
+    kind: &'static str,
+    function: &'static str,
+    location: Location,
+) -> Option<RegionTimer> {
     if !super::timing() {
         return None;
     }
@@ -345,7 +349,11 @@ pub fn report() -> String {
         r.settle(true);
     }
     let mut rows: Vec<&Row> = t.rows.iter().collect();
-    rows.sort_by(|a, b| b.host.cmp(&a.host).then(a.key.location.cmp(&b.key.location)));
+    rows.sort_by(|a, b| {
+        b.host
+            .cmp(&a.host)
+            .then(a.key.location.cmp(&b.key.location))
+    });
     let header = [
         "region",
         "entered",

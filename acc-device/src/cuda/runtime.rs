@@ -903,4 +903,3 @@ use timing::{launch_shape, EventPair};
 
 #[cfg(all(test, feature = "gpu-tests"))]
 mod tests;
-

@@ -155,6 +155,7 @@ pub fn lower_with(kernel: &Kernel, target: Target, narrow: bool) -> Result<Lower
         priv_used: false,
         gang_arrays: Vec::new(),
         wide_vars: Default::default(),
+        const_vars: Default::default(),
         bad: Default::default(),
         fast: None,
     };
@@ -192,6 +193,9 @@ struct Writer<'a> {
     /// The 64-bit values of the `u32` loop variables of a narrowed kernel, for indices that
     /// are the variable itself (see [`Writer::set_loop_var`]).
     wide_vars: std::collections::HashMap<LocalId, String>,
+    /// The loop variables of a loop written out whole, each with its value in the copy being
+    /// written: a shared array's index of the form `x + c` then folds `c` into the access.
+    const_vars: std::collections::HashMap<LocalId, i128>,
     /// The registers of a thread's out-of-range access (what, index, length), reported to the
     /// status words when the thread ends (`what` is `u32::MAX` while there is none).
     bad: (String, String, String),
@@ -425,9 +429,8 @@ impl Writer<'_> {
                 index,
                 value,
             } => {
-                let i = self.index_expr(*index)?;
                 let v = self.expr(*value)?;
-                let (ok, addr) = self.private_address(*local, &i);
+                let (ok, addr) = self.private_access(*local, *index)?;
                 self.store_private(*local, &addr, &v, &format!("@{ok} "));
             }
             Stmt::Store {
@@ -741,8 +744,7 @@ impl Writer<'_> {
             }
             Expr::Local(l) => self.local(l)?,
             Expr::LocalElem { local, index } => {
-                let i = self.index_expr(index)?;
-                let (ok, addr) = self.private_address(local, &i);
+                let (ok, addr) = self.private_access(local, index)?;
                 self.load_private_if(local, &addr, Some(&ok))
             }
             Expr::Load {
@@ -912,6 +914,7 @@ pub fn partial_size(t: Scalar) -> u32 {
 
 mod atomic;
 mod entry;
+mod gang;
 mod math;
 mod memory;
 mod reduce;

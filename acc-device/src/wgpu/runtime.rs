@@ -771,7 +771,13 @@ impl WgpuDevice {
             let grids: Vec<String> = l
                 .single
                 .iter()
-                .map(|&s| if s { "1x1".into() } else { format!("{groups}x{WORKGROUP_SIZE}") })
+                .map(|&s| {
+                    if s {
+                        "1x1".into()
+                    } else {
+                        format!("{groups}x{WORKGROUP_SIZE}")
+                    }
+                })
                 .collect();
             format!("workgroups x invocations: {}", grids.join(", "))
         };
@@ -980,5 +986,5 @@ mod tests;
 
 mod device;
 
-pub use device::WgpuBackend;
 use device::QueuedTime;
+pub use device::WgpuBackend;

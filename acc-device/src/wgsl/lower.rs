@@ -947,6 +947,7 @@ use locals::LocalsBuffer;
 mod atomic;
 mod entry;
 mod expr;
+mod gang;
 mod locals;
 mod math64;
 mod reduce;

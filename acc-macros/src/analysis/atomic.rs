@@ -126,7 +126,8 @@ pub fn clause(dir: &Directive) -> ClauseName {
     .unwrap_or(ClauseName::Update)
 }
 
-const UPDATE_FORMS: &str = "`atomic update` takes `x op= e;`, `x = x op e;` or `x = e op x;` with op one of \
+const UPDATE_FORMS: &str =
+    "`atomic update` takes `x op= e;`, `x = x op e;` or `x = e op x;` with op one of \
      + * - / & | ^ << >> (&& || on bool), or `x = x.max(e);` / `x = x.min(e);` (3.3 section 2.12)";
 const READ_FORMS: &str = "`atomic read` takes `v = x;` or `let v = x;` with x a variable, an element `a[i]` or a field (3.3 section 2.12)";
 const WRITE_FORMS: &str = "`atomic write` takes `x = e;` (3.3 section 2.12)";
@@ -318,7 +319,10 @@ fn min_max(x: &Expr, rhs: &Expr) -> Option<(Expr, Expr)> {
             if same(x, &m.receiver) {
                 Some((unparen(arg).clone(), syn::parse_quote!(#old.#method(#v))))
             } else if same(x, arg) {
-                Some((unparen(&m.receiver).clone(), syn::parse_quote!(#v.#method(#old))))
+                Some((
+                    unparen(&m.receiver).clone(),
+                    syn::parse_quote!(#v.#method(#old)),
+                ))
             } else {
                 None
             }
@@ -374,7 +378,9 @@ fn update(e: &Expr) -> Option<syn::Result<Update>> {
                 }
             } else {
                 let Expr::Binary(b) = rhs else { return None };
-                if matches!(b.op, BinOp::Rem(_)) && (same(&a.left, &b.left) || same(&a.left, &b.right)) {
+                if matches!(b.op, BinOp::Rem(_))
+                    && (same(&a.left, &b.left) || same(&a.left, &b.right))
+                {
                     return Some(Err(syn::Error::new_spanned(
                         b.op,
                         "`%` is not an operator of `atomic update` (3.3 section 2.12 lists + * - / & | ^ << >>)",

@@ -323,13 +323,13 @@ impl<'ast> Visit<'ast> for Scanner {
                 // `f64::max(x, y)`, `std::cmp::min(x, y)`: std's numeric functions take
                 // their arguments by value.
                 let by_value = matches!(&*c.func, Expr::Path(p) if p.path.segments.len() >= 2
-                    && p.path.segments.last().is_some_and(|s| {
-                        super::methods::DEVICE_METHODS.contains(&s.ident.to_string().as_str())
-                    })
-                    && p.path.segments.first().is_some_and(|s| {
-                        matches!(s.ident.to_string().as_str(), "std" | "core" | "f32" | "f64" | "i8" | "i16"
-                            | "i32" | "i64" | "isize" | "u8" | "u16" | "u32" | "u64" | "usize")
-                    }));
+                && p.path.segments.last().is_some_and(|s| {
+                    super::methods::DEVICE_METHODS.contains(&s.ident.to_string().as_str())
+                })
+                && p.path.segments.first().is_some_and(|s| {
+                    matches!(s.ident.to_string().as_str(), "std" | "core" | "f32" | "f64" | "i8" | "i16"
+                        | "i32" | "i64" | "isize" | "u8" | "u16" | "u32" | "u64" | "usize")
+                }));
                 for a in &c.args {
                     if path_ident(a).is_some() && !by_value {
                         self.place(a, How::MaybeMut);

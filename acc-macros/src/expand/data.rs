@@ -149,7 +149,11 @@ const DATA_CLAUSES: &[C] = &[
 /// `#[acc::data(..)] { body }`, or `#[acc::data]` / `#[acc::declare]` on a function: a
 /// structured data region, left on every path out of `body` (the guard's `Drop`).
 pub fn expand_data_region(ctx: &mut Ctx, dir: &Directive, body: TokenStream) -> TokenStream {
-    data_scope(ctx, dir, |exit| quote!({ let __acc_value = #body; #exit __acc_value }))
+    data_scope(
+        ctx,
+        dir,
+        |exit| quote!({ let __acc_value = #body; #exit __acc_value }),
+    )
 }
 
 /// `declare` on a `let` (3.3 section 2.13): a data region over `stmts`, the rest of the

@@ -38,7 +38,11 @@ impl StructValue {
     }
 
     fn var(&self, b: &mut KernelBuilder, field: &str) -> Option<Var> {
-        let found = self.fields.iter().find(|(n, _)| *n == field).map(|(_, v)| *v);
+        let found = self
+            .fields
+            .iter()
+            .find(|(n, _)| *n == field)
+            .map(|(_, v)| *v);
         if found.is_none() {
             b.fail(format!(
                 "`{}.{field}`: no such field of a scalar type in the struct",

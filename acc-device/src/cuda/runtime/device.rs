@@ -37,7 +37,10 @@ impl acc_core::Device for CudaDevice {
         let key = kernel as *const Kernel as usize;
         let mut out = Vec::new();
         let families = state.loaded.get(&key).into_iter().flatten();
-        for l in families.filter(|f| f.kernel == *kernel).flat_map(|f| &f.variants) {
+        for l in families
+            .filter(|f| f.kernel == *kernel)
+            .flat_map(|f| &f.variants)
+        {
             let l = l.lock().unwrap_or_else(|e| e.into_inner());
             for (f, name) in l.functions.iter().zip(&l.lowered.entry_points) {
                 let a = |x| f.get_attribute(x).map_or("?".into(), |v| v.to_string());

@@ -60,7 +60,7 @@ impl Writer<'_> {
             let size = elem_size(local.ty) as u64 * u64::from(local.len.unwrap_or(1));
             let _ = writeln!(
                 decls,
-                "    .shared .align 8 .b8 acc_sa{l}[{}];",
+                "    .shared .align 16 .b8 acc_sa{l}[{}];",
                 size.max(1)
             );
             // The block's copy replaces the thread's own (which would take stack space).
@@ -311,84 +311,17 @@ impl Writer<'_> {
                 // last set from the code after it.
                 let set = self.reg("%r");
                 self.emit(format!("mov.u32 {set}, 0;"));
-                let first_only = !warps
-                    && phases
-                        .block_reductions
-                        .iter()
-                        .any(|r| phases.needed_by_first_thread_only(r));
-                let loops = phases.loops();
-                let count = loops.len();
-                let shares = !phases.shared_arrays.is_empty();
+                let first_only = !warps && phases.first_thread_reductions();
+                let g = super::gang::Gang {
+                    lane: lane.clone(),
+                    tid: tid.clone(),
+                    first: kt,
+                    stride: st,
+                    set,
+                    warps,
+                };
                 self.strided(levels, &kb, &sb, false, &mut |w: &mut Self| {
-                    // The last iteration's threads are done with the gang's shared arrays.
-                    if shares {
-                        w.emit("bar.sync 0;");
-                    }
-                    for a in &phases.pre {
-                        w.stmt(a)?;
-                    }
-                    for (at, &(between, vector, block_reductions)) in loops.iter().enumerate() {
-                        let Stmt::For {
-                            levels: inner_levels,
-                            body: inner_body,
-                            ..
-                        } = vector
-                        else {
-                            unreachable!("gang_phases gives loops")
-                        };
-                        for a in between {
-                            w.stmt(a)?;
-                        }
-                        // The loop reads what the code before it wrote to the shared arrays.
-                        let before: &[&Stmt] = if at == 0 { &phases.pre } else { between };
-                        if phases.writes_shared(before) {
-                            w.emit("bar.sync 0;");
-                        }
-                        // Each thread's part of a block reduction starts at the identity; the
-                        // value before the loop joins the block's result.
-                        let mut kept = Vec::new();
-                        for r in block_reductions {
-                            let ty = w.k.function.locals[r.local as usize].ty;
-                            let reg = w.local(r.local)?;
-                            let keep = w.reg(repr(ty).class);
-                            w.emit(format!("mov{} {keep}, {reg};", repr(ty).bits));
-                            let id = w.identity(r.op, ty)?;
-                            w.emit(format!("mov{} {reg}, {id};", repr(ty).bits));
-                            kept.push((*r, ty, keep));
-                        }
-                        w.emit(format!("cvt.u64.u32 {kt}, {lane};"));
-                        w.strided(
-                            inner_levels,
-                            &kt,
-                            &st,
-                            straight_line(inner_body),
-                            &mut |w: &mut Self| w.block(inner_body),
-                        )?;
-                        let synchronized = !kept.is_empty();
-                        for (r, ty, keep) in kept {
-                            let reg = w.local(r.local)?;
-                            let total = if warps {
-                                w.warp_allreduce(r.op, ty, &reg)?
-                            } else if phases.needed_by_first_thread_only(&r) {
-                                w.block_reduce_first(r.op, ty, &reg, &tid, &set)?
-                            } else {
-                                w.block_allreduce(r.op, ty, &reg, &tid)?
-                            };
-                            let c = w.combine(r.op, ty, &keep, &total)?;
-                            w.emit(format!("mov{} {reg}, {c};", repr(ty).bits));
-                        }
-                        // The next loop, or the code after the last, sees what this one wrote
-                        // (3.3 section 2.9.4: the loop completes before what follows it).
-                        let more_follows = at + 1 < count || !phases.post.is_empty();
-                        // (Shuffles do not order memory: a warp synchronizes apart.)
-                        if (warps || !synchronized) && more_follows {
-                            w.emit(if warps {
-                                "bar.warp.sync -1;"
-                            } else {
-                                "bar.sync 0;"
-                            });
-                        }
-                    }
+                    w.gang_steps(&phases.steps, &g)?;
                     if !phases.post.is_empty() {
                         let (skip, p) = (w.label("single"), w.reg("%p"));
                         w.emit(format!("setp.ne.u32 {p}, {lane}, 0;"));
@@ -702,15 +635,60 @@ impl Writer<'_> {
     /// A loop nest run in order by one thread: one loop per level, outermost first (the trip
     /// count evaluated once, before its loop, as Rust does).
     pub(super) fn sequential_loop(&mut self, levels: &[LoopLevel], body: &Block) -> Result<()> {
+        match levels.split_last() {
+            Some((lv, outer)) if unrollable(body, &self.k.function) => {
+                self.sequential_loop_with(outer, &mut |w: &mut Self| {
+                    // A short loop of constant length: every iteration written out, its
+                    // indices constant offsets (adjacent loads may then go as one).
+                    if let Expr::Literal(Literal::Int(_, n)) = w.k.function.exprs[lv.trips] {
+                        if (0..=FULL_UNROLL as i128).contains(&n) {
+                            let value = |w: &Self, u: i128| {
+                                let f = &w.k.function;
+                                match (&f.exprs[lv.start], &f.exprs[lv.step]) {
+                                    (
+                                        Expr::Literal(Literal::Int(_, a)),
+                                        Expr::Literal(Literal::Int(_, s)),
+                                    ) => Some(a + u * s),
+                                    _ => None,
+                                }
+                            };
+                            for u in 0..n {
+                                let ku = w.reg("%rd");
+                                w.emit(format!("mov.u64 {ku}, {u};"));
+                                w.set_loop_var(lv, &ku)?;
+                                if let Some(v) = value(w, u) {
+                                    w.const_vars.insert(lv.var, v);
+                                }
+                                let r = w.block(body);
+                                w.const_vars.remove(&lv.var);
+                                r?;
+                            }
+                            return Ok(());
+                        }
+                    }
+                    let trips = w.index_expr(lv.trips)?;
+                    let k = w.reg("%rd");
+                    w.emit(format!("mov.u64 {k}, 0;"));
+                    w.unrolled_loop(lv, body, &trips, &k)
+                })
+            }
+            _ => self.sequential_loop_with(levels, &mut |w: &mut Self| w.block(body)),
+        }
+    }
+
+    /// A loop nest, one loop per level, outermost first, `body` written once inside the
+    /// innermost (also for a nest every thread of a block runs in step around barriers).
+    pub(super) fn sequential_loop_with(
+        &mut self,
+        levels: &[LoopLevel],
+        body: &mut dyn FnMut(&mut Self) -> Result<()>,
+    ) -> Result<()> {
         let Some((lv, inner)) = levels.split_first() else {
-            return self.block(body);
+            return body(self);
         };
         let trips = self.index_expr(lv.trips)?;
         let k = self.reg("%rd");
         self.emit(format!("mov.u64 {k}, 0;"));
-        if inner.is_empty() && unrollable(body, &self.k.function) {
-            return self.unrolled_loop(lv, body, &trips, &k);
-        }
         let (top, cont, end) = (
             self.label("for"),
             self.label("forcont"),
@@ -722,7 +700,7 @@ impl Writer<'_> {
         self.emit(format!("@{p} bra {end};"));
         self.set_loop_var(lv, &k)?;
         self.loops.push((cont.clone(), end.clone()));
-        let r = self.sequential_loop(inner, body);
+        let r = self.sequential_loop_with(inner, body);
         self.loops.pop();
         r?;
         self.emit(format!("{cont}:"));
@@ -798,6 +776,9 @@ impl Writer<'_> {
 /// How many copies of an innermost sequential loop's body [`Writer::unrolled_loop`] runs per
 /// trip.
 const UNROLL: u32 = 4;
+
+/// The longest innermost sequential loop of constant length that is written out whole.
+const FULL_UNROLL: u32 = 32;
 
 /// Whether a loop body is worth unrolling and safe to copy: straight-line code (assignments,
 /// stores, atomics, `if`s of such) without `break`, `continue` or loops, of at most

@@ -189,11 +189,78 @@ impl Writer<'_> {
     /// The address of element `e` (a constant) of private array `l`.
     pub(super) fn private_address_const(&mut self, l: LocalId, e: u32) -> String {
         let ty = self.k.function.locals[l as usize].ty;
-        let a = self.reg("%rd");
-        let (_, sym) = self.private_home(l);
-        self.emit(format!("mov.u64 {a}, {sym};"));
-        self.emit(format!("add.u64 {a}, {a}, {};", e * elem_size(ty)));
+        let (space, sym) = self.private_home(l);
+        let wide = if space == ".shared" { "" } else { "d" };
+        let a = self.reg(if wide.is_empty() { "%r" } else { "%rd" });
+        let bits = if wide.is_empty() { "u32" } else { "u64" };
+        self.emit(format!("mov.{bits} {a}, {sym};"));
+        self.emit(format!("add.{bits} {a}, {a}, {};", e * elem_size(ty)));
         a
+    }
+
+    /// The predicate "`index` is in bounds of private array `l`" and the element's address
+    /// (an operand of `ld`/`st`). For an array in shared memory whose index is `x + c`, `c` a
+    /// constant (a literal, or the variable of a loop written out whole), the address is
+    /// `x`'s and `c` goes into the access's offset (`[%r+64]`): the unrolled reads of a row
+    /// share one address register, where computing each address took two instructions.
+    pub(super) fn private_access(
+        &mut self,
+        l: LocalId,
+        index: Handle<Expr>,
+    ) -> Result<(String, String)> {
+        let ty = self.k.function.locals[l as usize].ty;
+        if self.gang_arrays.contains(&l) {
+            if let Some((rest, c)) = self.constant_part(index) {
+                let offset = c * i128::from(elem_size(ty));
+                if (0..1 << 20).contains(&offset) {
+                    let i = self.index_expr(index)?;
+                    let local = &self.k.function.locals[l as usize];
+                    let len = local.len.unwrap_or(0);
+                    let n = self.reg("%rd");
+                    self.emit(format!("mov.u64 {n}, {len};"));
+                    let ok = self.bounds_check(PRIVATE_ARRAY_BIT | l, &i, &n);
+                    let x = self.index_expr(rest)?;
+                    let (x32, a) = (self.reg("%r"), self.reg("%r"));
+                    self.emit(format!("cvt.u32.u64 {x32}, {x};"));
+                    self.emit(format!("mov.u32 {a}, acc_sa{l};"));
+                    self.emit(format!("mad.lo.u32 {a}, {x32}, {}, {a};", elem_size(ty)));
+                    return Ok((ok, format!("{a}+{offset}")));
+                }
+            }
+        }
+        let i = self.index_expr(index)?;
+        Ok(self.private_address(l, &i))
+    }
+
+    /// `index` as `x + c` with `c` a constant other than 0 (see [`Writer::private_access`]).
+    fn constant_part(&self, index: Handle<Expr>) -> Option<(Handle<Expr>, i128)> {
+        match self.k.function.exprs[index] {
+            Expr::Binary(BinaryOp::Add, a, b) => match (self.constant(a), self.constant(b)) {
+                (_, Some(c)) if c != 0 => Some((a, c)),
+                (Some(c), _) if c != 0 => Some((b, c)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The value of `h` where it is a constant: integer literals, the variables of a loop
+    /// being written out whole, and sums and products of those.
+    fn constant(&self, h: Handle<Expr>) -> Option<i128> {
+        match &self.k.function.exprs[h] {
+            Expr::Literal(Literal::Int(_, v)) => Some(*v),
+            Expr::Local(l) => self.const_vars.get(l).copied(),
+            Expr::Cast(x, t) if t.is_int() => self.constant(*x),
+            Expr::Binary(op @ (BinaryOp::Add | BinaryOp::Mul), a, b) => {
+                let (a, b) = (self.constant(*a)?, self.constant(*b)?);
+                if *op == BinaryOp::Add {
+                    a.checked_add(b)
+                } else {
+                    a.checked_mul(b)
+                }
+            }
+            _ => None,
+        }
     }
 
     /// The predicate "index `i` is in bounds of private array `l`" (recording the first access
@@ -204,8 +271,18 @@ impl Writer<'_> {
         let n = self.reg("%rd");
         self.emit(format!("mov.u64 {n}, {len};"));
         let ok = self.bounds_check(PRIVATE_ARRAY_BIT | l, i, &n);
+        let (space, sym) = self.private_home(l);
+        if space == ".shared" {
+            // Shared memory is addressed in 32 bits: the index's constant parts then fold
+            // into the access's offset (`ld.shared [r + 64]`), one address register for the
+            // unrolled reads of a row, where a 64-bit address took an addition per access.
+            let (i32, a) = (self.reg("%r"), self.reg("%r"));
+            self.emit(format!("cvt.u32.u64 {i32}, {i};"));
+            self.emit(format!("mov.u32 {a}, {sym};"));
+            self.emit(format!("mad.lo.u32 {a}, {i32}, {}, {a};", elem_size(ty)));
+            return (ok, a);
+        }
         let a = self.reg("%rd");
-        let (_, sym) = self.private_home(l);
         self.emit(format!("mov.u64 {a}, {sym};"));
         self.emit(format!("mad.lo.u64 {a}, {i}, {}, {a};", elem_size(ty)));
         (ok, a)

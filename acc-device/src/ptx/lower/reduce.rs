@@ -20,7 +20,13 @@ impl Writer<'_> {
     /// then lane 0 of warp 0 publishes the result in shared memory, which every thread reads
     /// (deterministic for a block size). Every thread of the block must reach it; it leaves
     /// shared memory free for the next use.
-    pub(super) fn block_allreduce(&mut self, op: ReduceOp, ty: Scalar, v: &str, tid: &str) -> Result<String> {
+    pub(super) fn block_allreduce(
+        &mut self,
+        op: ReduceOp,
+        ty: Scalar,
+        v: &str,
+        tid: &str,
+    ) -> Result<String> {
         let c = self.warps_combine(op, ty, v, tid)?;
         // (Warp 0 read the slots before its shuffles, so slot 0 is free.)
         self.store_word(".shared", &c.base, ty, &c.value)?;
@@ -77,7 +83,13 @@ impl Writer<'_> {
     /// warps' results go through shared memory (a barrier), and the first warp combines them,
     /// so the order is fixed for a block size. The code that follows runs on thread 0 alone,
     /// until the caller emits the returned `after` label.
-    pub(super) fn warps_combine(&mut self, op: ReduceOp, ty: Scalar, v: &str, tid: &str) -> Result<WarpsCombined> {
+    pub(super) fn warps_combine(
+        &mut self,
+        op: ReduceOp,
+        ty: Scalar,
+        v: &str,
+        tid: &str,
+    ) -> Result<WarpsCombined> {
         self.warps_combine_in(op, ty, v, tid, None)
     }
 

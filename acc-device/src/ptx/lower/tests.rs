@@ -481,28 +481,48 @@ fn short_inner_sequential_loops_are_unrolled() {
         let y = b.param_array("y", Scalar::F32, true);
         let start = b.lit_int(0, None);
         let n = b.len(x);
-        b.for_range("i", Some(Scalar::USize), start, n, false, GRID, &[], &[], |b, v| {
-            let zero = b.lit_float(0.0, Some(Scalar::F32));
-            let s = b.local("s", Some(Scalar::F32), Some(zero));
-            let start = b.lit_int(0, None);
-            let n = b.len(x);
-            b.for_range("j", Some(Scalar::USize), start, n, false, None, &[], &[], |b, w| {
-                let j = b.get(w[0]);
-                let xj = b.load(x, j);
-                let r = b.math(MathFn::Sqrt, &[xj]);
-                let cur = b.get(s);
-                let next = b.binary(BinaryOp::Add, cur, r);
-                b.set(s, next);
-                if with_break {
-                    let big = b.lit_float(1e30, Some(Scalar::F32));
-                    let over = b.binary(BinaryOp::Gt, next, big);
-                    b.if_(over, |b| b.break_(), |_| {});
-                }
-            });
-            let i = b.get(v[0]);
-            let total = b.get(s);
-            b.store(y, i, total);
-        });
+        b.for_range(
+            "i",
+            Some(Scalar::USize),
+            start,
+            n,
+            false,
+            GRID,
+            &[],
+            &[],
+            |b, v| {
+                let zero = b.lit_float(0.0, Some(Scalar::F32));
+                let s = b.local("s", Some(Scalar::F32), Some(zero));
+                let start = b.lit_int(0, None);
+                let n = b.len(x);
+                b.for_range(
+                    "j",
+                    Some(Scalar::USize),
+                    start,
+                    n,
+                    false,
+                    None,
+                    &[],
+                    &[],
+                    |b, w| {
+                        let j = b.get(w[0]);
+                        let xj = b.load(x, j);
+                        let r = b.math(MathFn::Sqrt, &[xj]);
+                        let cur = b.get(s);
+                        let next = b.binary(BinaryOp::Add, cur, r);
+                        b.set(s, next);
+                        if with_break {
+                            let big = b.lit_float(1e30, Some(Scalar::F32));
+                            let over = b.binary(BinaryOp::Gt, next, big);
+                            b.if_(over, |b| b.break_(), |_| {});
+                        }
+                    },
+                );
+                let i = b.get(v[0]);
+                let total = b.get(s);
+                b.store(y, i, total);
+            },
+        );
         let k = b.finish().expect("valid");
         let l = lower(&k, Target { sm: 90 }).unwrap();
         assert_eq!(l.ptx.contains("$L_unrolled"), !with_break, "{}", l.ptx);

@@ -37,13 +37,25 @@ impl acc_core::Device for WgpuDevice {
         let yes = |b: bool| if b { "yes" } else { "no" }.to_string();
         let limits = self.device.limits();
         vec![
-            ("adapter", format!("{:?} {:?}", self.info.backend, self.info.device_type)),
+            (
+                "adapter",
+                format!("{:?} {:?}", self.info.backend, self.info.device_type),
+            ),
             ("f64", yes(self.target.f64)),
             ("64-bit integers", yes(self.target.int64)),
             ("64-bit atomics", yes(self.target.int64_atomics)),
-            ("max workgroup size", limits.max_compute_invocations_per_workgroup.to_string()),
-            ("max workgroups per dimension", limits.max_compute_workgroups_per_dimension.to_string()),
-            ("workgroup memory", format!("{} bytes", limits.max_compute_workgroup_storage_size)),
+            (
+                "max workgroup size",
+                limits.max_compute_invocations_per_workgroup.to_string(),
+            ),
+            (
+                "max workgroups per dimension",
+                limits.max_compute_workgroups_per_dimension.to_string(),
+            ),
+            (
+                "workgroup memory",
+                format!("{} bytes", limits.max_compute_workgroup_storage_size),
+            ),
         ]
     }
     fn shares_host_memory(&self) -> bool {

@@ -170,7 +170,11 @@ impl Writer<'_> {
         // same panic as on the other devices (DESIGN.md 4.2).
         // A 64-bit index is compared on its halves (see `Target::int64_compare_by_halves`).
         let (uty, high, within) = if self.target.wide_usize() {
-            ("u64", "u32(i >> 32u)", "u32(i >> 32u) == 0u && u32(i) < len")
+            (
+                "u64",
+                "u32(i >> 32u)",
+                "u32(i >> 32u) == 0u && u32(i) < len",
+            )
         } else {
             ("u32", "0u", "i < len")
         };

@@ -16,9 +16,8 @@ impl Writer<'_> {
         let a = p.array;
         let elem = self.k.access(a, None).map_or(Scalar::U32, |x| x.ty);
         let t = if elem == Scalar::I32 { "i32" } else { "u32" };
-        let decl = format!(
-            "var<workgroup> acc_priv_{entry}: array<atomic<{t}>, {WORKGROUP_PRIVATE}>;\n"
-        );
+        let decl =
+            format!("var<workgroup> acc_priv_{entry}: array<atomic<{t}>, {WORKGROUP_PRIVATE}>;\n");
         if !self.helpers.contains(&decl) {
             self.helpers.push_str(&decl);
         }
@@ -29,7 +28,10 @@ impl Writer<'_> {
         );
         let zero = if t == "i32" { "0i" } else { "0u" };
         let _ = writeln!(out, "    let acc_fits_{a} = {fits};");
-        let _ = writeln!(out, "    let acc_plen_{a}: u32 = select(0u, {len}, acc_fits_{a});");
+        let _ = writeln!(
+            out,
+            "    let acc_plen_{a}: u32 = select(0u, {len}, acc_fits_{a});"
+        );
         let _ = writeln!(out, "    for (var acc_j: u32 = acc_lid; acc_j < acc_plen_{a}; acc_j = acc_j + {WORKGROUP_SIZE}u) {{ atomicStore(&acc_priv_{entry}[acc_j], {zero}); }}");
         let _ = writeln!(out, "    workgroupBarrier();");
         self.privatized = Some((a, entry));
@@ -51,8 +53,14 @@ impl Writer<'_> {
         let f = private_atomic(p.op);
         let _ = writeln!(out, "    workgroupBarrier();");
         let _ = writeln!(out, "    for (var acc_j: u32 = acc_lid; acc_j < acc_plen_{a}; acc_j = acc_j + {WORKGROUP_SIZE}u) {{");
-        let _ = writeln!(out, "        let acc_pv = atomicLoad(&acc_priv_{entry}[acc_j]);");
-        let _ = writeln!(out, "        if (acc_pv != {zero}) {{ _ = {f}(&p{a}[params.b{a} + acc_j], acc_pv); }}");
+        let _ = writeln!(
+            out,
+            "        let acc_pv = atomicLoad(&acc_priv_{entry}[acc_j]);"
+        );
+        let _ = writeln!(
+            out,
+            "        if (acc_pv != {zero}) {{ _ = {f}(&p{a}[params.b{a} + acc_j], acc_pv); }}"
+        );
         let _ = writeln!(out, "    }}");
         Ok(())
     }

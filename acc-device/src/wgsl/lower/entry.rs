@@ -305,9 +305,6 @@ impl Writer<'_> {
             // invocation); the workgroup combines the loop's reductions into locals of the
             // iteration, and its first invocation runs the code after the loop.
             Some(phases) => {
-                let loops = phases.loops();
-                let count = loops.len();
-                let shares = !phases.shared_arrays.is_empty();
                 self.strided(
                     &mut out,
                     levels,
@@ -315,68 +312,7 @@ impl Writer<'_> {
                     "acc_wg.x",
                     "acc_nwg.x",
                     &mut |w, out| {
-                        // The last iteration's invocations are done with the shared arrays.
-                        if shares {
-                            let _ = writeln!(out, "        workgroupBarrier();");
-                        }
-                        for st in &phases.pre {
-                            w.stmt(out, st, 2)?;
-                        }
-                        for (at, &(between, vector, block_reductions)) in loops.iter().enumerate() {
-                            let Stmt::For {
-                                levels: inner_levels,
-                                body: inner_body,
-                                ..
-                            } = vector
-                            else {
-                                unreachable!("gang_phases gives loops")
-                            };
-                            for st in between {
-                                w.stmt(out, st, 2)?;
-                            }
-                            // The loop reads what the code before it wrote to the shared arrays.
-                            let before: &[&Stmt] = if at == 0 { &phases.pre } else { between };
-                            if phases.writes_shared(before) {
-                                let _ = writeln!(out, "        workgroupBarrier();");
-                            }
-                            // Each invocation's part of a workgroup reduction starts at the
-                            // identity; the value before the loop joins the workgroup's result.
-                            let _ = writeln!(out, "        {{");
-                            for (i, r) in block_reductions.iter().enumerate() {
-                                let ty = w.k.function.locals[r.local as usize].ty;
-                                let id = identity(r.op, ty, w.target)?;
-                                let _ = writeln!(out, "        let acc_keep_{i} = l{};", r.local);
-                                let _ = writeln!(out, "        l{} = {id};", r.local);
-                            }
-                            let stride = format!("{WORKGROUP_SIZE}u");
-                            w.strided(
-                                out,
-                                inner_levels,
-                                "v",
-                                "acc_lid",
-                                &stride,
-                                &mut |w, out| w.block(out, inner_body, 3),
-                            )?;
-                            for (i, r) in block_reductions.iter().enumerate() {
-                                let first = phases.needed_by_first_thread_only(r);
-                                w.workgroup_allreduce(
-                                    out,
-                                    n,
-                                    i,
-                                    *r,
-                                    &format!("acc_keep_{i}"),
-                                    first,
-                                )?;
-                            }
-                            let _ = writeln!(out, "        }}");
-                            // The next loop, or the code after the last, sees what this one
-                            // wrote (3.3 section 2.9.4).
-                            if block_reductions.is_empty()
-                                && (at + 1 < count || !phases.post.is_empty())
-                            {
-                                let _ = writeln!(out, "        workgroupBarrier();");
-                            }
-                        }
+                        w.gang_steps(out, &phases.steps, n, 2)?;
                         if !phases.post.is_empty() {
                             let _ = writeln!(out, "        if (acc_lid == 0u) {{");
                             for st in &phases.post {
@@ -450,9 +386,24 @@ impl Writer<'_> {
         body: &Block,
         depth: usize,
     ) -> Result<()> {
+        self.sequential_loop_with(out, levels, depth, &mut |w, out, depth| {
+            w.block(out, body, depth)
+        })
+    }
+
+    /// [`Writer::sequential_loop`] with `body` written by a function (given the depth inside
+    /// the innermost loop): also the loops every invocation of a workgroup runs in step
+    /// around barriers.
+    pub(super) fn sequential_loop_with(
+        &mut self,
+        out: &mut String,
+        levels: &[LoopLevel],
+        depth: usize,
+        body: &mut dyn FnMut(&mut Self, &mut String, usize) -> Result<()>,
+    ) -> Result<()> {
         let pad = "    ".repeat(depth);
         let Some((lv, inner)) = levels.split_first() else {
-            return self.block(out, body, depth);
+            return body(self, out, depth);
         };
         let ty = self.ty(self.k.function.locals[lv.var as usize].ty)?;
         let (start, step, trips) = (
@@ -469,11 +420,11 @@ impl Writer<'_> {
         } else {
             trips
         };
-        let rest = |w: &mut Self, out: &mut String| {
+        let mut rest = |w: &mut Self, out: &mut String| {
             if inner.is_empty() {
-                w.block(out, body, depth + 1)
+                body(w, out, depth + 1)
             } else {
-                w.sequential_loop(out, inner, body, depth + 1)
+                w.sequential_loop_with(out, inner, depth + 1, body)
             }
         };
         match self.target.loop_limit {

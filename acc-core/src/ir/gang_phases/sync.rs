@@ -1,0 +1,229 @@
+//! Where the threads of a gang's block synchronize: the barriers of a gang iteration's steps
+//! (3.3 section 2.9.4: a loop completes before what follows it), and the check that every
+//! thread reaches the same barriers (the bounds of the loops and the conditions of the `if`s
+//! around shared loops are the same on every thread).
+
+use std::collections::HashSet;
+
+use super::*;
+
+/// Checks that every sequential loop and `if` around shared loops has the same bounds or
+/// condition on every thread of the block, so that all of them reach the same barriers: they
+/// may not read what a shared loop's iterations compute in each thread (its variables, its
+/// locals and private arrays; its block reductions are combined into every thread), nor what
+/// the redundant statements compute from those.
+pub(super) fn uniform_bounds(p: &GangPhases, f: &Function) -> Result<(), String> {
+    if !p.nested() {
+        return Ok(());
+    }
+    let mut varying: HashSet<LocalId> = HashSet::new();
+    for l in p.loops() {
+        let Stmt::For { levels, body, .. } = &*l.vector else {
+            continue;
+        };
+        varying.extend(levels.iter().map(|lv| lv.var));
+        walk::for_each_stmt(body, &mut |s| match s {
+            Stmt::Assign { local, .. } => {
+                varying.insert(*local);
+            }
+            Stmt::AssignElem { local, .. } if !p.shared_arrays.contains(local) => {
+                varying.insert(*local);
+            }
+            Stmt::For { levels, .. } => varying.extend(levels.iter().map(|lv| lv.var)),
+            Stmt::Atomic { old, new, .. } => varying.extend(old.iter().chain(new)),
+            _ => {}
+        });
+        for r in &l.block_reductions {
+            varying.remove(&r.reduction.local);
+        }
+    }
+    let reads = |h: Handle<Expr>, varying: &HashSet<LocalId>| {
+        let mut read = HashSet::new();
+        walk::locals_read(f, h, &mut read);
+        read.iter().any(|l| varying.contains(l))
+    };
+    // What redundant statements compute from varying values varies too.
+    fn spread(
+        s: &Stmt,
+        under: bool,
+        varying: &mut HashSet<LocalId>,
+        reads: &dyn Fn(Handle<Expr>, &HashSet<LocalId>) -> bool,
+    ) {
+        match s {
+            Stmt::Assign { local, value } if under || reads(*value, varying) => {
+                varying.insert(*local);
+            }
+            Stmt::AssignElem {
+                local,
+                index,
+                value,
+            } if under || reads(*index, varying) || reads(*value, varying) => {
+                varying.insert(*local);
+            }
+            Stmt::If {
+                cond,
+                accept,
+                reject,
+            } => {
+                let under = under || reads(*cond, varying);
+                for s in accept.iter().chain(reject) {
+                    spread(s, under, varying, reads);
+                }
+            }
+            Stmt::For { levels, body, .. } => {
+                let under = under
+                    || levels.iter().any(|lv| {
+                        [lv.start, lv.step, lv.trips]
+                            .iter()
+                            .any(|h| reads(*h, varying))
+                    });
+                if under {
+                    varying.extend(levels.iter().map(|lv| lv.var));
+                }
+                for s in body {
+                    spread(s, under, varying, reads);
+                }
+            }
+            Stmt::Loop { body } => {
+                for s in body {
+                    spread(s, under, varying, reads);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut stmts = Vec::new();
+    redundant_stmts(&p.steps, &mut stmts);
+    loop {
+        let before = varying.len();
+        for s in &stmts {
+            spread(s, false, &mut varying, &reads);
+        }
+        if varying.len() == before {
+            break;
+        }
+    }
+    fn check(
+        steps: &[Step],
+        varying: &HashSet<LocalId>,
+        reads: &dyn Fn(Handle<Expr>, &HashSet<LocalId>) -> bool,
+    ) -> Result<(), String> {
+        for s in steps {
+            match s {
+                Step::Sequential { levels, steps } => {
+                    if levels.iter().any(|lv| {
+                        [lv.start, lv.step, lv.trips]
+                            .iter()
+                            .any(|h| reads(*h, varying))
+                    }) {
+                        return Err("the bounds of a sequential loop around a vector loop depend on what the vector loop's iterations compute".into());
+                    }
+                    check(steps, varying, reads)?;
+                }
+                Step::If {
+                    cond,
+                    accept,
+                    reject,
+                } => {
+                    if reads(*cond, varying) {
+                        return Err("the condition of an `if` around a vector loop depends on what the vector loop's iterations compute".into());
+                    }
+                    check(accept, varying, reads)?;
+                    check(reject, varying, reads)?;
+                }
+                Step::Redundant(_) | Step::Shared(_) | Step::Barrier => {}
+            }
+        }
+        Ok(())
+    }
+    check(&p.steps, &varying, &reads)
+}
+
+/// Whether `s` writes one of the gang's shared arrays.
+pub(super) fn writes_shared(s: &Stmt, shared: &[LocalId]) -> bool {
+    let mut found = false;
+    walk::for_each_stmt(std::slice::from_ref(s), &mut |s| {
+        found |= matches!(s, Stmt::AssignElem { local, .. } if shared.contains(local));
+    });
+    found
+}
+
+/// Whether redundant statements may have written a shared array since the last barrier when
+/// `steps` end (so that a shared loop after them, or at their start when they are a loop's
+/// body, must wait for the writes).
+fn dirty_at_end(steps: &[Step], shared: &[LocalId]) -> bool {
+    let mut dirty = false;
+    for s in steps {
+        match s {
+            Step::Redundant(st) => dirty |= writes_shared(st, shared),
+            Step::Shared(_) | Step::Barrier => dirty = false,
+            Step::Sequential { steps, .. } => dirty |= dirty_at_end(steps, shared),
+            Step::If { accept, reject, .. } => {
+                dirty |= dirty_at_end(accept, shared) || dirty_at_end(reject, shared)
+            }
+        }
+    }
+    dirty
+}
+
+/// `steps` with the block's barriers (3.3 section 2.9.4: a loop completes before what follows
+/// it): before a shared loop that may read what the statements since the last barrier wrote
+/// to a shared array (`dirty` says whether those before `steps` did, and is left saying so
+/// after them), and after each shared loop that combines no reduction (a block reduction ends
+/// in a barrier), unless it is the iteration's last step (`top`, nothing in `post`).
+pub(super) fn place_barriers<'a>(
+    steps: Vec<Step<'a>>,
+    shared: &[LocalId],
+    dirty: &mut bool,
+    top: bool,
+    post_follows: bool,
+) -> Vec<Step<'a>> {
+    let n = steps.len();
+    let mut out = Vec::with_capacity(n + 2);
+    for (i, s) in steps.into_iter().enumerate() {
+        match s {
+            Step::Redundant(st) => {
+                *dirty |= writes_shared(st, shared);
+                out.push(Step::Redundant(st));
+            }
+            Step::Shared(l) => {
+                if std::mem::take(dirty) {
+                    out.push(Step::Barrier);
+                }
+                let combined = !l.block_reductions.is_empty();
+                out.push(Step::Shared(l));
+                let last = top && i + 1 == n && !post_follows;
+                if !combined && !last {
+                    out.push(Step::Barrier);
+                }
+            }
+            Step::Sequential { levels, steps } => {
+                // The body's start follows its end in the next iteration.
+                let mut d = *dirty || dirty_at_end(&steps, shared);
+                let steps = place_barriers(steps, shared, &mut d, false, true);
+                *dirty |= d;
+                out.push(Step::Sequential { levels, steps });
+            }
+            Step::If {
+                cond,
+                accept,
+                reject,
+            } => {
+                let (mut da, mut dr) = (*dirty, *dirty);
+                let accept = place_barriers(accept, shared, &mut da, false, true);
+                let reject = place_barriers(reject, shared, &mut dr, false, true);
+                *dirty = da || dr;
+                out.push(Step::If {
+                    cond,
+                    accept,
+                    reject,
+                });
+            }
+            Step::Barrier => {
+                *dirty = false;
+                out.push(Step::Barrier);
+            }
+        }
+    }
+    out
+}
