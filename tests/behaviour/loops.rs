@@ -795,3 +795,93 @@ fn tiled_inner_loops_of_other_shapes() {
         });
     }
 }
+
+/// A flat parallel loop whose iterations each run a loop over data all of them read (all-pairs
+/// forces): on the GPU devices acc tiles it, a block per 256 bodies, and the block stages the
+/// other bodies through shared memory a chunk at a time. Body counts that divide neither.
+#[acc::offload]
+fn forces(px: &[f32], py: &[f32], m: &[f32]) -> (Vec<f32>, Vec<f32>) {
+    let n = px.len();
+    let (mut fx, mut fy) = (vec![0.0f32; n], vec![0.0f32; n]);
+    #[acc::parallel_loop(copyin(px, py, m), copyout(fx, fy))]
+    for i in 0..n {
+        let (xi, yi) = (px[i], py[i]);
+        let (mut ax, mut ay) = (0.0f32, 0.0f32);
+        for j in 0..n {
+            let (dx, dy) = (px[j] - xi, py[j] - yi);
+            let d2 = dx * dx + dy * dy + 0.5;
+            let s = m[j] / (d2 * d2.sqrt());
+            ax += dx * s;
+            ay += dy * s;
+        }
+        fx[i] = ax;
+        fy[i] = ay;
+    }
+    (fx, fy)
+}
+
+#[test]
+fn flat_loops_over_shared_data_stage_it() {
+    for n in [1, 300, 1000] {
+        let px: Vec<f32> = (0..n).map(|k| ((k * 37) % 101) as f32 * 0.1).collect();
+        let py: Vec<f32> = (0..n).map(|k| ((k * 53) % 89) as f32 * 0.1).collect();
+        let m: Vec<f32> = (0..n).map(|k| 1.0 + (k % 3) as f32).collect();
+        let (mut wx, mut wy) = (vec![0.0f32; n], vec![0.0f32; n]);
+        for i in 0..n {
+            for j in 0..n {
+                let (dx, dy) = (px[j] - px[i], py[j] - py[i]);
+                let d2 = dx * dx + dy * dy + 0.5;
+                let s = m[j] / (d2 * d2.sqrt());
+                wx[i] += dx * s;
+                wy[i] += dy * s;
+            }
+        }
+        on_each_device(|ty| {
+            let (fx, fy) = forces(&px, &py, &m);
+            for i in 0..n {
+                // (wgpu's division and square root may differ from the host's in the last
+                // bits.)
+                let close = |a: f32, b: f32| (a - b).abs() <= 1e-4 * (1.0 + b.abs());
+                assert!(
+                    close(fx[i], wx[i]) && close(fy[i], wy[i]),
+                    "body {i} of {n}: ({}, {}) against ({}, {}) on {ty}",
+                    fx[i],
+                    fy[i],
+                    wx[i],
+                    wy[i]
+                );
+            }
+        });
+    }
+}
+
+/// A filter: the weights every iteration reads are staged, the window each reads alone is not.
+#[acc::offload]
+fn filtered(x: &[i64], w: &[i64]) -> Vec<i64> {
+    let taps = w.len();
+    let n = x.len() - taps + 1;
+    let mut y = vec![0i64; n];
+    #[acc::parallel_loop(copyin(x, w), copyout(y))]
+    for i in 0..n {
+        let mut s = 0i64;
+        for k in 0..taps {
+            s += w[k] * x[i + k];
+        }
+        y[i] = s;
+    }
+    y
+}
+
+#[test]
+fn filters_stage_their_weights() {
+    let x: Vec<i64> = (0..5000).map(|k| (k * 7 % 23) as i64 - 11).collect();
+    for taps in [1, 7, 300] {
+        let w: Vec<i64> = (0..taps).map(|k| (k % 5) as i64 - 2).collect();
+        let want: Vec<i64> = (0..x.len() - taps + 1)
+            .map(|i| (0..taps).map(|k| w[k] * x[i + k]).sum())
+            .collect();
+        on_each_device(|ty| {
+            assert_eq!(filtered(&x, &w), want, "{taps} taps on {ty}");
+        });
+    }
+}

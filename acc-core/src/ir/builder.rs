@@ -896,7 +896,7 @@ impl KernelBuilder {
                 message: format!("kernel `{}`: {}", self.name, self.errors.join("; ")),
             });
         }
-        let kernel = Kernel {
+        let mut kernel = Kernel {
             name: self.name,
             params: self.params,
             function: self.function,
@@ -908,8 +908,10 @@ impl KernelBuilder {
             unchecked: self.unchecked,
             result: self.result,
             vector_length: self.vector_length,
+            auto_tiled: Vec::new(),
         };
         super::validate::validate(&kernel)?;
+        kernel.auto_tiled = super::tile::auto_tile(&mut kernel);
         Ok(kernel)
     }
 }

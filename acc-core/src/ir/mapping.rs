@@ -33,11 +33,11 @@ pub struct Words {
 /// The loops of `k` in source order, each with how the GPU backends run it.
 pub fn describe(k: &Kernel, w: Words) -> Vec<LoopMapping> {
     let mut out = Vec::new();
-    for s in &k.function.body {
+    for (i, s) in k.function.body.iter().enumerate() {
         match s {
             Stmt::For {
                 schedule: Some(_), ..
-            } => grid_loop(k, s, w, &mut out),
+            } => grid_loop(k, s, k.auto_tiled.contains(&i), w, &mut out),
             other => sequential_code(k, other, w, &mut out),
         }
     }
@@ -74,8 +74,9 @@ fn push(out: &mut Vec<LoopMapping>, k: &Kernel, levels: &[LoopLevel], how: Strin
     });
 }
 
-/// A parallel loop at the top of the region: an entry point over the grid.
-fn grid_loop(k: &Kernel, s: &Stmt, w: Words, out: &mut Vec<LoopMapping>) {
+/// A parallel loop at the top of the region: an entry point over the grid (`auto`: acc tiled
+/// it, [`super::tile::auto_tile`]).
+fn grid_loop(k: &Kernel, s: &Stmt, auto: bool, w: Words, out: &mut Vec<LoopMapping>) {
     let Stmt::For {
         levels,
         schedule: Some(sched),
@@ -124,12 +125,20 @@ fn grid_loop(k: &Kernel, s: &Stmt, w: Words, out: &mut Vec<LoopMapping>) {
             out,
             k,
             levels,
-            format!(
-                "{} tile({}): a {block} per tile, the tile's {} elements shared by its {threads} {thread}s{order}{staged}{red}",
-                levels_of(sched),
-                sizes.join(", "),
-                tile.iter().product::<u32>()
-            ),
+            if auto {
+                format!(
+                    "{}: tiled by acc, {} iterations to a {block} (no `tile` clause), its {threads} {thread}s sharing them{staged}{red}",
+                    levels_of(sched),
+                    tile.iter().product::<u32>()
+                )
+            } else {
+                format!(
+                    "{} tile({}): a {block} per tile, the tile's {} elements shared by its {threads} {thread}s{order}{staged}{red}",
+                    levels_of(sched),
+                    sizes.join(", "),
+                    tile.iter().product::<u32>()
+                )
+            },
         );
         let from = out.len();
         inner(k, body, w, "in each element of a tile", out);

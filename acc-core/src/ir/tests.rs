@@ -653,3 +653,81 @@ fn narrowed_kernels_are_valid_ir() {
         ReduceOp::Add
     )));
 }
+
+/// `for i in 0..n (gang vector) { s = 0; for k in 0..trips { s += w[k] * x[i] }; y[i] = s }`,
+/// the inner loop's length a literal or the parameter `m`.
+fn weighted(trips: Option<i128>) -> Kernel {
+    let mut b = KernelBuilder::new("weighted");
+    let w = b.param_array("w", Scalar::F32, false);
+    let x = b.param_array("x", Scalar::F32, false);
+    let y = b.param_array("y", Scalar::F32, true);
+    let m = b.param_scalar("m", Scalar::USize);
+    let start = b.lit_int(0, None);
+    let n = b.len(y);
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        start,
+        n,
+        false,
+        samples::GRID,
+        &[],
+        &[],
+        |b, v| {
+            let zero = b.lit_float(0.0, Some(Scalar::F32));
+            let s = b.local("s", Some(Scalar::F32), Some(zero));
+            let start = b.lit_int(0, None);
+            let end = match trips {
+                Some(t) => b.lit_int(t, Some(Scalar::USize)),
+                None => m,
+            };
+            b.for_range(
+                "k",
+                Some(Scalar::USize),
+                start,
+                end,
+                false,
+                None,
+                &[],
+                &[],
+                |b, kv| {
+                    let k = b.get(kv[0]);
+                    let wk = b.load(w, k);
+                    let i = b.get(v[0]);
+                    let xi = b.load(x, i);
+                    let p = b.binary(BinaryOp::Mul, wk, xi);
+                    let cur = b.get(s);
+                    let next = b.binary(BinaryOp::Add, cur, p);
+                    b.set(s, next);
+                },
+            );
+            let i = b.get(v[0]);
+            let sv = b.get(s);
+            b.store(y, i, sv);
+        },
+    );
+    b.finish().expect("valid IR")
+}
+
+#[test]
+fn flat_loops_over_shared_reads_are_tiled_unless_short() {
+    // The inner loop's length is known only at the launch, or is long: tiled by acc.
+    for k in [weighted(None), weighted(Some(1000))] {
+        assert_eq!(
+            k.auto_tiled,
+            vec![k.function.body.len() - 1],
+            "{}",
+            print(&k)
+        );
+        let Some(Stmt::For { tile, .. }) = k.function.body.last() else {
+            panic!("a loop last")
+        };
+        assert_eq!(tile, &[tile::AUTO_TILE]);
+        validate(&tile::expand(&k)).expect("the expansion is valid IR");
+    }
+    // A short loop of known length (a stencil's taps): left as it is.
+    let short = weighted(Some(3));
+    assert!(short.auto_tiled.is_empty());
+    // Loops without such reads are left as they are.
+    assert!(saxpy().auto_tiled.is_empty());
+}

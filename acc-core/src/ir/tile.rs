@@ -58,6 +58,58 @@ pub fn expand(k: &Kernel) -> Cow<'_, Kernel> {
     Cow::Owned(out)
 }
 
+/// The tile [`auto_tile`] gives a flat parallel loop: a block's worth of iterations.
+pub const AUTO_TILE: u32 = 256;
+
+/// The shortest inner loop of constant length [`auto_tile`] stages.
+const AUTO_TILE_MIN_TRIPS: u32 = 64;
+
+/// Tiles ([`AUTO_TILE`]) each top-level `vector` parallel loop of one level without `tile`,
+/// `reduction` or `private` clauses whose iterations each run a sequential loop over data they
+/// all read (an n-body interaction loop, a filter's weights, see [`chunks::plan`]; not a loop
+/// known to be shorter than [`AUTO_TILE_MIN_TRIPS`]): its block
+/// then stages those reads through shared memory a chunk at a time rather than every thread
+/// fetching each value. Tiling a parallel loop leaves its iterations as they are (3.3 section
+/// 2.9.8), so every device gives the same results. Returns the positions, in the kernel's
+/// body, of the loops it tiled (ACC_INFO says so).
+pub fn auto_tile(k: &mut Kernel) -> Vec<usize> {
+    let mut tiled = Vec::new();
+    for (i, s) in k.function.body.iter().enumerate() {
+        if let Stmt::For {
+            levels,
+            schedule: Some(sched),
+            reductions,
+            private,
+            tile,
+            body,
+        } = s
+        {
+            if levels.len() == 1
+                && sched.vector
+                && tile.is_empty()
+                && reductions.is_empty()
+                && private.is_empty()
+                && !bounds_assigned(&k.function, levels, body)
+                && chunks::plan(k, &k.function, levels, &[AUTO_TILE], body).is_some_and(|p| {
+                    // A short loop of known length (a stencil's taps) is not worth the
+                    // copies and barriers.
+                    p.shares_reads()
+                        && p.constant_trips(&k.function)
+                            .is_none_or(|n| n >= i128::from(AUTO_TILE_MIN_TRIPS))
+                })
+            {
+                tiled.push(i);
+            }
+        }
+    }
+    for &i in &tiled {
+        if let Stmt::For { tile, .. } = &mut k.function.body[i] {
+            *tile = vec![AUTO_TILE];
+        }
+    }
+    tiled
+}
+
 /// What a tiled nest stages through shared memory, for ACC_INFO.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TileStaging {

@@ -56,13 +56,76 @@ struct Staged {
     along_inner: bool,
 }
 
+/// What [`plan`] found in a tile's body: its parts, the loads to stage, the running values to
+/// keep and the chunk's length.
+pub(super) struct Plan<'b> {
+    hoisted: Vec<Stmt>,
+    before: Vec<Stmt>,
+    inner_level: &'b LoopLevel,
+    inner_body: &'b [Stmt],
+    after: &'b [Stmt],
+    staged: Vec<Staged>,
+    carried: Vec<LocalId>,
+    chunk: u32,
+}
+
+impl Plan<'_> {
+    /// The inner loop's trip count where it is a constant (literal bounds, through the
+    /// statements before the loop that set them).
+    pub(super) fn constant_trips(&self, f: &Function) -> Option<i128> {
+        fn value(f: &Function, h: Handle<Expr>, env: &HashMap<LocalId, i128>) -> Option<i128> {
+            match &f.exprs[h] {
+                Expr::Literal(Literal::Int(_, v)) => Some(*v),
+                Expr::Local(l) => env.get(l).copied(),
+                Expr::Cast(x, t) if t.is_int() => value(f, *x, env),
+                Expr::Binary(op, a, b) => {
+                    let (a, b) = (value(f, *a, env)?, value(f, *b, env)?);
+                    match op {
+                        BinaryOp::Add => a.checked_add(b),
+                        BinaryOp::Sub => a.checked_sub(b),
+                        BinaryOp::Mul => a.checked_mul(b),
+                        BinaryOp::Div if b != 0 => Some(a / b),
+                        BinaryOp::Lt => Some((a < b) as i128),
+                        BinaryOp::Le => Some((a <= b) as i128),
+                        BinaryOp::Gt => Some((a > b) as i128),
+                        BinaryOp::Ge => Some((a >= b) as i128),
+                        _ => None,
+                    }
+                }
+                Expr::Select {
+                    cond,
+                    accept,
+                    reject,
+                } => {
+                    if value(f, *cond, env)? != 0 {
+                        value(f, *accept, env)
+                    } else {
+                        value(f, *reject, env)
+                    }
+                }
+                _ => None,
+            }
+        }
+        let mut env = HashMap::new();
+        for s in &self.hoisted {
+            if let Stmt::Assign { local, value: v } = s {
+                if let Some(c) = value(f, *v, &env) {
+                    env.insert(*local, c);
+                }
+            }
+        }
+        value(f, self.inner_level.trips, &env)
+    }
+
+    /// Whether a staged load is the same for every element (it depends on the inner loop's
+    /// variable alone): what makes chunks worth it for a tile of one level.
+    pub(super) fn shares_reads(&self) -> bool {
+        self.staged.iter().any(|s| s.level.is_none())
+    }
+}
+
 /// The tile's body rewritten to run its inner sequential loop in chunks staged through shared
-/// memory (see the module's documentation), or `None` where it does not apply: a two-level
-/// tile whose body is assignments of scalars, one sequential loop of one level whose bounds
-/// are the same for every element and whose body assigns scalars only, then any code; the
-/// loop must read an array the kernel does not write at an index made of its variable, at
-/// most one of the nest's variables and values the body does not assign; and the copies and
-/// accumulators must fit [`SHARED_ARRAY_BYTES`](super::super::gang_phases::SHARED_ARRAY_BYTES).
+/// memory (see the module's documentation), or `None` where [`plan`] finds it does not apply.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn chunked(
     k: &Kernel,
@@ -75,7 +138,57 @@ pub(super) fn chunked(
     inner: &Option<Schedule>,
     body: &Block,
 ) -> Option<Chunked> {
-    if levels.len() != 2 {
+    let plan = plan(k, f, levels, sizes, body)?;
+    if levels.len() == 1 && !plan.shares_reads() {
+        return None;
+    }
+    let Plan {
+        hoisted,
+        before,
+        inner_level,
+        inner_body,
+        after,
+        staged,
+        carried,
+        chunk,
+    } = plan;
+    Some(build(
+        f,
+        Parts {
+            levels,
+            sizes,
+            tiles,
+            elements,
+            fastest,
+            inner,
+            hoisted: &hoisted,
+            before: &before,
+            inner_level,
+            inner_body,
+            after,
+        },
+        staged,
+        carried,
+        chunk,
+    ))
+}
+
+/// Whether and how a tile's body runs its inner loop in chunks: a tile of one or two levels
+/// whose body is assignments of scalars, one sequential loop of one level whose bounds are the
+/// same for every element and whose body assigns scalars only, then code without parallel
+/// loops; the loop must read an array the kernel does not write at an index made of its
+/// variable, at most one of the nest's variables and values the body does not assign (in a
+/// tile of one level, which no other element shares, only where the index runs along the
+/// loop, as threads reading it directly would not be adjacent); and the copies and
+/// accumulators must fit [`SHARED_ARRAY_BYTES`](super::super::gang_phases::SHARED_ARRAY_BYTES).
+pub(super) fn plan<'b>(
+    k: &Kernel,
+    f: &Function,
+    levels: &[LoopLevel],
+    sizes: &[u32],
+    body: &'b Block,
+) -> Option<Plan<'b>> {
+    if !(1..=2).contains(&levels.len()) {
         return None;
     }
     // The shape: assignments, the loop, the rest.
@@ -101,11 +214,18 @@ pub(super) fn chunked(
     if !before.iter().all(scalar_assign) || !kb.iter().all(scalar_assign) {
         return None;
     }
-    let mut array_writes = false;
+    let (mut array_writes, mut parallel) = (false, false);
     walk::for_each_stmt(body, &mut |s| {
-        array_writes |= matches!(s, Stmt::AssignElem { .. })
+        array_writes |= matches!(s, Stmt::AssignElem { .. });
+        parallel |= matches!(
+            s,
+            Stmt::For {
+                schedule: Some(_),
+                ..
+            }
+        );
     });
-    if array_writes {
+    if array_writes || parallel {
         return None;
     }
     // What changes from element to element (or from one of the loop's iterations to the
@@ -153,7 +273,6 @@ pub(super) fn chunked(
         .iter()
         .cloned()
         .partition(|s| matches!(s, Stmt::Assign { local, .. } if !varying.contains(local)));
-    let before = before.as_slice();
     let reads = |h: Handle<Expr>| {
         let mut r = HashSet::new();
         walk::locals_read(f, h, &mut r);
@@ -202,16 +321,19 @@ pub(super) fn chunked(
         {
             continue;
         }
-        let level = match (r.contains(&vars[0]), r.contains(&vars[1])) {
-            (true, true) => continue,
-            (true, false) => Some(0),
-            (false, true) => Some(1),
-            (false, false) => None,
+        let levels_read: Vec<usize> = (0..vars.len()).filter(|&l| r.contains(&vars[l])).collect();
+        let level = match levels_read.as_slice() {
+            [] => None,
+            [l] => Some(*l),
+            _ => continue,
         };
         let along_inner = match level {
             Some(l) => plain_term(f, index, kl.var) && !plain_term(f, index, vars[l]),
             None => true,
         };
+        if level.is_some() && vars.len() == 1 && !along_inner {
+            continue;
+        }
         staged.push(Staged {
             name: k.params[array as usize].name.clone(),
             load: h,
@@ -227,33 +349,59 @@ pub(super) fn chunked(
         return None;
     }
     // The running values each element keeps from chunk to chunk: what the statements before
-    // the loop and the loop assign, and the loop or the rest read.
-    let mut assigned = Vec::new();
-    for s in before.iter().chain(kb) {
-        if let Stmt::Assign { local, .. } = s {
-            if *local != kl.var && !assigned.contains(local) {
-                assigned.push(*local);
+    // the loop assign and the loop or the rest read; what the loop reads before it assigns it
+    // in an iteration (a sum), and what it assigns and the rest reads. A value the loop sets
+    // before reading it in every iteration (a temporary) is its thread's own.
+    let reads_of = |b: &[Stmt]| {
+        let mut r = HashSet::new();
+        walk::for_each_stmt(b, &mut |s| {
+            for h in walk::stmt_exprs(s) {
+                walk::locals_read(f, h, &mut r);
             }
+        });
+        r
+    };
+    let (read_in_loop, read_after) = (reads_of(kb), reads_of(after));
+    let assigned_in_loop: HashSet<LocalId> = kb
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::Assign { local, .. } => Some(*local),
+            _ => None,
+        })
+        .collect();
+    let mut set = HashSet::new();
+    let mut read_first = HashSet::new();
+    for s in kb {
+        if let Stmt::Assign { local, value } = s {
+            for l in reads(*value) {
+                if assigned_in_loop.contains(&l) && !set.contains(&l) {
+                    read_first.insert(l);
+                }
+            }
+            set.insert(*local);
         }
     }
-    let mut read_later = HashSet::new();
-    walk::for_each_stmt(kb, &mut |s| {
-        for h in walk::stmt_exprs(s) {
-            walk::locals_read(f, h, &mut read_later);
+    let mut carried: Vec<LocalId> = Vec::new();
+    for s in before.iter().chain(kb) {
+        let Stmt::Assign { local, .. } = s else {
+            continue;
+        };
+        let in_loop = assigned_in_loop.contains(local);
+        let keep = *local != kl.var
+            && (read_after.contains(local)
+                || if in_loop {
+                    read_first.contains(local)
+                } else {
+                    read_in_loop.contains(local)
+                });
+        if keep && !carried.contains(local) {
+            carried.push(*local);
         }
-    });
-    walk::for_each_stmt(after, &mut |s| {
-        for h in walk::stmt_exprs(s) {
-            walk::locals_read(f, h, &mut read_later);
-        }
-    });
-    let carried: Vec<LocalId> = assigned
-        .into_iter()
-        .filter(|l| read_later.contains(l))
-        .collect();
+    }
     // The chunk: twice the tile's longer side, at most 32 (fewer barriers and copies per
-    // iteration, each thread copying a few elements), shorter where the copies would not fit.
-    let elements_count = sizes[0] * sizes[1];
+    // iteration, each thread copying a few elements); a whole block's worth for a tile of one
+    // level (its copies are of reads every element shares); shorter where they would not fit.
+    let elements_count: u32 = sizes.iter().product();
     let bytes = |chunk: u32| -> u32 {
         let copies: u32 = staged
             .iter()
@@ -271,32 +419,28 @@ pub(super) fn chunked(
             .sum();
         copies + carries
     };
-    let mut chunk = (2 * sizes[0].max(sizes[1])).clamp(4, 32);
+    let longest = sizes.iter().copied().max().unwrap_or(1);
+    let mut chunk = if sizes.len() == 1 {
+        longest
+    } else {
+        (2 * longest).clamp(4, 32)
+    };
     while bytes(chunk) > super::super::gang_phases::SHARED_ARRAY_BYTES {
         if chunk <= 4 {
             return None;
         }
         chunk /= 2;
     }
-    Some(build(
-        f,
-        Parts {
-            levels,
-            sizes,
-            tiles,
-            elements,
-            fastest,
-            inner,
-            hoisted: &hoisted,
-            before,
-            inner_level: kl,
-            inner_body: kb,
-            after,
-        },
+    Some(Plan {
+        hoisted,
+        before,
+        inner_level: kl,
+        inner_body: kb,
+        after,
         staged,
         carried,
         chunk,
-    ))
+    })
 }
 
 /// The pieces of the tile [`build`] puts together.
@@ -388,20 +532,20 @@ fn build(
 ) -> Chunked {
     let kl = p.inner_level;
     let (line, nest_line) = (kl.line, p.levels[0].line);
-    let [t0, t1] = [p.sizes[0], p.sizes[1]];
+    let tile_elements: u32 = p.sizes.iter().product();
     let name = |f: &Function, l: LocalId| f.locals[l as usize].name.clone();
     // One flat loop over the tile's elements, the fastest level's element varying fastest, so
     // the element's index into the accumulators grows with the loop's variable.
-    let flat = new_index(
-        f,
-        &format!(
-            "{}_{}_element",
-            name(f, p.levels[0].var),
-            name(f, p.levels[1].var)
-        ),
-    );
+    let nest: Vec<String> = p.levels.iter().map(|l| name(f, l.var)).collect();
+    let flat = new_index(f, &format!("{}_element", nest.join("_")));
     let element_vars = |f: &mut Function| -> Vec<Stmt> {
         let e = local(f, flat);
+        if p.levels.len() == 1 {
+            return vec![Stmt::Assign {
+                local: p.elements[0],
+                value: e,
+            }];
+        }
         let (fast, slow) = (p.fastest, 1 - p.fastest);
         let width = lit(f, p.sizes[fast]);
         let minor = binary(f, BinaryOp::Rem, e, width);
@@ -423,7 +567,7 @@ fn build(
         .map(|&l| {
             let n = format!("{}_carry", name(f, l));
             let ty = f.locals[l as usize].ty;
-            new_array(f, n, ty, t0 * t1)
+            new_array(f, n, ty, tile_elements)
         })
         .collect();
     let save = |f: &mut Function| -> Vec<Stmt> {
@@ -458,8 +602,8 @@ fn build(
             accept: guarded,
             reject: Vec::new(),
         });
-        let count = lit(f, t0 * t1);
-        shared_loop(flat, count, nest_line, f, p.inner, body)
+        let elements = lit(f, tile_elements);
+        shared_loop(flat, elements, nest_line, f, p.inner, body)
     };
     let mut out = p.hoisted.to_vec();
     // The statements before the loop, per element.
