@@ -66,6 +66,10 @@ pub struct SharedLoop<'a> {
     /// the block after the loop, every thread then holding the result, unless
     /// [`BlockReduction::first_thread_only`].
     pub block_reductions: Vec<BlockReduction>,
+    /// Its bounds depend on values the iteration loaded from memory (a CSR row's extent):
+    /// often short and uneven, so a backend should not unroll it (unrolled copies of a gather
+    /// cost registers, and so blocks per multiprocessor, for iterations that are not there).
+    pub ragged: bool,
 }
 
 /// A reduction of a shared loop into a local of the gang iteration.
@@ -283,6 +287,7 @@ impl Stmt {
         uniform_bounds(&phases, f)?;
         let mut phases = share_fills(phases, f);
         first_thread_reductions(&mut phases);
+        mark_ragged(&mut phases, f);
         let shared = phases.shared_arrays.clone();
         let mut dirty = false;
         let post_follows = !phases.post.is_empty();
@@ -369,6 +374,7 @@ fn steps_of<'a>(
                         first_thread_only: false,
                     })
                     .collect(),
+                ragged: false,
             }));
             continue;
         }
@@ -429,6 +435,69 @@ fn first_thread_reductions(p: &mut GangPhases) {
             _ => {}
         }
     }
+}
+
+/// Sets [`SharedLoop::ragged`]: the loops whose bounds read what the iteration's statements
+/// loaded from memory, directly or through the locals they set.
+fn mark_ragged(p: &mut GangPhases, f: &Function) {
+    fn loads(f: &Function, h: Handle<Expr>, loaded: &HashSet<LocalId>) -> bool {
+        let mut found = false;
+        let mut read = HashSet::new();
+        walk::locals_read(f, h, &mut read);
+        found |= read.iter().any(|l| loaded.contains(l));
+        fn has_load(f: &Function, h: Handle<Expr>) -> bool {
+            match &f.exprs[h] {
+                Expr::Load { .. } => true,
+                Expr::LocalElem { index, .. } => has_load(f, *index),
+                Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => has_load(f, *a),
+                Expr::Binary(_, a, b) => has_load(f, *a) || has_load(f, *b),
+                Expr::Select {
+                    cond,
+                    accept,
+                    reject,
+                } => has_load(f, *cond) || has_load(f, *accept) || has_load(f, *reject),
+                Expr::Math(_, args) => args.iter().any(|a| has_load(f, *a)),
+                _ => false,
+            }
+        }
+        found || has_load(f, h)
+    }
+    let mut stmts = Vec::new();
+    redundant_stmts(&p.steps, &mut stmts);
+    let mut loaded = HashSet::new();
+    loop {
+        let before = loaded.len();
+        for s in &stmts {
+            if let Stmt::Assign { local, value } = s {
+                if loads(f, *value, &loaded) {
+                    loaded.insert(*local);
+                }
+            }
+        }
+        if loaded.len() == before {
+            break;
+        }
+    }
+    fn mark(steps: &mut [Step], f: &Function, loaded: &HashSet<LocalId>) {
+        for s in steps {
+            match s {
+                Step::Shared(l) => {
+                    if let Stmt::For { levels, .. } = &*l.vector {
+                        l.ragged = levels
+                            .iter()
+                            .any(|lv| [lv.start, lv.trips].iter().any(|&h| loads(f, h, loaded)));
+                    }
+                }
+                Step::Sequential { steps, .. } => mark(steps, f, loaded),
+                Step::If { accept, reject, .. } => {
+                    mark(accept, f, loaded);
+                    mark(reject, f, loaded);
+                }
+                Step::Redundant(_) | Step::Barrier => {}
+            }
+        }
+    }
+    mark(&mut p.steps, f, &loaded);
 }
 
 /// How an index expression changes as a loop's variable grows.
@@ -562,6 +631,7 @@ fn share_fills<'a>(mut p: GangPhases<'a>, f: &Function) -> GangPhases<'a> {
                             body: body.clone(),
                         }),
                         block_reductions: Vec::new(),
+                        ragged: false,
                     })
                 }
                 Step::Sequential { levels, steps } => Step::Sequential {

@@ -320,7 +320,7 @@ impl Writer<'_> {
                     set,
                     warps,
                 };
-                self.strided(levels, &kb, &sb, false, &mut |w: &mut Self| {
+                self.strided_versions(levels, &kb, &sb, false, false, &mut |w: &mut Self| {
                     w.gang_steps(&phases.steps, &g)?;
                     if !phases.post.is_empty() {
                         let (skip, p) = (w.label("single"), w.reg("%p"));
@@ -395,6 +395,21 @@ impl Writer<'_> {
         unroll: bool,
         body: &mut dyn FnMut(&mut Self) -> Result<()>,
     ) -> Result<()> {
+        self.strided_versions(levels, k, stride, unroll, true, body)
+    }
+
+    /// [`Writer::strided`], with its fast version only where `versions` says: a gang loop
+    /// whose iterations blocks run leaves it to the loops its threads share, where the bulk of
+    /// the accesses are (one fast version at a time).
+    pub(super) fn strided_versions(
+        &mut self,
+        levels: &[LoopLevel],
+        k: &str,
+        stride: &str,
+        unroll: bool,
+        versions: bool,
+        body: &mut dyn FnMut(&mut Self) -> Result<()>,
+    ) -> Result<()> {
         let (k, stride) = (k.to_string(), stride.to_string());
         let mut trips = Vec::new();
         for lv in levels {
@@ -413,7 +428,7 @@ impl Writer<'_> {
             }
             _ => Vec::new(),
         };
-        if arrays.is_empty() || self.fast.is_some() || self.k.unchecked {
+        if !versions || arrays.is_empty() || self.fast.is_some() || self.k.unchecked {
             return self.strided_loops(levels, &k, &stride, unroll, &trips, &total, body);
         }
         let lv = &levels[0];

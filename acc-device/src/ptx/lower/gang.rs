@@ -110,11 +110,14 @@ impl Writer<'_> {
                     self.emit(format!("{skip}:"));
                 }
             }
-            _ => self.strided(
+            // A ragged loop (a CSR row) is short: neither unrolled nor given a fast version,
+            // whose check before the loop would cost more than the few checks it saves.
+            _ => self.strided_versions(
                 levels,
                 &first,
                 &stride,
-                straight_line(body),
+                straight_line(body) && !l.ragged,
+                !l.ragged,
                 &mut |w: &mut Self| w.block(body),
             )?,
         }
