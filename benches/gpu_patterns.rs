@@ -234,6 +234,62 @@ fn histogram(keys: &Vec<u32>, bins: &mut Vec<u32>, reps: usize) -> Duration {
     t.median()
 }
 
+#[acc::offload]
+fn matmul(a: &Vec<f32>, b: &Vec<f32>, c: &mut Vec<f32>, n: usize, reps: usize) -> Duration {
+    let mut t = Timer::new(reps);
+    #[acc::data(copyin(a, b), copyout(c))]
+    {
+        while t.next() {
+            for _ in 0..INNER {
+                #[acc::parallel_loop(tile(16, 16))]
+                for i in 0..n {
+                    for j in 0..n {
+                        let mut s = 0.0f32;
+                        for k in 0..n {
+                            s += a[i * n + k] * b[k * n + j];
+                        }
+                        c[i * n + j] = s;
+                    }
+                }
+            }
+        }
+    }
+    t.median()
+}
+
+#[allow(clippy::type_complexity)]
+#[acc::offload]
+fn nbody(
+    (px, py, m): (&Vec<f32>, &Vec<f32>, &Vec<f32>),
+    (fx, fy): (&mut Vec<f32>, &mut Vec<f32>),
+    reps: usize,
+) -> Duration {
+    let n = px.len();
+    let mut t = Timer::new(reps);
+    #[acc::data(copyin(px, py, m), copyout(fx, fy))]
+    {
+        while t.next() {
+            for _ in 0..INNER {
+                #[acc::parallel_loop]
+                for i in 0..n {
+                    let (xi, yi) = (px[i], py[i]);
+                    let (mut ax, mut ay) = (0.0f32, 0.0f32);
+                    for j in 0..n {
+                        let (dx, dy) = (px[j] - xi, py[j] - yi);
+                        let d2 = dx * dx + dy * dy + 1e-3;
+                        let s = m[j] / (d2 * d2.sqrt());
+                        ax += dx * s;
+                        ay += dy * s;
+                    }
+                    fx[i] = ax;
+                    fy[i] = ay;
+                }
+            }
+        }
+    }
+    t.median()
+}
+
 /// The largest relative difference between `a` and `b`.
 fn worst(a: &[f32], b: &[f32]) -> f32 {
     a.iter()
@@ -340,6 +396,32 @@ fn main() {
     });
     assert!(hn == hw, "histograms differ");
     rows.push(("histogram 2^24 keys, 256 bins", tn, tw));
+
+    let g = 1024;
+    let a: Vec<f32> = (0..g * g).map(|k| ((k * 7) % 13) as f32 * 0.1).collect();
+    let b: Vec<f32> = (0..g * g).map(|k| ((k * 5) % 11) as f32 * 0.1).collect();
+    let ((tn, cn), (tw, cw)) = both(|| {
+        let mut c = vec![0.0f32; g * g];
+        (matmul(&a, &b, &mut c, g, reps), c)
+    });
+    assert!(worst(&cn, &cw) < 1e-4, "matmul results differ");
+    rows.push(("matmul 1024 f32, tile(16, 16)", tn, tw));
+
+    let n = 16384;
+    let px: Vec<f32> = (0..n).map(|k| ((k * 37) % 1009) as f32 * 0.01).collect();
+    let py: Vec<f32> = (0..n).map(|k| ((k * 53) % 1013) as f32 * 0.01).collect();
+    let m: Vec<f32> = (0..n).map(|k| 1.0 + (k % 5) as f32 * 0.25).collect();
+    let ((tn, (xn, _)), (tw, (xw, _))) = both(|| {
+        let (mut fx, mut fy) = (vec![0.0f32; n], vec![0.0f32; n]);
+        (nbody((&px, &py, &m), (&mut fx, &mut fy), reps), (fx, fy))
+    });
+    // (Sums of forces may cancel: compared against the largest.)
+    let scale = xn.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    assert!(
+        xn.iter().zip(&xw).all(|(a, b)| (a - b).abs() <= 1e-4 * scale),
+        "n-body results differ"
+    );
+    rows.push(("n-body 16384 f32 (tiled by acc)", tn, tw));
 
     let triad_ratio = rows[0].1.as_secs_f64() / rows[0].2.as_secs_f64();
     let mut summary = Vec::new();
