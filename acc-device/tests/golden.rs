@@ -80,6 +80,7 @@ fn outputs(k: &Kernel) -> Vec<(&'static str, String)> {
             int64_atomics: true,
             loop_limit: None,
             int64_compare_by_halves: false,
+            narrow_usize: false,
         },
     )
     .map(|l| l.wgsl)

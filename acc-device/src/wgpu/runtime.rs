@@ -287,6 +287,7 @@ impl WgpuDevice {
                 .contains("llvmpipe")
                 .then_some(LLVMPIPE_LOOP_LIMIT),
             int64_compare_by_halves: info.vendor == NVIDIA_VENDOR,
+            narrow_usize: false,
         };
         Ok(WgpuDevice {
             number: index,
@@ -321,8 +322,9 @@ impl WgpuDevice {
     }
 
     /// The pipelines of `kernel`, lowered and created once; `proven` when its accesses are
-    /// proven in bounds for this launch's arguments, which leaves out the checks.
-    fn compile(&self, kernel: &Kernel, proven: bool) -> Result<Arc<Compiled>> {
+    /// proven in bounds for this launch's arguments, which leaves out the checks; `target` the
+    /// device's, or its variant with 32-bit indices ([`Target::narrow_usize`]).
+    fn compile(&self, kernel: &Kernel, proven: bool, target: Target) -> Result<Arc<Compiled>> {
         let unchecked;
         let kernel = if proven && !kernel.unchecked {
             unchecked = Kernel {
@@ -333,12 +335,16 @@ impl WgpuDevice {
         } else {
             kernel
         };
-        let key = acc_core::ir::print::print(kernel);
+        let key = format!(
+            "{}{}",
+            if target.narrow_usize { "narrow " } else { "" },
+            acc_core::ir::print::print(kernel)
+        );
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(c) = cache.get(&key) {
             return Ok(Arc::clone(c));
         }
-        let lowered = lower(kernel, self.target)?;
+        let lowered = lower(kernel, target)?;
         acc_core::observe::dump("wgsl", &kernel.name, || lowered.wgsl.clone());
         let module = self
             .device
@@ -421,7 +427,7 @@ impl WgpuDevice {
                 .map(|r| {
                     buffer(
                         "partials",
-                        max_groups * r.len as u64 * partial_size(r.ty, self.target) as u64,
+                        max_groups * r.len as u64 * partial_size(r.ty, target) as u64,
                     )
                 })
                 .collect(),
@@ -486,8 +492,19 @@ impl WgpuDevice {
                 ),
             });
         }
-        let proven = acc_core::ir::bounds::accesses_in_bounds(kernel, args);
-        let compiled = self.compile(kernel, proven)?;
+        // Accesses proven in bounds for these arguments need no checks; where every index
+        // value fits 32 bits as well, the kernel computes them in 32 bits (`ACC_NARROW=0`
+        // keeps 64), as on nvidia.
+        let narrowable = self.target.wide_usize()
+            && acc_core::ir::narrow::enabled()
+            && acc_core::ir::narrow::narrowable(kernel);
+        let proof = acc_core::ir::bounds::prove(kernel, args, narrowable);
+        let proven = proof.in_bounds;
+        let target = Target {
+            narrow_usize: narrowable && proven && proof.fits_32,
+            ..self.target
+        };
+        let compiled = self.compile(kernel, proven, target)?;
         let l = &compiled.lowered;
 
         // The grid: enough workgroups for the largest array, within the device's limit; the
@@ -539,7 +556,7 @@ impl WgpuDevice {
                 .exprs
                 .iter()
                 .any(|(_, e)| *e == acc_core::ir::Expr::Param(slot.param));
-            let b = match scalar_bytes(*v, self.target) {
+            let b = match scalar_bytes(*v, target) {
                 Ok(b) => b,
                 Err(_) if !read => vec![0; 8],
                 Err(e) => return Err(annotate_param(e, &kernel.params[slot.param as usize].name)),
@@ -632,10 +649,10 @@ impl WgpuDevice {
                         });
                     };
                     let device_elem =
-                        super::memory::device_elem_size(ElemLayout::from(array_elem), self.target)
+                        super::memory::device_elem_size(ElemLayout::from(array_elem), target)
                             .map_err(|e| annotate_param(e, &kernel.params[*p as usize].name))?;
                     let data: Cow<[u8]> = match array_elem.scalar() {
-                        Some(t) if widened_in_buffers(t, self.target) => {
+                        Some(t) if widened_in_buffers(t, target) => {
                             Cow::Owned(widen(t, data, &kernel.params[*p as usize].name)?)
                         }
                         _ => Cow::Borrowed(data),
@@ -686,7 +703,7 @@ impl WgpuDevice {
                             i,
                             groups as usize
                                 * l.reductions[*r].len as usize
-                                * partial_size(l.reductions[*r].ty, self.target),
+                                * partial_size(l.reductions[*r].ty, target),
                         ));
                     }
                     scratch.partials[*r].clone()
@@ -871,7 +888,7 @@ impl WgpuDevice {
                     if let Arg::Write(d) = &mut args[*p as usize] {
                         acc_core::observe::time::transfer(false, d.len(), Default::default());
                         match elem {
-                            Some(t) if widened_in_buffers(t, self.target) => narrow(t, &data, d),
+                            Some(t) if widened_in_buffers(t, target) => narrow(t, &data, d),
                             _ => d.copy_from_slice(&data[..d.len()]),
                         }
                     }
@@ -913,13 +930,13 @@ impl WgpuDevice {
                             slot.len as usize,
                             groups as usize,
                             &data,
-                            partial_size(slot.ty, self.target),
-                            self.target.index_bytes(),
+                            partial_size(slot.ty, target),
+                            target.index_bytes(),
                         );
                     }
                 }
                 Binding::Locals => {
-                    launched.read_locals(&l.reductions, l.result, &data, self.target.index_bytes())
+                    launched.read_locals(&l.reductions, l.result, &data, target.index_bytes())
                 }
                 Binding::Params => {}
             }

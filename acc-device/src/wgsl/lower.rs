@@ -31,14 +31,19 @@ pub struct Target {
     /// one of a sum or difference with its operand (`a + b < a`), and the values selected by
     /// them came out with a wrong high word.
     pub int64_compare_by_halves: bool,
+    /// `usize`/`isize` in 32-bit words although shaders have 64-bit integers: the variant of a
+    /// kernel for a launch whose arguments keep every such value within 32 bits
+    /// (`acc_core::ir::bounds::Proof::fits_32`), where 64-bit index arithmetic would cost two
+    /// to four instructions an operation.
+    pub narrow_usize: bool,
 }
 
 impl Target {
     /// Whether `usize`/`isize` are held at the host's 64 bits (`u64`/`i64`, where shaders have
-    /// 64-bit integers). Otherwise they are 32-bit words there, and values beyond 32 bits are
-    /// refused with an error naming them.
+    /// 64-bit integers and the launch is not [`Target::narrow_usize`]). Otherwise they are
+    /// 32-bit words there, and values beyond 32 bits are refused with an error naming them.
     pub fn wide_usize(self) -> bool {
-        self.int64 && usize::BITS == 64
+        self.int64 && !self.narrow_usize && usize::BITS == 64
     }
 
     /// Bytes a `usize` takes in the device's buffers.

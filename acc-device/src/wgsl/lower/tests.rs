@@ -10,6 +10,7 @@ const FULL: Target = Target {
     int64_atomics: true,
     loop_limit: None,
     int64_compare_by_halves: false,
+    narrow_usize: false,
 };
 const BASIC: Target = Target {
     f64: false,
@@ -17,6 +18,7 @@ const BASIC: Target = Target {
     int64_atomics: false,
     loop_limit: None,
     int64_compare_by_halves: false,
+    narrow_usize: false,
 };
 
 fn dot(elem: Scalar, op: ReduceOp) -> Kernel {
