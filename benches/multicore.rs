@@ -109,6 +109,45 @@ fn jacobi_rayon(a: &mut [f64], anew: &mut [f64], n: usize, m: usize, iters: usiz
     err
 }
 
+/// A 2-D update with `collapse(2)` over rows and columns.
+#[acc::parallel_loop(collapse(2), copyin(a), copy(b))]
+fn scale2d_collapse(a: &[f64], b: &mut [f64], n: usize, m: usize) {
+    for j in 0..n {
+        for i in 0..m - 1 {
+            b[j * m + i] = 2.0 * a[j * m + i] + a[j * m + i + 1];
+        }
+    }
+}
+
+/// The same with a gang loop over rows and a vector loop over columns.
+#[acc::parallel_loop(gang, copyin(a), copy(b))]
+fn scale2d_rows(a: &[f64], b: &mut [f64], n: usize, m: usize) {
+    for j in 0..n {
+        #[acc::r#loop(vector)]
+        for i in 0..m - 1 {
+            b[j * m + i] = 2.0 * a[j * m + i] + a[j * m + i + 1];
+        }
+    }
+}
+
+fn scale2d_rayon(a: &[f64], b: &mut [f64], m: usize) {
+    b.par_chunks_mut(m).enumerate().for_each(|(j, row)| {
+        let r = &a[j * m..(j + 1) * m];
+        for i in 0..m - 1 {
+            row[i] = 2.0 * r[i] + r[i + 1];
+        }
+    });
+}
+
+/// The plain sequential dot product the host device is measured against.
+fn dot_plain(x: &[f64], y: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += x[i] * y[i];
+    }
+    s
+}
+
 /// Best of `reps` runs of `f` (after one warm-up run).
 fn best(reps: usize, mut f: impl FnMut()) -> Duration {
     f();
@@ -197,6 +236,31 @@ fn main() {
         assert_eq!(e1, e2, "jacobi errors differ");
         assert_eq!(a1, a2, "jacobi grids differ");
         ratios.push(("jacobi", report("jacobi", t_acc, t_ref)));
+    }
+    if run("collapse") {
+        let (n, m) = (4096, 4096);
+        let a: Vec<f64> = (0..n * m).map(|k| (k % 13) as f64).collect();
+        let (mut b1, mut b2, mut b3) = (vec![0.0; n * m], vec![0.0; n * m], vec![0.0; n * m]);
+        let t_collapse = best(reps, || scale2d_collapse(black_box(&a), &mut b1, n, m));
+        let t_rows = best(reps, || scale2d_rows(black_box(&a), &mut b2, n, m));
+        let t_ref = best(reps, || scale2d_rayon(black_box(&a), &mut b3, m));
+        assert!(b1 == b3 && b2 == b3, "2-D results differ");
+        ratios.push(("collapse", report("collapse", t_collapse, t_ref)));
+        ratios.push(("rows", report("rows", t_rows, t_ref)));
+    }
+    if run("dot_host") {
+        // The host device against the plain loop (no threads on either side).
+        let n = 1 << 25;
+        let x: Vec<f64> = (0..n).map(|i| (i % 7) as f64).collect();
+        let y: Vec<f64> = (0..n).map(|i| (i % 5) as f64).collect();
+        let (mut s1, mut s2) = (0.0, 0.0);
+        acc::set_device_type(acc::DeviceType::Host);
+        let t_acc = best(reps, || s1 = dot_acc(black_box(&x), &y));
+        acc::set_device_type(acc::DeviceType::Multicore);
+        let t_ref = best(reps, || s2 = dot_plain(black_box(&x), &y));
+        assert_eq!(s1, s2, "host dot results differ");
+        println!("(dot_host: the reference is the plain sequential loop, not rayon)");
+        ratios.push(("dot_host", report("dot_host", t_acc, t_ref)));
     }
     let worst = ratios.iter().map(|r| r.1).fold(f64::INFINITY, f64::min);
     if !ratios.is_empty() {

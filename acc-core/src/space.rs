@@ -159,32 +159,46 @@ impl<T: LoopIndex> StridedSpace<T> {
 }
 
 /// Visits the iterations `k0..k1` of the collapsed space of loops with trip counts `trips`
-/// (outermost first) as runs of the innermost loop: `f(outer, lo, hi)` gets the outer loops'
-/// iteration numbers and the innermost loop's iterations `lo..hi`.
-#[inline]
-pub fn collapsed_runs<const N: usize>(
+/// (outermost first) as runs of the innermost loop: each item holds the outer loops' iteration
+/// numbers and the innermost loop's iterations `lo..hi`. An iterator, so that a loop over it
+/// keeps the run's body in the caller's function, where its array views are parameters the
+/// optimizer knows do not alias (a closure called per run, capturing them, was not vectorized:
+/// half the speed of the same loops written gang/vector on two cores).
+pub struct CollapsedRuns<const N: usize> {
     trips: [u64; N],
-    k0: u64,
+    k: u64,
     k1: u64,
-    mut f: impl FnMut(&[u64; N], u64, u64),
-) {
-    let inner = trips[N - 1];
-    if inner == 0 {
-        return;
+}
+
+impl<const N: usize> CollapsedRuns<N> {
+    /// The runs of iterations `k0..k1` of loops with trip counts `trips` (outermost first).
+    #[inline]
+    pub fn new(trips: [u64; N], k0: u64, k1: u64) -> Self {
+        let k1 = if trips[N - 1] == 0 { k0 } else { k1 };
+        CollapsedRuns { trips, k: k0, k1 }
     }
-    let mut idx = [0u64; N];
-    let mut k = k0;
-    while k < k1 {
-        let mut rest = k / inner;
-        let lo = k % inner;
-        for level in (0..N - 1).rev() {
-            idx[level] = rest % trips[level];
-            rest /= trips[level];
+}
+
+impl<const N: usize> Iterator for CollapsedRuns<N> {
+    /// The outer loops' iteration numbers, and the innermost loop's iterations `lo..hi`.
+    type Item = ([u64; N], u64, u64);
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.k >= self.k1 {
+            return None;
         }
-        let hi = inner.min(lo + (k1 - k));
+        let inner = self.trips[N - 1];
+        let mut idx = [0u64; N];
+        let mut rest = self.k / inner;
+        let lo = self.k % inner;
+        for level in (0..N - 1).rev() {
+            idx[level] = rest % self.trips[level];
+            rest /= self.trips[level];
+        }
+        let hi = inner.min(lo + (self.k1 - self.k));
         idx[N - 1] = lo;
-        f(&idx, lo, hi);
-        k += hi - lo;
+        self.k += hi - lo;
+        Some((idx, lo, hi))
     }
 }
 
@@ -250,11 +264,11 @@ mod tests {
         let total = collapsed_trips(&trips);
         let mut seen = vec![];
         for (k0, k1) in [(0, 7), (7, 23), (23, total)] {
-            collapsed_runs(trips, k0, k1, |o, lo, hi| {
+            for (o, lo, hi) in CollapsedRuns::new(trips, k0, k1) {
                 for i in lo..hi {
                     seen.push((o[0], o[1], i));
                 }
-            });
+            }
         }
         let expect: Vec<_> = (0..3)
             .flat_map(|a| (0..4).flat_map(move |b| (0..5).map(move |c| (a, b, c))))

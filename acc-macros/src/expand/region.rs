@@ -363,7 +363,7 @@ impl<'a> RegionCx<'a> {
         let ts = if parallel {
             self.threaded(&levels, &spaces, body, &names, &reductions, &privates)
         } else {
-            sequential(&levels, body, &privates)
+            local_reductions(sequential(&levels, body, &privates), &reductions)
         };
         expr_stmt(ts)
     }
@@ -592,10 +592,10 @@ impl<'a> RegionCx<'a> {
                 quote!(let #pat = #sv.value(__acc_o[#i]);)
             });
             quote! {
-                ::acc::__rt::space::collapsed_runs([#(#space_vars.trips()),*], __acc_k0, __acc_k1, |__acc_o, __acc_lo, __acc_hi| {
+                for (__acc_o, __acc_lo, __acc_hi) in ::acc::__rt::space::CollapsedRuns::new([#(#space_vars.trips()),*], __acc_k0, __acc_k1) {
                     #(#outer)*
                     #run
-                });
+                }
             }
         };
         // Route the chunk's uses of shared variables through their views.
@@ -635,6 +635,28 @@ impl<'a> RegionCx<'a> {
             for __acc_part in __acc_parts {
                 #(#red_combines)*
             }
+        }
+    }
+}
+
+/// `ts` (a loop run in order) working on copies of its reduction variables, written back
+/// after it: `(s,) = { let mut s = s; <loop>; (s,) };`. The result is the loop's, and the copies
+/// are locals of the function the loop runs in, which the optimizer keeps in registers; the
+/// variables themselves are captured by reference into the closure a region runs in, and a
+/// dot product updating one through that reference ran at 0.38x of the plain loop.
+fn local_reductions(ts: TokenStream, reductions: &[(RedOp, Ident)]) -> TokenStream {
+    if reductions.is_empty() {
+        return ts;
+    }
+    let vars: Vec<&Ident> = reductions.iter().map(|(_, v)| v).collect();
+    quote! {
+        #[allow(unused_parens)]
+        {
+            (#(#vars,)*) = {
+                #(#[allow(unused_mut)] let mut #vars = #vars;)*
+                #ts;
+                (#(#vars,)*)
+            };
         }
     }
 }
