@@ -39,6 +39,14 @@ mod patterns;
 
 use patterns::{nbody, row_smooth, scan, softmax, transpose};
 
+#[path = "cuda/matmul.rs"]
+mod matmul;
+
+#[path = "cuda/launch.rs"]
+mod launch;
+
+use launch::launch_cost;
+
 const WARM_UP: usize = 3;
 
 /// The hand-written CUDA side.
@@ -583,162 +591,6 @@ fn jacobi(
 /// Jacobi iterations per timed block.
 const JACOBI_ITERS: u32 = 10;
 
-/// C = A B (f32, n x n), acc's version the plain triple loop, either with the two outer loops
-/// collapsed or tiled 16 x 16 (`tiled`: the block then runs each element's `k` loop in chunks
-/// staged through shared memory); the reference tiles through shared memory.
-#[allow(clippy::too_many_arguments)]
-#[acc::offload]
-fn matmul(
-    a: &Vec<f32>,
-    b: &Vec<f32>,
-    c: &mut Vec<f32>,
-    n: usize,
-    (reps, tiled, fused): (usize, bool, bool),
-    cu: &Cuda,
-    t: &mut Times,
-) {
-    let (ra, rb) = (cu.upload(a), cu.upload(b));
-    let mut rc = cu.stream.alloc_zeros::<f32>(n * n).expect("alloc");
-    let f = cu.f("matmul_f32");
-    let ni = n as i32;
-    #[acc::data(copyin(a, b), copyout(c))]
-    {
-        for _ in 0..reps {
-            let t0 = Instant::now();
-            if tiled && fused {
-                // `mul_add`: one rounding per step, as CUDA's contracted `s += a * b` (and as
-                // `f32::mul_add` on the host).
-                #[acc::parallel_loop(tile(16, 16))]
-                for i in 0..n {
-                    for j in 0..n {
-                        let mut s = 0.0f32;
-                        for k in 0..n {
-                            s = a[i * n + k].mul_add(b[k * n + j], s);
-                        }
-                        c[i * n + j] = s;
-                    }
-                }
-            } else if tiled {
-                #[acc::parallel_loop(tile(16, 16))]
-                for i in 0..n {
-                    for j in 0..n {
-                        let mut s = 0.0f32;
-                        for k in 0..n {
-                            s += a[i * n + k] * b[k * n + j];
-                        }
-                        c[i * n + j] = s;
-                    }
-                }
-            } else {
-                #[acc::parallel_loop(collapse(2))]
-                for i in 0..n {
-                    for j in 0..n {
-                        let mut s = 0.0f32;
-                        for k in 0..n {
-                            s += a[i * n + k] * b[k * n + j];
-                        }
-                        c[i * n + j] = s;
-                    }
-                }
-            }
-            acc::wait_all().expect("the region runs");
-            t.acc.push(t0.elapsed());
-            t.reference.push(timed(|| {
-                let cfg = LaunchConfig {
-                    grid_dim: (n as u32 / 16, n as u32 / 16, 1),
-                    block_dim: (16, 16, 1),
-                    shared_mem_bytes: 0,
-                };
-                unsafe {
-                    cu.stream
-                        .launch_builder(&f)
-                        .arg(&ra)
-                        .arg(&rb)
-                        .arg(&mut rc)
-                        .arg(&ni)
-                        .launch(cfg)
-                }
-                .expect("launch");
-                cu.sync();
-            }));
-        }
-    }
-    let hc = cu.stream.memcpy_dtov(&rc).unwrap();
-    let worst = worst_relative(&hc, c);
-    assert!(worst < 1e-3, "matmul results differ by {worst} (relative)");
-}
-
-/// cuBLAS's SGEMM time for n x n f32 matrices (median of 20, CUDA events, TF32 off), through
-/// PyTorch on the GPU machine, in a child process of this run; `None` where python3 or torch
-/// is missing.
-fn cublas_sgemm(n: usize) -> Option<Duration> {
-    let script = format!(
-        "import torch\n\
-         torch.backends.cuda.matmul.allow_tf32 = False\n\
-         a = torch.rand({n}, {n}, device='cuda'); b = torch.rand({n}, {n}, device='cuda')\n\
-         for _ in range(3): torch.mm(a, b)\n\
-         t = []\n\
-         for _ in range(20):\n    s = torch.cuda.Event(enable_timing=True); e = torch.cuda.Event(enable_timing=True)\n    s.record(); torch.mm(a, b); e.record(); torch.cuda.synchronize(); t.append(s.elapsed_time(e))\n\
-         t.sort(); print(t[len(t) // 2])\n"
-    );
-    let out = std::process::Command::new("python3")
-        .args(["-c", &script])
-        .output()
-        .ok()?;
-    let ms: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().ok()?;
-    Some(Duration::from_secs_f64(ms / 1e3))
-}
-
-/// A region over one element of present data against a one-thread kernel: the time until
-/// each call returns (`enqueue`: the region needs no waiting, see the top of this file; the
-/// reference launches without synchronizing), and the time until it has run (`complete`:
-/// with `acc::wait_all()` and the reference's synchronize).
-#[acc::offload]
-fn launch_cost(
-    x: &mut Vec<f64>,
-    reps: usize,
-    cu: &Cuda,
-    enqueue: &mut Times,
-    complete: &mut Times,
-) {
-    let mut rx = cu.upload(x);
-    let f = cu.f("touch");
-    let one = LaunchConfig {
-        grid_dim: (1, 1, 1),
-        block_dim: (1, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    #[acc::data(copy(x))]
-    {
-        for _ in 0..reps {
-            let t0 = Instant::now();
-            #[acc::parallel_loop]
-            for i in 0..1 {
-                x[i] += 1.0;
-            }
-            enqueue.acc.push(t0.elapsed());
-            acc::wait_all().expect("the region runs");
-            enqueue.reference.push(timed(|| {
-                unsafe { cu.stream.launch_builder(&f).arg(&mut rx).launch(one) }
-                    .map(drop)
-                    .expect("launch")
-            }));
-            cu.sync();
-            let t0 = Instant::now();
-            #[acc::parallel_loop]
-            for i in 0..1 {
-                x[i] += 1.0;
-            }
-            acc::wait_all().expect("the region runs");
-            complete.acc.push(t0.elapsed());
-            complete.reference.push(timed(|| {
-                unsafe { cu.stream.launch_builder(&f).arg(&mut rx).launch(one) }.expect("launch");
-                cu.sync();
-            }));
-        }
-    }
-}
-
 /// Whether the pattern `key` runs: all of them, or those `ACC_BENCH_ONLY` lists
 /// (comma-separated: stream, reductions, jacobi, matmul, matvec, spmv, stencil, histogram,
 /// nbody, transpose, scan, softmax, row_smooth, launch).
@@ -850,72 +702,7 @@ fn main() {
     }
 
     if wanted("matmul") {
-        let g = 4096 / scale.min(8);
-        let a: Vec<f32> = (0..g * g).map(|k| ((k * 7) % 13) as f32 * 0.1).collect();
-        let b: Vec<f32> = (0..g * g).map(|k| ((k * 5) % 11) as f32 * 0.1).collect();
-        let flops = 2.0 * (g as f64).powi(3);
-        let tf = |d: Duration| flops / d.as_secs_f64() / 1e12;
-        let mut best = Duration::MAX;
-        for (tiled, fused, name, key) in [
-            (
-                false,
-                false,
-                format!("matmul f32 {g}, collapse(2)"),
-                "matmul",
-            ),
-            (
-                true,
-                false,
-                format!("matmul f32 {g}, tile(16, 16)"),
-                "matmul_tile",
-            ),
-            (
-                true,
-                true,
-                format!("matmul f32 {g}, tile(16, 16), mul_add"),
-                "matmul_tile_fma",
-            ),
-        ] {
-            let mut c = vec![0.0f32; g * g];
-            let mut mt = Times::default();
-            matmul(
-                &a,
-                &b,
-                &mut c,
-                g,
-                (reps.min(10 + WARM_UP), tiled, fused),
-                &cu,
-                &mut mt,
-            );
-            let r = mt.report(&name, 0.0, "  (CUDA: 16x16 shared-memory tiles)");
-            if tiled {
-                ratios.push((key, r));
-            }
-            let acc_time = median(mt.acc[WARM_UP..].to_vec());
-            best = best.min(acc_time);
-            println!(
-                "{:<22} acc {:.1} TFLOP/s, CUDA (16x16 tiles) {:.1} TFLOP/s",
-                "",
-                tf(acc_time),
-                tf(median(mt.reference[WARM_UP..].to_vec()))
-            );
-        }
-        match cublas_sgemm(g) {
-            Some(d) => {
-                let r = d.as_secs_f64() / best.as_secs_f64();
-                println!(
-                    "{:<22} cuBLAS SGEMM (PyTorch, TF32 off) {:.1} us, {:.1} TFLOP/s: acc's best ratio {r:.2}x",
-                    "",
-                    d.as_secs_f64() * 1e6,
-                    tf(d)
-                );
-                ratios.push(("matmul_cublas", r));
-            }
-            None => println!(
-                "{:<22} no cuBLAS reference (python3 with torch not found)",
-                ""
-            ),
-        }
+        matmul::bench(scale, reps, &cu, &mut ratios);
     }
 
     if wanted("matvec") {

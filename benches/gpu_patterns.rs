@@ -418,7 +418,9 @@ fn main() {
     // (Sums of forces may cancel: compared against the largest.)
     let scale = xn.iter().fold(0.0f32, |m, v| m.max(v.abs()));
     assert!(
-        xn.iter().zip(&xw).all(|(a, b)| (a - b).abs() <= 1e-4 * scale),
+        xn.iter()
+            .zip(&xw)
+            .all(|(a, b)| (a - b).abs() <= 1e-4 * scale),
         "n-body results differ"
     );
     rows.push(("n-body 16384 f32 (tiled by acc)", tn, tw));

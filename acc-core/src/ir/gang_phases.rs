@@ -440,27 +440,22 @@ fn first_thread_reductions(p: &mut GangPhases) {
 /// Sets [`SharedLoop::ragged`]: the loops whose bounds read what the iteration's statements
 /// loaded from memory, directly or through the locals they set.
 fn mark_ragged(p: &mut GangPhases, f: &Function) {
+    /// Whether `h` reads memory, directly or through a local in `loaded`.
     fn loads(f: &Function, h: Handle<Expr>, loaded: &HashSet<LocalId>) -> bool {
-        let mut found = false;
-        let mut read = HashSet::new();
-        walk::locals_read(f, h, &mut read);
-        found |= read.iter().any(|l| loaded.contains(l));
-        fn has_load(f: &Function, h: Handle<Expr>) -> bool {
-            match &f.exprs[h] {
-                Expr::Load { .. } => true,
-                Expr::LocalElem { index, .. } => has_load(f, *index),
-                Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => has_load(f, *a),
-                Expr::Binary(_, a, b) => has_load(f, *a) || has_load(f, *b),
-                Expr::Select {
-                    cond,
-                    accept,
-                    reject,
-                } => has_load(f, *cond) || has_load(f, *accept) || has_load(f, *reject),
-                Expr::Math(_, args) => args.iter().any(|a| has_load(f, *a)),
-                _ => false,
-            }
+        match &f.exprs[h] {
+            Expr::Load { .. } => true,
+            Expr::Local(l) => loaded.contains(l),
+            Expr::LocalElem { local, index } => loaded.contains(local) || loads(f, *index, loaded),
+            Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => loads(f, *a, loaded),
+            Expr::Binary(_, a, b) => loads(f, *a, loaded) || loads(f, *b, loaded),
+            Expr::Select {
+                cond,
+                accept,
+                reject,
+            } => [cond, accept, reject].iter().any(|x| loads(f, **x, loaded)),
+            Expr::Math(_, args) => args.iter().any(|a| loads(f, *a, loaded)),
+            Expr::Literal(_) | Expr::Param(_) | Expr::Len(_) | Expr::GangIndex => false,
         }
-        found || has_load(f, h)
     }
     let mut stmts = Vec::new();
     redundant_stmts(&p.steps, &mut stmts);

@@ -19,6 +19,23 @@ pub fn enabled() -> bool {
     *ON.get_or_init(|| std::env::var("ACC_NARROW").map_or(true, |v| v.trim() != "0"))
 }
 
+/// The bounds proof of a launch of `k` with `args` ([`bounds::prove`](super::bounds::prove)),
+/// its `fits_32` asked and kept only where the launch may run narrowed: narrowing is
+/// [`enabled`], the kernel [`narrowable`], and the backend holds `usize` wider than 32 bits
+/// (`wide`). Every GPU backend chooses its variant from it.
+pub fn prove_launch(
+    k: &Kernel,
+    args: &[super::launch::KernelArg<'_>],
+    wide: bool,
+) -> super::bounds::Proof {
+    let may = wide && enabled() && narrowable(k);
+    let p = super::bounds::prove(k, args, may);
+    super::bounds::Proof {
+        in_bounds: p.in_bounds,
+        fits_32: may && p.fits_32,
+    }
+}
+
 /// The 32-bit type standing for `t` in a narrowed kernel.
 fn narrow(t: Scalar) -> Scalar {
     match t {

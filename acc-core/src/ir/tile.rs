@@ -298,7 +298,7 @@ fn tiled(
             &inner,
             &body,
         ) {
-            let var = f.locals[chunked_var(&body) as usize].name.clone();
+            let var = f.locals[c.var as usize].name.clone();
             let report = TileStaging {
                 reads: c
                     .staged
@@ -383,16 +383,6 @@ fn tiled(
     (tile_loop, report)
 }
 
-/// The variable of the one sequential loop in a tile's body (which [`chunks::chunked`] found).
-fn chunked_var(body: &Block) -> LocalId {
-    body.iter()
-        .find_map(|s| match s {
-            Stmt::For { levels, .. } => levels.first().map(|l| l.var),
-            _ => None,
-        })
-        .expect("a chunked tile has its inner loop")
-}
-
 fn lit(f: &mut Function, v: u32) -> Handle<Expr> {
     f.exprs
         .append(Expr::Literal(Literal::Int(Scalar::USize, i128::from(v))))
@@ -419,31 +409,40 @@ fn element_guard(
 ) -> (Handle<Expr>, Vec<Stmt>) {
     let (mut inside, mut set_vars) = (None, Vec::new());
     for (((lv, &size), &t), &e) in levels.iter().zip(sizes).zip(tiles).zip(elements) {
-        let s = lit(f, size);
-        // The iteration: t * size + e, inside the nest when below its trip count.
-        let (tv, ev) = (
-            f.exprs.append(Expr::Local(t)),
-            f.exprs.append(Expr::Local(e)),
-        );
-        let base = f.exprs.append(Expr::Binary(BinaryOp::Mul, tv, s));
-        let k = f.exprs.append(Expr::Binary(BinaryOp::Add, base, ev));
-        let within = f.exprs.append(Expr::Binary(BinaryOp::Lt, k, lv.trips));
+        let ev = f.exprs.append(Expr::Local(e));
+        let (value, within) = level_value(f, lv, size, t, ev);
         inside = Some(match inside {
             None => within,
             Some(c) => f.exprs.append(Expr::Binary(BinaryOp::And, c, within)),
         });
-        let ty = f.locals[lv.var as usize].ty;
-        let k = f.exprs.append(Expr::Cast(k, ty));
-        let offset = f.exprs.append(Expr::Binary(BinaryOp::Mul, k, lv.step));
-        let value = f
-            .exprs
-            .append(Expr::Binary(BinaryOp::Add, lv.start, offset));
         set_vars.push(Stmt::Assign {
             local: lv.var,
             value,
         });
     }
     (inside.expect("a nest has a level"), set_vars)
+}
+
+/// The value of level `lv`'s variable for element `e` of tile `t` of size `size`,
+/// `start + (t * size + e) * step`, and whether that iteration is inside the nest.
+fn level_value(
+    f: &mut Function,
+    lv: &LoopLevel,
+    size: u32,
+    t: LocalId,
+    e: Handle<Expr>,
+) -> (Handle<Expr>, Handle<Expr>) {
+    let (tv, s) = (f.exprs.append(Expr::Local(t)), lit(f, size));
+    let base = f.exprs.append(Expr::Binary(BinaryOp::Mul, tv, s));
+    let it = f.exprs.append(Expr::Binary(BinaryOp::Add, base, e));
+    let within = f.exprs.append(Expr::Binary(BinaryOp::Lt, it, lv.trips));
+    let ty = f.locals[lv.var as usize].ty;
+    let it = f.exprs.append(Expr::Cast(it, ty));
+    let offset = f.exprs.append(Expr::Binary(BinaryOp::Mul, it, lv.step));
+    let value = f
+        .exprs
+        .append(Expr::Binary(BinaryOp::Add, lv.start, offset));
+    (value, within)
 }
 
 /// What [`stage_loads`] made: the tile's staging arrays (private to the tile's gang iteration,

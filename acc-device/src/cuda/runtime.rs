@@ -528,9 +528,7 @@ impl CudaDevice {
         let proof = match memo {
             Some(p) => p,
             None => {
-                let narrowable =
-                    acc_core::ir::narrow::enabled() && acc_core::ir::narrow::narrowable(kernel);
-                let p = acc_core::ir::bounds::prove(kernel, args, narrowable);
+                let p = acc_core::ir::narrow::prove_launch(kernel, args, true);
                 if let Some(f) = state
                     .loaded
                     .get_mut(&(kernel as *const Kernel as usize))

@@ -321,128 +321,6 @@ impl WgpuDevice {
         self.target
     }
 
-    /// The pipelines of `kernel`, lowered and created once; `proven` when its accesses are
-    /// proven in bounds for this launch's arguments, which leaves out the checks; `target` the
-    /// device's, or its variant with 32-bit indices ([`Target::narrow_usize`]).
-    fn compile(&self, kernel: &Kernel, proven: bool, target: Target) -> Result<Arc<Compiled>> {
-        let unchecked;
-        let kernel = if proven && !kernel.unchecked {
-            unchecked = Kernel {
-                unchecked: true,
-                ..kernel.clone()
-            };
-            &unchecked
-        } else {
-            kernel
-        };
-        let key = format!(
-            "{}{}",
-            if target.narrow_usize { "narrow " } else { "" },
-            acc_core::ir::print::print(kernel)
-        );
-        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(c) = cache.get(&key) {
-            return Ok(Arc::clone(c));
-        }
-        let lowered = lower(kernel, target)?;
-        acc_core::observe::dump("wgsl", &kernel.name, || lowered.wgsl.clone());
-        let module = self
-            .device
-            .create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(&kernel.name),
-                source: wgpu::ShaderSource::Naga(Cow::Owned(lowered.module.clone())),
-            });
-        let entries: Vec<wgpu::BindGroupLayoutEntry> = lowered
-            .bindings
-            .iter()
-            .enumerate()
-            .map(|(i, b)| {
-                let read_only = match b {
-                    Binding::Array(p) => matches!(
-                        kernel.params[*p as usize].kind,
-                        ParamKind::Array {
-                            writable: false,
-                            ..
-                        }
-                    ),
-                    Binding::Params => true,
-                    Binding::Status | Binding::Partials(_) | Binding::Locals => false,
-                };
-                wgpu::BindGroupLayoutEntry {
-                    binding: i as u32,
-                    visibility: wgpu::ShaderStages::COMPUTE,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Storage { read_only },
-                        has_dynamic_offset: false,
-                        min_binding_size: None,
-                    },
-                    count: None,
-                }
-            })
-            .collect();
-        let layout = self
-            .device
-            .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                label: Some("acc"),
-                entries: &entries,
-            });
-        let pipeline_layout = self
-            .device
-            .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some("acc"),
-                bind_group_layouts: &[Some(&layout)],
-                ..Default::default()
-            });
-        let pipelines = lowered
-            .entry_points
-            .iter()
-            .map(|ep| {
-                self.device
-                    .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                        label: Some(ep),
-                        layout: Some(&pipeline_layout),
-                        module: &module,
-                        entry_point: Some(ep),
-                        compilation_options: Default::default(),
-                        cache: None,
-                    })
-            })
-            .collect();
-        let buffer = |label: &str, size: u64| {
-            self.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size: size.max(4),
-                usage: STORAGE,
-                mapped_at_creation: false,
-            })
-        };
-        let max_groups = self.max_workgroups.min(65_535) as u64;
-        let scratch = Scratch {
-            params: buffer("params", lowered.params_size as u64),
-            status: buffer("status", STATUS_BYTES),
-            locals: (lowered.locals_size > 0).then(|| buffer("locals", lowered.locals_size as u64)),
-            partials: lowered
-                .reductions
-                .iter()
-                .map(|r| {
-                    buffer(
-                        "partials",
-                        max_groups * r.len as u64 * partial_size(r.ty, target) as u64,
-                    )
-                })
-                .collect(),
-            groups: HashMap::new(),
-        };
-        let compiled = Arc::new(Compiled {
-            lowered,
-            layout,
-            pipelines,
-            scratch: Mutex::new(scratch),
-        });
-        cache.insert(key, Arc::clone(&compiled));
-        Ok(compiled)
-    }
-
     /// Runs `kernel` with `args` (one per parameter, in order): arrays are copied in, written
     /// arrays copied back, reductions combined. An out-of-range access is an error naming the
     /// array, the index and the length.
@@ -495,13 +373,10 @@ impl WgpuDevice {
         // Accesses proven in bounds for these arguments need no checks; where every index
         // value fits 32 bits as well, the kernel computes them in 32 bits (`ACC_NARROW=0`
         // keeps 64), as on nvidia.
-        let narrowable = self.target.wide_usize()
-            && acc_core::ir::narrow::enabled()
-            && acc_core::ir::narrow::narrowable(kernel);
-        let proof = acc_core::ir::bounds::prove(kernel, args, narrowable);
+        let proof = acc_core::ir::narrow::prove_launch(kernel, args, self.target.wide_usize());
         let proven = proof.in_bounds;
         let target = Target {
-            narrow_usize: narrowable && proven && proof.fits_32,
+            narrow_usize: proven && proof.fits_32,
             ..self.target
         };
         let compiled = self.compile(kernel, proven, target)?;
@@ -1001,6 +876,7 @@ impl WgpuDevice {
 #[cfg(test)]
 mod tests;
 
+mod compile;
 mod device;
 
 use device::QueuedTime;

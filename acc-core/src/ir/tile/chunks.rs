@@ -39,6 +39,8 @@ pub(super) struct Chunked {
     /// The arrays whose reads go through the copies, and the chunk's length, for ACC_INFO.
     pub staged: Vec<ParamId>,
     pub chunk: u32,
+    /// The inner loop's variable.
+    pub var: LocalId,
 }
 
 /// A load the chunks stage: where it is in the body, what it reads, and along which level of
@@ -503,25 +505,6 @@ fn shared_loop(
     }
 }
 
-/// The value of level `lv`'s variable for element `e` of tile `t` of size `size`:
-/// `start + (t * size + e) * step`, and whether that iteration is inside the nest.
-fn level_value(
-    f: &mut Function,
-    lv: &LoopLevel,
-    size: u32,
-    t: LocalId,
-    e: Handle<Expr>,
-) -> (Handle<Expr>, Handle<Expr>) {
-    let (tv, s) = (local(f, t), lit(f, size));
-    let base = binary(f, BinaryOp::Mul, tv, s);
-    let it = binary(f, BinaryOp::Add, base, e);
-    let within = binary(f, BinaryOp::Lt, it, lv.trips);
-    let ty = f.locals[lv.var as usize].ty;
-    let it = f.exprs.append(Expr::Cast(it, ty));
-    let offset = binary(f, BinaryOp::Mul, it, lv.step);
-    (binary(f, BinaryOp::Add, lv.start, offset), within)
-}
-
 /// Puts the chunked tile together (see the module's documentation).
 fn build(
     f: &mut Function,
@@ -836,6 +819,7 @@ fn build(
     }
     let staged_arrays = staged.iter().map(|s| s.array).collect();
     Chunked {
+        var: kl.var,
         body: out,
         arrays: stages.into_iter().chain(carries).collect(),
         staged: staged_arrays,
