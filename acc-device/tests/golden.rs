@@ -25,6 +25,7 @@ fn kernels() -> Vec<(&'static str, Kernel)> {
         ("transpose", samples::transpose()),
         ("row_sweeps", samples::row_sweeps()),
         ("matmul_tiled", samples::matmul_tiled()),
+        ("eliminate", samples::eliminate()),
     ]
 }
 
@@ -57,13 +58,26 @@ fn plan(k: &Kernel) -> String {
     }
     // The steps of each gang loop a block runs an iteration of, barriers included.
     let expanded = acc_core::ir::tile::expand(k);
-    for s in &expanded.function.body {
-        if let Some(p) = s.gang_phases(&expanded.function) {
-            out.push_str("gang iteration:\n");
-            for line in p.outline(&expanded.function).lines() {
+    let segments = acc_core::ir::segments::Segments::new(&expanded);
+    for e in segments.iter().flat_map(|s| &s.entries) {
+        if let acc_core::ir::segments::Entry::Grid { looped, .. } = e {
+            if let Some(p) = looped.gang_phases(&expanded.function) {
+                out.push_str("gang iteration:\n");
+                for line in p.outline(&expanded.function).lines() {
+                    out.push_str(&format!("  {line}\n"));
+                }
+            }
+        }
+    }
+    // The order the host launches the entry points in.
+    match &segments {
+        Ok(s) => {
+            out.push_str("launches:\n");
+            for line in s.program.outline().lines() {
                 out.push_str(&format!("  {line}\n"));
             }
         }
+        Err(e) => out.push_str(&format!("not split: {e}\n")),
     }
     out
 }

@@ -18,6 +18,7 @@ mod compute;
 mod data;
 mod data_environment;
 mod gang_phases;
+mod host_loops;
 mod int_methods;
 mod loops;
 mod math;

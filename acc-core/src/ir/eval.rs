@@ -83,15 +83,17 @@ pub fn parallel_loops_iterations(kernel: &Kernel, args: &[KernelArg<'_>]) -> Vec
         .collect()
 }
 
-struct Eval<'a, 'k> {
-    k: &'k Kernel,
-    args: &'a [KernelArg<'a>],
-    types: Vec<Scalar>,
-    locals: HashMap<LocalId, i128>,
+/// The host's view of a kernel's integer values: the arguments, and the locals whose values it
+/// knows ([`super::segments::Program`] keeps them as the launches go).
+pub(super) struct Eval<'a, 'k> {
+    pub(super) k: &'k Kernel,
+    pub(super) args: &'a [KernelArg<'a>],
+    pub(super) types: Vec<Scalar>,
+    pub(super) locals: HashMap<LocalId, i128>,
 }
 
 /// `v` wrapped to the width of integer type `t` (booleans as 0/1).
-fn wrap(t: Scalar, v: i128) -> i128 {
+pub(super) fn wrap(t: Scalar, v: i128) -> i128 {
     let bits = t.size() * 8;
     if t == Scalar::Bool {
         return (v != 0) as i128;
@@ -109,7 +111,7 @@ impl Eval<'_, '_> {
         self.types.get(h.index()).copied()
     }
 
-    fn expr(&self, h: Handle<Expr>) -> Option<i128> {
+    pub(super) fn expr(&self, h: Handle<Expr>) -> Option<i128> {
         let ty = self.ty(h)?;
         if ty.is_float() {
             return None;

@@ -132,6 +132,52 @@ impl<'a> GangPhases<'a> {
         !self.post.is_empty() || !self.shared_arrays.is_empty() || barriers(&self.steps)
     }
 
+    /// Whether the threads of the iteration may pass values to each other through an array
+    /// parameter (device memory): one the steps both write and read. A backend whose barrier
+    /// orders only the block's shared memory (WGSL's `workgroupBarrier`) then orders device
+    /// memory at each barrier as well.
+    pub fn exchanges_through_arrays(&self, f: &Function) -> bool {
+        let (mut written, mut read) = (HashSet::new(), HashSet::new());
+        fn walk_steps(
+            steps: &[Step],
+            f: &Function,
+            written: &mut HashSet<ParamId>,
+            read: &mut HashSet<ParamId>,
+        ) {
+            let stmt = |s: &Stmt, written: &mut HashSet<ParamId>, read: &mut HashSet<ParamId>| {
+                walk::for_each_stmt(std::slice::from_ref(s), &mut |s| {
+                    if let Stmt::Store { array, .. } | Stmt::Atomic { array, .. } = s {
+                        written.insert(*array);
+                    }
+                    for h in walk::stmt_exprs(s) {
+                        walk::arrays_loaded(f, h, read);
+                    }
+                });
+            };
+            for s in steps {
+                match s {
+                    Step::Redundant(st) => stmt(st, written, read),
+                    Step::Shared(l) => stmt(&l.vector, written, read),
+                    Step::Sequential { steps, .. } => walk_steps(steps, f, written, read),
+                    Step::If { accept, reject, .. } => {
+                        walk_steps(accept, f, written, read);
+                        walk_steps(reject, f, written, read);
+                    }
+                    Step::Barrier => {}
+                }
+            }
+        }
+        walk_steps(&self.steps, f, &mut written, &mut read);
+        for s in &self.post {
+            walk::for_each_stmt(std::slice::from_ref(*s), &mut |s| {
+                for h in walk::stmt_exprs(s) {
+                    walk::arrays_loaded(f, h, &mut read);
+                }
+            });
+        }
+        written.intersection(&read).next().is_some()
+    }
+
     /// The steps as an outline, one line each (for golden files and dumps): `barrier`,
     /// `shared <vars>` with its block reductions, `sequential <vars>` and `if` with their
     /// steps indented, `redundant` for a run of statements every thread runs, and `first
@@ -291,9 +337,15 @@ impl Stmt {
         let shared = phases.shared_arrays.clone();
         let mut dirty = false;
         let post_follows = !phases.post.is_empty();
+        let written = sync::shared_loop_writes(&phases.steps);
+        let hazards = sync::Hazards {
+            shared: &shared,
+            written: &written,
+            f,
+        };
         let mut steps = place_barriers(
             std::mem::take(&mut phases.steps),
-            &shared,
+            hazards,
             &mut dirty,
             true,
             post_follows,

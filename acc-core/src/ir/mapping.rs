@@ -32,17 +32,53 @@ pub struct Words {
 
 /// The loops of `k` in source order, each with how the GPU backends run it.
 pub fn describe(k: &Kernel, w: Words) -> Vec<LoopMapping> {
+    let hosted = super::segments::host_loops::HostLoops::new(k);
     let mut out = Vec::new();
-    for (i, s) in k.function.body.iter().enumerate() {
-        match s {
-            Stmt::For {
-                schedule: Some(_), ..
-            } => grid_loop(k, s, k.auto_tiled.contains(&i), w, &mut out),
-            other => sequential_code(k, other, w, &mut out),
-        }
-    }
+    entry_points(k, &k.function.body, &hosted, w, &mut out);
     out.sort_by_key(|m| m.line);
     out
+}
+
+/// The loops of `body`, code at the region's top level or in the body of a host-driven loop.
+fn entry_points(
+    k: &Kernel,
+    body: &[Stmt],
+    hosted: &super::segments::host_loops::HostLoops,
+    w: Words,
+    out: &mut Vec<LoopMapping>,
+) {
+    for s in body {
+        match s {
+            Stmt::For {
+                schedule: Some(_),
+                levels,
+                ..
+            } => grid_loop(
+                k,
+                s,
+                levels.first().is_some_and(|l| k.auto_tiled.contains(&l.var)),
+                w,
+                out,
+            ),
+            Stmt::For { levels, body, .. } if hosted.driven(s) => {
+                push(
+                    out,
+                    k,
+                    levels,
+                    format!(
+                        "sequential, driven by the host: each iteration launches the parallel loops of its body over the grid{}",
+                        if hosted.var_used(levels[0].var) {
+                            format!(", one {} setting the loop's variable on the device", w.thread)
+                        } else {
+                            String::new()
+                        }
+                    ),
+                );
+                entry_points(k, body, hosted, w, out);
+            }
+            other => sequential_code(k, other, w, out),
+        }
+    }
 }
 
 fn vars(k: &Kernel, levels: &[LoopLevel]) -> Vec<String> {
@@ -368,7 +404,7 @@ fn sequential_code(k: &Kernel, s: &Stmt, w: Words, out: &mut Vec<LoopMapping>) {
         {
             let how = match schedule {
                 Some(sc) => format!(
-                    "{}: runs on one {}: parallel loops inside sequential region code are not spread over the grid yet",
+                    "{}: runs on one {}: it is inside region code that is not a loop the host drives (a loop is driven when its range is computed from the arguments and assignments before it, nothing leaves it early and parallel loops are directly in its body)",
                     levels_of(sc),
                     w.thread
                 ),

@@ -24,6 +24,7 @@ pub mod print;
 pub mod privatize;
 #[cfg(any(test, feature = "samples"))]
 pub mod samples;
+pub mod segments;
 pub mod tile;
 pub mod validate;
 pub mod walk;
@@ -733,9 +734,9 @@ pub struct Kernel {
     /// `vector_length(n)` of the compute construct, when a constant (3.3 section 2.5.11): a
     /// backend may give each gang iteration a group of that many threads rather than a block.
     pub vector_length: Option<u32>,
-    /// The top-level parallel loops (positions in the function's body) that acc tiled itself
+    /// The parallel loops (by their outermost variable) that acc tiled itself
     /// ([`tile::auto_tile`]): their `tile` is acc's choice, not a clause.
-    pub auto_tiled: Vec<usize>,
+    pub auto_tiled: Vec<LocalId>,
 }
 
 /// What an access of an array element (or of a field of a struct element) touches.

@@ -462,6 +462,54 @@ pub fn row_sweeps() -> Kernel {
     b.finish().expect("valid IR")
 }
 
+/// Forward elimination of an `n x n` f64 matrix in place: a sequential loop over `k` that the
+/// host drives (`segments`), around a gang loop over the rows below `k` whose iterations read
+/// their factor before a vector loop that overwrites it (a barrier between them). Parameters:
+/// `m` (written), `n` (`usize`).
+pub fn eliminate() -> Kernel {
+    let mut b = KernelBuilder::new("eliminate");
+    let m = b.param_array("m", Scalar::F64, true);
+    let n = b.param_scalar("n", Scalar::USize);
+    let gang = Some(Schedule {
+        gang: true,
+        ..Schedule::default()
+    });
+    let vector = Some(Schedule {
+        vector: true,
+        ..Schedule::default()
+    });
+    let start = b.lit_int(0, None);
+    b.for_range("k", Some(Scalar::USize), start, n, false, None, &[], &[], |b, kv| {
+        let k = b.get(kv[0]);
+        let one = b.lit_int(1, None);
+        let below = b.binary(BinaryOp::Add, k, one);
+        b.for_range("i", Some(Scalar::USize), below, n, false, gang, &[], &[], |b, iv| {
+            let at = |b: &mut KernelBuilder, row: Var, col: Var| {
+                let (r, c) = (b.get(row), b.get(col));
+                let base = b.binary(BinaryOp::Mul, r, n);
+                b.binary(BinaryOp::Add, base, c)
+            };
+            let ik = at(b, iv[0], kv[0]);
+            let kk = at(b, kv[0], kv[0]);
+            let (mik, mkk) = (b.load(m, ik), b.load(m, kk));
+            let factor = b.binary(BinaryOp::Div, mik, mkk);
+            let f = b.local("f", None, Some(factor));
+            let k = b.get(kv[0]);
+            b.for_range("j", Some(Scalar::USize), k, n, false, vector, &[], &[], |b, jv| {
+                let ij = at(b, iv[0], jv[0]);
+                let kj = at(b, kv[0], jv[0]);
+                let (mij, mkj) = (b.load(m, ij), b.load(m, kj));
+                let fv = b.get(f);
+                let p = b.binary(BinaryOp::Mul, fv, mkj);
+                let d = b.binary(BinaryOp::Sub, mij, p);
+                let ij = at(b, iv[0], jv[0]);
+                b.store(m, ij, d);
+            });
+        });
+    });
+    b.finish().expect("valid IR")
+}
+
 /// `c = a b` for `n x n` f32 matrices with `tile(16, 16)`: each element's `k` loop runs in
 /// chunks staged through shared memory (`tile::chunks`). Parameters: `a`, `b` (read), `c`
 /// (written), `n` (`usize`).

@@ -64,17 +64,38 @@ pub const AUTO_TILE: u32 = 256;
 /// The shortest inner loop of constant length [`auto_tile`] stages.
 const AUTO_TILE_MIN_TRIPS: u32 = 64;
 
-/// Tiles ([`AUTO_TILE`]) each top-level `vector` parallel loop of one level without `tile`,
+/// Tiles ([`AUTO_TILE`]) each `vector` parallel loop of one level that is a grid entry point (at
+/// the region's top level or in a host-driven loop's body) without `tile`,
 /// `reduction` or `private` clauses whose iterations each run a sequential loop over data they
 /// all read (an n-body interaction loop, a filter's weights, see [`chunks::plan`]; not a loop
 /// known to be shorter than [`AUTO_TILE_MIN_TRIPS`]): its block
 /// then stages those reads through shared memory a chunk at a time rather than every thread
 /// fetching each value. Tiling a parallel loop leaves its iterations as they are (3.3 section
-/// 2.9.8), so every device gives the same results. Returns the positions, in the kernel's
-/// body, of the loops it tiled (ACC_INFO says so).
-pub fn auto_tile(k: &mut Kernel) -> Vec<usize> {
+/// 2.9.8), so every device gives the same results. Returns the outermost variables of the
+/// loops it tiled (ACC_INFO says so).
+pub fn auto_tile(k: &mut Kernel) -> Vec<LocalId> {
+    // The loops that become grid entry points: at the top of the region, or in the body of a
+    // loop the host drives (`segments::host_loops`).
+    let hosted = super::segments::host_loops::HostLoops::new(k);
     let mut tiled = Vec::new();
-    for (i, s) in k.function.body.iter().enumerate() {
+    let mut candidates = Vec::new();
+    fn grid_loops<'s>(
+        b: &'s [Stmt],
+        hosted: &super::segments::host_loops::HostLoops,
+        out: &mut Vec<&'s Stmt>,
+    ) {
+        for s in b {
+            match s {
+                Stmt::For {
+                    schedule: Some(_), ..
+                } => out.push(s),
+                Stmt::For { body, .. } if hosted.driven(s) => grid_loops(body, hosted, out),
+                _ => {}
+            }
+        }
+    }
+    grid_loops(&k.function.body, &hosted, &mut candidates);
+    for s in candidates {
         if let Stmt::For {
             levels,
             schedule: Some(sched),
@@ -98,15 +119,25 @@ pub fn auto_tile(k: &mut Kernel) -> Vec<usize> {
                             .is_none_or(|n| n >= i128::from(AUTO_TILE_MIN_TRIPS))
                 })
             {
-                tiled.push(i);
+                tiled.push(levels[0].var);
             }
         }
     }
-    for &i in &tiled {
-        if let Stmt::For { tile, .. } = &mut k.function.body[i] {
-            *tile = vec![AUTO_TILE];
+    fn set(b: &mut [Stmt], tiled: &[LocalId]) {
+        for s in b {
+            if let Stmt::For {
+                levels, tile, body, ..
+            } = s
+            {
+                if levels.first().is_some_and(|l| tiled.contains(&l.var)) {
+                    *tile = vec![AUTO_TILE];
+                } else {
+                    set(body, tiled);
+                }
+            }
         }
     }
+    set(&mut k.function.body, &tiled);
     tiled
 }
 

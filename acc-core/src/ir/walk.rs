@@ -38,6 +38,39 @@ pub fn assigns(b: &[Stmt], which: &impl Fn(LocalId) -> bool) -> bool {
     found
 }
 
+/// Adds the array parameters expression `h` loads elements of to `out`.
+pub fn arrays_loaded(f: &Function, h: Handle<Expr>, out: &mut HashSet<ParamId>) {
+    match &f.exprs[h] {
+        Expr::Load { array, index, .. } => {
+            out.insert(*array);
+            arrays_loaded(f, *index, out);
+        }
+        Expr::LocalElem { index: a, .. }
+        | Expr::Unary(_, a)
+        | Expr::Cast(a, _)
+        | Expr::Bitcast(a, _) => arrays_loaded(f, *a, out),
+        Expr::Binary(_, a, b) => {
+            arrays_loaded(f, *a, out);
+            arrays_loaded(f, *b, out);
+        }
+        Expr::Select {
+            cond,
+            accept,
+            reject,
+        } => {
+            for h in [cond, accept, reject] {
+                arrays_loaded(f, *h, out);
+            }
+        }
+        Expr::Math(_, args) => {
+            for h in args {
+                arrays_loaded(f, *h, out);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Adds the locals expression `h` reads to `out`.
 pub fn locals_read(f: &Function, h: Handle<Expr>, out: &mut HashSet<LocalId>) {
     match &f.exprs[h] {

@@ -643,24 +643,18 @@ impl CudaDevice {
         } else {
             self.reduction_blocks as u64
         };
-        let mut blocks = Vec::with_capacity(l.single.len());
-        let (mut grid_loop, mut last) = (0, 1u32);
-        for (e, &single) in l.single.iter().enumerate() {
-            if !single {
-                let iterations =
-                    acc_core::ir::eval::parallel_loop_iterations(kernel, grid_loop, args)
-                        .unwrap_or(largest as u64)
-                        .max(1);
-                let wanted = if l.block_per_iteration[e] {
-                    iterations.div_ceil(l.gangs_per_block[e].max(1) as u64)
-                } else {
-                    iterations.div_ceil(BLOCK_SIZE as u64)
-                };
-                last = wanted.clamp(1, cap) as u32;
-                grid_loop += 1;
-            }
-            blocks.push(last);
-        }
+        // What each entry point got at its last launch (a fold of partials reads the count of
+        // the grid before it; the host reads a reduction's partials by it).
+        let mut blocks = vec![1u32; l.single.len()];
+        let blocks_for = |e: usize, iterations: Option<u64>| -> u32 {
+            let iterations = iterations.unwrap_or(largest as u64).max(1);
+            let wanted = if l.block_per_iteration[e] {
+                iterations.div_ceil(l.gangs_per_block[e].max(1) as u64)
+            } else {
+                iterations.div_ceil(BLOCK_SIZE as u64)
+            };
+            wanted.clamp(1, cap) as u32
+        };
         values.push(Value::U64(state.status.device_address()));
         values.push(Value::U64(
             loaded.locals.as_ref().map_or(0, |b| self.address(b)),
@@ -709,13 +703,6 @@ impl CudaDevice {
                 &self.stream
             }
         };
-        acc_core::observe::notify(acc_core::observe::Notify::Launch, || {
-            format!(
-                "cuda kernel `{}`: {} entry point(s), blocks of {BLOCK_SIZE}: {blocks:?}",
-                kernel.name,
-                loaded.functions.len()
-            )
-        });
         let one = LaunchConfig {
             grid_dim: (1, 1, 1),
             block_dim: (1, 1, 1),
@@ -725,10 +712,22 @@ impl CudaDevice {
         let timed = acc_core::observe::timing()
             .then(|| self.timing_event(stream))
             .flatten();
-        for (e, (f, &single)) in loaded.functions.iter().zip(&l.single).enumerate() {
-            values[blocks_arg] = Value::U32(blocks[e]);
+        // The entry points in the order the kernel's program gives (host loops repeat some),
+        // each grid sized for its loop's iterations at that launch.
+        let mut last = 1u32;
+        l.program.run(args, &mut |e, iterations| {
+            let (Some(f), Some(&single)) = (loaded.functions.get(e), l.single.get(e)) else {
+                return Err(Error::Unsupported {
+                    what: format!("internal error: `{}` has no entry point {e}", kernel.name),
+                });
+            };
+            if !single {
+                last = blocks_for(e, iterations);
+            }
+            blocks[e] = last;
+            values[blocks_arg] = Value::U32(last);
             let grid = LaunchConfig {
-                grid_dim: (blocks[e], 1, 1),
+                grid_dim: (last, 1, 1),
                 block_dim: (BLOCK_SIZE, 1, 1),
                 shared_mem_bytes: 0,
             };
@@ -747,8 +746,16 @@ impl CudaDevice {
             // types (`ptx::Lowered` documents the list); the memory they point to lives until
             // the stream is synchronized below.
             unsafe { b.launch(if single { one } else { grid }) }
-                .map_err(|e| cuda_error(&format!("launching `{}`", kernel.name), e))?;
-        }
+                .map(|_| ())
+                .map_err(|e| cuda_error(&format!("launching `{}`", kernel.name), e))
+        })?;
+        acc_core::observe::notify(acc_core::observe::Notify::Launch, || {
+            format!(
+                "cuda kernel `{}`: {} entry point(s), blocks of {BLOCK_SIZE}: {blocks:?}",
+                kernel.name,
+                loaded.functions.len()
+            )
+        });
         if let Some(start) = timed {
             if let Some(end) = self.timing_event(stream) {
                 acc_core::observe::time::launch(

@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 pub use acc_core::ir::launch::ReductionSlot;
 use acc_core::ir::validate::expr_types;
+use acc_core::ir::segments::{Entry, Program, Segments};
 use acc_core::ir::*;
 use acc_core::{Error, Result};
 
@@ -47,6 +48,8 @@ pub struct Lowered {
     pub reductions: Vec<ReductionSlot>,
     /// The region's value: its type and offset in the locals buffer (as a reduction word).
     pub result: Option<(Scalar, u32)>,
+    /// The order in which the entry points are launched (host loops repeat some).
+    pub program: Program,
 }
 
 fn unsupported(what: impl Into<String>) -> Error {
@@ -138,6 +141,8 @@ pub fn lower_with(kernel: &Kernel, target: Target, narrow: bool) -> Result<Lower
     } else {
         kernel
     };
+    let plan = Segments::new(kernel).map_err(unsupported)?;
+    let kernel = &plan.kernel;
     let types = expr_types(kernel).map_err(|e| Error::Unsupported {
         what: format!("invalid kernel IR: {e}"),
     })?;
@@ -159,7 +164,7 @@ pub fn lower_with(kernel: &Kernel, target: Target, narrow: bool) -> Result<Lower
         bad: Default::default(),
         fast: None,
     };
-    w.module(target)
+    w.module(target, &plan)
 }
 
 /// The status word of an out-of-range access to a private array (rather than to parameter
@@ -234,7 +239,7 @@ impl Writer<'_> {
         self.body.push('\n');
     }
 
-    fn module(&mut self, target: Target) -> Result<Lowered> {
+    fn module(&mut self, target: Target, plan: &Segments) -> Result<Lowered> {
         let k = self.k;
         let version = if target.sm >= 90 {
             "7.8"
@@ -247,105 +252,48 @@ impl Writer<'_> {
             "// {}\n.version {version}\n.target sm_{}\n.address_size 64\n\n",
             k.name, target.sm
         );
-        // A region of parallel loops with scalar assignments before them runs as one grid
-        // entry point per loop, each thread running the assignments first. Any other region
-        // is segmented: each run of other code is an entry point of one thread, and the
-        // region-level scalar locals live in a buffer between entry points.
-        let segmented = k.needs_segments();
+        // Entry points as `acc_core::ir::segments` splits the region: a grid entry per
+        // parallel loop, each run of other code on one thread (the region-level locals then
+        // live in a buffer between entry points), host loops' bodies launched per iteration.
+        let segmented = plan.segmented;
         let mut locals_size = 0;
         if segmented {
             (self.local_slots, locals_size) = k.scalar_locals_layout(partial_size);
             (self.array_slots, locals_size) = k.array_locals_layout(elem_size, locals_size);
         }
         let mut entries: Vec<(String, String)> = Vec::new();
-        let mut single = Vec::new();
-        let mut reductions: Vec<ReductionSlot> = Vec::new();
-        let mut reduced_in_loops = std::collections::BTreeSet::new();
-        let mut per_block: Vec<bool> = Vec::new();
-        let mut warp_entries: Vec<bool> = Vec::new();
-        let mut prelude: Vec<&Stmt> = Vec::new();
-        let mut pending: Vec<&Stmt> = Vec::new();
-        for (at, s) in k.function.body.iter().enumerate() {
-            let last = at + 1 == k.function.body.len();
-            match s {
-                Stmt::Assign { .. } if !segmented => prelude.push(s),
-                Stmt::For {
-                    schedule: Some(_),
-                    reductions: reds,
-                    ..
-                } => {
-                    if !pending.is_empty() {
-                        let text = self.single_entry(&pending)?;
-                        entries.push(text);
-                        single.push(true);
-                        pending.clear();
-                    }
-                    let n = entries.len();
-                    let mut slots = Vec::new();
-                    let mut on_device = Vec::new();
-                    for r in reds {
-                        let into = k
-                            .reductions
-                            .iter()
-                            .find(|(kr, _)| kr.local == r.local)
-                            .map(|(_, p)| *p);
-                        let local = &k.function.locals[r.local as usize];
-                        if into.is_none() {
-                            if local.len.is_some() {
-                                return Err(unsupported(format!("an array reduction into `{}`, an array local to the region (not yet)", local.name)));
-                            }
-                            on_device.push((reductions.len(), *r));
-                        }
-                        slots.push(reductions.len());
-                        reductions.push(ReductionSlot {
-                            op: r.op,
-                            ty: local.ty,
-                            into,
-                            entry: Some(n),
-                            local_offset: 0,
-                            len: local.len.unwrap_or(1),
-                        });
-                        reduced_in_loops.insert(r.local);
-                    }
-                    let text = self.grid_entry(&prelude, s, &slots)?;
-                    entries.push(text);
-                    single.push(false);
-                    while per_block.len() + 1 < entries.len() {
-                        per_block.push(false);
-                    }
-                    let phases = s.gang_phases(&self.k.function);
-                    per_block.push(phases.is_some());
-                    warp_entries.resize(entries.len() - 1, false);
-                    warp_entries.push(
-                        phases.is_some_and(|p| acc_core::ir::mapping::warp_per_iteration(k, &p)),
-                    );
-                    // Reductions into region locals: one thread folds the partials, in block
-                    // order, into the local's value (3.3 section 2.9.11).
-                    if !on_device.is_empty() {
-                        let text = self.fold_entry(&on_device)?;
-                        entries.push(text);
-                        single.push(true);
-                    }
+        let (mut single, mut per_block, mut warp_entries) = (Vec::new(), Vec::new(), Vec::new());
+        for e in &plan.entries {
+            let (text, grid) = match e {
+                Entry::Single(stmts) => {
+                    let stmts: Vec<&Stmt> = stmts.iter().collect();
+                    (self.single_entry(&stmts)?, None)
                 }
-                other => {
-                    pending.push(other);
-                    if last {
-                        let text = self.single_entry(&pending)?;
-                        entries.push(text);
-                        single.push(true);
-                        pending.clear();
-                    }
-                }
-            }
-        }
-        if !pending.is_empty() || entries.is_empty() {
-            let text = self.single_entry(&pending)?;
+                Entry::Grid {
+                    prelude,
+                    looped,
+                    slots,
+                } => (
+                    self.grid_entry(&prelude.iter().collect::<Vec<_>>(), looped, slots)?,
+                    Some(looped.gang_phases(&k.function)),
+                ),
+                Entry::Fold(reds) => (self.fold_entry(reds)?, None),
+            };
             entries.push(text);
-            single.push(true);
+            single.push(grid.is_none());
+            let phases = grid.flatten();
+            warp_entries.push(
+                phases
+                    .as_ref()
+                    .is_some_and(|p| acc_core::ir::mapping::warp_per_iteration(k, p)),
+            );
+            per_block.push(phases.is_some());
         }
+        let mut reductions = plan.reductions.clone();
+        let reduced_in_loops = &plan.reduced_in_loops;
         // Kernel reductions computed by sequential code: the local's final value.
         reductions.extend(
-            acc_core::ir::launch::sequential_reduction_slots(k, &reduced_in_loops, |l| {
+            acc_core::ir::launch::sequential_reduction_slots(k, reduced_in_loops, |l| {
                 self.local_slots
                     .iter()
                     .find(|(i, ..)| *i == l)
@@ -367,8 +315,8 @@ impl Writer<'_> {
                 .find(|(i, ..)| *i == r)
                 .map(|&(_, t, off)| (t, off))
         });
-        per_block.resize(entries.len(), false);
         Ok(Lowered {
+            program: plan.program.clone(),
             ptx,
             entry_points,
             single,

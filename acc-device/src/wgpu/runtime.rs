@@ -195,6 +195,9 @@ struct Scratch {
     groups: HashMap<Vec<wgpu::Buffer>, wgpu::BindGroup>,
 }
 
+/// Most dispatches recorded in one compute pass (a host loop's launches go in several).
+const DISPATCHES_PER_PASS: usize = 4096;
+
 /// Bytes of the status buffer (five `u32`, see [`Binding::Status`]).
 const STATUS_BYTES: u64 = 20;
 
@@ -401,20 +404,22 @@ impl WgpuDevice {
         // Loops whose iteration counts are known on the host size the grid by the largest of
         // them (a loop whose iterations take a workgroup each wants one per iteration, the
         // others one per 256); otherwise the largest array stands in for the count.
-        let counts = acc_core::ir::eval::parallel_loops_iterations(kernel, args);
-        let grid_entries = (0..l.single.len()).filter(|&e| !l.single[e]);
-        let wanted = grid_entries
-            .zip(&counts)
-            .map(|(e, count)| {
+        // (One count for every dispatch: a fold of partials reads it from the parameters.)
+        let mut wanted = 0u64;
+        l.program.run(args, &mut |e, count| {
+            if !l.single[e] {
                 let iterations = count.unwrap_or(largest as u64);
-                if l.workgroup_per_iteration[e] {
+                wanted = wanted.max(if l.workgroup_per_iteration[e] {
                     iterations
                 } else {
                     iterations.div_ceil(WORKGROUP_SIZE as u64)
-                }
-            })
-            .max()
-            .unwrap_or((largest as u64).div_ceil(WORKGROUP_SIZE as u64));
+                });
+            }
+            Ok(())
+        })?;
+        if wanted == 0 {
+            wanted = (largest as u64).div_ceil(WORKGROUP_SIZE as u64);
+        }
         let groups = wanted.clamp(1, u64::from(self.max_workgroups.min(65_535))) as u32;
 
         let mut params = vec![0u8; l.params_size as usize];
@@ -643,22 +648,44 @@ impl WgpuDevice {
                 )
             });
         }
-        let mut encoder = self
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some(&kernel.name),
-            });
-        {
+        // The dispatches in the order the kernel's program gives (host loops repeat some), in
+        // passes of at most DISPATCHES_PER_PASS, each long program's earlier passes submitted
+        // while later ones are recorded.
+        let new_encoder = || {
+            self.device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some(&kernel.name),
+                })
+        };
+        let record = |encoder: &mut wgpu::CommandEncoder, batch: &[usize]| {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: None,
                 timestamp_writes: None,
             });
             pass.set_bind_group(0, &group, &[]);
-            for (p, &single) in compiled.pipelines.iter().zip(&l.single) {
-                pass.set_pipeline(p);
-                pass.dispatch_workgroups(if single { 1 } else { groups }, 1, 1);
+            for &e in batch {
+                pass.set_pipeline(&compiled.pipelines[e]);
+                pass.dispatch_workgroups(if l.single[e] { 1 } else { groups }, 1, 1);
             }
-        }
+        };
+        let mut batch = Vec::new();
+        l.program.run(args, &mut |e, _| {
+            if e >= compiled.pipelines.len() {
+                return Err(Error::Unsupported {
+                    what: format!("internal error: `{}` has no entry point {e}", kernel.name),
+                });
+            }
+            batch.push(e);
+            if batch.len() == DISPATCHES_PER_PASS {
+                let mut encoder = new_encoder();
+                record(&mut encoder, &batch);
+                self.queue.submit([encoder.finish()]);
+                batch.clear();
+            }
+            Ok(())
+        })?;
+        let mut encoder = new_encoder();
+        record(&mut encoder, &batch);
         let shape = || {
             let grids: Vec<String> = l
                 .single

@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 pub use acc_core::ir::launch::ReductionSlot;
 use acc_core::ir::validate::expr_types;
+use acc_core::ir::segments::{Entry, Program, Segments};
 use acc_core::ir::*;
 use acc_core::{Error, Result};
 
@@ -145,6 +146,8 @@ pub struct Lowered {
     /// loop llvmpipe cut, a trip count too large): when not, nothing needs reading back after
     /// a launch that brings no data back.
     pub status_used: bool,
+    /// The order in which the entry points are dispatched (host loops repeat some).
+    pub program: Program,
 }
 
 fn unsupported(what: impl Into<String>) -> Error {
@@ -323,6 +326,9 @@ fn storage_type(t: Scalar, target: Target) -> Result<&'static str> {
 pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
     // Tiled nests run as tile loops around element loops.
     let kernel = &*acc_core::ir::tile::expand(kernel);
+    // Entry points as `acc_core::ir::segments` splits the region.
+    let plan = Segments::new(kernel).map_err(unsupported)?;
+    let kernel = &plan.kernel;
     let types = expr_types(kernel).map_err(|e| Error::Unsupported {
         what: format!("invalid kernel IR: {e}"),
     })?;
@@ -358,8 +364,9 @@ pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
         break_flags: Vec::new(),
         fast: None,
         gang_arrays: None,
+        storage_barriers: false,
     };
-    w.module()
+    w.module(&plan)
 }
 
 struct Writer<'a> {
@@ -386,6 +393,10 @@ struct Writer<'a> {
     /// the gang's arrays kept in workgroup memory (`acc_wa_<entry>_<local>`, one copy per
     /// workgroup), from [`GangPhases::shared_arrays`].
     gang_arrays: Option<(usize, Vec<LocalId>)>,
+    /// Whether the gang iteration being written passes values between invocations through
+    /// storage buffers ([`GangPhases::exchanges_through_arrays`]): its barriers then order
+    /// storage too (`workgroupBarrier` orders workgroup memory only).
+    storage_barriers: bool,
 }
 
 /// The word type of an atomic array of `t` (`f32` travels as its bits).
@@ -540,7 +551,7 @@ impl Writer<'_> {
         }
     }
 
-    fn module(&mut self) -> Result<Lowered> {
+    fn module(&mut self, plan: &Segments) -> Result<Lowered> {
         let k = self.k;
         let mut bindings = Vec::new();
         let mut decls = String::new();
@@ -679,7 +690,7 @@ impl Writer<'_> {
         // otherwise each run of other code is an entry point of one invocation, and the
         // region-level locals live in a buffer between entry points.
         // A region with no parallel loop at all is one segment of sequential code.
-        let segmented = k.needs_segments();
+        let segmented = plan.segmented;
         let LocalsBuffer {
             slots: local_slots,
             size: locals_size,
@@ -693,159 +704,62 @@ impl Writer<'_> {
 
         let mut entry_points = Vec::new();
         let mut single = Vec::new();
-        let mut reductions = Vec::new();
-        let mut prelude: Vec<&Stmt> = Vec::new();
-        let mut pending: Vec<&Stmt> = Vec::new();
         let mut bodies = String::new();
-        let mut reduced_in_loops = std::collections::BTreeSet::new();
-        let flush = |w: &mut Self,
-                     pending: &mut Vec<&Stmt>,
-                     entry_points: &mut Vec<String>,
-                     single: &mut Vec<bool>,
-                     bodies: &mut String|
-         -> Result<()> {
-            if pending.is_empty() {
-                return Ok(());
-            }
-            let n = entry_points.len();
-            let body = w.single_entry(n, pending, &load_locals, &store_locals)?;
-            bodies.push_str(&body);
-            entry_points.push(self.k.entry_name(n));
-            single.push(true);
-            pending.clear();
-            Ok(())
-        };
         // Grid entry points that run an iteration of their loop per workgroup.
         let mut per_workgroup = Vec::new();
-        for s in &k.function.body {
-            match s {
-                Stmt::Assign { .. } if !segmented => prelude.push(s),
-                Stmt::For {
-                    schedule: Some(_), ..
-                } => {
-                    flush(
-                        self,
-                        &mut pending,
-                        &mut entry_points,
-                        &mut single,
-                        &mut bodies,
-                    )?;
-                    let n = entry_points.len();
-                    let name = self.k.entry_name(n);
-                    let mut slots = Vec::new();
-                    let mut on_device = Vec::new();
-                    for (r, (red, into)) in self.loop_reductions(s).into_iter().enumerate() {
-                        let ty = k.function.locals[red.local as usize].ty;
-                        // bool is not host-shareable: its partials are u32 0/1.
-                        let wty = if ty == Scalar::Bool {
-                            "u32"
-                        } else {
-                            storage_type(ty, self.target)?
-                        };
-                        let b = bindings.len();
-                        let _ = writeln!(decls, "@group(0) @binding({b}) var<storage, read_write> acc_partials_{}: array<{wty}>;", reductions.len());
-                        let _ = writeln!(
-                            decls,
-                            "var<workgroup> acc_shared_{n}_{r}: array<{wty}, {WORKGROUP_SIZE}>;"
-                        );
-                        bindings.push(Binding::Partials(reductions.len()));
-                        slots.push(reductions.len());
-                        let len = k.function.locals[red.local as usize].len.unwrap_or(1);
-                        if into.is_none() {
-                            if k.function.locals[red.local as usize].len.is_some() {
-                                return Err(unsupported(
-                                    "an array reduction into an array local to the region",
-                                ));
-                            }
-                            on_device.push((reductions.len(), red));
-                        }
-                        reductions.push(ReductionSlot {
-                            op: red.op,
-                            ty,
-                            into,
-                            entry: Some(n),
-                            local_offset: 0,
-                            len,
-                        });
-                        reduced_in_loops.insert(red.local);
-                    }
-                    let body = if segmented {
-                        self.entry(n, &[], s, &slots, &load_locals)?
-                    } else {
-                        self.entry(n, &prelude, s, &slots, "")?
-                    };
-                    bodies.push_str(&body);
-                    if s.gang_phases(&self.k.function).is_some() {
-                        per_workgroup.push(entry_points.len());
-                    }
-                    entry_points.push(name);
-                    single.push(false);
-                    // Reductions into region locals: one invocation folds the partials, in
-                    // workgroup order, into the local's value (3.3 section 2.9.11).
-                    if segmented && !on_device.is_empty() {
-                        let m = entry_points.len();
-                        let mut out = String::new();
-                        let _ = writeln!(out, "@compute @workgroup_size(1)");
-                        let _ = writeln!(
-                            out,
-                            "fn {}(@builtin(global_invocation_id) acc_gid: vec3<u32>) {{",
-                            self.k.entry_name(m)
-                        );
-                        let _ = writeln!(out, "    if (acc_gid.x != 0u) {{ return; }}");
-                        self.declare_locals(&mut out)?;
-                        out.push_str(&load_locals);
-                        let _ = writeln!(out, "    var acc_g: u32 = 0u;");
-                        let _ = writeln!(
-                            out,
-                            "    for (; acc_g < params.acc_groups; acc_g = acc_g + 1u) {{"
-                        );
-                        for (slot, red) in &on_device {
-                            let ty = k.function.locals[red.local as usize].ty;
-                            let p = format!("acc_partials_{slot}[acc_g]");
-                            let p = if ty == Scalar::Bool {
-                                format!("({p} != 0u)")
-                            } else {
-                                p
-                            };
-                            let halves = self.by_halves(ty);
-                            let _ = writeln!(
-                                out,
-                                "        l{} = {};",
-                                red.local,
-                                combine(red.op, ty, &format!("l{}", red.local), &p, halves)
-                            );
-                        }
-                        let _ = writeln!(out, "    }}");
-                        if self.target.loop_limit.is_some() {
-                            self.loop_cut_helper();
-                            let _ = writeln!(
-                                out,
-                                "    if (acc_g < params.acc_groups) {{ acc_loop_cut(); }}"
-                            );
-                        }
-                        out.push_str(&store_locals);
-                        let _ = writeln!(out, "}}");
-                        bodies.push_str(&out);
-                        entry_points.push(self.k.entry_name(m));
-                        single.push(true);
-                    }
-                }
-                other => pending.push(other),
+        let mut reductions = plan.reductions.clone();
+        // Each reduction slot's partials buffer and workgroup scratch.
+        for (e, entry) in plan.entries.iter().enumerate() {
+            let Entry::Grid { slots, .. } = entry else {
+                continue;
+            };
+            for (r, &slot) in slots.iter().enumerate() {
+                let ty = reductions[slot].ty;
+                // bool is not host-shareable: its partials are u32 0/1.
+                let wty = if ty == Scalar::Bool {
+                    "u32"
+                } else {
+                    storage_type(ty, self.target)?
+                };
+                let b = bindings.len();
+                let _ = writeln!(decls, "@group(0) @binding({b}) var<storage, read_write> acc_partials_{slot}: array<{wty}>;");
+                let _ = writeln!(
+                    decls,
+                    "var<workgroup> acc_shared_{e}_{r}: array<{wty}, {WORKGROUP_SIZE}>;"
+                );
+                bindings.push(Binding::Partials(slot));
             }
         }
-        flush(
-            self,
-            &mut pending,
-            &mut entry_points,
-            &mut single,
-            &mut bodies,
-        )?;
-        if !segmented && entry_points.is_empty() {
-            return Err(unsupported("a region without code to run"));
+        for (n, entry) in plan.entries.iter().enumerate() {
+            let body = match entry {
+                Entry::Single(stmts) => {
+                    let stmts: Vec<&Stmt> = stmts.iter().collect();
+                    self.single_entry(n, &stmts, &load_locals, &store_locals)?
+                }
+                Entry::Grid {
+                    prelude,
+                    looped,
+                    slots,
+                } => {
+                    if looped.gang_phases(&self.k.function).is_some() {
+                        per_workgroup.push(n);
+                    }
+                    let prelude: Vec<&Stmt> = prelude.iter().collect();
+                    let load = if segmented { load_locals.as_str() } else { "" };
+                    self.entry(n, &prelude, looped, slots, load)?
+                }
+                Entry::Fold(on_device) => {
+                    self.fold_entry(n, on_device, &load_locals, &store_locals)?
+                }
+            };
+            bodies.push_str(&body);
+            entry_points.push(self.k.entry_name(n));
+            single.push(entry.single());
         }
+        let reduced_in_loops = &plan.reduced_in_loops;
         // Kernel reductions computed by sequential code: the local's final value.
         reductions.extend(
-            acc_core::ir::launch::sequential_reduction_slots(k, &reduced_in_loops, |l| {
+            acc_core::ir::launch::sequential_reduction_slots(k, reduced_in_loops, |l| {
                 local_slots
                     .iter()
                     .find(|(i, ..)| *i == l as usize)
@@ -889,6 +803,7 @@ impl Writer<'_> {
                 .map(|&(_, t, off)| (t, off))
         });
         Ok(Lowered {
+            program: plan.program.clone(),
             wgsl,
             module,
             info,

@@ -148,18 +148,69 @@ pub(super) fn writes_shared(s: &Stmt, shared: &[LocalId]) -> bool {
     found
 }
 
+/// What a redundant statement does that a later shared loop must wait for: a write to one of
+/// the gang's shared arrays (which the loop may read), or a read of an array the gang's shared
+/// loops write (which the loop may overwrite before every thread has read it: `let f =
+/// m[i][k]` before a vector loop that writes row `i`).
+#[derive(Clone, Copy)]
+pub(super) struct Hazards<'a> {
+    pub(super) shared: &'a [LocalId],
+    /// Arrays the gang iteration's shared loops store to or update atomically.
+    pub(super) written: &'a HashSet<ParamId>,
+    pub(super) f: &'a Function,
+}
+
+impl Hazards<'_> {
+    fn redundant(&self, s: &Stmt) -> bool {
+        if writes_shared(s, self.shared) {
+            return true;
+        }
+        if self.written.is_empty() {
+            return false;
+        }
+        let mut read = HashSet::new();
+        walk::for_each_stmt(std::slice::from_ref(s), &mut |st| {
+            for h in walk::stmt_exprs(st) {
+                walk::arrays_loaded(self.f, h, &mut read);
+            }
+        });
+        read.iter().any(|a| self.written.contains(a))
+    }
+}
+
+/// The arrays that the shared loops among `steps` store to or update atomically.
+pub(super) fn shared_loop_writes(steps: &[Step]) -> HashSet<ParamId> {
+    let mut out = HashSet::new();
+    for s in steps {
+        match s {
+            Step::Shared(l) => walk::for_each_stmt(std::slice::from_ref(&*l.vector), &mut |s| {
+                if let Stmt::Store { array, .. } | Stmt::Atomic { array, .. } = s {
+                    out.insert(*array);
+                }
+            }),
+            Step::Sequential { steps, .. } => out.extend(shared_loop_writes(steps)),
+            Step::If { accept, reject, .. } => {
+                out.extend(shared_loop_writes(accept));
+                out.extend(shared_loop_writes(reject));
+            }
+            Step::Redundant(_) | Step::Barrier => {}
+        }
+    }
+    out
+}
+
 /// Whether redundant statements may have written a shared array since the last barrier when
 /// `steps` end (so that a shared loop after them, or at their start when they are a loop's
 /// body, must wait for the writes).
-fn dirty_at_end(steps: &[Step], shared: &[LocalId]) -> bool {
+fn dirty_at_end(steps: &[Step], h: Hazards) -> bool {
     let mut dirty = false;
     for s in steps {
         match s {
-            Step::Redundant(st) => dirty |= writes_shared(st, shared),
+            Step::Redundant(st) => dirty |= h.redundant(st),
             Step::Shared(_) | Step::Barrier => dirty = false,
-            Step::Sequential { steps, .. } => dirty |= dirty_at_end(steps, shared),
+            Step::Sequential { steps, .. } => dirty |= dirty_at_end(steps, h),
             Step::If { accept, reject, .. } => {
-                dirty |= dirty_at_end(accept, shared) || dirty_at_end(reject, shared)
+                dirty |= dirty_at_end(accept, h) || dirty_at_end(reject, h)
             }
         }
     }
@@ -168,12 +219,12 @@ fn dirty_at_end(steps: &[Step], shared: &[LocalId]) -> bool {
 
 /// `steps` with the block's barriers (3.3 section 2.9.4: a loop completes before what follows
 /// it): before a shared loop that may read what the statements since the last barrier wrote
-/// to a shared array (`dirty` says whether those before `steps` did, and is left saying so
-/// after them), and after each shared loop that combines no reduction (a block reduction ends
+/// to a shared array or read from an array it writes ([`Hazards`]; `dirty` says whether those
+/// before `steps` did, and is left saying so after them), and after each shared loop that combines no reduction (a block reduction ends
 /// in a barrier), unless it is the iteration's last step (`top`, nothing in `post`).
 pub(super) fn place_barriers<'a>(
     steps: Vec<Step<'a>>,
-    shared: &[LocalId],
+    hazards: Hazards,
     dirty: &mut bool,
     top: bool,
     post_follows: bool,
@@ -183,7 +234,7 @@ pub(super) fn place_barriers<'a>(
     for (i, s) in steps.into_iter().enumerate() {
         match s {
             Step::Redundant(st) => {
-                *dirty |= writes_shared(st, shared);
+                *dirty |= hazards.redundant(st);
                 out.push(Step::Redundant(st));
             }
             Step::Shared(l) => {
@@ -199,8 +250,8 @@ pub(super) fn place_barriers<'a>(
             }
             Step::Sequential { levels, steps } => {
                 // The body's start follows its end in the next iteration.
-                let mut d = *dirty || dirty_at_end(&steps, shared);
-                let steps = place_barriers(steps, shared, &mut d, false, true);
+                let mut d = *dirty || dirty_at_end(&steps, hazards);
+                let steps = place_barriers(steps, hazards, &mut d, false, true);
                 *dirty |= d;
                 out.push(Step::Sequential { levels, steps });
             }
@@ -210,8 +261,8 @@ pub(super) fn place_barriers<'a>(
                 reject,
             } => {
                 let (mut da, mut dr) = (*dirty, *dirty);
-                let accept = place_barriers(accept, shared, &mut da, false, true);
-                let reject = place_barriers(reject, shared, &mut dr, false, true);
+                let accept = place_barriers(accept, hazards, &mut da, false, true);
+                let reject = place_barriers(reject, hazards, &mut dr, false, true);
                 *dirty = da || dr;
                 out.push(Step::If {
                     cond,

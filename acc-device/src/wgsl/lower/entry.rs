@@ -5,25 +5,57 @@
 use super::*;
 
 impl Writer<'_> {
-    /// The reductions of a parallel loop, each with the parameter it goes to: only reductions
-    /// the kernel combines into a parameter are supported so far.
-    pub(super) fn loop_reductions(&self, s: &Stmt) -> Vec<(Reduction, Option<ParamId>)> {
-        let Stmt::For { reductions, .. } = s else {
-            return Vec::new();
-        };
-        reductions
-            .iter()
-            .map(|r| {
-                (
-                    *r,
-                    self.k
-                        .reductions
-                        .iter()
-                        .find(|(kr, _)| kr.local == r.local)
-                        .map(|(_, p)| *p),
-                )
-            })
-            .collect()
+    /// An entry point of one invocation folding the per-workgroup partials of reductions into
+    /// region locals, in workgroup order, into the locals' values (3.3 section 2.9.11).
+    pub(super) fn fold_entry(
+        &mut self,
+        m: usize,
+        on_device: &[(usize, Reduction)],
+        load_locals: &str,
+        store_locals: &str,
+    ) -> Result<String> {
+        let mut out = String::new();
+        let _ = writeln!(out, "@compute @workgroup_size(1)");
+        let _ = writeln!(
+            out,
+            "fn {}(@builtin(global_invocation_id) acc_gid: vec3<u32>) {{",
+            self.k.entry_name(m)
+        );
+        let _ = writeln!(out, "    if (acc_gid.x != 0u) {{ return; }}");
+        self.declare_locals(&mut out)?;
+        out.push_str(load_locals);
+        let _ = writeln!(out, "    var acc_g: u32 = 0u;");
+        let _ = writeln!(
+            out,
+            "    for (; acc_g < params.acc_groups; acc_g = acc_g + 1u) {{"
+        );
+        for (slot, red) in on_device {
+            let ty = self.k.function.locals[red.local as usize].ty;
+            let p = format!("acc_partials_{slot}[acc_g]");
+            let p = if ty == Scalar::Bool {
+                format!("({p} != 0u)")
+            } else {
+                p
+            };
+            let halves = self.by_halves(ty);
+            let _ = writeln!(
+                out,
+                "        l{} = {};",
+                red.local,
+                combine(red.op, ty, &format!("l{}", red.local), &p, halves)
+            );
+        }
+        let _ = writeln!(out, "    }}");
+        if self.target.loop_limit.is_some() {
+            self.loop_cut_helper();
+            let _ = writeln!(
+                out,
+                "    if (acc_g < params.acc_groups) {{ acc_loop_cut(); }}"
+            );
+        }
+        out.push_str(store_locals);
+        let _ = writeln!(out, "}}");
+        Ok(out)
     }
 
     /// One entry point: the prelude, then the loop's share of iterations, then the
@@ -282,6 +314,9 @@ impl Writer<'_> {
         );
         let phases = s.gang_phases(&self.k.function);
         self.gang_arrays = phases.as_ref().map(|p| (n, p.shared_arrays.clone()));
+        self.storage_barriers = phases
+            .as_ref()
+            .is_some_and(|p| p.exchanges_through_arrays(&self.k.function));
         self.declare_locals(&mut out)?;
         out.push_str(load);
         for st in prelude {

@@ -21,6 +21,9 @@ impl Writer<'_> {
             match s {
                 Step::Redundant(st) => self.stmt(out, st, depth)?,
                 Step::Barrier => {
+                    if self.storage_barriers {
+                        let _ = writeln!(out, "{pad}storageBarrier();");
+                    }
                     let _ = writeln!(out, "{pad}workgroupBarrier();");
                 }
                 Step::Shared(l) => self.shared_loop(out, l, entry, depth)?,

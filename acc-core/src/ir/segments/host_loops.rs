@@ -1,0 +1,230 @@
+//! Which sequential loops of a region the host drives ([`super::Op::Repeat`]).
+//!
+//! A sequential loop at the region's top level (or in the body of such a loop) is driven by the
+//! host when its body holds a parallel loop at its own top level, nothing in its body leaves it
+//! (`break`, `continue`), its variable is not assigned in its body, and its range (start, step
+//! and trip count) is *host-known*: computed from the arguments, array lengths, literals and
+//! host-known locals only. A local is host-known where the only assignment of it in the whole
+//! kernel is a top-level one (of the region or of a host-driven loop's body) of a host-known
+//! value before the loop, or where it is the variable of an enclosing host-driven loop. Every
+//! other sequential loop runs on one thread as before, parallel loops inside it included.
+
+use std::collections::{HashMap, HashSet};
+
+use super::super::*;
+
+/// The host-driven loops of a kernel (by loop variable), and what the split needs to know of
+/// them.
+#[derive(Clone, Debug, Default)]
+pub struct HostLoops {
+    driven: HashSet<LocalId>,
+    used: HashSet<LocalId>,
+    folded: HashSet<LocalId>,
+}
+
+impl HostLoops {
+    /// Decides which of `k`'s sequential loops the host drives.
+    pub fn new(k: &Kernel) -> HostLoops {
+        let Ok(types) = validate::expr_types(k) else {
+            return HostLoops::default();
+        };
+        let mut writes: HashMap<LocalId, usize> = HashMap::new();
+        let mut written = Vec::new();
+        super::written_locals(&k.function.body, &mut written);
+        for l in written {
+            *writes.entry(l).or_default() += 1;
+        }
+        let mut a = Analysis {
+            k,
+            types,
+            writes,
+            known: HashSet::new(),
+            driven: HashSet::new(),
+        };
+        a.block(&k.function.body);
+        let mut read = HashSet::new();
+        walk::for_each_stmt(&k.function.body, &mut |s| {
+            for h in walk::stmt_exprs(s) {
+                walk::locals_read(&k.function, h, &mut read);
+            }
+        });
+        if let Some(r) = k.result {
+            read.insert(r);
+        }
+        let used = read.intersection(&a.driven).copied().collect();
+        // Compute-level reductions that a repeated loop reduces fold on the device, wherever
+        // they are reduced.
+        let mut folded = HashSet::new();
+        walk::for_each_stmt(&k.function.body, &mut |s| {
+            if let Stmt::For {
+                levels,
+                schedule: None,
+                body,
+                ..
+            } = s
+            {
+                if levels.first().is_some_and(|l| a.driven.contains(&l.var)) {
+                    walk::for_each_stmt(body, &mut |s| {
+                        if let Stmt::For {
+                            schedule: Some(_),
+                            reductions,
+                            ..
+                        } = s
+                        {
+                            folded.extend(reductions.iter().map(|r| r.local));
+                        }
+                    });
+                }
+            }
+        });
+        HostLoops {
+            driven: a.driven,
+            used,
+            folded,
+        }
+    }
+
+    /// Whether `s` is a loop the host drives.
+    pub fn driven(&self, s: &Stmt) -> bool {
+        match s {
+            Stmt::For {
+                levels,
+                schedule: None,
+                ..
+            } => levels.first().is_some_and(|l| self.driven.contains(&l.var)),
+            _ => false,
+        }
+    }
+
+    /// Whether the code reads host loop variable `v` (else the device need not know it).
+    pub fn var_used(&self, v: LocalId) -> bool {
+        self.used.contains(&v)
+    }
+
+    /// Whether the loops reducing `local` fold their partials on the device (a repeated loop
+    /// reduces it).
+    pub fn folded(&self, local: LocalId) -> bool {
+        self.folded.contains(&local)
+    }
+
+    /// The driven loops' variables.
+    pub fn vars(&self) -> &HashSet<LocalId> {
+        &self.driven
+    }
+}
+
+struct Analysis<'k> {
+    k: &'k Kernel,
+    types: Vec<Scalar>,
+    writes: HashMap<LocalId, usize>,
+    known: HashSet<LocalId>,
+    driven: HashSet<LocalId>,
+}
+
+impl Analysis<'_> {
+    fn block(&mut self, b: &[Stmt]) {
+        for s in b {
+            match s {
+                Stmt::Assign { local, value } => {
+                    if self.writes.get(local) == Some(&1) && self.host_known(*value) {
+                        self.known.insert(*local);
+                    }
+                }
+                Stmt::For {
+                    levels,
+                    schedule: None,
+                    reductions,
+                    private,
+                    tile,
+                    body,
+                } if levels.len() == 1
+                    && reductions.is_empty()
+                    && private.is_empty()
+                    && tile.is_empty() =>
+                {
+                    let lv = &levels[0];
+                    if self.writes.get(&lv.var) != Some(&1)
+                        || !self.host_known(lv.trips)
+                        || !self.host_known(lv.start)
+                        || !self.host_known(lv.step)
+                        || leaves(body)
+                        || reduces_arrays(self.k, body)
+                    {
+                        continue;
+                    }
+                    let (known, driven) = (self.known.clone(), self.driven.clone());
+                    self.known.insert(lv.var);
+                    self.block(body);
+                    let holds = body.iter().any(|s| match s {
+                        Stmt::For {
+                            schedule: Some(_), ..
+                        } => true,
+                        Stmt::For {
+                            levels,
+                            schedule: None,
+                            ..
+                        } => levels.first().is_some_and(|l| self.driven.contains(&l.var)),
+                        _ => false,
+                    });
+                    if holds {
+                        self.driven.insert(lv.var);
+                    } else {
+                        (self.known, self.driven) = (known, driven);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Whether the host can compute `h` from what it knows.
+    fn host_known(&self, h: Handle<Expr>) -> bool {
+        if self.types.get(h.index()).is_none_or(|t| t.is_float()) {
+            return false;
+        }
+        match &self.k.function.exprs[h] {
+            Expr::Literal(Literal::Int(..) | Literal::Bool(_)) | Expr::Len(_) => true,
+            Expr::Param(p) => matches!(
+                self.k.params.get(*p as usize).map(|p| &p.kind),
+                Some(ParamKind::Scalar(t)) if !t.is_float()
+            ),
+            Expr::Local(l) => self.known.contains(l),
+            Expr::Unary(_, a) | Expr::Cast(a, _) => self.host_known(*a),
+            Expr::Binary(_, a, b) => self.host_known(*a) && self.host_known(*b),
+            Expr::Math(MathFn::Min | MathFn::Max, args) => args.iter().all(|a| self.host_known(*a)),
+            Expr::Select {
+                cond,
+                accept,
+                reject,
+            } => self.host_known(*cond) && self.host_known(*accept) && self.host_known(*reject),
+            _ => false,
+        }
+    }
+}
+
+/// Whether `b` has a `break` or `continue` of the loop whose body it is.
+fn leaves(b: &[Stmt]) -> bool {
+    b.iter().any(|s| match s {
+        Stmt::Break | Stmt::Continue => true,
+        Stmt::If { accept, reject, .. } => leaves(accept) || leaves(reject),
+        _ => false,
+    })
+}
+
+/// Whether a parallel loop in `b` reduces into an array (which no fold entry holds yet).
+fn reduces_arrays(k: &Kernel, b: &[Stmt]) -> bool {
+    let mut found = false;
+    walk::for_each_stmt(b, &mut |s| {
+        if let Stmt::For {
+            schedule: Some(_),
+            reductions,
+            ..
+        } = s
+        {
+            found |= reductions
+                .iter()
+                .any(|r| k.function.locals[r.local as usize].len.is_some());
+        }
+    });
+    found
+}

@@ -1,0 +1,172 @@
+// eliminate
+@group(0) @binding(0) var<storage, read_write> p0: array<f64>; // m
+struct Params {
+    p1: u64,
+    b0: u32,
+    n0: u32,
+    acc_groups: u32,
+}
+@group(0) @binding(1) var<storage, read> params: Params;
+@group(0) @binding(2) var<storage, read_write> acc_status: array<atomic<u32>, 5>;
+struct Locals {
+    l0: u64,
+    l1: u64,
+    l2: u64,
+    l3: u64,
+    l4: u64,
+    l5: u64,
+    l6: f64,
+    l7: u64,
+    l8: u64,
+    l9: u64,
+}
+@group(0) @binding(3) var<storage, read_write> acc_locals: Locals;
+fn acc_trips32(n: u64) -> u32 {
+    if (u32(n >> 32u) != 0u) { atomicCompareExchangeWeak(&acc_status[0], 0u, 3u); return 0u; }
+    return u32(n);
+}
+fn acc_chunks_of(n: u64) -> u32 {
+    let c = (n >> 31u) + select(0lu, 1lu, (u32(n) & 2147483647u) != 0u);
+    return acc_trips32(c);
+}
+fn acc_in_bounds(param: u32, i: u64, len: u32) -> bool {
+    if (u32(i >> 32u) == 0u && u32(i) < len) { return true; }
+    if (atomicCompareExchangeWeak(&acc_status[0], 0u, 1u).exchanged) {
+        atomicStore(&acc_status[1], param);
+        atomicStore(&acc_status[2], u32(i));
+        atomicStore(&acc_status[3], len);
+        atomicStore(&acc_status[4], u32(i >> 32u));
+    }
+    return false;
+}
+@compute @workgroup_size(1)
+fn eliminate_gpu(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local_invocation_index) acc_lid: u32, @builtin(workgroup_id) acc_wg: vec3<u32>, @builtin(num_workgroups) acc_nwg: vec3<u32>) {
+    if (acc_gid.x != 0u) { return; }
+    var l0: u64;
+    var l1: u64;
+    var l2: u64;
+    var l3: u64;
+    var l4: u64;
+    var l5: u64;
+    var l6: f64;
+    var l7: u64;
+    var l8: u64;
+    var l9: u64;
+    l0 = acc_locals.l0;
+    l1 = acc_locals.l1;
+    l2 = acc_locals.l2;
+    l3 = acc_locals.l3;
+    l4 = acc_locals.l4;
+    l5 = acc_locals.l5;
+    l6 = acc_locals.l6;
+    l7 = acc_locals.l7;
+    l8 = acc_locals.l8;
+    l9 = acc_locals.l9;
+    l0 = 0lu;
+    l1 = params.p1;
+    l2 = (l0 - 1lu);
+    acc_locals.l0 = l0;
+    acc_locals.l1 = l1;
+    acc_locals.l2 = l2;
+    acc_locals.l3 = l3;
+    acc_locals.l4 = l4;
+    acc_locals.l5 = l5;
+    acc_locals.l6 = l6;
+    acc_locals.l7 = l7;
+    acc_locals.l8 = l8;
+    acc_locals.l9 = l9;
+}
+@compute @workgroup_size(1)
+fn eliminate_gpu_1(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local_invocation_index) acc_lid: u32, @builtin(workgroup_id) acc_wg: vec3<u32>, @builtin(num_workgroups) acc_nwg: vec3<u32>) {
+    if (acc_gid.x != 0u) { return; }
+    var l0: u64;
+    var l1: u64;
+    var l2: u64;
+    var l3: u64;
+    var l4: u64;
+    var l5: u64;
+    var l6: f64;
+    var l7: u64;
+    var l8: u64;
+    var l9: u64;
+    l0 = acc_locals.l0;
+    l1 = acc_locals.l1;
+    l2 = acc_locals.l2;
+    l3 = acc_locals.l3;
+    l4 = acc_locals.l4;
+    l5 = acc_locals.l5;
+    l6 = acc_locals.l6;
+    l7 = acc_locals.l7;
+    l8 = acc_locals.l8;
+    l9 = acc_locals.l9;
+    l2 = (l2 + 1lu);
+    acc_locals.l0 = l0;
+    acc_locals.l1 = l1;
+    acc_locals.l2 = l2;
+    acc_locals.l3 = l3;
+    acc_locals.l4 = l4;
+    acc_locals.l5 = l5;
+    acc_locals.l6 = l6;
+    acc_locals.l7 = l7;
+    acc_locals.l8 = l8;
+    acc_locals.l9 = l9;
+}
+@compute @workgroup_size(256)
+fn eliminate_gpu_2(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local_invocation_index) acc_lid: u32, @builtin(workgroup_id) acc_wg: vec3<u32>, @builtin(num_workgroups) acc_nwg: vec3<u32>) {
+    var l0: u64;
+    var l1: u64;
+    var l2: u64;
+    var l3: u64;
+    var l4: u64;
+    var l5: u64;
+    var l6: f64;
+    var l7: u64;
+    var l8: u64;
+    var l9: u64;
+    l0 = acc_locals.l0;
+    l1 = acc_locals.l1;
+    l2 = acc_locals.l2;
+    l3 = acc_locals.l3;
+    l4 = acc_locals.l4;
+    l5 = acc_locals.l5;
+    l6 = acc_locals.l6;
+    l7 = acc_locals.l7;
+    l8 = acc_locals.l8;
+    l9 = acc_locals.l9;
+    l3 = (l2 + 1lu);
+    l4 = params.p1;
+    let acc_trips_g0: u64 = select(0lu, (l4 - l3), (l3 < l4));
+    let acc_trips_g: u64 = acc_trips_g0;
+    let acc_chunks_g: u32 = acc_chunks_of(acc_trips_g);
+    var acc_c_g: u32 = 0u;
+    for (; acc_c_g < acc_chunks_g; acc_c_g = acc_c_g + 1u) {
+    let acc_base_g: u64 = u64(acc_c_g) << 31u;
+    let acc_left_g: u64 = acc_trips_g - acc_base_g;
+    let acc_end_g: u32 = select(u32(acc_left_g), 2147483648u, (u32(acc_left_g >> 32u) | (u32(acc_left_g) >> 31u)) != 0u);
+    var acc_k_g: u32 = acc_wg.x;
+    for (; acc_k_g < acc_end_g; acc_k_g = acc_k_g + acc_nwg.x) {
+        l5 = l3 + u64((acc_base_g + u64(acc_k_g))) * 1lu;
+        l6 = (p0[params.b0 + select(0u, u32(((l5 * params.p1) + l2)), acc_in_bounds(0u, ((l5 * params.p1) + l2), params.n0))] / p0[params.b0 + select(0u, u32(((l2 * params.p1) + l2)), acc_in_bounds(0u, ((l2 * params.p1) + l2), params.n0))]);
+        l7 = l2;
+        l8 = params.p1;
+        storageBarrier();
+        workgroupBarrier();
+        {
+    let acc_trips_v0: u64 = select(0lu, (l8 - l7), (l7 < l8));
+    let acc_trips_v: u64 = acc_trips_v0;
+    let acc_chunks_v: u32 = acc_chunks_of(acc_trips_v);
+    var acc_c_v: u32 = 0u;
+    for (; acc_c_v < acc_chunks_v; acc_c_v = acc_c_v + 1u) {
+    let acc_base_v: u64 = u64(acc_c_v) << 31u;
+    let acc_left_v: u64 = acc_trips_v - acc_base_v;
+    let acc_end_v: u32 = select(u32(acc_left_v), 2147483648u, (u32(acc_left_v >> 32u) | (u32(acc_left_v) >> 31u)) != 0u);
+    var acc_k_v: u32 = acc_lid;
+    for (; acc_k_v < acc_end_v; acc_k_v = acc_k_v + 256u) {
+        l9 = l7 + u64((acc_base_v + u64(acc_k_v))) * 1lu;
+            { let acc_i = ((l5 * params.p1) + l9); if (acc_in_bounds(0u, acc_i, params.n0)) { p0[params.b0 + u32(acc_i)] = (p0[params.b0 + select(0u, u32(((l5 * params.p1) + l9)), acc_in_bounds(0u, ((l5 * params.p1) + l9), params.n0))] - (l6 * p0[params.b0 + select(0u, u32(((l2 * params.p1) + l9)), acc_in_bounds(0u, ((l2 * params.p1) + l9), params.n0))])); } }
+    }
+    }
+        }
+    }
+    }
+}

@@ -1,0 +1,267 @@
+//! Sequential loops around parallel loops inside a compute region: a time loop in `kernels`
+//! (3.3 section 2.5.3: the region becomes a sequence of kernels) and a gang-redundant loop in
+//! `parallel` (2.5.1). Every iteration must see what the one before wrote, and the parallel
+//! loops inside must still spread over the device (on the GPU devices the host drives such a
+//! loop and launches its parallel loops once per iteration).
+
+use acc::DeviceType;
+
+use crate::devices::on_each_device;
+
+fn gpu(ty: DeviceType) -> bool {
+    matches!(ty, DeviceType::Nvidia | DeviceType::Wgpu)
+}
+
+fn distinct(v: &[usize]) -> usize {
+    v.iter().collect::<std::collections::HashSet<_>>().len()
+}
+
+/// Explicit heat diffusion: each step reads the whole previous step.
+#[acc::kernels(copy(u, v))]
+fn heat(u: &mut [f64], v: &mut [f64], steps: usize) {
+    let n = u.len();
+    for _ in 0..steps {
+        for i in 1..n - 1 {
+            v[i] = u[i] + 0.25 * (u[i - 1] - 2.0 * u[i] + u[i + 1]);
+        }
+        for i in 1..n - 1 {
+            u[i] = v[i];
+        }
+    }
+}
+
+#[test]
+fn a_time_loop_in_kernels_sees_each_step() {
+    let n = 3000;
+    let start: Vec<f64> = (0..n).map(|i| if i == n / 2 { 1000.0 } else { 0.0 }).collect();
+    let mut want = start.clone();
+    let mut next = start.clone();
+    for _ in 0..50 {
+        for i in 1..n - 1 {
+            next[i] = want[i] + 0.25 * (want[i - 1] - 2.0 * want[i] + want[i + 1]);
+        }
+        want[1..n - 1].copy_from_slice(&next[1..n - 1]);
+    }
+    on_each_device(|ty| {
+        let (mut u, mut v) = (start.clone(), start.clone());
+        heat(&mut u, &mut v, 50);
+        assert_eq!(u, want, "on {ty}");
+        let (mut u, mut v) = (start.clone(), start.clone());
+        heat(&mut u, &mut v, 0);
+        assert_eq!(u, start, "no step on {ty}");
+    });
+}
+
+/// The loop variable inside the parallel loops, a record of the gangs, and code after them in
+/// each iteration that uses the variable too.
+#[acc::offload]
+fn steps_with_their_index(n: usize, steps: usize) -> (Vec<i64>, Vec<i64>, Vec<usize>) {
+    let mut a = vec![0i64; n];
+    let mut trace = vec![0i64; steps];
+    let mut gangs = vec![0usize; n];
+    #[acc::parallel(copy(a, trace, gangs))]
+    {
+        for t in 0..steps {
+            #[acc::r#loop(gang, vector)]
+            for i in 0..n {
+                a[i] = a[i] * 2 + (t * i) as i64 % 7;
+                gangs[i] = acc::gang_idx();
+            }
+            trace[t] = a[t % n] + t as i64;
+        }
+    }
+    (a, trace, gangs)
+}
+
+#[test]
+fn the_loop_variable_reaches_the_parallel_loops_and_the_code_after_them() {
+    let (n, steps) = (5000, 9);
+    let mut a = vec![0i64; n];
+    let mut trace = vec![0i64; steps];
+    for t in 0..steps {
+        for i in 0..n {
+            a[i] = a[i] * 2 + (t * i) as i64 % 7;
+        }
+        trace[t] = a[t % n] + t as i64;
+    }
+    on_each_device(|ty| {
+        let (got, got_trace, gangs) = steps_with_their_index(n, steps);
+        assert_eq!(got, a, "on {ty}");
+        assert_eq!(got_trace, trace, "on {ty}");
+        if gpu(ty) {
+            assert!(distinct(&gangs) >= 2, "the loop ran on one gang on {ty}");
+        }
+    });
+}
+
+/// Fraction-free forward elimination (in wrapping integers, exact on every device): the
+/// parallel loops' bounds follow the host loop's variable, and each gang iteration has code
+/// before its vector loop.
+#[acc::offload]
+fn eliminate(m: &mut [i64], n: usize) {
+    #[acc::parallel(copy(m))]
+    {
+        for k in 0..n {
+            #[acc::r#loop(gang)]
+            for i in k + 1..n {
+                let (f, p) = (m[i * n + k], m[k * n + k]);
+                #[acc::r#loop(vector)]
+                for j in k..n {
+                    m[i * n + j] = m[i * n + j]
+                        .wrapping_mul(p)
+                        .wrapping_sub(f.wrapping_mul(m[k * n + j]));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn triangular_loops_follow_the_host_loop() {
+    let n = 67;
+    let start: Vec<i64> = (0..n * n)
+        .map(|x| {
+            let (i, j) = (x / n, x % n);
+            if i == j {
+                4 * n as i64
+            } else {
+                ((i * 7 + j * 3) % 11) as i64
+            }
+        })
+        .collect();
+    let mut want = start.clone();
+    for k in 0..n {
+        for i in k + 1..n {
+            let (f, p) = (want[i * n + k], want[k * n + k]);
+            for j in k..n {
+                want[i * n + j] = want[i * n + j]
+                    .wrapping_mul(p)
+                    .wrapping_sub(f.wrapping_mul(want[k * n + j]));
+            }
+        }
+    }
+    on_each_device(|ty| {
+        let mut m = start.clone();
+        eliminate(&mut m, n);
+        assert!(m == want, "on {ty}");
+    });
+}
+
+/// A reduction into a local of each iteration, read by the code after it, and the region's
+/// reduction over every iteration of a repeated loop.
+#[acc::offload]
+fn maxima_and_total(a: &mut [i64], steps: usize) -> (Vec<i64>, i64) {
+    let n = a.len();
+    let mut maxima = vec![0i64; steps];
+    let mut total = 0i64;
+    #[acc::parallel(copy(a, maxima), reduction(+: total))]
+    {
+        for t in 0..steps {
+            let mut m = i64::MIN;
+            #[acc::r#loop(gang, vector, reduction(max: m), reduction(+: total))]
+            for i in 0..n {
+                a[i] = (a[i] * 3 + 1) % 1009;
+                m = m.max(a[i]);
+                total += a[i];
+            }
+            maxima[t] = m;
+        }
+    }
+    (maxima, total)
+}
+
+#[test]
+fn reductions_inside_a_repeated_loop() {
+    let start: Vec<i64> = (0..4099).map(|i| (i * 37) % 1009).collect();
+    let steps = 6;
+    let mut a = start.clone();
+    let (mut maxima, mut total) = (vec![0; steps], 0i64);
+    for t in 0..steps {
+        for x in a.iter_mut() {
+            *x = (*x * 3 + 1) % 1009;
+        }
+        maxima[t] = *a.iter().max().unwrap();
+        total += a.iter().sum::<i64>();
+    }
+    on_each_device(|ty| {
+        let mut got = start.clone();
+        assert_eq!(maxima_and_total(&mut got, steps), (maxima.clone(), total), "on {ty}");
+        assert_eq!(got, a, "on {ty}");
+    });
+}
+
+/// Host loops inside host loops, the inner range following the outer variable.
+#[acc::offload]
+fn nested(n: usize, outer: usize) -> Vec<u64> {
+    let mut a = vec![1u64; n];
+    #[acc::parallel(copy(a))]
+    {
+        for t in 0..outer {
+            for s in 0..t + 1 {
+                #[acc::r#loop(gang, vector)]
+                for i in 0..n {
+                    a[i] = a[i].wrapping_mul(3).wrapping_add((t * 10 + s + i) as u64);
+                }
+            }
+        }
+    }
+    a
+}
+
+#[test]
+fn nested_host_loops() {
+    let (n, outer) = (1000, 5);
+    let mut want = vec![1u64; n];
+    for t in 0..outer {
+        for s in 0..t + 1 {
+            for i in 0..n {
+                want[i] = want[i].wrapping_mul(3).wrapping_add((t * 10 + s + i) as u64);
+            }
+        }
+    }
+    on_each_device(|ty| assert_eq!(nested(n, outer), want, "on {ty}"));
+}
+
+/// Loops the host cannot drive keep their meaning (one left by `break`, one whose range is data
+/// on the device), and one counting down, which it drives.
+#[acc::offload]
+fn undriven(a: &mut [i32], limit: i32) -> i32 {
+    let n = a.len();
+    let mut rounds = vec![0i32; 1];
+    #[acc::parallel(copy(a, rounds))]
+    {
+        for _ in 0..100 {
+            if a[0] >= limit {
+                break;
+            }
+            #[acc::r#loop(gang, vector)]
+            for i in 0..n {
+                a[i] += 1;
+            }
+            rounds[0] += 1;
+        }
+        for _ in 0..a[1] as usize {
+            #[acc::r#loop(gang, vector)]
+            for i in 0..n {
+                a[i] += 2;
+            }
+        }
+        for t in (0..3).rev() {
+            #[acc::r#loop(gang, vector)]
+            for i in 0..n {
+                a[i] = a[i] * 10 + t as i32;
+            }
+        }
+    }
+    rounds[0]
+}
+
+#[test]
+fn loops_the_host_cannot_drive() {
+    on_each_device(|ty| {
+        let mut a = vec![0i32; 700];
+        assert_eq!(undriven(&mut a, 5), 5, "on {ty}");
+        // 5 after the first loop, then 5 rounds of +2, then *10 + 2, *10 + 1, *10 + 0.
+        assert!(a.iter().all(|&x| x == 15_210), "on {ty}: {:?}", &a[..3]);
+    });
+}
