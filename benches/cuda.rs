@@ -39,6 +39,9 @@ mod patterns;
 
 use patterns::{nbody, row_smooth, scan, softmax, transpose};
 
+#[path = "cuda/time_loops.rs"]
+mod time_loops;
+
 #[path = "cuda/matmul.rs"]
 mod matmul;
 
@@ -912,6 +915,63 @@ fn main() {
             ),
         ));
         drop((a, b));
+    }
+
+    if wanted("heat") {
+        let n = 4096 / scale.min(8);
+        let steps = 50;
+        let mut u: Vec<f32> = (0..n * n)
+            .map(|k| {
+                if k % n == 0 || k < n {
+                    1.0
+                } else {
+                    ((k * 13) % 7) as f32 * 0.1
+                }
+            })
+            .collect();
+        let mut v = u.clone();
+        let mut ht = Times::default();
+        time_loops::heat(
+            &mut u,
+            &mut v,
+            n,
+            (steps, reps.div_ceil(3).max(WARM_UP + 3)),
+            &cu,
+            &mut ht,
+        );
+        ratios.push((
+            "heat",
+            ht.report(
+                &format!("heat {n}x{n} f32, {steps} steps in one kernels region"),
+                (16 * n * n * steps) as f64,
+                "",
+            ),
+        ));
+        drop((u, v));
+    }
+
+    if wanted("eliminate") {
+        let n = 2048 / scale.min(8);
+        let mut m: Vec<f32> = (0..n * n)
+            .map(|x| {
+                let (i, j) = (x / n, x % n);
+                if i == j {
+                    n as f32
+                } else {
+                    ((i * 7 + j * 3) % 11) as f32 * 0.1
+                }
+            })
+            .collect();
+        let mut et = Times::default();
+        time_loops::eliminate(&mut m, reps.div_ceil(3).max(WARM_UP + 3), &cu, &mut et);
+        ratios.push((
+            "eliminate",
+            et.report(
+                &format!("elimination {n}x{n} f32, a gang loop per pivot"),
+                0.0,
+                "",
+            ),
+        ));
     }
 
     if wanted("launch") {

@@ -298,3 +298,30 @@ extern "C" __global__ void row_smooth_f32(const float* __restrict__ a, float* __
         }
     }
 }
+
+// One explicit heat step on an n x n f32 grid (interior only), and the copy back.
+extern "C" __global__ void heat_step_f32(const float* __restrict__ u, float* __restrict__ v, int n) {
+    int i = blockIdx.y + 1;
+    int j = blockIdx.x * blockDim.x + threadIdx.x + 1;
+    if (i < n - 1 && j < n - 1) {
+        int k = i * n + j;
+        v[k] = u[k] + 0.2f * (u[k - 1] + u[k + 1] + u[k - n] + u[k + n] - 4.0f * u[k]);
+    }
+}
+
+extern "C" __global__ void heat_copy_f32(float* __restrict__ u, const float* __restrict__ v, int n) {
+    int i = blockIdx.y + 1;
+    int j = blockIdx.x * blockDim.x + threadIdx.x + 1;
+    if (i < n - 1 && j < n - 1) u[i * n + j] = v[i * n + j];
+}
+
+// Step k of forward elimination on an n x n f32 matrix: a block per row below k (grid-stride),
+// each reading its factor before its threads update the row from column k on.
+extern "C" __global__ void eliminate_step_f32(float* m, int n, int k) {
+    for (int i = k + 1 + blockIdx.x; i < n; i += gridDim.x) {
+        float f = m[i * n + k] / m[k * n + k];
+        __syncthreads();
+        for (int j = k + threadIdx.x; j < n; j += blockDim.x) m[i * n + j] -= f * m[k * n + j];
+        __syncthreads();
+    }
+}

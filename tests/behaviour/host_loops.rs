@@ -33,7 +33,9 @@ fn heat(u: &mut [f64], v: &mut [f64], steps: usize) {
 #[test]
 fn a_time_loop_in_kernels_sees_each_step() {
     let n = 3000;
-    let start: Vec<f64> = (0..n).map(|i| if i == n / 2 { 1000.0 } else { 0.0 }).collect();
+    let start: Vec<f64> = (0..n)
+        .map(|i| if i == n / 2 { 1000.0 } else { 0.0 })
+        .collect();
     let mut want = start.clone();
     let mut next = start.clone();
     for _ in 0..50 {
@@ -185,7 +187,11 @@ fn reductions_inside_a_repeated_loop() {
     }
     on_each_device(|ty| {
         let mut got = start.clone();
-        assert_eq!(maxima_and_total(&mut got, steps), (maxima.clone(), total), "on {ty}");
+        assert_eq!(
+            maxima_and_total(&mut got, steps),
+            (maxima.clone(), total),
+            "on {ty}"
+        );
         assert_eq!(got, a, "on {ty}");
     });
 }
@@ -215,7 +221,9 @@ fn nested_host_loops() {
     for t in 0..outer {
         for s in 0..t + 1 {
             for i in 0..n {
-                want[i] = want[i].wrapping_mul(3).wrapping_add((t * 10 + s + i) as u64);
+                want[i] = want[i]
+                    .wrapping_mul(3)
+                    .wrapping_add((t * 10 + s + i) as u64);
             }
         }
     }

@@ -56,7 +56,9 @@ fn entry_points(
             } => grid_loop(
                 k,
                 s,
-                levels.first().is_some_and(|l| k.auto_tiled.contains(&l.var)),
+                levels
+                    .first()
+                    .is_some_and(|l| k.auto_tiled.contains(&l.var)),
                 w,
                 out,
             ),

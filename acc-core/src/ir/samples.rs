@@ -479,34 +479,64 @@ pub fn eliminate() -> Kernel {
         ..Schedule::default()
     });
     let start = b.lit_int(0, None);
-    b.for_range("k", Some(Scalar::USize), start, n, false, None, &[], &[], |b, kv| {
-        let k = b.get(kv[0]);
-        let one = b.lit_int(1, None);
-        let below = b.binary(BinaryOp::Add, k, one);
-        b.for_range("i", Some(Scalar::USize), below, n, false, gang, &[], &[], |b, iv| {
-            let at = |b: &mut KernelBuilder, row: Var, col: Var| {
-                let (r, c) = (b.get(row), b.get(col));
-                let base = b.binary(BinaryOp::Mul, r, n);
-                b.binary(BinaryOp::Add, base, c)
-            };
-            let ik = at(b, iv[0], kv[0]);
-            let kk = at(b, kv[0], kv[0]);
-            let (mik, mkk) = (b.load(m, ik), b.load(m, kk));
-            let factor = b.binary(BinaryOp::Div, mik, mkk);
-            let f = b.local("f", None, Some(factor));
+    b.for_range(
+        "k",
+        Some(Scalar::USize),
+        start,
+        n,
+        false,
+        None,
+        &[],
+        &[],
+        |b, kv| {
             let k = b.get(kv[0]);
-            b.for_range("j", Some(Scalar::USize), k, n, false, vector, &[], &[], |b, jv| {
-                let ij = at(b, iv[0], jv[0]);
-                let kj = at(b, kv[0], jv[0]);
-                let (mij, mkj) = (b.load(m, ij), b.load(m, kj));
-                let fv = b.get(f);
-                let p = b.binary(BinaryOp::Mul, fv, mkj);
-                let d = b.binary(BinaryOp::Sub, mij, p);
-                let ij = at(b, iv[0], jv[0]);
-                b.store(m, ij, d);
-            });
-        });
-    });
+            let one = b.lit_int(1, None);
+            let below = b.binary(BinaryOp::Add, k, one);
+            b.for_range(
+                "i",
+                Some(Scalar::USize),
+                below,
+                n,
+                false,
+                gang,
+                &[],
+                &[],
+                |b, iv| {
+                    let at = |b: &mut KernelBuilder, row: Var, col: Var| {
+                        let (r, c) = (b.get(row), b.get(col));
+                        let base = b.binary(BinaryOp::Mul, r, n);
+                        b.binary(BinaryOp::Add, base, c)
+                    };
+                    let ik = at(b, iv[0], kv[0]);
+                    let kk = at(b, kv[0], kv[0]);
+                    let (mik, mkk) = (b.load(m, ik), b.load(m, kk));
+                    let factor = b.binary(BinaryOp::Div, mik, mkk);
+                    let f = b.local("f", None, Some(factor));
+                    let k = b.get(kv[0]);
+                    b.for_range(
+                        "j",
+                        Some(Scalar::USize),
+                        k,
+                        n,
+                        false,
+                        vector,
+                        &[],
+                        &[],
+                        |b, jv| {
+                            let ij = at(b, iv[0], jv[0]);
+                            let kj = at(b, kv[0], jv[0]);
+                            let (mij, mkj) = (b.load(m, ij), b.load(m, kj));
+                            let fv = b.get(f);
+                            let p = b.binary(BinaryOp::Mul, fv, mkj);
+                            let d = b.binary(BinaryOp::Sub, mij, p);
+                            let ij = at(b, iv[0], jv[0]);
+                            b.store(m, ij, d);
+                        },
+                    );
+                },
+            );
+        },
+    );
     b.finish().expect("valid IR")
 }
 

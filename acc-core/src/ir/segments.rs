@@ -104,7 +104,8 @@ impl Segments {
             b.entries.push(Entry::Single(Vec::new()));
             ops.push(Op::Launch(0));
         }
-        let types = validate::expr_types(&b.kernel).map_err(|e| format!("invalid kernel IR: {e}"))?;
+        let types =
+            validate::expr_types(&b.kernel).map_err(|e| format!("invalid kernel IR: {e}"))?;
         let program = Program {
             kernel: b.kernel.clone(),
             types,
@@ -323,7 +324,12 @@ impl Split {
     /// start` before and `v = v + step` at the end, where the body ends with such code and
     /// would otherwise start with a launch of its own), then its body's entry points once per
     /// iteration.
-    fn host_loop(&mut self, lv: &LoopLevel, body: &[Stmt], ops: &mut Vec<Op>) -> Result<(), String> {
+    fn host_loop(
+        &mut self,
+        lv: &LoopLevel,
+        body: &[Stmt],
+        ops: &mut Vec<Op>,
+    ) -> Result<(), String> {
         let used = self.plan.var_used(lv.var);
         let f = &mut self.kernel.function;
         let var = f.exprs.append(Expr::Local(lv.var));
@@ -333,10 +339,19 @@ impl Split {
         };
         let starts_with_launch = matches!(
             body.first(),
-            Some(Stmt::For { schedule: Some(_), .. }) | None
+            Some(Stmt::For {
+                schedule: Some(_),
+                ..
+            }) | None
         ) || body.first().is_some_and(|s| self.plan.driven(s));
         let ends_with_code = body.last().is_some_and(|s| {
-            !matches!(s, Stmt::For { schedule: Some(_), .. }) && !self.plan.driven(s)
+            !matches!(
+                s,
+                Stmt::For {
+                    schedule: Some(_),
+                    ..
+                }
+            ) && !self.plan.driven(s)
         });
         let at_end = starts_with_launch && ends_with_code;
         if !used {
@@ -347,7 +362,8 @@ impl Split {
             let first = if at_end {
                 lv.start
             } else {
-                f.exprs.append(Expr::Binary(BinaryOp::Sub, lv.start, lv.step))
+                f.exprs
+                    .append(Expr::Binary(BinaryOp::Sub, lv.start, lv.step))
             };
             self.pending.push(Stmt::Assign {
                 local: lv.var,
@@ -421,9 +437,11 @@ fn written_locals(b: &[Stmt], out: &mut Vec<LocalId>) {
             out.extend(levels.iter().map(|l| l.var));
             out.extend(reductions.iter().map(|r| r.local));
         }
-        Stmt::Atomic { old, new, op, .. } => {
-            out.extend(old.iter().chain(new.iter()).chain(op.combine_local().iter()))
-        }
+        Stmt::Atomic { old, new, op, .. } => out.extend(
+            old.iter()
+                .chain(new.iter())
+                .chain(op.combine_local().iter()),
+        ),
         _ => {}
     });
 }
@@ -556,11 +574,13 @@ impl Program {
                     line,
                     body,
                 } => {
-                    let unknown = || Error::Unsupported {
+                    let unknown = || {
+                        Error::Unsupported {
                         what: format!(
                             "the sequential loop at line {line} of `{}`: its range could not be computed on the host (an overflow or a division by zero)",
                             self.kernel.name
                         ),
+                    }
                     };
                     let n = env.expr(*trips).ok_or_else(unknown)?;
                     let (first, step) = (

@@ -4,8 +4,8 @@
 use std::fmt::Write;
 
 pub use acc_core::ir::launch::ReductionSlot;
-use acc_core::ir::validate::expr_types;
 use acc_core::ir::segments::{Entry, Program, Segments};
+use acc_core::ir::validate::expr_types;
 use acc_core::ir::*;
 use acc_core::{Error, Result};
 

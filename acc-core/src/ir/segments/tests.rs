@@ -51,25 +51,45 @@ fn repeated(data_range: bool, leave: bool) -> Kernel {
         worker: false,
         vector: true,
     });
-    b.for_range("t", Some(Scalar::USize), start, end, false, None, &[], &[], |b, _| {
-        if leave {
-            let zero = b.lit_int(0, Some(Scalar::USize));
-            let x0 = b.load(x, zero);
-            let big = b.lit_int(100, None);
-            let stop = b.binary(BinaryOp::Gt, x0, big);
-            b.if_(stop, |b| b.break_(), |_| {});
-        }
-        let start = b.lit_int(0, None);
-        let len = b.len(x);
-        b.for_range("i", Some(Scalar::USize), start, len, false, par.clone(), &[], &[], |b, v| {
-            let i = b.get(v[0]);
-            let xi = b.load(x, i);
-            let one = b.lit_int(1, None);
-            let y = b.binary(BinaryOp::Add, xi, one);
-            let i = b.get(v[0]);
-            b.store(x, i, y);
-        });
-    });
+    b.for_range(
+        "t",
+        Some(Scalar::USize),
+        start,
+        end,
+        false,
+        None,
+        &[],
+        &[],
+        |b, _| {
+            if leave {
+                let zero = b.lit_int(0, Some(Scalar::USize));
+                let x0 = b.load(x, zero);
+                let big = b.lit_int(100, None);
+                let stop = b.binary(BinaryOp::Gt, x0, big);
+                b.if_(stop, |b| b.break_(), |_| {});
+            }
+            let start = b.lit_int(0, None);
+            let len = b.len(x);
+            b.for_range(
+                "i",
+                Some(Scalar::USize),
+                start,
+                len,
+                false,
+                par.clone(),
+                &[],
+                &[],
+                |b, v| {
+                    let i = b.get(v[0]);
+                    let xi = b.load(x, i);
+                    let one = b.lit_int(1, None);
+                    let y = b.binary(BinaryOp::Add, xi, one);
+                    let i = b.get(v[0]);
+                    b.store(x, i, y);
+                },
+            );
+        },
+    );
     b.finish().expect("valid IR")
 }
 
@@ -86,4 +106,3 @@ fn loops_the_host_cannot_count_or_that_end_early_stay_on_the_device() {
         assert_eq!(s.program.outline(), "entry 0 (one thread)\n");
     }
 }
-
