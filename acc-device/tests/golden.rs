@@ -39,6 +39,7 @@ fn plan(k: &Kernel) -> String {
                 thread: "thread",
                 threads: acc_device::ptx::BLOCK_SIZE,
                 warps: true,
+                host_values: true,
             },
         ),
         (
@@ -48,6 +49,7 @@ fn plan(k: &Kernel) -> String {
                 thread: "invocation",
                 threads: acc_device::wgsl::WORKGROUP_SIZE,
                 warps: false,
+                host_values: false,
             },
         ),
     ] {
@@ -58,7 +60,7 @@ fn plan(k: &Kernel) -> String {
     }
     // The steps of each gang loop a block runs an iteration of, barriers included.
     let expanded = acc_core::ir::tile::expand(k);
-    let segments = acc_core::ir::segments::Segments::new(&expanded);
+    let segments = acc_core::ir::segments::Segments::new(&expanded, false);
     for e in segments.iter().flat_map(|s| &s.entries) {
         if let acc_core::ir::segments::Entry::Grid { looped, .. } = e {
             if let Some(p) = looped.gang_phases(&expanded.function) {
@@ -69,15 +71,18 @@ fn plan(k: &Kernel) -> String {
             }
         }
     }
-    // The order the host launches the entry points in.
-    match &segments {
-        Ok(s) => {
-            out.push_str("launches:\n");
-            for line in s.program.outline().lines() {
-                out.push_str(&format!("  {line}\n"));
+    // The order the host launches the entry points in: nvidia's launches take the host loops'
+    // variables as arguments, wgpu's set them on the device.
+    for (backend, host_values) in [("nvidia", true), ("wgpu", false)] {
+        match acc_core::ir::segments::Segments::new(&expanded, host_values) {
+            Ok(s) => {
+                out.push_str(&format!("launches ({backend}):\n"));
+                for line in s.program.outline().lines() {
+                    out.push_str(&format!("  {line}\n"));
+                }
             }
+            Err(e) => out.push_str(&format!("not split: {e}\n")),
         }
-        Err(e) => out.push_str(&format!("not split: {e}\n")),
     }
     out
 }

@@ -198,6 +198,56 @@ impl Prover<'_, '_> {
         b.iter().all(|s| self.stmt(s))
     }
 
+    /// The largest value of a loop over a range `start..end` or `start..=end` as the builder
+    /// writes it (step 1, trips `select(start < end, (end - start) as usize, 0)`, plus 1 when
+    /// inclusive): `end - 1` (`end`) at most.
+    fn range_end(&self, lv: &super::LoopLevel) -> Option<i128> {
+        let e = &self.k.function.exprs;
+        if !matches!(e[lv.step], Expr::Literal(Literal::Int(_, 1))) {
+            return None;
+        }
+        let Expr::Select {
+            cond,
+            accept,
+            reject,
+        } = &e[lv.trips]
+        else {
+            return None;
+        };
+        if !matches!(e[*reject], Expr::Literal(Literal::Int(_, 0))) {
+            return None;
+        }
+        let Expr::Binary(op @ (BinaryOp::Lt | BinaryOp::Le), a, b) = &e[*cond] else {
+            return None;
+        };
+        let inclusive = *op == BinaryOp::Le;
+        let count = match (&e[*accept], inclusive) {
+            (Expr::Binary(BinaryOp::Add, c, one), true)
+                if matches!(e[*one], Expr::Literal(Literal::Int(_, 1))) =>
+            {
+                *c
+            }
+            (_, false) => *accept,
+            _ => return None,
+        };
+        let span = match &e[count] {
+            Expr::Cast(x, _) => *x,
+            _ => count,
+        };
+        let Expr::Binary(BinaryOp::Sub, b2, a2) = &e[span] else {
+            return None;
+        };
+        let same = |x: Handle<Expr>, y: Handle<Expr>| {
+            x == y
+                || matches!((&e[x], &e[y]), (Expr::Local(p), Expr::Local(q)) if p == q && self.assignments.get(*p as usize) == Some(&1))
+        };
+        if !(same(*a, lv.start) && same(*a2, lv.start) && same(*b, *b2)) {
+            return None;
+        }
+        let end = self.range(*b)?.1;
+        Some(if inclusive { end } else { end - 1 })
+    }
+
     fn stmt(&mut self, s: &Stmt) -> bool {
         match s {
             Stmt::Assign { local, value } => {
@@ -275,7 +325,7 @@ impl Prover<'_, '_> {
                     else {
                         return false;
                     };
-                    let var = hull(&[
+                    let mut var = hull(&[
                         start.0,
                         start.1,
                         start.0 + a,
@@ -283,6 +333,11 @@ impl Prover<'_, '_> {
                         start.1 + a,
                         start.1 + b,
                     ]);
+                    // `start..end`: below `end` whatever the start (intervals alone lose that
+                    // the trip count shrinks as the start grows: `for i in k + 1..n`).
+                    if let Some(end) = self.range_end(lv) {
+                        var.1 = var.1.min(end);
+                    }
                     if let Some(w) = &self.widths {
                         let ty = self.k.function.locals[lv.var as usize].ty;
                         if narrow_range(ty).is_some_and(|(min, max)| var.0 < min || var.1 > max) {
@@ -552,6 +607,21 @@ mod tests {
             KernelArg::Write(unsafe_bytes_mut(&mut ys)),
         ];
         assert!(!accesses_in_bounds(&k, &args));
+    }
+
+    #[test]
+    fn loops_starting_at_a_variable_stay_below_their_end() {
+        // `for k in 0..n { for i in k + 1..n { for j in k..n { m[i * n + j] .. m[k * n + j] } } }`:
+        // in bounds exactly when `m` has n * n elements.
+        let k = crate::ir::samples::eliminate();
+        for (len, ok) in [(16 * 16, true), (16 * 16 - 1, false)] {
+            let mut m = vec![0u8; 8 * len];
+            let args = [
+                KernelArg::Write(&mut m),
+                KernelArg::Scalar(ScalarValue::USize(16)),
+            ];
+            assert_eq!(accesses_in_bounds(&k, &args), ok, "{len} elements");
+        }
     }
 
     fn unsafe_bytes_mut(v: &mut [f32]) -> &mut [u8] {

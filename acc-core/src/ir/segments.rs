@@ -41,6 +41,10 @@ pub struct Segments {
     /// The compute-level reductions whose result comes from a grid entry's partials (the
     /// others, [`super::launch::sequential_reduction_slots`], come from the locals buffer).
     pub reduced_in_loops: BTreeSet<LocalId>,
+    /// The host loops' variables the device reads, which each launch takes as arguments (in
+    /// this order) when the backend asked for `host_values`; entry points start by setting
+    /// them from those arguments.
+    pub host_vars: Vec<LocalId>,
     /// The order in which the host launches the entry points.
     pub program: Program,
 }
@@ -73,8 +77,10 @@ impl Entry {
 }
 
 impl Segments {
-    /// Splits `k` into entry points. `Err` names what no entry point can hold yet.
-    pub fn new(k: &Kernel) -> Result<Segments, String> {
+    /// Splits `k` into entry points. `host_values`: the backend's launches take the host
+    /// loops' variables as arguments ([`Segments::host_vars`]), so no code sets them on the
+    /// device. `Err` names what no entry point can hold yet.
+    pub fn new(k: &Kernel, host_values: bool) -> Result<Segments, String> {
         let segmented = k.needs_segments();
         let mut writes = HashMap::new();
         let mut written = Vec::new();
@@ -85,6 +91,8 @@ impl Segments {
         let mut reads = HashMap::new();
         count_reads(&k.function, &k.function.body, &mut reads);
         let mut b = Split {
+            host_values,
+            host_vars: Vec::new(),
             writes,
             reads,
             kernel: k.clone(),
@@ -110,6 +118,7 @@ impl Segments {
             kernel: b.kernel.clone(),
             types,
             ops,
+            host_vars: b.host_vars.clone(),
         };
         Ok(Segments {
             kernel: b.kernel,
@@ -117,12 +126,15 @@ impl Segments {
             entries: b.entries,
             reductions: b.reductions,
             reduced_in_loops: b.reduced_in_loops,
+            host_vars: b.host_vars,
             program,
         })
     }
 }
 
 struct Split {
+    host_values: bool,
+    host_vars: Vec<LocalId>,
     /// How many statements of the kernel write each local, and read it.
     writes: HashMap<LocalId, usize>,
     reads: HashMap<LocalId, usize>,
@@ -330,7 +342,12 @@ impl Split {
         body: &[Stmt],
         ops: &mut Vec<Op>,
     ) -> Result<(), String> {
-        let used = self.plan.var_used(lv.var);
+        let mut used = self.plan.var_used(lv.var);
+        if used && self.host_values {
+            // Each launch brings the variable's value.
+            self.host_vars.push(lv.var);
+            used = false;
+        }
         let f = &mut self.kernel.function;
         let var = f.exprs.append(Expr::Local(lv.var));
         let advance = Stmt::Assign {
@@ -354,7 +371,7 @@ impl Split {
             ) && !self.plan.driven(s)
         });
         let at_end = starts_with_launch && ends_with_code;
-        if !used {
+        if !self.plan.var_used(lv.var) || self.host_values {
             self.drop_host_only(lv);
         }
         if used {
@@ -453,6 +470,7 @@ pub struct Program {
     kernel: Kernel,
     types: Vec<Scalar>,
     ops: Vec<Op>,
+    host_vars: Vec<LocalId>,
 }
 
 /// One step of a [`Program`].
@@ -512,19 +530,26 @@ impl Program {
         out
     }
 
+    /// How many host values each launch takes ([`Segments::host_vars`]).
+    pub fn host_vars(&self) -> usize {
+        self.host_vars.len()
+    }
+
     /// Whether it repeats launches (has a host loop).
     pub fn repeats(&self) -> bool {
         self.ops.iter().any(|o| matches!(o, Op::Repeat { .. }))
     }
 
-    /// Calls `launch(entry, iterations)` for each launch with these arguments, in order:
-    /// `iterations` is a grid entry's iteration count where the host knows it (a hint for
-    /// sizing its grid), `None` otherwise and for one-thread entries. Stops at the first error
-    /// `launch` gives; an error too where a host loop's trip count cannot be computed.
+    /// Calls `launch(entry, iterations, host values)` for each launch with these arguments, in
+    /// order: `iterations` is a grid entry's iteration count where the host knows it (a hint
+    /// for sizing its grid), `None` otherwise and for one-thread entries; the host values are
+    /// those of [`Segments::host_vars`] at that launch (wrapped to their types; 0 outside their
+    /// loops). Stops at the first error `launch` gives; an error too where a host loop's trip
+    /// count cannot be computed.
     pub fn run(
         &self,
         args: &[KernelArg<'_>],
-        launch: &mut dyn FnMut(usize, Option<u64>) -> Result<(), Error>,
+        launch: &mut dyn FnMut(usize, Option<u64>, &[i128]) -> Result<(), Error>,
     ) -> Result<(), Error> {
         let mut env = Eval {
             k: &self.kernel,
@@ -532,18 +557,20 @@ impl Program {
             types: self.types.clone(),
             locals: HashMap::new(),
         };
-        self.steps(&self.ops, &mut env, launch)
+        let mut values = vec![0i128; self.host_vars.len()];
+        self.steps(&self.ops, &mut env, &mut values, launch)
     }
 
     fn steps(
         &self,
         ops: &[Op],
         env: &mut Eval<'_, '_>,
-        launch: &mut dyn FnMut(usize, Option<u64>) -> Result<(), Error>,
+        values: &mut Vec<i128>,
+        launch: &mut dyn FnMut(usize, Option<u64>, &[i128]) -> Result<(), Error>,
     ) -> Result<(), Error> {
         for op in ops {
             match op {
-                Op::Launch(e) => launch(*e, None)?,
+                Op::Launch(e) => launch(*e, None, values)?,
                 Op::Grid { entry, trips, tile } => {
                     let mut total = Some(1u64);
                     for (i, t) in trips.iter().enumerate() {
@@ -551,7 +578,7 @@ impl Program {
                         let t = t.map(|t| tile.get(i).map_or(t, |&s| super::tile::tiles(t, s)));
                         total = total.zip(t).and_then(|(a, b)| a.checked_mul(b));
                     }
-                    launch(*entry, total)?;
+                    launch(*entry, total, values)?;
                 }
                 Op::Set { local, value } => match env.expr(*value) {
                     Some(v) => {
@@ -588,10 +615,14 @@ impl Program {
                         env.expr(*step).ok_or_else(unknown)?,
                     );
                     let ty = self.kernel.function.locals[*var as usize].ty;
+                    let slot = self.host_vars.iter().position(|v| v == var);
                     for k in 0..n.max(0) {
-                        env.locals
-                            .insert(*var, wrap(ty, first.wrapping_add(k.wrapping_mul(step))));
-                        self.steps(body, env, launch)?;
+                        let v = wrap(ty, first.wrapping_add(k.wrapping_mul(step)));
+                        env.locals.insert(*var, v);
+                        if let Some(at) = slot {
+                            values[at] = v;
+                        }
+                        self.steps(body, env, values, launch)?;
                     }
                     env.locals.remove(var);
                 }

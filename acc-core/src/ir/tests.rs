@@ -562,6 +562,7 @@ fn loop_mappings_say_how_and_why() {
         thread: "thread",
         threads: 256,
         warps: true,
+        host_values: true,
     };
     let flat = describe(&crate::ir::samples::saxpy(Scalar::F32), w);
     assert_eq!(flat.len(), 1);

@@ -667,6 +667,8 @@ impl CudaDevice {
                 Partials::Device(d) => self.address(d),
             }));
         }
+        // The host loops' variables, set at each launch.
+        let host_values_arg = values.len();
         if let Some(b) = &mut loaded.locals {
             self.stream
                 .memset_zeros(b)
@@ -715,7 +717,11 @@ impl CudaDevice {
         // The entry points in the order the kernel's program gives (host loops repeat some),
         // each grid sized for its loop's iterations at that launch.
         let mut last = 1u32;
-        l.program.run(args, &mut |e, iterations| {
+        values.extend((0..l.program.host_vars()).map(|_| Value::U64(0)));
+        l.program.run(args, &mut |e, iterations, host| {
+            for (n, &v) in host.iter().enumerate() {
+                values[host_values_arg + n] = Value::U64(v as u64);
+            }
             let (Some(f), Some(&single)) = (loaded.functions.get(e), l.single.get(e)) else {
                 return Err(Error::Unsupported {
                     what: format!("internal error: `{}` has no entry point {e}", kernel.name),

@@ -29,8 +29,9 @@ pub struct Lowered {
     /// of its first element and its length) and a scalar one parameter of its type (`bool` and
     /// 8/16-bit integers as 32-bit words); then the status words' address (16 bytes, zeroed),
     /// the locals buffer's address ([`Lowered::locals_size`] bytes, zeroed), the grid's block
-    /// count (`.u32`), and one address of per-block partials for each of `reductions` that has
-    /// an entry point, in order.
+    /// count (`.u32`), one address of per-block partials for each of `reductions` that has
+    /// an entry point, in order, and one `.u64` per host loop variable the device reads (its
+    /// value at the launch, [`Program::run`]'s host values).
     pub entry_points: Vec<String>,
     /// For each entry point: whether it runs on one thread (code between parallel loops, or a
     /// fold of per-block partials into a region local) rather than over the grid.
@@ -141,7 +142,7 @@ pub fn lower_with(kernel: &Kernel, target: Target, narrow: bool) -> Result<Lower
     } else {
         kernel
     };
-    let plan = Segments::new(kernel).map_err(unsupported)?;
+    let plan = Segments::new(kernel, true).map_err(unsupported)?;
     let kernel = &plan.kernel;
     let types = expr_types(kernel).map_err(|e| Error::Unsupported {
         what: format!("invalid kernel IR: {e}"),
@@ -163,6 +164,7 @@ pub fn lower_with(kernel: &Kernel, target: Target, narrow: bool) -> Result<Lower
         const_vars: Default::default(),
         bad: Default::default(),
         fast: None,
+        host_vars: plan.host_vars.clone(),
     };
     w.module(target, &plan)
 }
@@ -207,6 +209,8 @@ struct Writer<'a> {
     /// Accesses known in bounds (the grid loop's fast version): arrays indexed by this loop
     /// variable itself, whose first and last values were checked before the loop.
     fast: Option<(LocalId, Vec<ParamId>)>,
+    /// The host loops' variables each launch passes (`acc_hv<n>`, [`Segments::host_vars`]).
+    host_vars: Vec<LocalId>,
 }
 
 /// Whether a loop body is short straight-line code (assignments and stores, no control flow

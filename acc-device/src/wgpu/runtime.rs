@@ -406,7 +406,7 @@ impl WgpuDevice {
         // others one per 256); otherwise the largest array stands in for the count.
         // (One count for every dispatch: a fold of partials reads it from the parameters.)
         let mut wanted = 0u64;
-        l.program.run(args, &mut |e, count| {
+        l.program.run(args, &mut |e, count, _| {
             if !l.single[e] {
                 let iterations = count.unwrap_or(largest as u64);
                 wanted = wanted.max(if l.workgroup_per_iteration[e] {
@@ -669,7 +669,7 @@ impl WgpuDevice {
             }
         };
         let mut batch = Vec::new();
-        l.program.run(args, &mut |e, _| {
+        l.program.run(args, &mut |e, _, _| {
             if e >= compiled.pipelines.len() {
                 return Err(Error::Unsupported {
                     what: format!("internal error: `{}` has no entry point {e}", kernel.name),

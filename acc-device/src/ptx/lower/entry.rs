@@ -138,6 +138,23 @@ impl Writer<'_> {
         }
     }
 
+    /// Sets the host loops' variables from the launch's arguments (after the locals are loaded,
+    /// whose copies of them the host does not keep up to date).
+    pub(super) fn host_values(&mut self) {
+        for (n, v) in self.host_vars.clone().into_iter().enumerate() {
+            let ty = self.k.function.locals[v as usize].ty;
+            let r = repr(ty);
+            let reg = format!("{}_l{v}", r.class);
+            if ty.size() == 8 {
+                self.emit(format!("ld.param.u64 {reg}, [acc_hv{n}];"));
+            } else {
+                let w = self.reg("%rd");
+                self.emit(format!("ld.param.u64 {w}, [acc_hv{n}];"));
+                self.emit(format!("cvt.u32.u64 {reg}, {w};"));
+            }
+        }
+    }
+
     /// Returns from every thread but the grid's first.
     pub(super) fn first_thread_only(&mut self) {
         let (a, b) = (self.reg("%r"), self.reg("%r"));
@@ -155,6 +172,7 @@ impl Writer<'_> {
         self.begin_entry();
         self.first_thread_only();
         self.move_locals(false);
+        self.host_values();
         for st in stmts {
             self.stmt(st)?;
         }
@@ -170,6 +188,7 @@ impl Writer<'_> {
         self.begin_entry();
         self.first_thread_only();
         self.move_locals(false);
+        self.host_values();
         let (g, blocks) = (self.reg("%r"), self.reg("%r"));
         self.emit(format!("ld.param.u32 {blocks}, [acc_blocks];"));
         self.emit(format!("mov.u32 {g}, 0;"));
@@ -215,6 +234,9 @@ impl Writer<'_> {
         for r in 0..partials {
             ps.push(format!("    .param .u64 acc_partials{r}"));
         }
+        for n in 0..self.host_vars.len() {
+            ps.push(format!("    .param .u64 acc_hv{n}"));
+        }
         ps.join(",\n")
     }
 
@@ -237,6 +259,7 @@ impl Writer<'_> {
         };
         self.begin_entry();
         self.move_locals(false);
+        self.host_values();
         for st in prelude {
             self.stmt(st)?;
         }
