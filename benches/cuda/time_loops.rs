@@ -36,9 +36,8 @@ pub(super) fn heat(
             #[acc::kernels]
             {
                 for _ in 0..steps {
-                    // (kernels' dependence test proves loops over `a[i]`-like subscripts; for
-                    // a flattened 2-D index the user says what nvc's feedback would ask for.)
-                    #[acc::r#loop(independent, collapse(2))]
+                    // kernels proves both loops of each nest independent (each `i` writes
+                    // its own row): a gang per row, its threads along `j`.
                     for i in 1..n - 1 {
                         for j in 1..n - 1 {
                             let k = i * n + j;
@@ -46,7 +45,6 @@ pub(super) fn heat(
                                 + 0.2 * (u[k - 1] + u[k + 1] + u[k - n] + u[k + n] - 4.0 * u[k]);
                         }
                     }
-                    #[acc::r#loop(independent, collapse(2))]
                     for i in 1..n - 1 {
                         for j in 1..n - 1 {
                             u[i * n + j] = v[i * n + j];

@@ -54,6 +54,52 @@ fn a_time_loop_in_kernels_sees_each_step() {
     });
 }
 
+/// The 2-D form with flattened indices: `kernels` proves each row's loop writes its own row
+/// (`v[i * n + j]` with `j < n`), so both nests run over the grid every step.
+#[acc::kernels(copy(u, v))]
+fn heat_2d(u: &mut [f32], v: &mut [f32], n: usize, steps: usize) {
+    for _ in 0..steps {
+        for i in 1..n - 1 {
+            for j in 1..n - 1 {
+                let k = i * n + j;
+                v[k] = u[k] + 0.2 * (u[k - 1] + u[k + 1] + u[k - n] + u[k + n] - 4.0 * u[k]);
+            }
+        }
+        for i in 1..n - 1 {
+            for j in 1..n - 1 {
+                u[i * n + j] = v[i * n + j];
+            }
+        }
+    }
+}
+
+#[test]
+fn a_two_dimensional_time_loop_in_kernels() {
+    let n = 97;
+    let start: Vec<f32> = (0..n * n).map(|k| ((k * 13) % 17) as f32).collect();
+    let mut want = start.clone();
+    let mut next = start.clone();
+    for _ in 0..20 {
+        for i in 1..n - 1 {
+            for j in 1..n - 1 {
+                let k = i * n + j;
+                next[k] = want[k]
+                    + 0.2 * (want[k - 1] + want[k + 1] + want[k - n] + want[k + n] - 4.0 * want[k]);
+            }
+        }
+        for i in 1..n - 1 {
+            for j in 1..n - 1 {
+                want[i * n + j] = next[i * n + j];
+            }
+        }
+    }
+    on_each_device(|ty| {
+        let (mut u, mut v) = (start.clone(), start.clone());
+        heat_2d(&mut u, &mut v, n, 20);
+        assert!(u == want, "on {ty}");
+    });
+}
+
 /// The loop variable inside the parallel loops, a record of the gangs, and code after them in
 /// each iteration that uses the variable too.
 #[acc::offload]

@@ -3,7 +3,7 @@
 //! alone, that no iteration reads or writes what another writes. It is deliberately
 //! conservative: a loop it cannot prove independent runs sequentially, which is always correct.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use syn::{BinOp, Expr, Stmt};
 
@@ -14,9 +14,13 @@ use super::uses::{path_ident, scan_stmts, Uses};
 ///
 /// Proved when the body writes no outside scalar (other than reductions), and every outside
 /// array it writes is only ever accessed as `a[e]` with one and the same index `e`, which is
-/// `var`, `var + c`, `c + var` or `var - c` for a `c` the loop does not change.
+/// `var`, `var + c`, `c + var` or `var - c` for a `c` the loop does not change, or a row of a
+/// flattened 2-D array, `var * c + j` (either way round) where `j` is the variable of a loop in
+/// the body over `lo..c` or `lo..c - d` (so each `var` has its own `c` elements); a name
+/// bound once in the body by `let` stands for its value (`let k = i * n + j; v[k] = ..`).
 pub fn provably_independent(var: &str, body: &[Stmt], reductions: &HashSet<String>) -> bool {
     let uses = scan_stmts(body, &[var.to_string()]);
+    let names = Names::of(body);
     if !uses.escapes.is_empty() || !uses.returns.is_empty() {
         return false;
     }
@@ -36,26 +40,166 @@ pub fn provably_independent(var: &str, body: &[Stmt], reductions: &HashSet<Strin
         let Ok(e) = syn::parse_str::<Expr>(first) else {
             return false;
         };
-        if !injective(&e, var, &uses) {
+        if !injective(&e, var, &uses, &names, 0, true) {
             return false;
         }
     }
     true
 }
 
-fn injective(e: &Expr, var: &str, uses: &Uses) -> bool {
+/// The names a loop body binds exactly once: by `let name = value;` (not `mut`) and as the
+/// variable of a `for` over a range.
+#[derive(Default)]
+struct Names {
+    lets: HashMap<String, Expr>,
+    /// A loop variable's range: its end, and whether the range includes it.
+    loops: HashMap<String, (Expr, bool)>,
+}
+
+impl Names {
+    fn of(body: &[Stmt]) -> Names {
+        struct Collect {
+            names: Names,
+            seen: HashMap<String, usize>,
+        }
+        impl<'a> syn::visit::Visit<'a> for Collect {
+            fn visit_local(&mut self, l: &'a syn::Local) {
+                if let syn::Pat::Ident(p) = &l.pat {
+                    let name = p.ident.to_string();
+                    *self.seen.entry(name.clone()).or_default() += 1;
+                    if let (None, None, Some(init)) = (&p.mutability, &p.by_ref, &l.init) {
+                        self.names.lets.insert(name, (*init.expr).clone());
+                    }
+                } else {
+                    for (n, _) in super::bindings::pat_bindings(&l.pat, false) {
+                        *self.seen.entry(n).or_default() += 2;
+                    }
+                }
+                syn::visit::visit_local(self, l);
+            }
+            fn visit_expr_for_loop(&mut self, f: &'a syn::ExprForLoop) {
+                if let syn::Pat::Ident(p) = &*f.pat {
+                    let name = p.ident.to_string();
+                    *self.seen.entry(name.clone()).or_default() += 1;
+                    if let Expr::Range(r) = &*f.expr {
+                        if let Some(end) = &r.end {
+                            let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
+                            self.names.loops.insert(name, ((**end).clone(), inclusive));
+                        }
+                    }
+                } else {
+                    for (n, _) in super::bindings::pat_bindings(&f.pat, false) {
+                        *self.seen.entry(n).or_default() += 2;
+                    }
+                }
+                syn::visit::visit_expr_for_loop(self, f);
+            }
+        }
+        let mut c = Collect {
+            names: Names::default(),
+            seen: HashMap::new(),
+        };
+        for st in body {
+            syn::visit::Visit::visit_stmt(&mut c, st);
+        }
+        let once = |n: &String| c.seen.get(n) == Some(&1);
+        c.names.lets.retain(|n, _| once(n));
+        c.names.loops.retain(|n, _| once(n));
+        c.names
+    }
+}
+
+/// How deep `let` names are followed into their values.
+const NAME_DEPTH: usize = 4;
+
+/// `e` with a name bound once by `let` replaced by its value (one step).
+fn resolve<'e>(e: &'e Expr, names: &'e Names) -> &'e Expr {
     match e {
-        Expr::Paren(p) => injective(&p.expr, var, uses),
-        Expr::Cast(c) => injective(&c.expr, var, uses),
+        Expr::Paren(p) => resolve(&p.expr, names),
+        _ => path_ident(e)
+            .and_then(|id| names.lets.get(&id.to_string()))
+            .unwrap_or(e),
+    }
+}
+
+/// `rows`: whether the row form may apply (not under a cast, where the column's variable may be
+/// of a signed type and below 0).
+fn injective(e: &Expr, var: &str, uses: &Uses, names: &Names, depth: usize, rows: bool) -> bool {
+    if depth > NAME_DEPTH {
+        return false;
+    }
+    let next = |e: &Expr| injective(e, var, uses, names, depth + 1, rows);
+    match e {
+        Expr::Paren(p) => next(&p.expr),
+        Expr::Cast(c) => injective(&c.expr, var, uses, names, depth + 1, false),
         Expr::Binary(b) => match b.op {
             BinOp::Add(_) => {
-                (injective(&b.left, var, uses) && invariant(&b.right, var, uses))
-                    || (invariant(&b.left, var, uses) && injective(&b.right, var, uses))
+                (next(&b.left) && invariant(&b.right, var, uses))
+                    || (invariant(&b.left, var, uses) && next(&b.right))
+                    || (rows && row_and_column(&b.left, &b.right, var, uses, names))
+                    || (rows && row_and_column(&b.right, &b.left, var, uses, names))
             }
-            BinOp::Sub(_) => injective(&b.left, var, uses) && invariant(&b.right, var, uses),
+            BinOp::Sub(_) => next(&b.left) && invariant(&b.right, var, uses),
             _ => false,
         },
-        _ => path_ident(e).is_some_and(|id| id == var),
+        _ => match path_ident(e) {
+            Some(id) if id == var => true,
+            Some(_) if !std::ptr::eq(resolve(e, names), e) => next(resolve(e, names)),
+            _ => false,
+        },
+    }
+}
+
+/// Whether `row + col` is `var * c + j` (`c * var` too) with `j` a loop variable of the body
+/// ranging below `c`: distinct values of `var` then index disjoint rows of `c` elements (`j`
+/// indexes an array, so it is a `usize` and not below 0).
+fn row_and_column(row: &Expr, col: &Expr, var: &str, uses: &Uses, names: &Names) -> bool {
+    let row = resolve(row, names);
+    let Expr::Binary(m) = row else {
+        return false;
+    };
+    if !matches!(m.op, BinOp::Mul(_)) {
+        return false;
+    }
+    let is_var = |e: &Expr| path_ident(resolve(e, names)).is_some_and(|id| id == var);
+    let c = if is_var(&m.left) {
+        &*m.right
+    } else if is_var(&m.right) {
+        &*m.left
+    } else {
+        return false;
+    };
+    if !invariant(c, var, uses) {
+        return false;
+    }
+    let Some(j) = path_ident(resolve(col, names)) else {
+        return false;
+    };
+    // (A `j` the body also uses outside its loop is another variable there.)
+    if uses.vars.contains_key(&j.to_string()) {
+        return false;
+    }
+    let Some((end, inclusive)) = names.loops.get(&j.to_string()) else {
+        return false;
+    };
+    let same = |a: &Expr, b: &Expr| {
+        use quote::ToTokens;
+        a.to_token_stream().to_string() == b.to_token_stream().to_string()
+    };
+    let end = match end {
+        Expr::Paren(p) => &*p.expr,
+        e => e,
+    };
+    match end {
+        // `j < c`.
+        e if !inclusive && same(e, c) => true,
+        // `j < c - d` or `j <= c - d` for a literal d > 0 (usize: never above c).
+        Expr::Binary(b) if matches!(b.op, BinOp::Sub(_)) && same(&b.left, c) => {
+            !inclusive
+                || matches!(&*b.right, Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. })
+                    if i.base10_parse::<u128>().is_ok_and(|v| v > 0))
+        }
+        _ => false,
     }
 }
 
@@ -141,5 +285,32 @@ mod tests {
         let mut s = HashSet::new();
         s.insert("s".to_string());
         assert!(provably_independent("i", &body("{ s += x[i]; }"), &s));
+    }
+
+    #[test]
+    fn proves_rows_of_flattened_arrays() {
+        let none = HashSet::new();
+        // Each `i` writes its own row of `n` elements.
+        for src in [
+            "{ for j in 0..n { v[i * n + j] = 1.0; } }",
+            "{ for j in 1..n - 1 { let k = i * n + j; v[k] = u[k - 1] + u[k + n]; } }",
+            "{ for j in 0..=n - 1 { v[j + n * i] = 0.0; } }",
+            "{ let row = i * n; for j in 0..n { v[row + j] = 0.0; } }",
+        ] {
+            assert!(provably_independent("i", &body(src), &none), "{src}");
+        }
+        // Rows that may overlap, or an index that is not a row.
+        for src in [
+            "{ for j in 0..n + 1 { v[i * n + j] = 1.0; } }",
+            "{ for j in 0..m { v[i * n + j] = 1.0; } }",
+            "{ for j in 0..=n { v[i * n + j] = 1.0; } }",
+            "{ for j in 0..n { v[i * n + j] = 1.0; v[i * n + j + 1] = 0.0; } }",
+            "{ for j in 0..n { let k = i * n + j; v[k] = 1.0; } for j in 0..2 * n { w[j] = 0.0; } }",
+            "{ let mut k = i * n; for j in 0..n { v[k] = 1.0; k += 1; } }",
+            "{ for j in 0..n { v[i * j + n] = 1.0; } }",
+            "{ for j in -1..n { v[(i * n + j) as usize] = 1.0; } }",
+        ] {
+            assert!(!provably_independent("i", &body(src), &none), "{src}");
+        }
     }
 }

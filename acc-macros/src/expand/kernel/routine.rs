@@ -198,6 +198,7 @@ pub(super) fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
         scopes: vec![HashMap::new()],
         region_reductions: Vec::new(),
         counter: 0,
+        vector_next: None,
         ret: None,
     };
     let mut prologue = Vec::new();

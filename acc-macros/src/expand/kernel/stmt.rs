@@ -529,15 +529,33 @@ impl Tr {
 
         // Parallel only at the outermost parallelizable loop, as on multicore.
         let parallel = !in_parallel && self.parallel(dir.as_ref(), &levels, body_stmts);
+        // The inner loop a `kernels` gang loop left to be its vector loop.
+        let vector_here = in_parallel
+            && levels.len() == 1
+            && self.vector_next.as_deref() == Some(levels[0].0.to_string().as_str());
+        if vector_here {
+            self.vector_next = None;
+        }
         let schedule = if parallel {
             let has = |c| dir.as_ref().is_some_and(|d| d.general(c).next().is_some());
             let (g, w, v) = (has(C::Gang), has(C::Worker), has(C::Vector));
             let (g, w, v) = if !(g || w || v) {
-                (true, false, true)
+                // In `kernels`, a nest whose inner loop is independent too: gang over the
+                // outer, vector over the inner (adjacent threads along the inner loop, which
+                // runs along memory in a row-major nest), as nvc maps it.
+                match (levels.len(), dir.is_none(), self.kernels_vector_loop(body_stmts)) {
+                    (1, true, Some(inner)) => {
+                        self.vector_next = Some(inner);
+                        (true, false, false)
+                    }
+                    _ => (true, false, true),
+                }
             } else {
                 (g, w, v)
             };
             quote!(::core::option::Option::Some(::acc::__rt::kernel::Schedule { gang: #g, worker: #w, vector: #v }))
+        } else if vector_here {
+            quote!(::core::option::Option::Some(::acc::__rt::kernel::Schedule { gang: false, worker: false, vector: true }))
         } else if in_parallel
             && dir.as_ref().is_some_and(|d| {
                 d.general(C::Vector).next().is_some() || d.general(C::Worker).next().is_some()
@@ -675,6 +693,9 @@ impl Tr {
             self.bind(name, local);
         }
         let body = self.stmts(body_stmts, in_parallel || parallel)?;
+        if parallel {
+            self.vector_next = None;
+        }
         self.scopes.pop();
         // `tile(..)` sizes as written (innermost loop first; `*` is the backend's choice).
         let tile: Vec<TokenStream> = dir
@@ -705,6 +726,37 @@ impl Tr {
                 #body
             });
         }))
+    }
+
+    /// In a `kernels` region, the variable of the loop in `body` (a parallel loop's body) that
+    /// may be its vector loop: the only loop at the body's top level, without a directive, over
+    /// a range, the other statements `let` bindings, and its iterations provably independent.
+    fn kernels_vector_loop(&self, body: &[Stmt]) -> Option<String> {
+        if self.compute != ComputeKind::Kernels {
+            return None;
+        }
+        let mut found = None;
+        for st in body {
+            match st {
+                Stmt::Local(_) => {}
+                Stmt::Expr(Expr::ForLoop(f), _) if found.is_none() => found = Some(f),
+                _ => return None,
+            }
+        }
+        let f = found?;
+        let syn::Pat::Ident(p) = &*f.pat else {
+            return None;
+        };
+        if !f.attrs.is_empty() || !matches!(&*f.expr, Expr::Range(_)) {
+            return None;
+        }
+        let reds: std::collections::HashSet<String> = self
+            .region_reductions
+            .iter()
+            .map(|(_, v)| v.to_string())
+            .collect();
+        let name = p.ident.to_string();
+        crate::analysis::depend::provably_independent(&name, &f.body.stmts, &reds).then_some(name)
     }
 
     #[allow(clippy::type_complexity)]
