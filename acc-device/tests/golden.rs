@@ -49,7 +49,7 @@ fn plan(k: &Kernel) -> String {
                 thread: "invocation",
                 threads: acc_device::wgsl::WORKGROUP_SIZE,
                 warps: false,
-                host_values: false,
+                host_values: true,
             },
         ),
     ] {
@@ -60,7 +60,7 @@ fn plan(k: &Kernel) -> String {
     }
     // The steps of each gang loop a block runs an iteration of, barriers included.
     let expanded = acc_core::ir::tile::expand(k);
-    let segments = acc_core::ir::segments::Segments::new(&expanded, false);
+    let segments = acc_core::ir::segments::Segments::new(&expanded, true);
     for e in segments.iter().flat_map(|s| &s.entries) {
         if let acc_core::ir::segments::Entry::Grid { looped, .. } = e {
             if let Some(p) = looped.gang_phases(&expanded.function) {
@@ -71,18 +71,16 @@ fn plan(k: &Kernel) -> String {
             }
         }
     }
-    // The order the host launches the entry points in: nvidia's launches take the host loops'
-    // variables as arguments, wgpu's set them on the device.
-    for (backend, host_values) in [("nvidia", true), ("wgpu", false)] {
-        match acc_core::ir::segments::Segments::new(&expanded, host_values) {
-            Ok(s) => {
-                out.push_str(&format!("launches ({backend}):\n"));
-                for line in s.program.outline().lines() {
-                    out.push_str(&format!("  {line}\n"));
-                }
+    // The order the host launches the entry points in (both backends' launches take the host
+    // loops' variables as arguments).
+    match acc_core::ir::segments::Segments::new(&expanded, true) {
+        Ok(s) => {
+            out.push_str("launches:\n");
+            for line in s.program.outline().lines() {
+                out.push_str(&format!("  {line}\n"));
             }
-            Err(e) => out.push_str(&format!("not split: {e}\n")),
         }
+        Err(e) => out.push_str(&format!("not split: {e}\n")),
     }
     out
 }

@@ -320,3 +320,29 @@ fn loops_the_host_cannot_drive() {
         assert!(a.iter().all(|&x| x == 15_210), "on {ty}: {:?}", &a[..3]);
     });
 }
+
+/// More iterations than one pass of dispatches holds on wgpu (4096), the variable read by the
+/// loop: each pass's values must reach its own dispatches.
+#[acc::offload]
+fn many_steps(n: usize, steps: usize) -> Vec<u64> {
+    let mut a = vec![0u64; n];
+    #[acc::parallel(copy(a))]
+    {
+        for t in 0..steps {
+            #[acc::r#loop(gang, vector)]
+            for i in 0..n {
+                a[i] += (t * (i + 1)) as u64;
+            }
+        }
+    }
+    a
+}
+
+#[test]
+fn more_iterations_than_a_pass_holds() {
+    let (n, steps) = (64, 5000);
+    let want: Vec<u64> = (0..n)
+        .map(|i| (0..steps).map(|t| (t * (i + 1)) as u64).sum())
+        .collect();
+    on_each_device(|ty| assert_eq!(many_steps(n, steps), want, "on {ty}"));
+}

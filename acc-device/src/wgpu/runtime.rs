@@ -193,6 +193,9 @@ struct Scratch {
     partials: Vec<wgpu::Buffer>,
     /// Bind groups by the buffers they bind, when all are long-lived (present data).
     groups: HashMap<Vec<wgpu::Buffer>, wgpu::BindGroup>,
+    /// The host loops' values of each dispatch of a pass, a slot of
+    /// [`WgpuDevice::host_value_stride`] bytes each, when the kernel has host loops.
+    host_values: Option<wgpu::Buffer>,
 }
 
 /// Most dispatches recorded in one compute pass (a host loop's launches go in several).
@@ -356,6 +359,13 @@ impl WgpuDevice {
             }),
             None => result,
         }
+    }
+
+    /// Bytes between two dispatches' host values: `n` values of 8 bytes, aligned as dynamic
+    /// storage offsets must be.
+    fn host_value_stride(&self, n: usize) -> u64 {
+        let align = u64::from(self.device.limits().min_storage_buffer_offset_alignment).max(8);
+        (8 * n as u64).max(8).next_multiple_of(align)
     }
 
     fn launch_in_scope(
@@ -576,6 +586,14 @@ impl WgpuDevice {
                         what: "internal error: no locals buffer".into(),
                     })?
                 }
+                Binding::HostValues => {
+                    scratch
+                        .host_values
+                        .clone()
+                        .ok_or_else(|| Error::Unsupported {
+                            what: "internal error: no host values buffer".into(),
+                        })?
+                }
                 Binding::Partials(r) => {
                     // Partials of a reduction into a region local stay on the device.
                     if l.reductions[*r].into.is_some() {
@@ -593,13 +611,23 @@ impl WgpuDevice {
         }
         // Empty arrays are bound to a one-element buffer they never index: their length in
         // the shader is the parameter `n`, 0.
+        let host_vars = l.program.host_vars();
         let make_group = |buffers: &[wgpu::Buffer]| {
             let entries: Vec<wgpu::BindGroupEntry> = buffers
                 .iter()
                 .enumerate()
                 .map(|(i, b)| wgpu::BindGroupEntry {
                     binding: i as u32,
-                    resource: b.as_entire_binding(),
+                    resource: if l.bindings[i] == Binding::HostValues {
+                        // One dispatch's slot, placed by the dynamic offset.
+                        wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                            buffer: b,
+                            offset: 0,
+                            size: std::num::NonZeroU64::new(8 * host_vars as u64),
+                        })
+                    } else {
+                        b.as_entire_binding()
+                    },
                 })
                 .collect();
             self.device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -619,6 +647,7 @@ impl WgpuDevice {
                 .or_insert_with(|| make_group(&buffers))
                 .clone()
         };
+        let host_values_buffer = scratch.host_values.clone();
         drop(scratch);
 
         acc_core::observe::notify(acc_core::observe::Notify::Launch, || {
@@ -657,35 +686,55 @@ impl WgpuDevice {
                     label: Some(&kernel.name),
                 })
         };
-        let record = |encoder: &mut wgpu::CommandEncoder, batch: &[usize]| {
+        // Each dispatch's host values go to its slot of the host values buffer, written before
+        // the pass that reads them is submitted.
+        let stride = self.host_value_stride(host_vars);
+        let host_buffer = host_values_buffer;
+        let record = |encoder: &mut wgpu::CommandEncoder, batch: &[usize], values: &[u8]| {
+            if let (Some(b), false) = (&host_buffer, values.is_empty()) {
+                self.queue.write_buffer(b, 0, values);
+            }
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: None,
                 timestamp_writes: None,
             });
-            pass.set_bind_group(0, &group, &[]);
-            for &e in batch {
+            if host_vars == 0 {
+                pass.set_bind_group(0, &group, &[]);
+            }
+            for (d, &e) in batch.iter().enumerate() {
+                if host_vars > 0 {
+                    pass.set_bind_group(0, &group, &[(d as u64 * stride) as u32]);
+                }
                 pass.set_pipeline(&compiled.pipelines[e]);
                 pass.dispatch_workgroups(if l.single[e] { 1 } else { groups }, 1, 1);
             }
         };
         let mut batch = Vec::new();
-        l.program.run(args, &mut |e, _, _| {
+        let mut values: Vec<u8> = Vec::new();
+        l.program.run(args, &mut |e, _, host| {
             if e >= compiled.pipelines.len() {
                 return Err(Error::Unsupported {
                     what: format!("internal error: `{}` has no entry point {e}", kernel.name),
                 });
             }
+            if host_vars > 0 {
+                values.resize(batch.len() * stride as usize, 0);
+                for &v in host {
+                    values.extend_from_slice(&(v as u64).to_le_bytes());
+                }
+            }
             batch.push(e);
             if batch.len() == DISPATCHES_PER_PASS {
                 let mut encoder = new_encoder();
-                record(&mut encoder, &batch);
+                record(&mut encoder, &batch, &values);
                 self.queue.submit([encoder.finish()]);
                 batch.clear();
+                values.clear();
             }
             Ok(())
         })?;
         let mut encoder = new_encoder();
-        record(&mut encoder, &batch);
+        record(&mut encoder, &batch, &values);
         let shape = || {
             let grids: Vec<String> = l
                 .single
@@ -840,7 +889,7 @@ impl WgpuDevice {
                 Binding::Locals => {
                     launched.read_locals(&l.reductions, l.result, &data, target.index_bytes())
                 }
-                Binding::Params => {}
+                Binding::Params | Binding::HostValues => {}
             }
         }
         if let Some((p, index, len)) = oob {

@@ -95,6 +95,9 @@ pub enum Binding {
     /// The region-level locals, kept between entry points when the region has code between
     /// its parallel loops ([`Lowered::locals_size`] bytes).
     Locals,
+    /// The host loops' variables at a dispatch ([`Segments::host_vars`]), each as two `u32`
+    /// words (low, high), bound with a dynamic offset that picks the dispatch's values.
+    HostValues,
 }
 
 /// Where a scalar parameter sits in the parameter buffer.
@@ -327,7 +330,7 @@ pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
     // Tiled nests run as tile loops around element loops.
     let kernel = &*acc_core::ir::tile::expand(kernel);
     // Entry points as `acc_core::ir::segments` splits the region.
-    let plan = Segments::new(kernel, false).map_err(unsupported)?;
+    let plan = Segments::new(kernel, true).map_err(unsupported)?;
     let kernel = &plan.kernel;
     let types = expr_types(kernel).map_err(|e| Error::Unsupported {
         what: format!("invalid kernel IR: {e}"),
@@ -701,6 +704,32 @@ impl Writer<'_> {
         } else {
             LocalsBuffer::default()
         };
+        // The host loops' variables, which every entry point sets from its dispatch's values
+        // after loading the locals.
+        let mut load_locals = load_locals;
+        if !plan.host_vars.is_empty() {
+            let _ = writeln!(
+                decls,
+                "@group(0) @binding({}) var<storage, read> acc_hv: array<u32, {}>;",
+                bindings.len(),
+                2 * plan.host_vars.len()
+            );
+            bindings.push(Binding::HostValues);
+            for (n, &v) in plan.host_vars.iter().enumerate() {
+                let t = k.function.locals[v as usize].ty;
+                let (lo, hi) = (
+                    format!("acc_hv[{}]", 2 * n),
+                    format!("acc_hv[{}]", 2 * n + 1),
+                );
+                let value = match self.ty(t)? {
+                    "u32" => lo,
+                    "u64" => format!("((u64({hi}) << 32u) | u64({lo}))"),
+                    "i64" => format!("bitcast<i64>((u64({hi}) << 32u) | u64({lo}))"),
+                    other => format!("bitcast<{other}>({lo})"),
+                };
+                let _ = writeln!(load_locals, "    l{v} = {value};");
+            }
+        }
 
         let mut entry_points = Vec::new();
         let mut single = Vec::new();

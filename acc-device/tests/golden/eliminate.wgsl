@@ -21,6 +21,7 @@ struct Locals {
     l9: u64,
 }
 @group(0) @binding(3) var<storage, read_write> acc_locals: Locals;
+@group(0) @binding(4) var<storage, read> acc_hv: array<u32, 2>;
 fn acc_trips32(n: u64) -> u32 {
     if (u32(n >> 32u) != 0u) { atomicCompareExchangeWeak(&acc_status[0], 0u, 3u); return 0u; }
     return u32(n);
@@ -39,80 +40,8 @@ fn acc_in_bounds(param: u32, i: u64, len: u32) -> bool {
     }
     return false;
 }
-@compute @workgroup_size(1)
-fn eliminate_gpu(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local_invocation_index) acc_lid: u32, @builtin(workgroup_id) acc_wg: vec3<u32>, @builtin(num_workgroups) acc_nwg: vec3<u32>) {
-    if (acc_gid.x != 0u) { return; }
-    var l0: u64;
-    var l1: u64;
-    var l2: u64;
-    var l3: u64;
-    var l4: u64;
-    var l5: u64;
-    var l6: f64;
-    var l7: u64;
-    var l8: u64;
-    var l9: u64;
-    l0 = acc_locals.l0;
-    l1 = acc_locals.l1;
-    l2 = acc_locals.l2;
-    l3 = acc_locals.l3;
-    l4 = acc_locals.l4;
-    l5 = acc_locals.l5;
-    l6 = acc_locals.l6;
-    l7 = acc_locals.l7;
-    l8 = acc_locals.l8;
-    l9 = acc_locals.l9;
-    l0 = 0lu;
-    l1 = params.p1;
-    l2 = (l0 - 1lu);
-    acc_locals.l0 = l0;
-    acc_locals.l1 = l1;
-    acc_locals.l2 = l2;
-    acc_locals.l3 = l3;
-    acc_locals.l4 = l4;
-    acc_locals.l5 = l5;
-    acc_locals.l6 = l6;
-    acc_locals.l7 = l7;
-    acc_locals.l8 = l8;
-    acc_locals.l9 = l9;
-}
-@compute @workgroup_size(1)
-fn eliminate_gpu_1(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local_invocation_index) acc_lid: u32, @builtin(workgroup_id) acc_wg: vec3<u32>, @builtin(num_workgroups) acc_nwg: vec3<u32>) {
-    if (acc_gid.x != 0u) { return; }
-    var l0: u64;
-    var l1: u64;
-    var l2: u64;
-    var l3: u64;
-    var l4: u64;
-    var l5: u64;
-    var l6: f64;
-    var l7: u64;
-    var l8: u64;
-    var l9: u64;
-    l0 = acc_locals.l0;
-    l1 = acc_locals.l1;
-    l2 = acc_locals.l2;
-    l3 = acc_locals.l3;
-    l4 = acc_locals.l4;
-    l5 = acc_locals.l5;
-    l6 = acc_locals.l6;
-    l7 = acc_locals.l7;
-    l8 = acc_locals.l8;
-    l9 = acc_locals.l9;
-    l2 = (l2 + 1lu);
-    acc_locals.l0 = l0;
-    acc_locals.l1 = l1;
-    acc_locals.l2 = l2;
-    acc_locals.l3 = l3;
-    acc_locals.l4 = l4;
-    acc_locals.l5 = l5;
-    acc_locals.l6 = l6;
-    acc_locals.l7 = l7;
-    acc_locals.l8 = l8;
-    acc_locals.l9 = l9;
-}
 @compute @workgroup_size(256)
-fn eliminate_gpu_2(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local_invocation_index) acc_lid: u32, @builtin(workgroup_id) acc_wg: vec3<u32>, @builtin(num_workgroups) acc_nwg: vec3<u32>) {
+fn eliminate_gpu(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local_invocation_index) acc_lid: u32, @builtin(workgroup_id) acc_wg: vec3<u32>, @builtin(num_workgroups) acc_nwg: vec3<u32>) {
     var l0: u64;
     var l1: u64;
     var l2: u64;
@@ -133,6 +62,7 @@ fn eliminate_gpu_2(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(l
     l7 = acc_locals.l7;
     l8 = acc_locals.l8;
     l9 = acc_locals.l9;
+    l2 = ((u64(acc_hv[1]) << 32u) | u64(acc_hv[0]));
     l3 = (l2 + 1lu);
     l4 = params.p1;
     let acc_trips_g0: u64 = select(0lu, (l4 - l3), (l3 < l4));

@@ -53,7 +53,7 @@ impl WgpuDevice {
                             ..
                         }
                     ),
-                    Binding::Params => true,
+                    Binding::Params | Binding::HostValues => true,
                     Binding::Status | Binding::Partials(_) | Binding::Locals => false,
                 };
                 wgpu::BindGroupLayoutEntry {
@@ -61,7 +61,8 @@ impl WgpuDevice {
                     visibility: wgpu::ShaderStages::COMPUTE,
                     ty: wgpu::BindingType::Buffer {
                         ty: wgpu::BufferBindingType::Storage { read_only },
-                        has_dynamic_offset: false,
+                        // Each dispatch's host values: one slot per dispatch of a pass.
+                        has_dynamic_offset: *b == Binding::HostValues,
                         min_binding_size: None,
                     },
                     count: None,
@@ -120,6 +121,13 @@ impl WgpuDevice {
                 })
                 .collect(),
             groups: HashMap::new(),
+            host_values: (lowered.program.host_vars() > 0).then(|| {
+                buffer(
+                    "host values",
+                    DISPATCHES_PER_PASS as u64
+                        * self.host_value_stride(lowered.program.host_vars()),
+                )
+            }),
         };
         let compiled = Arc::new(Compiled {
             lowered,

@@ -543,7 +543,11 @@ impl Tr {
                 // In `kernels`, a nest whose inner loop is independent too: gang over the
                 // outer, vector over the inner (adjacent threads along the inner loop, which
                 // runs along memory in a row-major nest), as nvc maps it.
-                match (levels.len(), dir.is_none(), self.kernels_vector_loop(body_stmts)) {
+                match (
+                    levels.len(),
+                    dir.is_none(),
+                    self.kernels_vector_loop(body_stmts),
+                ) {
                     (1, true, Some(inner)) => {
                         self.vector_next = Some(inner);
                         (true, false, false)
@@ -555,7 +559,13 @@ impl Tr {
             };
             quote!(::core::option::Option::Some(::acc::__rt::kernel::Schedule { gang: #g, worker: #w, vector: #v }))
         } else if vector_here {
-            quote!(::core::option::Option::Some(::acc::__rt::kernel::Schedule { gang: false, worker: false, vector: true }))
+            quote!(::core::option::Option::Some(
+                ::acc::__rt::kernel::Schedule {
+                    gang: false,
+                    worker: false,
+                    vector: true
+                }
+            ))
         } else if in_parallel
             && dir.as_ref().is_some_and(|d| {
                 d.general(C::Vector).next().is_some() || d.general(C::Worker).next().is_some()
