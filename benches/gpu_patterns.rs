@@ -135,6 +135,39 @@ fn stencil(a: &Vec<f32>, b: &mut Vec<f32>, n: usize, reps: usize) -> Duration {
     t.median()
 }
 
+/// `steps` heat steps on an n x n grid in one `kernels` region: a host-driven time loop around
+/// two gang/vector nests.
+#[acc::offload]
+fn heat(u: &mut Vec<f32>, v: &mut Vec<f32>, n: usize, steps: usize, reps: usize) -> Duration {
+    let mut t = Timer::new(reps);
+    #[acc::data(copy(u, v))]
+    {
+        while t.next() {
+            for _ in 0..INNER {
+                #[acc::kernels]
+                {
+                    for _ in 0..steps {
+                        for i in 1..n - 1 {
+                            for j in 1..n - 1 {
+                                let k = i * n + j;
+                                v[k] = u[k]
+                                    + 0.2
+                                        * (u[k - 1] + u[k + 1] + u[k - n] + u[k + n] - 4.0 * u[k]);
+                            }
+                        }
+                        for i in 1..n - 1 {
+                            for j in 1..n - 1 {
+                                u[i * n + j] = v[i * n + j];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    t.median()
+}
+
 #[acc::offload]
 fn transpose(a: &Vec<f32>, b: &mut Vec<f32>, n: usize, reps: usize) -> Duration {
     let mut t = Timer::new(reps);
@@ -355,6 +388,16 @@ fn main() {
     });
     assert!(worst(&bn, &bw) < 1e-6, "stencil results differ");
     rows.push(("7-point stencil 256^3 f32", tn, tw));
+
+    let g = 2048;
+    let start: Vec<f32> = (0..g * g).map(|k| ((k * 13) % 7) as f32 * 0.1).collect();
+    let ((tn, un), (tw, uw)) = both(|| {
+        let (mut u, mut v) = (start.clone(), start.clone());
+        (heat(&mut u, &mut v, g, 10, reps), u)
+    });
+    // (NVIDIA's Vulkan driver fuses f32 `a * b + c`: close, not equal.)
+    assert!(worst(&un, &uw) < 1e-4, "heat results differ");
+    rows.push(("heat 2048^2 f32, 10 steps in kernels", tn, tw));
 
     let g = 4096;
     let a: Vec<f32> = (0..g * g).map(|k| (k % 10007) as f32).collect();
