@@ -346,3 +346,64 @@ fn more_iterations_than_a_pass_holds() {
         .collect();
     on_each_device(|ty| assert_eq!(many_steps(n, steps), want, "on {ty}"));
 }
+
+/// A time loop alternating its arrays (`if t % 2 == 0 { b = f(a) } else { a = f(b) }`) and
+/// reporting every third step: the host picks each iteration's branch.
+#[acc::offload]
+fn ping_pong(a: &mut [i64], b: &mut [i64], steps: usize) -> Vec<i64> {
+    let n = a.len();
+    let mut report = vec![0i64; steps];
+    #[acc::parallel(copy(a, b, report))]
+    {
+        for t in 0..steps {
+            if t % 2 == 0 {
+                #[acc::r#loop(gang, vector)]
+                for i in 1..n - 1 {
+                    b[i] = (a[i - 1] + 2 * a[i] + a[i + 1]) % 10007;
+                }
+            } else {
+                #[acc::r#loop(gang, vector)]
+                for i in 1..n - 1 {
+                    a[i] = (b[i - 1] + 2 * b[i] + b[i + 1]) % 10007;
+                }
+            }
+            if t % 3 == 0 {
+                let mut s = 0i64;
+                #[acc::r#loop(gang, vector, reduction(+: s))]
+                for i in 0..n {
+                    s += a[i] - b[i];
+                }
+                report[t] = s;
+            }
+        }
+    }
+    report
+}
+
+#[test]
+fn the_host_picks_each_iterations_branch() {
+    let n = 3001;
+    let start: Vec<i64> = (0..n).map(|i| ((i * 31) % 101) as i64).collect();
+    let steps = 9;
+    let (mut a, mut b) = (start.clone(), start.clone());
+    let mut report = vec![0i64; steps];
+    for t in 0..steps {
+        if t % 2 == 0 {
+            for i in 1..n - 1 {
+                b[i] = (a[i - 1] + 2 * a[i] + a[i + 1]) % 10007;
+            }
+        } else {
+            for i in 1..n - 1 {
+                a[i] = (b[i - 1] + 2 * b[i] + b[i + 1]) % 10007;
+            }
+        }
+        if t % 3 == 0 {
+            report[t] = (0..n).map(|i| a[i] - b[i]).sum();
+        }
+    }
+    on_each_device(|ty| {
+        let (mut ga, mut gb) = (start.clone(), start.clone());
+        assert_eq!(ping_pong(&mut ga, &mut gb, steps), report, "on {ty}");
+        assert!(ga == a && gb == b, "on {ty}");
+    });
+}

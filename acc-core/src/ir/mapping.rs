@@ -84,6 +84,10 @@ fn entry_points(
                 );
                 entry_points(k, body, hosted, w, out);
             }
+            Stmt::If { accept, reject, .. } if hosted.decided(s) => {
+                entry_points(k, accept, hosted, w, out);
+                entry_points(k, reject, hosted, w, out);
+            }
             other => sequential_code(k, other, w, out),
         }
     }

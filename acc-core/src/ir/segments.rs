@@ -182,6 +182,23 @@ impl Split {
                 Stmt::For { levels, body, .. } if self.plan.driven(s) => {
                     self.host_loop(&levels[0], body, ops)?;
                 }
+                Stmt::If {
+                    cond,
+                    accept,
+                    reject,
+                } if self.plan.decided(s) => {
+                    self.flush(ops);
+                    let (mut yes, mut no) = (Vec::new(), Vec::new());
+                    self.block(accept, &mut yes)?;
+                    self.flush(&mut yes);
+                    self.block(reject, &mut no)?;
+                    self.flush(&mut no);
+                    ops.push(Op::Branch {
+                        cond: *cond,
+                        accept: yes,
+                        reject: no,
+                    });
+                }
                 Stmt::Assign { local, value } => {
                     self.pending.push(s.clone());
                     ops.push(Op::Set {
@@ -489,6 +506,12 @@ pub enum Op {
     Set { local: LocalId, value: Handle<Expr> },
     /// The device may change these locals in ways the host does not follow.
     Forget(Vec<LocalId>),
+    /// An `if` the host decides: the launches of the branch `cond` picks.
+    Branch {
+        cond: Handle<Expr>,
+        accept: Vec<Op>,
+        reject: Vec<Op>,
+    },
     /// A host loop: `body` once per iteration, `var` taking `start + k * step`.
     Repeat {
         var: LocalId,
@@ -520,6 +543,12 @@ impl Program {
                         let name = &p.kernel.function.locals[*var as usize].name;
                         out.push_str(&format!("{pad}repeat `{name}`:\n"));
                         lines(p, body, depth + 1, out);
+                    }
+                    Op::Branch { accept, reject, .. } => {
+                        out.push_str(&format!("{pad}if:\n"));
+                        lines(p, accept, depth + 1, out);
+                        out.push_str(&format!("{pad}else:\n"));
+                        lines(p, reject, depth + 1, out);
                     }
                     Op::Set { .. } | Op::Forget(_) => {}
                 }
@@ -592,6 +621,20 @@ impl Program {
                     for l in ls {
                         env.locals.remove(l);
                     }
+                }
+                Op::Branch {
+                    cond,
+                    accept,
+                    reject,
+                } => {
+                    let taken = env.expr(*cond).ok_or_else(|| Error::Unsupported {
+                        what: format!(
+                            "a condition in `{}` could not be computed on the host (an overflow or a division by zero)",
+                            self.kernel.name
+                        ),
+                    })?;
+                    let branch = if taken != 0 { accept } else { reject };
+                    self.steps(branch, env, values, launch)?;
                 }
                 Op::Repeat {
                     var,

@@ -90,6 +90,10 @@ pub fn auto_tile(k: &mut Kernel) -> Vec<LocalId> {
                     schedule: Some(_), ..
                 } => out.push(s),
                 Stmt::For { body, .. } if hosted.driven(s) => grid_loops(body, hosted, out),
+                Stmt::If { accept, reject, .. } if hosted.decided(s) => {
+                    grid_loops(accept, hosted, out);
+                    grid_loops(reject, hosted, out);
+                }
                 _ => {}
             }
         }
@@ -125,15 +129,21 @@ pub fn auto_tile(k: &mut Kernel) -> Vec<LocalId> {
     }
     fn set(b: &mut [Stmt], tiled: &[LocalId]) {
         for s in b {
-            if let Stmt::For {
-                levels, tile, body, ..
-            } = s
-            {
-                if levels.first().is_some_and(|l| tiled.contains(&l.var)) {
-                    *tile = vec![AUTO_TILE];
-                } else {
-                    set(body, tiled);
+            match s {
+                Stmt::For {
+                    levels, tile, body, ..
+                } => {
+                    if levels.first().is_some_and(|l| tiled.contains(&l.var)) {
+                        *tile = vec![AUTO_TILE];
+                    } else {
+                        set(body, tiled);
+                    }
                 }
+                Stmt::If { accept, reject, .. } => {
+                    set(accept, tiled);
+                    set(reject, tiled);
+                }
+                _ => {}
             }
         }
     }

@@ -1,13 +1,17 @@
 //! Which sequential loops of a region the host drives ([`super::Op::Repeat`]).
 //!
 //! A sequential loop at the region's top level (or in the body of such a loop) is driven by the
-//! host when its body holds a parallel loop at its own top level, nothing in its body leaves it
+//! host when its body holds a parallel loop (or a loop or `if` the host drives) at its own top
+//! level, nothing in its body leaves it
 //! (`break`, `continue`), its variable is not assigned in its body, and its range (start, step
 //! and trip count) is *host-known*: computed from the arguments, array lengths, literals and
 //! host-known locals only. A local is host-known where the only assignment of it in the whole
 //! kernel is a top-level one (of the region or of a host-driven loop's body) of a host-known
 //! value before the loop, or where it is the variable of an enclosing host-driven loop. Every
 //! other sequential loop runs on one thread as before, parallel loops inside it included.
+//! Likewise an `if` at host level whose condition is host-known and a branch of which holds
+//! parallel loops is decided by the host, which launches the chosen branch's entry points (a
+//! time loop alternating its arrays: `if t % 2 == 0 { b = f(a) } else { a = f(b) }`).
 
 use std::collections::{HashMap, HashSet};
 
@@ -18,6 +22,8 @@ use super::super::*;
 #[derive(Clone, Debug, Default)]
 pub struct HostLoops {
     driven: HashSet<LocalId>,
+    /// The `if`s the host decides, by their condition.
+    ifs: HashSet<Handle<Expr>>,
     used: HashSet<LocalId>,
     folded: HashSet<LocalId>,
 }
@@ -40,6 +46,7 @@ impl HostLoops {
             writes,
             known: HashSet::new(),
             driven: HashSet::new(),
+            ifs: HashSet::new(),
         };
         a.block(&k.function.body);
         let mut read = HashSet::new();
@@ -79,6 +86,7 @@ impl HostLoops {
         });
         HostLoops {
             driven: a.driven,
+            ifs: a.ifs,
             used,
             folded,
         }
@@ -94,6 +102,12 @@ impl HostLoops {
             } => levels.first().is_some_and(|l| self.driven.contains(&l.var)),
             _ => false,
         }
+    }
+
+    /// Whether `s` is an `if` the host decides: at host level, its condition host-known, a
+    /// branch holding parallel loops (`if t % 2 == 0 { a -> b } else { b -> a }`).
+    pub fn decided(&self, s: &Stmt) -> bool {
+        matches!(s, Stmt::If { cond, .. } if self.ifs.contains(cond))
     }
 
     /// Whether the code reads host loop variable `v` (else the device need not know it).
@@ -119,6 +133,7 @@ struct Analysis<'k> {
     writes: HashMap<LocalId, usize>,
     known: HashSet<LocalId>,
     driven: HashSet<LocalId>,
+    ifs: HashSet<Handle<Expr>>,
 }
 
 impl Analysis<'_> {
@@ -152,29 +167,53 @@ impl Analysis<'_> {
                     {
                         continue;
                     }
-                    let (known, driven) = (self.known.clone(), self.driven.clone());
+                    let (known, driven, ifs) =
+                        (self.known.clone(), self.driven.clone(), self.ifs.clone());
                     self.known.insert(lv.var);
                     self.block(body);
-                    let holds = body.iter().any(|s| match s {
-                        Stmt::For {
-                            schedule: Some(_), ..
-                        } => true,
-                        Stmt::For {
-                            levels,
-                            schedule: None,
-                            ..
-                        } => levels.first().is_some_and(|l| self.driven.contains(&l.var)),
-                        _ => false,
-                    });
-                    if holds {
+                    if self.holds(body) {
                         self.driven.insert(lv.var);
                     } else {
-                        (self.known, self.driven) = (known, driven);
+                        (self.known, self.driven, self.ifs) = (known, driven, ifs);
+                    }
+                }
+                Stmt::If {
+                    cond,
+                    accept,
+                    reject,
+                } if self.host_known(*cond) => {
+                    let (known, driven, ifs) =
+                        (self.known.clone(), self.driven.clone(), self.ifs.clone());
+                    self.block(accept);
+                    self.block(reject);
+                    if self.holds(accept) || self.holds(reject) {
+                        self.ifs.insert(*cond);
+                        // (What a branch assigns is known after the `if` only where both
+                        // branches assign it alike: forget it.)
+                        self.known = known;
+                    } else {
+                        (self.known, self.driven, self.ifs) = (known, driven, ifs);
                     }
                 }
                 _ => {}
             }
         }
+    }
+
+    /// Whether `b` has, at its top level, a parallel loop or a loop or `if` the host drives.
+    fn holds(&self, b: &[Stmt]) -> bool {
+        b.iter().any(|s| match s {
+            Stmt::For {
+                schedule: Some(_), ..
+            } => true,
+            Stmt::For {
+                levels,
+                schedule: None,
+                ..
+            } => levels.first().is_some_and(|l| self.driven.contains(&l.var)),
+            Stmt::If { cond, .. } => self.ifs.contains(cond),
+            _ => false,
+        })
     }
 
     /// Whether the host can compute `h` from what it knows.
