@@ -88,7 +88,7 @@ fn entry_points(
                 entry_points(k, accept, hosted, w, out);
                 entry_points(k, reject, hosted, w, out);
             }
-            other => sequential_code(k, other, w, out),
+            other => sequential_code(k, other, hosted, w, out),
         }
     }
 }
@@ -408,15 +408,27 @@ fn inner(k: &Kernel, body: &[Stmt], w: Words, why: &str, out: &mut Vec<LoopMappi
 }
 
 /// Region code outside the parallel loops: an entry point of one thread.
-fn sequential_code(k: &Kernel, s: &Stmt, w: Words, out: &mut Vec<LoopMapping>) {
+fn sequential_code(
+    k: &Kernel,
+    s: &Stmt,
+    hosted: &super::segments::host_loops::HostLoops,
+    w: Words,
+    out: &mut Vec<LoopMapping>,
+) {
     walk::for_each_stmt(std::slice::from_ref(s), &mut |s| {
         if let Stmt::For {
             levels, schedule, ..
         } = s
         {
-            let how = match schedule {
+            let why_not = levels.first().and_then(|l| hosted.why_not(l.var));
+            let how = match (schedule, why_not) {
+                (None, Some(why)) => format!(
+                    "sequential, on one {}, the parallel loops inside it too: the host cannot drive it because {why}",
+                    w.thread
+                ),
+                (schedule, _) => match schedule {
                 Some(sc) => format!(
-                    "{}: runs on one {}: it is inside region code that is not a loop the host drives (a loop is driven when its range is computed from the arguments and assignments before it, nothing leaves it early and parallel loops are directly in its body)",
+                    "{}: runs on one {}: it is inside region code the host does not drive (the loop or `if` around it says why)",
                     levels_of(sc),
                     w.thread
                 ),
@@ -424,6 +436,7 @@ fn sequential_code(k: &Kernel, s: &Stmt, w: Words, out: &mut Vec<LoopMapping>) {
                     "sequential, on one {}: region code outside the parallel loops",
                     w.thread
                 ),
+                },
             };
             push(out, k, levels, how);
         }

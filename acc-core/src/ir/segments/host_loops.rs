@@ -21,6 +21,8 @@ use super::super::*;
 /// them.
 #[derive(Clone, Debug, Default)]
 pub struct HostLoops {
+    /// Why a sequential loop at host level around parallel loops is not driven (`ACC_INFO`).
+    why_not: HashMap<LocalId, String>,
     driven: HashSet<LocalId>,
     /// The `if`s the host decides, by their condition.
     ifs: HashSet<Handle<Expr>>,
@@ -47,6 +49,7 @@ impl HostLoops {
             known: HashSet::new(),
             driven: HashSet::new(),
             ifs: HashSet::new(),
+            why_not: HashMap::new(),
         };
         a.block(&k.function.body);
         let mut read = HashSet::new();
@@ -85,6 +88,7 @@ impl HostLoops {
             }
         });
         HostLoops {
+            why_not: a.why_not,
             driven: a.driven,
             ifs: a.ifs,
             used,
@@ -108,6 +112,12 @@ impl HostLoops {
     /// branch holding parallel loops (`if t % 2 == 0 { a -> b } else { b -> a }`).
     pub fn decided(&self, s: &Stmt) -> bool {
         matches!(s, Stmt::If { cond, .. } if self.ifs.contains(cond))
+    }
+
+    /// Why the host does not drive the sequential loop of variable `v` at host level, whose
+    /// body holds parallel loops (`None` for other loops).
+    pub fn why_not(&self, v: LocalId) -> Option<&str> {
+        self.why_not.get(&v).map(String::as_str)
     }
 
     /// Whether the code reads host loop variable `v` (else the device need not know it).
@@ -134,6 +144,7 @@ struct Analysis<'k> {
     known: HashSet<LocalId>,
     driven: HashSet<LocalId>,
     ifs: HashSet<Handle<Expr>>,
+    why_not: HashMap<LocalId, String>,
 }
 
 impl Analysis<'_> {
@@ -152,19 +163,28 @@ impl Analysis<'_> {
                     private,
                     tile,
                     body,
-                } if levels.len() == 1
-                    && reductions.is_empty()
-                    && private.is_empty()
-                    && tile.is_empty() =>
-                {
+                } if has_parallel_loop(body) => {
                     let lv = &levels[0];
-                    if self.writes.get(&lv.var) != Some(&1)
-                        || !self.host_known(lv.trips)
-                        || !self.host_known(lv.start)
-                        || !self.host_known(lv.step)
-                        || leaves(body)
-                        || reduces_arrays(self.k, body)
+                    let why = if levels.len() != 1 || !tile.is_empty() {
+                        Some("it is a collapsed or tiled sequential nest")
+                    } else if !reductions.is_empty() || !private.is_empty() {
+                        Some("it has `reduction` or `private` clauses")
+                    } else if self.writes.get(&lv.var) != Some(&1) {
+                        Some("its variable is assigned in its body")
+                    } else if ![lv.trips, lv.start, lv.step]
+                        .iter()
+                        .all(|h| self.host_known(*h))
                     {
+                        Some("its range is not computed from the arguments and the assignments before it alone (it reads a value the device computes, or a local assigned more than once)")
+                    } else if leaves(body) {
+                        Some("`break` or `continue` may leave it")
+                    } else if reduces_arrays(self.k, body) {
+                        Some("a parallel loop in it reduces into an array")
+                    } else {
+                        None
+                    };
+                    if let Some(why) = why {
+                        self.why_not.insert(lv.var, why.to_string());
                         continue;
                     }
                     let (known, driven, ifs) =
@@ -175,6 +195,10 @@ impl Analysis<'_> {
                         self.driven.insert(lv.var);
                     } else {
                         (self.known, self.driven, self.ifs) = (known, driven, ifs);
+                        self.why_not.insert(
+                            lv.var,
+                            "its parallel loops are not directly in its body (they are inside an `if` or a loop the host cannot decide)".into(),
+                        );
                     }
                 }
                 Stmt::If {
@@ -239,6 +263,21 @@ impl Analysis<'_> {
             _ => false,
         }
     }
+}
+
+/// Whether `b` holds a parallel loop anywhere.
+fn has_parallel_loop(b: &[Stmt]) -> bool {
+    let mut found = false;
+    walk::for_each_stmt(b, &mut |s| {
+        found |= matches!(
+            s,
+            Stmt::For {
+                schedule: Some(_),
+                ..
+            }
+        );
+    });
+    found
 }
 
 /// Whether `b` has a `break` or `continue` of the loop whose body it is.

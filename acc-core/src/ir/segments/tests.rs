@@ -118,3 +118,25 @@ fn loops_the_host_cannot_count_or_that_end_early_stay_on_the_device() {
         assert_eq!(s.program.outline(), "entry 0 (one thread)\n");
     }
 }
+
+#[test]
+fn acc_info_says_why_the_host_does_not_drive_a_loop() {
+    use crate::ir::mapping::{describe, Words};
+    let w = Words {
+        block: "block",
+        thread: "thread",
+        threads: 256,
+        warps: true,
+        host_values: true,
+    };
+    let how = |k: &Kernel| {
+        describe(k, w)
+            .into_iter()
+            .find(|m| m.vars == ["t"])
+            .map(|m| m.how)
+            .unwrap_or_default()
+    };
+    assert!(how(&repeated(false, false)).contains("driven by the host"));
+    assert!(how(&repeated(true, false)).contains("its range is not computed"));
+    assert!(how(&repeated(false, true)).contains("`break` or `continue` may leave it"));
+}
