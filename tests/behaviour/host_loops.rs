@@ -407,3 +407,38 @@ fn the_host_picks_each_iterations_branch() {
         assert!(ga == a && gb == b, "on {ty}");
     });
 }
+
+/// The region's reduction in branches the host decides: only the branch that ran counts, call
+/// after call.
+#[acc::offload]
+fn branch_sums(x: &[i64], flag: bool) -> (i64, i64) {
+    let n = x.len();
+    let (mut s, mut m) = (0i64, -1i64);
+    #[acc::parallel(copyin(x), reduction(+: s), reduction(max: m))]
+    {
+        if flag {
+            #[acc::r#loop(gang, vector, reduction(+: s), reduction(max: m))]
+            for i in 0..n {
+                s += x[i];
+                m = m.max(3 * x[i]);
+            }
+        } else {
+            #[acc::r#loop(gang, vector, reduction(+: s))]
+            for i in 0..n {
+                s += 2 * x[i];
+            }
+        }
+    }
+    (s, m)
+}
+
+#[test]
+fn reductions_in_branches_the_host_decides() {
+    let x: Vec<i64> = (0..5000).map(|i| (i % 13) as i64).collect();
+    let sum: i64 = x.iter().sum();
+    on_each_device(|ty| {
+        assert_eq!(branch_sums(&x, true), (sum, 36), "on {ty}");
+        assert_eq!(branch_sums(&x, false), (2 * sum, -1), "on {ty}");
+        assert_eq!(branch_sums(&x, true), (sum, 36), "on {ty}");
+    });
+}

@@ -1,7 +1,10 @@
-//! Integer expressions of a kernel evaluated on the host before a launch: how many iterations
-//! a parallel loop has, so that a backend sizes its grid to the loop rather than guessing from
-//! the arrays. Only a hint: every grid is strided, so a launch is correct whatever size it has;
-//! what cannot be known before the launch (a value computed on the device, a float) is `None`.
+//! Integer expressions of a kernel evaluated on the host before and during a launch: how many
+//! iterations a parallel loop has, so that a backend sizes its grid to the loop rather than
+//! guessing from the arrays (a hint: every grid is strided, so a launch is correct whatever size
+//! it has), and the ranges and conditions of the loops and `if`s the host drives
+//! ([`super::segments::Program`]), which must be exact: values wrap to their types as on the
+//! device. What cannot be known on the host (a value computed on the device, a float) is
+//! `None`.
 
 use std::collections::HashMap;
 
@@ -158,7 +161,8 @@ impl Eval<'_, '_> {
                 match op {
                     BinaryOp::Add => x + y,
                     BinaryOp::Sub => x - y,
-                    BinaryOp::Mul => x.checked_mul(y)?,
+                    // (Wrapped to the type below: exact for every type of up to 64 bits.)
+                    BinaryOp::Mul => x.wrapping_mul(y),
                     BinaryOp::Div if y != 0 => x / y,
                     BinaryOp::Rem if y != 0 => x % y,
                     BinaryOp::BitAnd | BinaryOp::And => x & y,

@@ -428,7 +428,7 @@ fn sequential_code(
                 ),
                 (schedule, _) => match schedule {
                 Some(sc) => format!(
-                    "{}: runs on one {}: it is inside region code the host does not drive (the loop or `if` around it says why)",
+                    "{}: runs on one {}: it is inside region code the host does not drive (a loop around it says why; an `if` is decided by the host only when its condition is computed from the arguments and host loop variables)",
                     levels_of(sc),
                     w.thread
                 ),

@@ -271,6 +271,8 @@ impl Split {
             let (local, value) = (*local, *value);
             let host_only = self.writes.get(&local) == Some(&1)
                 && self.kernel.result != Some(local)
+                && !self.kernel.reductions.iter().any(|(r, _)| r.local == local)
+                && f.locals[local as usize].len.is_none()
                 && same_on_every_thread(f, value)
                 && self.reads.get(&local).copied().unwrap_or(0)
                     == within.get(&local).copied().unwrap_or(0);
@@ -348,11 +350,12 @@ impl Split {
         Ok(())
     }
 
-    /// A sequential loop the host drives: its variable set on the device by one-thread code
-    /// (`v = start - step` before, `v = v + step` at the start of each iteration; or `v =
-    /// start` before and `v = v + step` at the end, where the body ends with such code and
-    /// would otherwise start with a launch of its own), then its body's entry points once per
-    /// iteration.
+    /// A sequential loop the host drives: its body's entry points once per iteration. Where the
+    /// device reads its variable, each launch brings it (`host_values`, what both GPU backends
+    /// do); otherwise (`Segments::new(k, false)`, kept for a backend without per-launch values)
+    /// one-thread code sets it: `v = start - step` before and `v = v + step` at the start of each
+    /// iteration, or `v = start` before and `v = v + step` at the end where the body ends with
+    /// such code and would otherwise start with a launch of its own.
     fn host_loop(
         &mut self,
         lv: &LoopLevel,
@@ -564,6 +567,16 @@ impl Program {
         self.host_vars.len()
     }
 
+    /// Host value `n`'s variable: its name and type.
+    pub fn host_var(&self, n: usize) -> Option<(&str, Scalar)> {
+        let l = self
+            .kernel
+            .function
+            .locals
+            .get(*self.host_vars.get(n)? as usize)?;
+        Some((&l.name, l.ty))
+    }
+
     /// Whether it repeats launches (has a host loop).
     pub fn repeats(&self) -> bool {
         self.ops.iter().any(|o| matches!(o, Op::Repeat { .. }))
@@ -572,8 +585,8 @@ impl Program {
     /// Calls `launch(entry, iterations, host values)` for each launch with these arguments, in
     /// order: `iterations` is a grid entry's iteration count where the host knows it (a hint
     /// for sizing its grid), `None` otherwise and for one-thread entries; the host values are
-    /// those of [`Segments::host_vars`] at that launch (wrapped to their types; 0 outside their
-    /// loops). Stops at the first error `launch` gives; an error too where a host loop's trip
+    /// those of [`Segments::host_vars`] at that launch (wrapped to their types; 0 before their
+    /// loop starts, the last value after it). Stops at the first error `launch` gives; an error too where a host loop's trip
     /// count cannot be computed.
     pub fn run(
         &self,

@@ -669,6 +669,7 @@ impl CudaDevice {
         }
         // The host loops' variables, set at each launch.
         let host_values_arg = values.len();
+        values.extend((0..l.program.host_vars()).map(|_| Value::U64(0)));
         if let Some(b) = &mut loaded.locals {
             self.stream
                 .memset_zeros(b)
@@ -717,7 +718,6 @@ impl CudaDevice {
         // The entry points in the order the kernel's program gives (host loops repeat some),
         // each grid sized for its loop's iterations at that launch.
         let mut last = 1u32;
-        values.extend((0..l.program.host_vars()).map(|_| Value::U64(0)));
         l.program.run(args, &mut |e, iterations, host| {
             for (n, &v) in host.iter().enumerate() {
                 values[host_values_arg + n] = Value::U64(v as u64);

@@ -719,7 +719,26 @@ impl WgpuDevice {
             }
             if host_vars > 0 {
                 values.resize(batch.len() * stride as usize, 0);
-                for &v in host {
+                for (n, &v) in host.iter().enumerate() {
+                    // Indices of 32 bits hold a host loop's `usize`/`isize` only within them.
+                    let narrow = match l.program.host_var(n) {
+                        Some((name, Scalar::USize)) if !target.wide_usize() => {
+                            (!(0..=i128::from(u32::MAX)).contains(&v)).then_some(name)
+                        }
+                        Some((name, Scalar::ISize)) if !target.wide_usize() => {
+                            (!(i128::from(i32::MIN)..=i128::from(i32::MAX)).contains(&v))
+                                .then_some(name)
+                        }
+                        _ => None,
+                    };
+                    if let Some(name) = narrow {
+                        return Err(Error::Unsupported {
+                            what: format!(
+                                "on wgpu: the loop variable `{name}` of `{}` reaches {v}, more than this launch's 32-bit indices hold",
+                                kernel.name
+                            ),
+                        });
+                    }
                     values.extend_from_slice(&(v as u64).to_le_bytes());
                 }
             }

@@ -54,6 +54,9 @@ struct Names {
     lets: HashMap<String, Expr>,
     /// A loop variable's range: its end, and whether the range includes it.
     loops: HashMap<String, (Expr, bool)>,
+    /// Every name the body binds (a row's length or a loop's end naming one of them may mean
+    /// something else where it is used).
+    bound: HashSet<String>,
 }
 
 impl Names {
@@ -81,7 +84,7 @@ impl Names {
                 if let syn::Pat::Ident(p) = &*f.pat {
                     let name = p.ident.to_string();
                     *self.seen.entry(name.clone()).or_default() += 1;
-                    if let Expr::Range(r) = &*f.expr {
+                    if let (None, None, Expr::Range(r)) = (&p.mutability, &p.by_ref, &*f.expr) {
                         if let Some(end) = &r.end {
                             let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
                             self.names.loops.insert(name, ((**end).clone(), inclusive));
@@ -105,6 +108,7 @@ impl Names {
         let once = |n: &String| c.seen.get(n) == Some(&1);
         c.names.lets.retain(|n, _| once(n));
         c.names.loops.retain(|n, _| once(n));
+        c.names.bound = c.seen.into_keys().collect();
         c.names
     }
 }
@@ -112,12 +116,15 @@ impl Names {
 /// How deep `let` names are followed into their values.
 const NAME_DEPTH: usize = 4;
 
-/// `e` with a name bound once by `let` replaced by its value (one step).
-fn resolve<'e>(e: &'e Expr, names: &'e Names) -> &'e Expr {
+/// `e` with a name bound once by `let` replaced by its value (one step); not a name the body
+/// also uses from outside (where a use may mean the outer variable).
+fn resolve<'e>(e: &'e Expr, names: &'e Names, uses: &Uses) -> &'e Expr {
     match e {
-        Expr::Paren(p) => resolve(&p.expr, names),
+        Expr::Paren(p) => resolve(&p.expr, names, uses),
         _ => path_ident(e)
-            .and_then(|id| names.lets.get(&id.to_string()))
+            .map(|id| id.to_string())
+            .filter(|id| !uses.vars.contains_key(id))
+            .and_then(|id| names.lets.get(&id))
             .unwrap_or(e),
     }
 }
@@ -144,7 +151,7 @@ fn injective(e: &Expr, var: &str, uses: &Uses, names: &Names, depth: usize, rows
         },
         _ => match path_ident(e) {
             Some(id) if id == var => true,
-            Some(_) if !std::ptr::eq(resolve(e, names), e) => next(resolve(e, names)),
+            Some(_) if !std::ptr::eq(resolve(e, names, uses), e) => next(resolve(e, names, uses)),
             _ => false,
         },
     }
@@ -154,14 +161,14 @@ fn injective(e: &Expr, var: &str, uses: &Uses, names: &Names, depth: usize, rows
 /// ranging below `c`: distinct values of `var` then index disjoint rows of `c` elements (`j`
 /// indexes an array, so it is a `usize` and not below 0).
 fn row_and_column(row: &Expr, col: &Expr, var: &str, uses: &Uses, names: &Names) -> bool {
-    let row = resolve(row, names);
+    let row = resolve(row, names, uses);
     let Expr::Binary(m) = row else {
         return false;
     };
     if !matches!(m.op, BinOp::Mul(_)) {
         return false;
     }
-    let is_var = |e: &Expr| path_ident(resolve(e, names)).is_some_and(|id| id == var);
+    let is_var = |e: &Expr| path_ident(resolve(e, names, uses)).is_some_and(|id| id == var);
     let c = if is_var(&m.left) {
         &*m.right
     } else if is_var(&m.right) {
@@ -172,7 +179,7 @@ fn row_and_column(row: &Expr, col: &Expr, var: &str, uses: &Uses, names: &Names)
     if !invariant(c, var, uses) {
         return false;
     }
-    let Some(j) = path_ident(resolve(col, names)) else {
+    let Some(j) = path_ident(resolve(col, names, uses)) else {
         return false;
     };
     // (A `j` the body also uses outside its loop is another variable there.)
@@ -190,6 +197,15 @@ fn row_and_column(row: &Expr, col: &Expr, var: &str, uses: &Uses, names: &Names)
         Expr::Paren(p) => &*p.expr,
         e => e,
     };
+    let rebound = |e: &Expr| {
+        super::uses::scan_expr(e, &[])
+            .vars
+            .keys()
+            .any(|n| names.bound.contains(n))
+    };
+    if rebound(c) || rebound(end) {
+        return false;
+    }
     match end {
         // `j < c`.
         e if !inclusive && same(e, c) => true,
@@ -309,6 +325,12 @@ mod tests {
             "{ let mut k = i * n; for j in 0..n { v[k] = 1.0; k += 1; } }",
             "{ for j in 0..n { v[i * j + n] = 1.0; } }",
             "{ for j in -1..n { v[(i * n + j) as usize] = 1.0; } }",
+            // A row's length or a loop's end that the body rebinds.
+            "{ let row = i * n; let n = n + 1; for j in 0..n { v[row + j] = 0.0; } }",
+            // A loop variable the body changes.
+            "{ for mut j in 0..n { j *= 2; v[i * n + j] = 1.0; } }",
+            // A name used before the `let` that binds it means the outer variable there.
+            "{ v[k] = x[i]; let k = i; w[k] = 0.0; }",
         ] {
             assert!(!provably_independent("i", &body(src), &none), "{src}");
         }

@@ -62,29 +62,36 @@ impl HostLoops {
             read.insert(r);
         }
         let used = read.intersection(&a.driven).copied().collect();
-        // Compute-level reductions that a repeated loop reduces fold on the device, wherever
-        // they are reduced.
+        // Compute-level reductions that a loop in a repeated body or in a branch the host
+        // decides reduces fold on the device, wherever they are reduced: partials read once at
+        // the end would hold only the last launch's, or a launch that did not happen.
         let mut folded = HashSet::new();
         walk::for_each_stmt(&k.function.body, &mut |s| {
-            if let Stmt::For {
-                levels,
-                schedule: None,
-                body,
-                ..
-            } = s
-            {
-                if levels.first().is_some_and(|l| a.driven.contains(&l.var)) {
-                    walk::for_each_stmt(body, &mut |s| {
-                        if let Stmt::For {
-                            schedule: Some(_),
-                            reductions,
-                            ..
-                        } = s
-                        {
-                            folded.extend(reductions.iter().map(|r| r.local));
-                        }
-                    });
-                }
+            let bodies: Vec<&Block> = match s {
+                Stmt::For {
+                    levels,
+                    schedule: None,
+                    body,
+                    ..
+                } if levels.first().is_some_and(|l| a.driven.contains(&l.var)) => vec![body],
+                Stmt::If {
+                    cond,
+                    accept,
+                    reject,
+                } if a.ifs.contains(cond) => vec![accept, reject],
+                _ => Vec::new(),
+            };
+            for b in bodies {
+                walk::for_each_stmt(b, &mut |s| {
+                    if let Stmt::For {
+                        schedule: Some(_),
+                        reductions,
+                        ..
+                    } = s
+                    {
+                        folded.extend(reductions.iter().map(|r| r.local));
+                    }
+                });
             }
         });
         HostLoops {
@@ -205,7 +212,12 @@ impl Analysis<'_> {
                     cond,
                     accept,
                     reject,
-                } if self.host_known(*cond) => {
+                } if self.host_known(*cond)
+                    && !leaves(accept)
+                    && !leaves(reject)
+                    && !reduces_arrays(self.k, accept)
+                    && !reduces_arrays(self.k, reject) =>
+                {
                     let (known, driven, ifs) =
                         (self.known.clone(), self.driven.clone(), self.ifs.clone());
                     self.block(accept);

@@ -529,10 +529,11 @@ impl Tr {
 
         // Parallel only at the outermost parallelizable loop, as on multicore.
         let parallel = !in_parallel && self.parallel(dir.as_ref(), &levels, body_stmts);
-        // The inner loop a `kernels` gang loop left to be its vector loop.
+        // The inner loop a `kernels` gang loop left to be its vector loop (this very loop of
+        // the syntax tree, not another of the same name).
         let vector_here = in_parallel
             && levels.len() == 1
-            && self.vector_next.as_deref() == Some(levels[0].0.to_string().as_str());
+            && self.vector_next == Some(f as *const syn::ExprForLoop as usize);
         if vector_here {
             self.vector_next = None;
         }
@@ -738,17 +739,19 @@ impl Tr {
         }))
     }
 
-    /// In a `kernels` region, the variable of the loop in `body` (a parallel loop's body) that
-    /// may be its vector loop: the only loop at the body's top level, without a directive, over
-    /// a range, the other statements `let` bindings, and its iterations provably independent.
-    fn kernels_vector_loop(&self, body: &[Stmt]) -> Option<String> {
+    /// In a `kernels` region, the loop in `body` (a parallel loop's body) that may be its vector
+    /// loop, by its address in the syntax tree: the only loop at the body's top level, without
+    /// a directive, over a range, the other statements `let` bindings of plain expressions, and
+    /// its iterations provably independent.
+    fn kernels_vector_loop(&self, body: &[Stmt]) -> Option<usize> {
         if self.compute != ComputeKind::Kernels {
             return None;
         }
         let mut found = None;
         for st in body {
             match st {
-                Stmt::Local(_) => {}
+                // (An initialiser may hold a loop of its own: `let x = if c { for .. } ..`.)
+                Stmt::Local(l) if !holds_a_loop(l) => {}
                 Stmt::Expr(Expr::ForLoop(f), _) if found.is_none() => found = Some(f),
                 _ => return None,
             }
@@ -766,7 +769,8 @@ impl Tr {
             .map(|(_, v)| v.to_string())
             .collect();
         let name = p.ident.to_string();
-        crate::analysis::depend::provably_independent(&name, &f.body.stmts, &reds).then_some(name)
+        crate::analysis::depend::provably_independent(&name, &f.body.stmts, &reds)
+            .then_some(f as *const syn::ExprForLoop as usize)
     }
 
     #[allow(clippy::type_complexity)]
@@ -807,6 +811,23 @@ impl Tr {
             }
         }
     }
+}
+
+/// Whether `let` statement `l` holds a loop (in its initialiser or its `else`).
+fn holds_a_loop(l: &syn::Local) -> bool {
+    struct Find(bool);
+    impl<'a> syn::visit::Visit<'a> for Find {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            if matches!(e, Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_)) {
+                self.0 = true;
+            } else {
+                syn::visit::visit_expr(self, e);
+            }
+        }
+    }
+    let mut f = Find(false);
+    syn::visit::Visit::visit_local(&mut f, l);
+    f.0
 }
 
 /// Whether `stmts` use a field of the variable `name` (`name.x`) before a `let` shadows it.
