@@ -65,7 +65,8 @@ pub enum Entry {
         slots: Vec<usize>,
     },
     /// One thread folds the partials of these slots, in block order, into their locals
-    /// (reductions into region locals, and those of loops a host loop repeats).
+    /// (reductions into region locals, and those of loops a host loop repeats or a branch the
+    /// host decides holds).
     Fold(Vec<(usize, Reduction)>),
 }
 
@@ -493,6 +494,9 @@ pub struct Program {
     host_vars: Vec<LocalId>,
 }
 
+/// What [`Program::run`] calls for each launch: entry point, iteration count, host values.
+pub type LaunchFn<'a> = dyn FnMut(usize, Option<u64>, &[i128]) -> Result<(), Error> + 'a;
+
 /// One step of a [`Program`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
@@ -588,11 +592,7 @@ impl Program {
     /// those of [`Segments::host_vars`] at that launch (wrapped to their types; 0 before their
     /// loop starts, the last value after it). Stops at the first error `launch` gives; an error too where a host loop's trip
     /// count cannot be computed.
-    pub fn run(
-        &self,
-        args: &[KernelArg<'_>],
-        launch: &mut dyn FnMut(usize, Option<u64>, &[i128]) -> Result<(), Error>,
-    ) -> Result<(), Error> {
+    pub fn run(&self, args: &[KernelArg<'_>], launch: &mut LaunchFn<'_>) -> Result<(), Error> {
         let mut env = Eval {
             k: &self.kernel,
             args,
@@ -608,7 +608,7 @@ impl Program {
         ops: &[Op],
         env: &mut Eval<'_, '_>,
         values: &mut Vec<i128>,
-        launch: &mut dyn FnMut(usize, Option<u64>, &[i128]) -> Result<(), Error>,
+        launch: &mut LaunchFn<'_>,
     ) -> Result<(), Error> {
         for op in ops {
             match op {

@@ -158,10 +158,10 @@ impl Analysis<'_> {
     fn block(&mut self, b: &[Stmt]) {
         for s in b {
             match s {
-                Stmt::Assign { local, value } => {
-                    if self.writes.get(local) == Some(&1) && self.host_known(*value) {
-                        self.known.insert(*local);
-                    }
+                Stmt::Assign { local, value }
+                    if self.writes.get(local) == Some(&1) && self.host_known(*value) =>
+                {
+                    self.known.insert(*local);
                 }
                 Stmt::For {
                     levels,
