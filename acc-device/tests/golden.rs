@@ -39,7 +39,6 @@ fn plan(k: &Kernel) -> String {
                 thread: "thread",
                 threads: acc_device::ptx::BLOCK_SIZE,
                 warps: true,
-                host_values: true,
             },
         ),
         (
@@ -49,7 +48,6 @@ fn plan(k: &Kernel) -> String {
                 thread: "invocation",
                 threads: acc_device::wgsl::WORKGROUP_SIZE,
                 warps: false,
-                host_values: true,
             },
         ),
     ] {
@@ -60,7 +58,7 @@ fn plan(k: &Kernel) -> String {
     }
     // The steps of each gang loop a block runs an iteration of, barriers included.
     let expanded = acc_core::ir::tile::expand(k);
-    let segments = acc_core::ir::segments::Segments::new(&expanded, true);
+    let segments = acc_core::ir::segments::Segments::new(&expanded);
     for e in segments.iter().flat_map(|s| &s.entries) {
         if let acc_core::ir::segments::Entry::Grid { looped, .. } = e {
             if let Some(p) = looped.gang_phases(&expanded.function) {
@@ -71,9 +69,8 @@ fn plan(k: &Kernel) -> String {
             }
         }
     }
-    // The order the host launches the entry points in (both backends' launches take the host
-    // loops' variables as arguments).
-    match acc_core::ir::segments::Segments::new(&expanded, true) {
+    // The order the host launches the entry points in.
+    match &segments {
         Ok(s) => {
             out.push_str("launches:\n");
             for line in s.program.outline().lines() {

@@ -9,82 +9,7 @@
 use std::collections::HashMap;
 
 use super::launch::{KernelArg, ScalarValue};
-use super::{
-    BinaryOp, Expr, Handle, Kernel, Literal, LocalId, MathFn, ParamKind, Scalar, Stmt, UnaryOp,
-};
-
-/// The iteration count of the kernel's `n`-th top-level parallel loop (all collapsed levels;
-/// the tiles of a tiled nest), when its trip counts depend only on the arguments and on scalar
-/// assignments before it.
-pub fn parallel_loop_iterations(kernel: &Kernel, n: usize, args: &[KernelArg<'_>]) -> Option<u64> {
-    let types = super::validate::expr_types(kernel).ok()?;
-    let mut env = Eval {
-        k: kernel,
-        args,
-        types,
-        locals: HashMap::new(),
-    };
-    let mut seen = 0;
-    for s in &kernel.function.body {
-        match s {
-            Stmt::Assign { local, value } => match env.expr(*value) {
-                Some(v) => {
-                    env.locals.insert(*local, v);
-                }
-                None => {
-                    env.locals.remove(local);
-                }
-            },
-            Stmt::For {
-                schedule: Some(_),
-                levels,
-                reductions,
-                tile,
-                ..
-            } => {
-                if seen == n {
-                    let mut total: u64 = 1;
-                    for (i, lv) in levels.iter().enumerate() {
-                        let t = u64::try_from(env.expr(lv.trips)?).ok()?;
-                        // A tiled nest's parallel loop is over its tiles (`tile::expand`).
-                        let t = tile.get(i).map_or(t, |&s| super::tile::tiles(t, s));
-                        total = total.checked_mul(t)?;
-                    }
-                    return Some(total);
-                }
-                seen += 1;
-                for r in reductions {
-                    env.locals.remove(&r.local);
-                }
-            }
-            // Other statements may assign anything.
-            _ => env.locals.clear(),
-        }
-    }
-    None
-}
-
-/// The iteration count of each top-level parallel loop of the kernel, in order (`None` where it
-/// cannot be known before the launch).
-pub fn parallel_loops_iterations(kernel: &Kernel, args: &[KernelArg<'_>]) -> Vec<Option<u64>> {
-    let loops = kernel
-        .function
-        .body
-        .iter()
-        .filter(|s| {
-            matches!(
-                s,
-                Stmt::For {
-                    schedule: Some(_),
-                    ..
-                }
-            )
-        })
-        .count();
-    (0..loops)
-        .map(|n| parallel_loop_iterations(kernel, n, args))
-        .collect()
-}
+use super::{BinaryOp, Expr, Handle, Kernel, Literal, LocalId, MathFn, ParamKind, Scalar, UnaryOp};
 
 /// The host's view of a kernel's integer values: the arguments, and the locals whose values it
 /// knows ([`super::segments::Program`] keeps them as the launches go).
@@ -237,7 +162,16 @@ mod tests {
             KernelArg::Write(&mut data),
             KernelArg::Scalar(ScalarValue::USize(37)),
         ];
-        assert_eq!(parallel_loop_iterations(&k, 0, &args), Some(37));
-        assert_eq!(parallel_loop_iterations(&k, 1, &args), None);
+        // One grid launch, of 37 iterations (`min(n, x.len())`).
+        let mut counts = Vec::new();
+        crate::ir::segments::Segments::new(&k)
+            .expect("splits")
+            .program
+            .run(&args, &mut |_, n, _| {
+                counts.push(n);
+                Ok(())
+            })
+            .expect("runs");
+        assert_eq!(counts, [Some(37)]);
     }
 }

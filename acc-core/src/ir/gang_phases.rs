@@ -138,42 +138,12 @@ impl<'a> GangPhases<'a> {
     /// memory at each barrier as well.
     pub fn exchanges_through_arrays(&self, f: &Function) -> bool {
         let (mut written, mut read) = (HashSet::new(), HashSet::new());
-        fn walk_steps(
-            steps: &[Step],
-            f: &Function,
-            written: &mut HashSet<ParamId>,
-            read: &mut HashSet<ParamId>,
-        ) {
-            let stmt = |s: &Stmt, written: &mut HashSet<ParamId>, read: &mut HashSet<ParamId>| {
-                walk::for_each_stmt(std::slice::from_ref(s), &mut |s| {
-                    if let Stmt::Store { array, .. } | Stmt::Atomic { array, .. } = s {
-                        written.insert(*array);
-                    }
-                    for h in walk::stmt_exprs(s) {
-                        walk::arrays_loaded(f, h, read);
-                    }
-                });
-            };
-            for s in steps {
-                match s {
-                    Step::Redundant(st) => stmt(st, written, read),
-                    Step::Shared(l) => stmt(&l.vector, written, read),
-                    Step::Sequential { steps, .. } => walk_steps(steps, f, written, read),
-                    Step::If { accept, reject, .. } => {
-                        walk_steps(accept, f, written, read);
-                        walk_steps(reject, f, written, read);
-                    }
-                    Step::Barrier => {}
-                }
-            }
-        }
-        walk_steps(&self.steps, f, &mut written, &mut read);
+        sync::for_each_step_stmt(&self.steps, &mut |s, _| {
+            walk::arrays_written(std::slice::from_ref(s), &mut written);
+            walk::arrays_read(f, std::slice::from_ref(s), &mut read);
+        });
         for s in &self.post {
-            walk::for_each_stmt(std::slice::from_ref(*s), &mut |s| {
-                for h in walk::stmt_exprs(s) {
-                    walk::arrays_loaded(f, h, &mut read);
-                }
-            });
+            walk::arrays_read(f, std::slice::from_ref(*s), &mut read);
         }
         written.intersection(&read).next().is_some()
     }

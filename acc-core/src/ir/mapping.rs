@@ -28,9 +28,6 @@ pub struct Words {
     /// Whether `vector_length(n)` with n at most 32 gives each gang iteration a warp (32
     /// threads) instead of a block.
     pub warps: bool,
-    /// Whether each launch takes the host loops' variables as arguments
-    /// ([`super::segments::Segments::host_vars`]) rather than one thread setting them.
-    pub host_values: bool,
 }
 
 /// The loops of `k` in source order, each with how the GPU backends run it.
@@ -72,13 +69,10 @@ fn entry_points(
                     levels,
                     format!(
                         "sequential, driven by the host: each iteration launches the parallel loops of its body over the grid{}",
-                        match (hosted.var_used(levels[0].var), w.host_values) {
-                            (true, true) => ", each launch taking the loop's variable as an argument".to_string(),
-                            (true, false) => format!(
-                                ", one {} setting the loop's variable on the device first",
-                                w.thread
-                            ),
-                            (false, _) => String::new(),
+                        if hosted.var_used(levels[0].var) {
+                            ", each launch taking the loop's variable as an argument"
+                        } else {
+                            ""
                         }
                     ),
                 );

@@ -28,9 +28,6 @@ pub mod host_loops;
 /// A kernel split into entry points.
 #[derive(Clone, Debug)]
 pub struct Segments {
-    /// The kernel the entry points belong to: the one given, with the expressions the host
-    /// loops' statements use appended (the handles of the given kernel stay valid).
-    pub kernel: Kernel,
     /// Whether the region's scalar locals live in a buffer between entry points
     /// ([`Kernel::needs_segments`]).
     pub segmented: bool,
@@ -42,8 +39,7 @@ pub struct Segments {
     /// others, [`super::launch::sequential_reduction_slots`], come from the locals buffer).
     pub reduced_in_loops: BTreeSet<LocalId>,
     /// The host loops' variables the device reads, which each launch takes as arguments (in
-    /// this order) when the backend asked for `host_values`; entry points start by setting
-    /// them from those arguments.
+    /// this order); entry points start by setting them from those arguments.
     pub host_vars: Vec<LocalId>,
     /// The order in which the host launches the entry points.
     pub program: Program,
@@ -78,25 +74,15 @@ impl Entry {
 }
 
 impl Segments {
-    /// Splits `k` into entry points. `host_values`: the backend's launches take the host
-    /// loops' variables as arguments ([`Segments::host_vars`]), so no code sets them on the
-    /// device. `Err` names what no entry point can hold yet.
-    pub fn new(k: &Kernel, host_values: bool) -> Result<Segments, String> {
+    /// Splits `k` into entry points. `Err` names what no entry point can hold yet.
+    pub fn new(k: &Kernel) -> Result<Segments, String> {
         let segmented = k.needs_segments();
-        let mut writes = HashMap::new();
-        let mut written = Vec::new();
-        written_locals(&k.function.body, &mut written);
-        for l in written {
-            *writes.entry(l).or_insert(0usize) += 1;
-        }
         let mut reads = HashMap::new();
         count_reads(&k.function, &k.function.body, &mut reads);
         let mut b = Split {
-            host_values,
             host_vars: Vec::new(),
-            writes,
             reads,
-            kernel: k.clone(),
+            kernel: k,
             segmented,
             plan: host_loops::HostLoops::new(k),
             prelude: Vec::new(),
@@ -113,16 +99,14 @@ impl Segments {
             b.entries.push(Entry::Single(Vec::new()));
             ops.push(Op::Launch(0));
         }
-        let types =
-            validate::expr_types(&b.kernel).map_err(|e| format!("invalid kernel IR: {e}"))?;
+        let types = validate::expr_types(k).map_err(|e| format!("invalid kernel IR: {e}"))?;
         let program = Program {
-            kernel: b.kernel.clone(),
+            kernel: k.clone(),
             types,
             ops,
             host_vars: b.host_vars.clone(),
         };
         Ok(Segments {
-            kernel: b.kernel,
             segmented,
             entries: b.entries,
             reductions: b.reductions,
@@ -133,13 +117,11 @@ impl Segments {
     }
 }
 
-struct Split {
-    host_values: bool,
+struct Split<'k> {
     host_vars: Vec<LocalId>,
-    /// How many statements of the kernel write each local, and read it.
-    writes: HashMap<LocalId, usize>,
+    /// How many statements of the kernel read each local.
     reads: HashMap<LocalId, usize>,
-    kernel: Kernel,
+    kernel: &'k Kernel,
     segmented: bool,
     plan: host_loops::HostLoops,
     prelude: Vec<Stmt>,
@@ -150,7 +132,7 @@ struct Split {
     pending: Vec<Stmt>,
 }
 
-impl Split {
+impl Split<'_> {
     fn flush(&mut self, ops: &mut Vec<Op>) {
         if !self.pending.is_empty() {
             ops.push(Op::Launch(self.entries.len()));
@@ -232,7 +214,7 @@ impl Split {
         while let Some(Stmt::Assign { local, value }) = self.pending.last() {
             let (local, value) = (*local, *value);
             let f = &self.kernel.function;
-            let movable = self.writes.get(&local) == Some(&1)
+            let movable = self.plan.writes(local) == 1
                 && !self.plan.vars().contains(&local)
                 && self.kernel.result != Some(local)
                 && !self.kernel.reductions.iter().any(|(r, _)| r.local == local)
@@ -252,8 +234,7 @@ impl Split {
     }
 
     /// Drops the assignments at the end of the pending code whose locals only the range of host
-    /// loop `lv` reads (its bounds, which the host computes itself: [`Op::Set`]), when the
-    /// device does not need the loop's variable.
+    /// loop `lv` reads (its bounds, which the host computes itself: [`Op::Set`]).
     fn drop_host_only(&mut self, lv: &LoopLevel) {
         let mut within = HashMap::new();
         let f = &self.kernel.function;
@@ -270,7 +251,7 @@ impl Split {
         }
         while let Some(Stmt::Assign { local, value }) = self.pending.last() {
             let (local, value) = (*local, *value);
-            let host_only = self.writes.get(&local) == Some(&1)
+            let host_only = self.plan.writes(local) == 1
                 && self.kernel.result != Some(local)
                 && !self.kernel.reductions.iter().any(|(r, _)| r.local == local)
                 && f.locals[local as usize].len.is_none()
@@ -351,72 +332,21 @@ impl Split {
         Ok(())
     }
 
-    /// A sequential loop the host drives: its body's entry points once per iteration. Where the
-    /// device reads its variable, each launch brings it (`host_values`, what both GPU backends
-    /// do); otherwise (`Segments::new(k, false)`, kept for a backend without per-launch values)
-    /// one-thread code sets it: `v = start - step` before and `v = v + step` at the start of each
-    /// iteration, or `v = start` before and `v = v + step` at the end where the body ends with
-    /// such code and would otherwise start with a launch of its own.
+    /// A sequential loop the host drives: its body's entry points once per iteration, each
+    /// launch bringing the loop's variable where the device reads it ([`Segments::host_vars`]).
     fn host_loop(
         &mut self,
         lv: &LoopLevel,
         body: &[Stmt],
         ops: &mut Vec<Op>,
     ) -> Result<(), String> {
-        let mut used = self.plan.var_used(lv.var);
-        if used && self.host_values {
-            // Each launch brings the variable's value.
+        if self.plan.var_used(lv.var) {
             self.host_vars.push(lv.var);
-            used = false;
         }
-        let f = &mut self.kernel.function;
-        let var = f.exprs.append(Expr::Local(lv.var));
-        let advance = Stmt::Assign {
-            local: lv.var,
-            value: f.exprs.append(Expr::Binary(BinaryOp::Add, var, lv.step)),
-        };
-        let starts_with_launch = matches!(
-            body.first(),
-            Some(Stmt::For {
-                schedule: Some(_),
-                ..
-            }) | None
-        ) || body.first().is_some_and(|s| self.plan.driven(s));
-        let ends_with_code = body.last().is_some_and(|s| {
-            !matches!(
-                s,
-                Stmt::For {
-                    schedule: Some(_),
-                    ..
-                }
-            ) && !self.plan.driven(s)
-        });
-        let at_end = starts_with_launch && ends_with_code;
-        if !self.plan.var_used(lv.var) || self.host_values {
-            self.drop_host_only(lv);
-        }
-        if used {
-            let f = &mut self.kernel.function;
-            let first = if at_end {
-                lv.start
-            } else {
-                f.exprs
-                    .append(Expr::Binary(BinaryOp::Sub, lv.start, lv.step))
-            };
-            self.pending.push(Stmt::Assign {
-                local: lv.var,
-                value: first,
-            });
-        }
+        self.drop_host_only(lv);
         self.flush(ops);
         let mut inner = Vec::new();
-        if used && !at_end {
-            self.pending.push(advance.clone());
-        }
         self.block(body, &mut inner)?;
-        if used && at_end {
-            self.pending.push(advance);
-        }
         self.flush(&mut inner);
         ops.push(Op::Repeat {
             var: lv.var,

@@ -457,7 +457,16 @@ fn tiled_nests_expand_to_tile_loops_around_element_loops() {
         KernelArg::Scalar(ScalarValue::USize(53)),
         KernelArg::Scalar(ScalarValue::U32(0)),
     ];
-    assert_eq!(eval::parallel_loop_iterations(&k, 0, &args), Some(35));
+    let mut counts = Vec::new();
+    segments::Segments::new(&k)
+        .expect("splits")
+        .program
+        .run(&args, &mut |_, n, _| {
+            counts.push(n);
+            Ok(())
+        })
+        .expect("runs");
+    assert_eq!(counts, [Some(35)]);
     // A kernel without tiles is not copied.
     let plain = saxpy();
     assert!(matches!(
@@ -562,7 +571,6 @@ fn loop_mappings_say_how_and_why() {
         thread: "thread",
         threads: 256,
         warps: true,
-        host_values: true,
     };
     let flat = describe(&crate::ir::samples::saxpy(Scalar::F32), w);
     assert_eq!(flat.len(), 1);

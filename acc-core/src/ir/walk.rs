@@ -38,6 +38,26 @@ pub fn assigns(b: &[Stmt], which: &impl Fn(LocalId) -> bool) -> bool {
     found
 }
 
+/// Adds the array parameters the statements of `b` (nested ones included) load elements of to
+/// `out`.
+pub fn arrays_read(f: &Function, b: &[Stmt], out: &mut HashSet<ParamId>) {
+    for_each_stmt(b, &mut |s| {
+        for h in stmt_exprs(s) {
+            arrays_loaded(f, h, out);
+        }
+    });
+}
+
+/// Adds the array parameters the statements of `b` (nested ones included) store to or update
+/// atomically to `out`.
+pub fn arrays_written(b: &[Stmt], out: &mut HashSet<ParamId>) {
+    for_each_stmt(b, &mut |s| {
+        if let Stmt::Store { array, .. } | Stmt::Atomic { array, .. } = s {
+            out.insert(*array);
+        }
+    });
+}
+
 /// Adds the array parameters expression `h` loads elements of to `out`.
 pub fn arrays_loaded(f: &Function, h: Handle<Expr>, out: &mut HashSet<ParamId>) {
     match &f.exprs[h] {

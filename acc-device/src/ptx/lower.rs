@@ -142,8 +142,7 @@ pub fn lower_with(kernel: &Kernel, target: Target, narrow: bool) -> Result<Lower
     } else {
         kernel
     };
-    let plan = Segments::new(kernel, true).map_err(unsupported)?;
-    let kernel = &plan.kernel;
+    let plan = Segments::new(kernel).map_err(unsupported)?;
     let types = expr_types(kernel).map_err(|e| Error::Unsupported {
         what: format!("invalid kernel IR: {e}"),
     })?;

@@ -330,8 +330,7 @@ pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
     // Tiled nests run as tile loops around element loops.
     let kernel = &*acc_core::ir::tile::expand(kernel);
     // Entry points as `acc_core::ir::segments` splits the region.
-    let plan = Segments::new(kernel, true).map_err(unsupported)?;
-    let kernel = &plan.kernel;
+    let plan = Segments::new(kernel).map_err(unsupported)?;
     let types = expr_types(kernel).map_err(|e| Error::Unsupported {
         what: format!("invalid kernel IR: {e}"),
     })?;

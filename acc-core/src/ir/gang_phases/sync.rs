@@ -169,11 +169,7 @@ impl Hazards<'_> {
             return false;
         }
         let mut read = HashSet::new();
-        walk::for_each_stmt(std::slice::from_ref(s), &mut |st| {
-            for h in walk::stmt_exprs(st) {
-                walk::arrays_loaded(self.f, h, &mut read);
-            }
-        });
+        walk::arrays_read(self.f, std::slice::from_ref(s), &mut read);
         read.iter().any(|a| self.written.contains(a))
     }
 }
@@ -181,22 +177,29 @@ impl Hazards<'_> {
 /// The arrays that the shared loops among `steps` store to or update atomically.
 pub(super) fn shared_loop_writes(steps: &[Step]) -> HashSet<ParamId> {
     let mut out = HashSet::new();
+    for_each_step_stmt(steps, &mut |s, shared| {
+        if shared {
+            walk::arrays_written(std::slice::from_ref(s), &mut out);
+        }
+    });
+    out
+}
+
+/// Calls `f` on each statement the steps run, nested steps included: a redundant statement
+/// (`false`) or a shared loop (`true`).
+pub(super) fn for_each_step_stmt(steps: &[Step], f: &mut impl FnMut(&Stmt, bool)) {
     for s in steps {
         match s {
-            Step::Shared(l) => walk::for_each_stmt(std::slice::from_ref(&*l.vector), &mut |s| {
-                if let Stmt::Store { array, .. } | Stmt::Atomic { array, .. } = s {
-                    out.insert(*array);
-                }
-            }),
-            Step::Sequential { steps, .. } => out.extend(shared_loop_writes(steps)),
+            Step::Redundant(st) => f(st, false),
+            Step::Shared(l) => f(&l.vector, true),
+            Step::Sequential { steps, .. } => for_each_step_stmt(steps, f),
             Step::If { accept, reject, .. } => {
-                out.extend(shared_loop_writes(accept));
-                out.extend(shared_loop_writes(reject));
+                for_each_step_stmt(accept, f);
+                for_each_step_stmt(reject, f);
             }
-            Step::Redundant(_) | Step::Barrier => {}
+            Step::Barrier => {}
         }
     }
-    out
 }
 
 /// Whether redundant statements may have written a shared array since the last barrier when

@@ -21,6 +21,8 @@ use super::super::*;
 /// them.
 #[derive(Clone, Debug, Default)]
 pub struct HostLoops {
+    /// How many statements of the kernel write each local.
+    writes: HashMap<LocalId, usize>,
     /// Why a sequential loop at host level around parallel loops is not driven (`ACC_INFO`).
     why_not: HashMap<LocalId, String>,
     driven: HashSet<LocalId>,
@@ -95,12 +97,19 @@ impl HostLoops {
             }
         });
         HostLoops {
+            writes: a.writes,
             why_not: a.why_not,
             driven: a.driven,
             ifs: a.ifs,
             used,
             folded,
         }
+    }
+
+    /// How many statements of the kernel write local `l` (assignments, loops, reductions,
+    /// atomic captures).
+    pub fn writes(&self, l: LocalId) -> usize {
+        self.writes.get(&l).copied().unwrap_or(0)
     }
 
     /// Whether `s` is a loop the host drives.

@@ -5,13 +5,11 @@ use crate::ir::samples;
 
 #[test]
 fn a_host_loop_launches_its_body_per_iteration_with_grids_sized_to_each() {
-    let s = Segments::new(&samples::eliminate(), false).expect("splits");
+    let s = Segments::new(&samples::eliminate()).expect("splits");
     assert!(s.program.repeats());
-    // `k = 0 - 1` on one thread, then per `k`: `k = k + 1`, the gang loop over rows below `k`.
-    assert_eq!(
-        s.program.outline(),
-        "entry 0 (one thread)\nrepeat `k`:\n  entry 1 (one thread)\n  entry 2 (grid)\n"
-    );
+    // Per `k`: the gang loop over the rows below `k`, `k` an argument of each launch.
+    assert_eq!(s.program.outline(), "repeat `k`:\n  entry 0 (grid)\n");
+    assert_eq!(s.host_vars.len(), 1);
     let mut m = vec![0u8; 8 * 16];
     let args = [
         KernelArg::Write(&mut m),
@@ -19,30 +17,20 @@ fn a_host_loop_launches_its_body_per_iteration_with_grids_sized_to_each() {
     ];
     let mut launches = Vec::new();
     s.program
-        .run(&args, &mut |e, n, _| {
-            launches.push((e, n));
+        .run(&args, &mut |e, n, v| {
+            launches.push((e, n, v[0]));
             Ok(())
         })
         .expect("runs");
-    let grids: Vec<Option<u64>> = launches
-        .iter()
-        .filter(|(e, _)| *e == 2)
-        .map(|&(_, n)| n)
-        .collect();
-    assert_eq!(grids, [Some(3), Some(2), Some(1), Some(0)]);
-    assert_eq!(launches.len(), 1 + 4 * 2);
-    // With the variable an argument of each launch, the grid entry alone repeats.
-    let s = Segments::new(&samples::eliminate(), true).expect("splits");
-    assert_eq!(s.program.outline(), "repeat `k`:\n  entry 0 (grid)\n");
-    assert_eq!(s.host_vars.len(), 1);
-    let mut seen = Vec::new();
-    s.program
-        .run(&args, &mut |_, _, v| {
-            seen.push(v[0]);
-            Ok(())
-        })
-        .expect("runs");
-    assert_eq!(seen, [0, 1, 2, 3]);
+    assert_eq!(
+        launches,
+        [
+            (0, Some(3), 0),
+            (0, Some(2), 1),
+            (0, Some(1), 2),
+            (0, Some(0), 3)
+        ]
+    );
 }
 
 /// `for t in 0..trips { for i (gang vector) { x[i] += 1 } }`, the trip count given by `trips`.
@@ -108,12 +96,12 @@ fn repeated(data_range: bool, leave: bool) -> Kernel {
 #[test]
 fn loops_the_host_cannot_count_or_that_end_early_stay_on_the_device() {
     let counted = repeated(false, false);
-    let s = Segments::new(&counted, false).expect("splits");
+    let s = Segments::new(&counted).expect("splits");
     // The variable is not read: nothing sets it, the grid alone repeats.
     assert_eq!(s.program.outline(), "repeat `t`:\n  entry 0 (grid)\n");
     // A range read from device data, and a loop left by `break`: one thread runs them.
     for k in [repeated(true, false), repeated(false, true)] {
-        let s = Segments::new(&k, false).expect("splits");
+        let s = Segments::new(&k).expect("splits");
         assert!(!s.program.repeats(), "{}", crate::ir::print::print(&k));
         assert_eq!(s.program.outline(), "entry 0 (one thread)\n");
     }
@@ -127,7 +115,6 @@ fn acc_info_says_why_the_host_does_not_drive_a_loop() {
         thread: "thread",
         threads: 256,
         warps: true,
-        host_values: true,
     };
     let how = |k: &Kernel| {
         describe(k, w)

@@ -65,7 +65,6 @@ impl acc_core::Device for CudaDevice {
             thread: "thread",
             threads: BLOCK_SIZE,
             warps: true,
-            host_values: true,
         })
     }
     fn details(&self) -> Vec<(&'static str, String)> {

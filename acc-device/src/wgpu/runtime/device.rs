@@ -31,7 +31,6 @@ impl acc_core::Device for WgpuDevice {
             thread: "invocation",
             threads: WORKGROUP_SIZE,
             warps: false,
-            host_values: true,
         })
     }
     fn details(&self) -> Vec<(&'static str, String)> {
