@@ -15,6 +15,7 @@ pub mod data;
 pub mod device;
 pub mod device_type;
 pub mod error;
+pub mod gpu;
 pub mod host_alloc;
 pub mod icv;
 pub mod ir;

@@ -4,6 +4,9 @@
 //! loops inside must still spread over the device (on the GPU devices the host drives such a
 //! loop and launches its parallel loops once per iteration).
 
+// The loops are written as users write them in regions, index by index.
+#![allow(clippy::manual_memcpy, clippy::unnecessary_cast)]
+
 use acc::DeviceType;
 
 use crate::devices::on_each_device;

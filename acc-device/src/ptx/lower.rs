@@ -3,8 +3,9 @@
 
 use std::fmt::Write;
 
+use acc_core::gpu::{LaunchLayout, TargetWords};
 pub use acc_core::ir::launch::ReductionSlot;
-use acc_core::ir::segments::{Entry, Program, Segments};
+use acc_core::ir::segments::{Entry, Segments};
 use acc_core::ir::validate::expr_types;
 use acc_core::ir::*;
 use acc_core::{Error, Result};
@@ -33,24 +34,9 @@ pub struct Lowered {
     /// an entry point, in order, and one `.u64` per host loop variable the device reads (its
     /// value at the launch, [`Program::run`]'s host values).
     pub entry_points: Vec<String>,
-    /// For each entry point: whether it runs on one thread (code between parallel loops, or a
-    /// fold of per-block partials into a region local) rather than over the grid.
-    pub single: Vec<bool>,
-    /// For each entry point: whether each iteration of its (gang) loop takes a whole block,
-    /// whose threads share an inner vector loop (so the grid has one block per iteration),
-    /// rather than one thread.
-    pub block_per_iteration: Vec<bool>,
-    /// For each entry point: how many iterations of its gang loop one block runs at once (1,
-    /// or a warp's worth per block where `vector_length` is at most 32).
-    pub gangs_per_block: Vec<u32>,
-    /// Bytes of the locals buffer, which keeps the region's scalar locals between entry points
-    /// when the region has code besides its parallel loops (0 when it has none).
-    pub locals_size: u32,
-    pub reductions: Vec<ReductionSlot>,
-    /// The region's value: its type and offset in the locals buffer (as a reduction word).
-    pub result: Option<(Scalar, u32)>,
-    /// The order in which the entry points are launched (host loops repeat some).
-    pub program: Program,
+    /// What a launch needs to know of it: each entry point's shape, the locals buffer, the
+    /// reductions' slots, the region's value, the program launching the entry points.
+    pub layout: LaunchLayout,
 }
 
 fn unsupported(what: impl Into<String>) -> Error {
@@ -168,9 +154,8 @@ pub fn lower_with(kernel: &Kernel, target: Target, narrow: bool) -> Result<Lower
     w.module(target, &plan)
 }
 
-/// The status word of an out-of-range access to a private array (rather than to parameter
-/// `n`, which is recorded as `n`): this bit, or'ed with the local's id.
-pub const PRIVATE_ARRAY_BIT: u32 = 1 << 31;
+use acc_core::gpu::status;
+pub use acc_core::gpu::status::PRIVATE_ARRAY_BIT;
 
 struct Writer<'a> {
     k: &'a Kernel,
@@ -265,77 +250,55 @@ impl Writer<'_> {
             (self.array_slots, locals_size) = k.array_locals_layout(elem_size, locals_size);
         }
         let mut entries: Vec<(String, String)> = Vec::new();
-        let (mut single, mut per_block, mut warp_entries) = (Vec::new(), Vec::new(), Vec::new());
         for e in &plan.entries {
-            let (text, grid) = match e {
+            entries.push(match e {
                 Entry::Single(stmts) => {
                     let stmts: Vec<&Stmt> = stmts.iter().collect();
-                    (self.single_entry(&stmts)?, None)
+                    self.single_entry(&stmts)?
                 }
                 Entry::Grid {
                     prelude,
                     looped,
                     slots,
-                } => (
-                    self.grid_entry(&prelude.iter().collect::<Vec<_>>(), looped, slots)?,
-                    Some(looped.gang_phases(&k.function)),
-                ),
-                Entry::Fold(reds) => (self.fold_entry(reds)?, None),
-            };
-            entries.push(text);
-            single.push(grid.is_none());
-            let phases = grid.flatten();
-            warp_entries.push(
-                phases
-                    .as_ref()
-                    .is_some_and(|p| acc_core::ir::mapping::warp_per_iteration(k, p)),
-            );
-            per_block.push(phases.is_some());
+                } => self.grid_entry(&prelude.iter().collect::<Vec<_>>(), looped, slots)?,
+                Entry::Fold(reds) => self.fold_entry(reds)?,
+            });
         }
-        let mut reductions = plan.reductions.clone();
-        let reduced_in_loops = &plan.reduced_in_loops;
-        // Kernel reductions computed by sequential code: the local's final value.
-        reductions.extend(
-            acc_core::ir::launch::sequential_reduction_slots(k, reduced_in_loops, |l| {
-                self.local_slots
-                    .iter()
-                    .find(|(i, ..)| *i == l)
-                    .map(|&(_, t, off)| (t, off))
-            })
-            .map_err(unsupported)?,
+        let layout = LaunchLayout::new(
+            k,
+            plan,
+            (&self.local_slots, locals_size),
+            &TargetWords {
+                partial_size: &partial_size,
+                index_bytes: 8,
+                gangs_per_warp_block: Some(BLOCK_SIZE / 32),
+            },
+            // Only bounds checks write the status words (`memory.rs`).
+            !k.unchecked,
+        )
+        .map_err(unsupported)?;
+        let params = self.param_list(
+            layout
+                .reductions
+                .iter()
+                .filter(|r| r.entry.is_some())
+                .count(),
         );
-        let params = self.param_list(reductions.iter().filter(|r| r.entry.is_some()).count());
         let mut entry_points = Vec::new();
         for (n, (decls, body)) in entries.iter().enumerate() {
             let name = k.entry_name(n);
-            let threads = if single[n] { 1 } else { BLOCK_SIZE };
+            let threads = if layout.entries[n].single {
+                1
+            } else {
+                BLOCK_SIZE
+            };
             let _ = write!(ptx, ".visible .entry {name}(\n{params}\n)\n.maxntid {threads}, 1, 1\n{{\n{decls}{body}}}\n\n");
             entry_points.push(name);
         }
-        let result = k.result.and_then(|r| {
-            self.local_slots
-                .iter()
-                .find(|(i, ..)| *i == r)
-                .map(|&(_, t, off)| (t, off))
-        });
         Ok(Lowered {
-            program: plan.program.clone(),
             ptx,
             entry_points,
-            single,
-            gangs_per_block: (0..per_block.len())
-                .map(|e| {
-                    if warp_entries.get(e).copied().unwrap_or(false) {
-                        BLOCK_SIZE / 32
-                    } else {
-                        1
-                    }
-                })
-                .collect(),
-            block_per_iteration: per_block,
-            locals_size,
-            reductions,
-            result,
+            layout,
         })
     }
 

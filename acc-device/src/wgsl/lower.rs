@@ -3,8 +3,9 @@
 
 use std::fmt::Write;
 
+use acc_core::gpu::{LaunchLayout, TargetWords};
 pub use acc_core::ir::launch::ReductionSlot;
-use acc_core::ir::segments::{Entry, Program, Segments};
+use acc_core::ir::segments::{Entry, Segments};
 use acc_core::ir::validate::expr_types;
 use acc_core::ir::*;
 use acc_core::{Error, Result};
@@ -100,6 +101,15 @@ pub enum Binding {
     HostValues,
 }
 
+/// Bytes of one reduction partial in a buffer (`bool` and narrow integers travel as `u32`).
+pub fn partial_size(t: Scalar, target: Target) -> u32 {
+    if widened_in_buffers(t, target) {
+        4
+    } else {
+        t.size()
+    }
+}
+
 /// Where a scalar parameter sits in the parameter buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ParamSlot {
@@ -125,32 +135,17 @@ pub struct Lowered {
     pub info: naga::valid::ModuleInfo,
     /// Entry points, dispatched in this order.
     pub entry_points: Vec<String>,
-    /// For each entry point: whether it runs on one invocation (code between parallel loops)
-    /// rather than over the grid.
-    pub single: Vec<bool>,
-    /// For each entry point: whether each iteration of its loop takes a whole workgroup, whose
-    /// invocations share an inner loop ([`Stmt::gang_phases`]), so that the grid
-    /// wants a workgroup per iteration rather than per 256.
-    pub workgroup_per_iteration: Vec<bool>,
-    /// Size in bytes of the locals buffer (0 when there is none).
-    pub locals_size: u32,
     pub bindings: Vec<Binding>,
     pub params: Vec<ParamSlot>,
     pub arrays: Vec<ArraySlot>,
     /// Size of the parameter buffer in bytes (at least 4).
     pub params_size: u32,
-    pub reductions: Vec<ReductionSlot>,
-    /// The region's value: its type and offset in the locals buffer.
-    pub result: Option<(Scalar, u32)>,
     /// Where the grid's workgroup count goes in the parameter buffer (`u32`), when an entry
     /// point combines per-workgroup partials on the device.
     pub groups_offset: Option<u32>,
-    /// Whether the kernel can report anything in its status buffer (an out-of-range access, a
-    /// loop llvmpipe cut, a trip count too large): when not, nothing needs reading back after
-    /// a launch that brings no data back.
-    pub status_used: bool,
-    /// The order in which the entry points are dispatched (host loops repeat some).
-    pub program: Program,
+    /// What a launch needs to know of it: each entry point's shape, the locals buffer, the
+    /// reductions' slots, the region's value, the program dispatching the entry points.
+    pub layout: LaunchLayout,
 }
 
 fn unsupported(what: impl Into<String>) -> Error {
@@ -731,11 +726,8 @@ impl Writer<'_> {
         }
 
         let mut entry_points = Vec::new();
-        let mut single = Vec::new();
         let mut bodies = String::new();
-        // Grid entry points that run an iteration of their loop per workgroup.
-        let mut per_workgroup = Vec::new();
-        let mut reductions = plan.reductions.clone();
+        let reductions = &plan.reductions;
         // Each reduction slot's partials buffer and workgroup scratch.
         for (e, entry) in plan.entries.iter().enumerate() {
             let Entry::Grid { slots, .. } = entry else {
@@ -769,9 +761,6 @@ impl Writer<'_> {
                     looped,
                     slots,
                 } => {
-                    if looped.gang_phases(&self.k.function).is_some() {
-                        per_workgroup.push(n);
-                    }
                     let prelude: Vec<&Stmt> = prelude.iter().collect();
                     let load = if segmented { load_locals.as_str() } else { "" };
                     self.entry(n, &prelude, looped, slots, load)?
@@ -782,19 +771,7 @@ impl Writer<'_> {
             };
             bodies.push_str(&body);
             entry_points.push(self.k.entry_name(n));
-            single.push(entry.single());
         }
-        let reduced_in_loops = &plan.reduced_in_loops;
-        // Kernel reductions computed by sequential code: the local's final value.
-        reductions.extend(
-            acc_core::ir::launch::sequential_reduction_slots(k, reduced_in_loops, |l| {
-                local_slots
-                    .iter()
-                    .find(|(i, ..)| *i == l as usize)
-                    .map(|&(_, t, off)| (t, off))
-            })
-            .map_err(unsupported)?,
-        );
         let mut wgsl = String::new();
         let _ = writeln!(wgsl, "// {}", k.name);
         wgsl.push_str(&decls);
@@ -824,31 +801,34 @@ impl Writer<'_> {
                     e.emit_to_string(&wgsl)
                 ),
             })?;
-        let result = k.result.and_then(|r| {
-            local_slots
-                .iter()
-                .find(|(i, ..)| *i == r as usize)
-                .map(|&(_, t, off)| (t, off))
-        });
+        let slots: Vec<(LocalId, Scalar, u32)> = local_slots
+            .iter()
+            .map(|&(l, t, off)| (l as LocalId, t, off))
+            .collect();
+        let target = self.target;
+        let layout = LaunchLayout::new(
+            k,
+            plan,
+            (&slots, locals_size),
+            &TargetWords {
+                partial_size: &|t| partial_size(t, target),
+                index_bytes: target.index_bytes(),
+                gangs_per_warp_block: None,
+            },
+            self.helpers.contains("acc_status"),
+        )
+        .map_err(unsupported)?;
         Ok(Lowered {
-            program: plan.program.clone(),
             wgsl,
             module,
             info,
-            workgroup_per_iteration: (0..entry_points.len())
-                .map(|e| per_workgroup.contains(&e))
-                .collect(),
             entry_points,
-            single,
-            locals_size,
             bindings,
             params,
             arrays,
             params_size,
-            reductions,
-            result,
             groups_offset,
-            status_used: self.helpers.contains("acc_status"),
+            layout,
         })
     }
 

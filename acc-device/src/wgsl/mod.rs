@@ -10,5 +10,6 @@
 mod lower;
 
 pub use lower::{
-    lower, widened_in_buffers, Binding, Lowered, ParamSlot, ReductionSlot, Target, WORKGROUP_SIZE,
+    lower, partial_size, widened_in_buffers, Binding, Lowered, ParamSlot, ReductionSlot, Target,
+    WORKGROUP_SIZE,
 };

@@ -33,20 +33,13 @@ impl acc_core::Device for CudaDevice {
     }
     fn kernel_resources(&self, kernel: &Kernel) -> Vec<String> {
         use cudarc::driver::sys::CUfunction_attribute_enum as F;
-        let state = self.launching.lock().unwrap_or_else(|e| e.into_inner());
-        let key = kernel as *const Kernel as usize;
         let mut out = Vec::new();
-        let families = state.loaded.get(&key).into_iter().flatten();
-        for l in families
-            .filter(|f| f.kernel == *kernel)
-            .flat_map(|f| &f.variants)
-        {
-            let l = l.lock().unwrap_or_else(|e| e.into_inner());
+        for (variant, l) in self.kernels.variants(kernel) {
             for (f, name) in l.functions.iter().zip(&l.lowered.entry_points) {
                 let a = |x| f.get_attribute(x).map_or("?".into(), |v| v.to_string());
                 out.push(format!(
                     "entry `{name}`{}: {} registers, {} bytes shared, {} bytes local memory per thread",
-                    match (l.proven, l.narrow) {
+                    match (variant.proven, variant.narrow) {
                         (true, true) => " (32-bit indices)",
                         (true, false) => "",
                         _ => " (bounds-checked)",

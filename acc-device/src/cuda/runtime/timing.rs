@@ -1,23 +1,6 @@
-//! What `ACC_TIME` records of a launch: the grid of each entry point, and the CUDA events
-//! around a kernel.
+//! What `ACC_TIME` records of a launch: the CUDA events around its kernels.
 
 use super::*;
-
-/// The grid of each entry point of a launch, for `ACC_TIME`.
-pub(super) fn launch_shape(blocks: &[u32], single: &[bool]) -> String {
-    let grids: Vec<String> = blocks
-        .iter()
-        .zip(single)
-        .map(|(b, &s)| {
-            if s {
-                "1x1".into()
-            } else {
-                format!("{b}x{BLOCK_SIZE}")
-            }
-        })
-        .collect();
-    format!("blocks x threads: {}", grids.join(", "))
-}
 
 /// Two events around a launch's kernels on their stream (`ACC_TIME`); once read, they go back
 /// to the device's pool.

@@ -66,7 +66,7 @@ impl Writer<'_> {
     }
 
     /// The predicate `i < n`; where it is false, the first such access of the launch is
-    /// recorded in the status words (1, `what`, index, length) for the host to report.
+    /// recorded in the status words ([`status`] words: code, `what`, index, length) for the host to report.
     pub(super) fn bounds_check(&mut self, what: u32, i: &str, n: &str) -> String {
         let ok = self.reg("%p");
         self.emit(format!("setp.lt.u64 {ok}, {i}, {n};"));
@@ -84,7 +84,7 @@ impl Writer<'_> {
     }
 
     /// Records the thread's out-of-range access, if any, unless another thread recorded one
-    /// first: status words 1, what, index, length.
+    /// first, in the [`status`] words.
     pub(super) fn report_bad(&mut self) {
         if self.k.unchecked {
             return;
@@ -94,18 +94,29 @@ impl Writer<'_> {
         self.emit(format!("setp.ne.u32 {any}, {w}, -1;"));
         let (status, old) = (self.reg("%rd"), self.reg("%r"));
         self.emit(format!("ld.param.u64 {status}, [acc_status];"));
-        self.emit(format!("mov.u32 {old}, 1;"));
+        self.emit(format!("mov.u32 {old}, {};", status::OUT_OF_BOUNDS));
         self.emit(format!(
-            "@{any} atom.global.cas.b32 {old}, [{status}], 0, 1;"
+            "@{any} atom.global.cas.b32 {old}, [{status}], 0, {};",
+            status::OUT_OF_BOUNDS
         ));
         let first = self.reg("%p");
         self.emit(format!("setp.eq.u32 {first}, {old}, 0;"));
-        let (a, b) = (self.reg("%r"), self.reg("%r"));
+        let (a, b, h, high) = (
+            self.reg("%r"),
+            self.reg("%r"),
+            self.reg("%r"),
+            self.reg("%rd"),
+        );
         self.emit(format!("cvt.u32.u64 {a}, {x};"));
         self.emit(format!("cvt.u32.u64 {b}, {y};"));
-        self.emit(format!("@{first} st.global.u32 [{status}+4], {w};"));
-        self.emit(format!("@{first} st.global.u32 [{status}+8], {a};"));
-        self.emit(format!("@{first} st.global.u32 [{status}+12], {b};"));
+        self.emit(format!("shr.u64 {high}, {x}, 32;"));
+        self.emit(format!("cvt.u32.u64 {h}, {high};"));
+        for (word, v) in [(1, &w), (2, &a), (3, &b), (4, &h)] {
+            self.emit(format!(
+                "@{first} st.global.u32 [{status}+{}], {v};",
+                status::offset(word)
+            ));
+        }
     }
 
     pub(super) fn store_global_if(

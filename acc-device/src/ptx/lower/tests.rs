@@ -93,7 +93,7 @@ fn reductions_assemble_for_every_operator() {
     for (elem, op) in cases {
         let l = lower(&reduce(elem, op), Target { sm: 90 }).unwrap();
         assert_eq!(
-            l.reductions,
+            l.layout.reductions,
             [ReductionSlot {
                 op,
                 ty: elem,
@@ -228,13 +228,22 @@ fn segmented_regions_assemble_with_local_reductions_and_a_value() {
     b.result(sv);
     let k = b.finish().expect("valid");
     let l = lower(&k, Target { sm: 90 }).unwrap();
-    assert_eq!(l.single, [true, false, true, true], "{}", l.ptx);
-    assert_eq!(l.reductions.len(), 1);
     assert_eq!(
-        (l.reductions[0].into, l.reductions[0].entry),
+        l.layout
+            .entries
+            .iter()
+            .map(|e| e.single)
+            .collect::<Vec<_>>(),
+        [true, false, true, true],
+        "{}",
+        l.ptx
+    );
+    assert_eq!(l.layout.reductions.len(), 1);
+    assert_eq!(
+        (l.layout.reductions[0].into, l.layout.reductions[0].entry),
         (None, Some(1))
     );
-    assert!(l.locals_size >= 4 && l.result.is_some());
+    assert!(l.layout.locals_size >= 4 && l.layout.result.is_some());
     for sm in TARGETS {
         assemble(&lower(&k, Target { sm }).unwrap(), sm);
     }
@@ -279,7 +288,7 @@ fn private_arrays_and_array_reductions_assemble() {
     );
     let k = b.finish().expect("valid");
     let l = lower(&k, Target { sm: 90 }).unwrap();
-    assert_eq!(l.reductions[0].len, 8);
+    assert_eq!(l.layout.reductions[0].len, 8);
     assert!(l.ptx.contains(".local .align 8 .b8 acc_pa"), "{}", l.ptx);
     for sm in TARGETS {
         assemble(&lower(&k, Target { sm }).unwrap(), sm);
@@ -407,7 +416,16 @@ fn a_gang_loop_around_a_vector_loop_takes_a_block_per_iteration() {
     );
     let k = b.finish().expect("valid");
     let l = lower(&k, Target { sm: 90 }).unwrap();
-    assert_eq!(l.block_per_iteration, [true], "{}", l.ptx);
+    assert_eq!(
+        l.layout
+            .entries
+            .iter()
+            .map(|e| e.block_per_iteration)
+            .collect::<Vec<_>>(),
+        [true],
+        "{}",
+        l.ptx
+    );
     assert!(
         l.ptx.contains("%tid.x") && l.ptx.contains("shfl.sync.down"),
         "{}",
@@ -463,7 +481,16 @@ fn unchecked_kernels_access_without_predicates() {
 #[test]
 fn a_tiled_nest_takes_a_block_per_tile() {
     let l = lower(&acc_core::ir::samples::tiled(), Target { sm: 90 }).unwrap();
-    assert_eq!(l.block_per_iteration, [true], "{}", l.ptx);
+    assert_eq!(
+        l.layout
+            .entries
+            .iter()
+            .map(|e| e.block_per_iteration)
+            .collect::<Vec<_>>(),
+        [true],
+        "{}",
+        l.ptx
+    );
     assert!(
         l.ptx.contains("%tid.x") && l.ptx.contains("%ctaid.x"),
         "{}",

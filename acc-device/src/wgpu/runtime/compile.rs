@@ -1,20 +1,16 @@
 //! A kernel's pipelines on the wgpu device: lowered to WGSL for the launch's variant (checked or
-//! proven, 64- or 32-bit indices), created once, with the buffers every launch of it reuses.
+//! proven, 64- or 32-bit indices), with the buffers every launch of it reuses.
 
 use super::*;
+use acc_core::gpu::Variant;
 
 impl WgpuDevice {
-    /// The pipelines of `kernel`, lowered and created once; `proven` when its accesses are
-    /// proven in bounds for this launch's arguments, which leaves out the checks; `target` the
-    /// device's, or its variant with 32-bit indices ([`Target::narrow_usize`]).
-    pub(super) fn compile(
-        &self,
-        kernel: &Kernel,
-        proven: bool,
-        target: Target,
-    ) -> Result<Arc<Compiled>> {
+    /// The pipelines of `variant` of `kernel`: without bounds checks where its accesses are
+    /// proven in bounds for the launch's arguments, with 32-bit indices where it is narrowed
+    /// ([`Target::narrow_usize`]).
+    pub(super) fn compile_variant(&self, kernel: &Kernel, variant: Variant) -> Result<Compiled> {
         let unchecked;
-        let kernel = if proven && !kernel.unchecked {
+        let kernel = if variant.proven && !kernel.unchecked {
             unchecked = Kernel {
                 unchecked: true,
                 ..kernel.clone()
@@ -23,15 +19,10 @@ impl WgpuDevice {
         } else {
             kernel
         };
-        let key = format!(
-            "{}{}",
-            if target.narrow_usize { "narrow " } else { "" },
-            acc_core::ir::print::print(kernel)
-        );
-        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(c) = cache.get(&key) {
-            return Ok(Arc::clone(c));
-        }
+        let target = Target {
+            narrow_usize: variant.narrow,
+            ..self.target
+        };
         let lowered = lower(kernel, target)?;
         acc_core::observe::dump("wgsl", &kernel.name, || lowered.wgsl.clone());
         let module = self
@@ -108,34 +99,63 @@ impl WgpuDevice {
         let max_groups = self.max_workgroups.min(65_535) as u64;
         let scratch = Scratch {
             params: buffer("params", lowered.params_size as u64),
-            status: buffer("status", STATUS_BYTES),
-            locals: (lowered.locals_size > 0).then(|| buffer("locals", lowered.locals_size as u64)),
+            status: buffer("status", acc_core::gpu::status::BYTES as u64),
+            locals: (lowered.layout.locals_size > 0)
+                .then(|| buffer("locals", lowered.layout.locals_size as u64)),
             partials: lowered
+                .layout
                 .reductions
                 .iter()
-                .map(|r| {
-                    buffer(
-                        "partials",
-                        max_groups * r.len as u64 * partial_size(r.ty, target) as u64,
-                    )
-                })
+                .zip(&lowered.layout.partial_sizes)
+                .map(|(r, &size)| buffer("partials", max_groups * r.len as u64 * size as u64))
                 .collect(),
             groups: HashMap::new(),
-            host_values: (lowered.program.host_vars() > 0).then(|| {
+            host_values: (lowered.layout.program.host_vars() > 0).then(|| {
                 buffer(
                     "host values",
                     DISPATCHES_PER_PASS as u64
-                        * self.host_value_stride(lowered.program.host_vars()),
+                        * self.host_value_stride(lowered.layout.program.host_vars()),
                 )
             }),
         };
-        let compiled = Arc::new(Compiled {
+        Ok(Compiled {
             lowered,
+            target,
             layout,
             pipelines,
             scratch: Mutex::new(scratch),
-        });
-        cache.insert(key, Arc::clone(&compiled));
-        Ok(compiled)
+        })
+    }
+
+    /// A bind group of `compiled`'s layout over `buffers`, one per binding; the host values'
+    /// binding covers one dispatch's `host_vars` values, placed by a dynamic offset.
+    pub(super) fn bind_group(
+        &self,
+        compiled: &Compiled,
+        buffers: &[wgpu::Buffer],
+        host_vars: usize,
+    ) -> wgpu::BindGroup {
+        let l = &compiled.lowered;
+        let entries: Vec<wgpu::BindGroupEntry> = buffers
+            .iter()
+            .enumerate()
+            .map(|(i, b)| wgpu::BindGroupEntry {
+                binding: i as u32,
+                resource: if l.bindings[i] == Binding::HostValues {
+                    wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer: b,
+                        offset: 0,
+                        size: std::num::NonZeroU64::new(8 * host_vars as u64),
+                    })
+                } else {
+                    b.as_entire_binding()
+                },
+            })
+            .collect();
+        self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &compiled.layout,
+            entries: &entries,
+        })
     }
 }

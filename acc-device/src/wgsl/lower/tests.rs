@@ -97,7 +97,7 @@ fn reductions_write_per_workgroup_partials() {
     for op in [ReduceOp::Add, ReduceOp::Max] {
         let l = lower(&dot(Scalar::F32, op), BASIC).expect("lowers");
         assert_eq!(
-            l.reductions,
+            l.layout.reductions,
             vec![ReductionSlot {
                 op,
                 ty: Scalar::F32,
@@ -148,7 +148,14 @@ fn unsupported_shapes_are_errors_that_say_what() {
     b.store(y, i, v);
     // Code outside parallel loops runs in an entry point of one invocation.
     let l = lower(&b.finish().expect("valid"), BASIC).expect("lowers");
-    assert_eq!(l.single, vec![true]);
+    assert_eq!(
+        l.layout
+            .entries
+            .iter()
+            .map(|e| e.single)
+            .collect::<Vec<_>>(),
+        vec![true]
+    );
     assert!(
         l.bindings.contains(&Binding::Locals) && l.wgsl.contains("@workgroup_size(1)"),
         "{}",
@@ -410,7 +417,16 @@ fn narrow_struct_fields_are_bits_of_a_shared_word() {
 fn a_tiled_nest_takes_a_workgroup_per_tile() {
     for target in [FULL, BASIC] {
         let l = lower(&acc_core::ir::samples::tiled(), target).unwrap();
-        assert_eq!(l.workgroup_per_iteration, [true], "{}", l.wgsl);
+        assert_eq!(
+            l.layout
+                .entries
+                .iter()
+                .map(|e| e.block_per_iteration)
+                .collect::<Vec<_>>(),
+            [true],
+            "{}",
+            l.wgsl
+        );
         // Tiles stride over workgroups, a tile's elements over the workgroup's invocations.
         assert!(
             l.wgsl.contains("acc_k_g: u32 = acc_wg.x") && l.wgsl.contains("acc_k_v: u32 = acc_lid"),

@@ -1,0 +1,187 @@
+//! The kernels a GPU device has loaded, found by the address of their IR and confirmed by
+//! comparing it: each with the variants lowered for it so far and the bounds proof of its last
+//! launch, so that a region launched again with the same sizes (a time step) is neither
+//! lowered nor proven again.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::ir::bounds::Proof;
+use crate::ir::launch::{KernelArg, ScalarValue};
+use crate::ir::Kernel;
+use crate::Result;
+
+/// Which lowering of a kernel a launch runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Variant {
+    /// Without bounds checks: every access is proven in bounds for the launch's arguments
+    /// ([`crate::ir::bounds`]), or the kernel asked for none ([`Kernel::unchecked`]).
+    pub proven: bool,
+    /// Proven, and its `usize` arithmetic in 32 bits: the arguments keep every index value
+    /// within them ([`crate::ir::narrow`]).
+    pub narrow: bool,
+}
+
+/// What [`KernelCache::find`] gives a launch.
+pub struct Found<C> {
+    /// The variant the launch runs, loaded.
+    pub compiled: Arc<C>,
+    /// Which variant that is.
+    pub variant: Variant,
+    /// Every access is in bounds for these arguments (so the kernel cannot report one).
+    pub in_bounds: bool,
+    /// For each parameter, whether the kernel touches it ([`Kernel::accessed_params`]): an
+    /// array it does not (a `private` copy's original) is not transferred.
+    pub accessed: Arc<[bool]>,
+}
+
+struct Family<C> {
+    kernel: Kernel,
+    accessed: Arc<[bool]>,
+    /// The last launch's argument signature and its proof.
+    proof: Option<(Vec<u64>, Proof)>,
+    variants: Vec<(Variant, Arc<C>)>,
+}
+
+/// Loaded kernels of type `C` (a backend's compiled variant), by IR.
+pub struct KernelCache<C> {
+    families: Mutex<HashMap<usize, Vec<Family<C>>>>,
+}
+
+impl<C> Default for KernelCache<C> {
+    fn default() -> Self {
+        KernelCache {
+            families: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+impl<C> KernelCache<C> {
+    /// The variant of `kernel` that a launch with `args` runs, compiled by `compile` the first
+    /// time. `wide`: the target holds `usize` in 64 bits, so a narrowed variant can pay.
+    /// `ACC_NARROW=0` keeps 64-bit arithmetic, to compare.
+    pub fn find(
+        &self,
+        kernel: &Kernel,
+        args: &[KernelArg<'_>],
+        wide: bool,
+        compile: impl FnOnce(Variant) -> Result<C>,
+    ) -> Result<Found<C>> {
+        let mut families = self.families.lock().unwrap_or_else(|e| e.into_inner());
+        let list = families
+            .entry(kernel as *const Kernel as usize)
+            .or_default();
+        let at = match list.iter().position(|f| f.kernel == *kernel) {
+            Some(i) => i,
+            None => {
+                list.push(Family {
+                    kernel: kernel.clone(),
+                    accessed: kernel.accessed_params().into(),
+                    proof: None,
+                    variants: Vec::new(),
+                });
+                list.len() - 1
+            }
+        };
+        let family = &mut list[at];
+        let signature = signature(args);
+        let proof = match &family.proof {
+            Some((s, p)) if *s == signature => *p,
+            _ => {
+                let p = crate::ir::narrow::prove_launch(kernel, args, wide);
+                family.proof = Some((signature, p));
+                p
+            }
+        };
+        let proven = proof.in_bounds || kernel.unchecked;
+        let variant = Variant {
+            proven,
+            // An unchecked kernel's proof may stand on its promise, not on the arguments.
+            narrow: proof.in_bounds && proof.fits_32 && !kernel.unchecked,
+        };
+        let compiled = match family.variants.iter().find(|(v, _)| *v == variant) {
+            Some((_, c)) => Arc::clone(c),
+            None => {
+                let c = Arc::new(compile(variant)?);
+                family.variants.push((variant, Arc::clone(&c)));
+                c
+            }
+        };
+        Ok(Found {
+            compiled,
+            variant,
+            in_bounds: proof.in_bounds,
+            accessed: Arc::clone(&family.accessed),
+        })
+    }
+
+    /// The variants of `kernel` loaded so far (`ACC_INFO`'s resources).
+    pub fn variants(&self, kernel: &Kernel) -> Vec<(Variant, Arc<C>)> {
+        let families = self.families.lock().unwrap_or_else(|e| e.into_inner());
+        families
+            .get(&(kernel as *const Kernel as usize))
+            .into_iter()
+            .flatten()
+            .filter(|f| f.kernel == *kernel)
+            .flat_map(|f| f.variants.iter().map(|(v, c)| (*v, Arc::clone(c))))
+            .collect()
+    }
+}
+
+/// What the bounds proof of a launch depends on: each array argument's length in bytes and
+/// each scalar's value.
+fn signature(args: &[KernelArg<'_>]) -> Vec<u64> {
+    args.iter()
+        .map(|a| match a {
+            KernelArg::Read(d) => d.len() as u64,
+            KernelArg::Write(d) => d.len() as u64,
+            KernelArg::Scalar(v) => match *v {
+                ScalarValue::Bool(b) => b as u64,
+                ScalarValue::I32(x) => x as u32 as u64,
+                ScalarValue::U32(x) => x as u64,
+                ScalarValue::I64(x) | ScalarValue::ISize(x) => x as u64,
+                ScalarValue::U64(x) | ScalarValue::USize(x) => x,
+                ScalarValue::F32(x) => x.to_bits() as u64,
+                ScalarValue::F64(x) => x.to_bits(),
+            },
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::Scalar;
+
+    #[test]
+    fn a_kernel_is_compiled_once_per_variant_and_proven_once_per_signature() {
+        let k = crate::ir::samples::saxpy(Scalar::F32);
+        let cache = KernelCache::<Variant>::default();
+        let (x, mut y) = (vec![0u8; 64], vec![0u8; 64]);
+        let mut compiled = 0;
+        for _ in 0..3 {
+            let args = [
+                KernelArg::Scalar(ScalarValue::F32(2.0)),
+                KernelArg::Read(&x),
+                KernelArg::Write(&mut y),
+            ];
+            let found = cache
+                .find(&k, &args, true, |v| {
+                    compiled += 1;
+                    Ok(v)
+                })
+                .expect("found");
+            assert!(found.in_bounds && found.variant.proven);
+            assert_eq!(*found.compiled, found.variant);
+        }
+        assert_eq!(compiled, 1);
+        // Another kernel at another address with the same IR is its own family.
+        let k2 = k.clone();
+        let args = [
+            KernelArg::Scalar(ScalarValue::F32(2.0)),
+            KernelArg::Read(&x),
+            KernelArg::Write(&mut y),
+        ];
+        cache.find(&k2, &args, true, Ok).expect("found");
+    }
+}

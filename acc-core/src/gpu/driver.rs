@@ -1,0 +1,261 @@
+//! The launch routine of every GPU backend ([`launch`]), over the little a backend implements
+//! with its API ([`GpuDriver`], [`GpuLaunch`]): compile a variant, take an argument, dispatch an
+//! entry point, finish.
+//!
+//! A launch: the kernel's variant for these arguments ([`KernelCache`]); each array argument
+//! placed (present data in place, 3.3 section 2.6.2; an array the kernel never touches only
+//! by its length; the rest copied in for the launch, and out when written), each scalar
+//! passed; the grid sized ([`Grid`]); the entry points dispatched in the order the kernel's
+//! program gives (host loops repeat some); then, unless nothing comes back, the status words,
+//! reduction partials and locals read and turned into the launch's output or its error.
+
+use std::sync::Arc;
+
+use super::cache::{KernelCache, Variant};
+use super::grid::{Grid, GridLimits};
+use super::layout::LaunchLayout;
+use super::status;
+use crate::ir::launch::{KernelArg, KernelOutput, ScalarValue};
+use crate::ir::{Kernel, ParamId, ParamKind};
+use crate::observe::{notify, Notify};
+use crate::present::{ElemLayout, Named, Placement, PresentTable};
+use crate::queue::Queue;
+use crate::{Error, Result};
+
+/// Where a launch runs among the device's activity queues (3.3 section 2.16).
+#[derive(Clone, Copy, Debug)]
+pub struct Order<'a> {
+    /// The queue it runs on.
+    pub queue: Queue,
+    /// The queues it runs after (every queue for `None`).
+    pub waits: Option<&'a [Queue]>,
+}
+
+/// How an array argument reaches the kernel.
+pub enum ArrayPlace<'d> {
+    /// The kernel never touches it: only its length is passed.
+    Unused {
+        /// Its length in elements.
+        len: usize,
+    },
+    /// Present on the device: used where it is.
+    Present(Placement),
+    /// Not present: copied in for this launch (and out after it when `back`).
+    Copied {
+        /// The host data.
+        data: &'d [u8],
+        /// Whether the kernel writes it, so that it comes back.
+        back: bool,
+    },
+}
+
+/// What a launch that waited for its kernel brings back besides arrays.
+#[derive(Default)]
+pub struct Readback {
+    /// The status words ([`status`]), when the kernel can set them.
+    pub status: Vec<u8>,
+    /// The per-block partials of each reduction the host folds, by index in
+    /// [`LaunchLayout::reductions`].
+    pub partials: Vec<(usize, Vec<u8>)>,
+    /// The locals buffer, when [`LaunchLayout::reads_locals`].
+    pub locals: Vec<u8>,
+}
+
+/// A GPU device, as the launch routine uses it.
+pub trait GpuDriver {
+    /// One variant of a kernel, compiled and loaded, with what its launches reuse.
+    type Compiled;
+    /// A launch being assembled.
+    type Launch<'a>: GpuLaunch
+    where
+        Self: 'a;
+
+    /// The backend's name in messages (`cuda`, `wgpu`).
+    fn name(&self) -> &'static str;
+    /// The device's name in messages.
+    fn device_name(&self) -> String;
+    /// The kernels this device has loaded.
+    fn kernels(&self) -> &KernelCache<Self::Compiled>;
+    /// What is present on the device.
+    fn present(&self) -> &PresentTable;
+    /// Whether the target holds `usize` in 64 bits (so a narrowed variant can pay).
+    fn wide_usize(&self) -> bool;
+    /// The device's grid limits.
+    fn grid_limits(&self) -> GridLimits;
+    /// Lowers and loads `variant` of `kernel`.
+    fn compile(&self, kernel: &Kernel, variant: Variant) -> Result<Self::Compiled>;
+    /// The layout of a compiled kernel.
+    fn layout(compiled: &Self::Compiled) -> &LaunchLayout;
+    /// Starts a launch of `compiled` (`kernel`'s variant) in `order`: the arguments follow, in
+    /// parameter order.
+    fn begin<'a>(
+        &'a self,
+        kernel: &'a Kernel,
+        compiled: Arc<Self::Compiled>,
+        order: Order<'a>,
+    ) -> Result<Self::Launch<'a>>;
+}
+
+/// One launch, assembled by [`launch`]: every argument, then [`GpuLaunch::ready`], the
+/// dispatches, and [`GpuLaunch::finish`].
+pub trait GpuLaunch {
+    /// Parameter `p`, a scalar.
+    fn scalar(&mut self, p: ParamId, v: ScalarValue) -> Result<()>;
+    /// Parameter `p`, an array.
+    fn array(&mut self, p: ParamId, place: ArrayPlace<'_>) -> Result<()>;
+    /// Every argument is given and `grid` sized; `deferred`: nothing comes back and nothing can
+    /// go wrong, so [`GpuLaunch::finish`] may return before the device ran the kernel (the
+    /// device runs it before anything later that reads its results, as 3.3 section 2.16 asks
+    /// of a synchronous construct).
+    fn ready(&mut self, grid: &Grid, deferred: bool) -> Result<()>;
+    /// Entry point `e` over `blocks` blocks (one thread where the entry point is single: then
+    /// `blocks` is the grid before it, which a fold reads), the host loops' variables at
+    /// `host`.
+    fn dispatch(&mut self, e: usize, blocks: u32, host: &[i128]) -> Result<()>;
+    /// Submits what was dispatched. Deferred: returns `None`, maybe before the device ran it.
+    /// Otherwise waits, writes the copied arrays the kernel wrote back into `args`, and returns
+    /// what else came back.
+    fn finish(self, args: &mut [KernelArg<'_>], grid: &Grid) -> Result<Option<Readback>>;
+}
+
+/// Runs `kernel` on `driver` with `args` (one per parameter, in order), in `order`.
+pub fn launch<D: GpuDriver>(
+    driver: &D,
+    kernel: &Kernel,
+    args: &mut [KernelArg<'_>],
+    order: Order<'_>,
+) -> Result<KernelOutput> {
+    if args.len() != kernel.params.len() {
+        return Err(internal(format!(
+            "{} arguments for {} parameters",
+            args.len(),
+            kernel.params.len()
+        )));
+    }
+    let found = driver
+        .kernels()
+        .find(kernel, args, driver.wide_usize(), |v| {
+            driver.compile(kernel, v)
+        })?;
+    let compiled = Arc::clone(&found.compiled);
+    let layout = D::layout(&compiled);
+    let mut launch = driver.begin(kernel, Arc::clone(&found.compiled), order)?;
+    let (mut largest, mut copied) = (1usize, false);
+    for (p, param) in kernel.params.iter().enumerate() {
+        let id = p as ParamId;
+        match (&args[p], &param.kind) {
+            (KernelArg::Scalar(v), ParamKind::Scalar(_)) => launch.scalar(id, *v)?,
+            (KernelArg::Read(_) | KernelArg::Write(_), ParamKind::Array { elem, .. }) => {
+                let (data, back): (&[u8], bool) = match &args[p] {
+                    KernelArg::Read(d) => (d, false),
+                    KernelArg::Write(d) => (d, true),
+                    KernelArg::Scalar(_) => (&[], false),
+                };
+                let len = data.len() / (elem.size() as usize).max(1);
+                if !found.accessed.get(p).copied().unwrap_or(true) {
+                    launch.array(id, ArrayPlace::Unused { len })?;
+                    continue;
+                }
+                largest = largest.max(len);
+                let var = Named::unlocated(&param.name);
+                let at = driver.present().lookup(
+                    data.as_ptr() as usize,
+                    data.len(),
+                    ElemLayout::from(*elem),
+                    var,
+                )?;
+                let place = match at {
+                    Some(at) => ArrayPlace::Present(at),
+                    None => {
+                        notify(Notify::Transfer, || {
+                            format!(
+                                "transfer `{}`: {} bytes to the device{}",
+                                param.name,
+                                data.len(),
+                                if back { " and back" } else { "" }
+                            )
+                        });
+                        copied = true;
+                        ArrayPlace::Copied { data, back }
+                    }
+                };
+                launch.array(id, place)?;
+            }
+            _ => {
+                return Err(internal(format!(
+                    "argument {p} does not match its parameter"
+                )))
+            }
+        }
+    }
+    let mut grid = Grid::new(layout, driver.grid_limits(), largest as u64, args)?;
+    // A launch that copies nothing (every array present) and brings nothing back (no
+    // reduction, no value, no status it could set: its accesses proven in bounds) returns
+    // without waiting.
+    let deferred = !copied && !layout.reads_back() && found.in_bounds;
+    launch.ready(&grid, deferred)?;
+    layout.program.run(args, &mut |e, iterations, host| {
+        if e >= layout.entries.len() {
+            return Err(internal(format!(
+                "`{}` has no entry point {e}",
+                kernel.name
+            )));
+        }
+        let blocks = grid.blocks_for(e, iterations);
+        launch.dispatch(e, blocks, host)
+    })?;
+    let limits = grid.limits();
+    notify(Notify::Launch, || {
+        format!(
+            "{} kernel `{}`: {} entry point(s), {}s of {}: {:?}",
+            driver.name(),
+            kernel.name,
+            layout.entries.len(),
+            limits.words.0,
+            limits.threads,
+            grid.blocks
+        )
+    });
+    let Some(back) = launch.finish(args, &grid)? else {
+        return Ok(KernelOutput::default());
+    };
+    if layout.status_used {
+        status::check(&back.status, kernel, &driver.device_name())?;
+    }
+    let mut out = KernelOutput::default();
+    for (r, data) in &back.partials {
+        let (Some(slot), Some(&word)) = (layout.reductions.get(*r), layout.partial_sizes.get(*r))
+        else {
+            continue;
+        };
+        let (Some(into), Some(entry)) = (slot.into, slot.entry) else {
+            continue;
+        };
+        out.push_partials(
+            kernel,
+            into,
+            slot.op,
+            slot.ty,
+            slot.len as usize,
+            grid.blocks.get(entry).copied().unwrap_or(1) as usize,
+            data,
+            word as usize,
+            layout.index_bytes,
+        );
+    }
+    if layout.reads_locals() {
+        out.read_locals(
+            &layout.reductions,
+            layout.result,
+            &back.locals,
+            layout.index_bytes,
+        );
+    }
+    Ok(out)
+}
+
+fn internal(what: String) -> Error {
+    Error::Unsupported {
+        what: format!("internal error: {what}"),
+    }
+}

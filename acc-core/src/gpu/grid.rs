@@ -1,0 +1,130 @@
+//! How many blocks each entry point of a launch gets: one thread per iteration of its loop
+//! where the iteration count is known before the launch (else per element of the largest
+//! array), or one block per iteration (per warp's worth) where the body is a vector loop, up
+//! to as many blocks as the device's limits allow, each thread then striding over more
+//! iterations (so reductions have few partials to combine). An entry point of one thread gets
+//! the block count of the grid before it: a fold of partials reads it.
+
+use super::layout::{EntryShape, LaunchLayout};
+use crate::ir::launch::KernelArg;
+use crate::Result;
+
+/// A device's grid limits and words.
+#[derive(Clone, Copy, Debug)]
+pub struct GridLimits {
+    /// Threads of a block.
+    pub threads: u32,
+    /// Most blocks of a launch without reductions.
+    pub max_blocks: u32,
+    /// Most blocks of a launch with reductions (their partial buffers hold this many).
+    pub max_reduction_blocks: u32,
+    /// Every entry point of a launch gets the same block count (the largest any wants): the
+    /// device writes the count once per launch where folds read it.
+    pub uniform: bool,
+    /// What the target calls a block and a thread (for `ACC_NOTIFY` and `ACC_TIME`).
+    pub words: (&'static str, &'static str),
+}
+
+/// The blocks of one launch's entry points.
+pub struct Grid {
+    limits: GridLimits,
+    shapes: Vec<EntryShape>,
+    cap: u64,
+    largest: u64,
+    uniform: Option<u32>,
+    last: u32,
+    /// Each entry point's block count at its last launch (a reduction's partials are read by
+    /// it).
+    pub blocks: Vec<u32>,
+}
+
+impl Grid {
+    /// The grid of a launch of `layout` with `args`, whose largest array has `largest` elements.
+    pub fn new(
+        layout: &LaunchLayout,
+        limits: GridLimits,
+        largest: u64,
+        args: &[KernelArg<'_>],
+    ) -> Result<Grid> {
+        let cap = if layout.reductions.is_empty() {
+            limits.max_blocks
+        } else {
+            limits.max_reduction_blocks
+        };
+        let mut grid = Grid {
+            limits,
+            shapes: layout.entries.clone(),
+            cap: u64::from(cap.max(1)),
+            largest: largest.max(1),
+            uniform: None,
+            last: 1,
+            blocks: vec![1; layout.entries.len()],
+        };
+        if limits.uniform {
+            let mut wanted = 0;
+            layout.program.run(args, &mut |e, iterations, _| {
+                if grid.shapes.get(e).is_some_and(|s| !s.single) {
+                    wanted = wanted.max(grid.wanted(e, iterations));
+                }
+                Ok(())
+            })?;
+            if wanted == 0 {
+                wanted = grid.largest.div_ceil(u64::from(limits.threads));
+            }
+            grid.uniform = Some(wanted.clamp(1, grid.cap) as u32);
+        }
+        Ok(grid)
+    }
+
+    fn wanted(&self, e: usize, iterations: Option<u64>) -> u64 {
+        let iterations = iterations.unwrap_or(self.largest).max(1);
+        match self.shapes.get(e) {
+            Some(s) if s.block_per_iteration => {
+                iterations.div_ceil(u64::from(s.gangs_per_block.max(1)))
+            }
+            _ => iterations.div_ceil(u64::from(self.limits.threads)),
+        }
+    }
+
+    /// The blocks of entry point `e` launched for a loop of `iterations` (unknown: `None`).
+    pub fn blocks_for(&mut self, e: usize, iterations: Option<u64>) -> u32 {
+        let single = self.shapes.get(e).is_none_or(|s| s.single);
+        if let Some(u) = self.uniform {
+            self.last = u;
+        } else if !single {
+            self.last = self.wanted(e, iterations).clamp(1, self.cap) as u32;
+        }
+        if let Some(b) = self.blocks.get_mut(e) {
+            *b = self.last;
+        }
+        self.last
+    }
+
+    /// The grid of each entry point, as `blocks x threads: 1x1, 512x256` (`ACC_TIME`).
+    pub fn shape(&self) -> String {
+        let (block, thread) = self.limits.words;
+        let grids: Vec<String> = self
+            .blocks
+            .iter()
+            .zip(&self.shapes)
+            .map(|(b, s)| {
+                if s.single {
+                    "1x1".into()
+                } else {
+                    format!("{b}x{}", self.limits.threads)
+                }
+            })
+            .collect();
+        format!("{block}s x {thread}s: {}", grids.join(", "))
+    }
+
+    /// The block count of every entry point, where the limits make it uniform.
+    pub fn uniform(&self) -> Option<u32> {
+        self.uniform
+    }
+
+    /// The device's limits and words.
+    pub fn limits(&self) -> GridLimits {
+        self.limits
+    }
+}

@@ -1,0 +1,140 @@
+//! What a launch needs to know of a lowered kernel, the same for every GPU backend: how each
+//! entry point runs, the locals buffer, where each reduction's result is, the region's value.
+//! Emitters compute it from the plan with their target's word sizes ([`LaunchLayout::new`]).
+
+use crate::ir::launch::{sequential_reduction_slots, ReductionSlot};
+use crate::ir::segments::{Entry, Program, Segments};
+use crate::ir::{Kernel, LocalId, Scalar};
+
+/// How one entry point of a lowered kernel runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EntryShape {
+    /// On one thread (code between parallel loops, a fold of per-block partials into a region
+    /// local) rather than over a grid.
+    pub single: bool,
+    /// Each iteration of its gang loop takes a whole block, whose threads share the inner
+    /// vector loops ([`crate::ir::GangPhases`]), rather than one thread.
+    pub block_per_iteration: bool,
+    /// Iterations of its gang loop one block runs at once: 1, or a warp's worth per block where
+    /// the target runs a gang iteration per warp ([`crate::ir::mapping::warp_per_iteration`]).
+    pub gangs_per_block: u32,
+}
+
+/// The word sizes of a target that the layout depends on.
+pub struct TargetWords<'a> {
+    /// Bytes of one per-block partial of a reduction of this type.
+    pub partial_size: &'a dyn Fn(Scalar) -> u32,
+    /// Bytes of a `usize` word in the locals buffer and in partials.
+    pub index_bytes: usize,
+    /// Gang iterations per block where a gang iteration takes a warp, or `None` where the
+    /// target has no warps to give one (each takes a block).
+    pub gangs_per_warp_block: Option<u32>,
+}
+
+/// What a launch needs to know of a lowered kernel.
+#[derive(Clone, Debug)]
+pub struct LaunchLayout {
+    /// The entry points, in the order the kernel's [`Program`] numbers them.
+    pub entries: Vec<EntryShape>,
+    /// Bytes of the locals buffer, which keeps the region's locals between entry points when
+    /// the region has code besides its parallel loops (0 when it has none).
+    pub locals_size: u32,
+    /// Where each kernel reduction's result is: per-block partials of an entry point, or a
+    /// region local that sequential code computed.
+    pub reductions: Vec<ReductionSlot>,
+    /// Bytes of one partial of each of `reductions`.
+    pub partial_sizes: Vec<u32>,
+    /// The region's value: its type and offset in the locals buffer.
+    pub result: Option<(Scalar, u32)>,
+    /// Bytes of a `usize` word in the locals buffer and partials.
+    pub index_bytes: usize,
+    /// Whether the kernel can report anything in its status words (an out-of-range access, a
+    /// loop cut short): when not, a launch that brings nothing else back need not wait.
+    pub status_used: bool,
+    /// The order in which the entry points are launched (host loops repeat some).
+    pub program: Program,
+}
+
+impl LaunchLayout {
+    /// The layout of `k` split as `plan` says, its scalar region locals at `local_slots` (local,
+    /// type, offset) of a locals buffer of `locals_size` bytes. `Err` names what the target
+    /// cannot hold (a reduction into an array local updated outside the loops).
+    pub fn new(
+        k: &Kernel,
+        plan: &Segments,
+        (local_slots, locals_size): (&[(LocalId, Scalar, u32)], u32),
+        words: &TargetWords<'_>,
+        status_used: bool,
+    ) -> Result<LaunchLayout, String> {
+        let entries = plan
+            .entries
+            .iter()
+            .map(|e| {
+                let phases = match e {
+                    Entry::Grid { looped, .. } => looped.gang_phases(&k.function),
+                    _ => None,
+                };
+                let warp = phases
+                    .as_ref()
+                    .is_some_and(|p| crate::ir::mapping::warp_per_iteration(k, p));
+                EntryShape {
+                    single: e.single(),
+                    block_per_iteration: phases.is_some(),
+                    gangs_per_block: match (warp, words.gangs_per_warp_block) {
+                        (true, Some(n)) => n,
+                        _ => 1,
+                    },
+                }
+            })
+            .collect();
+        let slot = |l: LocalId| {
+            local_slots
+                .iter()
+                .find(|(i, ..)| *i == l)
+                .map(|&(_, t, off)| (t, off))
+        };
+        let mut reductions = plan.reductions.clone();
+        // Kernel reductions computed by sequential code: the local's final value.
+        reductions.extend(sequential_reduction_slots(k, &plan.reduced_in_loops, slot)?);
+        Ok(LaunchLayout {
+            entries,
+            locals_size,
+            partial_sizes: reductions
+                .iter()
+                .map(|r| (words.partial_size)(r.ty))
+                .collect(),
+            reductions,
+            result: k.result.and_then(slot),
+            index_bytes: words.index_bytes,
+            status_used,
+            program: plan.program.clone(),
+        })
+    }
+
+    /// Whether a launch must read the locals buffer back: a reduction sequential code computed,
+    /// or the region's value.
+    pub fn reads_locals(&self) -> bool {
+        self.result.is_some() || self.reductions.iter().any(|r| r.entry.is_none())
+    }
+
+    /// The reductions whose per-block partials the host folds (by index in `reductions`): those
+    /// an entry point computes into a parameter.
+    pub fn host_partials(&self) -> impl Iterator<Item = usize> + '_ {
+        self.reductions
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.entry.is_some() && r.into.is_some())
+            .map(|(i, _)| i)
+    }
+
+    /// Whether anything of a launch comes back to the host besides arrays: reductions, the
+    /// region's value, or status words the kernel may have set.
+    pub fn reads_back(&self) -> bool {
+        self.reads_locals() || self.host_partials().next().is_some() || self.status_used
+    }
+
+    /// Whether every entry point runs on one thread.
+    pub fn all_single(&self) -> bool {
+        self.entries.iter().all(|e| e.single)
+    }
+}

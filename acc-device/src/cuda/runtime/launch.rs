@@ -1,0 +1,402 @@
+//! The CUDA driver of the shared launch routine ([`acc_core::gpu::launch`]): a kernel's
+//! variant lowered to PTX and loaded as a module, each argument a kernel parameter (an array
+//! its address and length), entry points launched on the device's stream or an async queue's.
+
+use std::sync::MutexGuard;
+
+use acc_core::gpu::{
+    status, ArrayPlace, GpuDriver, GpuLaunch, Grid, GridLimits, KernelCache, LaunchLayout, Order,
+    Readback, Variant,
+};
+use acc_core::ir::ParamId;
+
+use super::*;
+
+impl GpuDriver for CudaDevice {
+    type Compiled = Loaded;
+    type Launch<'a> = CudaLaunch<'a>;
+
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+    fn device_name(&self) -> String {
+        self.name.clone()
+    }
+    fn kernels(&self) -> &KernelCache<Loaded> {
+        &self.kernels
+    }
+    fn present(&self) -> &PresentTable {
+        &self.present
+    }
+    fn wide_usize(&self) -> bool {
+        true
+    }
+    fn grid_limits(&self) -> GridLimits {
+        GridLimits {
+            threads: BLOCK_SIZE,
+            max_blocks: self.grid_blocks,
+            max_reduction_blocks: self.reduction_blocks,
+            uniform: false,
+            words: ("block", "thread"),
+        }
+    }
+    fn layout(compiled: &Loaded) -> &LaunchLayout {
+        &compiled.lowered.layout
+    }
+
+    fn compile(&self, kernel: &Kernel, variant: Variant) -> Result<Loaded> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| cuda_error("binding the context", e))?;
+        let lowered = if variant.proven {
+            lower_with(
+                &Kernel {
+                    unchecked: true,
+                    ..kernel.clone()
+                },
+                self.target,
+                variant.narrow,
+            )?
+        } else {
+            lower_with(kernel, self.target, false)?
+        };
+        acc_core::observe::dump("ptx", &kernel.name, || lowered.ptx.clone());
+        let (module, cached) = module_cache::load(&self.ctx, &lowered.ptx, self.target.sm)
+            .map_err(|e| match e {
+                Error::Unsupported { what } => Error::Unsupported {
+                    what: format!("{what} (kernel `{}`)", kernel.name),
+                },
+                other => other,
+            })?;
+        acc_core::observe::notify(acc_core::observe::Notify::Launch, || {
+            format!(
+                "cuda module `{}`: {}",
+                kernel.name,
+                if cached {
+                    "loaded from the disk cache"
+                } else {
+                    "compiled"
+                }
+            )
+        });
+        let functions = lowered
+            .entry_points
+            .iter()
+            .map(|e| {
+                module
+                    .load_function(e)
+                    .map_err(|err| cuda_error("finding an entry point", err))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let layout = &lowered.layout;
+        let locals = if layout.locals_size > 0 {
+            Some(self.zeros(layout.locals_size as usize)?)
+        } else {
+            None
+        };
+        let mut partials = Vec::new();
+        for (r, size) in layout.reductions.iter().zip(&layout.partial_sizes) {
+            if r.entry.is_none() {
+                continue;
+            }
+            let bytes = self.reduction_blocks as usize * r.len as usize * *size as usize;
+            partials.push(if r.into.is_some() {
+                Partials::Host(Pinned::new(&self.ctx, bytes)?)
+            } else {
+                Partials::Device(self.zeros(bytes)?)
+            });
+        }
+        Ok(Loaded {
+            lowered,
+            functions,
+            scratch: Mutex::new(Scratch { locals, partials }),
+        })
+    }
+
+    fn begin<'a>(
+        &'a self,
+        kernel: &'a Kernel,
+        loaded: Arc<Loaded>,
+        order: Order<'a>,
+    ) -> Result<CudaLaunch<'a>> {
+        let status = self.launching.lock().unwrap_or_else(|e| e.into_inner());
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| cuda_error("binding the context", e))?;
+        Ok(CudaLaunch {
+            dev: self,
+            kernel,
+            values: Vec::with_capacity(2 * kernel.params.len() + 8),
+            loaded,
+            status,
+            order,
+            copies: Vec::new(),
+            blocks_arg: 0,
+            host_values_arg: 0,
+            queue_stream: None,
+            deferred: false,
+            timed: None,
+        })
+    }
+}
+
+/// A kernel argument's value, as the PTX entry points take it.
+enum Value {
+    U64(u64),
+    I64(i64),
+    U32(u32),
+    I32(i32),
+    F32(f32),
+    F64(f64),
+}
+
+/// One launch on a CUDA device, holding its launch lock (one launch at a time: the status
+/// words and each kernel's scratch buffers are shared).
+pub struct CudaLaunch<'a> {
+    dev: &'a CudaDevice,
+    kernel: &'a Kernel,
+    loaded: Arc<Loaded>,
+    status: MutexGuard<'a, Pinned>,
+    order: Order<'a>,
+    /// The entry points' parameters (`ptx::Lowered::entry_points` lists them).
+    values: Vec<Value>,
+    /// Arrays copied in for the launch: parameter, device copy, whether it comes back.
+    copies: Vec<(ParamId, CudaSlice<u8>, bool)>,
+    blocks_arg: usize,
+    host_values_arg: usize,
+    /// The async queue's stream the launch runs on, if not the device's.
+    queue_stream: Option<Arc<CudaStream>>,
+    deferred: bool,
+    /// `ACC_TIME`: an event before the kernels.
+    timed: Option<cudarc::driver::CudaEvent>,
+}
+
+impl CudaLaunch<'_> {
+    fn stream(&self) -> &Arc<CudaStream> {
+        self.queue_stream.as_ref().unwrap_or(&self.dev.stream)
+    }
+}
+
+impl GpuLaunch for CudaLaunch<'_> {
+    fn scalar(&mut self, _: ParamId, v: ScalarValue) -> Result<()> {
+        self.values.push(match v {
+            ScalarValue::Bool(b) => Value::U32(b as u32),
+            ScalarValue::I32(x) => Value::I32(x),
+            ScalarValue::U32(x) => Value::U32(x),
+            ScalarValue::I64(x) | ScalarValue::ISize(x) => Value::I64(x),
+            ScalarValue::U64(x) | ScalarValue::USize(x) => Value::U64(x),
+            ScalarValue::F32(x) => Value::F32(x),
+            ScalarValue::F64(x) => Value::F64(x),
+        });
+        Ok(())
+    }
+
+    fn array(&mut self, p: ParamId, place: ArrayPlace<'_>) -> Result<()> {
+        let dev = self.dev;
+        let (ptr, len) = match place {
+            ArrayPlace::Unused { len } => (0, len),
+            ArrayPlace::Present(at) => {
+                let buffers = dev.buffers.lock().unwrap_or_else(|e| e.into_inner());
+                let b = buffers.get(&at.buf).ok_or_else(|| Error::Unsupported {
+                    what: "internal error: a present buffer is gone".into(),
+                })?;
+                (dev.address(b) + (at.first * at.elem.size) as u64, at.len)
+            }
+            ArrayPlace::Copied { data, back } => {
+                let size = match &self.kernel.params[p as usize].kind {
+                    ParamKind::Array { elem, .. } => elem.size() as usize,
+                    ParamKind::Scalar(_) => 1,
+                };
+                // SAFETY: filled by the copy below (or unused when empty).
+                let t = unsafe { dev.stream.alloc::<u8>(data.len().max(16)) }
+                    .map_err(|_| Error::OutOfMemory { bytes: data.len() })?;
+                let ptr = dev.address(&t);
+                if !data.is_empty() {
+                    dev.copy_in(ptr, data)?;
+                }
+                self.copies.push((p, t, back));
+                (ptr, data.len() / size.max(1))
+            }
+        };
+        self.values.push(Value::U64(ptr));
+        self.values.push(Value::U64(len as u64));
+        Ok(())
+    }
+
+    fn ready(&mut self, _: &Grid, deferred: bool) -> Result<()> {
+        let dev = self.dev;
+        let loaded = Arc::clone(&self.loaded);
+        let mut scratch = loaded.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        self.values.push(Value::U64(self.status.device_address()));
+        self.values.push(Value::U64(
+            scratch.locals.as_ref().map_or(0, |b| dev.address(b)),
+        ));
+        self.blocks_arg = self.values.len();
+        self.values.push(Value::U32(1));
+        for p in &scratch.partials {
+            self.values.push(Value::U64(match p {
+                Partials::Host(h) => h.device_address(),
+                Partials::Device(d) => dev.address(d),
+            }));
+        }
+        // The host loops' variables, set at each launch.
+        self.host_values_arg = self.values.len();
+        let host_vars = self.loaded.lowered.layout.program.host_vars();
+        self.values.extend((0..host_vars).map(|_| Value::U64(0)));
+        let has_locals = scratch.locals.is_some();
+        if let Some(b) = &mut scratch.locals {
+            // Launches run one at a time (the launch lock); the clear is ordered on the
+            // device's stream before this launch's kernels.
+            dev.stream
+                .memset_zeros(b)
+                .map_err(|e| cuda_error("clearing the locals", e))?;
+        }
+        drop(scratch);
+        // A deferred launch on an async queue runs on the queue's stream (unless it keeps
+        // region locals in the kernel's one buffer, which launches on two streams would
+        // share), after what the device's stream was given before it and after `waits`; other
+        // launches run on the device's stream, after their queue and `waits`.
+        self.deferred = deferred;
+        let Order { queue, waits } = self.order;
+        match queue {
+            Queue::Async(n) if deferred && !has_locals => {
+                let q = dev.queue_stream(n)?;
+                q.join(&dev.stream).map_err(|e| {
+                    cuda_error("ordering an async queue after the device's stream", e)
+                })?;
+                dev.join_queues(&q, waits)?;
+                self.queue_stream = Some(q);
+            }
+            Queue::Async(n) => {
+                dev.join_queues(&dev.stream, Some(&[Queue::Async(n)]))?;
+                dev.join_queues(&dev.stream, waits)?;
+            }
+            Queue::Sync => {}
+        }
+        // `ACC_TIME`: events around the kernels on their stream, read when the table is made.
+        self.timed = acc_core::observe::timing()
+            .then(|| dev.timing_event(self.stream()))
+            .flatten();
+        Ok(())
+    }
+
+    fn dispatch(&mut self, e: usize, blocks: u32, host: &[i128]) -> Result<()> {
+        for (n, &v) in host.iter().enumerate() {
+            self.values[self.host_values_arg + n] = Value::U64(v as u64);
+        }
+        let (Some(f), Some(shape)) = (
+            self.loaded.functions.get(e),
+            self.loaded.lowered.layout.entries.get(e),
+        ) else {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "internal error: `{}` has no entry point {e}",
+                    self.kernel.name
+                ),
+            });
+        };
+        self.values[self.blocks_arg] = Value::U32(blocks);
+        let config = LaunchConfig {
+            grid_dim: (if shape.single { 1 } else { blocks }, 1, 1),
+            block_dim: (if shape.single { 1 } else { BLOCK_SIZE }, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let stream = self.stream();
+        let mut b = stream.launch_builder(f);
+        for v in &self.values {
+            match v {
+                Value::U64(x) => b.arg(x),
+                Value::I64(x) => b.arg(x),
+                Value::U32(x) => b.arg(x),
+                Value::I32(x) => b.arg(x),
+                Value::F32(x) => b.arg(x),
+                Value::F64(x) => b.arg(x),
+            };
+        }
+        // SAFETY: the arguments are the entry point's parameters, in order and of their types
+        // (`ptx::Lowered` documents the list); the memory they point to lives until the stream
+        // is synchronized (a deferred launch copies nothing in, and present data outlives it).
+        unsafe { b.launch(config) }
+            .map(|_| ())
+            .map_err(|e| cuda_error(&format!("launching `{}`", self.kernel.name), e))
+    }
+
+    fn finish(mut self, args: &mut [Arg<'_>], grid: &Grid) -> Result<Option<Readback>> {
+        let dev = self.dev;
+        if let Some(start) = self.timed.take() {
+            if let Some(end) = dev.timing_event(self.stream()) {
+                acc_core::observe::time::launch(
+                    || grid.shape(),
+                    acc_core::observe::time::DeviceTime::Pending(
+                        Box::new(EventPair {
+                            start: Some(start),
+                            end: Some(end),
+                            pool: Arc::clone(&dev.events),
+                        }),
+                        acc_core::observe::time::Clock::CudaEvents,
+                    ),
+                );
+            }
+        }
+        if self.queue_stream.is_some() {
+            dev.queues_pending.store(true, Ordering::Release);
+            return Ok(None);
+        }
+        if self.deferred {
+            dev.pending.store(true, Ordering::Release);
+            if let Queue::Async(n) = self.order.queue {
+                if let Ok(mark) = dev.stream.record_event(None) {
+                    dev.queue_marks
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(n, mark);
+                }
+            }
+            return Ok(None);
+        }
+        dev.stream
+            .synchronize()
+            .map_err(|e| cuda_error("running a kernel", e))?;
+        dev.pending.store(false, Ordering::Release);
+        for (p, t, back) in &self.copies {
+            if let (true, Arg::Write(d)) = (*back, &mut args[*p as usize]) {
+                if !d.is_empty() {
+                    dev.copy_out(dev.address(t), d)?;
+                }
+            }
+        }
+        let layout = &self.loaded.lowered.layout;
+        let scratch = self
+            .loaded
+            .scratch
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let mut back = Readback::default();
+        let with_entries = layout
+            .reductions
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.entry.is_some());
+        for ((r, slot), partials) in with_entries.zip(&scratch.partials) {
+            if let (Partials::Host(h), Some(e)) = (partials, slot.entry) {
+                let blocks = grid.blocks.get(e).copied().unwrap_or(1) as usize;
+                let bytes = blocks * slot.len as usize * layout.partial_sizes[r] as usize;
+                back.partials
+                    .push((r, h.bytes()[..bytes.min(h.bytes().len())].to_vec()));
+            }
+        }
+        if layout.reads_locals() {
+            back.locals = vec![0u8; layout.locals_size as usize];
+            if let Some(b) = &scratch.locals {
+                dev.copy_out(dev.address(b), &mut back.locals)?;
+            }
+        }
+        if layout.status_used {
+            back.status = self.status.bytes()[..status::BYTES].to_vec();
+            if back.status.iter().any(|&b| b != 0) {
+                self.status.clear(status::BYTES);
+            }
+        }
+        Ok(Some(back))
+    }
+}

@@ -1,0 +1,499 @@
+//! The wgpu driver of the shared launch routine ([`acc_core::gpu::launch`]): scalars in one
+//! parameter buffer, each array a binding (present buffers in place, the rest pooled
+//! temporaries), dispatches recorded in compute passes, the results copied to mappable
+//! buffers and read once the queue ran them.
+
+use acc_core::gpu::{
+    status, ArrayPlace, GpuDriver, GpuLaunch, Grid, GridLimits, KernelCache, LaunchLayout, Order,
+    Readback, Variant,
+};
+
+use super::*;
+
+impl GpuDriver for WgpuDevice {
+    type Compiled = Compiled;
+    type Launch<'a> = WgpuLaunch<'a>;
+
+    fn name(&self) -> &'static str {
+        "wgpu"
+    }
+    fn device_name(&self) -> String {
+        self.info.name.clone()
+    }
+    fn kernels(&self) -> &KernelCache<Compiled> {
+        &self.kernels
+    }
+    fn present(&self) -> &PresentTable {
+        &self.present
+    }
+    fn wide_usize(&self) -> bool {
+        self.target.wide_usize()
+    }
+    fn grid_limits(&self) -> GridLimits {
+        // One count for every dispatch: a fold of partials reads it from the parameters.
+        let most = self.max_workgroups.min(65_535);
+        GridLimits {
+            threads: WORKGROUP_SIZE,
+            max_blocks: most,
+            max_reduction_blocks: most,
+            uniform: true,
+            words: ("workgroup", "invocation"),
+        }
+    }
+    fn layout(compiled: &Compiled) -> &LaunchLayout {
+        &compiled.lowered.layout
+    }
+    fn compile(&self, kernel: &Kernel, variant: Variant) -> Result<Compiled> {
+        self.compile_variant(kernel, variant)
+    }
+
+    fn begin<'a>(
+        &'a self,
+        kernel: &'a Kernel,
+        compiled: Arc<Compiled>,
+        order: Order<'a>,
+    ) -> Result<WgpuLaunch<'a>> {
+        let n = compiled.lowered.bindings.len();
+        Ok(WgpuLaunch {
+            dev: self,
+            kernel,
+            params: vec![0u8; compiled.lowered.params_size as usize],
+            target: compiled.target,
+            compiled,
+            queue: order.queue,
+            buffers: vec![None; n],
+            temporaries: Vec::new(),
+            readback: Vec::new(),
+            pass: None,
+        })
+    }
+}
+
+/// What a launch records once its arguments are bound.
+struct Pass {
+    group: wgpu::BindGroup,
+    /// The buffer of each binding.
+    buffers: Vec<wgpu::Buffer>,
+    host_values: Option<wgpu::Buffer>,
+    stride: u64,
+    /// Dispatches not yet recorded, with their host values.
+    batch: Vec<(usize, u32)>,
+    values: Vec<u8>,
+    encoder: Option<wgpu::CommandEncoder>,
+}
+
+/// One launch on a wgpu device (the device's launch lock is held around it, for its error
+/// scopes).
+pub struct WgpuLaunch<'a> {
+    dev: &'a WgpuDevice,
+    kernel: &'a Kernel,
+    compiled: Arc<Compiled>,
+    target: Target,
+    queue: Queue,
+    /// The parameter buffer's contents.
+    params: Vec<u8>,
+    /// Each binding's buffer, once known.
+    buffers: Vec<Option<wgpu::Buffer>>,
+    /// Buffers from the pool for this launch, given back after it.
+    temporaries: Vec<wgpu::Buffer>,
+    /// (binding, bytes) copied back after the launch.
+    readback: Vec<(usize, usize)>,
+    pass: Option<Pass>,
+}
+
+impl WgpuLaunch<'_> {
+    fn binding_of(&self, b: Binding) -> Option<usize> {
+        self.compiled.lowered.bindings.iter().position(|x| *x == b)
+    }
+
+    fn param_error(&self, e: Error, p: ParamId) -> Error {
+        annotate_param(e, &self.kernel.params[p as usize].name)
+    }
+
+    /// Records the batch of dispatches into the encoder, writing their host values first.
+    fn record(&mut self) {
+        let Some(pass) = &mut self.pass else { return };
+        let encoder = pass.encoder.get_or_insert_with(|| {
+            self.dev
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some(&self.kernel.name),
+                })
+        });
+        if let (Some(b), false) = (&pass.host_values, pass.values.is_empty()) {
+            self.dev.queue.write_buffer(b, 0, &pass.values);
+        }
+        let mut cp = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: None,
+            timestamp_writes: None,
+        });
+        if pass.host_values.is_none() {
+            cp.set_bind_group(0, &pass.group, &[]);
+        }
+        for (d, &(e, groups)) in pass.batch.iter().enumerate() {
+            if pass.host_values.is_some() {
+                cp.set_bind_group(0, &pass.group, &[(d as u64 * pass.stride) as u32]);
+            }
+            cp.set_pipeline(&self.compiled.pipelines[e]);
+            cp.dispatch_workgroups(groups, 1, 1);
+        }
+        drop(cp);
+        pass.batch.clear();
+        pass.values.clear();
+    }
+}
+
+impl GpuLaunch for WgpuLaunch<'_> {
+    fn scalar(&mut self, p: ParamId, v: ScalarValue) -> Result<()> {
+        let l = &self.compiled.lowered;
+        let Some(slot) = l.params.iter().find(|s| s.param == p) else {
+            return Ok(());
+        };
+        // A scalar the kernel never reads (a reduction's original value, combined on the
+        // host) need not fit the device's types.
+        let b = match scalar_bytes(v, self.target) {
+            Ok(b) => b,
+            Err(e) => {
+                let read = self
+                    .kernel
+                    .function
+                    .exprs
+                    .iter()
+                    .any(|(_, e)| *e == acc_core::ir::Expr::Param(p));
+                if read {
+                    return Err(self.param_error(e, p));
+                }
+                vec![0; 8]
+            }
+        };
+        let o = slot.offset as usize;
+        let b = &b[..b.len().min(self.params.len() - o)];
+        self.params[o..o + b.len()].copy_from_slice(b);
+        Ok(())
+    }
+
+    fn array(&mut self, p: ParamId, place: ArrayPlace<'_>) -> Result<()> {
+        let dev = self.dev;
+        let ParamKind::Array { elem, .. } = self.kernel.params[p as usize].kind else {
+            return Err(Error::Unsupported {
+                what: format!("internal error: parameter {p} is an array"),
+            });
+        };
+        let device_elem =
+            crate::wgpu::memory::device_elem_size(ElemLayout::from(elem), self.target)
+                .map_err(|e| self.param_error(e, p))?;
+        let binding = self.binding_of(Binding::Array(p));
+        let (buffer, first, len) = match place {
+            ArrayPlace::Present(at) => (dev.buffer(at.buf)?, at.first, at.len),
+            // wgpu buffers may not be empty; an array the kernel does not touch (or an empty
+            // one) is bound to one element it never reads (its length in the shader is `len`).
+            ArrayPlace::Unused { len } => {
+                let t = dev.pool.take(
+                    &dev.device,
+                    (device_elem as u64).next_multiple_of(4),
+                    STORAGE,
+                    "acc unused",
+                );
+                self.temporaries.push(t.clone());
+                (t, 0, len)
+            }
+            ArrayPlace::Copied { data, back } => {
+                let len = data.len() / (elem.size() as usize).max(1);
+                // Structs travel bit for bit; narrow scalars widen to the device's words.
+                let data: Cow<[u8]> = match elem.scalar() {
+                    Some(t) if widened_in_buffers(t, self.target) => {
+                        Cow::Owned(widen(t, data, &self.kernel.params[p as usize].name)?)
+                    }
+                    _ => Cow::Borrowed(data),
+                };
+                if let (true, Some(b)) = (back, binding) {
+                    self.readback.push((b, data.len()));
+                }
+                let contents: Cow<[u8]> = if data.is_empty() {
+                    Cow::Owned(vec![0; device_elem])
+                } else {
+                    data
+                };
+                let t = dev.pool.take(
+                    &dev.device,
+                    (contents.len() as u64).next_multiple_of(4),
+                    STORAGE,
+                    "acc temporary",
+                );
+                let start = acc_core::observe::timing().then(std::time::Instant::now);
+                dev.queue.write_buffer(&t, 0, &contents);
+                if let Some(start) = start {
+                    acc_core::observe::time::transfer(true, contents.len(), start.elapsed());
+                }
+                self.temporaries.push(t.clone());
+                (t, 0, len)
+            }
+        };
+        let word = |x: usize| -> Result<[u8; 4]> {
+            u32::try_from(x)
+                .map(u32::to_le_bytes)
+                .map_err(|_| Error::Unsupported {
+                    what: format!(
+                        "on wgpu: array `{}` has {x} elements, more than 32-bit indices reach",
+                        self.kernel.params[p as usize].name
+                    ),
+                })
+        };
+        if let Some(slot) = self.compiled.lowered.arrays.iter().find(|s| s.param == p) {
+            let o = slot.offset as usize;
+            self.params[o..o + 4].copy_from_slice(&word(first)?);
+            self.params[o + 4..o + 8].copy_from_slice(&word(len)?);
+        }
+        if let Some(b) = binding {
+            self.buffers[b] = Some(buffer);
+        }
+        Ok(())
+    }
+
+    fn ready(&mut self, grid: &Grid, _deferred: bool) -> Result<()> {
+        let dev = self.dev;
+        let compiled = Arc::clone(&self.compiled);
+        let l = &compiled.lowered;
+        if let Some(o) = l.groups_offset {
+            let groups = grid.uniform().unwrap_or(1);
+            self.params[o as usize..o as usize + 4].copy_from_slice(&groups.to_le_bytes());
+        }
+        let mut scratch = compiled.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        dev.queue.write_buffer(&scratch.params, 0, &self.params);
+        dev.queue
+            .write_buffer(&scratch.status, 0, &[0; status::BYTES]);
+        if let Some(locals) = &scratch.locals {
+            dev.queue
+                .write_buffer(locals, 0, &vec![0; l.layout.locals_size as usize]);
+        }
+        let groups = grid.uniform().unwrap_or(1) as usize;
+        let mut buffers = Vec::with_capacity(l.bindings.len());
+        for (i, b) in l.bindings.iter().enumerate() {
+            let buf = match b {
+                Binding::Array(p) => self.buffers[i].clone().ok_or_else(|| Error::Unsupported {
+                    what: format!("internal error: array parameter {p} was not bound"),
+                })?,
+                Binding::Params => scratch.params.clone(),
+                Binding::Status => {
+                    if l.layout.status_used {
+                        self.readback.push((i, status::BYTES));
+                    }
+                    scratch.status.clone()
+                }
+                Binding::Locals => {
+                    if l.layout.reads_locals() {
+                        self.readback.push((i, l.layout.locals_size as usize));
+                    }
+                    scratch.locals.clone().ok_or_else(|| Error::Unsupported {
+                        what: "internal error: no locals buffer".into(),
+                    })?
+                }
+                Binding::HostValues => {
+                    scratch
+                        .host_values
+                        .clone()
+                        .ok_or_else(|| Error::Unsupported {
+                            what: "internal error: no host values buffer".into(),
+                        })?
+                }
+                Binding::Partials(r) => {
+                    // Partials of a reduction into a region local stay on the device.
+                    let slot = l.layout.reductions[*r];
+                    if slot.into.is_some() {
+                        let bytes =
+                            groups * slot.len as usize * l.layout.partial_sizes[*r] as usize;
+                        self.readback.push((i, bytes));
+                    }
+                    scratch.partials[*r].clone()
+                }
+            };
+            buffers.push(buf);
+        }
+        let host_vars = l.layout.program.host_vars();
+        // Temporaries come from the pool, so the same buffers come back launch after launch.
+        if scratch.groups.len() >= BIND_GROUPS_KEPT && !scratch.groups.contains_key(&buffers) {
+            scratch.groups.clear();
+        }
+        let group = scratch
+            .groups
+            .entry(buffers.clone())
+            .or_insert_with_key(|buffers| dev.bind_group(&compiled, buffers, host_vars))
+            .clone();
+        self.pass = Some(Pass {
+            group,
+            buffers,
+            host_values: scratch.host_values.clone(),
+            stride: dev.host_value_stride(host_vars),
+            batch: Vec::new(),
+            values: Vec::new(),
+            encoder: None,
+        });
+        Ok(())
+    }
+
+    fn dispatch(&mut self, e: usize, blocks: u32, host: &[i128]) -> Result<()> {
+        let l = &self.compiled.lowered;
+        let program = &l.layout.program;
+        let single = l.layout.entries[e].single;
+        let target = self.target;
+        let name = &self.kernel.name;
+        let Some(pass) = &mut self.pass else {
+            return Err(Error::Unsupported {
+                what: "internal error: a dispatch before the launch was ready".into(),
+            });
+        };
+        if pass.host_values.is_some() {
+            pass.values
+                .resize(pass.batch.len() * pass.stride as usize, 0);
+            for (n, &v) in host.iter().enumerate() {
+                // Indices of 32 bits hold a host loop's `usize`/`isize` only within them.
+                let narrow = match program.host_var(n) {
+                    Some((var, Scalar::USize)) if !target.wide_usize() => {
+                        (!(0..=i128::from(u32::MAX)).contains(&v)).then_some(var)
+                    }
+                    Some((var, Scalar::ISize)) if !target.wide_usize() => {
+                        (!(i128::from(i32::MIN)..=i128::from(i32::MAX)).contains(&v)).then_some(var)
+                    }
+                    _ => None,
+                };
+                if let Some(var) = narrow {
+                    return Err(Error::Unsupported {
+                        what: format!(
+                            "on wgpu: the loop variable `{var}` of `{name}` reaches {v}, more than this launch's 32-bit indices hold"
+                        ),
+                    });
+                }
+                pass.values.extend_from_slice(&(v as u64).to_le_bytes());
+            }
+        }
+        pass.batch.push((e, if single { 1 } else { blocks }));
+        // A long program's earlier passes are submitted while later ones are recorded.
+        if pass.batch.len() == DISPATCHES_PER_PASS {
+            self.record();
+            if let Some(encoder) = self.pass.as_mut().and_then(|p| p.encoder.take()) {
+                self.dev.queue.submit([encoder.finish()]);
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(mut self, args: &mut [Arg<'_>], grid: &Grid) -> Result<Option<Readback>> {
+        self.record();
+        let dev = self.dev;
+        let mut encoder = match self.pass.as_mut().and_then(|p| p.encoder.take()) {
+            Some(e) => e,
+            None => dev
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some(&self.kernel.name),
+                }),
+        };
+        if self.readback.is_empty() {
+            // Nothing comes back and nothing can go wrong: the host goes on.
+            let index = dev.queue.submit([encoder.finish()]);
+            if acc_core::observe::timing() {
+                // `ACC_TIME`: from submission to the queue's report that it ran.
+                let pending = QueuedTime {
+                    submitted: std::time::Instant::now(),
+                    done: Arc::new(Mutex::new(None)),
+                    device: dev.device.clone(),
+                };
+                let done = Arc::clone(&pending.done);
+                dev.queue.on_submitted_work_done(move || {
+                    *done.lock().unwrap_or_else(|e| e.into_inner()) =
+                        Some(std::time::Instant::now());
+                });
+                acc_core::observe::time::launch(
+                    || grid.shape(),
+                    acc_core::observe::time::DeviceTime::Pending(
+                        Box::new(pending),
+                        acc_core::observe::time::Clock::WgpuQueue,
+                    ),
+                );
+            }
+            let number = dev.queued_count.fetch_add(1, Ordering::Relaxed) + 1;
+            let finished = Arc::clone(&dev.finished);
+            dev.queue.on_submitted_work_done(move || {
+                finished.fetch_max(number, Ordering::Relaxed);
+            });
+            dev.queued
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(self.queue, (number, index));
+            for t in self.temporaries.drain(..) {
+                dev.pool.give(t);
+            }
+            return Ok(None);
+        }
+        let bound = self
+            .pass
+            .as_ref()
+            .map(|p| p.buffers.as_slice())
+            .unwrap_or(&[]);
+        let staging: Vec<(usize, wgpu::Buffer)> = self
+            .readback
+            .iter()
+            .map(|&(i, bytes)| {
+                let size = (bytes as u64).next_multiple_of(4).max(4);
+                let s = dev.pool.take(&dev.device, size, STAGING, "acc readback");
+                encoder.copy_buffer_to_buffer(&bound[i], 0, &s, 0, size);
+                (i, s)
+            })
+            .collect();
+        let submitted = acc_core::observe::timing().then(std::time::Instant::now);
+        dev.queue.submit([encoder.finish()]);
+        for (_, s) in &staging {
+            s.slice(..).map_async(wgpu::MapMode::Read, |_| {});
+        }
+        dev.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Unsupported {
+                what: format!("wgpu device lost while running `{}`: {e}", self.kernel.name),
+            })?;
+        if let Some(t) = submitted {
+            acc_core::observe::time::launch(
+                || grid.shape(),
+                acc_core::observe::time::DeviceTime::Measured(
+                    t.elapsed(),
+                    acc_core::observe::time::Clock::WgpuQueue,
+                ),
+            );
+        }
+        for t in self.temporaries.drain(..) {
+            dev.pool.give(t);
+        }
+        let l = &self.compiled.lowered;
+        let mut back = Readback::default();
+        for (i, s) in staging {
+            let data = s
+                .slice(..)
+                .get_mapped_range()
+                .map_err(|e| Error::Unsupported {
+                    what: format!("reading back the results of `{}`: {e}", self.kernel.name),
+                })?
+                .to_vec();
+            s.unmap();
+            dev.pool.give(s);
+            match l.bindings[i] {
+                Binding::Array(p) => {
+                    let elem = match self.kernel.params[p as usize].kind {
+                        ParamKind::Array { elem, .. } => elem.scalar(),
+                        ParamKind::Scalar(s) => Some(s),
+                    };
+                    if let Arg::Write(d) = &mut args[p as usize] {
+                        acc_core::observe::time::transfer(false, d.len(), Default::default());
+                        match elem {
+                            Some(t) if widened_in_buffers(t, self.target) => narrow(t, &data, d),
+                            _ => d.copy_from_slice(&data[..d.len()]),
+                        }
+                    }
+                }
+                Binding::Status => back.status = data,
+                Binding::Partials(r) => back.partials.push((r, data)),
+                Binding::Locals => back.locals = data,
+                Binding::Params | Binding::HostValues => {}
+            }
+        }
+        Ok(Some(back))
+    }
+}
