@@ -16,7 +16,9 @@ pub struct GridLimits {
     pub threads: u32,
     /// Most blocks of a launch without reductions.
     pub max_blocks: u32,
-    /// Most blocks of a launch with reductions (their partial buffers hold this many).
+    /// Most blocks of a launch with reductions (their partial buffers hold this many) or of an
+    /// entry point whose blocks merge privatized copies: about as many as the device holds
+    /// at once.
     pub max_reduction_blocks: u32,
     /// Every entry point of a launch gets the same block count (the largest any wants): the
     /// device writes the count once per launch where folds read it.
@@ -29,7 +31,9 @@ pub struct GridLimits {
 pub struct Grid {
     limits: GridLimits,
     shapes: Vec<EntryShape>,
+    /// Most blocks of any entry point, and of one whose blocks merge privatized copies.
     cap: u64,
+    merge_cap: u64,
     largest: u64,
     uniform: Option<u32>,
     last: u32,
@@ -55,6 +59,7 @@ impl Grid {
             limits,
             shapes: layout.entries.clone(),
             cap: u64::from(cap.max(1)),
+            merge_cap: u64::from(cap.min(limits.max_reduction_blocks).max(1)),
             largest: largest.max(1),
             uniform: None,
             last: 1,
@@ -71,7 +76,9 @@ impl Grid {
             if wanted == 0 {
                 wanted = grid.largest.div_ceil(u64::from(limits.threads));
             }
-            grid.uniform = Some(wanted.clamp(1, grid.cap) as u32);
+            let merges = layout.entries.iter().any(|s| s.merges_per_block);
+            let cap = if merges { grid.merge_cap } else { grid.cap };
+            grid.uniform = Some(wanted.clamp(1, cap) as u32);
         }
         Ok(grid)
     }
@@ -92,7 +99,9 @@ impl Grid {
         if let Some(u) = self.uniform {
             self.last = u;
         } else if !single {
-            self.last = self.wanted(e, iterations).clamp(1, self.cap) as u32;
+            let merges = self.shapes.get(e).is_some_and(|s| s.merges_per_block);
+            let cap = if merges { self.merge_cap } else { self.cap };
+            self.last = self.wanted(e, iterations).clamp(1, cap) as u32;
         }
         if let Some(b) = self.blocks.get_mut(e) {
             *b = self.last;
@@ -126,5 +135,44 @@ impl Grid {
     /// The device's limits and words.
     pub fn limits(&self) -> GridLimits {
         self.limits
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::layout::TargetWords;
+    use crate::ir::segments::Segments;
+    use crate::ir::Scalar;
+
+    fn layout() -> LaunchLayout {
+        let k = crate::ir::samples::saxpy(Scalar::F32);
+        let plan = Segments::new(&k).expect("plan");
+        let words = TargetWords {
+            partial_size: &|t| t.size(),
+            index_bytes: 8,
+            gangs_per_warp_block: None,
+        };
+        LaunchLayout::new(&k, &plan, (&[], 0), &words, false).expect("layout")
+    }
+
+    const LIMITS: GridLimits = GridLimits {
+        threads: 256,
+        max_blocks: 4096,
+        max_reduction_blocks: 1024,
+        uniform: false,
+        words: ("block", "thread"),
+    };
+
+    #[test]
+    fn a_grid_takes_a_thread_per_iteration_up_to_its_cap_and_merging_blocks_fewer() {
+        let mut l = layout();
+        let mut g = Grid::new(&l, LIMITS, 1, &[]).expect("grid");
+        assert_eq!(g.blocks_for(0, Some(1000)), 4);
+        assert_eq!(g.blocks_for(0, Some(1 << 30)), 4096);
+        l.entries[0].merges_per_block = true;
+        let mut g = Grid::new(&l, LIMITS, 1, &[]).expect("grid");
+        assert_eq!(g.blocks_for(0, Some(1 << 30)), 1024);
+        assert_eq!(g.shape(), "blocks x threads: 1024x256");
     }
 }

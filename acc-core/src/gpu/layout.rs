@@ -18,6 +18,10 @@ pub struct EntryShape {
     /// Iterations of its gang loop one block runs at once: 1, or a warp's worth per block where
     /// the target runs a gang iteration per warp ([`crate::ir::mapping::warp_per_iteration`]).
     pub gangs_per_block: u32,
+    /// Each block ends by merging its own copy of an array into memory (atomics privatized
+    /// per block, [`crate::ir::privatize`]): the grid keeps to the blocks the device holds at
+    /// once, else the merges cost as much as the updates they save.
+    pub merges_per_block: bool,
 }
 
 /// The word sizes of a target that the layout depends on.
@@ -70,9 +74,12 @@ impl LaunchLayout {
             .entries
             .iter()
             .map(|e| {
-                let phases = match e {
-                    Entry::Grid { looped, .. } => looped.gang_phases(&k.function),
-                    _ => None,
+                let (phases, merges) = match e {
+                    Entry::Grid { looped, .. } => (
+                        looped.gang_phases(&k.function),
+                        !crate::ir::privatize::atomic_targets(k, looped).is_empty(),
+                    ),
+                    _ => (None, false),
                 };
                 let warp = phases
                     .as_ref()
@@ -84,6 +91,7 @@ impl LaunchLayout {
                         (true, Some(n)) => n,
                         _ => 1,
                     },
+                    merges_per_block: merges && phases.is_none(),
                 }
             })
             .collect();

@@ -377,6 +377,21 @@ pub fn warp_per_iteration(k: &Kernel, phases: &super::GangPhases) -> bool {
     k.vector_length.is_some_and(|v| v <= 32) && phases.shared_arrays.is_empty()
 }
 
+/// Whether a strided loop (the grid loop, a vector loop a block shares) over one level with
+/// this body runs four iterations per trip while four remain, in the same order per thread:
+/// short straight-line code (assignments and stores, no control flow or atomics) becomes one
+/// stretch whose loads are in flight together. GPU compilers do not unroll loops of unknown
+/// trip count themselves; every GPU backend unrolls where this says.
+pub fn unrolls_strided(body: &[Stmt]) -> bool {
+    body.len() <= 16
+        && body.iter().all(|s| {
+            matches!(
+                s,
+                Stmt::Assign { .. } | Stmt::AssignElem { .. } | Stmt::Store { .. }
+            )
+        })
+}
+
 /// Loops inside an iteration that one thread runs.
 fn inner(k: &Kernel, body: &[Stmt], w: Words, why: &str, out: &mut Vec<LoopMapping>) {
     walk::for_each_stmt(body, &mut |s| {

@@ -197,17 +197,7 @@ struct Writer<'a> {
     host_vars: Vec<LocalId>,
 }
 
-/// Whether a loop body is short straight-line code (assignments and stores, no control flow
-/// or atomics), which the grid loop unrolls.
-fn straight_line(body: &[Stmt]) -> bool {
-    body.len() <= 16
-        && body.iter().all(|s| {
-            matches!(
-                s,
-                Stmt::Assign { .. } | Stmt::AssignElem { .. } | Stmt::Store { .. }
-            )
-        })
-}
+use acc_core::ir::mapping::unrolls_strided as straight_line;
 
 impl Writer<'_> {
     fn reg(&mut self, class: &'static str) -> String {

@@ -96,7 +96,8 @@ impl WgpuDevice {
                 mapped_at_creation: false,
             })
         };
-        let max_groups = self.max_workgroups.min(65_535) as u64;
+        // Launches with reductions keep to this many workgroups (`GridLimits`).
+        let max_groups = u64::from(acc_core::gpu::GpuDriver::grid_limits(self).max_reduction_blocks);
         let scratch = Scratch {
             params: buffer("params", lowered.params_size as u64),
             status: buffer("status", acc_core::gpu::status::BYTES as u64),

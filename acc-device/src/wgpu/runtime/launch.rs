@@ -35,7 +35,7 @@ impl GpuDriver for WgpuDevice {
         GridLimits {
             threads: WORKGROUP_SIZE,
             max_blocks: most,
-            max_reduction_blocks: most,
+            max_reduction_blocks: most.min(REDUCTION_WORKGROUPS),
             uniform: true,
             words: ("workgroup", "invocation"),
         }
@@ -68,6 +68,13 @@ impl GpuDriver for WgpuDevice {
         })
     }
 }
+
+/// Most workgroups of a launch with reductions (each leaves a partial to combine) or whose
+/// workgroups each merge a privatized copy of an array: wgpu does not say how many the
+/// adapter holds at once; 2048 workgroups of 256 fill the largest GPUs (an H100 holds 1056)
+/// and each invocation then strides over more iterations. With every workgroup the grid
+/// allowed (65,535), a 256-bin histogram of 2^24 keys merged as many times as it counted.
+const REDUCTION_WORKGROUPS: u32 = 2048;
 
 /// What a launch records once its arguments are bound.
 struct Pass {

@@ -162,6 +162,17 @@ impl Writer<'_> {
         Ok(format!(".f{f}"))
     }
 
+    /// The test that index `i` (a WGSL name) of array parameter `array` is in bounds, which
+    /// records the first access that is not: `true` in a kernel without checks (its accesses
+    /// proven in bounds, or none asked), so that it reports nothing through the status words.
+    pub(super) fn bounds_check(&mut self, array: ParamId, i: &str) -> String {
+        if self.k.unchecked {
+            return "true".into();
+        }
+        self.bounds_helper();
+        format!("acc_in_bounds({array}u, {i}, params.n{array})")
+    }
+
     pub(super) fn bounds_helper(&mut self) {
         if self.helpers.contains("fn acc_in_bounds") {
             return;

@@ -97,16 +97,13 @@ impl Writer<'_> {
                 .as_ref()
                 .map_or_else(|| encode(elem, v), |p| p.insert(old_w, v))
         };
-        self.bounds_helper();
         let i = self.expr(index)?;
         let place = format!(
             "p{array}[params.b{array} + {}]{member}",
             self.index32("acc_i", false)
         );
-        let _ = writeln!(
-            out,
-            "{pad}{{ let acc_i = {i}; if (acc_in_bounds({array}u, acc_i, params.n{array})) {{"
-        );
+        let check = self.bounds_check(array, "acc_i");
+        let _ = writeln!(out, "{pad}{{ let acc_i = {i}; if ({check}) {{");
         let set = |out: &mut String, local: Option<LocalId>, v: &str| {
             if let Some(l) = local {
                 let _ = writeln!(out, "{pad}    l{l} = {v};");

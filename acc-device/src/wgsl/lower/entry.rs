@@ -135,6 +135,7 @@ impl Writer<'_> {
             "g",
             "acc_gid.x",
             "acc_stride",
+            acc_core::ir::mapping::unrolls_strided(body),
             &mut |w, out| {
                 if fast_arrays.is_empty() {
                     return w.block(out, body, 2);
@@ -164,6 +165,7 @@ impl Writer<'_> {
         tag: &str,
         first: &str,
         stride: &str,
+        unroll: bool,
         body: &mut dyn FnMut(&mut Self, &mut String) -> Result<()>,
     ) -> Result<()> {
         let uty = self.uty();
@@ -197,14 +199,18 @@ impl Writer<'_> {
             k.clone()
         };
         let _ = writeln!(out, "    var {k}: u32 = {first};");
-        let _ = writeln!(out, "    for (; {k} < {end}; {k} = {k} + {stride}) {{");
         let rest = format!("acc_rest_{tag}");
         // The levels' variables from the flat index: digits by division, innermost first.
         // Where the whole space fits 32 bits, in 32-bit arithmetic: faster, and it keeps 64-bit
         // division out of the shader (NVIDIA's Vulkan driver has miscompiled 64-bit integer
         // code beside it).
-        let split =
-            |w: &mut Self, out: &mut String, rest: &str, word: &str, pad: &str| -> Result<()> {
+        let split = |w: &mut Self,
+                     out: &mut String,
+                     flat: &str,
+                     rest: &str,
+                     word: &str,
+                     pad: &str|
+         -> Result<()> {
                 if levels.len() > 1 {
                     let _ = writeln!(out, "{pad}var {rest}: {word} = {word}({flat});");
                 }
@@ -216,7 +222,7 @@ impl Writer<'_> {
                         let k = if levels.len() > 1 {
                             rest.to_string()
                         } else {
-                            flat.clone()
+                            flat.to_string()
                         };
                         let _ = writeln!(out, "{pad}l{} = {start} + {ty}({k}) * {step};", lv.var);
                     } else {
@@ -231,14 +237,30 @@ impl Writer<'_> {
                 }
                 Ok(())
             };
+        // A straight-line body over one level in 32-bit counts runs four iterations per trip
+        // while four remain (`mapping::unrolls_strided`); the loop after takes the rest.
+        if unroll && levels.len() == 1 && !wide {
+            let _ = writeln!(
+                out,
+                "    for (; {k} < {end} && {end} - {k} > 3u * {stride}; {k} = {k} + 4u * {stride}) {{"
+            );
+            for j in 0..4 {
+                let _ = writeln!(out, "        {{");
+                split(self, out, &format!("({k} + {j}u * {stride})"), &rest, uty, "        ")?;
+                body(self, out)?;
+                let _ = writeln!(out, "        }}");
+            }
+            let _ = writeln!(out, "    }}");
+        }
+        let _ = writeln!(out, "    for (; {k} < {end}; {k} = {k} + {stride}) {{");
         if wide && levels.len() > 1 {
             let _ = writeln!(out, "        if (u32({total} >> 32u) == 0u) {{");
-            split(self, out, &format!("{rest}32"), "u32", "            ")?;
+            split(self, out, &flat, &format!("{rest}32"), "u32", "            ")?;
             let _ = writeln!(out, "        }} else {{");
-            split(self, out, &rest, uty, "            ")?;
+            split(self, out, &flat, &rest, uty, "            ")?;
             let _ = writeln!(out, "        }}");
         } else {
-            split(self, out, &rest, uty, "        ")?;
+            split(self, out, &flat, &rest, uty, "        ")?;
         }
         body(self, out)?;
         let _ = writeln!(out, "    }}");
@@ -346,6 +368,7 @@ impl Writer<'_> {
                     "g",
                     "acc_wg.x",
                     "acc_nwg.x",
+                    false,
                     &mut |w, out| {
                         w.gang_steps(out, &phases.steps, n, 2)?;
                         if !phases.post.is_empty() {

@@ -72,7 +72,8 @@ impl Writer<'_> {
             let _ = writeln!(out, "{pad}l{local} = {id};");
         }
         let stride = format!("{WORKGROUP_SIZE}u");
-        self.strided(out, levels, "v", "acc_lid", &stride, &mut |w, out| {
+        let unroll = acc_core::ir::mapping::unrolls_strided(body) && !l.ragged;
+        self.strided(out, levels, "v", "acc_lid", &stride, unroll, &mut |w, out| {
             w.block(out, body, depth + 1)
         })?;
         for (i, r) in l.block_reductions.iter().enumerate() {

@@ -45,12 +45,7 @@ impl Writer<'_> {
                         "p{array}[params.b{array} + {}]{member}",
                         self.index32("acc_i", false)
                     );
-                    let check = if self.k.unchecked {
-                        "true".to_string()
-                    } else {
-                        format!("acc_in_bounds({array}u, acc_i, params.n{array})")
-                    };
-                    self.bounds_helper();
+                    let check = self.bounds_check(*array, "acc_i");
                     let _ = writeln!(
                         out,
                         "{pad}{{ let acc_i = {i}; let acc_v = {v}; if ({check}) {{ loop {{"
@@ -67,8 +62,8 @@ impl Writer<'_> {
                     let elem = self.types[value.index()];
                     let w = encode(elem, &v);
                     let ai = self.index32("acc_i", false);
-                    let _ = writeln!(out, "{pad}{{ let acc_i = {i}; if (acc_in_bounds({array}u, acc_i, params.n{array})) {{ atomicStore(&p{array}[params.b{array} + {ai}]{member}, {w}); }} }}");
-                    self.bounds_helper();
+                    let check = self.bounds_check(*array, "acc_i");
+                    let _ = writeln!(out, "{pad}{{ let acc_i = {i}; if ({check}) {{ atomicStore(&p{array}[params.b{array} + {ai}]{member}, {w}); }} }}");
                 } else if self.k.unchecked || self.fast_index(*array, *index) {
                     let ai = self.index32(&i, self.is_constant(*index));
                     let _ = writeln!(out, "{pad}p{array}[params.b{array} + {ai}]{member} = {v};");
