@@ -81,16 +81,17 @@ pub trait Device: Send + Sync + 'static {
     /// Runs `kernel` as [`Device::launch_kernel`] does, on activity queue `queue` after the
     /// queues in `waits` (every queue for `None`: a bare `wait` clause; 3.3 section 2.16). A device may return before the kernel has run
     /// where nothing comes back to the host; the default runs it at once, which keeps every
-    /// queue's order.
+    /// queue's order. The kernel is shared: a device may keep it and know it again by its
+    /// address, without comparing its IR (the runtime keeps each region's kernel for good).
     fn launch_kernel_queued(
         &self,
-        kernel: &crate::ir::Kernel,
+        kernel: &std::sync::Arc<crate::ir::Kernel>,
         args: &mut [crate::ir::launch::KernelArg<'_>],
         queue: crate::queue::Queue,
         waits: Option<&[crate::queue::Queue]>,
     ) -> Result<crate::ir::launch::KernelOutput> {
         let _ = (queue, waits);
-        self.launch_kernel(kernel, args)
+        self.launch_kernel(kernel.as_ref(), args)
     }
     /// Waits until queue `queue` has finished what it was given (`acc_wait`).
     fn synchronize_queue(&self, queue: crate::queue::Queue) -> Result<()> {

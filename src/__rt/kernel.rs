@@ -262,7 +262,7 @@ impl Params {
 }
 
 /// A kernel built for one argument signature, or why it could not be.
-type Built = Arc<Result<Kernel, String>>;
+type Built = Arc<Result<Arc<Kernel>, String>>;
 
 /// What a kernel is built for: the device type, the parameters' kinds, the lengths of
 /// privatized arrays whose type does not fix them, and the array parameters narrowed to a
@@ -320,7 +320,7 @@ pub fn launch(
                 args.private_lens.clone(),
                 args.windows.clone(),
             ))
-            .or_insert_with(|| Arc::new(build_kernel(ty, site, args, build))),
+            .or_insert_with(|| Arc::new(build_kernel(ty, site, args, build).map(Arc::new))),
         )
     };
     if let Some(why) = &args.unsupported {

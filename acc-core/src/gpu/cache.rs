@@ -36,7 +36,8 @@ pub struct Found<C> {
 }
 
 struct Family<C> {
-    kernel: Kernel,
+    /// The kernel: the launch's own where it came shared, else a copy.
+    kernel: Arc<Kernel>,
     accessed: Arc<[bool]>,
     /// The last launch's argument signature and its proof.
     proof: Option<(Vec<u64>, Proof)>,
@@ -60,9 +61,14 @@ impl<C> KernelCache<C> {
     /// The variant of `kernel` that a launch with `args` runs, compiled by `compile` the first
     /// time. `wide`: the target holds `usize` in 64 bits, so a narrowed variant can pay.
     /// `ACC_NARROW=0` keeps 64-bit arithmetic, to compare.
+    ///
+    /// `shared`: the kernel is `shared`'s. Its family then keeps that `Arc`, so that the
+    /// kernel's address names it for good (the memory cannot be freed and reused, nor the
+    /// kernel changed, while the family holds it) and later launches skip comparing the IR.
     pub fn find(
         &self,
         kernel: &Kernel,
+        shared: Option<&Arc<Kernel>>,
         args: &[KernelArg<'_>],
         wide: bool,
         compile: impl FnOnce(Variant) -> Result<C>,
@@ -71,11 +77,17 @@ impl<C> KernelCache<C> {
         let list = families
             .entry(kernel as *const Kernel as usize)
             .or_default();
-        let at = match list.iter().position(|f| f.kernel == *kernel) {
+        let same =
+            |f: &Family<C>| std::ptr::eq(Arc::as_ptr(&f.kernel), kernel) || *f.kernel == *kernel;
+        let at = match list.iter().position(same) {
             Some(i) => i,
             None => {
+                let own = match shared {
+                    Some(a) if std::ptr::eq(Arc::as_ptr(a), kernel) => Arc::clone(a),
+                    _ => Arc::new(kernel.clone()),
+                };
                 list.push(Family {
-                    kernel: kernel.clone(),
+                    kernel: own,
                     accessed: kernel.accessed_params().into(),
                     proof: None,
                     variants: Vec::new(),
@@ -122,7 +134,7 @@ impl<C> KernelCache<C> {
             .get(&(kernel as *const Kernel as usize))
             .into_iter()
             .flatten()
-            .filter(|f| f.kernel == *kernel)
+            .filter(|f| std::ptr::eq(Arc::as_ptr(&f.kernel), kernel) || *f.kernel == *kernel)
             .flat_map(|f| f.variants.iter().map(|(v, c)| (*v, Arc::clone(c))))
             .collect()
     }
@@ -166,7 +178,7 @@ mod tests {
                 KernelArg::Write(&mut y),
             ];
             let found = cache
-                .find(&k, &args, true, |v| {
+                .find(&k, None, &args, true, |v| {
                     compiled += 1;
                     Ok(v)
                 })
@@ -182,6 +194,31 @@ mod tests {
             KernelArg::Read(&x),
             KernelArg::Write(&mut y),
         ];
-        cache.find(&k2, &args, true, Ok).expect("found");
+        cache.find(&k2, None, &args, true, Ok).expect("found");
+    }
+
+    #[test]
+    fn a_shared_kernel_is_kept_and_known_by_its_address() {
+        let k = Arc::new(crate::ir::samples::saxpy(Scalar::F32));
+        let cache = KernelCache::<Variant>::default();
+        let (x, mut y) = (vec![0u8; 64], vec![0u8; 64]);
+        let mut compiled = 0;
+        for _ in 0..2 {
+            let args = [
+                KernelArg::Scalar(ScalarValue::F32(2.0)),
+                KernelArg::Read(&x),
+                KernelArg::Write(&mut y),
+            ];
+            cache
+                .find(&k, Some(&k), &args, true, |v| {
+                    compiled += 1;
+                    Ok(v)
+                })
+                .expect("found");
+        }
+        assert_eq!(compiled, 1);
+        // The family holds the kernel: its address cannot name another while it lives.
+        assert_eq!(Arc::strong_count(&k), 2);
+        assert_eq!(cache.variants(&k).len(), 1);
     }
 }

@@ -118,10 +118,13 @@ pub trait GpuLaunch {
     fn finish(self, args: &mut [KernelArg<'_>], grid: &Grid) -> Result<Option<Readback>>;
 }
 
-/// Runs `kernel` on `driver` with `args` (one per parameter, in order), in `order`.
+/// Runs `kernel` on `driver` with `args` (one per parameter, in order), in `order`; `shared`:
+/// the kernel is that `Arc`'s, which the device may keep to know it again by its address
+/// ([`KernelCache::find`]).
 pub fn launch<D: GpuDriver>(
     driver: &D,
     kernel: &Kernel,
+    shared: Option<&Arc<Kernel>>,
     args: &mut [KernelArg<'_>],
     order: Order<'_>,
 ) -> Result<KernelOutput> {
@@ -134,7 +137,7 @@ pub fn launch<D: GpuDriver>(
     }
     let found = driver
         .kernels()
-        .find(kernel, args, driver.wide_usize(), |v| {
+        .find(kernel, shared, args, driver.wide_usize(), |v| {
             driver.compile(kernel, v)
         })?;
     let compiled = Arc::clone(&found.compiled);

@@ -344,7 +344,26 @@ impl CudaDevice {
         queue: Queue,
         waits: Option<&[Queue]>,
     ) -> Result<Launched> {
-        acc_core::gpu::launch(self, kernel, args, acc_core::gpu::Order { queue, waits })
+        acc_core::gpu::launch(
+            self,
+            kernel,
+            None,
+            args,
+            acc_core::gpu::Order { queue, waits },
+        )
+    }
+
+    /// [`CudaDevice::launch_on`] for a kernel the device may keep, and know again by its
+    /// address (the runtime's regions: see [`acc_core::gpu::KernelCache::find`]).
+    pub fn launch_shared(
+        &self,
+        kernel: &Arc<Kernel>,
+        args: &mut [Arg<'_>],
+        queue: Queue,
+        waits: Option<&[Queue]>,
+    ) -> Result<Launched> {
+        let order = acc_core::gpu::Order { queue, waits };
+        acc_core::gpu::launch(self, kernel, Some(kernel), args, order)
     }
 }
 

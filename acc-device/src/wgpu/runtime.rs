@@ -339,11 +339,34 @@ impl WgpuDevice {
         args: &mut [Arg<'_>],
         queue: Queue,
     ) -> Result<Launched> {
+        self.launch_scoped(kernel, None, args, queue)
+    }
+
+    /// [`WgpuDevice::launch_on`] for a kernel the device may keep, and know again by its
+    /// address (the runtime's regions: see [`acc_core::gpu::KernelCache::find`]).
+    pub fn launch_shared(
+        &self,
+        kernel: &Arc<Kernel>,
+        args: &mut [Arg<'_>],
+        queue: Queue,
+    ) -> Result<Launched> {
+        self.launch_scoped(kernel, Some(kernel), args, queue)
+    }
+
+    /// A launch inside the device's error scopes (one launch at a time: the scopes are the
+    /// device's).
+    fn launch_scoped(
+        &self,
+        kernel: &Kernel,
+        shared: Option<&Arc<Kernel>>,
+        args: &mut [Arg<'_>],
+        queue: Queue,
+    ) -> Result<Launched> {
         let _one_at_a_time = self.launching.lock().unwrap_or_else(|e| e.into_inner());
         let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let memory = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let order = acc_core::gpu::Order { queue, waits: None };
-        let result = acc_core::gpu::launch(self, kernel, args, order);
+        let result = acc_core::gpu::launch(self, kernel, shared, args, order);
         let wgpu_error =
             pollster::block_on(memory.pop()).or_else(|| pollster::block_on(validation.pop()));
         match wgpu_error {

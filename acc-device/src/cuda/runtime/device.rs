@@ -101,12 +101,12 @@ impl acc_core::Device for CudaDevice {
     }
     fn launch_kernel_queued(
         &self,
-        kernel: &Kernel,
+        kernel: &Arc<Kernel>,
         args: &mut [Arg<'_>],
         queue: Queue,
         waits: Option<&[Queue]>,
     ) -> Result<Launched> {
-        self.launch_on(kernel, args, queue, waits)
+        self.launch_shared(kernel, args, queue, waits)
     }
     fn synchronize_queue(&self, queue: Queue) -> Result<()> {
         self.settle_main()?;

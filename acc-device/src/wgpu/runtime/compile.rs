@@ -97,7 +97,8 @@ impl WgpuDevice {
             })
         };
         // Launches with reductions keep to this many workgroups (`GridLimits`).
-        let max_groups = u64::from(acc_core::gpu::GpuDriver::grid_limits(self).max_reduction_blocks);
+        let max_groups =
+            u64::from(acc_core::gpu::GpuDriver::grid_limits(self).max_reduction_blocks);
         let scratch = Scratch {
             params: buffer("params", lowered.params_size as u64),
             status: buffer("status", acc_core::gpu::status::BYTES as u64),

@@ -71,12 +71,12 @@ impl acc_core::Device for WgpuDevice {
     // queue's work is done when its last queued launch is, and `waits` hold already.
     fn launch_kernel_queued(
         &self,
-        kernel: &Kernel,
+        kernel: &Arc<Kernel>,
         args: &mut [Arg<'_>],
         queue: Queue,
         _waits: Option<&[Queue]>,
     ) -> Result<Launched> {
-        self.launch_on(kernel, args, queue)
+        self.launch_shared(kernel, args, queue)
     }
     fn synchronize_queue(&self, queue: Queue) -> Result<()> {
         let last = self

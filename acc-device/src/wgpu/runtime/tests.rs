@@ -382,7 +382,7 @@ fn a_launch_that_brings_nothing_back_does_not_wait() {
     let s = b.binary(BinaryOp::Add, y0, one);
     let i1 = b.lit_int(1, Some(Scalar::USize));
     b.store(y, i1, s);
-    let k = b.finish().expect("valid");
+    let k = Arc::new(b.finish().expect("valid"));
 
     let mut host = vec![0.0f32; 4];
     let layout = ElemLayout {

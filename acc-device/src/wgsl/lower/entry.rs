@@ -211,32 +211,32 @@ impl Writer<'_> {
                      word: &str,
                      pad: &str|
          -> Result<()> {
-                if levels.len() > 1 {
-                    let _ = writeln!(out, "{pad}var {rest}: {word} = {word}({flat});");
-                }
-                for (i, lv) in levels.iter().enumerate().rev() {
-                    let ty = w.ty(w.k.function.locals[lv.var as usize].ty)?;
-                    let (start, step) = (w.expr(lv.start)?, w.expr(lv.step)?);
-                    if i == 0 {
-                        // The outermost level takes what is left: no division.
-                        let k = if levels.len() > 1 {
-                            rest.to_string()
-                        } else {
-                            flat.to_string()
-                        };
-                        let _ = writeln!(out, "{pad}l{} = {start} + {ty}({k}) * {step};", lv.var);
+            if levels.len() > 1 {
+                let _ = writeln!(out, "{pad}var {rest}: {word} = {word}({flat});");
+            }
+            for (i, lv) in levels.iter().enumerate().rev() {
+                let ty = w.ty(w.k.function.locals[lv.var as usize].ty)?;
+                let (start, step) = (w.expr(lv.start)?, w.expr(lv.step)?);
+                if i == 0 {
+                    // The outermost level takes what is left: no division.
+                    let k = if levels.len() > 1 {
+                        rest.to_string()
                     } else {
-                        let t = format!("{word}({})", trips[i]);
-                        let _ = writeln!(
-                            out,
-                            "{pad}l{} = {start} + {ty}({rest} % {t}) * {step};",
-                            lv.var
-                        );
-                        let _ = writeln!(out, "{pad}{rest} = {rest} / {t};");
-                    }
+                        flat.to_string()
+                    };
+                    let _ = writeln!(out, "{pad}l{} = {start} + {ty}({k}) * {step};", lv.var);
+                } else {
+                    let t = format!("{word}({})", trips[i]);
+                    let _ = writeln!(
+                        out,
+                        "{pad}l{} = {start} + {ty}({rest} % {t}) * {step};",
+                        lv.var
+                    );
+                    let _ = writeln!(out, "{pad}{rest} = {rest} / {t};");
                 }
-                Ok(())
-            };
+            }
+            Ok(())
+        };
         // A straight-line body over one level in 32-bit counts runs four iterations per trip
         // while four remain (`mapping::unrolls_strided`); the loop after takes the rest.
         if unroll && levels.len() == 1 && !wide {
@@ -246,7 +246,14 @@ impl Writer<'_> {
             );
             for j in 0..4 {
                 let _ = writeln!(out, "        {{");
-                split(self, out, &format!("({k} + {j}u * {stride})"), &rest, uty, "        ")?;
+                split(
+                    self,
+                    out,
+                    &format!("({k} + {j}u * {stride})"),
+                    &rest,
+                    uty,
+                    "        ",
+                )?;
                 body(self, out)?;
                 let _ = writeln!(out, "        }}");
             }
@@ -255,7 +262,14 @@ impl Writer<'_> {
         let _ = writeln!(out, "    for (; {k} < {end}; {k} = {k} + {stride}) {{");
         if wide && levels.len() > 1 {
             let _ = writeln!(out, "        if (u32({total} >> 32u) == 0u) {{");
-            split(self, out, &flat, &format!("{rest}32"), "u32", "            ")?;
+            split(
+                self,
+                out,
+                &flat,
+                &format!("{rest}32"),
+                "u32",
+                "            ",
+            )?;
             let _ = writeln!(out, "        }} else {{");
             split(self, out, &flat, &rest, uty, "            ")?;
             let _ = writeln!(out, "        }}");

@@ -73,9 +73,15 @@ impl Writer<'_> {
         }
         let stride = format!("{WORKGROUP_SIZE}u");
         let unroll = acc_core::ir::mapping::unrolls_strided(body) && !l.ragged;
-        self.strided(out, levels, "v", "acc_lid", &stride, unroll, &mut |w, out| {
-            w.block(out, body, depth + 1)
-        })?;
+        self.strided(
+            out,
+            levels,
+            "v",
+            "acc_lid",
+            &stride,
+            unroll,
+            &mut |w, out| w.block(out, body, depth + 1),
+        )?;
         for (i, r) in l.block_reductions.iter().enumerate() {
             self.workgroup_allreduce(
                 out,
