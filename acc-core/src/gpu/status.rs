@@ -4,7 +4,9 @@
 //!
 //! Five 32-bit words: the code (0 while nothing happened; the first thread to report sets it
 //! with a compare-and-swap from 0, so the first report stands), then for an out-of-range
-//! access what was indexed, the index's low 32 bits, the length, and the index's high 32 bits.
+//! access what was indexed, the index's low 32 bits, the length, and the index's high 32 bits
+//! (0 where the target records only the low word: PTX, which would otherwise keep the whole
+//! index in registers across the kernel's loops).
 
 use crate::ir::Kernel;
 use crate::{Error, Result};
