@@ -19,6 +19,7 @@ pub mod eval;
 pub mod gang_phases;
 pub mod launch;
 pub mod mapping;
+pub mod math;
 pub mod narrow;
 pub mod print;
 pub mod privatize;

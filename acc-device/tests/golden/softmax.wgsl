@@ -30,6 +30,33 @@ fn acc_in_bounds(param: u32, i: u64, len: u32) -> bool {
     return false;
 }
 var<workgroup> acc_gang_0_0: array<f32, 256>;
+fn acc_exp_f32(a0: f64) -> f64 {
+    let v2: f64 = a0 * f64(1.4426950408889634e0);
+    let v3: f64 = round(v2);
+    let v4: f64 = -v3;
+    let v6: f64 = fma(v4, f64(6.931471803691238e-1), a0);
+    let v8: f64 = fma(v4, f64(1.9082149292705877e-10), v6);
+    let v11: f64 = fma(v8, f64(2.7557319223985894e-7), f64(2.7557319223985893e-6));
+    let v13: f64 = fma(v8, v11, f64(2.48015873015873e-5));
+    let v15: f64 = fma(v8, v13, f64(1.984126984126984e-4));
+    let v17: f64 = fma(v8, v15, f64(1.388888888888889e-3));
+    let v19: f64 = fma(v8, v17, f64(8.333333333333333e-3));
+    let v21: f64 = fma(v8, v19, f64(4.1666666666666664e-2));
+    let v23: f64 = fma(v8, v21, f64(1.6666666666666666e-1));
+    let v25: f64 = fma(v8, v23, f64(5e-1));
+    let v27: f64 = fma(v8, v25, f64(1e0));
+    let v29: f64 = fma(v8, v27, f64(1e0));
+    let v30: i64 = i64(v3);
+    let v32: i64 = v30 + 1023li;
+    let v33: i64 = v32 << 52u;
+    let v34: f64 = bitcast<f64>(v33);
+    let v35: f64 = v29 * v34;
+    let v37: bool = a0 > f64(7.09e2);
+    let v39: f64 = select(v35, bitcast<f64>(9218868437227405312lu), v37);
+    let v41: bool = a0 < f64(-7.08e2);
+    let v43: f64 = select(v39, f64(0e0), v41);
+    return v43;
+}
 @compute @workgroup_size(256)
 fn softmax_gpu(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local_invocation_index) acc_lid: u32, @builtin(workgroup_id) acc_wg: vec3<u32>, @builtin(num_workgroups) acc_nwg: vec3<u32>) {
     var l0: u64;
@@ -106,7 +133,7 @@ fn softmax_gpu(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local
     var acc_k_v: u32 = acc_lid;
     for (; acc_k_v < acc_end_v; acc_k_v = acc_k_v + 256u) {
         l10 = l8 + u64((acc_base_v + u64(acc_k_v))) * 1lu;
-            l7 = (l7 + exp((p0[params.b0 + select(0u, u32(((l2 * params.p2) + l10)), acc_in_bounds(0u, ((l2 * params.p2) + l10), params.n0))] - l3)));
+            l7 = (l7 + f32(acc_exp_f32(f64((p0[params.b0 + select(0u, u32(((l2 * params.p2) + l10)), acc_in_bounds(0u, ((l2 * params.p2) + l10), params.n0))] - l3)))));
     }
     }
         acc_gang_0_0[acc_lid] = l7;
@@ -133,7 +160,7 @@ fn softmax_gpu(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local
     var acc_k_v: u32 = acc_lid;
     for (; acc_k_v < acc_end_v; acc_k_v = acc_k_v + 256u) {
         l14 = l12 + u64((acc_base_v + u64(acc_k_v))) * 1lu;
-            { let acc_i = ((l2 * params.p2) + l14); if (acc_in_bounds(1u, acc_i, params.n1)) { p1[params.b1 + u32(acc_i)] = (exp((p0[params.b0 + select(0u, u32(((l2 * params.p2) + l14)), acc_in_bounds(0u, ((l2 * params.p2) + l14), params.n0))] - l3)) * l11); } }
+            { let acc_i = ((l2 * params.p2) + l14); if (acc_in_bounds(1u, acc_i, params.n1)) { p1[params.b1 + u32(acc_i)] = (f32(acc_exp_f32(f64((p0[params.b0 + select(0u, u32(((l2 * params.p2) + l14)), acc_in_bounds(0u, ((l2 * params.p2) + l14), params.n0))] - l3)))) * l11); } }
     }
     }
         }

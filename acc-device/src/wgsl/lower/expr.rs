@@ -164,13 +164,24 @@ impl Writer<'_> {
             }
             Expr::Math(m, args) => {
                 let a: Vec<String> = args.iter().map(|x| self.expr(*x)).collect::<Result<_>>()?;
-                // WGSL has the transcendental functions for f32 only: f64 calls the fdlibm
-                // versions of `math64`.
-                if let (Scalar::F64, Some(f)) = (ty, math64::function(*m)) {
-                    if !self.helpers.contains("fn acc_exp64(") {
-                        self.helpers.push_str(&math64::helpers());
+                // The transcendental functions are acc_core's programs (`math64`): for f64
+                // always (WGSL has them for f32 only), for f32 where the adapter has f64 and
+                // 64-bit integers, widened and rounded once, as nvidia computes them.
+                let exact = self.target.f64 && self.target.int64;
+                let for_f32 = ty == Scalar::F32;
+                if ty == Scalar::F64 || (for_f32 && exact) {
+                    if let Some(name) = math64::function(*m, for_f32) {
+                        if !self.helpers.contains(&format!("fn {name}(")) {
+                            if let Some(h) = math64::helper(*m, for_f32) {
+                                self.helpers.push_str(&h);
+                            }
+                        }
+                        if for_f32 {
+                            let wide: Vec<String> = a.iter().map(|x| format!("f64({x})")).collect();
+                            return Ok(format!("f32({name}({}))", wide.join(", ")));
+                        }
+                        return Ok(format!("{name}({})", a.join(", ")));
                     }
-                    return Ok(format!("{f}({})", a.join(", ")));
                 }
                 self.math(*m, ty, &a)
             }

@@ -283,8 +283,12 @@ fn usize_is_64_bit_where_shaders_have_64_bit_integers() {
 
 /// `x[i] = f(x[i])` on f64 for every one-argument transcendental function.
 fn f64_math() -> Kernel {
+    math_kernel(Scalar::F64)
+}
+
+fn math_kernel(elem: Scalar) -> Kernel {
     let mut b = KernelBuilder::new("math64");
-    let x = b.param_array("x", Scalar::F64, true);
+    let x = b.param_array("x", elem, true);
     let zero = b.lit_int(0, None);
     let n = b.len(x);
     b.for_range(
@@ -320,20 +324,35 @@ fn f64_math() -> Kernel {
 #[test]
 fn f64_transcendental_functions_are_written_out() {
     let l = lower(&f64_math(), FULL).expect("lowers with f64");
+    // One helper per function the kernel calls, written from acc_core's programs.
     for f in [
-        "fn acc_exp64(",
-        "fn acc_ln64(",
-        "fn acc_sincos64(",
-        "fn acc_atan2_64(",
+        "fn acc_exp_f64(",
+        "fn acc_ln_f64(",
+        "fn acc_sin_f64(",
+        "fn acc_tan_f64(",
+        "fn acc_asin_f64(",
     ] {
         assert!(l.wgsl.contains(f), "{f} missing:\n{}", l.wgsl);
     }
-    assert!(l.wgsl.contains("acc_tanh64(acc_asin64("), "{}", l.wgsl);
+    assert!(!l.wgsl.contains("fn acc_cos_f64("), "{}", l.wgsl);
+    assert!(l.wgsl.contains("acc_tanh_f64(acc_asin_f64("), "{}", l.wgsl);
     let e = lower(&f64_math(), BASIC)
         .err()
         .expect("needs f64")
         .to_string();
     assert!(e.contains("no f64"), "{e}");
+}
+
+#[test]
+fn f32_transcendental_functions_go_through_f64_where_the_adapter_has_it() {
+    // Widened, computed by the same programs, rounded once: nvidia's results.
+    let l = lower(&math_kernel(Scalar::F32), FULL).expect("lowers");
+    assert!(l.wgsl.contains("fn acc_exp_f32("), "{}", l.wgsl);
+    assert!(l.wgsl.contains("f32(acc_exp_f32(f64("), "{}", l.wgsl);
+    // Without f64, the driver's builtins.
+    let l = lower(&math_kernel(Scalar::F32), BASIC).expect("lowers");
+    assert!(!l.wgsl.contains("acc_exp_f32"), "{}", l.wgsl);
+    assert!(l.wgsl.contains("exp("), "{}", l.wgsl);
 }
 
 static TAGGED: StructLayout = StructLayout {
