@@ -145,7 +145,7 @@ fn softmax_gpu(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local
         l7 = (acc_keep_0 + acc_gang_0_0[0]);
         workgroupBarrier();
         }
-        l11 = (f32(1.0) / l7);
+        l11 = f32(f64(f32(1.0)) / f64(l7));
         l12 = 0lu;
         l13 = params.p2;
         {

@@ -82,6 +82,12 @@ impl Writer<'_> {
                         }
                         _ => format!("({x} {} u32({y}))", op.symbol()),
                     },
+                    // WGSL allows f32 division 2.5 ULP (NVIDIA's Vulkan driver takes it): in
+                    // f64 and rounded once it is correctly rounded (53 >= 2 * 24 + 2 bits), as
+                    // Rust and PTX's `div.rn` divide.
+                    BinaryOp::Div if operand == Scalar::F32 && self.target.f64 => {
+                        format!("f32(f64({x}) / f64({y}))")
+                    }
                     BinaryOp::Rem if operand.is_float() => {
                         format!("({x} - trunc({x} / {y}) * {y})")
                     }
