@@ -26,6 +26,7 @@ fn kernels() -> Vec<(&'static str, Kernel)> {
         ("row_sweeps", samples::row_sweeps()),
         ("matmul_tiled", samples::matmul_tiled()),
         ("eliminate", samples::eliminate()),
+        ("stencil_cached", samples::stencil_cached()),
     ]
 }
 

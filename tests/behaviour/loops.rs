@@ -481,14 +481,28 @@ fn zero_and_one_trip_loops() {
     });
 }
 
+/// Iterations of `spin` that make a loop's iterations long enough for every pool thread of the
+/// multicore device to wake and take some (a few microseconds each left one thread taking them
+/// all on a loaded 2-core machine); short enough for lavapipe's loop limit on wgpu.
+fn spin_for(ty: acc::DeviceType) -> u64 {
+    if ty == acc::DeviceType::Multicore {
+        2_000_000
+    } else {
+        50_000
+    }
+}
+
 #[acc::offload]
-fn who_ran(n: usize) -> (Vec<usize>, Vec<usize>) {
+fn who_ran(n: usize, work: u64) -> (Vec<usize>, Vec<usize>) {
     let mut in_kernels = vec![0; n];
     let mut in_gang_loop = vec![0; n];
     #[acc::kernels]
     {
         for i in 0..n {
-            in_kernels[i] = acc::gang_idx() + usize::from(crate::devices::spin(50_000) == u64::MAX);
+            // `work + 0`: a bare name passed to a routine might be a `&mut` the routine
+            // writes, which the dependence test must assume.
+            in_kernels[i] =
+                acc::gang_idx() + usize::from(crate::devices::spin(work + 0) == u64::MAX);
         }
     }
     #[acc::parallel]
@@ -496,7 +510,7 @@ fn who_ran(n: usize) -> (Vec<usize>, Vec<usize>) {
         #[acc::r#loop(gang)]
         for i in 0..n {
             in_gang_loop[i] =
-                acc::gang_idx() + usize::from(crate::devices::spin(50_000) == u64::MAX);
+                acc::gang_idx() + usize::from(crate::devices::spin(work) == u64::MAX);
         }
     }
     (in_kernels, in_gang_loop)
@@ -505,7 +519,7 @@ fn who_ran(n: usize) -> (Vec<usize>, Vec<usize>) {
 #[test]
 fn kernels_auto_loops_and_gang_loops_spread_over_threads() {
     on_each_device(|ty| {
-        let (k, g) = who_ran(64);
+        let (k, g) = who_ran(64, spin_for(ty));
         let distinct = |v: &[usize]| v.iter().collect::<std::collections::HashSet<_>>().len();
         if crate::devices::parallelism(ty) >= 2 {
             assert!(
@@ -524,18 +538,18 @@ fn kernels_auto_loops_and_gang_loops_spread_over_threads() {
 }
 
 #[acc::offload]
-fn device_specific(n: usize) -> (Vec<usize>, Vec<usize>) {
+fn device_specific(n: usize, work: u64) -> (Vec<usize>, Vec<usize>) {
     let mut seq_on_multicore = vec![0; n];
     let mut parallel_elsewhere = vec![0; n];
     #[acc::parallel_loop(device_type(multicore) seq, device_type(*) gang)]
     for i in 0..n {
         seq_on_multicore[i] =
-            acc::gang_idx() + usize::from(crate::devices::spin(50_000) == u64::MAX);
+            acc::gang_idx() + usize::from(crate::devices::spin(work) == u64::MAX);
     }
     #[acc::parallel_loop(device_type(nvidia, wgpu) seq, device_type(*) gang)]
     for i in 0..n {
         parallel_elsewhere[i] =
-            acc::gang_idx() + usize::from(crate::devices::spin(50_000) == u64::MAX);
+            acc::gang_idx() + usize::from(crate::devices::spin(work) == u64::MAX);
     }
     (seq_on_multicore, parallel_elsewhere)
 }
@@ -543,7 +557,7 @@ fn device_specific(n: usize) -> (Vec<usize>, Vec<usize>) {
 #[test]
 fn device_type_sections_apply_on_their_device() {
     on_each_device(|ty| {
-        let (s, p) = device_specific(64);
+        let (s, p) = device_specific(64, spin_for(ty));
         let distinct = |v: &[usize]| v.iter().collect::<std::collections::HashSet<_>>().len();
         assert_eq!(
             distinct(&s),

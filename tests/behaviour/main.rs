@@ -14,6 +14,7 @@ mod devices;
 mod async_queues;
 mod atomic_forms;
 mod atomics;
+mod cache;
 mod compute;
 mod data;
 mod data_environment;

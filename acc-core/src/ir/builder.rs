@@ -116,6 +116,10 @@ pub struct KernelBuilder {
     /// Source lines of the levels of the next loop nest ([`KernelBuilder::at_lines`]).
     pending_lines: Vec<u32>,
     loop_depth: u32,
+    /// The innermost variable of each loop nest whose body is being built, innermost last.
+    loop_vars: Vec<LocalId>,
+    /// The `cache` directives met so far ([`KernelBuilder::cache`]).
+    caches: Vec<super::cache::Cache>,
     result: Option<LocalId>,
 }
 
@@ -139,6 +143,8 @@ impl KernelBuilder {
             blocks: Vec::new(),
             errors: Vec::new(),
             loop_depth: 0,
+            loop_vars: Vec::new(),
+            caches: Vec::new(),
             pending_lines: Vec::new(),
             vector_length: None,
         }
@@ -534,6 +540,32 @@ impl KernelBuilder {
         self.for_tiled(levels, &[], schedule, reductions, private, body)
     }
 
+    /// `acc::cache!(a[start..start + len])` at the top of the body being built (3.3 section
+    /// 2.10): the GPU backends may stage that window of `a` in shared memory for the loop
+    /// ([`cache::stage`](super::cache::stage)). Outside a loop, or on a subslice or a field, it
+    /// stays a hint.
+    pub fn cache(&mut self, a: ArrayRef, start: Value, len: u32, line: u32) {
+        self.index_type(start);
+        let Some(&loop_var) = self.loop_vars.last() else {
+            return;
+        };
+        let outcome = if a.view.is_some() || a.window.is_some() || a.field.is_some() {
+            super::cache::CacheOutcome::Hint(
+                "it names a subslice, a field or a partly present array".into(),
+            )
+        } else {
+            super::cache::CacheOutcome::Pending
+        };
+        self.caches.push(super::cache::Cache {
+            loop_var,
+            array: a.id,
+            start: start.expr,
+            len,
+            line,
+            outcome,
+        });
+    }
+
     /// `vector_length(n)` of the compute construct, a constant ([`Kernel::vector_length`]).
     pub fn set_vector_length(&mut self, n: u32) {
         self.vector_length = Some(n);
@@ -593,7 +625,13 @@ impl KernelBuilder {
         }
         self.pending_lines.clear();
         self.loop_depth += 1;
+        if let Some(v) = vars.last() {
+            self.loop_vars.push(v.id);
+        }
         let b = self.block(|fb| body(fb, &vars));
+        if !vars.is_empty() {
+            self.loop_vars.pop();
+        }
         self.loop_depth -= 1;
         self.emit(Stmt::For {
             levels: ir_levels,
@@ -909,8 +947,10 @@ impl KernelBuilder {
             result: self.result,
             vector_length: self.vector_length,
             auto_tiled: Vec::new(),
+            caches: self.caches,
         };
         super::validate::validate(&kernel)?;
+        super::cache::stage(&mut kernel);
         kernel.auto_tiled = super::tile::auto_tile(&mut kernel);
         Ok(kernel)
     }

@@ -35,8 +35,47 @@ pub fn describe(k: &Kernel, w: Words) -> Vec<LoopMapping> {
     let hosted = super::segments::host_loops::HostLoops::new(k);
     let mut out = Vec::new();
     entry_points(k, &k.function.body, &hosted, w, &mut out);
+    caches(k, w, &mut out);
     out.sort_by_key(|m| m.line);
     out
+}
+
+/// What became of each `cache` directive ([`super::cache::stage`]), at its line.
+fn caches(k: &Kernel, w: Words, out: &mut Vec<LoopMapping>) {
+    use super::cache::CacheOutcome;
+    for c in &k.caches {
+        let array = k
+            .params
+            .get(c.array as usize)
+            .map_or("?", |p| p.name.as_str());
+        let what = format!(
+            "`cache` of {} element{} of `{array}`",
+            c.len,
+            if c.len == 1 { "" } else { "s" }
+        );
+        let how = match &c.outcome {
+            CacheOutcome::Staged {
+                round,
+                elements,
+                reads,
+            } => format!(
+                "{what}: staged in shared memory, the {block} copying {elements} elements (adjacent {thread}s on adjacent elements) for each {round} consecutive iterations, then synchronizing; {reads} of the loop's loads of `{array}` read the copy",
+                block = w.block,
+                thread = w.thread
+            ),
+            CacheOutcome::Hint(why) => format!("{what}: a hint the GPU devices do not act on: {why}"),
+            CacheOutcome::Pending => format!("{what}: not looked at"),
+        };
+        out.push(LoopMapping {
+            line: c.line,
+            vars: vec![k
+                .function
+                .locals
+                .get(c.loop_var as usize)
+                .map_or_else(|| "?".into(), |l| l.name.clone())],
+            how,
+        });
+    }
 }
 
 /// The loops of `body`, code at the region's top level or in the body of a host-driven loop.

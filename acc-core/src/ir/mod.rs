@@ -13,8 +13,10 @@
 // `BinaryOp::Add`, `MathFn::Sqrt`, `LoopLevel::start`) carry no doc of their own.
 #![allow(missing_docs)]
 
+pub mod affine;
 pub mod bounds;
 pub mod builder;
+pub mod cache;
 pub mod eval;
 pub mod gang_phases;
 pub mod launch;
@@ -738,6 +740,9 @@ pub struct Kernel {
     /// The parallel loops (by their outermost variable) that acc tiled itself
     /// ([`tile::auto_tile`]): their `tile` is acc's choice, not a clause.
     pub auto_tiled: Vec<LocalId>,
+    /// The region's `cache` directives, with what the GPU backends made of each
+    /// ([`cache::stage`]).
+    pub caches: Vec<cache::Cache>,
 }
 
 /// What an access of an array element (or of a field of a struct element) touches.

@@ -105,6 +105,92 @@ pub fn matvec() -> Kernel {
     b.finish().expect("valid IR")
 }
 
+/// A five-point stencil as gang rows over vector columns, the centre row's window named by
+/// `cache(a[c - 1..c + 2])` (3.3 section 2.10), which the GPU backends stage in shared memory
+/// ([`super::cache`]). Parameters: `a` (read), `b` (written), `n` rows, `m` columns (`usize`).
+pub fn stencil_cached() -> Kernel {
+    let mut b = KernelBuilder::new("stencil_cached");
+    let a = b.param_array("a", Scalar::F32, false);
+    let out = b.param_array("b", Scalar::F32, true);
+    let n = b.param_scalar("n", Scalar::USize);
+    let m = b.param_scalar("m", Scalar::USize);
+    let gang = Some(Schedule {
+        gang: true,
+        ..Schedule::default()
+    });
+    let vector = Some(Schedule {
+        vector: true,
+        ..Schedule::default()
+    });
+    let (one, one2) = (b.lit_int(1, None), b.lit_int(1, None));
+    let last_row = b.binary(BinaryOp::Sub, n, one2);
+    b.for_range(
+        "j",
+        Some(Scalar::USize),
+        one,
+        last_row,
+        false,
+        gang,
+        &[],
+        &[],
+        |b, v| {
+            let (one, one2) = (b.lit_int(1, None), b.lit_int(1, None));
+            let last_col = b.binary(BinaryOp::Sub, m, one2);
+            b.for_range(
+                "i",
+                Some(Scalar::USize),
+                one,
+                last_col,
+                false,
+                vector,
+                &[],
+                &[],
+                |b, w| {
+                    let centre = |b: &mut KernelBuilder| {
+                        let (j, i) = (b.get(v[0]), b.get(w[0]));
+                        let row = b.binary(BinaryOp::Mul, j, m);
+                        b.binary(BinaryOp::Add, row, i)
+                    };
+                    let c = centre(b);
+                    let one = b.lit_int(1, None);
+                    let start = b.binary(BinaryOp::Sub, c, one);
+                    b.cache(a, start, 3, 0);
+                    let c = b.local("c", Some(Scalar::USize), None);
+                    let at = centre(b);
+                    b.set(c, at);
+                    let mut sum = None;
+                    for (op, by) in [
+                        (BinaryOp::Sub, None),
+                        (BinaryOp::Add, None),
+                        (BinaryOp::Sub, Some(m)),
+                        (BinaryOp::Add, Some(m)),
+                    ] {
+                        let cv = b.get(c);
+                        let d = match by {
+                            Some(m) => m,
+                            None => b.lit_int(1, None),
+                        };
+                        let at = b.binary(op, cv, d);
+                        let x = b.load(a, at);
+                        sum = Some(match sum {
+                            None => x,
+                            Some(s) => b.binary(BinaryOp::Add, s, x),
+                        });
+                    }
+                    let cv = b.get(c);
+                    let x = b.load(a, cv);
+                    let four = b.lit_float(4.0, None);
+                    let x4 = b.binary(BinaryOp::Mul, four, x);
+                    let v = b.binary(BinaryOp::Sub, sum.expect("four terms"), x4);
+                    let cv = b.get(c);
+                    b.store(out, cv, v);
+                },
+            );
+        },
+    );
+    b.finish().expect("valid IR")
+}
+
 /// A row's softmax as an OpenACC user writes it: a gang loop over the `n`-column rows of `x`
 /// whose iteration has three vector loops (the maximum, the sum of exponentials, the scaled
 /// elements) with a scalar between them. Parameters: `x` (read), `y` (written), `n` (`usize`).

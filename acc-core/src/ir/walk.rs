@@ -262,3 +262,118 @@ pub fn map_exprs(b: &mut [Stmt], to: &dyn Fn(Handle<Expr>) -> Handle<Expr>) {
         }
     }
 }
+
+/// A copy of expression `h` with every node appended anew, for a second use: a kernel's
+/// expressions each appear once (the bounds proof keeps one range per expression, computed
+/// where it is used).
+pub fn copy_expr(f: &mut Function, h: Handle<Expr>) -> Handle<Expr> {
+    let mut e = f.exprs[h].clone();
+    match &mut e {
+        Expr::LocalElem { index, .. } | Expr::Load { index, .. } => *index = copy_expr(f, *index),
+        Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => *a = copy_expr(f, *a),
+        Expr::Binary(_, a, b) => {
+            *a = copy_expr(f, *a);
+            *b = copy_expr(f, *b);
+        }
+        Expr::Select {
+            cond,
+            accept,
+            reject,
+        } => {
+            *cond = copy_expr(f, *cond);
+            *accept = copy_expr(f, *accept);
+            *reject = copy_expr(f, *reject);
+        }
+        Expr::Math(_, args) => {
+            for a in args.iter_mut() {
+                *a = copy_expr(f, *a);
+            }
+        }
+        Expr::Literal(_) | Expr::Param(_) | Expr::Len(_) | Expr::Local(_) | Expr::GangIndex => {}
+    }
+    f.exprs.append(e)
+}
+
+/// Rewrites `b` so that no expression node appears twice in it, nor in `seen` (the nodes
+/// already in use elsewhere): a node met again is replaced by a copy ([`copy_expr`]), as a
+/// pass that reuses handles while rewriting must leave the kernel.
+pub fn unshare(f: &mut Function, b: &mut [Stmt], seen: &mut HashSet<Handle<Expr>>) {
+    fn own(f: &mut Function, h: Handle<Expr>, seen: &mut HashSet<Handle<Expr>>) -> Handle<Expr> {
+        if seen.contains(&h) {
+            let c = copy_expr(f, h);
+            mark(f, c, seen);
+            return c;
+        }
+        seen.insert(h);
+        let mut e = f.exprs[h].clone();
+        let mut changed = false;
+        let mut sub = |x: &mut Handle<Expr>, f: &mut Function| {
+            let n = own(f, *x, seen);
+            changed |= n != *x;
+            *x = n;
+        };
+        match &mut e {
+            Expr::LocalElem { index, .. } | Expr::Load { index, .. } => sub(index, f),
+            Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => sub(a, f),
+            Expr::Binary(_, a, b) => {
+                sub(a, f);
+                sub(b, f);
+            }
+            Expr::Select {
+                cond,
+                accept,
+                reject,
+            } => {
+                sub(cond, f);
+                sub(accept, f);
+                sub(reject, f);
+            }
+            Expr::Math(_, args) => {
+                for a in args.iter_mut() {
+                    sub(a, f);
+                }
+            }
+            Expr::Literal(_) | Expr::Param(_) | Expr::Len(_) | Expr::Local(_) | Expr::GangIndex => {
+            }
+        }
+        if changed {
+            let n = f.exprs.append(e);
+            seen.insert(n);
+            n
+        } else {
+            h
+        }
+    }
+    fn mark(f: &Function, h: Handle<Expr>, seen: &mut HashSet<Handle<Expr>>) {
+        seen.insert(h);
+        let mut children = Vec::new();
+        match &f.exprs[h] {
+            Expr::LocalElem { index, .. } | Expr::Load { index, .. } => children.push(*index),
+            Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => children.push(*a),
+            Expr::Binary(_, a, b) => children.extend([*a, *b]),
+            Expr::Select {
+                cond,
+                accept,
+                reject,
+            } => children.extend([*cond, *accept, *reject]),
+            Expr::Math(_, args) => children.extend(args.iter().copied()),
+            _ => {}
+        }
+        for c in children {
+            mark(f, c, seen);
+        }
+    }
+    for s in b {
+        for h in stmt_exprs_mut(s) {
+            *h = own(f, *h, seen);
+        }
+        match s {
+            Stmt::If { accept, reject, .. } => {
+                unshare(f, accept, seen);
+                unshare(f, reject, seen);
+            }
+            Stmt::For { body, .. } | Stmt::Loop { body } => unshare(f, body, seen),
+            _ => {}
+        }
+    }
+}

@@ -222,10 +222,15 @@ fn expand_cache(ctx: &mut Ctx, input: TokenStream) -> TokenStream {
     }
 }
 
-/// Whether `lo..hi` has a length known at compile time: both ends written as the same
-/// expression plus or minus integer literals (`i - 1..i + 2`, `lo..lo + 8`), both literals, or
-/// an empty start and a literal end.
+/// Whether `lo..hi` has a length known at compile time (see [`window_length`]).
 fn constant_length(r: &syn::ExprRange) -> bool {
+    window_length(r).is_some()
+}
+
+/// The length of `lo..hi` (`..=` included) when it is known at compile time: both ends written
+/// as the same expression plus or minus integer literals (`i - 1..i + 2`, `lo..lo + 8`), both
+/// literals, or an empty start and a literal end.
+pub(crate) fn window_length(r: &syn::ExprRange) -> Option<u32> {
     use quote::ToTokens;
     /// `e` as (base, offset): `base + c`, `base - c`, `c + base`, a literal `c` (empty base),
     /// or `e` itself with offset 0.
@@ -254,12 +259,17 @@ fn constant_length(r: &syn::ExprRange) -> bool {
             _ => Some((e.to_token_stream().to_string(), 0)),
         }
     }
-    match (r.start.as_deref(), r.end.as_deref()) {
-        (None, Some(hi)) => offset(hi).is_some_and(|(base, _)| base.is_empty()),
-        (Some(lo), Some(hi)) => match (offset(lo), offset(hi)) {
-            (Some((b1, o1)), Some((b2, o2))) => b1 == b2 && o2 >= o1,
-            _ => false,
+    let closed = i128::from(matches!(r.limits, syn::RangeLimits::Closed(_)));
+    let len = match (r.start.as_deref(), r.end.as_deref()) {
+        (None, Some(hi)) => match offset(hi)? {
+            (base, o) if base.is_empty() => o,
+            _ => return None,
         },
-        _ => false,
-    }
+        (Some(lo), Some(hi)) => match (offset(lo)?, offset(hi)?) {
+            ((b1, o1), (b2, o2)) if b1 == b2 && o2 >= o1 => o2 - o1,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    u32::try_from(len + closed).ok()
 }

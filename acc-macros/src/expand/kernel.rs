@@ -6,6 +6,7 @@
 
 mod access;
 mod atomic;
+mod cache;
 mod expr;
 mod routine;
 mod stmt;

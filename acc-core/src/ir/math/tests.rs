@@ -171,7 +171,13 @@ fn f32_results_are_correctly_rounded() {
 
 #[test]
 fn only_transcendental_functions_have_programs() {
-    for f in [MathFn::Sqrt, MathFn::Abs, MathFn::Floor, MathFn::MulAdd, MathFn::Powi] {
+    for f in [
+        MathFn::Sqrt,
+        MathFn::Abs,
+        MathFn::Floor,
+        MathFn::MulAdd,
+        MathFn::Powi,
+    ] {
         assert!(program(f, false).is_none(), "{f:?}");
     }
 }

@@ -131,7 +131,7 @@ impl Tr {
                     .last()
                     .is_some_and(|s| s.ident == "cache") =>
             {
-                quote!()
+                self.cache(&m.mac)
             }
             Stmt::Macro(_) => return no("a macro"),
             Stmt::Item(_) => return no("an item"),

@@ -1,0 +1,912 @@
+//! `cache` (3.3 section 2.10, 2.0 section 2.8): subarrays a loop's iterations read, staged in
+//! the block's shared memory for the GPU backends.
+//!
+//! `acc::cache!(a[i - 1..i + 2])` at the top of a loop whose iterations a block's threads
+//! share (a vector loop in a gang iteration, or a flat parallel loop) names a window that moves
+//! with the loop's variable. The window of a run of consecutive iterations is one contiguous
+//! stretch of `a`, so the block copies that stretch into shared memory once (adjacent threads
+//! copying adjacent elements), synchronizes, and the iterations read their elements from the
+//! copy instead of the array: each element fetched once per run rather than once per iteration
+//! that reads it. [`stage`] rewrites the kernel so, before either backend lowers it, into loops
+//! the gang plan ([`super::gang_phases`]) already runs:
+//!
+//! ```text
+//! for i in s..s + n vector { cache(a[i + c..i + c + len]); body }
+//! ```
+//! becomes (in a gang iteration; a flat parallel loop becomes the gang loop over `t` itself)
+//! ```text
+//! for t in 0..ceil(n / R) {                                  // every thread in step
+//!     for e in 0..R + len - 1 vector {                       // the copy
+//!         if e < min(R, n - t * R) + len - 1 && s + t * R + c + e < a.len() {
+//!             a_cache[e] = a[s + t * R + c + e]
+//!         }
+//!     }
+//!     for q in 0..min(R, n - t * R) vector { i = s + t * R + q; body' }
+//! }
+//! ```
+//! where `body'` reads `a_cache[q + d]` for each load of `a` at an index `d` elements into the
+//! window (compared symbolically, [`super::affine`]); other loads of `a` read the array. Only
+//! arrays the kernel never writes are staged (a copy must not go stale), and only where the
+//! rewritten gang iteration still runs on a block; otherwise the directive stays a hint, and
+//! ACC_INFO says why ([`Cache::outcome`]). Host and multicore run the host twin, where the
+//! hint has no effect; results are the same on every device, since the copy holds the
+//! array's values.
+
+use std::collections::{HashMap, HashSet};
+
+use super::affine::{constant, forms_before, Affine, Forms};
+use super::*;
+
+/// `acc::cache!(a[start..start + len])` at the top of the body of the loop whose (innermost)
+/// variable is `loop_var`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cache {
+    pub loop_var: LocalId,
+    pub array: ParamId,
+    /// The window's first index (an expression of the loop's variable and values from before
+    /// the loop), `usize`.
+    pub start: Handle<Expr>,
+    /// The window's length, a constant.
+    pub len: u32,
+    /// The directive's line in the source.
+    pub line: u32,
+    /// What [`stage`] did with it.
+    pub outcome: CacheOutcome,
+}
+
+/// What the GPU backends do with a [`Cache`] directive.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CacheOutcome {
+    /// Not looked at yet.
+    Pending,
+    /// Staged through shared memory: the block copies `elements` elements of the array for
+    /// each `round` consecutive iterations of the loop, and `reads` of the loop's loads read
+    /// the copy.
+    Staged {
+        round: u32,
+        elements: u32,
+        reads: usize,
+    },
+    /// A hint the GPU backends do not act on, and why.
+    Hint(String),
+}
+
+/// Iterations of a loop a block stages for at once: as many as fit (up to four per thread of a
+/// 256-thread block), so the copies and barriers of a round serve more iterations.
+const ROUNDS: [u32; 3] = [1024, 512, 256];
+
+/// Rewrites `k` so that the loops [`Cache`] directives top read their windows from shared
+/// memory where they can (see the module's documentation), and records each directive's
+/// [`CacheOutcome`].
+pub fn stage(k: &mut Kernel) {
+    if k.caches.is_empty() {
+        return;
+    }
+    let Ok(types) = super::validate::expr_types(k) else {
+        for c in &mut k.caches {
+            c.outcome = CacheOutcome::Hint("the kernel's types are not known".into());
+        }
+        return;
+    };
+    let mut written = HashSet::new();
+    walk::arrays_written(&k.function.body, &mut written);
+    let mut cx = Cx {
+        caches: std::mem::take(&mut k.caches),
+        params: &k.params,
+        types,
+        written,
+        warp_gangs: k.vector_length.is_some_and(|v| v <= 32),
+    };
+    let mut f = std::mem::take(&mut k.function);
+    let body = std::mem::take(&mut f.body);
+    f.body = cx.block(&mut f, body, None);
+    if cx
+        .caches
+        .iter()
+        .any(|c| matches!(c.outcome, CacheOutcome::Staged { .. }))
+    {
+        // The rewrite used some expressions in several places; each must appear once.
+        let mut body = std::mem::take(&mut f.body);
+        walk::unshare(&mut f, &mut body, &mut HashSet::new());
+        f.body = body;
+    }
+    for c in &mut cx.caches {
+        if c.outcome == CacheOutcome::Pending {
+            c.outcome = CacheOutcome::Hint(
+                "its loop is not one whose iterations a block's threads share (a vector loop in a gang loop, or a parallel loop of one level)"
+                    .into(),
+            );
+        }
+    }
+    k.caches = cx.caches;
+    k.function = f;
+}
+
+struct Cx<'k> {
+    caches: Vec<Cache>,
+    params: &'k [Param],
+    /// The original expressions' types.
+    types: Vec<Scalar>,
+    /// The arrays the kernel writes.
+    written: HashSet<ParamId>,
+    /// `vector_length(n)`, n <= 32: a warp per gang iteration, which has no shared memory of
+    /// its own.
+    warp_gangs: bool,
+}
+
+/// A loop's staging, before the rewrite.
+/// Where a load reads in its window: `constant + sum(coefficient * loop variable)`, every value
+/// of it inside the window.
+#[derive(Clone, Debug, PartialEq)]
+struct Offset {
+    constant: u32,
+    terms: Vec<(LocalId, u32)>,
+}
+
+struct Plan {
+    /// The directives staged (indices into `Cx::caches`), each with its array's element type.
+    staged: Vec<(usize, Scalar)>,
+    /// The loads read from a copy: (load, directive index in `staged`, where in the window).
+    reads: HashMap<Handle<Expr>, (usize, Offset)>,
+    round: u32,
+}
+
+impl Cx<'_> {
+    fn hinted(&self, var: LocalId) -> bool {
+        self.caches.iter().any(|c| c.loop_var == var)
+    }
+
+    /// `b` rewritten; `gang`: the new arrays of the enclosing gang loop, inside one.
+    fn block(
+        &mut self,
+        f: &mut Function,
+        b: Vec<Stmt>,
+        mut gang: Option<&mut Vec<LocalId>>,
+    ) -> Vec<Stmt> {
+        let mut out = Vec::with_capacity(b.len());
+        for s in b {
+            out.push(self.stmt(f, s, gang.as_deref_mut()));
+        }
+        out
+    }
+
+    fn stmt(&mut self, f: &mut Function, s: Stmt, gang: Option<&mut Vec<LocalId>>) -> Stmt {
+        match s {
+            Stmt::For {
+                schedule: Some(sched),
+                levels,
+                reductions,
+                private,
+                tile,
+                body,
+            } => {
+                let s = Stmt::For {
+                    schedule: Some(sched.clone()),
+                    levels,
+                    reductions,
+                    private,
+                    tile,
+                    body,
+                };
+                let (hinted, nested) = match &s {
+                    Stmt::For { levels, body, .. } => (
+                        levels.last().is_some_and(|l| self.hinted(l.var)),
+                        holds_parallel_loop(body),
+                    ),
+                    _ => unreachable!(),
+                };
+                match gang {
+                    // A vector loop of a gang iteration.
+                    Some(arrays) if hinted && !sched.gang => match self.shared(f, &s, false) {
+                        Some((staged, new)) => {
+                            arrays.extend(new);
+                            staged
+                        }
+                        None => s,
+                    },
+                    Some(_) => s,
+                    // A flat parallel loop: it becomes a gang loop over runs of iterations.
+                    None if hinted && !nested => self.flat(f, s),
+                    None if sched.gang => self.gang_loop(f, s),
+                    None => s,
+                }
+            }
+            Stmt::For {
+                schedule: None,
+                levels,
+                reductions,
+                private,
+                tile,
+                body,
+            } => Stmt::For {
+                body: self.block(f, body, gang),
+                schedule: None,
+                levels,
+                reductions,
+                private,
+                tile,
+            },
+            Stmt::If {
+                cond,
+                accept,
+                reject,
+            } => {
+                let mut gang = gang;
+                let accept = self.block(f, accept, gang.as_deref_mut());
+                let reject = self.block(f, reject, gang);
+                Stmt::If {
+                    cond,
+                    accept,
+                    reject,
+                }
+            }
+            Stmt::Loop { body } => Stmt::Loop {
+                body: self.block(f, body, gang),
+            },
+            other => other,
+        }
+    }
+
+    /// A gang loop: its vector loops staged, kept only where its iterations still run on a
+    /// block ([`Stmt::gang_phases`]).
+    fn gang_loop(&mut self, f: &mut Function, s: Stmt) -> Stmt {
+        let Stmt::For {
+            levels,
+            schedule,
+            reductions,
+            mut private,
+            tile,
+            body,
+        } = s.clone()
+        else {
+            return s;
+        };
+        if !tile.is_empty() {
+            return s;
+        }
+        let before: Vec<CacheOutcome> = self.caches.iter().map(|c| c.outcome.clone()).collect();
+        let mut arrays = Vec::new();
+        let body = self.block(f, body, Some(&mut arrays));
+        if arrays.is_empty() {
+            return s;
+        }
+        private.extend(arrays);
+        let staged = Stmt::For {
+            levels,
+            schedule,
+            reductions,
+            private,
+            tile,
+            body,
+        };
+        match staged.gang_phases_or_why(f) {
+            Ok(_) => staged,
+            Err(why) => {
+                self.revert(&before, &why);
+                s
+            }
+        }
+    }
+
+    /// A flat parallel loop of one level: a gang loop over runs of its iterations, each run's
+    /// windows staged, where its iterations then run on a block.
+    fn flat(&mut self, f: &mut Function, s: Stmt) -> Stmt {
+        let before: Vec<CacheOutcome> = self.caches.iter().map(|c| c.outcome.clone()).collect();
+        let Some((staged, _)) = self.shared(f, &s, true) else {
+            return s;
+        };
+        match staged.gang_phases_or_why(f) {
+            Ok(_) => staged,
+            Err(why) => {
+                self.revert(&before, &why);
+                s
+            }
+        }
+    }
+
+    /// Directives staged since `before` become hints again, with `why`.
+    fn revert(&mut self, before: &[CacheOutcome], why: &str) {
+        for (c, b) in self.caches.iter_mut().zip(before) {
+            if matches!(c.outcome, CacheOutcome::Staged { .. }) && *b == CacheOutcome::Pending {
+                c.outcome = CacheOutcome::Hint(format!(
+                    "staged, its loop's gang iteration would not run on a block: {why}"
+                ));
+            }
+        }
+    }
+
+    /// Which of the directives on loop `s` can be staged, and which loads read the copies.
+    fn plan(&mut self, f: &Function, s: &Stmt) -> Option<Plan> {
+        let Stmt::For {
+            levels, tile, body, ..
+        } = s
+        else {
+            return None;
+        };
+        let [lv] = levels.as_slice() else {
+            self.hint_all(levels.last()?.var, "its loop is a collapsed nest");
+            return None;
+        };
+        let var = lv.var;
+        let why = if !tile.is_empty() {
+            Some("its loop is tiled")
+        } else if !matches!(f.exprs[lv.step], Expr::Literal(Literal::Int(_, 1))) {
+            Some("its loop does not step by 1")
+        } else if self.warp_gangs {
+            Some("`vector_length` of at most 32 gives each gang iteration a warp, without shared memory of its own")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            self.hint_all(var, why);
+            return None;
+        }
+        let start_forms = forms_before(f, &self.types, body, 0, &Default::default());
+        let mut staged = Vec::new();
+        for (n, c) in self.caches.iter_mut().enumerate() {
+            if c.loop_var != var || c.outcome != CacheOutcome::Pending {
+                continue;
+            }
+            let elem = match self.params.get(c.array as usize).map(|p| &p.kind) {
+                Some(ParamKind::Array {
+                    elem: Elem::Scalar(t),
+                    ..
+                }) if *t != Scalar::Bool => *t,
+                _ => {
+                    c.outcome = CacheOutcome::Hint(
+                        "its array's elements are not numbers (structs and `bool` stay in device memory)".into(),
+                    );
+                    continue;
+                }
+            };
+            if self.written.contains(&c.array) {
+                c.outcome = CacheOutcome::Hint(
+                    "the region writes the array, so a copy could go stale".into(),
+                );
+                continue;
+            }
+            let Some(lo) = Affine::of(f, &self.types, c.start, &start_forms) else {
+                c.outcome = CacheOutcome::Hint(
+                    "its start is not a sum of the loop's variable and values from before the loop"
+                        .into(),
+                );
+                continue;
+            };
+            if c.len < 2 {
+                c.outcome = CacheOutcome::Hint(
+                    "a window of one element is read by one iteration only, so a copy would save no reads"
+                        .into(),
+                );
+                continue;
+            }
+            let v = format!("l{var}");
+            let moves_once = lo.terms.get(&v) == Some(&1)
+                && lo
+                    .terms
+                    .keys()
+                    .all(|t| t == &v || !t.split('*').any(|x| x == v));
+            if !moves_once {
+                c.outcome = CacheOutcome::Hint(
+                    "its start does not move with the loop's variable (`a[i + c..]`)".into(),
+                );
+                continue;
+            }
+            staged.push((n, elem, lo));
+        }
+        if staged.is_empty() {
+            return None;
+        }
+        // The loads of the staged arrays at an index inside the window: a constant into it, or
+        // that plus multiples of the variables of sequential loops around the load whose
+        // ranges keep it inside (a filter's taps, `a[i + k - 8]` for `k` in `0..17`).
+        let mut reads = HashMap::new();
+        let mut counts = vec![0usize; staged.len()];
+        for at in 0..body.len() {
+            let forms = forms_before(f, &self.types, body, at, &Default::default());
+            let windows: Vec<(ParamId, &Affine, u32)> = staged
+                .iter()
+                .map(|(n, _, lo)| (self.caches[*n].array, lo, self.caches[*n].len))
+                .collect();
+            let mut found = Vec::new();
+            window_reads(
+                f,
+                &self.types,
+                std::slice::from_ref(&body[at]),
+                &forms,
+                &HashMap::new(),
+                &windows,
+                &mut found,
+            );
+            for (h, at_staged, offset) in found {
+                counts[at_staged] += 1;
+                reads.insert(h, (at_staged, offset));
+            }
+        }
+        // Directives none of whose loads match stay hints; the reads are renumbered over the
+        // rest.
+        let mut kept = Vec::new();
+        let mut order = Vec::new();
+        for (at_staged, (n, elem, _)) in staged.into_iter().enumerate() {
+            if counts[at_staged] == 0 {
+                self.caches[n].outcome = CacheOutcome::Hint(
+                    "no load of the array in the loop's body is at an index inside the window"
+                        .into(),
+                );
+                continue;
+            }
+            order.push(at_staged);
+            kept.push((n, elem));
+        }
+        let renumbered: HashMap<Handle<Expr>, (usize, Offset)> = reads
+            .into_iter()
+            .filter_map(|(h, (at_staged, d))| {
+                let pos = order.iter().position(|&x| x == at_staged)?;
+                Some((h, (pos, d)))
+            })
+            .collect();
+        if kept.is_empty() {
+            return None;
+        }
+        // The largest run whose copies fit the gang's shared arrays.
+        let bytes = |round: u32| -> u32 {
+            kept.iter()
+                .map(|&(n, t)| (round + self.caches[n].len - 1) * t.size().max(4))
+                .sum()
+        };
+        let Some(round) = ROUNDS
+            .into_iter()
+            .find(|&r| bytes(r) <= super::gang_phases::SHARED_ARRAY_BYTES)
+        else {
+            for &(n, _) in &kept {
+                self.caches[n].outcome = CacheOutcome::Hint(format!(
+                    "its copies would take more than the {} bytes of shared memory a block's arrays may hold",
+                    super::gang_phases::SHARED_ARRAY_BYTES
+                ));
+            }
+            return None;
+        };
+        Some(Plan {
+            staged: kept,
+            reads: renumbered,
+            round,
+        })
+    }
+
+    fn hint_all(&mut self, var: LocalId, why: &str) {
+        for c in &mut self.caches {
+            if c.loop_var == var && c.outcome == CacheOutcome::Pending {
+                c.outcome = CacheOutcome::Hint(why.into());
+            }
+        }
+    }
+
+    /// Loop `s` rewritten to stage its directives' windows (see the module's documentation):
+    /// a sequential loop over runs (`flat`: a gang loop over them), with the new shared arrays.
+    fn shared(&mut self, f: &mut Function, s: &Stmt, flat: bool) -> Option<(Stmt, Vec<LocalId>)> {
+        let plan = self.plan(f, s)?;
+        let Stmt::For {
+            levels,
+            schedule,
+            reductions,
+            private,
+            body,
+            ..
+        } = s
+        else {
+            return None;
+        };
+        let lv = &levels[0];
+        let var = lv.var;
+        let ty = f.locals[var as usize].ty;
+        let name = f.locals[var as usize].name.clone();
+        let usize_ = Scalar::USize;
+        let new_local = |f: &mut Function, n: String, t: Scalar, len: Option<u32>| {
+            f.locals.push(Local {
+                name: n,
+                ty: t,
+                len,
+            });
+            (f.locals.len() - 1) as LocalId
+        };
+        let e = |f: &mut Function, x: Expr| f.exprs.append(x);
+        let lit = |f: &mut Function, v: u32| {
+            f.exprs
+                .append(Expr::Literal(Literal::Int(usize_, i128::from(v))))
+        };
+        let bin = |f: &mut Function, op: BinaryOp, a: Handle<Expr>, b: Handle<Expr>| {
+            f.exprs.append(Expr::Binary(op, a, b))
+        };
+        let round = plan.round;
+        let r = new_local(f, format!("{name}_run"), usize_, None);
+        let c = new_local(f, format!("{name}_copy"), usize_, None);
+        let q = new_local(f, format!("{name}_cached"), usize_, None);
+        let arrays: Vec<LocalId> = plan
+            .staged
+            .iter()
+            .map(|&(n, t)| {
+                let array = &self.params[self.caches[n].array as usize].name;
+                new_local(
+                    f,
+                    format!("{array}_cache"),
+                    t,
+                    Some(round + self.caches[n].len - 1),
+                )
+            })
+            .collect();
+        // The run's first iteration and its count.
+        let (rv, rl) = (e(f, Expr::Local(r)), lit(f, round));
+        let offset = bin(f, BinaryOp::Mul, rv, rl);
+        let remaining = bin(f, BinaryOp::Sub, lv.trips, offset);
+        let count = e(f, Expr::Math(MathFn::Min, vec![rl, remaining]));
+        let offset_ty = if ty == usize_ {
+            offset
+        } else {
+            e(f, Expr::Cast(offset, ty))
+        };
+        let first = bin(f, BinaryOp::Add, lv.start, offset_ty);
+        // The copy: every staged window of the run, adjacent threads on adjacent elements.
+        let longest = plan
+            .staged
+            .iter()
+            .map(|&(n, _)| self.caches[n].len)
+            .max()
+            .unwrap_or(1);
+        let cv = e(f, Expr::Local(c));
+        let mut copies = Vec::new();
+        for (&(n, _), &arr) in plan.staged.iter().zip(&arrays) {
+            let cache = &self.caches[n];
+            let (start, len, array) = (cache.start, cache.len, cache.array);
+            // The window's start at the run's first iteration.
+            let with = replace_local(f, start, var, first);
+            // The element to copy, in a local of its own so that the bounds proof sees the
+            // test below narrow it.
+            let g_local = new_local(f, format!("{name}_copied"), usize_, None);
+            let sum = bin(f, BinaryOp::Add, with, cv);
+            copies.push(Stmt::Assign {
+                local: g_local,
+                value: sum,
+            });
+            let g = e(f, Expr::Local(g_local));
+            let extra = lit(f, len - 1);
+            let needed = bin(f, BinaryOp::Add, count, extra);
+            let in_run = bin(f, BinaryOp::Lt, cv, needed);
+            let n_a = e(f, Expr::Len(array));
+            let in_array = bin(f, BinaryOp::Lt, g, n_a);
+            let cond = bin(f, BinaryOp::And, in_run, in_array);
+            let value = e(
+                f,
+                Expr::Load {
+                    array,
+                    field: None,
+                    index: g,
+                },
+            );
+            copies.push(Stmt::If {
+                cond,
+                accept: vec![Stmt::AssignElem {
+                    local: arr,
+                    index: cv,
+                    value,
+                }],
+                reject: Vec::new(),
+            });
+        }
+        let vector = Schedule {
+            gang: false,
+            worker: false,
+            vector: true,
+        };
+        let (zero, one) = (lit(f, 0), lit(f, 1));
+        let copy_trips = lit(f, round + longest - 1);
+        let copy = Stmt::For {
+            levels: vec![LoopLevel {
+                var: c,
+                start: zero,
+                step: one,
+                trips: copy_trips,
+                line: lv.line,
+            }],
+            schedule: Some(vector.clone()),
+            reductions: Vec::new(),
+            private: Vec::new(),
+            tile: Vec::new(),
+            body: copies,
+        };
+        // The iterations of the run, reading the copies.
+        let qv = e(f, Expr::Local(q));
+        let mut with = HashMap::new();
+        for (&h, (at, offset)) in &plan.reads {
+            let at = *at;
+            let mut index = qv;
+            for &(var, coefficient) in &offset.terms {
+                let mut v = e(f, Expr::Local(var));
+                if f.locals[var as usize].ty != usize_ {
+                    v = e(f, Expr::Cast(v, usize_));
+                }
+                if coefficient != 1 {
+                    let k = lit(f, coefficient);
+                    v = bin(f, BinaryOp::Mul, v, k);
+                }
+                index = bin(f, BinaryOp::Add, index, v);
+            }
+            if offset.constant != 0 {
+                let dl = lit(f, offset.constant);
+                index = bin(f, BinaryOp::Add, index, dl);
+            }
+            let read = e(
+                f,
+                Expr::LocalElem {
+                    local: arrays[at],
+                    index,
+                },
+            );
+            with.insert(h, read);
+        }
+        let mut new_body = body.clone();
+        walk::substitute(f, &mut new_body, &with);
+        // The iteration, `run * R + q`: below the trip count, which the test says again for
+        // the bounds proof (intervals alone lose that the run's count shrinks at the end).
+        let idx = new_local(f, format!("{name}_iteration"), usize_, None);
+        let sum = bin(f, BinaryOp::Add, offset, qv);
+        let iv = e(f, Expr::Local(idx));
+        let iv_ty = if ty == usize_ {
+            iv
+        } else {
+            e(f, Expr::Cast(iv, ty))
+        };
+        let value = bin(f, BinaryOp::Add, lv.start, iv_ty);
+        new_body.insert(0, Stmt::Assign { local: var, value });
+        let below = bin(f, BinaryOp::Lt, iv, lv.trips);
+        let new_body = vec![
+            Stmt::Assign {
+                local: idx,
+                value: sum,
+            },
+            Stmt::If {
+                cond: below,
+                accept: new_body,
+                reject: Vec::new(),
+            },
+        ];
+        let compute = Stmt::For {
+            levels: vec![LoopLevel {
+                var: q,
+                start: zero,
+                step: one,
+                trips: count,
+                line: lv.line,
+            }],
+            schedule: if flat {
+                Some(vector.clone())
+            } else {
+                schedule.clone()
+            },
+            reductions: if flat { Vec::new() } else { reductions.clone() },
+            private: private.clone(),
+            tile: Vec::new(),
+            body: new_body,
+        };
+        let extra = lit(f, round - 1);
+        let padded = bin(f, BinaryOp::Add, lv.trips, extra);
+        let runs = bin(f, BinaryOp::Div, padded, rl);
+        let outer = Stmt::For {
+            levels: vec![LoopLevel {
+                var: r,
+                start: zero,
+                step: one,
+                trips: runs,
+                line: lv.line,
+            }],
+            schedule: flat.then(|| Schedule {
+                gang: true,
+                worker: false,
+                vector: false,
+            }),
+            reductions: if flat { reductions.clone() } else { Vec::new() },
+            private: if flat { arrays.clone() } else { Vec::new() },
+            tile: Vec::new(),
+            body: vec![copy, compute],
+        };
+        for (at, &(n, _)) in plan.staged.iter().enumerate() {
+            let reads = plan.reads.values().filter(|(a, _)| *a == at).count();
+            self.caches[n].outcome = CacheOutcome::Staged {
+                round,
+                elements: round + self.caches[n].len - 1,
+                reads,
+            };
+        }
+        Some((outer, arrays))
+    }
+}
+
+/// The loads in `b` of the windows' arrays at an index inside their window (see [`Offset`]):
+/// (load, window, offset). `ranges` are the sequential loops around `b` whose variables have
+/// constant ranges (first and last value).
+fn window_reads(
+    f: &Function,
+    types: &[Scalar],
+    b: &[Stmt],
+    forms: &Forms,
+    ranges: &HashMap<LocalId, (i128, i128)>,
+    windows: &[(ParamId, &Affine, u32)],
+    out: &mut Vec<(Handle<Expr>, usize, Offset)>,
+) {
+    for s in b {
+        let mut loads = Vec::new();
+        for h in walk::stmt_exprs(s) {
+            loads_in(f, h, &mut loads);
+        }
+        for h in loads {
+            let Expr::Load {
+                array,
+                field: None,
+                index,
+            } = f.exprs[h]
+            else {
+                continue;
+            };
+            let Some(ix) = Affine::of(f, types, index, forms) else {
+                continue;
+            };
+            for (w, &(a, lo, len)) in windows.iter().enumerate() {
+                if a != array {
+                    continue;
+                }
+                if let Some(offset) = inside(&ix.clone().minus(lo.clone()), ranges, len) {
+                    out.push((h, w, offset));
+                    break;
+                }
+            }
+        }
+        match s {
+            Stmt::If { accept, reject, .. } => {
+                window_reads(f, types, accept, forms, ranges, windows, out);
+                window_reads(f, types, reject, forms, ranges, windows, out);
+            }
+            Stmt::For {
+                schedule: None,
+                levels,
+                body,
+                ..
+            } => {
+                let mut ranges = ranges.clone();
+                let mut forms = forms.clone();
+                for lv in levels {
+                    forms.loop_vars.insert(lv.var);
+                    let range = (|| {
+                        let first = constant(f, types, lv.start, &forms)?;
+                        let step = constant(f, types, lv.step, &forms)?;
+                        let trips = constant(f, types, lv.trips, &forms)?;
+                        (trips > 0 && step > 0).then(|| (first, first + (trips - 1) * step))
+                    })();
+                    if let Some(r) = range {
+                        ranges.insert(lv.var, r);
+                    }
+                }
+                window_reads(f, types, body, &forms, &ranges, windows, out);
+            }
+            Stmt::Loop { body } => window_reads(f, types, body, forms, ranges, windows, out),
+            _ => {}
+        }
+    }
+}
+
+/// `d` (an index minus its window's start) as an [`Offset`] when every value it takes is
+/// inside a window of `len`: a constant, plus loop variables of known ranges with positive
+/// coefficients.
+fn inside(d: &Affine, ranges: &HashMap<LocalId, (i128, i128)>, len: u32) -> Option<Offset> {
+    let (mut lo, mut hi) = (d.constant, d.constant);
+    let mut terms = Vec::new();
+    for (t, &c) in &d.terms {
+        let var: LocalId = t.strip_prefix('l')?.parse().ok()?;
+        let &(first, last) = ranges.get(&var)?;
+        if c <= 0 || first < 0 {
+            return None;
+        }
+        lo += c * first;
+        hi += c * last;
+        terms.push((var, u32::try_from(c).ok()?));
+    }
+    // The offset is built as the constant plus the terms, each non-negative.
+    (lo >= 0 && hi < i128::from(len) && d.constant >= 0).then(|| Offset {
+        constant: d.constant as u32,
+        terms,
+    })
+}
+
+/// The loads `h` makes (those of a select's arms included: a read of a staged copy is safe
+/// wherever the window's read was).
+fn loads_in(f: &Function, h: Handle<Expr>, out: &mut Vec<Handle<Expr>>) {
+    match &f.exprs[h] {
+        Expr::Load { index, .. } => {
+            out.push(h);
+            loads_in(f, *index, out);
+        }
+        Expr::LocalElem { index, .. } => loads_in(f, *index, out),
+        Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => loads_in(f, *a, out),
+        Expr::Binary(_, a, b) => {
+            loads_in(f, *a, out);
+            loads_in(f, *b, out);
+        }
+        Expr::Select {
+            cond,
+            accept,
+            reject,
+        } => {
+            loads_in(f, *cond, out);
+            loads_in(f, *accept, out);
+            loads_in(f, *reject, out);
+        }
+        Expr::Math(_, args) => {
+            for a in args {
+                loads_in(f, *a, out);
+            }
+        }
+        Expr::Literal(_) | Expr::Param(_) | Expr::Len(_) | Expr::Local(_) | Expr::GangIndex => {}
+    }
+}
+
+/// `e` with every read of local `var` replaced by `with`.
+fn replace_local(
+    f: &mut Function,
+    e: Handle<Expr>,
+    var: LocalId,
+    with: Handle<Expr>,
+) -> Handle<Expr> {
+    let mut reads = Vec::new();
+    fn find(f: &Function, h: Handle<Expr>, var: LocalId, out: &mut Vec<Handle<Expr>>) {
+        match &f.exprs[h] {
+            Expr::Local(l) if *l == var => out.push(h),
+            Expr::Load { index, .. } | Expr::LocalElem { index, .. } => find(f, *index, var, out),
+            Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => find(f, *a, var, out),
+            Expr::Binary(_, a, b) => {
+                find(f, *a, var, out);
+                find(f, *b, var, out);
+            }
+            Expr::Select {
+                cond,
+                accept,
+                reject,
+            } => {
+                for x in [cond, accept, reject] {
+                    find(f, *x, var, out);
+                }
+            }
+            Expr::Math(_, args) => {
+                for a in args {
+                    find(f, *a, var, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    find(f, e, var, &mut reads);
+    let with: HashMap<Handle<Expr>, Handle<Expr>> = reads.into_iter().map(|h| (h, with)).collect();
+    let mut holder = [Stmt::Assign {
+        local: var,
+        value: e,
+    }];
+    walk::substitute(f, &mut holder, &with);
+    match &holder[0] {
+        Stmt::Assign { value, .. } => *value,
+        _ => e,
+    }
+}
+
+/// Whether `b` holds a parallel loop.
+fn holds_parallel_loop(b: &[Stmt]) -> bool {
+    let mut found = false;
+    walk::for_each_stmt(b, &mut |s| {
+        found |= matches!(
+            s,
+            Stmt::For {
+                schedule: Some(_),
+                ..
+            }
+        );
+    });
+    found
+}
+
+#[cfg(test)]
+mod tests;
