@@ -48,6 +48,9 @@ mod matmul;
 #[path = "cuda/launch.rs"]
 mod launch;
 
+#[path = "cuda/cached.rs"]
+mod cached;
+
 use launch::launch_cost;
 
 const WARM_UP: usize = 3;
@@ -596,7 +599,7 @@ const JACOBI_ITERS: u32 = 10;
 
 /// Whether the pattern `key` runs: all of them, or those `ACC_BENCH_ONLY` lists
 /// (comma-separated: stream, reductions, jacobi, matmul, matvec, spmv, stencil, histogram,
-/// nbody, transpose, scan, softmax, row_smooth, launch).
+/// nbody, transpose, scan, softmax, row_smooth, cache, launch).
 fn wanted(key: &str) -> bool {
     match std::env::var("ACC_BENCH_ONLY") {
         Ok(only) if !only.trim().is_empty() => only.split(',').any(|k| k.trim() == key),
@@ -875,6 +878,10 @@ fn main() {
             ),
         ));
         drop((x, y));
+    }
+
+    if wanted("cache") {
+        cached::run(reps, scale, &cu, &mut ratios);
     }
 
     if wanted("softmax") {

@@ -325,3 +325,33 @@ extern "C" __global__ void eliminate_step_f32(float* m, int n, int k) {
         __syncthreads();
     }
 }
+
+// A 17-tap filter over the interior of a long array, each block's window (its 256 outputs and
+// the 16 elements around them) staged in shared memory: what `acc::cache!` asks for.
+extern "C" __global__ void filter17_f32(const float* __restrict__ a, const float* __restrict__ w, float* __restrict__ b, long n) {
+    __shared__ float sh[256 + 16];
+    for (long base = 8 + blockIdx.x * 256L; base < n - 8; base += (long)gridDim.x * 256) {
+        for (int q = threadIdx.x; q < 256 + 16; q += 256) {
+            long g = base - 8 + q;
+            if (g < n) sh[q] = a[g];
+        }
+        __syncthreads();
+        long i = base + threadIdx.x;
+        if (i < n - 8) {
+            float s = 0.0f;
+#pragma unroll
+            for (int k = 0; k < 17; k++) s += w[k] * sh[threadIdx.x + k];
+            b[i] = s;
+        }
+        __syncthreads();
+    }
+}
+
+// A five-point stencil over the interior of an n x m grid, a thread per point.
+extern "C" __global__ void stencil5_f32(const float* __restrict__ a, float* __restrict__ b, int n, int m) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x + 1, j = blockIdx.y + 1;
+    if (i < m - 1 && j < n - 1) {
+        long c = (long)j * m + i;
+        b[c] = 0.25f * (a[c - 1] + a[c + 1] + a[c - m] + a[c + m]);
+    }
+}

@@ -145,3 +145,38 @@ fn a_written_array_is_not_staged() {
     }
     on_each_device(|ty: DeviceType| assert_eq!(written_then_cached(n), want, "on {ty}"));
 }
+
+/// A read past the array's end inside a cached window: the loop stops with the bounds error the
+/// same loop without `cache` gives, on every device (the copy has no element there).
+#[acc::parallel_loop(copyin(a), copyout(b))]
+fn pairs(a: &[u32], b: &mut [u32]) {
+    for i in 0..b.len() {
+        acc::cache!(a[i..i + 2]);
+        b[i] = a[i] + a[i + 1];
+    }
+}
+
+#[test]
+fn a_read_past_the_end_in_a_window_is_still_an_error() {
+    on_each_device(|ty| {
+        let a: Vec<u32> = (0..600).collect();
+        let mut b = vec![0u32; 599];
+        pairs(&a, &mut b);
+        assert!(
+            b.iter().enumerate().all(|(i, &x)| x == 2 * i as u32 + 1),
+            "on {ty}"
+        );
+        let mut b = vec![0u32; 600];
+        let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pairs(&a, &mut b)))
+            .unwrap_err();
+        let msg = err
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        assert!(
+            msg.contains("index out of bounds: the len is 600 but the index is 600"),
+            "on {ty}: {msg}"
+        );
+    });
+}

@@ -509,8 +509,7 @@ fn who_ran(n: usize, work: u64) -> (Vec<usize>, Vec<usize>) {
     {
         #[acc::r#loop(gang)]
         for i in 0..n {
-            in_gang_loop[i] =
-                acc::gang_idx() + usize::from(crate::devices::spin(work) == u64::MAX);
+            in_gang_loop[i] = acc::gang_idx() + usize::from(crate::devices::spin(work) == u64::MAX);
         }
     }
     (in_kernels, in_gang_loop)
@@ -543,8 +542,7 @@ fn device_specific(n: usize, work: u64) -> (Vec<usize>, Vec<usize>) {
     let mut parallel_elsewhere = vec![0; n];
     #[acc::parallel_loop(device_type(multicore) seq, device_type(*) gang)]
     for i in 0..n {
-        seq_on_multicore[i] =
-            acc::gang_idx() + usize::from(crate::devices::spin(work) == u64::MAX);
+        seq_on_multicore[i] = acc::gang_idx() + usize::from(crate::devices::spin(work) == u64::MAX);
     }
     #[acc::parallel_loop(device_type(nvidia, wgpu) seq, device_type(*) gang)]
     for i in 0..n {

@@ -290,13 +290,15 @@ impl Prover<'_, '_> {
                 if !self.accesses(*cond) {
                     return false;
                 }
-                // Each branch knows its condition's outcome (`if j > 0 { a[j - 1] }`).
+                // Each branch knows its condition's outcome (`if j > 0 { a[j - 1] }`); a
+                // branch whose condition no value in the ranges meets never runs (the first
+                // run of a loop that has none: `if run < trips / R` with fewer than R trips).
                 let saved = self.env.clone();
                 self.refine(*cond, true);
-                let ok = self.block(accept);
+                let ok = self.unreachable() || self.block(accept);
                 self.env = saved.clone();
                 self.refine(*cond, false);
-                let ok = ok && self.block(reject);
+                let ok = ok && (self.unreachable() || self.block(reject));
                 self.env = saved;
                 ok
             }
@@ -351,6 +353,11 @@ impl Prover<'_, '_> {
             Stmt::Loop { body } => self.block(body),
             Stmt::Break | Stmt::Continue => true,
         }
+    }
+
+    /// Whether a refinement left a local without values: the code it guards never runs.
+    fn unreachable(&self) -> bool {
+        self.env.values().any(|&(lo, hi)| lo > hi)
     }
 
     /// Narrows the ranges of locals in the environment to what condition `cond` being `holds`
@@ -822,6 +829,52 @@ mod tests {
             assert_eq!(proof.in_bounds, ok, "m {m}");
             // A key may be any u32: its usize copy fits 32 bits.
             assert_eq!(proof.fits_32, ok, "m {m}");
+        }
+    }
+
+    /// `for i in 0..n { if i >= limit { a[i + 1000] = 0 } }`: with `limit` at least `n` the
+    /// branch never runs, and its access is not held against the launch.
+    #[test]
+    fn a_branch_no_iteration_takes_is_not_checked() {
+        let mut b = KernelBuilder::new("dead");
+        let n = b.param_scalar("n", Scalar::USize);
+        let limit = b.param_scalar("limit", Scalar::USize);
+        let a = b.param_array("a", Scalar::F32, true);
+        let zero = b.lit_int(0, None);
+        b.for_range(
+            "i",
+            Some(Scalar::USize),
+            zero,
+            n,
+            false,
+            GRID,
+            &[],
+            &[],
+            |b, v| {
+                let i = b.get(v[0]);
+                let far = b.binary(BinaryOp::Ge, i, limit);
+                b.if_(
+                    far,
+                    |b| {
+                        let i = b.get(v[0]);
+                        let k = b.lit_int(1000, None);
+                        let at = b.binary(BinaryOp::Add, i, k);
+                        let z = b.lit_float(0.0, None);
+                        b.store(a, at, z);
+                    },
+                    |_| {},
+                );
+            },
+        );
+        let k = b.finish().expect("valid IR");
+        for (limit, ok) in [(40u64, true), (39, false)] {
+            let mut out = vec![0f32; 40];
+            let args = [
+                KernelArg::Scalar(ScalarValue::USize(40)),
+                KernelArg::Scalar(ScalarValue::USize(limit)),
+                KernelArg::Write(unsafe_bytes_mut(&mut out)),
+            ];
+            assert_eq!(accesses_in_bounds(&k, &args), ok, "limit {limit}");
         }
     }
 

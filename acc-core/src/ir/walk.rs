@@ -377,3 +377,123 @@ pub fn unshare(f: &mut Function, b: &mut [Stmt], seen: &mut HashSet<Handle<Expr>
         }
     }
 }
+
+/// The locals `b` assigns or declares: targets of assignments (private arrays' elements
+/// included), variables, reductions and private locals of its loops, atomic captures.
+pub fn locals_assigned(b: &[Stmt]) -> std::collections::BTreeSet<LocalId> {
+    let mut out = std::collections::BTreeSet::new();
+    for_each_stmt(b, &mut |s| match s {
+        Stmt::Assign { local, .. } | Stmt::AssignElem { local, .. } => {
+            out.insert(*local);
+        }
+        Stmt::For {
+            levels,
+            reductions,
+            private,
+            ..
+        } => {
+            out.extend(levels.iter().map(|l| l.var));
+            out.extend(reductions.iter().map(|r| r.local));
+            out.extend(private.iter().copied());
+        }
+        Stmt::Atomic { op, old, new, .. } => {
+            out.extend(old.iter().chain(new.iter()).copied());
+            out.extend(op.combine_local());
+        }
+        _ => {}
+    });
+    out
+}
+
+/// A copy of `b` (its expressions appended anew) in which each local of `map` is its image:
+/// a second copy of code whose locals must stay apart from the first's (the bounds proof
+/// follows only locals assigned once).
+pub fn renamed(
+    f: &mut Function,
+    b: &[Stmt],
+    map: &std::collections::HashMap<LocalId, LocalId>,
+) -> Block {
+    fn expr(
+        f: &mut Function,
+        h: Handle<Expr>,
+        map: &std::collections::HashMap<LocalId, LocalId>,
+    ) -> Handle<Expr> {
+        let to = |l: &mut LocalId| {
+            if let Some(n) = map.get(l) {
+                *l = *n;
+            }
+        };
+        let mut e = f.exprs[h].clone();
+        match &mut e {
+            Expr::Local(l) => to(l),
+            Expr::LocalElem { local, index } => {
+                to(local);
+                *index = expr(f, *index, map);
+            }
+            Expr::Load { index, .. } => *index = expr(f, *index, map),
+            Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => *a = expr(f, *a, map),
+            Expr::Binary(_, a, c) => {
+                *a = expr(f, *a, map);
+                *c = expr(f, *c, map);
+            }
+            Expr::Select {
+                cond,
+                accept,
+                reject,
+            } => {
+                *cond = expr(f, *cond, map);
+                *accept = expr(f, *accept, map);
+                *reject = expr(f, *reject, map);
+            }
+            Expr::Math(_, args) => {
+                for a in args.iter_mut() {
+                    *a = expr(f, *a, map);
+                }
+            }
+            Expr::Literal(_) | Expr::Param(_) | Expr::Len(_) | Expr::GangIndex => {}
+        }
+        f.exprs.append(e)
+    }
+    let to = |l: LocalId| map.get(&l).copied().unwrap_or(l);
+    let mut out = b.to_vec();
+    for s in &mut out {
+        for h in stmt_exprs_mut(s) {
+            *h = expr(f, *h, map);
+        }
+        match s {
+            Stmt::Assign { local, .. } | Stmt::AssignElem { local, .. } => *local = to(*local),
+            Stmt::If { accept, reject, .. } => {
+                *accept = renamed(f, accept, map);
+                *reject = renamed(f, reject, map);
+            }
+            Stmt::For {
+                levels,
+                reductions,
+                private,
+                body,
+                ..
+            } => {
+                for lv in levels.iter_mut() {
+                    lv.var = to(lv.var);
+                }
+                for r in reductions.iter_mut() {
+                    r.local = to(r.local);
+                }
+                for p in private.iter_mut() {
+                    *p = to(*p);
+                }
+                *body = renamed(f, body, map);
+            }
+            Stmt::Loop { body } => *body = renamed(f, body, map),
+            Stmt::Atomic { op, old, new, .. } => {
+                *old = old.map(to);
+                *new = new.map(to);
+                if let AtomicOp::Combine(l) = op {
+                    *l = to(*l);
+                }
+            }
+            Stmt::Store { .. } | Stmt::Break | Stmt::Continue => {}
+        }
+    }
+    out
+}

@@ -12,7 +12,7 @@ struct Params {
 }
 @group(0) @binding(2) var<storage, read> params: Params;
 @group(0) @binding(3) var<storage, read_write> acc_status: array<atomic<u32>, 5>;
-var<workgroup> acc_wa_0_10: array<f32, 1026>;
+var<workgroup> acc_wa_0_9: array<f32, 514>;
 fn acc_trips32(n: u64) -> u32 {
     if (u32(n >> 32u) != 0u) { atomicCompareExchangeWeak(&acc_status[0], 0u, 3u); return 0u; }
     return u32(n);
@@ -42,9 +42,11 @@ fn stencil_cached_gpu(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builti
     var l6: u64;
     var l7: u64;
     var l8: u64;
-    var l9: u64;
+    var l10: u64;
     var l11: u64;
     var l12: u64;
+    var l13: u64;
+    var l14: u64;
     l0 = 1lu;
     l1 = (params.p2 - 1lu);
     let acc_trips_g0: u64 = select(0lu, (l1 - l0), (l0 < l1));
@@ -61,11 +63,30 @@ fn stencil_cached_gpu(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builti
         workgroupBarrier();
         l3 = 1lu;
         l4 = (params.p3 - 1lu);
-        { let acc_n2: u32 = acc_trips32(((select(0lu, (l4 - l3), (l3 < l4)) + 1023lu) / 1024lu));
+        { let acc_n2: u32 = acc_trips32(((select(0lu, (l4 - l3), (l3 < l4)) + 511lu) / 512lu));
         for (var acc_k2: u32 = 0u; acc_k2 < acc_n2; acc_k2 = acc_k2 + 1u) {
             l7 = 0lu + u64(acc_k2) * 1lu;
-            {
-    let acc_trips_v0: u64 = 1026lu;
+            l10 = (((l2 * params.p3) + (l3 + (l7 * 512lu))) - 1lu);
+            if (((l7 < (select(0lu, (l4 - l3), (l3 < l4)) / 512lu)) && ((l10 < u64(params.n0)) && ((l10 + 514lu) <= u64(params.n0))))) {
+                {
+    let acc_trips_v0: u64 = 514lu;
+    let acc_trips_v: u64 = acc_trips_v0;
+    let acc_chunks_v: u32 = acc_chunks_of(acc_trips_v);
+    var acc_c_v: u32 = 0u;
+    for (; acc_c_v < acc_chunks_v; acc_c_v = acc_c_v + 1u) {
+    let acc_base_v: u64 = u64(acc_c_v) << 31u;
+    let acc_left_v: u64 = acc_trips_v - acc_base_v;
+    let acc_end_v: u32 = select(u32(acc_left_v), 2147483648u, (u32(acc_left_v >> 32u) | (u32(acc_left_v) >> 31u)) != 0u);
+    var acc_k_v: u32 = acc_lid;
+    for (; acc_k_v < acc_end_v; acc_k_v = acc_k_v + 256u) {
+        l11 = 0lu + u64((acc_base_v + u64(acc_k_v))) * 1lu;
+                    acc_wa_0_9[select(u32(l11), 4294967295u, u32(l11 >> 32u) != 0u)] = p0[params.b0 + select(0u, u32((l10 + l11)), acc_in_bounds(0u, (l10 + l11), params.n0))];
+    }
+    }
+                }
+                workgroupBarrier();
+                {
+    let acc_trips_v0: u64 = 512lu;
     let acc_trips_v: u64 = acc_trips_v0;
     let acc_chunks_v: u32 = acc_chunks_of(acc_trips_v);
     var acc_c_v: u32 = 0u;
@@ -76,16 +97,16 @@ fn stencil_cached_gpu(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builti
     var acc_k_v: u32 = acc_lid;
     for (; acc_k_v < acc_end_v; acc_k_v = acc_k_v + 256u) {
         l8 = 0lu + u64((acc_base_v + u64(acc_k_v))) * 1lu;
-                l11 = ((((l2 * params.p3) + (l3 + (l7 * 1024lu))) - 1lu) + l8);
-                if (((l8 < (min(1024lu, (select(0lu, (l4 - l3), (l3 < l4)) - (l7 * 1024lu))) + 2lu)) && (l11 < u64(params.n0)))) {
-                    acc_wa_0_10[select(u32(l8), 4294967295u, u32(l8 >> 32u) != 0u)] = p0[params.b0 + select(0u, u32(l11), acc_in_bounds(0u, l11, params.n0))];
+                    l13 = ((l3 + (l7 * 512lu)) + l8);
+                    l12 = ((l2 * params.p3) + l13);
+                    { let acc_i = l12; if (acc_in_bounds(1u, acc_i, params.n1)) { p1[params.b1 + u32(acc_i)] = ((((acc_wa_0_9[select(u32(l8), 4294967295u, u32(l8 >> 32u) != 0u)] + acc_wa_0_9[select(u32((l8 + 2lu)), 4294967295u, u32((l8 + 2lu) >> 32u) != 0u)]) + p0[params.b0 + select(0u, u32((l12 - params.p3)), acc_in_bounds(0u, (l12 - params.p3), params.n0))]) + p0[params.b0 + select(0u, u32((l12 + params.p3)), acc_in_bounds(0u, (l12 + params.p3), params.n0))]) - (f32(4.0) * acc_wa_0_9[select(u32((l8 + 1lu)), 4294967295u, u32((l8 + 1lu) >> 32u) != 0u)])); } }
+    }
+    }
                 }
-    }
-    }
-            }
-            workgroupBarrier();
-            {
-    let acc_trips_v0: u64 = min(1024lu, (select(0lu, (l4 - l3), (l3 < l4)) - (l7 * 1024lu)));
+                workgroupBarrier();
+            } else {
+                {
+    let acc_trips_v0: u64 = 512lu;
     let acc_trips_v: u64 = acc_trips_v0;
     let acc_chunks_v: u32 = acc_chunks_of(acc_trips_v);
     var acc_c_v: u32 = 0u;
@@ -95,17 +116,18 @@ fn stencil_cached_gpu(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builti
     let acc_end_v: u32 = select(u32(acc_left_v), 2147483648u, (u32(acc_left_v >> 32u) | (u32(acc_left_v) >> 31u)) != 0u);
     var acc_k_v: u32 = acc_lid;
     for (; acc_k_v < acc_end_v; acc_k_v = acc_k_v + 256u) {
-        l9 = 0lu + u64((acc_base_v + u64(acc_k_v))) * 1lu;
-                l12 = ((l7 * 1024lu) + l9);
-                if ((l12 < select(0lu, (l4 - l3), (l3 < l4)))) {
-                    l5 = (l3 + l12);
-                    l6 = ((l2 * params.p3) + l5);
-                    { let acc_i = l6; if (acc_in_bounds(1u, acc_i, params.n1)) { p1[params.b1 + u32(acc_i)] = ((((acc_wa_0_10[select(u32(l9), 4294967295u, u32(l9 >> 32u) != 0u)] + acc_wa_0_10[select(u32((l9 + 2lu)), 4294967295u, u32((l9 + 2lu) >> 32u) != 0u)]) + p0[params.b0 + select(0u, u32((l6 - params.p3)), acc_in_bounds(0u, (l6 - params.p3), params.n0))]) + p0[params.b0 + select(0u, u32((l6 + params.p3)), acc_in_bounds(0u, (l6 + params.p3), params.n0))]) - (f32(4.0) * acc_wa_0_10[select(u32((l9 + 1lu)), 4294967295u, u32((l9 + 1lu) >> 32u) != 0u)])); } }
+        l8 = 0lu + u64((acc_base_v + u64(acc_k_v))) * 1lu;
+                    l14 = ((l7 * 512lu) + l8);
+                    if ((l14 < select(0lu, (l4 - l3), (l3 < l4)))) {
+                        l5 = (l3 + l14);
+                        l6 = ((l2 * params.p3) + l5);
+                        { let acc_i = l6; if (acc_in_bounds(1u, acc_i, params.n1)) { p1[params.b1 + u32(acc_i)] = ((((p0[params.b0 + select(0u, u32((l6 - 1lu)), acc_in_bounds(0u, (l6 - 1lu), params.n0))] + p0[params.b0 + select(0u, u32((l6 + 1lu)), acc_in_bounds(0u, (l6 + 1lu), params.n0))]) + p0[params.b0 + select(0u, u32((l6 - params.p3)), acc_in_bounds(0u, (l6 - params.p3), params.n0))]) + p0[params.b0 + select(0u, u32((l6 + params.p3)), acc_in_bounds(0u, (l6 + params.p3), params.n0))]) - (f32(4.0) * p0[params.b0 + select(0u, u32(l6), acc_in_bounds(0u, l6, params.n0))])); } }
+                    }
+    }
+    }
                 }
-    }
-    }
+                workgroupBarrier();
             }
-            workgroupBarrier();
         } }
     }
     }

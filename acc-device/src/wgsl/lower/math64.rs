@@ -91,8 +91,10 @@ fn body(p: &MathProgram) -> String {
             MathOp::Compare(Compare::Ne, a, b) if !int(a) => {
                 format!("({0} < {1} || {0} > {1})", v(a), v(b))
             }
+            // NaN by the bits, not `!(a >= b)`: NVIDIA's Vulkan compiler turned that into
+            // `a < b` for an `f32` NaN widened to `f64` (`ln(NaN)` came out a number).
             MathOp::Compare(Compare::LtOrNan, a, b) if !int(a) => {
-                format!("!({} >= {})", v(a), v(b))
+                format!("({0} < {1} || {2} || {3})", v(a), v(b), is_nan(&v(a)), is_nan(&v(b)))
             }
             MathOp::Compare(cmp, a, b) => {
                 let op = match cmp {
@@ -106,10 +108,7 @@ fn body(p: &MathProgram) -> String {
                 format!("{} {op} {}", v(a), v(b))
             }
             // By the bits: a driver may assume `x != x` is false.
-            MathOp::IsNan(a) => format!(
-                "(bitcast<u64>({}) & 9223372036854775807lu) > 9218868437227405312lu",
-                v(a)
-            ),
+            MathOp::IsNan(a) => is_nan(&v(a)),
             MathOp::IBinary(op, a, b) => {
                 let op = match op {
                     IBinary::Add => "+",
@@ -139,4 +138,9 @@ fn body(p: &MathProgram) -> String {
     }
     let _ = writeln!(out, "    return {};", names[p.result as usize]);
     out
+}
+
+/// Whether `f64` value `x` is NaN, by its bits (a driver may assume `x != x` is false).
+fn is_nan(x: &str) -> String {
+    format!("((bitcast<u64>({x}) & 9223372036854775807lu) > 9218868437227405312lu)")
 }
