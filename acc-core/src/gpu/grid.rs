@@ -16,11 +16,6 @@ pub struct GridLimits {
     pub threads: u32,
     /// Most blocks of a launch without reductions.
     pub max_blocks: u32,
-    /// Most blocks of an entry point that runs an iteration per thread, in a launch without
-    /// reductions: enough for every iteration where the device allows, so that each thread
-    /// runs one (on an H100 a STREAM triad ran 5% slower striding over the blocks the device
-    /// holds than over a grid of them all, as CUDA C++ writes it).
-    pub max_flat_blocks: u32,
     /// Most blocks of a launch with reductions (their partial buffers hold this many) or of an
     /// entry point whose blocks merge privatized copies: about as many as the device holds
     /// at once.
@@ -36,11 +31,9 @@ pub struct GridLimits {
 pub struct Grid {
     limits: GridLimits,
     shapes: Vec<EntryShape>,
-    /// Most blocks of any entry point, of one whose blocks merge privatized copies, and of one
-    /// that runs an iteration per thread.
+    /// Most blocks of any entry point, and of one whose blocks merge privatized copies.
     cap: u64,
     merge_cap: u64,
-    flat_cap: u64,
     largest: u64,
     uniform: Option<u32>,
     last: u32,
@@ -67,11 +60,6 @@ impl Grid {
             shapes: layout.entries.clone(),
             cap: u64::from(cap.max(1)),
             merge_cap: u64::from(cap.min(limits.max_reduction_blocks).max(1)),
-            flat_cap: u64::from(if layout.reductions.is_empty() {
-                limits.max_flat_blocks.max(cap).max(1)
-            } else {
-                cap.max(1)
-            }),
             largest: largest.max(1),
             uniform: None,
             last: 1,
@@ -111,16 +99,8 @@ impl Grid {
         if let Some(u) = self.uniform {
             self.last = u;
         } else if !single {
-            let shape = self.shapes.get(e);
-            let merges = shape.is_some_and(|s| s.merges_per_block);
-            let flat = shape.is_some_and(|s| !s.block_per_iteration);
-            let cap = if merges {
-                self.merge_cap
-            } else if flat {
-                self.flat_cap
-            } else {
-                self.cap
-            };
+            let merges = self.shapes.get(e).is_some_and(|s| s.merges_per_block);
+            let cap = if merges { self.merge_cap } else { self.cap };
             self.last = self.wanted(e, iterations).clamp(1, cap) as u32;
         }
         if let Some(b) = self.blocks.get_mut(e) {
@@ -179,7 +159,6 @@ mod tests {
     const LIMITS: GridLimits = GridLimits {
         threads: 256,
         max_blocks: 4096,
-        max_flat_blocks: 4096,
         max_reduction_blocks: 1024,
         uniform: false,
         words: ("block", "thread"),
@@ -195,17 +174,5 @@ mod tests {
         let mut g = Grid::new(&l, LIMITS, 1, &[]).expect("grid");
         assert_eq!(g.blocks_for(0, Some(1 << 30)), 1024);
         assert_eq!(g.shape(), "blocks x threads: 1024x256");
-    }
-
-    #[test]
-    fn a_loop_of_an_iteration_per_thread_takes_them_all_where_the_device_allows() {
-        let l = layout();
-        let limits = GridLimits {
-            max_flat_blocks: 1 << 22,
-            ..LIMITS
-        };
-        let mut g = Grid::new(&l, limits, 1, &[]).expect("grid");
-        assert_eq!(g.blocks_for(0, Some(1 << 29)), 1 << 21);
-        assert_eq!(g.blocks_for(0, Some(1 << 31)), 1 << 22);
     }
 }

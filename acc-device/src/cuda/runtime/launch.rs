@@ -35,8 +35,6 @@ impl GpuDriver for CudaDevice {
         GridLimits {
             threads: BLOCK_SIZE,
             max_blocks: self.grid_blocks,
-            // The grid's x dimension holds 2^31 - 1 blocks.
-            max_flat_blocks: i32::MAX as u32,
             max_reduction_blocks: self.reduction_blocks,
             uniform: false,
             words: ("block", "thread"),

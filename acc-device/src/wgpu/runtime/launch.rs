@@ -35,7 +35,6 @@ impl GpuDriver for WgpuDevice {
         GridLimits {
             threads: WORKGROUP_SIZE,
             max_blocks: most,
-            max_flat_blocks: most,
             max_reduction_blocks: most.min(REDUCTION_WORKGROUPS),
             uniform: true,
             words: ("workgroup", "invocation"),
