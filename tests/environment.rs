@@ -262,7 +262,7 @@ fn main() {
                 text.contains("acc: ACC_TIME: time per region"),
                 "{ty}: {text}"
             );
-            // region, entered, launches, device time, host time, ...
+            // region, entered, launches, device time, host time, compile, to device, ...
             let p = row(text, "parallel in observed at tests/environment.rs:");
             assert_eq!((p[2].as_str(), p[3].as_str()), ("3", "3"), "{ty}: {p:?}");
             let clock = match ty {
@@ -271,6 +271,12 @@ fn main() {
                 _ => "(host wall)",
             };
             assert!(p[4].ends_with(clock), "{ty}: {p:?}");
+            // The kernel's first launch compiled it (a variant at least) on a GPU device.
+            if matches!(ty, DeviceType::Wgpu | DeviceType::Nvidia) {
+                assert!(p[6].ends_with(')') && p[6] != "-", "{ty}: {p:?}");
+            } else {
+                assert_eq!(p[6], "-", "{ty}: {p:?}");
+            }
             let d = row(text, "data in observed at tests/environment.rs:");
             assert_eq!((d[2].as_str(), d[3].as_str()), ("3", "0"), "{ty}: {d:?}");
             let u = row(text, "update at tests/environment.rs:");
@@ -281,7 +287,7 @@ fn main() {
                 // `copy(a)` in and out, three times 4000 bytes each way; the two updates
                 // (a row each) move as much, one each way.
                 assert!(
-                    d[6].starts_with("11.7 KiB in") && d[7].starts_with("11.7 KiB in"),
+                    d[7].starts_with("11.7 KiB in") && d[8].starts_with("11.7 KiB in"),
                     "{ty}: {d:?}"
                 );
                 let updates: Vec<&str> = text

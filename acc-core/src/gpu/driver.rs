@@ -138,7 +138,10 @@ pub fn launch<D: GpuDriver>(
     let found = driver
         .kernels()
         .find(kernel, shared, args, driver.wide_usize(), |v| {
-            driver.compile(kernel, v)
+            let start = std::time::Instant::now();
+            let compiled = driver.compile(kernel, v);
+            crate::observe::time::compile(start.elapsed());
+            compiled
         })?;
     let compiled = Arc::clone(&found.compiled);
     let layout = D::layout(&compiled);

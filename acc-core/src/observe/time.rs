@@ -85,6 +85,10 @@ struct Row {
     to_device: Transfers,
     from_device: Transfers,
     shape: String,
+    /// Host time spent compiling kernels (a variant's first launch: PTX JIT and module load,
+    /// or pipeline creation), and how many were compiled.
+    compile: Duration,
+    compiles: u64,
 }
 
 impl Row {
@@ -102,6 +106,8 @@ impl Row {
             to_device: Transfers::default(),
             from_device: Transfers::default(),
             shape: String::new(),
+            compile: Duration::ZERO,
+            compiles: 0,
         }
     }
 
@@ -268,6 +274,20 @@ pub fn transfer(to_device: bool, bytes: usize, took: Duration) {
     }
 }
 
+/// Records the compilation of a kernel variant (at its first launch) that took `took` of the
+/// host's time, for the innermost region entered.
+pub fn compile(took: Duration) {
+    if !super::timing() {
+        return;
+    }
+    let row = current();
+    with_table(|t| {
+        let r = &mut t.rows[row];
+        r.compile += took;
+        r.compiles += 1;
+    });
+}
+
 /// Records a kernel launch of the innermost region entered: its shape (grid and block) and
 /// device time.
 pub fn launch(shape: impl FnOnce() -> String, time: DeviceTime) {
@@ -330,6 +350,15 @@ fn bytes(b: u64) -> String {
     format!("{v:.1} {unit}")
 }
 
+/// The compile column: the time and how many kernel variants, or `-`.
+fn compiled(d: Duration, n: u64) -> String {
+    if n == 0 {
+        "-".into()
+    } else {
+        format!("{} ({n})", duration(d))
+    }
+}
+
 fn transfers(t: &Transfers) -> String {
     if t.count == 0 {
         "-".into()
@@ -360,12 +389,14 @@ pub fn report() -> String {
         "launches",
         "device time",
         "host time",
+        "compile",
         "to device",
         "from device",
         "launch shape",
     ];
-    let mut lines: Vec<[String; 8]> = Vec::new();
+    let mut lines: Vec<[String; 9]> = Vec::new();
     let (mut tot_dev, mut tot_host) = (Duration::ZERO, Duration::ZERO);
+    let (mut tot_compile, mut tot_compiles) = (Duration::ZERO, 0);
     let (mut tot_to, mut tot_from) = (Transfers::default(), Transfers::default());
     let mut tot_launches = 0;
     for r in rows {
@@ -390,6 +421,8 @@ pub fn report() -> String {
         // Nested regions' host time is inside their parents': only outermost entries add up.
         tot_host += r.outermost;
         tot_launches += r.launches;
+        tot_compile += r.compile;
+        tot_compiles += r.compiles;
         for (tot, tr) in [(&mut tot_to, &r.to_device), (&mut tot_from, &r.from_device)] {
             tot.bytes += tr.bytes;
             tot.time += tr.time;
@@ -405,6 +438,7 @@ pub fn report() -> String {
             } else {
                 duration(r.host)
             },
+            compiled(r.compile, r.compiles),
             transfers(&r.to_device),
             transfers(&r.from_device),
             if r.shape.is_empty() {
@@ -420,6 +454,7 @@ pub fn report() -> String {
         tot_launches.to_string(),
         duration(tot_dev),
         duration(tot_host),
+        compiled(tot_compile, tot_compiles),
         transfers(&tot_to),
         transfers(&tot_from),
         String::new(),
@@ -432,7 +467,8 @@ pub fn report() -> String {
     }
     let mut out = String::from(
         "acc: ACC_TIME: time per region, most host time first (device time: kernels only; host \
-         time: the whole construct, nested ones included)\n",
+         time: the whole construct, nested ones included; compile: host time compiling kernels \
+         at their first launch, and how many)\n",
     );
     let mut put = |cells: &[String]| {
         let mut s = String::from("acc:");
