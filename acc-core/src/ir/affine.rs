@@ -173,14 +173,24 @@ pub fn forms_before(
         Stmt::Assign { local, .. } | Stmt::AssignElem { local, .. } => {
             *count.entry(*local).or_insert(0) += 1;
         }
-        Stmt::For { levels, .. } => {
-            for lv in levels {
-                *count.entry(lv.var).or_insert(0) += 2;
+        Stmt::For {
+            levels,
+            reductions,
+            private,
+            ..
+        } => {
+            let set = levels
+                .iter()
+                .map(|lv| lv.var)
+                .chain(reductions.iter().map(|r| r.local))
+                .chain(private.iter().copied());
+            for l in set {
+                *count.entry(l).or_insert(0) += 2;
             }
         }
-        Stmt::Atomic { old, new, .. } => {
-            for l in old.iter().chain(new) {
-                *count.entry(*l).or_insert(0) += 2;
+        Stmt::Atomic { op, old, new, .. } => {
+            for l in old.iter().chain(new).copied().chain(op.combine_local()) {
+                *count.entry(l).or_insert(0) += 2;
             }
         }
         _ => {}

@@ -258,6 +258,10 @@ impl Prover<'_, '_> {
                     if let Some(r) = self.range(*value) {
                         self.env.insert(*local, r);
                     }
+                } else {
+                    // A local assigned more than once (a loop's variable the body changes,
+                    // `for mut j in ..`) holds no range from here on.
+                    self.env.remove(local);
                 }
                 true
             }
@@ -404,6 +408,16 @@ impl Prover<'_, '_> {
         let (Some(&(lo, hi)), Some((ylo, yhi))) = (self.env.get(&local), self.range(y)) else {
             return;
         };
+        // `local + c` as the device computes it is `local + c` only where it does not wrap
+        // (`b.wrapping_add(1) == 0` holds for `b = 255`): otherwise nothing follows.
+        if c != 0 {
+            let Some((min, max)) = self.types.get(x.index()).and_then(|t| type_range(*t)) else {
+                return;
+            };
+            if lo + c < min || hi + c > max {
+                return;
+            }
+        }
         // local + c op y: local op y - c.
         let (lo, hi) = match op {
             BinaryOp::Lt => (lo, hi.min(yhi - c - 1)),
@@ -830,6 +844,92 @@ mod tests {
             // A key may be any u32: its usize copy fits 32 bits.
             assert_eq!(proof.fits_32, ok, "m {m}");
         }
+    }
+
+    /// `for j in 0..n { j = j * 2; a[j] = 0 }` (`for mut j`): the variable leaves the loop's
+    /// range, and the access is not proven.
+    #[test]
+    fn a_loop_variable_the_body_changes_has_no_range() {
+        let mut b = KernelBuilder::new("doubled");
+        let n = b.param_scalar("n", Scalar::USize);
+        let a = b.param_array("a", Scalar::F32, true);
+        let zero = b.lit_int(0, None);
+        b.for_range(
+            "j",
+            Some(Scalar::USize),
+            zero,
+            n,
+            false,
+            GRID,
+            &[],
+            &[],
+            |b, v| {
+                let j = b.get(v[0]);
+                let two = b.lit_int(2, None);
+                let d = b.binary(BinaryOp::Mul, j, two);
+                b.set(v[0], d);
+                let j = b.get(v[0]);
+                let z = b.lit_float(0.0, None);
+                b.store(a, j, z);
+            },
+        );
+        let k = b.finish().expect("valid IR");
+        let mut out = vec![0f32; 40];
+        let args = [
+            KernelArg::Scalar(ScalarValue::USize(40)),
+            KernelArg::Write(unsafe_bytes_mut(&mut out)),
+        ];
+        assert!(!accesses_in_bounds(&k, &args));
+    }
+
+    /// `for i in 0..n { let b = bytes[i]; if b + 1 == 0 { out[i + n] = 1 } }` on `u8`: the sum
+    /// wraps for `b = 255`, so the branch runs, and its access is not proven.
+    #[test]
+    fn a_comparison_that_wraps_narrows_nothing() {
+        let mut b = KernelBuilder::new("wraps");
+        let n = b.param_scalar("n", Scalar::USize);
+        let bytes = b.param_array("bytes", Scalar::U8, false);
+        let out = b.param_array("out", Scalar::F32, true);
+        let zero = b.lit_int(0, None);
+        b.for_range(
+            "i",
+            Some(Scalar::USize),
+            zero,
+            n,
+            false,
+            GRID,
+            &[],
+            &[],
+            |b, v| {
+                let i = b.get(v[0]);
+                let x = b.load(bytes, i);
+                let byte = b.local("b", Some(Scalar::U8), Some(x));
+                let bv = b.get(byte);
+                let one = b.lit_int(1, None);
+                let sum = b.binary(BinaryOp::Add, bv, one);
+                let zero = b.lit_int(0, None);
+                let wrapped = b.binary(BinaryOp::Eq, sum, zero);
+                b.if_(
+                    wrapped,
+                    |b| {
+                        let i = b.get(v[0]);
+                        let at = b.binary(BinaryOp::Add, i, n);
+                        let z = b.lit_float(1.0, None);
+                        b.store(out, at, z);
+                    },
+                    |_| {},
+                );
+            },
+        );
+        let k = b.finish().expect("valid IR");
+        let bytes_in = vec![255u8; 10];
+        let mut o = vec![0f32; 10];
+        let args = [
+            KernelArg::Scalar(ScalarValue::USize(10)),
+            KernelArg::Read(&bytes_in),
+            KernelArg::Write(unsafe_bytes_mut(&mut o)),
+        ];
+        assert!(!accesses_in_bounds(&k, &args));
     }
 
     /// `for i in 0..n { if i >= limit { a[i + 1000] = 0 } }`: with `limit` at least `n` the

@@ -71,6 +71,9 @@ pub enum CacheOutcome {
     Hint(String),
 }
 
+/// The longest window staged (longer ones would not fit the gang's shared arrays anyway).
+const MAX_WINDOW: u32 = 1 << 16;
+
 /// Iterations of a loop a block stages for at once, the first whose copies fit: two per thread
 /// of a 256-thread block. Measured on an H100 (a 17-tap filter, a five-point stencil's centre
 /// row, against the loops without `cache`): runs of 256 gained 12% and lost 5%, of 512 gained
@@ -385,6 +388,12 @@ impl Cx<'_> {
                 );
                 continue;
             };
+            if c.len > MAX_WINDOW {
+                c.outcome = CacheOutcome::Hint(format!(
+                    "a window longer than {MAX_WINDOW} elements would not fit shared memory"
+                ));
+                continue;
+            }
             if c.len < 2 {
                 c.outcome = CacheOutcome::Hint(
                     "a window of one element is read by one iteration only, so a copy would save no reads"
@@ -842,6 +851,10 @@ fn window_reads(
                 let mut ranges = ranges.clone();
                 let mut forms = forms.clone();
                 for lv in levels {
+                    // A variable the body assigns (`for mut k in ..`) leaves its range.
+                    if walk::assigns(body, &|l| l == lv.var) {
+                        continue;
+                    }
                     forms.loop_vars.insert(lv.var);
                     let range = (|| {
                         let first = constant(f, types, lv.start, &forms)?;
