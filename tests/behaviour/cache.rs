@@ -169,11 +169,7 @@ fn a_read_past_the_end_in_a_window_is_still_an_error() {
         let mut b = vec![0u32; 600];
         let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pairs(&a, &mut b)))
             .unwrap_err();
-        let msg = err
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default();
+        let msg = crate::devices::panic_message(&*err);
         assert!(
             msg.contains("index out of bounds: the len is 600 but the index is 600"),
             "on {ty}: {msg}"

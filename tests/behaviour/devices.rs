@@ -79,3 +79,11 @@ pub fn spin(n: u64) -> u64 {
     }
     x
 }
+
+/// The message of a caught panic (`std::panic::catch_unwind`'s error), or "" if it has none.
+pub fn panic_message(err: &(dyn std::any::Any + Send)) -> String {
+    err.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}

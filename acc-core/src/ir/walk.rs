@@ -191,34 +191,10 @@ pub fn substitute(
         }
         let mut e = f.exprs[h].clone();
         let mut changed = false;
-        let mut sub = |x: &mut Handle<Expr>, f: &mut Function| {
+        for x in operands_mut(&mut e) {
             let n = expr(f, *x, memo);
             changed |= n != *x;
             *x = n;
-        };
-        match &mut e {
-            Expr::LocalElem { index, .. } | Expr::Load { index, .. } => sub(index, f),
-            Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => sub(a, f),
-            Expr::Binary(_, a, b) => {
-                sub(a, f);
-                sub(b, f);
-            }
-            Expr::Select {
-                cond,
-                accept,
-                reject,
-            } => {
-                sub(cond, f);
-                sub(accept, f);
-                sub(reject, f);
-            }
-            Expr::Math(_, args) => {
-                for a in args.iter_mut() {
-                    sub(a, f);
-                }
-            }
-            Expr::Literal(_) | Expr::Param(_) | Expr::Len(_) | Expr::Local(_) | Expr::GangIndex => {
-            }
         }
         let n = if changed { f.exprs.append(e) } else { h };
         memo.insert(h, n);
@@ -263,33 +239,49 @@ pub fn map_exprs(b: &mut [Stmt], to: &dyn Fn(Handle<Expr>) -> Handle<Expr>) {
     }
 }
 
+/// The operands of expression `e`, in order.
+pub fn operands(e: &Expr) -> Vec<Handle<Expr>> {
+    match e {
+        Expr::LocalElem { index, .. } | Expr::Load { index, .. } => vec![*index],
+        Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => vec![*a],
+        Expr::Binary(_, a, b) => vec![*a, *b],
+        Expr::Select {
+            cond,
+            accept,
+            reject,
+        } => vec![*cond, *accept, *reject],
+        Expr::Math(_, args) => args.clone(),
+        Expr::Literal(_) | Expr::Param(_) | Expr::Len(_) | Expr::Local(_) | Expr::GangIndex => {
+            Vec::new()
+        }
+    }
+}
+
+/// The operands of expression `e`, to rewrite them.
+pub fn operands_mut(e: &mut Expr) -> Vec<&mut Handle<Expr>> {
+    match e {
+        Expr::LocalElem { index, .. } | Expr::Load { index, .. } => vec![index],
+        Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => vec![a],
+        Expr::Binary(_, a, b) => vec![a, b],
+        Expr::Select {
+            cond,
+            accept,
+            reject,
+        } => vec![cond, accept, reject],
+        Expr::Math(_, args) => args.iter_mut().collect(),
+        Expr::Literal(_) | Expr::Param(_) | Expr::Len(_) | Expr::Local(_) | Expr::GangIndex => {
+            Vec::new()
+        }
+    }
+}
+
 /// A copy of expression `h` with every node appended anew, for a second use: a kernel's
 /// expressions each appear once (the bounds proof keeps one range per expression, computed
 /// where it is used).
 pub fn copy_expr(f: &mut Function, h: Handle<Expr>) -> Handle<Expr> {
     let mut e = f.exprs[h].clone();
-    match &mut e {
-        Expr::LocalElem { index, .. } | Expr::Load { index, .. } => *index = copy_expr(f, *index),
-        Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => *a = copy_expr(f, *a),
-        Expr::Binary(_, a, b) => {
-            *a = copy_expr(f, *a);
-            *b = copy_expr(f, *b);
-        }
-        Expr::Select {
-            cond,
-            accept,
-            reject,
-        } => {
-            *cond = copy_expr(f, *cond);
-            *accept = copy_expr(f, *accept);
-            *reject = copy_expr(f, *reject);
-        }
-        Expr::Math(_, args) => {
-            for a in args.iter_mut() {
-                *a = copy_expr(f, *a);
-            }
-        }
-        Expr::Literal(_) | Expr::Param(_) | Expr::Len(_) | Expr::Local(_) | Expr::GangIndex => {}
+    for x in operands_mut(&mut e) {
+        *x = copy_expr(f, *x);
     }
     f.exprs.append(e)
 }
@@ -307,34 +299,10 @@ pub fn unshare(f: &mut Function, b: &mut [Stmt], seen: &mut HashSet<Handle<Expr>
         seen.insert(h);
         let mut e = f.exprs[h].clone();
         let mut changed = false;
-        let mut sub = |x: &mut Handle<Expr>, f: &mut Function| {
+        for x in operands_mut(&mut e) {
             let n = own(f, *x, seen);
             changed |= n != *x;
             *x = n;
-        };
-        match &mut e {
-            Expr::LocalElem { index, .. } | Expr::Load { index, .. } => sub(index, f),
-            Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => sub(a, f),
-            Expr::Binary(_, a, b) => {
-                sub(a, f);
-                sub(b, f);
-            }
-            Expr::Select {
-                cond,
-                accept,
-                reject,
-            } => {
-                sub(cond, f);
-                sub(accept, f);
-                sub(reject, f);
-            }
-            Expr::Math(_, args) => {
-                for a in args.iter_mut() {
-                    sub(a, f);
-                }
-            }
-            Expr::Literal(_) | Expr::Param(_) | Expr::Len(_) | Expr::Local(_) | Expr::GangIndex => {
-            }
         }
         if changed {
             let n = f.exprs.append(e);
@@ -346,20 +314,7 @@ pub fn unshare(f: &mut Function, b: &mut [Stmt], seen: &mut HashSet<Handle<Expr>
     }
     fn mark(f: &Function, h: Handle<Expr>, seen: &mut HashSet<Handle<Expr>>) {
         seen.insert(h);
-        let mut children = Vec::new();
-        match &f.exprs[h] {
-            Expr::LocalElem { index, .. } | Expr::Load { index, .. } => children.push(*index),
-            Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => children.push(*a),
-            Expr::Binary(_, a, b) => children.extend([*a, *b]),
-            Expr::Select {
-                cond,
-                accept,
-                reject,
-            } => children.extend([*cond, *accept, *reject]),
-            Expr::Math(_, args) => children.extend(args.iter().copied()),
-            _ => {}
-        }
-        for c in children {
+        for c in operands(&f.exprs[h]) {
             mark(f, c, seen);
         }
     }
@@ -424,33 +379,11 @@ pub fn renamed(
             }
         };
         let mut e = f.exprs[h].clone();
-        match &mut e {
-            Expr::Local(l) => to(l),
-            Expr::LocalElem { local, index } => {
-                to(local);
-                *index = expr(f, *index, map);
-            }
-            Expr::Load { index, .. } => *index = expr(f, *index, map),
-            Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => *a = expr(f, *a, map),
-            Expr::Binary(_, a, c) => {
-                *a = expr(f, *a, map);
-                *c = expr(f, *c, map);
-            }
-            Expr::Select {
-                cond,
-                accept,
-                reject,
-            } => {
-                *cond = expr(f, *cond, map);
-                *accept = expr(f, *accept, map);
-                *reject = expr(f, *reject, map);
-            }
-            Expr::Math(_, args) => {
-                for a in args.iter_mut() {
-                    *a = expr(f, *a, map);
-                }
-            }
-            Expr::Literal(_) | Expr::Param(_) | Expr::Len(_) | Expr::GangIndex => {}
+        if let Expr::Local(l) | Expr::LocalElem { local: l, .. } = &mut e {
+            to(l);
+        }
+        for x in operands_mut(&mut e) {
+            *x = expr(f, *x, map);
         }
         f.exprs.append(e)
     }

@@ -1,0 +1,415 @@
+//! The bounds proof on sample kernels and launch arguments.
+
+use super::*;
+use crate::ir::builder::KernelBuilder;
+use crate::ir::samples::{saxpy, GRID};
+
+fn bytes(v: &[f32]) -> &[u8] {
+    // SAFETY: f32 is plain data.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), std::mem::size_of_val(v)) }
+}
+
+#[test]
+fn saxpy_over_its_own_length_is_in_bounds() {
+    let (x, mut y) = (vec![0f32; 100], vec![0f32; 100]);
+    let mut ys = y.clone();
+    let k = saxpy(Scalar::F32);
+    let args = [
+        KernelArg::Scalar(ScalarValue::F32(2.0)),
+        KernelArg::Read(bytes(&x)),
+        KernelArg::Write(unsafe_bytes_mut(&mut y)),
+    ];
+    assert!(accesses_in_bounds(&k, &args));
+    // `x` shorter than `y`: `x[i]` may be out of range.
+    let short = vec![0f32; 99];
+    let args = [
+        KernelArg::Scalar(ScalarValue::F32(2.0)),
+        KernelArg::Read(bytes(&short)),
+        KernelArg::Write(unsafe_bytes_mut(&mut ys)),
+    ];
+    assert!(!accesses_in_bounds(&k, &args));
+}
+
+#[test]
+fn loops_starting_at_a_variable_stay_below_their_end() {
+    // `for k in 0..n { for i in k + 1..n { for j in k..n { m[i * n + j] .. m[k * n + j] } } }`:
+    // in bounds exactly when `m` has n * n elements.
+    let k = crate::ir::samples::eliminate();
+    for (len, ok) in [(16 * 16, true), (16 * 16 - 1, false)] {
+        let mut m = vec![0u8; 8 * len];
+        let args = [
+            KernelArg::Write(&mut m),
+            KernelArg::Scalar(ScalarValue::USize(16)),
+        ];
+        assert_eq!(accesses_in_bounds(&k, &args), ok, "{len} elements");
+    }
+}
+
+fn unsafe_bytes_mut(v: &mut [f32]) -> &mut [u8] {
+    // SAFETY: f32 is plain data, valid for any bits.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast(), std::mem::size_of_val(v)) }
+}
+
+/// `for j in 1..n-1 { for i in 1..m-1 { a[j*m+i] = b[j*m+i-1] } }` (collapsed).
+fn stencil(offset: i128) -> Kernel {
+    let mut b = KernelBuilder::new("stencil");
+    let n = b.param_scalar("n", Scalar::USize);
+    let m = b.param_scalar("m", Scalar::USize);
+    let a = b.param_array("a", Scalar::F32, true);
+    let src = b.param_array("b", Scalar::F32, false);
+    let one = b.lit_int(1, None);
+    let step = b.lit_int(1, None);
+    let n1 = b.binary(BinaryOp::Sub, n, one);
+    let one = b.lit_int(1, None);
+    let trips_j = b.binary(BinaryOp::Sub, n1, one);
+    let one = b.lit_int(1, None);
+    let m1 = b.binary(BinaryOp::Sub, m, one);
+    let one = b.lit_int(1, None);
+    let trips_i = b.binary(BinaryOp::Sub, m1, one);
+    let (s1, s2, step2) = (b.lit_int(1, None), b.lit_int(1, None), b.lit_int(1, None));
+    b.for_(
+        &[
+            ("j", Some(Scalar::USize), s1, step, trips_j),
+            ("i", Some(Scalar::USize), s2, step2, trips_i),
+        ],
+        GRID,
+        &[],
+        &[],
+        |b, v| {
+            let (j, i) = (b.get(v[0]), b.get(v[1]));
+            let m = b.param_scalar_value(1);
+            let jm = b.binary(BinaryOp::Mul, j, m);
+            let k = b.binary(BinaryOp::Add, jm, i);
+            let o = b.lit_int(offset, None);
+            let ko = b.binary(BinaryOp::Add, k, o);
+            let x = b.load(src, ko);
+            let (j, i) = (b.get(v[0]), b.get(v[1]));
+            let m = b.param_scalar_value(1);
+            let jm = b.binary(BinaryOp::Mul, j, m);
+            let k = b.binary(BinaryOp::Add, jm, i);
+            b.store(a, k, x);
+        },
+    );
+    b.finish().expect("valid IR")
+}
+
+/// `for j in 0..n { b[j] = if j > 0 { a[j - 1] } else { a[j] } + if j + 1 < n { a[j + 1] }
+/// else { 0 } }`, the neighbours of a boundary guarded by branches.
+fn neighbours(strict: bool) -> Kernel {
+    let mut b = KernelBuilder::new("neighbours");
+    let n = b.param_scalar("n", Scalar::USize);
+    let a = b.param_array("a", Scalar::F32, false);
+    let out = b.param_array("b", Scalar::F32, true);
+    let zero = b.lit_int(0, None);
+    b.for_range(
+        "j",
+        Some(Scalar::USize),
+        zero,
+        n,
+        false,
+        GRID,
+        &[],
+        &[],
+        |b, v| {
+            let left = b.local("left", Some(Scalar::F32), None);
+            let j = b.get(v[0]);
+            let zero = b.lit_int(0, None);
+            // `j >= 0` proves nothing about `j - 1`.
+            let cond = b.binary(if strict { BinaryOp::Gt } else { BinaryOp::Ge }, j, zero);
+            b.if_(
+                cond,
+                |b| {
+                    let j = b.get(v[0]);
+                    let one = b.lit_int(1, None);
+                    let k = b.binary(BinaryOp::Sub, j, one);
+                    let x = b.load(a, k);
+                    b.set(left, x);
+                },
+                |b| {
+                    let j = b.get(v[0]);
+                    let x = b.load(a, j);
+                    b.set(left, x);
+                },
+            );
+            let j = b.get(v[0]);
+            let one = b.lit_int(1, None);
+            let k = b.binary(BinaryOp::Add, j, one);
+            let n = b.param_scalar_value(0);
+            let cond = b.binary(BinaryOp::Lt, k, n);
+            b.if_(
+                cond,
+                |b| {
+                    let j = b.get(v[0]);
+                    let one = b.lit_int(1, None);
+                    let k = b.binary(BinaryOp::Add, j, one);
+                    let x = b.load(a, k);
+                    let l = b.get(left);
+                    let s = b.binary(BinaryOp::Add, l, x);
+                    let j = b.get(v[0]);
+                    b.store(out, j, s);
+                },
+                |_| {},
+            );
+        },
+    );
+    b.finish().expect("valid IR")
+}
+
+/// `for i in 0..n { out[i] = (i + big) as f32 }`: in bounds whatever `big` is; its
+/// `usize` values fit 32 bits only for a small `big`.
+#[test]
+fn index_values_fit_32_bits_only_where_every_usize_does() {
+    let mut b = KernelBuilder::new("offsets");
+    let n = b.param_scalar("n", Scalar::USize);
+    let _ = b.param_scalar("big", Scalar::USize);
+    let out = b.param_array("out", Scalar::F32, true);
+    let zero = b.lit_int(0, None);
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        zero,
+        n,
+        false,
+        GRID,
+        &[],
+        &[],
+        |b, v| {
+            let i = b.get(v[0]);
+            let big = b.param_scalar_value(1);
+            let s = b.binary(BinaryOp::Add, i, big);
+            let x = b.cast(s, Scalar::F32);
+            let i = b.get(v[0]);
+            b.store(out, i, x);
+        },
+    );
+    let k = b.finish().expect("valid IR");
+    let n = 64usize;
+    for (big, fits) in [(5u64, true), (1u64 << 40, false)] {
+        let mut out = vec![0f32; n];
+        let args = [
+            KernelArg::Scalar(ScalarValue::USize(n as u64)),
+            KernelArg::Scalar(ScalarValue::USize(big)),
+            KernelArg::Write(unsafe_bytes_mut(&mut out)),
+        ];
+        let proof = prove(&k, &args, true);
+        assert!(proof.in_bounds, "big {big}");
+        assert_eq!(proof.fits_32, fits, "big {big}");
+    }
+}
+
+/// `for i in 0..n { out[keys[i] as usize % m] = 1.0 }`: a loaded key is any `u32`, and
+/// the remainder bounds the index whatever it is.
+#[test]
+fn a_remainder_of_a_loaded_value_is_in_bounds() {
+    let mut b = KernelBuilder::new("bins");
+    let n = b.param_scalar("n", Scalar::USize);
+    let _ = b.param_scalar("m", Scalar::USize);
+    let keys = b.param_array("keys", Scalar::U32, false);
+    let out = b.param_array("out", Scalar::F32, true);
+    let zero = b.lit_int(0, None);
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        zero,
+        n,
+        false,
+        GRID,
+        &[],
+        &[],
+        |b, v| {
+            let i = b.get(v[0]);
+            let key = b.load(keys, i);
+            let key = b.cast(key, Scalar::USize);
+            let m = b.param_scalar_value(1);
+            let bin = b.binary(BinaryOp::Rem, key, m);
+            let one = b.lit_float(1.0, Some(Scalar::F32));
+            b.store(out, bin, one);
+        },
+    );
+    let k = b.finish().expect("valid IR");
+    let keys = vec![0u32; 100];
+    let mut out = vec![0f32; 16];
+    let key_bytes: &[u8] = unsafe {
+        std::slice::from_raw_parts(keys.as_ptr().cast(), std::mem::size_of_val(&keys[..]))
+    };
+    for (m, ok) in [(16u64, true), (17, false)] {
+        let args = [
+            KernelArg::Scalar(ScalarValue::USize(100)),
+            KernelArg::Scalar(ScalarValue::USize(m)),
+            KernelArg::Read(key_bytes),
+            KernelArg::Write(unsafe_bytes_mut(&mut out)),
+        ];
+        let proof = prove(&k, &args, true);
+        assert_eq!(proof.in_bounds, ok, "m {m}");
+        // A key may be any u32: its usize copy fits 32 bits.
+        assert_eq!(proof.fits_32, ok, "m {m}");
+    }
+}
+
+/// `for j in 0..n { j = j * 2; a[j] = 0 }` (`for mut j`): the variable leaves the loop's
+/// range, and the access is not proven.
+#[test]
+fn a_loop_variable_the_body_changes_has_no_range() {
+    let mut b = KernelBuilder::new("doubled");
+    let n = b.param_scalar("n", Scalar::USize);
+    let a = b.param_array("a", Scalar::F32, true);
+    let zero = b.lit_int(0, None);
+    b.for_range(
+        "j",
+        Some(Scalar::USize),
+        zero,
+        n,
+        false,
+        GRID,
+        &[],
+        &[],
+        |b, v| {
+            let j = b.get(v[0]);
+            let two = b.lit_int(2, None);
+            let d = b.binary(BinaryOp::Mul, j, two);
+            b.set(v[0], d);
+            let j = b.get(v[0]);
+            let z = b.lit_float(0.0, None);
+            b.store(a, j, z);
+        },
+    );
+    let k = b.finish().expect("valid IR");
+    let mut out = vec![0f32; 40];
+    let args = [
+        KernelArg::Scalar(ScalarValue::USize(40)),
+        KernelArg::Write(unsafe_bytes_mut(&mut out)),
+    ];
+    assert!(!accesses_in_bounds(&k, &args));
+}
+
+/// `for i in 0..n { let b = bytes[i]; if b + 1 == 0 { out[i + n] = 1 } }` on `u8`: the sum
+/// wraps for `b = 255`, so the branch runs, and its access is not proven.
+#[test]
+fn a_comparison_that_wraps_narrows_nothing() {
+    let mut b = KernelBuilder::new("wraps");
+    let n = b.param_scalar("n", Scalar::USize);
+    let bytes = b.param_array("bytes", Scalar::U8, false);
+    let out = b.param_array("out", Scalar::F32, true);
+    let zero = b.lit_int(0, None);
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        zero,
+        n,
+        false,
+        GRID,
+        &[],
+        &[],
+        |b, v| {
+            let i = b.get(v[0]);
+            let x = b.load(bytes, i);
+            let byte = b.local("b", Some(Scalar::U8), Some(x));
+            let bv = b.get(byte);
+            let one = b.lit_int(1, None);
+            let sum = b.binary(BinaryOp::Add, bv, one);
+            let zero = b.lit_int(0, None);
+            let wrapped = b.binary(BinaryOp::Eq, sum, zero);
+            b.if_(
+                wrapped,
+                |b| {
+                    let i = b.get(v[0]);
+                    let at = b.binary(BinaryOp::Add, i, n);
+                    let z = b.lit_float(1.0, None);
+                    b.store(out, at, z);
+                },
+                |_| {},
+            );
+        },
+    );
+    let k = b.finish().expect("valid IR");
+    let bytes_in = vec![255u8; 10];
+    let mut o = vec![0f32; 10];
+    let args = [
+        KernelArg::Scalar(ScalarValue::USize(10)),
+        KernelArg::Read(&bytes_in),
+        KernelArg::Write(unsafe_bytes_mut(&mut o)),
+    ];
+    assert!(!accesses_in_bounds(&k, &args));
+}
+
+/// `for i in 0..n { if i >= limit { a[i + 1000] = 0 } }`: with `limit` at least `n` the
+/// branch never runs, and its access is not held against the launch.
+#[test]
+fn a_branch_no_iteration_takes_is_not_checked() {
+    let mut b = KernelBuilder::new("dead");
+    let n = b.param_scalar("n", Scalar::USize);
+    let limit = b.param_scalar("limit", Scalar::USize);
+    let a = b.param_array("a", Scalar::F32, true);
+    let zero = b.lit_int(0, None);
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        zero,
+        n,
+        false,
+        GRID,
+        &[],
+        &[],
+        |b, v| {
+            let i = b.get(v[0]);
+            let far = b.binary(BinaryOp::Ge, i, limit);
+            b.if_(
+                far,
+                |b| {
+                    let i = b.get(v[0]);
+                    let k = b.lit_int(1000, None);
+                    let at = b.binary(BinaryOp::Add, i, k);
+                    let z = b.lit_float(0.0, None);
+                    b.store(a, at, z);
+                },
+                |_| {},
+            );
+        },
+    );
+    let k = b.finish().expect("valid IR");
+    for (limit, ok) in [(40u64, true), (39, false)] {
+        let mut out = vec![0f32; 40];
+        let args = [
+            KernelArg::Scalar(ScalarValue::USize(40)),
+            KernelArg::Scalar(ScalarValue::USize(limit)),
+            KernelArg::Write(unsafe_bytes_mut(&mut out)),
+        ];
+        assert_eq!(accesses_in_bounds(&k, &args), ok, "limit {limit}");
+    }
+}
+
+#[test]
+fn branch_conditions_bound_the_accesses_they_guard() {
+    let n = 40usize;
+    let src = vec![0f32; n];
+    for (strict, ok) in [(true, true), (false, false)] {
+        let mut out = vec![0f32; n];
+        let args = [
+            KernelArg::Scalar(ScalarValue::USize(n as u64)),
+            KernelArg::Read(bytes(&src)),
+            KernelArg::Write(unsafe_bytes_mut(&mut out)),
+        ];
+        assert_eq!(
+            accesses_in_bounds(&neighbours(strict), &args),
+            ok,
+            "strict {strict}"
+        );
+    }
+}
+
+#[test]
+fn a_collapsed_stencil_is_proven_and_one_past_the_end_is_not() {
+    let (n, m) = (30usize, 20usize);
+    let src = vec![0f32; n * m];
+    let mut a = vec![0f32; n * m];
+    // Reads b[j*m + i + k]: the largest index is (n-2)*m + (m-2) + k.
+    for (k, ok) in [(0, true), (m as i128 + 1, true), (m as i128 + 2, false)] {
+        let args = [
+            KernelArg::Scalar(ScalarValue::USize(n as u64)),
+            KernelArg::Scalar(ScalarValue::USize(m as u64)),
+            KernelArg::Write(unsafe_bytes_mut(&mut a)),
+            KernelArg::Read(bytes(&src)),
+        ];
+        assert_eq!(accesses_in_bounds(&stencil(k), &args), ok, "offset {k}");
+    }
+}
