@@ -40,6 +40,73 @@ fn compared(flags: &mut [i32], a: &mut Vec<f64>) {
     }
 }
 
+/// Private arrays and scalars in a region whose arrays are present (`default(present)`): they
+/// live on the device, and never travel (issue 16).
+#[allow(clippy::needless_range_loop)]
+#[acc::offload]
+fn privates(a: &mut Vec<f64>) {
+    let mut vals = [0.0f64; 4];
+    let mut t = 0.0f64;
+    #[acc::data(copy(a))]
+    {
+        for _ in 0..3 {
+            #[acc::parallel_loop(private(vals, t), default(present))]
+            for i in 0..a.len() {
+                for k in 0..4 {
+                    vals[k] = a[i] + k as f64;
+                }
+                t = vals[0] + vals[3];
+                a[i] = t;
+            }
+        }
+    }
+}
+
+/// The same with the private array on an inner loop of a gang loop, in a region that copies
+/// its array in and out itself.
+#[allow(clippy::needless_range_loop)]
+#[acc::offload]
+fn privates_inner(a: &mut Vec<f64>, n: usize) {
+    let mut vals = [0.0f64; 4];
+    #[acc::parallel_loop(gang, copy(a))]
+    for j in 0..a.len() / n {
+        #[acc::r#loop(vector, private(vals))]
+        for i in 0..n {
+            for k in 0..4 {
+                vals[k] = a[j * n + i] + k as f64;
+            }
+            a[j * n + i] = vals[0] + vals[3];
+        }
+    }
+}
+
+/// A private `Vec` on a `parallel` construct, and a `kernels` region's private array.
+#[allow(clippy::needless_range_loop)]
+#[acc::offload]
+fn privates_construct(a: &mut Vec<f64>) {
+    let mut vals = vec![0.0f64; 4];
+    let mut w = [0.0f64; 2];
+    #[acc::parallel(private(vals), copy(a))]
+    {
+        #[acc::r#loop(gang, vector)]
+        for i in 0..a.len() {
+            for k in 0..4 {
+                vals[k] = a[i] + k as f64;
+            }
+            a[i] = vals[0] + vals[3];
+        }
+    }
+    #[acc::kernels(copy(a))]
+    {
+        #[acc::r#loop(independent, private(w))]
+        for i in 0..a.len() {
+            w[0] = a[i];
+            w[1] = 1.0;
+            a[i] = w[0] + w[1];
+        }
+    }
+}
+
 /// What a child does, by `ACC_ENV_CASE`.
 fn child(case: &str) {
     match case {
@@ -51,6 +118,16 @@ fn child(case: &str) {
         }
         "notify" => {
             assert!(region_reports(DeviceType::Host));
+        }
+        "privates" => {
+            let mut a = vec![1.0f64; 1000];
+            privates(&mut a);
+            assert!(a.iter().all(|&x| x == 29.0), "{:?}", &a[..4]);
+            privates_inner(&mut a, 100);
+            assert!(a.iter().all(|&x| x == 61.0), "{:?}", &a[..4]);
+            privates_construct(&mut a);
+            assert!(a.iter().all(|&x| x == 126.0), "{:?}", &a[..4]);
+            println!("PRIVATES-OK");
         }
         "observe" => {
             let mut a = vec![1.0f32; 1000];
@@ -381,6 +458,33 @@ fn main() {
             assert!(
                 out.contains("ABORTED: acc: ACC_AUTOCOMPARE: `parallel` region in `compared`"),
                 "{ty}: {out}"
+            );
+        }
+        passed += 1;
+    }
+
+    // Private arrays and scalars never travel (issue 16): ACC_NOTIFY shows no transfer of them
+    // on the devices with their own memory.
+    for ty in [DeviceType::Wgpu, DeviceType::Nvidia] {
+        if !types.contains(&ty) {
+            continue;
+        }
+        let out = run_child(
+            "privates",
+            &[
+                ("ACC_DEVICE_TYPE", ty.to_string().as_str()),
+                ("ACC_NOTIFY", "31"),
+            ],
+        );
+        assert!(out.contains("PRIVATES-OK"), "{ty}: {out}");
+        assert!(
+            out.contains("launch `kernels` region in `privates_construct`"),
+            "{ty}: {out}"
+        );
+        for var in ["vals", "w", "t"] {
+            assert!(
+                !out.contains(&format!("transfer `{var}`")),
+                "{ty}: the private `{var}` travels:\n{out}"
             );
         }
         passed += 1;

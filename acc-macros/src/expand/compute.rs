@@ -369,6 +369,7 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
         &privates,
         ctx.generic_fn,
         super::kernel::KernelOptions {
+            uninitialized: uninitialized_privates(dir, combined),
             unchecked: dir.has(C::Unchecked),
             vector_length: dir
                 .general(C::VectorLength)
@@ -474,6 +475,31 @@ fn loop_part(dir: &Directive) -> Directive {
 }
 
 /// Privatization and reductions of the construct around a rewritten body.
+/// The construct's own `private` variables that no `firstprivate` clause names: their copies
+/// start undefined (3.3 section 2.5.13).
+fn uninitialized_privates(dir: &Directive, combined: bool) -> Vec<String> {
+    let named = |k| -> Vec<String> {
+        dir.clauses
+            .iter()
+            .filter(|c| c.device_types.is_none() && c.name == k)
+            .flat_map(|c| {
+                c.vars()
+                    .iter()
+                    .map(|v| v.name.to_string())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    if combined {
+        return Vec::new();
+    }
+    let first = named(C::Firstprivate);
+    named(C::Private)
+        .into_iter()
+        .filter(|n| !first.contains(n))
+        .collect()
+}
+
 fn wrap(stmts: &[Stmt], privates: &[Ident], reductions: &[(RedOp, Ident)]) -> TokenStream {
     let privs = quote!(#(#[allow(unused_mut)] let mut #privates = { use ::acc::__rt::{PrivateClone as _, PrivateOwned as _}; (&::acc::__rt::Private(&#privates)).private_copy() };)*);
     if reductions.is_empty() {

@@ -230,6 +230,10 @@ pub struct KernelOptions {
     /// The subarrays the construct's data clauses name: variable, range as written (3.3
     /// section 2.7.1). The region uses that part of the array when only it is on the device.
     pub parts: Vec<(String, syn::Expr)>,
+    /// The construct's `private` variables that no `firstprivate` names (nor the implicit
+    /// rule): their copies start undefined (3.3 section 2.5.13), so an array's original is
+    /// never read, and never travels to the device.
+    pub uninitialized: Vec<String>,
 }
 
 /// The kernel arm: argument marshalling, the kernel builder and the launch; or, when the body
@@ -273,6 +277,7 @@ fn translate(
         unchecked,
         vector_length,
         parts,
+        uninitialized,
     }: KernelOptions,
 ) -> R<TokenStream> {
     // A region's value (a compute construct on a function that returns what it computed):
@@ -460,7 +465,10 @@ fn translate(
             let v = tr.fresh(name);
             let array = !u.indexes.is_empty();
             let name_lit = name.clone();
-            locals.push(quote!(let #v = __acc_h.private(__acc_b, #p, #name_lit, true, #array);));
+            // A `private` array starts undefined: its original is not read (nor copied in); a
+            // scalar's value travels in the launch's arguments anyway.
+            let first = !(array && uninitialized.iter().any(|n| n == name));
+            locals.push(quote!(let #v = __acc_h.private(__acc_b, #p, #name_lit, #first, #array);));
             tr.bind(
                 name.clone(),
                 if array {
