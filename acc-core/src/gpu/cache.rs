@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::ir::bounds::Proof;
+use crate::ir::bounds::{self, Prepared, Proof};
 use crate::ir::launch::{KernelArg, ScalarValue};
 use crate::ir::Kernel;
 use crate::Result;
@@ -39,6 +39,13 @@ struct Family<C> {
     /// The kernel: the launch's own where it came shared, else a copy.
     kernel: Arc<Kernel>,
     accessed: Arc<[bool]>,
+    /// What every proof of the kernel reuses (`None`: its expressions do not type, so no
+    /// proof succeeds), and whether it may be narrowed.
+    prepared: Option<Prepared>,
+    narrowable: bool,
+    /// For each scalar parameter, whether the proof reads its value ([`bounds::proof_reads`]);
+    /// every array's length counts.
+    read: Vec<bool>,
     /// The last launch's argument signature and its proof.
     proof: Option<(Vec<u64>, Proof)>,
     variants: Vec<(Variant, Arc<C>)>,
@@ -89,6 +96,11 @@ impl<C> KernelCache<C> {
                 list.push(Family {
                     kernel: own,
                     accessed: kernel.accessed_params().into(),
+                    prepared: Prepared::new(kernel),
+                    narrowable: crate::ir::narrow::narrowable(kernel),
+                    read: (0..kernel.params.len())
+                        .map(|p| bounds::proof_reads(kernel, p as crate::ir::ParamId))
+                        .collect(),
                     proof: None,
                     variants: Vec::new(),
                 });
@@ -96,12 +108,20 @@ impl<C> KernelCache<C> {
             }
         };
         let family = &mut list[at];
-        let signature = signature(args);
         let proof = match &family.proof {
-            Some((s, p)) if *s == signature => *p,
+            Some((s, p)) if same_signature(s, args, &family.read) => *p,
             _ => {
-                let p = crate::ir::narrow::prove_launch(kernel, args, wide);
-                family.proof = Some((signature, p));
+                let p = match &family.prepared {
+                    Some(prepared) => crate::ir::narrow::prove_prepared(
+                        kernel,
+                        prepared,
+                        family.narrowable,
+                        args,
+                        wide,
+                    ),
+                    None => bounds::prove(kernel, args, false),
+                };
+                family.proof = Some((signature(args, &family.read), p));
                 p
             }
         };
@@ -141,23 +161,38 @@ impl<C> KernelCache<C> {
 }
 
 /// What the bounds proof of a launch depends on: each array argument's length in bytes and
-/// each scalar's value.
-fn signature(args: &[KernelArg<'_>]) -> Vec<u64> {
+/// the value of each scalar the proof reads (`read`; 0 for the others).
+fn signature(args: &[KernelArg<'_>], read: &[bool]) -> Vec<u64> {
     args.iter()
-        .map(|a| match a {
-            KernelArg::Read(d) => d.len() as u64,
-            KernelArg::Write(d) => d.len() as u64,
-            KernelArg::Scalar(v) => match *v {
-                ScalarValue::Bool(b) => b as u64,
-                ScalarValue::I32(x) => x as u32 as u64,
-                ScalarValue::U32(x) => x as u64,
-                ScalarValue::I64(x) | ScalarValue::ISize(x) => x as u64,
-                ScalarValue::U64(x) | ScalarValue::USize(x) => x,
-                ScalarValue::F32(x) => x.to_bits() as u64,
-                ScalarValue::F64(x) => x.to_bits(),
-            },
-        })
+        .enumerate()
+        .map(|(p, a)| word(a, read.get(p).copied().unwrap_or(true)))
         .collect()
+}
+
+/// Whether `args` have signature `s`, without making theirs (a launch pays for it).
+fn same_signature(s: &[u64], args: &[KernelArg<'_>], read: &[bool]) -> bool {
+    s.len() == args.len()
+        && args
+            .iter()
+            .enumerate()
+            .all(|(p, a)| s[p] == word(a, read.get(p).copied().unwrap_or(true)))
+}
+
+fn word(a: &KernelArg<'_>, read: bool) -> u64 {
+    match a {
+        KernelArg::Read(d) => d.len() as u64,
+        KernelArg::Write(d) => d.len() as u64,
+        KernelArg::Scalar(_) if !read => 0,
+        KernelArg::Scalar(v) => match *v {
+            ScalarValue::Bool(b) => b as u64,
+            ScalarValue::I32(x) => x as u32 as u64,
+            ScalarValue::U32(x) => x as u64,
+            ScalarValue::I64(x) | ScalarValue::ISize(x) => x as u64,
+            ScalarValue::U64(x) | ScalarValue::USize(x) => x,
+            ScalarValue::F32(x) => x.to_bits() as u64,
+            ScalarValue::F64(x) => x.to_bits(),
+        },
+    }
 }
 
 #[cfg(test)]
@@ -195,6 +230,37 @@ mod tests {
             KernelArg::Write(&mut y),
         ];
         cache.find(&k2, None, &args, true, Ok).expect("found");
+    }
+
+    #[test]
+    fn a_launch_whose_float_scalar_changed_keeps_its_proof() {
+        let k = crate::ir::samples::saxpy(Scalar::F32);
+        let read: Vec<bool> = (0..k.params.len())
+            .map(|p| bounds::proof_reads(&k, p as crate::ir::ParamId))
+            .collect();
+        assert!(!read[0], "the float scalar bounds nothing");
+        let (x, mut y) = (vec![0u8; 64], vec![0u8; 64]);
+        let mut y2 = vec![0u8; 60];
+        let s = signature(
+            &[
+                KernelArg::Scalar(ScalarValue::F32(2.0)),
+                KernelArg::Read(&x),
+                KernelArg::Write(&mut y),
+            ],
+            &read,
+        );
+        let again = [
+            KernelArg::Scalar(ScalarValue::F32(3.0)),
+            KernelArg::Read(&x),
+            KernelArg::Write(&mut y),
+        ];
+        assert!(same_signature(&s, &again, &read));
+        let shorter = [
+            KernelArg::Scalar(ScalarValue::F32(2.0)),
+            KernelArg::Read(&x),
+            KernelArg::Write(&mut y2),
+        ];
+        assert!(!same_signature(&s, &shorter, &read));
     }
 
     #[test]

@@ -6,8 +6,6 @@
 //! load, a float, a local assigned more than once, arithmetic that may wrap) makes it fail,
 //! never succeed wrongly.
 
-use std::collections::HashMap;
-
 use super::launch::{KernelArg, ScalarValue};
 use super::{
     BinaryOp, Block, Expr, Handle, Kernel, Literal, LocalId, MathFn, ParamId, ParamKind, Scalar,
@@ -20,21 +18,59 @@ pub fn accesses_in_bounds(kernel: &Kernel, args: &[KernelArg<'_>]) -> bool {
     if kernel.unchecked {
         return true;
     }
-    let Ok(types) = super::validate::expr_types(kernel) else {
-        return false;
-    };
-    let mut assignments = vec![0u32; kernel.function.locals.len()];
-    count_assignments(&kernel.function.body, &mut assignments);
-    let mut p = Prover {
-        k: kernel,
-        args,
-        types,
-        assignments,
-        env: HashMap::new(),
-        ranges: std::cell::RefCell::new(vec![None; kernel.function.exprs.len()]),
-        widths: None,
-    };
-    p.block(&kernel.function.body)
+    match Prepared::new(kernel) {
+        Some(prepared) => prepared.prove(kernel, args, false).in_bounds,
+        None => false,
+    }
+}
+
+/// What a proof of `kernel` needs that does not depend on the launch's arguments: each
+/// expression's type and how often each local is assigned. Made once per kernel, so that a
+/// launch with new arguments (a time step's scalar) pays only for the walk.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    types: Vec<Scalar>,
+    assignments: Vec<u32>,
+}
+
+impl Prepared {
+    /// The argument-independent part of `kernel`'s proofs; `None` where its expressions do
+    /// not type (no proof can then succeed).
+    pub fn new(kernel: &Kernel) -> Option<Prepared> {
+        let types = super::validate::expr_types(kernel).ok()?;
+        let mut assignments = vec![0u32; kernel.function.locals.len()];
+        count_assignments(&kernel.function.body, &mut assignments);
+        Some(Prepared { types, assignments })
+    }
+
+    /// [`prove`], for the kernel this was made of.
+    pub fn prove(&self, kernel: &Kernel, args: &[KernelArg<'_>], widths: bool) -> Proof {
+        let mut p = Prover {
+            k: kernel,
+            args,
+            types: &self.types,
+            assignments: &self.assignments,
+            env: Env(vec![None; kernel.function.locals.len()]),
+            ranges: std::cell::RefCell::new(vec![None; kernel.function.exprs.len()]),
+            widths: widths.then(|| std::cell::Cell::new(true)),
+        };
+        let in_bounds = p.block(&kernel.function.body);
+        let fits = p.widths.as_ref().is_some_and(|w| w.get());
+        Proof {
+            in_bounds: in_bounds || kernel.unchecked,
+            fits_32: in_bounds && fits,
+        }
+    }
+}
+
+/// Whether a proof of `kernel` reads scalar parameter `p`'s value: integer parameters only
+/// (a float or `bool` parameter bounds nothing), so a launch whose other scalars changed
+/// keeps its proof.
+pub fn proof_reads(kernel: &Kernel, p: ParamId) -> bool {
+    matches!(
+        kernel.params.get(p as usize).map(|p| &p.kind),
+        Some(ParamKind::Scalar(t)) if t.is_int()
+    )
 }
 
 /// What [`prove`] finds for a launch.
@@ -51,28 +87,12 @@ pub struct Proof {
 /// [`accesses_in_bounds`] and, where `widths` asks, whether the kernel's index values fit 31
 /// bits, in one pass over the kernel (a launch pays for it).
 pub fn prove(kernel: &Kernel, args: &[KernelArg<'_>], widths: bool) -> Proof {
-    let Ok(types) = super::validate::expr_types(kernel) else {
-        return Proof {
+    match Prepared::new(kernel) {
+        Some(prepared) => prepared.prove(kernel, args, widths),
+        None => Proof {
             in_bounds: kernel.unchecked,
             fits_32: false,
-        };
-    };
-    let mut assignments = vec![0u32; kernel.function.locals.len()];
-    count_assignments(&kernel.function.body, &mut assignments);
-    let mut p = Prover {
-        k: kernel,
-        args,
-        types,
-        assignments,
-        env: HashMap::new(),
-        ranges: std::cell::RefCell::new(vec![None; kernel.function.exprs.len()]),
-        widths: widths.then(|| std::cell::Cell::new(true)),
-    };
-    let in_bounds = p.block(&kernel.function.body);
-    let fits = p.widths.as_ref().is_some_and(|w| w.get());
-    Proof {
-        in_bounds: in_bounds || kernel.unchecked,
-        fits_32: in_bounds && fits,
+        },
     }
 }
 
@@ -128,14 +148,34 @@ type Range = (i128, i128);
 struct Prover<'a, 'k> {
     k: &'k Kernel,
     args: &'a [KernelArg<'a>],
-    types: Vec<Scalar>,
-    assignments: Vec<u32>,
+    types: &'k [Scalar],
+    assignments: &'k [u32],
     /// Bounds of loop variables and of locals assigned once.
-    env: HashMap<LocalId, Range>,
+    env: Env,
     /// The range of each expression, once computed ([`Prover::range`]).
     ranges: std::cell::RefCell<Vec<Option<Option<Range>>>>,
     /// Whether every `usize`/`isize` value seen so far fits 32 bits, where [`prove`] asks.
     widths: Option<std::cell::Cell<bool>>,
+}
+
+/// The ranges of the locals a proof knows, by local.
+#[derive(Clone)]
+struct Env(Vec<Option<Range>>);
+
+impl Env {
+    fn get(&self, l: LocalId) -> Option<&Range> {
+        self.0.get(l as usize)?.as_ref()
+    }
+    fn insert(&mut self, l: LocalId, r: Range) {
+        if let Some(slot) = self.0.get_mut(l as usize) {
+            *slot = Some(r);
+        }
+    }
+    fn remove(&mut self, l: &LocalId) {
+        if let Some(slot) = self.0.get_mut(*l as usize) {
+            *slot = None;
+        }
+    }
 }
 
 /// The values the 32-bit type standing for `t` holds in a narrowed kernel (`u32` for
@@ -361,7 +401,7 @@ impl Prover<'_, '_> {
 
     /// Whether a refinement left a local without values: the code it guards never runs.
     fn unreachable(&self) -> bool {
-        self.env.values().any(|&(lo, hi)| lo > hi)
+        self.env.0.iter().flatten().any(|&(lo, hi)| lo > hi)
     }
 
     /// Narrows the ranges of locals in the environment to what condition `cond` being `holds`
@@ -405,7 +445,7 @@ impl Prover<'_, '_> {
             }
             _ => return,
         };
-        let (Some(&(lo, hi)), Some((ylo, yhi))) = (self.env.get(&local), self.range(y)) else {
+        let (Some(&(lo, hi)), Some((ylo, yhi))) = (self.env.get(local), self.range(y)) else {
             return;
         };
         // `local + c` as the device computes it is `local + c` only where it does not wrap
@@ -425,6 +465,9 @@ impl Prover<'_, '_> {
             BinaryOp::Gt => (lo.max(ylo - c + 1), hi),
             BinaryOp::Ge => (lo.max(ylo - c), hi),
             BinaryOp::Eq => (lo.max(ylo - c), hi.min(yhi - c)),
+            // `i != 0` with `i` from 0: from 1 (`if i == 0 || j == 0 { .. } else { a[i - 1] }`).
+            BinaryOp::Ne if ylo == yhi && ylo - c == lo => (lo + 1, hi),
+            BinaryOp::Ne if ylo == yhi && ylo - c == hi => (lo, hi - 1),
             _ => return,
         };
         self.env.insert(local, (lo, hi));
@@ -544,7 +587,7 @@ impl Prover<'_, '_> {
                 let n = self.len(*a)?;
                 (n, n)
             }
-            Expr::Local(l) => *self.env.get(l)?,
+            Expr::Local(l) => *self.env.get(*l)?,
             // A value read from memory: anything its type holds (`keys[i] % n` is below `n`).
             Expr::Load { .. } => type_range(ty)?,
             Expr::Cast(a, _) => self.range(*a)?,

@@ -16,7 +16,7 @@ use super::{BinaryOp, Expr, Handle, Kernel, Literal, LocalId, MathFn, ParamKind,
 pub(super) struct Eval<'a, 'k> {
     pub(super) k: &'k Kernel,
     pub(super) args: &'a [KernelArg<'a>],
-    pub(super) types: Vec<Scalar>,
+    pub(super) types: &'k [Scalar],
     pub(super) locals: HashMap<LocalId, i128>,
 }
 

@@ -28,8 +28,23 @@ pub fn prove_launch(
     args: &[super::launch::KernelArg<'_>],
     wide: bool,
 ) -> super::bounds::Proof {
-    let may = wide && enabled() && narrowable(k);
-    let p = super::bounds::prove(k, args, may);
+    match super::bounds::Prepared::new(k) {
+        Some(prepared) => prove_prepared(k, &prepared, narrowable(k), args, wide),
+        None => super::bounds::prove(k, args, false),
+    }
+}
+
+/// [`prove_launch`] with what does not depend on the arguments made once: `prepared` of `k`,
+/// and whether `k` is [`narrowable`].
+pub fn prove_prepared(
+    k: &Kernel,
+    prepared: &super::bounds::Prepared,
+    narrowable: bool,
+    args: &[super::launch::KernelArg<'_>],
+    wide: bool,
+) -> super::bounds::Proof {
+    let may = wide && enabled() && narrowable;
+    let p = prepared.prove(k, args, may);
     super::bounds::Proof {
         in_bounds: p.in_bounds,
         fits_32: may && p.fits_32,

@@ -526,7 +526,7 @@ impl Program {
         let mut env = Eval {
             k: &self.kernel,
             args,
-            types: self.types.clone(),
+            types: &self.types,
             locals: HashMap::new(),
         };
         let mut values = vec![0i128; self.host_vars.len()];

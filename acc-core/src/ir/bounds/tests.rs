@@ -413,3 +413,70 @@ fn a_collapsed_stencil_is_proven_and_one_past_the_end_is_not() {
         assert_eq!(accesses_in_bounds(&stencil(k), &args), ok, "offset {k}");
     }
 }
+
+/// `for i in 0..n { if i == 0 { b[i] = a[i] } else { b[i] = a[i - 1] } }` (with `!=` when
+/// `flip`, the branches swapped): the branch where `i` is not 0 reads `a[i - 1]` from 0.
+fn shifted(flip: bool) -> Kernel {
+    let mut b = KernelBuilder::new("shifted");
+    let n = b.param_scalar("n", Scalar::USize);
+    let a = b.param_array("a", Scalar::F32, false);
+    let out = b.param_array("b", Scalar::F32, true);
+    let zero = b.lit_int(0, None);
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        zero,
+        n,
+        false,
+        GRID,
+        &[],
+        &[],
+        |b, v| {
+            let i = b.get(v[0]);
+            let zero = b.lit_int(0, None);
+            let cond = b.binary(if flip { BinaryOp::Ne } else { BinaryOp::Eq }, i, zero);
+            let first = |b: &mut KernelBuilder| {
+                let i = b.get(v[0]);
+                let x = b.load(a, i);
+                let i = b.get(v[0]);
+                b.store(out, i, x);
+            };
+            let rest = |b: &mut KernelBuilder| {
+                let i = b.get(v[0]);
+                let one = b.lit_int(1, None);
+                let k = b.binary(BinaryOp::Sub, i, one);
+                let x = b.load(a, k);
+                let i = b.get(v[0]);
+                b.store(out, i, x);
+            };
+            if flip {
+                b.if_(cond, rest, first);
+            } else {
+                b.if_(cond, first, rest);
+            }
+        },
+    );
+    b.finish().expect("valid IR")
+}
+
+#[test]
+fn a_branch_where_a_variable_is_not_its_first_value_starts_after_it() {
+    for flip in [false, true] {
+        let k = shifted(flip);
+        let (a, mut out) = (vec![0f32; 10], vec![0f32; 10]);
+        let args = [
+            KernelArg::Scalar(ScalarValue::USize(10)),
+            KernelArg::Read(bytes(&a)),
+            KernelArg::Write(unsafe_bytes_mut(&mut out)),
+        ];
+        assert!(accesses_in_bounds(&k, &args), "flip = {flip}");
+        // One more iteration than `b` holds: out of bounds.
+        let mut short = vec![0f32; 9];
+        let args = [
+            KernelArg::Scalar(ScalarValue::USize(10)),
+            KernelArg::Read(bytes(&a)),
+            KernelArg::Write(unsafe_bytes_mut(&mut short)),
+        ];
+        assert!(!accesses_in_bounds(&k, &args), "flip = {flip}");
+    }
+}
