@@ -21,13 +21,9 @@
 //! in /usr/local/cuda/bin; sizes scale with `ACC_BENCH_SCALE`, a divisor, default 1;
 //! `ACC_BENCH_ONLY=transpose,scan` runs only the patterns it lists).
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
-};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 #[path = "cuda/structured.rs"]
 mod structured;
@@ -56,78 +52,14 @@ mod stream;
 
 use stream::{stream, Stream};
 
+#[path = "cuda/reference.rs"]
+mod reference;
+
+use reference::Cuda;
+
 use launch::launch_cost;
 
 const WARM_UP: usize = 3;
-
-/// The hand-written CUDA side.
-struct Cuda {
-    stream: Arc<CudaStream>,
-    module: Arc<CudaModule>,
-    sms: u32,
-}
-
-impl Cuda {
-    fn new() -> Cuda {
-        let ctx = CudaContext::new(0).expect("GPU 0");
-        let (major, minor) = ctx.compute_capability().expect("compute capability");
-        let sms = ctx
-            .attribute(
-                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-            )
-            .expect("SM count") as u32;
-        let cubin = compile_reference(major * 10 + minor);
-        let module = ctx
-            .load_module(cudarc::nvrtc::Ptx::from_file(cubin))
-            .expect("the reference cubin loads");
-        Cuda {
-            stream: ctx.default_stream(),
-            module,
-            sms,
-        }
-    }
-
-    fn f(&self, name: &str) -> CudaFunction {
-        self.module.load_function(name).expect("a reference kernel")
-    }
-
-    fn upload<T: cudarc::driver::DeviceRepr>(&self, v: &[T]) -> CudaSlice<T> {
-        self.stream.memcpy_stod(v).expect("copy in")
-    }
-
-    fn sync(&self) {
-        self.stream.synchronize().expect("the reference runs");
-    }
-}
-
-fn compile_reference(sm: i32) -> PathBuf {
-    let src = [
-        Path::new("benches/cuda/reference.cu").to_path_buf(),
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/cuda/reference.cu"),
-    ]
-    .into_iter()
-    .find(|p| p.is_file())
-    .expect("benches/cuda/reference.cu (run from the repository root)");
-    let nvcc = std::env::var_os("ACC_NVCC")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            let local = Path::new("/usr/local/cuda/bin/nvcc");
-            if local.is_file() {
-                local.to_path_buf()
-            } else {
-                PathBuf::from("nvcc")
-            }
-        });
-    let out = std::env::temp_dir().join(format!("acc-bench-reference-sm{sm}.cubin"));
-    let status = std::process::Command::new(&nvcc)
-        .args(["-O3", &format!("-arch=sm_{sm}"), "-cubin", "-o"])
-        .arg(&out)
-        .arg(&src)
-        .status()
-        .unwrap_or_else(|e| panic!("running {}: {e}", nvcc.display()));
-    assert!(status.success(), "nvcc failed on {}", src.display());
-    out
-}
 
 fn grid(n: usize) -> LaunchConfig {
     LaunchConfig {

@@ -355,3 +355,60 @@ extern "C" __global__ void stencil5_f32(const float* __restrict__ a, float* __re
         b[c] = 0.25f * (a[c - 1] + a[c + 1] + a[c - m] + a[c + m]);
     }
 }
+
+// benches/launches.rs: a tiny update of present data, launched thousands of times, and the sum
+// a time step reads every tenth step (one block: the data is tiny). Rounded as Rust rounds
+// (no fused multiply-add), so that acc's results compare exactly.
+extern "C" __global__ void tiny_update(double* x, double a, size_t n) {
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n) x[i] = __dadd_rn(__dmul_rn(x[i], 0.5), a);
+}
+
+extern "C" __global__ void tiny_sum(const double* __restrict__ x, double* out, size_t n) {
+    __shared__ double s[256];
+    double v = 0.0;
+    for (size_t i = threadIdx.x; i < n; i += blockDim.x) v += x[i];
+    s[threadIdx.x] = v;
+    __syncthreads();
+    for (unsigned w = blockDim.x / 2; w > 0; w /= 2) {
+        if (threadIdx.x < w) s[threadIdx.x] += s[threadIdx.x + w];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) *out = s[0];
+}
+
+// One anti-diagonal `d` of the wavefront (a sequence alignment's score table, (n+1) x (n+1)).
+extern "C" __global__ void wavefront_diagonal(int* h, const unsigned char* __restrict__ a,
+                                              const unsigned char* __restrict__ b, size_t n,
+                                              size_t d, size_t lo, size_t hi) {
+    size_t i = lo + blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i >= hi) return;
+    size_t w = n + 1, j = d - i;
+    int m = a[i - 1] == b[j - 1] ? 2 : -1;
+    int diag = h[(i - 1) * w + j - 1] + m;
+    int up = h[(i - 1) * w + j] - 1;
+    int left = h[i * w + j - 1] - 1;
+    int best = diag > up ? diag : up;
+    h[i * w + j] = best > left ? best : left;
+}
+
+// The wavefront of benches/launches.rs keeping three anti-diagonals (diagonal d at
+// (d % 3) * (n + 1), cell (i, d - i) at index i).
+extern "C" __global__ void wavefront_three(int* r, const unsigned char* __restrict__ a,
+                                           const unsigned char* __restrict__ b, size_t n,
+                                           size_t d, size_t lo, size_t hi) {
+    size_t i = lo + blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i >= hi) return;
+    size_t w = n + 1, j = d - i;
+    size_t cur = (d % 3) * w, prev = ((d + 2) % 3) * w, prev2 = ((d + 1) % 3) * w;
+    if (i == 0 || j == 0) {
+        r[cur + i] = -(int)d;
+        return;
+    }
+    int m = a[i - 1] == b[j - 1] ? 2 : -1;
+    int diag = r[prev2 + i - 1] + m;
+    int up = r[prev + i - 1] - 1;
+    int left = r[prev + i] - 1;
+    int best = diag > up ? diag : up;
+    r[cur + i] = best > left ? best : left;
+}

@@ -28,4 +28,5 @@ mod routine;
 mod routine_methods;
 mod runtime;
 mod rust_forms;
+mod short_launches;
 mod structs;
