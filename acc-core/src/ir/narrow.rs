@@ -19,23 +19,11 @@ pub fn enabled() -> bool {
     *ON.get_or_init(|| std::env::var("ACC_NARROW").map_or(true, |v| v.trim() != "0"))
 }
 
-/// The bounds proof of a launch of `k` with `args` ([`bounds::prove`](super::bounds::prove)),
-/// its `fits_32` asked and kept only where the launch may run narrowed: narrowing is
-/// [`enabled`], the kernel [`narrowable`], and the backend holds `usize` wider than 32 bits
-/// (`wide`). Every GPU backend chooses its variant from it.
-pub fn prove_launch(
-    k: &Kernel,
-    args: &[super::launch::KernelArg<'_>],
-    wide: bool,
-) -> super::bounds::Proof {
-    match super::bounds::Prepared::new(k) {
-        Some(prepared) => prove_prepared(k, &prepared, narrowable(k), args, wide),
-        None => super::bounds::prove(k, args, false),
-    }
-}
-
-/// [`prove_launch`] with what does not depend on the arguments made once: `prepared` of `k`,
-/// and whether `k` is [`narrowable`].
+/// The bounds proof of a launch of `k` with `args` ([`Prepared::prove`](super::bounds::Prepared::prove)
+/// with `prepared`, made of `k` once), its `fits_32` asked and kept only where the launch may run
+/// narrowed: narrowing is [`enabled`], the kernel [`narrowable`] (`narrowable`, also made once),
+/// and the backend holds `usize` wider than 32 bits (`wide`). Every GPU backend chooses its
+/// variant from it.
 pub fn prove_prepared(
     k: &Kernel,
     prepared: &super::bounds::Prepared,
