@@ -13,7 +13,8 @@
 //! round as Rust does), the wavefront's table against plain Rust loops.
 //!
 //! `cargo bench --features cuda --bench launches` (`ACC_BENCH_REPS`, default 5 repetitions of
-//! each whole loop; `ACC_BENCH_WAVEFRONT_N`, default 8192).
+//! each whole loop; `ACC_BENCH_WAVEFRONT_N`, default 8192; `ACC_BENCH_ONLY`, a comma-separated
+//! list of `tiny`, `table` and `diagonals`, runs only those, to profile one).
 
 #![allow(clippy::manual_saturating_arithmetic, clippy::implicit_saturating_sub)]
 
@@ -228,37 +229,40 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(8192);
     acc::set_device_type(acc::DeviceType::Nvidia);
+    let only = std::env::var("ACC_BENCH_ONLY").unwrap_or_default();
+    let runs = |part: &str| only.is_empty() || only.split(',').any(|p| p.trim() == part);
     let cu = Cuda::new();
     println!(
         "device: {}; medians of {reps} repetitions after a warm-up; ratio = reference time / acc time",
         acc::get_property(0, acc::DeviceType::Nvidia, acc::Property::Name)
     );
 
-    // Tiny regions against CUDA launches.
-    let start: Vec<f64> = (0..N_TINY).map(|i| (i % 13) as f64).collect();
-    let (mut ta, mut tr) = (Vec::new(), Vec::new());
-    for rep in 0..=reps {
-        let mut x = start.clone();
-        let t = Instant::now();
-        let total = tiny_regions(&mut x, STEPS);
-        let acc_time = t.elapsed();
-        let mut y = start.clone();
-        let t = Instant::now();
-        let expected = tiny_reference(&cu, &mut y, STEPS);
-        let ref_time = t.elapsed();
-        assert_eq!(x, y, "the tiny regions' array differs from the CUDA loop's");
-        assert!(
-            (total - expected).abs() <= 1e-12 * expected.abs(),
-            "the tiny regions' sums differ: {total} against {expected}"
-        );
-        if rep > 0 {
-            ta.push(acc_time);
-            tr.push(ref_time);
+    if runs("tiny") {
+        // Tiny regions against CUDA launches.
+        let start: Vec<f64> = (0..N_TINY).map(|i| (i % 13) as f64).collect();
+        let (mut ta, mut tr) = (Vec::new(), Vec::new());
+        for rep in 0..=reps {
+            let mut x = start.clone();
+            let t = Instant::now();
+            let total = tiny_regions(&mut x, STEPS);
+            let acc_time = t.elapsed();
+            let mut y = start.clone();
+            let t = Instant::now();
+            let expected = tiny_reference(&cu, &mut y, STEPS);
+            let ref_time = t.elapsed();
+            assert_eq!(x, y, "the tiny regions' array differs from the CUDA loop's");
+            assert!(
+                (total - expected).abs() <= 1e-12 * expected.abs(),
+                "the tiny regions' sums differ: {total} against {expected}"
+            );
+            if rep > 0 {
+                ta.push(acc_time);
+                tr.push(ref_time);
+            }
         }
-    }
-    let (a, r) = (median(ta), median(tr));
-    let per = |d: Duration| d.as_secs_f64() * 1e6 / (STEPS + STEPS / 10) as f64;
-    println!(
+        let (a, r) = (median(ta), median(tr));
+        let per = |d: Duration| d.as_secs_f64() * 1e6 / (STEPS + STEPS / 10) as f64;
+        println!(
         "tiny regions      acc {:>9.2} ms  CUDA {:>9.2} ms  ratio {:.2}x  ({STEPS} regions of {N_TINY} elements and {} sums: {:.2} us per region, CUDA {:.2} us per launch)",
         ms(a),
         ms(r),
@@ -267,74 +271,96 @@ fn main() {
         per(a),
         per(r)
     );
-
+    }
+    if !runs("table") && !runs("diagonals") {
+        return;
+    }
     // The wavefront on nvidia, on multicore, and as CUDA launches.
     let (sa, sb) = sequences(n);
     let mut expected = table(n);
     wavefront_plain(&mut expected, &sa, &sb);
-    let (mut tn, mut tm, mut tc) = (Vec::new(), Vec::new(), Vec::new());
-    for rep in 0..=reps {
-        let run = |device: Option<acc::DeviceType>| {
-            let mut h = table(n);
-            let t = Instant::now();
-            match device {
-                Some(d) => {
-                    acc::set_device_type(d);
-                    wavefront(&mut h, &sa, &sb);
+    if runs("table") {
+        let (mut tn, mut tm, mut tc) = (Vec::new(), Vec::new(), Vec::new());
+        for rep in 0..=reps {
+            let run = |device: Option<acc::DeviceType>| {
+                let mut h = table(n);
+                let t = Instant::now();
+                match device {
+                    Some(d) => {
+                        acc::set_device_type(d);
+                        wavefront(&mut h, &sa, &sb);
+                    }
+                    None => wavefront_reference(&cu, &mut h, &sa, &sb),
                 }
-                None => wavefront_reference(&cu, &mut h, &sa, &sb),
+                let time = t.elapsed();
+                assert!(h == expected, "the wavefront's table differs ({device:?})");
+                time
+            };
+            let on_nvidia = run(Some(acc::DeviceType::Nvidia));
+            let on_threads = run(Some(acc::DeviceType::Multicore));
+            let on_cuda = run(None);
+            if rep > 0 {
+                tn.push(on_nvidia);
+                tm.push(on_threads);
+                tc.push(on_cuda);
             }
-            let time = t.elapsed();
-            assert!(h == expected, "the wavefront's table differs ({device:?})");
-            time
-        };
-        let on_nvidia = run(Some(acc::DeviceType::Nvidia));
-        let on_threads = run(Some(acc::DeviceType::Multicore));
-        let on_cuda = run(None);
-        if rep > 0 {
-            tn.push(on_nvidia);
-            tm.push(on_threads);
-            tc.push(on_cuda);
         }
+        acc::set_device_type(acc::DeviceType::Nvidia);
+        let (on_nvidia, on_threads, on_cuda) = (median(tn), median(tm), median(tc));
+        let diagonals = 2 * n - 1;
+        println!(
+        "wavefront n={n}    nvidia {:>9.2} ms  multicore ({} threads) {:>9.2} ms  ratio {:.2}x  ({diagonals} regions: {:.2} us each)",
+        ms(on_nvidia),
+        std::thread::available_parallelism().map_or(1, |p| p.get()),
+        ms(on_threads),
+        on_threads.as_secs_f64() / on_nvidia.as_secs_f64(),
+        on_nvidia.as_secs_f64() * 1e6 / diagonals as f64
+    );
+        println!(
+        "wavefront n={n}    nvidia {:>9.2} ms  CUDA {:>9.2} ms  ratio {:.2}x  ({:.2} us per CUDA launch)",
+        ms(on_nvidia),
+        ms(on_cuda),
+        on_cuda.as_secs_f64() / on_nvidia.as_secs_f64(),
+        on_cuda.as_secs_f64() * 1e6 / diagonals as f64
+    );
     }
-    acc::set_device_type(acc::DeviceType::Nvidia);
-    let (on_nvidia, on_threads, on_cuda) = (median(tn), median(tm), median(tc));
-    let (mut dn, mut dm, mut dc) = (Vec::new(), Vec::new(), Vec::new());
-    for rep in 0..=reps {
-        let run = |device: acc::DeviceType| {
-            let mut r = vec![0i32; 3 * (n + 1)];
-            acc::set_device_type(device);
+    if runs("diagonals") {
+        let (mut dn, mut dm, mut dc) = (Vec::new(), Vec::new(), Vec::new());
+        for rep in 0..=reps {
+            let run = |device: acc::DeviceType| {
+                let mut r = vec![0i32; 3 * (n + 1)];
+                acc::set_device_type(device);
+                let t = Instant::now();
+                let score = wavefront_diagonals(&mut r, &sa, &sb);
+                let time = t.elapsed();
+                assert_eq!(
+                    score,
+                    expected[n * (n + 1) + n],
+                    "the wavefront's score ({device:?})"
+                );
+                time
+            };
+            let (on_nvidia, on_threads) = (
+                run(acc::DeviceType::Nvidia),
+                run(acc::DeviceType::Multicore),
+            );
             let t = Instant::now();
-            let score = wavefront_diagonals(&mut r, &sa, &sb);
-            let time = t.elapsed();
+            let score = diagonals_reference(&cu, &sa, &sb);
+            let on_cuda = t.elapsed();
             assert_eq!(
                 score,
                 expected[n * (n + 1) + n],
-                "the wavefront's score ({device:?})"
+                "the CUDA wavefront's score"
             );
-            time
-        };
-        let (on_nvidia, on_threads) = (
-            run(acc::DeviceType::Nvidia),
-            run(acc::DeviceType::Multicore),
-        );
-        let t = Instant::now();
-        let score = diagonals_reference(&cu, &sa, &sb);
-        let on_cuda = t.elapsed();
-        assert_eq!(
-            score,
-            expected[n * (n + 1) + n],
-            "the CUDA wavefront's score"
-        );
-        if rep > 0 {
-            dn.push(on_nvidia);
-            dm.push(on_threads);
-            dc.push(on_cuda);
+            if rep > 0 {
+                dn.push(on_nvidia);
+                dm.push(on_threads);
+                dc.push(on_cuda);
+            }
         }
-    }
-    acc::set_device_type(acc::DeviceType::Nvidia);
-    let (d_nvidia, d_threads, d_cuda) = (median(dn), median(dm), median(dc));
-    println!(
+        acc::set_device_type(acc::DeviceType::Nvidia);
+        let (d_nvidia, d_threads, d_cuda) = (median(dn), median(dm), median(dc));
+        println!(
         "wavefront, 3 diagonals, n={n}  nvidia {:>9.2} ms  multicore {:>9.2} ms  ratio {:.2}x  ({} regions: {:.2} us each on nvidia, {:.2} us on multicore)",
         ms(d_nvidia),
         ms(d_threads),
@@ -343,27 +369,12 @@ fn main() {
         d_nvidia.as_secs_f64() * 1e6 / (2 * n + 1) as f64,
         d_threads.as_secs_f64() * 1e6 / (2 * n + 1) as f64
     );
-    println!(
+        println!(
         "wavefront, 3 diagonals, n={n}  nvidia {:>9.2} ms  CUDA {:>9.2} ms  ratio {:.2}x  ({:.2} us per CUDA launch)",
         ms(d_nvidia),
         ms(d_cuda),
         d_cuda.as_secs_f64() / d_nvidia.as_secs_f64(),
         d_cuda.as_secs_f64() * 1e6 / (2 * n + 1) as f64
     );
-    let diagonals = 2 * n - 1;
-    println!(
-        "wavefront n={n}    nvidia {:>9.2} ms  multicore ({} threads) {:>9.2} ms  ratio {:.2}x  ({diagonals} regions: {:.2} us each)",
-        ms(on_nvidia),
-        std::thread::available_parallelism().map_or(1, |p| p.get()),
-        ms(on_threads),
-        on_threads.as_secs_f64() / on_nvidia.as_secs_f64(),
-        on_nvidia.as_secs_f64() * 1e6 / diagonals as f64
-    );
-    println!(
-        "wavefront n={n}    nvidia {:>9.2} ms  CUDA {:>9.2} ms  ratio {:.2}x  ({:.2} us per CUDA launch)",
-        ms(on_nvidia),
-        ms(on_cuda),
-        on_cuda.as_secs_f64() / on_nvidia.as_secs_f64(),
-        on_cuda.as_secs_f64() * 1e6 / diagonals as f64
-    );
+    }
 }

@@ -27,10 +27,50 @@ pub fn accesses_in_bounds(kernel: &Kernel, args: &[KernelArg<'_>]) -> bool {
 /// What a proof of `kernel` needs that does not depend on the launch's arguments: each
 /// expression's type and how often each local is assigned. Made once per kernel, so that a
 /// launch with new arguments (a time step's scalar) pays only for the walk.
-#[derive(Clone, Debug)]
 pub struct Prepared {
     types: Vec<Scalar>,
     assignments: Vec<u32>,
+    /// The walk, in order ([`tape`]).
+    tape: tape::Tape,
+    /// What a proof writes as it walks, kept between proofs so that one allocates nothing
+    /// (a wavefront proves at every launch).
+    scratch: std::sync::Mutex<Scratch>,
+}
+
+impl Clone for Prepared {
+    fn clone(&self) -> Self {
+        Prepared {
+            types: self.types.clone(),
+            assignments: self.assignments.clone(),
+            tape: self.tape.clone(),
+            scratch: Default::default(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared")
+            .field("types", &self.types)
+            .field("assignments", &self.assignments)
+            .field("steps", &self.tape.steps.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The flag of a stamp whose expression has no range.
+const NONE: u32 = 1 << 31;
+
+/// A proof's working memory: the environment, the ranges found so far (valid where stamped
+/// with the current proof's number, so that none is cleared between proofs) and the
+/// environments saved at the `if`s being walked.
+#[derive(Default)]
+struct Scratch {
+    env: Vec<Option<Range>>,
+    ranges: Vec<Range>,
+    stamps: Vec<u32>,
+    stamp: u32,
+    saved: Vec<Vec<Option<Range>>>,
 }
 
 impl Prepared {
@@ -40,22 +80,46 @@ impl Prepared {
         let types = super::validate::expr_types(kernel).ok()?;
         let mut assignments = vec![0u32; kernel.function.locals.len()];
         count_assignments(&kernel.function.body, &mut assignments);
-        Some(Prepared { types, assignments })
+        let tape = tape::Tape::new(kernel, &types);
+        Some(Prepared {
+            types,
+            assignments,
+            tape,
+            scratch: Default::default(),
+        })
     }
 
     /// [`prove`], for the kernel this was made of.
     pub fn prove(&self, kernel: &Kernel, args: &[KernelArg<'_>], widths: bool) -> Proof {
+        let mut guard = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        let scratch = &mut *guard;
+        scratch.stamp += 1;
+        if scratch.stamp >= NONE {
+            // The stamps would run into the flag: start them again (no range is stamped 0).
+            scratch.stamps.clear();
+            scratch.stamp = 1;
+        }
+        scratch.ranges.resize(kernel.function.exprs.len(), (0, 0));
+        scratch.stamps.resize(kernel.function.exprs.len(), 0);
+        let mut env = std::mem::take(&mut scratch.env);
+        env.clear();
+        env.resize(kernel.function.locals.len(), None);
         let mut p = Prover {
             k: kernel,
             args,
             types: &self.types,
             assignments: &self.assignments,
-            env: Env(vec![None; kernel.function.locals.len()]),
-            ranges: std::cell::RefCell::new(vec![None; kernel.function.exprs.len()]),
-            widths: widths.then(|| std::cell::Cell::new(true)),
+            env: Env(env),
+            ranges: std::mem::take(&mut scratch.ranges),
+            stamps: std::mem::take(&mut scratch.stamps),
+            stamp: scratch.stamp,
+            widths: widths.then_some(true),
         };
-        let in_bounds = p.block(&kernel.function.body);
-        let fits = p.widths.as_ref().is_some_and(|w| w.get());
+        let in_bounds = p.run(&self.tape, &mut scratch.saved);
+        let fits = p.widths == Some(true);
+        scratch.env = p.env.0;
+        scratch.ranges = p.ranges;
+        scratch.stamps = p.stamps;
         Proof {
             in_bounds: in_bounds || kernel.unchecked,
             fits_32: in_bounds && fits,
@@ -152,14 +216,16 @@ struct Prover<'a, 'k> {
     assignments: &'k [u32],
     /// Bounds of loop variables and of locals assigned once.
     env: Env,
-    /// The range of each expression, once computed ([`Prover::range`]).
-    ranges: std::cell::RefCell<Vec<Option<Option<Range>>>>,
+    /// The range of each expression walked so far ([`Step::Expr`](tape::Step::Expr)):
+    /// valid where `stamps` holds `stamp` (`stamp | NONE`: known to have none).
+    ranges: Vec<Range>,
+    stamps: Vec<u32>,
+    stamp: u32,
     /// Whether every `usize`/`isize` value seen so far fits 32 bits, where [`prove`] asks.
-    widths: Option<std::cell::Cell<bool>>,
+    widths: Option<bool>,
 }
 
 /// The ranges of the locals a proof knows, by local.
-#[derive(Clone)]
 struct Env(Vec<Option<Range>>);
 
 impl Env {
@@ -234,10 +300,6 @@ fn hull(corners: &[i128]) -> Range {
 }
 
 impl Prover<'_, '_> {
-    fn block(&mut self, b: &Block) -> bool {
-        b.iter().all(|s| self.stmt(s))
-    }
-
     /// The largest value of a loop over a range `start..end` or `start..=end` as the builder
     /// writes it (step 1, trips `select(start < end, (end - start) as usize, 0)`, plus 1 when
     /// inclusive): `end - 1` (`end`) at most.
@@ -288,72 +350,63 @@ impl Prover<'_, '_> {
         Some(if inclusive { end } else { end - 1 })
     }
 
-    fn stmt(&mut self, s: &Stmt) -> bool {
-        match s {
-            Stmt::Assign { local, value } => {
-                if !self.accesses(*value) {
-                    return false;
-                }
-                if self.assignments.get(*local as usize) == Some(&1) {
-                    if let Some(r) = self.range(*value) {
-                        self.env.insert(*local, r);
+    /// Runs `tape`: whether every access is in bounds. `saved`: spare room for the
+    /// environments saved at `if`s.
+    fn run(&mut self, tape: &tape::Tape, saved: &mut Vec<Vec<Option<Range>>>) -> bool {
+        use tape::Step;
+        let mut depth = 0;
+        let mut pc = 0;
+        while let Some(step) = tape.steps.get(pc) {
+            pc += 1;
+            match step {
+                Step::Expr(h) => {
+                    if !self.expr(*h) {
+                        return false;
                     }
-                } else {
-                    // A local assigned more than once (a loop's variable the body changes,
-                    // `for mut j in ..`) holds no range from here on.
-                    self.env.remove(local);
                 }
-                true
-            }
-            Stmt::AssignElem {
-                local,
-                index,
-                value,
-            } => {
-                self.accesses(*index)
-                    && self.accesses(*value)
-                    && self.private_in_bounds(*local, *index)
-            }
-            Stmt::Store {
-                array,
-                index,
-                value,
-                ..
-            } => self.accesses(*index) && self.accesses(*value) && self.in_bounds(*array, *index),
-            Stmt::Atomic {
-                array,
-                index,
-                value,
-                ..
-            } => self.accesses(*index) && self.accesses(*value) && self.in_bounds(*array, *index),
-            Stmt::If {
-                cond,
-                accept,
-                reject,
-            } => {
-                if !self.accesses(*cond) {
-                    return false;
+                Step::Assign { local, value } => {
+                    if self.assignments.get(*local as usize) == Some(&1) {
+                        if let Some(r) = self.range(*value) {
+                            self.env.insert(*local, r);
+                        }
+                    } else {
+                        // A local assigned more than once (a loop's variable the body
+                        // changes, `for mut j in ..`) holds no range from here on.
+                        self.env.remove(local);
+                    }
+                }
+                Step::Store { array, index } => {
+                    if !self.in_bounds(*array, *index) {
+                        return false;
+                    }
+                }
+                Step::StorePrivate { local, index } => {
+                    if !self.private_in_bounds(*local, *index) {
+                        return false;
+                    }
+                }
+                Step::Save => {
+                    if saved.len() <= depth {
+                        saved.push(Vec::new());
+                    }
+                    saved[depth].clone_from(&self.env.0);
+                    depth += 1;
                 }
                 // Each branch knows its condition's outcome (`if j > 0 { a[j - 1] }`); a
                 // branch whose condition no value in the ranges meets never runs (the first
                 // run of a loop that has none: `if run < trips / R` with fewer than R trips).
-                let saved = self.env.clone();
-                self.refine(*cond, true);
-                let ok = self.unreachable() || self.block(accept);
-                self.env = saved.clone();
-                self.refine(*cond, false);
-                let ok = ok && (self.unreachable() || self.block(reject));
-                self.env = saved;
-                ok
-            }
-            Stmt::For { levels, body, .. } => {
-                for lv in levels {
-                    if !(self.accesses(lv.start)
-                        && self.accesses(lv.step)
-                        && self.accesses(lv.trips))
-                    {
-                        return false;
+                Step::Refine { cond, holds, skip } => {
+                    self.refine(*cond, *holds);
+                    if self.unreachable() {
+                        pc = *skip;
                     }
+                }
+                Step::Restore => self.env.0.clone_from(&saved[depth - 1]),
+                Step::Drop => {
+                    depth -= 1;
+                    self.env.0.clone_from(&saved[depth]);
+                }
+                Step::Level { level: lv, skip } => {
                     let (Some(start), Some(step), Some(trips)) = (
                         self.range(lv.start),
                         self.range(lv.step),
@@ -363,7 +416,8 @@ impl Prover<'_, '_> {
                     };
                     if trips.1 <= 0 {
                         // The body never runs.
-                        return true;
+                        pc = *skip;
+                        continue;
                     }
                     // start + k * step for k in 0..trips: the extremes are at the corners.
                     let last = trips.1 - 1;
@@ -384,19 +438,17 @@ impl Prover<'_, '_> {
                     if let Some(end) = self.range_end(lv) {
                         var.1 = var.1.min(end);
                     }
-                    if let Some(w) = &self.widths {
+                    if self.widths == Some(true) {
                         let ty = self.k.function.locals[lv.var as usize].ty;
                         if narrow_range(ty).is_some_and(|(min, max)| var.0 < min || var.1 > max) {
-                            w.set(false);
+                            self.widths = Some(false);
                         }
                     }
                     self.env.insert(lv.var, var);
                 }
-                self.block(body)
             }
-            Stmt::Loop { body } => self.block(body),
-            Stmt::Break | Stmt::Continue => true,
         }
+        true
     }
 
     /// Whether a refinement left a local without values: the code it guards never runs.
@@ -484,32 +536,26 @@ impl Prover<'_, '_> {
         }
     }
 
-    /// Whether every access inside expression `h` is in bounds (and, when checking widths,
-    /// every `usize` value in it fits 32 bits).
-    fn accesses(&self, h: Handle<Expr>) -> bool {
-        if let Some(w) = &self.widths {
-            if w.get() && !self.fits_32(h) {
-                w.set(false);
-            }
+    /// Walks expression `h` (its operands walked already): records its range; whether it is
+    /// a read in bounds (and, when checking widths, fits 32 bits where it is a `usize`).
+    fn expr(&mut self, h: Handle<Expr>) -> bool {
+        let r = self.range_uncached(h);
+        if let Some(stamp) = self.stamps.get_mut(h.index()) {
+            *stamp = match r {
+                Some(r) => {
+                    self.ranges[h.index()] = r;
+                    self.stamp
+                }
+                None => self.stamp | NONE,
+            };
+        }
+        if self.widths == Some(true) && !self.fits_32(h) {
+            self.widths = Some(false);
         }
         match &self.k.function.exprs[h] {
-            Expr::Load { array, index, .. } => {
-                self.accesses(*index) && self.in_bounds(*array, *index)
-            }
-            Expr::LocalElem { local, index } => {
-                self.accesses(*index) && self.private_in_bounds(*local, *index)
-            }
-            Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => self.accesses(*a),
-            Expr::Binary(_, a, b) => self.accesses(*a) && self.accesses(*b),
-            Expr::Select {
-                cond,
-                accept,
-                reject,
-            } => self.accesses(*cond) && self.accesses(*accept) && self.accesses(*reject),
-            Expr::Math(_, args) => args.iter().all(|a| self.accesses(*a)),
-            Expr::Literal(_) | Expr::Param(_) | Expr::Local(_) | Expr::Len(_) | Expr::GangIndex => {
-                true
-            }
+            Expr::Load { array, index, .. } => self.in_bounds(*array, *index),
+            Expr::LocalElem { local, index } => self.private_in_bounds(*local, *index),
+            _ => true,
         }
     }
 
@@ -548,19 +594,13 @@ impl Prover<'_, '_> {
     }
 
     /// Bounds of integer expression `h`, within its type (`None` where it may wrap or is not
-    /// known).
+    /// known), as the walk found them when it passed `h` (each expression appears once in
+    /// the kernel, so that is the environment at its place); `None` for one not walked yet.
     fn range(&self, h: Handle<Expr>) -> Option<Range> {
-        // Each expression appears once in the kernel, so its range is the same whenever the
-        // walk asks (the environment it reads is the one at its place): computed once, the
-        // walk stays linear in the kernel's size (a launch pays for it).
-        if let Some(r) = self.ranges.borrow().get(h.index()).copied().flatten() {
-            return r;
+        match self.stamps.get(h.index()) {
+            Some(&s) if s == self.stamp => self.ranges.get(h.index()).copied(),
+            _ => None,
         }
-        let r = self.range_uncached(h);
-        if let Some(slot) = self.ranges.borrow_mut().get_mut(h.index()) {
-            *slot = Some(r);
-        }
-        r
     }
 
     fn range_uncached(&self, h: Handle<Expr>) -> Option<Range> {
@@ -640,6 +680,8 @@ impl Prover<'_, '_> {
         (r.0 >= lo && r.1 <= hi).then_some(r)
     }
 }
+
+mod tape;
 
 #[cfg(test)]
 mod tests;
