@@ -1,7 +1,7 @@
 //! The kernels a GPU device has loaded, found by the address of their IR and confirmed by
-//! comparing it: each with the variants lowered for it so far and the bounds proof of its last
-//! launch, so that a region launched again with the same sizes (a time step) is neither
-//! lowered nor proven again.
+//! comparing it: each with the variants lowered for it so far and the bounds proofs of its last
+//! few launches, so that a region launched again with the same sizes (a time step, or one
+//! alternating between two buffers' offsets) is neither lowered nor proven again.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -46,10 +46,14 @@ struct Family<C> {
     /// For each scalar parameter, whether the proof reads its value ([`bounds::proof_reads`]);
     /// every array's length counts.
     read: Vec<bool>,
-    /// The last launch's argument signature and its proof.
-    proof: Option<(Vec<u64>, Proof)>,
+    /// The argument signatures of the last launches and their proofs, the latest first (a
+    /// time loop alternating between two buffers' offsets finds each).
+    proofs: Vec<(Vec<u64>, Proof)>,
     variants: Vec<(Variant, Arc<C>)>,
 }
+
+/// How many launches' proofs a kernel keeps.
+const PROOFS_KEPT: usize = 4;
 
 /// Loaded kernels of type `C` (a backend's compiled variant), by IR.
 pub struct KernelCache<C> {
@@ -101,16 +105,26 @@ impl<C> KernelCache<C> {
                     read: (0..kernel.params.len())
                         .map(|p| bounds::proof_reads(kernel, p as crate::ir::ParamId))
                         .collect(),
-                    proof: None,
+                    proofs: Vec::new(),
                     variants: Vec::new(),
                 });
                 list.len() - 1
             }
         };
         let family = &mut list[at];
-        let proof = match &family.proof {
-            Some((s, p)) if same_signature(s, args, &family.read) => *p,
-            _ => {
+        let known = family
+            .proofs
+            .iter()
+            .position(|(s, _)| same_signature(s, args, &family.read));
+        let proof = match known {
+            Some(0) => family.proofs[0].1,
+            Some(i) => {
+                let entry = family.proofs.remove(i);
+                let p = entry.1;
+                family.proofs.insert(0, entry);
+                p
+            }
+            None => {
                 let p = match &family.prepared {
                     Some(prepared) => crate::ir::narrow::prove_prepared(
                         kernel,
@@ -121,7 +135,8 @@ impl<C> KernelCache<C> {
                     ),
                     None => bounds::prove(kernel, args, false),
                 };
-                family.proof = Some((signature(args, &family.read), p));
+                family.proofs.truncate(PROOFS_KEPT - 1);
+                family.proofs.insert(0, (signature(args, &family.read), p));
                 p
             }
         };
@@ -286,5 +301,26 @@ mod tests {
         // The family holds the kernel: its address cannot name another while it lives.
         assert_eq!(Arc::strong_count(&k), 2);
         assert_eq!(cache.variants(&k).len(), 1);
+    }
+
+    #[test]
+    fn launches_alternating_between_two_sizes_keep_both_proofs() {
+        // `eliminate` over an n x n matrix, n a scalar: a time loop switching n finds the
+        // proof of each n it launched lately.
+        let k = crate::ir::samples::eliminate();
+        let cache = KernelCache::<Variant>::default();
+        let mut m = vec![0u8; 8 * 16 * 16];
+        for n in [16u64, 8, 16, 8, 16] {
+            let args = [
+                KernelArg::Write(&mut m),
+                KernelArg::Scalar(ScalarValue::USize(n)),
+            ];
+            let found = cache.find(&k, None, &args, true, Ok).expect("found");
+            assert!(found.in_bounds);
+        }
+        let families = cache.families.lock().unwrap();
+        let proofs = &families.values().next().expect("one family")[0].proofs;
+        assert_eq!(proofs.len(), 2, "one proof per size");
+        assert_eq!(proofs[0].0[1], 16, "the latest first");
     }
 }

@@ -64,12 +64,8 @@ impl Tape {
     /// those are computed from. The rest (a value computed in `i32` or `f64`, a comparison
     /// of two loaded values) is left out of the tape.
     fn needed(&self, k: &Kernel, types: &[Scalar]) -> Vec<bool> {
-        let pointer_sized = |h: Handle<Expr>| {
-            matches!(
-                types.get(h.index()),
-                Some(Scalar::USize | Scalar::ISize)
-            )
-        };
+        let pointer_sized =
+            |h: Handle<Expr>| matches!(types.get(h.index()), Some(Scalar::USize | Scalar::ISize));
         let exprs = &k.function.exprs;
         let mut needed = vec![false; exprs.len()];
         let mut assigned: Vec<Vec<Handle<Expr>>> = vec![Vec::new(); k.function.locals.len()];
@@ -162,7 +158,11 @@ impl Tape {
             Expr::Literal(_) | Expr::Param(_) | Expr::Local(_) | Expr::Len(_) | Expr::GangIndex => {
             }
         }
-        if self.keep.as_ref().is_none_or(|k| k.get(h.index()) == Some(&true)) {
+        if self
+            .keep
+            .as_ref()
+            .is_none_or(|k| k.get(h.index()) == Some(&true))
+        {
             self.steps.push(Step::Expr(h));
         }
     }

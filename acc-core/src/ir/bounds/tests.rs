@@ -596,7 +596,6 @@ fn every_diagonal_of_a_wavefront_is_in_bounds_and_fits_32_bits() {
     }
 }
 
-
 /// `for i in 0..10 { if i >= 5 { b[i] = a[i - 5] } else { b[i] = a[i - 5] } }` with the
 /// `i` of both `i - 5` one expression: its range is that of its place, so the branch where
 /// `i < 5` is not proven by the range the other branch found (there `i - 5` wraps).
@@ -605,7 +604,10 @@ fn an_expression_shared_by_two_branches_has_the_range_of_each_place() {
     let mut b = KernelBuilder::new("shared");
     let a = b.param_array("a", Scalar::F32, false);
     let out = b.param_array("b", Scalar::F32, true);
-    let (zero, ten) = (b.lit_int(0, Some(Scalar::USize)), b.lit_int(10, Some(Scalar::USize)));
+    let (zero, ten) = (
+        b.lit_int(0, Some(Scalar::USize)),
+        b.lit_int(10, Some(Scalar::USize)),
+    );
     b.for_range(
         "i",
         Some(Scalar::USize),
