@@ -3,7 +3,9 @@
 //! `acc_init`, `acc_on_device`, ...). The facade crate `acc` builds one [`Runtime`] with the
 //! backends of its build and exposes these as the public `acc::*` functions.
 
-use std::sync::Arc;
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 
 use crate::device::{Backend, Device, Property};
 use crate::device_type::DeviceType;
@@ -13,12 +15,26 @@ use crate::icv;
 /// The backends of this build, and the routines that choose among their devices.
 pub struct Runtime {
     backends: Vec<Box<dyn Backend>>,
+    /// Bumped when devices are shut down: a thread's remembered current device
+    /// ([`Runtime::current_device`]) from before is not used again.
+    epoch: AtomicU64,
+}
+
+/// A thread's last current device: its runtime (by address), the runtime's epoch then, its
+/// type and number, and the device (weakly: a shut-down device is not kept alive by it).
+type LastDevice = (usize, u64, DeviceType, usize, Weak<dyn Device>);
+
+thread_local! {
+    static LAST_DEVICE: RefCell<Option<LastDevice>> = const { RefCell::new(None) };
 }
 
 impl Runtime {
     /// A runtime over `backends` (at most one per device type).
     pub fn new(backends: Vec<Box<dyn Backend>>) -> Runtime {
-        Runtime { backends }
+        Runtime {
+            backends,
+            epoch: AtomicU64::new(0),
+        }
     }
 
     fn backend(&self, ty: DeviceType) -> Option<&dyn Backend> {
@@ -147,8 +163,22 @@ impl Runtime {
     }
 
     /// The calling thread's current device, opened.
+    /// A region's launch asks for it: the thread's last one is found without the backend's
+    /// lock and map while its type and number are the same and no device was shut down.
     pub fn current_device(&self) -> Result<Arc<dyn Device>> {
-        self.device(self.current_device_type()?, self.current_device_num()?)
+        let (ty, num) = (self.current_device_type()?, self.current_device_num()?);
+        let me = self as *const Runtime as usize;
+        let epoch = self.epoch.load(Ordering::Acquire);
+        let last = LAST_DEVICE.with(|l| match &*l.borrow() {
+            Some((r, e, t, n, d)) if (*r, *e, *t, *n) == (me, epoch, ty, num) => d.upgrade(),
+            _ => None,
+        });
+        if let Some(d) = last {
+            return Ok(d);
+        }
+        let d = self.device(ty, num)?;
+        LAST_DEVICE.with(|l| *l.borrow_mut() = Some((me, epoch, ty, num, Arc::downgrade(&d))));
+        Ok(d)
     }
 
     /// `acc_init(ty)`: opens the current device of type `ty` now (to keep start-up cost out of
@@ -179,11 +209,14 @@ impl Runtime {
                 .collect(),
             t => vec![t],
         };
+        self.epoch.fetch_add(1, Ordering::AcqRel);
         for t in types {
             if let Some(b) = self.backend(t) {
                 b.shutdown()?;
             }
         }
+        // Again: a thread that found a device while it was being shut down keeps none.
+        self.epoch.fetch_add(1, Ordering::AcqRel);
         Ok(())
     }
 

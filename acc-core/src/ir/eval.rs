@@ -6,8 +6,6 @@
 //! device. What cannot be known on the host (a value computed on the device, a float) is
 //! `None`.
 
-use std::collections::HashMap;
-
 use super::launch::{KernelArg, ScalarValue};
 use super::{BinaryOp, Expr, Handle, Kernel, Literal, LocalId, MathFn, ParamKind, Scalar, UnaryOp};
 
@@ -17,7 +15,31 @@ pub(super) struct Eval<'a, 'k> {
     pub(super) k: &'k Kernel,
     pub(super) args: &'a [KernelArg<'a>],
     pub(super) types: &'k [Scalar],
-    pub(super) locals: HashMap<LocalId, i128>,
+    pub(super) locals: Locals,
+}
+
+/// The values of the locals the host knows, by local.
+#[derive(Default)]
+pub(super) struct Locals(Vec<Option<i128>>);
+
+impl Locals {
+    /// Room for a kernel's `n` locals, none known.
+    pub(super) fn new(n: usize) -> Locals {
+        Locals(vec![None; n])
+    }
+    fn get(&self, l: &LocalId) -> Option<&i128> {
+        self.0.get(*l as usize)?.as_ref()
+    }
+    pub(super) fn insert(&mut self, l: LocalId, v: i128) {
+        if let Some(slot) = self.0.get_mut(l as usize) {
+            *slot = Some(v);
+        }
+    }
+    pub(super) fn remove(&mut self, l: &LocalId) {
+        if let Some(slot) = self.0.get_mut(*l as usize) {
+            *slot = None;
+        }
+    }
 }
 
 /// `v` wrapped to the width of integer type `t` (booleans as 0/1).

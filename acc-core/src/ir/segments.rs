@@ -527,7 +527,7 @@ impl Program {
             k: &self.kernel,
             args,
             types: &self.types,
-            locals: HashMap::new(),
+            locals: super::eval::Locals::new(self.kernel.function.locals.len()),
         };
         let mut values = vec![0i128; self.host_vars.len()];
         self.steps(&self.ops, &mut env, &mut values, launch)

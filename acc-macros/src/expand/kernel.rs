@@ -533,11 +533,12 @@ fn translate(
         Some(n) => quote!(__acc_b.set_vector_length(#n);),
         None => quote!(),
     };
+    let arg_count = arg_lines.len();
     Ok(quote! {{
         #[allow(unused_imports)]
         use ::acc::__rt::kernel::{KindData as _, KindRefuse as _, KindScalar as _};
         #(#self_borrows)*
-        let mut __acc_args = ::acc::__rt::kernel::Args::new();
+        let mut __acc_args = ::acc::__rt::kernel::Args::with_capacity(#arg_count);
         #(#arg_lines)*
         static __ACC_KERNEL: ::acc::__rt::kernel::KernelCache = ::acc::__rt::kernel::KernelCache::new();
         #[allow(unused_variables, unused_braces)]

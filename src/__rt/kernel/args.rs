@@ -32,6 +32,17 @@ impl<'a> Args<'a> {
         Args::default()
     }
 
+    /// No arguments yet, with room for `n` parameters (a launch allocates once per list).
+    pub fn with_capacity(n: usize) -> Args<'a> {
+        Args {
+            args: Vec::with_capacity(n),
+            params: Vec::with_capacity(n),
+            fixed: Vec::with_capacity(n),
+            aggregate: Vec::with_capacity(n),
+            ..Args::default()
+        }
+    }
+
     pub(super) fn refuse(&mut self, name: &str, why: String) -> usize {
         self.unsupported.get_or_insert(format!("`{name}`: {why}"));
         self.args.push(KernelArg::Scalar(ScalarValue::Bool(false)));
