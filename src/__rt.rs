@@ -247,26 +247,33 @@ pub fn wait_directive(
     acc_core::observe::notify(acc_core::observe::Notify::Wait, || {
         format!("`wait` at {loc}: queues {queues:?}, async {async_arg:?}")
     });
-    // Without `async` the host waits for the queues (every queue when none is named); with
-    // it, the async queue does, and the host goes on (3.3 section 2.16.3).
-    let result = (|| -> acc_core::Result<()> {
-        let device = runtime().current_device()?;
-        let named = queues
-            .unwrap_or(&[])
-            .iter()
-            .map(|&q| Queue::for_wait(q))
-            .collect::<acc_core::Result<Vec<_>>>()?;
-        match Queue::resolve(async_arg)? {
-            Queue::Sync if named.is_empty() => device.synchronize(),
-            Queue::Sync => named.iter().try_for_each(|&q| device.synchronize_queue(q)),
-            // Every queue, for an async queue: the host waits for them, which orders the
-            // queue after them too.
-            _ if named.is_empty() => device.synchronize(),
-            waiter => named.iter().try_for_each(|&q| device.queue_wait(waiter, q)),
-        }
-    })();
+    let result = runtime()
+        .current_device()
+        .and_then(|d| wait_for(&*d, queues.unwrap_or(&[]), Queue::resolve(async_arg)?));
     if let Err(e) = result {
         fail("`wait`", loc, e)
+    }
+}
+
+/// The `wait` directive's, or a `wait` clause's, ordering (3.3 sections 2.16.2, 2.16.3):
+/// without `async` (`waiter` is `Queue::Sync`) the host waits for `queues` (every queue when
+/// none is named); with it, the async queue does, and the host goes on.
+pub(crate) fn wait_for(
+    device: &dyn acc_core::Device,
+    queues: &[i64],
+    waiter: Queue,
+) -> acc_core::Result<()> {
+    let named = queues
+        .iter()
+        .map(|&q| Queue::for_wait(q))
+        .collect::<acc_core::Result<Vec<_>>>()?;
+    match waiter {
+        Queue::Sync if named.is_empty() => device.synchronize(),
+        Queue::Sync => named.iter().try_for_each(|&q| device.synchronize_queue(q)),
+        // Every queue, for an async queue: the host waits for them, which orders the queue
+        // after them too.
+        _ if named.is_empty() => device.synchronize(),
+        waiter => named.iter().try_for_each(|&q| device.queue_wait(waiter, q)),
     }
 }
 

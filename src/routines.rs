@@ -241,6 +241,53 @@ pub fn update_self<V: DataVarMut + ?Sized>(a: &mut V) -> Result<()> {
     })
 }
 
+/// `acc_update_device_async`: [`update_device`] on activity queue `q` (3.3 section 3.2.20):
+/// on nvidia the copy (up to 64 MiB) runs on the queue after what it was given and this
+/// returns before it is done, from a page-locked copy of `a` made now (so `a` may change at
+/// once); `acc::wait(q)` waits for it. Other devices copy at once.
+///
+/// ```
+/// let mut x = vec![1.0f64; 1000];
+/// acc::enter_data!(copyin(x));
+/// x.fill(2.0);
+/// acc::update_device_async(&x, 1).expect("x is present");
+/// acc::wait(1).expect("queue 1 runs");
+/// acc::exit_data!(copyout(x));
+/// assert!(x.iter().all(|&v| v == 2.0));
+/// ```
+#[track_caller]
+pub fn update_device_async<V: DataVar + ?Sized>(a: &V, q: i32) -> Result<()> {
+    let queue = Queue::resolve(Some(q as i64))?;
+    on_present_table("argument of acc::update_device_async", |m, n| {
+        m.table.update_on(
+            m.memory,
+            HostBytes::Read(bytes_of(a.elems())),
+            layout::<V::Elem>(),
+            n,
+            false,
+            queue,
+        )
+    })
+}
+
+/// `acc_update_self_async`: [`update_self`] for activity queue `q` (3.3 section 3.2.20). `a`
+/// is borrowed only for the call, so the copy is done when this returns (after every queue's
+/// earlier work, as [`update_self`]).
+#[track_caller]
+pub fn update_self_async<V: DataVarMut + ?Sized>(a: &mut V, q: i32) -> Result<()> {
+    let queue = Queue::resolve(Some(q as i64))?;
+    on_present_table("argument of acc::update_self_async", |m, n| {
+        m.table.update_on(
+            m.memory,
+            HostBytes::Write(bytes_of_mut(a.elems_mut())),
+            layout::<V::Elem>(),
+            n,
+            false,
+            queue,
+        )
+    })
+}
+
 /// `acc_is_present`: whether all of `a` is present on the current device. Data in memory the
 /// device shares with the host is always present (3.3 section 2.6.1).
 pub fn is_present<V: DataVar + ?Sized>(a: &V) -> bool {

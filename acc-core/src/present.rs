@@ -43,6 +43,21 @@ pub trait DeviceMemory: Send + Sync {
     fn alloc(&self, elem: ElemLayout, len: usize) -> Result<BufferId>;
     /// Copies `host` (whole elements) into `buf` from element `first` on.
     fn upload(&self, buf: BufferId, elem: ElemLayout, first: usize, host: &[u8]) -> Result<()>;
+    /// [`DeviceMemory::upload`] on activity queue `queue` (an `update device` with `async`,
+    /// 3.3 section 2.14.4): a device may return before the copy is done, ordered after what
+    /// the queue was given and before what it is given next; `host` may change as soon as
+    /// this returns (what it held now is copied). The default copies at once.
+    fn upload_queued(
+        &self,
+        buf: BufferId,
+        elem: ElemLayout,
+        first: usize,
+        host: &[u8],
+        queue: crate::queue::Queue,
+    ) -> Result<()> {
+        let _ = queue;
+        self.upload(buf, elem, first, host)
+    }
     /// Copies elements of `buf` from `first` on into `host` (whole elements).
     fn download(
         &self,
@@ -348,6 +363,21 @@ impl PresentTable {
         var: Named<'_>,
         if_present: bool,
     ) -> Result<()> {
+        self.update_on(mem, host, elem, var, if_present, crate::queue::Queue::Sync)
+    }
+
+    /// [`PresentTable::update`] on activity queue `queue`: a copy to the device may return
+    /// before it is done ([`DeviceMemory::upload_queued`]); a copy to the host is done when
+    /// this returns (the host's array is borrowed only for the call).
+    pub fn update_on(
+        &self,
+        mem: &dyn DeviceMemory,
+        host: HostBytes<'_>,
+        elem: ElemLayout,
+        var: Named<'_>,
+        if_present: bool,
+        queue: crate::queue::Queue,
+    ) -> Result<()> {
         let (addr, bytes) = host.range();
         if bytes == 0 {
             return Ok(());
@@ -379,7 +409,7 @@ impl PresentTable {
             )
         });
         match host {
-            HostBytes::Read(h) => mem.upload(s.buf, s.elem, first, h),
+            HostBytes::Read(h) => mem.upload_queued(s.buf, s.elem, first, h, queue),
             HostBytes::Write(h) => mem.download(s.buf, s.elem, first, h),
         }
         .map_err(|e| at(e, var))

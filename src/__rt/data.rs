@@ -505,6 +505,14 @@ pub fn update_directive(
     let Some(mem) = device.own_memory() else {
         return;
     };
+    // With `async`, copies to the device run on the queue (and return before they are done);
+    // copies to the host are done when the directive returns (3.3 section 2.14.4).
+    let queue = Queue::resolve(async_arg).unwrap_or(Queue::Sync);
+    if let Some(w) = &wait {
+        if let Err(e) = super::wait_for(&*device, w, queue) {
+            fail("`update`", loc, e)
+        }
+    }
     for v in vars {
         let e = *v.entry();
         let host = match (e.clause, v.host_mut()) {
@@ -512,9 +520,9 @@ pub fn update_directive(
             (_, Some(h)) => HostBytes::Write(h),
             (_, None) => continue,
         };
-        if let Err(err) = mem
-            .table
-            .update(mem.memory, host, e.elem, e.named(), if_present)
+        if let Err(err) =
+            mem.table
+                .update_on(mem.memory, host, e.elem, e.named(), if_present, queue)
         {
             fail("`update`", loc, err)
         }

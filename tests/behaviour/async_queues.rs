@@ -179,3 +179,103 @@ fn queued_transfers_launches_and_frees_keep_their_order() {
         }
     });
 }
+
+/// A pipeline over blocks (3.3 sections 2.14.4 and 2.16): each block of `x` is filled on the
+/// host, sent with `update device` on its own queue, and used by a region on that queue; the
+/// queues run while the host fills the next block. `wait` then `update self` bring the result.
+#[acc::offload]
+fn pipelined_blocks(n: usize, blocks: usize) -> Vec<f64> {
+    let mut x = vec![0.0f64; n];
+    let mut y = vec![0.0f64; n];
+    let bs = n.div_ceil(blocks);
+    #[acc::data(create(x, y))]
+    {
+        for blk in 0..blocks {
+            let (lo, hi) = (blk * bs, ((blk + 1) * bs).min(n));
+            let q = (blk % 3) as i32 + 1;
+            for i in lo..hi {
+                x[i] = (i % 17) as f64;
+            }
+            acc::update!(device(x[lo..hi]), async(q));
+            #[acc::parallel_loop(present(x, y), async(q))]
+            for i in lo..hi {
+                y[i] = 2.0 * x[i] + 1.0;
+            }
+        }
+        acc::wait!();
+        acc::update!(self(y));
+    }
+    y
+}
+
+#[test]
+fn update_device_on_a_queue_comes_before_the_queues_next_region() {
+    on_each_device(|_| {
+        let y = pipelined_blocks(100_000, 7);
+        assert!(y
+            .iter()
+            .enumerate()
+            .all(|(i, &v)| v == 2.0 * (i % 17) as f64 + 1.0));
+    });
+}
+
+/// `update device` on queue 2 after queue 1's region (`wait(1)`), then a region on queue 2:
+/// the region sees the update, and queue 1's region ran on the old values.
+#[acc::offload]
+fn update_after_another_queue(n: usize) -> (Vec<i64>, Vec<i64>) {
+    let mut x: Vec<i64> = (0..n as i64).collect();
+    let (mut a, mut b) = (vec![0i64; n], vec![0i64; n]);
+    #[acc::data(copyin(x), copyout(a, b))]
+    {
+        #[acc::parallel_loop(present(x, a), async(1))]
+        for i in 0..n {
+            a[i] = x[i] * 3;
+        }
+        // Queue 1's region may still be reading `x`: the host waits before changing it.
+        acc::wait!(1);
+        for v in x.iter_mut() {
+            *v += 100;
+        }
+        acc::update!(device(x), async(2), wait(1));
+        #[acc::parallel_loop(present(x, b), async(2))]
+        for i in 0..n {
+            b[i] = x[i] - 1;
+        }
+        acc::wait!(2);
+    }
+    (a, b)
+}
+
+#[test]
+fn update_device_with_wait_orders_after_the_named_queue() {
+    on_each_device(|_| {
+        let n = 50_000;
+        let (a, b) = update_after_another_queue(n);
+        assert!(a.iter().enumerate().all(|(i, &v)| v == 3 * i as i64));
+        assert!(b.iter().enumerate().all(|(i, &v)| v == i as i64 + 99));
+    });
+}
+
+#[acc::offload]
+fn routine_update_async(n: usize) -> Vec<f32> {
+    let mut x = vec![1.0f32; n];
+    let mut out = vec![0.0f32; n];
+    acc::enter_data!(copyin(x), create(out));
+    x.fill(4.0);
+    acc::update_device_async(&x, 3).expect("x is present");
+    #[acc::parallel_loop(present(x, out), async(3))]
+    for i in 0..n {
+        out[i] = x[i].sqrt();
+    }
+    acc::update_self_async(&mut out, 3).expect("out is present");
+    acc::exit_data!(delete(x, out));
+    out
+}
+
+#[test]
+fn the_async_update_routines_follow_their_queue() {
+    on_each_device(|_| {
+        let out = routine_update_async(10_000);
+        assert!(out.iter().all(|&v| v == 2.0));
+    });
+}

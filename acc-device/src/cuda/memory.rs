@@ -200,6 +200,62 @@ impl Staging {
     }
 }
 
+/// The page-locked copies of host data that `update device` with `async` sends from (3.3
+/// section 2.14.4): the host's array is copied here at the call, so that it may change at
+/// once, and the device copies from here on the queue's stream. A copy is reused once the
+/// event recorded after its transfer has passed.
+#[derive(Default)]
+pub struct QueuedUploads {
+    /// Copies free for reuse.
+    free: Vec<Pinned>,
+    /// Copies a transfer may still read, each with the event after its transfer.
+    busy: Vec<(cudarc::driver::CudaEvent, Pinned)>,
+}
+
+impl QueuedUploads {
+    /// The largest transfer sent this way; larger ones copy at once (a page-locked copy of
+    /// their size would cost more to allocate than the overlap gains).
+    pub const MOST: usize = 64 << 20;
+
+    /// How many free copies are kept for reuse.
+    const KEPT: usize = 8;
+
+    /// Sends `host` to device address `dst` on `stream` (which runs it after what it was
+    /// given): returns once `host` is copied to page-locked memory, before the transfer.
+    pub fn send(&mut self, stream: &Arc<CudaStream>, dst: u64, host: &[u8]) -> Result<()> {
+        let ctx = stream.context();
+        // Copies whose transfers are done are free again.
+        let (done, busy): (Vec<_>, Vec<_>) = std::mem::take(&mut self.busy)
+            .into_iter()
+            .partition(|(e, _)| e.is_complete());
+        self.busy = busy;
+        self.free.extend(done.into_iter().map(|(_, p)| p));
+        let at = self
+            .free
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.len >= host.len())
+            .min_by_key(|(_, p)| p.len)
+            .map(|(i, _)| i);
+        let mut copy = match at {
+            Some(i) => self.free.swap_remove(i),
+            None => Pinned::new(ctx, host.len().next_power_of_two().max(64 << 10))?,
+        };
+        self.free.truncate(Self::KEPT);
+        copy.bytes_mut()[..host.len()].copy_from_slice(host);
+        // SAFETY: `copy` holds `host.len()` bytes and is kept untouched (in `busy`) until the
+        // event recorded after the transfer has passed; `dst` has room (the caller's buffer).
+        check("copying in on a queue", unsafe {
+            sys::cuMemcpyHtoDAsync_v2(dst, copy.host.cast(), host.len(), stream.cu_stream())
+        })?;
+        let done = stream
+            .record_event(None)
+            .map_err(|e| cuda_error("recording an event", e))?;
+        self.busy.push((done, copy));
+        Ok(())
+    }
+}
+
 fn new_event() -> Result<sys::CUevent> {
     let mut e = std::ptr::null_mut();
     // SAFETY: out-pointer to a local.

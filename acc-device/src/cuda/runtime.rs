@@ -13,7 +13,7 @@ use acc_core::present::{BufferId, DeviceMemory, ElemLayout, PresentTable};
 use acc_core::queue::Queue;
 use acc_core::{DeviceType, Error, Result};
 
-use super::memory::{keep_pool_memory, Pinned, Staging};
+use super::memory::{keep_pool_memory, Pinned, QueuedUploads, Staging};
 use super::module_cache;
 use crate::ptx::{lower_with, Lowered, Target, BLOCK_SIZE};
 
@@ -84,6 +84,9 @@ pub struct CudaDevice {
     /// The staging buffers of transfers: a lock of its own, taken last (the present table
     /// transfers while holding its own lock, and a launch looks data up in the table).
     staging: Mutex<Staging>,
+    /// The page-locked copies `update device` with `async` sends from (taken after the
+    /// present table's lock, as `staging`).
+    queued_uploads: Mutex<QueuedUploads>,
     /// Whether the stream may still run a launch that returned without waiting for it (see
     /// `launch`): what reads or writes device memory from the host, or frees it, waits first.
     pending: std::sync::atomic::AtomicBool,
@@ -144,6 +147,7 @@ impl CudaDevice {
             kernels: Default::default(),
             launching: Mutex::new(status),
             staging: Mutex::new(Staging::new()),
+            queued_uploads: Mutex::new(QueuedUploads::default()),
             pending: std::sync::atomic::AtomicBool::new(false),
             queues: Mutex::new(HashMap::new()),
             queues_pending: std::sync::atomic::AtomicBool::new(false),
@@ -387,6 +391,45 @@ impl DeviceMemory for CudaDevice {
             .bind_to_thread()
             .map_err(|e| cuda_error("binding the context", e))?;
         self.copy_in(at, host)
+    }
+
+    /// On an async queue, a copy of up to [`QueuedUploads::MOST`] bytes returns before it is
+    /// done: it runs on the queue's stream after what the device's stream and the queue were
+    /// given, from a page-locked copy of `host`, and what reads device memory from the host,
+    /// frees it or waits for the queue waits for it.
+    fn upload_queued(
+        &self,
+        buf: BufferId,
+        elem: ElemLayout,
+        first: usize,
+        host: &[u8],
+        queue: Queue,
+    ) -> Result<()> {
+        let Queue::Async(n) = queue else {
+            return self.upload(buf, elem, first, host);
+        };
+        if host.is_empty() || host.len() > QueuedUploads::MOST {
+            return self.upload(buf, elem, first, host);
+        }
+        let at = self.buffer_address(buf, first * elem.size, host.len())?;
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| cuda_error("binding the context", e))?;
+        let q = self.queue_stream(n)?;
+        // After what the device's stream was given: the data's allocation, and kernels
+        // launched without `async` that may still read it.
+        q.join(&self.stream)
+            .map_err(|e| cuda_error("ordering an async queue after the device's stream", e))?;
+        let start = acc_core::observe::timing().then(std::time::Instant::now);
+        self.queued_uploads
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .send(&q, at, host)?;
+        self.queues_pending.store(true, Ordering::Release);
+        if let Some(t) = start {
+            acc_core::observe::time::transfer(true, host.len(), t.elapsed());
+        }
+        Ok(())
     }
 
     fn download(
