@@ -9,12 +9,17 @@
 //!   anti-diagonal (16,383 regions, each a few thousand cells), on the nvidia device against
 //!   the multicore device on the same machine's cores, and against the hand-written CUDA loop.
 //!
+//! - **pipeline**: 2^23 `f64` filled on the host in 16 blocks, each sent with `update device`
+//!   and transformed by a region as soon as it is filled, on three `async` queues, against the
+//!   same without `async` and against hand-written CUDA on three streams
+//!   (`benches/launches/pipeline.rs`).
+//!
 //! Results are verified: the tiny loop's sums and array against the CUDA loop's (exactly: both
 //! round as Rust does), the wavefront's table against plain Rust loops.
 //!
 //! `cargo bench --features cuda --bench launches` (`ACC_BENCH_REPS`, default 5 repetitions of
 //! each whole loop; `ACC_BENCH_WAVEFRONT_N`, default 8192; `ACC_BENCH_ONLY`, a comma-separated
-//! list of `tiny`, `table` and `diagonals`, runs only those, to profile one).
+//! list of `tiny`, `table`, `diagonals` and `pipeline`, runs only those, to profile one).
 
 #![allow(clippy::manual_saturating_arithmetic, clippy::implicit_saturating_sub)]
 
@@ -27,6 +32,9 @@ mod reference;
 
 #[path = "launches/programs.rs"]
 mod programs;
+
+#[path = "launches/pipeline.rs"]
+mod pipeline;
 
 use programs::{tiny_regions, wavefront_diagonals};
 
@@ -271,6 +279,42 @@ fn main() {
         per(a),
         per(r)
     );
+    }
+    if runs("pipeline") {
+        let (n, blocks) = (1usize << 23, 16);
+        let (mut pa, mut ps, mut pc) = (Vec::new(), Vec::new(), Vec::new());
+        for rep in 0..=reps {
+            let (queued, on_queues) = pipeline::pipeline(n, blocks, true);
+            let (plain, in_order) = pipeline::pipeline(n, blocks, false);
+            let (expected, on_cuda) = pipeline::pipeline_reference(&cu, n, blocks);
+            assert!(
+                queued == expected,
+                "the pipeline on queues differs from CUDA's"
+            );
+            assert!(
+                plain == expected,
+                "the pipeline without async differs from CUDA's"
+            );
+            if rep > 0 {
+                pa.push(on_queues);
+                ps.push(in_order);
+                pc.push(on_cuda);
+            }
+        }
+        let (a, s, c) = (median(pa), median(ps), median(pc));
+        println!(
+            "pipeline          acc (3 queues) {:>8.2} ms  CUDA (3 streams) {:>8.2} ms  ratio {:.2}x  ({blocks} blocks of {} MiB)",
+            ms(a),
+            ms(c),
+            c.as_secs_f64() / a.as_secs_f64(),
+            (n * 8 / blocks) >> 20
+        );
+        println!(
+            "pipeline          acc (3 queues) {:>8.2} ms  acc without async {:>8.2} ms  ratio {:.2}x",
+            ms(a),
+            ms(s),
+            s.as_secs_f64() / a.as_secs_f64()
+        );
     }
     if !runs("table") && !runs("diagonals") {
         return;

@@ -412,3 +412,15 @@ extern "C" __global__ void wavefront_three(int* r, const unsigned char* __restri
     int best = diag > up ? diag : up;
     r[cur + i] = best > left ? best : left;
 }
+
+// A block of the pipeline of benches/launches/pipeline.rs: y[i] from x[i] by 8192 steps of
+// s = s * 0.5 + v, rounded as Rust does (no contraction into fma).
+extern "C" __global__ void pipeline_block(const double* __restrict__ x, double* y, size_t lo,
+                                          size_t hi) {
+    for (size_t i = lo + blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < hi;
+         i += (size_t)gridDim.x * blockDim.x) {
+        double v = x[i], s = 0.0;
+        for (int k = 0; k < 8192; k++) s = __dadd_rn(__dmul_rn(s, 0.5), v);
+        y[i] = s;
+    }
+}
