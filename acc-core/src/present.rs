@@ -167,6 +167,9 @@ impl Named<'_> {
 pub struct PresentTable {
     /// Sections by host start address; they never overlap.
     sections: Mutex<BTreeMap<usize, Section>>,
+    /// Bumped whenever a section is added or removed: where data lives is unchanged while it
+    /// is the same ([`PresentTable::generation`]).
+    generation: std::sync::atomic::AtomicU64,
 }
 
 /// Where `addr..addr + bytes` stands in the table.
@@ -211,6 +214,18 @@ impl PresentTable {
     /// An empty table.
     pub fn new() -> PresentTable {
         PresentTable::default()
+    }
+
+    /// A number that changes whenever data is added to the table or removed from it: a
+    /// launch that looked its arrays up at one generation finds them at the same places
+    /// while it is the same.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    fn changed(&self) {
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<usize, Section>> {
@@ -265,6 +280,7 @@ impl PresentTable {
                         Counter::Structured => (1, 0),
                         Counter::Dynamic => (0, 1),
                     };
+                    self.changed();
                     sections.insert(
                         addr,
                         Section {
@@ -328,6 +344,7 @@ impl PresentTable {
             return Ok(());
         }
         let s = sections.remove(&start).expect("found");
+        self.changed();
         let mut result = Ok(());
         if release == Release::Copyout {
             if let Some(host) = host {
@@ -482,6 +499,7 @@ impl PresentTable {
 
     /// Frees every section without copying anything out (`acc_shutdown`).
     pub fn clear(&self, mem: &dyn DeviceMemory) {
+        self.changed();
         for (_, s) in std::mem::take(&mut *self.lock()) {
             mem.free(s.buf);
         }

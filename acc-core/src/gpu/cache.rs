@@ -33,6 +33,8 @@ pub struct Found<C> {
     /// For each parameter, whether the kernel touches it ([`Kernel::accessed_params`]): an
     /// array it does not (a `private` copy's original) is not transferred.
     pub accessed: Arc<[bool]>,
+    /// What the kernel's last launches worked out ([`super::memo`]).
+    pub memo: Arc<Mutex<super::memo::LaunchMemo>>,
 }
 
 struct Family<C> {
@@ -49,6 +51,7 @@ struct Family<C> {
     /// The argument signatures of the last launches and their proofs, the latest first (a
     /// time loop alternating between two buffers' offsets finds each).
     proofs: Vec<(Vec<u64>, Proof)>,
+    memo: Arc<Mutex<super::memo::LaunchMemo>>,
     variants: Vec<(Variant, Arc<C>)>,
 }
 
@@ -106,6 +109,7 @@ impl<C> KernelCache<C> {
                         .map(|p| bounds::proof_reads(kernel, p as crate::ir::ParamId))
                         .collect(),
                     proofs: Vec::new(),
+                    memo: Default::default(),
                     variants: Vec::new(),
                 });
                 list.len() - 1
@@ -159,6 +163,7 @@ impl<C> KernelCache<C> {
             variant,
             in_bounds: proof.in_bounds,
             accessed: Arc::clone(&family.accessed),
+            memo: Arc::clone(&family.memo),
         })
     }
 

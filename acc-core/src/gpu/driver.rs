@@ -14,6 +14,7 @@ use std::sync::Arc;
 use super::cache::{KernelCache, Variant};
 use super::grid::{Grid, GridLimits};
 use super::layout::LaunchLayout;
+use super::memo::{Dispatches, Places};
 use super::status;
 use crate::ir::launch::{KernelArg, KernelOutput, ScalarValue};
 use crate::ir::{Kernel, ParamId, ParamKind};
@@ -145,8 +146,101 @@ pub fn launch<D: GpuDriver>(
         })?;
     let compiled = Arc::clone(&found.compiled);
     let layout = D::layout(&compiled);
+    // The kernel's memo: held through the launch (launches of one kernel are one at a time).
+    let mut memo = found.memo.lock().unwrap_or_else(|e| e.into_inner());
+    let generation = driver.present().generation();
     let mut launch = driver.begin(kernel, Arc::clone(&found.compiled), order)?;
+    let (largest, copied) = match memo.places.as_ref().filter(|p| p.fits(args, generation)) {
+        // The same arrays, and nothing added to or removed from the table since.
+        Some(places) => {
+            for (p, arg) in args.iter().enumerate() {
+                let id = p as ParamId;
+                match (arg, places.at.get(p).copied().flatten()) {
+                    (KernelArg::Scalar(v), _) => launch.scalar(id, *v)?,
+                    (_, Some(at)) => launch.array(id, ArrayPlace::Present(at))?,
+                    (array, None) => {
+                        let bytes = match array {
+                            KernelArg::Read(d) => d.len(),
+                            KernelArg::Write(d) => d.len(),
+                            KernelArg::Scalar(_) => 0,
+                        };
+                        let len = match &kernel.params[p].kind {
+                            ParamKind::Array { elem, .. } => bytes / (elem.size() as usize).max(1),
+                            ParamKind::Scalar(_) => 0,
+                        };
+                        launch.array(id, ArrayPlace::Unused { len })?
+                    }
+                }
+            }
+            (places.largest, false)
+        }
+        None => {
+            let (largest, copied, at) = place_arguments(driver, kernel, &found, args, &mut launch)?;
+            if !copied {
+                memo.places = Some(Places::new(args, generation, at, largest));
+            }
+            (largest, copied)
+        }
+    };
+    // A launch that copies nothing (every array present) and brings nothing back (no
+    // reduction, no value, no status it could set: its accesses proven in bounds) returns
+    // without waiting.
+    let deferred = !copied && !layout.reads_back() && found.in_bounds;
+    let memo = &mut *memo;
+    let grid = match memo
+        .dispatches
+        .as_ref()
+        .filter(|d| !copied && d.fits(found.variant, args))
+    {
+        // The same sizes and integer values: the same grid and dispatches.
+        Some(d) => {
+            launch.ready(&d.ready, deferred)?;
+            for (e, blocks, host) in &d.steps {
+                launch.dispatch(*e, *blocks, host)?;
+            }
+            &d.done
+        }
+        None => {
+            let mut grid = Grid::new(layout, driver.grid_limits(), largest as u64, args)?;
+            let ready = grid.clone();
+            launch.ready(&grid, deferred)?;
+            let mut steps = Vec::new();
+            layout.program.run(args, &mut |e, iterations, host| {
+                if e >= layout.entries.len() {
+                    return Err(internal(format!(
+                        "`{}` has no entry point {e}",
+                        kernel.name
+                    )));
+                }
+                let blocks = grid.blocks_for(e, iterations);
+                steps.push((e, blocks, host.to_vec()));
+                launch.dispatch(e, blocks, host)
+            })?;
+            if copied {
+                memo.dispatches = None;
+                return finish(driver, kernel, layout, launch, args, &grid);
+            }
+            &memo
+                .dispatches
+                .insert(Dispatches::new(found.variant, args, ready, grid, steps))
+                .done
+        }
+    };
+    finish(driver, kernel, layout, launch, args, grid)
+}
+
+/// Places each argument: a scalar passed, an array the kernel never touches by its length,
+/// a present one where it is, others copied. Returns the largest array's length, whether
+/// anything was copied, and each parameter's place.
+fn place_arguments<D: GpuDriver>(
+    driver: &D,
+    kernel: &Kernel,
+    found: &super::cache::Found<D::Compiled>,
+    args: &[KernelArg<'_>],
+    launch: &mut D::Launch<'_>,
+) -> Result<(usize, bool, Vec<Option<Placement>>)> {
     let (mut largest, mut copied) = (1usize, false);
+    let mut places = vec![None; args.len()];
     for (p, param) in kernel.params.iter().enumerate() {
         let id = p as ParamId;
         match (&args[p], &param.kind) {
@@ -171,7 +265,10 @@ pub fn launch<D: GpuDriver>(
                     var,
                 )?;
                 let place = match at {
-                    Some(at) => ArrayPlace::Present(at),
+                    Some(at) => {
+                        places[p] = Some(at);
+                        ArrayPlace::Present(at)
+                    }
                     None => {
                         notify(Notify::Transfer, || {
                             format!(
@@ -194,22 +291,19 @@ pub fn launch<D: GpuDriver>(
             }
         }
     }
-    let mut grid = Grid::new(layout, driver.grid_limits(), largest as u64, args)?;
-    // A launch that copies nothing (every array present) and brings nothing back (no
-    // reduction, no value, no status it could set: its accesses proven in bounds) returns
-    // without waiting.
-    let deferred = !copied && !layout.reads_back() && found.in_bounds;
-    launch.ready(&grid, deferred)?;
-    layout.program.run(args, &mut |e, iterations, host| {
-        if e >= layout.entries.len() {
-            return Err(internal(format!(
-                "`{}` has no entry point {e}",
-                kernel.name
-            )));
-        }
-        let blocks = grid.blocks_for(e, iterations);
-        launch.dispatch(e, blocks, host)
-    })?;
+    Ok((largest, copied, places))
+}
+
+/// The end of a launch: `ACC_NOTIFY`, then (unless it returned without waiting) the status,
+/// partials and locals turned into its output.
+fn finish<D: GpuDriver>(
+    driver: &D,
+    kernel: &Kernel,
+    layout: &LaunchLayout,
+    launch: D::Launch<'_>,
+    args: &mut [KernelArg<'_>],
+    grid: &Grid,
+) -> Result<KernelOutput> {
     let limits = grid.limits();
     notify(Notify::Launch, || {
         format!(
@@ -222,7 +316,7 @@ pub fn launch<D: GpuDriver>(
             grid.blocks
         )
     });
-    let Some(back) = launch.finish(args, &grid)? else {
+    let Some(back) = launch.finish(args, grid)? else {
         return Ok(KernelOutput::default());
     };
     if layout.status_used {

@@ -28,6 +28,7 @@ pub struct GridLimits {
 }
 
 /// The blocks of one launch's entry points.
+#[derive(Clone)]
 pub struct Grid {
     limits: GridLimits,
     shapes: Vec<EntryShape>,

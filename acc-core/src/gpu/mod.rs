@@ -7,7 +7,9 @@
 //! - [`status`]: the status words a kernel reports an out-of-range access or a cut loop in,
 //!   one layout for every backend, and their decoding into [`Error`](crate::Error)s.
 //! - [`cache`]: loaded kernels by their IR, each with its variants (checked, proven, narrowed)
-//!   and the bounds proof of its last launch.
+//!   and the bounds proofs of its last launches.
+//! - [`memo`]: what a launch worked out (array places, grid, dispatches) that the next launch
+//!   of the kernel with the same arrays and sizes reuses.
 //! - [`grid`]: how many blocks each entry point gets.
 //! - [`driver`]: [`GpuDriver`] and [`launch`]: arguments placed (present data in place,
 //!   the rest copied), entry points dispatched as the kernel's program says, an early return
@@ -20,6 +22,7 @@ pub mod cache;
 pub mod driver;
 pub mod grid;
 pub mod layout;
+pub mod memo;
 pub mod status;
 
 pub use cache::{KernelCache, Variant};

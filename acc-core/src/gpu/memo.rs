@@ -1,0 +1,117 @@
+//! What a launch worked out that the next launch of the same kernel reuses: where its arrays
+//! are on the device (while the present table is unchanged and the arguments are the same
+//! arrays), and its grid and dispatches (while the variant and every value the host program
+//! reads are the same). A time loop's launch then neither looks its arrays up nor runs the
+//! host program again.
+
+use super::cache::Variant;
+use super::grid::Grid;
+use crate::ir::launch::{KernelArg, ScalarValue};
+use crate::present::Placement;
+
+/// One kernel's memo ([`super::cache::Found::memo`]).
+#[derive(Default)]
+pub struct LaunchMemo {
+    pub(super) places: Option<Places>,
+    pub(super) dispatches: Option<Dispatches>,
+}
+
+/// Where a launch found its arrays.
+pub(super) struct Places {
+    /// Each argument's address and length in bytes (0, 0 for a scalar).
+    key: Vec<(usize, usize)>,
+    /// The present table's generation then.
+    generation: u64,
+    /// Each parameter's place: `None` for a scalar or an array the kernel never touches.
+    pub(super) at: Vec<Option<Placement>>,
+    /// The largest array's length in elements.
+    pub(super) largest: usize,
+}
+
+impl Places {
+    pub(super) fn new(
+        args: &[KernelArg<'_>],
+        generation: u64,
+        at: Vec<Option<Placement>>,
+        largest: usize,
+    ) -> Places {
+        Places {
+            key: args.iter().map(array_key).collect(),
+            generation,
+            at,
+            largest,
+        }
+    }
+
+    /// Whether `args` are the same arrays at `generation`.
+    pub(super) fn fits(&self, args: &[KernelArg<'_>], generation: u64) -> bool {
+        self.generation == generation
+            && self.key.len() == args.len()
+            && self.key.iter().zip(args).all(|(k, a)| *k == array_key(a))
+    }
+}
+
+fn array_key(a: &KernelArg<'_>) -> (usize, usize) {
+    match a {
+        KernelArg::Read(d) => (d.as_ptr() as usize, d.len()),
+        KernelArg::Write(d) => (d.as_ptr() as usize, d.len()),
+        KernelArg::Scalar(_) => (0, 0),
+    }
+}
+
+/// A launch's grid and dispatches.
+pub(super) struct Dispatches {
+    variant: Variant,
+    /// Each argument's word: an array's length, an integer or `bool` scalar's value (what the
+    /// host program and the grid read), 0 for a float.
+    key: Vec<u64>,
+    /// The grid before the dispatches, and after them.
+    pub(super) ready: Grid,
+    pub(super) done: Grid,
+    /// Entry point, blocks and the host loops' values of each dispatch, in order.
+    pub(super) steps: Vec<(usize, u32, Vec<i128>)>,
+}
+
+impl Dispatches {
+    pub(super) fn new(
+        variant: Variant,
+        args: &[KernelArg<'_>],
+        ready: Grid,
+        done: Grid,
+        steps: Vec<(usize, u32, Vec<i128>)>,
+    ) -> Dispatches {
+        Dispatches {
+            variant,
+            key: args.iter().map(program_word).collect(),
+            ready,
+            done,
+            steps,
+        }
+    }
+
+    /// Whether a launch of `variant` with `args` makes the same dispatches.
+    pub(super) fn fits(&self, variant: Variant, args: &[KernelArg<'_>]) -> bool {
+        self.variant == variant
+            && self.key.len() == args.len()
+            && self
+                .key
+                .iter()
+                .zip(args)
+                .all(|(k, a)| *k == program_word(a))
+    }
+}
+
+fn program_word(a: &KernelArg<'_>) -> u64 {
+    match a {
+        KernelArg::Read(d) => d.len() as u64,
+        KernelArg::Write(d) => d.len() as u64,
+        KernelArg::Scalar(v) => match *v {
+            ScalarValue::Bool(b) => b as u64,
+            ScalarValue::I32(x) => x as u32 as u64,
+            ScalarValue::U32(x) => x as u64,
+            ScalarValue::I64(x) | ScalarValue::ISize(x) => x as u64,
+            ScalarValue::U64(x) | ScalarValue::USize(x) => x,
+            ScalarValue::F32(_) | ScalarValue::F64(_) => 0,
+        },
+    }
+}
