@@ -10,8 +10,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use cudarc::driver::{sys, CudaContext, CudaModule};
-use cudarc::nvrtc::Ptx;
+use cudarc::driver::{sys, CudaContext};
 
 use acc_core::Result;
 
@@ -58,28 +57,113 @@ pub fn cache_path(ptx: &str, sm: u32) -> Option<PathBuf> {
     })
 }
 
+/// A loaded module, unloaded when dropped. acc loads its modules itself (not through
+/// cudarc's `CudaModule`) to hold its entry points' raw handles, which a launch passes to
+/// `cuLaunchKernel` with a parameter block it keeps (cudarc's launch builder allocates one
+/// per launch).
+pub struct Module {
+    raw: sys::CUmodule,
+    ctx: Arc<CudaContext>,
+}
+
+// SAFETY: a module handle is usable from any thread whose current context is its own (every
+// use binds it first).
+unsafe impl Send for Module {}
+// SAFETY: as above; the handle is only read.
+unsafe impl Sync for Module {}
+
+impl Module {
+    /// Loads `image`: a cubin, or NUL-terminated PTX the driver compiles.
+    fn load(ctx: &Arc<CudaContext>, image: &[u8]) -> Result<Module> {
+        ctx.bind_to_thread()
+            .map_err(|e| cuda_error("binding the context", e))?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: `image` is a complete cubin or NUL-terminated PTX; out-pointer to a local.
+        let r = unsafe { sys::cuModuleLoadData(&mut raw, image.as_ptr().cast()) };
+        if r != sys::CUresult::CUDA_SUCCESS {
+            return Err(cuda_error("loading a PTX module", r));
+        }
+        Ok(Module {
+            raw,
+            ctx: Arc::clone(ctx),
+        })
+    }
+
+    /// Entry point `name`.
+    pub fn function(&self, name: &str) -> Result<Function> {
+        let name = std::ffi::CString::new(name)
+            .map_err(|_| cuda_error("finding an entry point", "a NUL in its name"))?;
+        let mut f = std::ptr::null_mut();
+        // SAFETY: a loaded module and a NUL-terminated name; out-pointer to a local.
+        let r = unsafe { sys::cuModuleGetFunction(&mut f, self.raw, name.as_ptr()) };
+        if r != sys::CUresult::CUDA_SUCCESS {
+            return Err(cuda_error("finding an entry point", r));
+        }
+        Ok(Function(f))
+    }
+}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        if self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: loaded in `Module::load`; its functions are not launched any more (they
+            // live beside it in the same `Loaded`).
+            unsafe { sys::cuModuleUnload(self.raw) };
+        }
+    }
+}
+
+/// An entry point of a [`Module`] (valid while the module is loaded).
+#[derive(Clone, Copy)]
+pub struct Function(sys::CUfunction);
+
+// SAFETY: a function handle is usable from any thread bound to its context.
+unsafe impl Send for Function {}
+// SAFETY: as above; the handle is only read.
+unsafe impl Sync for Function {}
+
+impl Function {
+    /// The raw handle, for `cuLaunchKernel`.
+    pub fn raw(&self) -> sys::CUfunction {
+        self.0
+    }
+
+    /// An attribute of the entry point (registers, shared and local memory).
+    pub fn attribute(&self, a: sys::CUfunction_attribute) -> Result<i32> {
+        let mut v = 0;
+        // SAFETY: out-pointer to a local; a loaded function.
+        let r = unsafe { sys::cuFuncGetAttribute(&mut v, a, self.0) };
+        if r != sys::CUresult::CUDA_SUCCESS {
+            return Err(cuda_error("reading a function attribute", r));
+        }
+        Ok(v)
+    }
+}
+
 /// Loads `ptx` as a module: from the disk cache when it holds it, otherwise compiled by the
 /// driver (and stored for next time). Returns the module and whether the cache had it.
-pub fn load(ctx: &Arc<CudaContext>, ptx: &str, sm: u32) -> Result<(Arc<CudaModule>, bool)> {
+pub fn load(ctx: &Arc<CudaContext>, ptx: &str, sm: u32) -> Result<(Module, bool)> {
     let path = cache_path(ptx, sm);
     if let Some(p) = path.as_ref().filter(|p| p.is_file()) {
-        if let Ok(m) = ctx.load_module(Ptx::from_file(p.clone())) {
+        if let Some(m) = std::fs::read(p)
+            .ok()
+            .and_then(|c| Module::load(ctx, &c).ok())
+        {
             return Ok((m, true));
         }
     }
     if let Some(p) = &path {
         if let Some(cubin) = link(ctx, ptx) {
-            if store(p, &cubin).is_ok() {
-                if let Ok(m) = ctx.load_module(Ptx::from_file(p.clone())) {
-                    return Ok((m, false));
-                }
+            // Kept for next time; loaded from memory whether or not the disk took it.
+            let _ = store(p, &cubin);
+            if let Ok(m) = Module::load(ctx, &cubin) {
+                return Ok((m, false));
             }
         }
     }
-    let m = ctx
-        .load_module(Ptx::from_src(ptx.to_string()))
-        .map_err(|e| cuda_error("loading a PTX module", e))?;
-    Ok((m, false))
+    let mut src = ptx.as_bytes().to_vec();
+    src.push(0);
+    Ok((Module::load(ctx, &src)?, false))
 }
 
 /// Writes `bytes` to `path` through a temporary file, so a reader never sees half a cubin.

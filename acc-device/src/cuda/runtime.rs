@@ -3,9 +3,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
-};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 
 use acc_core::ir::launch::{KernelArg as Arg, KernelOutput as Launched, ScalarValue};
 use acc_core::ir::{Kernel, ParamKind};
@@ -46,7 +44,9 @@ enum Partials {
 /// A kernel's variant loaded on the device, with the scratch memory its launches reuse.
 pub struct Loaded {
     lowered: Lowered,
-    functions: Vec<CudaFunction>,
+    functions: Vec<module_cache::Function>,
+    /// The module the functions belong to (unloaded when this drops).
+    _module: module_cache::Module,
     /// Used by one launch at a time (the device's launch lock).
     scratch: Mutex<Scratch>,
 }

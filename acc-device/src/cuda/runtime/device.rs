@@ -36,7 +36,7 @@ impl acc_core::Device for CudaDevice {
         let mut out = Vec::new();
         for (variant, l) in self.kernels.variants(kernel) {
             for (f, name) in l.functions.iter().zip(&l.lowered.entry_points) {
-                let a = |x| f.get_attribute(x).map_or("?".into(), |v| v.to_string());
+                let a = |x| f.attribute(x).map_or("?".into(), |v| v.to_string());
                 out.push(format!(
                     "entry `{name}`{}: {} registers, {} bytes shared, {} bytes local memory per thread",
                     match (variant.proven, variant.narrow) {

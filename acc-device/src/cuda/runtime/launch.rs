@@ -9,6 +9,7 @@ use acc_core::gpu::{
     Readback, Variant,
 };
 use acc_core::ir::ParamId;
+use cudarc::driver::sys;
 
 use super::*;
 
@@ -82,11 +83,7 @@ impl GpuDriver for CudaDevice {
         let functions = lowered
             .entry_points
             .iter()
-            .map(|e| {
-                module
-                    .load_function(e)
-                    .map_err(|err| cuda_error("finding an entry point", err))
-            })
+            .map(|e| module.function(e))
             .collect::<Result<Vec<_>>>()?;
         let layout = &lowered.layout;
         let locals = if layout.locals_size > 0 {
@@ -109,6 +106,7 @@ impl GpuDriver for CudaDevice {
         Ok(Loaded {
             lowered,
             functions,
+            _module: module,
             scratch: Mutex::new(Scratch { locals, partials }),
         })
     }
@@ -127,6 +125,7 @@ impl GpuDriver for CudaDevice {
             dev: self,
             kernel,
             values: Vec::with_capacity(2 * kernel.params.len() + 8),
+            params: Vec::new(),
             loaded,
             status,
             order,
@@ -140,14 +139,19 @@ impl GpuDriver for CudaDevice {
     }
 }
 
-/// A kernel argument's value, as the PTX entry points take it.
-enum Value {
-    U64(u64),
-    I64(i64),
-    U32(u32),
-    I32(i32),
-    F32(f32),
-    F64(f64),
+/// A kernel argument's value, as the PTX entry points take it, in the low bytes of a 64-bit
+/// slot (`cuLaunchKernel` reads each parameter's size from the address given for it; the
+/// host is little-endian, so a 32-bit value is the slot's first four bytes).
+fn slot(v: ScalarValue) -> u64 {
+    match v {
+        ScalarValue::Bool(b) => b as u64,
+        ScalarValue::I32(x) => x as u32 as u64,
+        ScalarValue::U32(x) => x as u64,
+        ScalarValue::I64(x) | ScalarValue::ISize(x) => x as u64,
+        ScalarValue::U64(x) | ScalarValue::USize(x) => x,
+        ScalarValue::F32(x) => x.to_bits() as u64,
+        ScalarValue::F64(x) => x.to_bits(),
+    }
 }
 
 /// One launch on a CUDA device, holding its launch lock (one launch at a time: the status
@@ -158,8 +162,12 @@ pub struct CudaLaunch<'a> {
     loaded: Arc<Loaded>,
     status: MutexGuard<'a, Pinned>,
     order: Order<'a>,
-    /// The entry points' parameters (`ptx::Lowered::entry_points` lists them).
-    values: Vec<Value>,
+    /// The entry points' parameters (`ptx::Lowered::entry_points` lists them), each in a
+    /// 64-bit slot ([`slot`]).
+    values: Vec<u64>,
+    /// The address of each slot, as `cuLaunchKernel` takes them (made once the slots are
+    /// all there, in `ready`).
+    params: Vec<*mut std::ffi::c_void>,
     /// Arrays copied in for the launch: parameter, device copy, whether it comes back.
     copies: Vec<(ParamId, CudaSlice<u8>, bool)>,
     blocks_arg: usize,
@@ -179,15 +187,7 @@ impl CudaLaunch<'_> {
 
 impl GpuLaunch for CudaLaunch<'_> {
     fn scalar(&mut self, _: ParamId, v: ScalarValue) -> Result<()> {
-        self.values.push(match v {
-            ScalarValue::Bool(b) => Value::U32(b as u32),
-            ScalarValue::I32(x) => Value::I32(x),
-            ScalarValue::U32(x) => Value::U32(x),
-            ScalarValue::I64(x) | ScalarValue::ISize(x) => Value::I64(x),
-            ScalarValue::U64(x) | ScalarValue::USize(x) => Value::U64(x),
-            ScalarValue::F32(x) => Value::F32(x),
-            ScalarValue::F64(x) => Value::F64(x),
-        });
+        self.values.push(slot(v));
         Ok(())
     }
 
@@ -218,8 +218,8 @@ impl GpuLaunch for CudaLaunch<'_> {
                 (ptr, data.len() / size.max(1))
             }
         };
-        self.values.push(Value::U64(ptr));
-        self.values.push(Value::U64(len as u64));
+        self.values.push(ptr);
+        self.values.push(len as u64);
         Ok(())
     }
 
@@ -227,22 +227,27 @@ impl GpuLaunch for CudaLaunch<'_> {
         let dev = self.dev;
         let loaded = Arc::clone(&self.loaded);
         let mut scratch = loaded.scratch.lock().unwrap_or_else(|e| e.into_inner());
-        self.values.push(Value::U64(self.status.device_address()));
-        self.values.push(Value::U64(
-            scratch.locals.as_ref().map_or(0, |b| dev.address(b)),
-        ));
+        self.values.push(self.status.device_address());
+        self.values
+            .push(scratch.locals.as_ref().map_or(0, |b| dev.address(b)));
         self.blocks_arg = self.values.len();
-        self.values.push(Value::U32(1));
+        self.values.push(1);
         for p in &scratch.partials {
-            self.values.push(Value::U64(match p {
+            self.values.push(match p {
                 Partials::Host(h) => h.device_address(),
                 Partials::Device(d) => dev.address(d),
-            }));
+            });
         }
         // The host loops' variables, set at each launch.
         self.host_values_arg = self.values.len();
         let host_vars = self.loaded.lowered.layout.program.host_vars();
-        self.values.extend((0..host_vars).map(|_| Value::U64(0)));
+        self.values.extend((0..host_vars).map(|_| 0));
+        // No slot is added from here on, so their addresses hold until the launch ends.
+        self.params = self
+            .values
+            .iter_mut()
+            .map(|v| (v as *mut u64).cast())
+            .collect();
         let has_locals = scratch.locals.is_some();
         if let Some(b) = &mut scratch.locals {
             // Launches run one at a time (the launch lock); the clear is ordered on the
@@ -282,7 +287,9 @@ impl GpuLaunch for CudaLaunch<'_> {
 
     fn dispatch(&mut self, e: usize, blocks: u32, host: &[i128]) -> Result<()> {
         for (n, &v) in host.iter().enumerate() {
-            self.values[self.host_values_arg + n] = Value::U64(v as u64);
+            // SAFETY: `params` points at `values`' slots, which stay where they are (none is
+            // added after `ready`); writing through the pointer keeps it the only access.
+            unsafe { *self.params[self.host_values_arg + n].cast::<u64>() = v as u64 };
         }
         let (Some(f), Some(shape)) = (
             self.loaded.functions.get(e),
@@ -295,30 +302,38 @@ impl GpuLaunch for CudaLaunch<'_> {
                 ),
             });
         };
-        self.values[self.blocks_arg] = Value::U32(blocks);
-        let config = LaunchConfig {
-            grid_dim: (if shape.single { 1 } else { blocks }, 1, 1),
-            block_dim: (if shape.single { 1 } else { BLOCK_SIZE }, 1, 1),
-            shared_mem_bytes: 0,
+        // SAFETY: as above.
+        unsafe { *self.params[self.blocks_arg].cast::<u64>() = blocks as u64 };
+        let (grid, block) = if shape.single {
+            (1, 1)
+        } else {
+            (blocks, BLOCK_SIZE)
         };
-        let stream = self.stream();
-        let mut b = stream.launch_builder(f);
-        for v in &self.values {
-            match v {
-                Value::U64(x) => b.arg(x),
-                Value::I64(x) => b.arg(x),
-                Value::U32(x) => b.arg(x),
-                Value::I32(x) => b.arg(x),
-                Value::F32(x) => b.arg(x),
-                Value::F64(x) => b.arg(x),
-            };
+        let stream = self.stream().cu_stream();
+        // SAFETY: the parameters are the entry point's, in order and of their types
+        // (`ptx::Lowered` documents the list), each in a slot `params` points at; the memory
+        // they point to lives until the stream is synchronized (a deferred launch copies
+        // nothing in, and present data outlives it); the context was bound in `begin`.
+        let r = unsafe {
+            sys::cuLaunchKernel(
+                f.raw(),
+                grid,
+                1,
+                1,
+                block,
+                1,
+                1,
+                0,
+                stream,
+                self.params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        if r == sys::CUresult::CUDA_SUCCESS {
+            Ok(())
+        } else {
+            Err(cuda_error(&format!("launching `{}`", self.kernel.name), r))
         }
-        // SAFETY: the arguments are the entry point's parameters, in order and of their types
-        // (`ptx::Lowered` documents the list); the memory they point to lives until the stream
-        // is synchronized (a deferred launch copies nothing in, and present data outlives it).
-        unsafe { b.launch(config) }
-            .map(|_| ())
-            .map_err(|e| cuda_error(&format!("launching `{}`", self.kernel.name), e))
     }
 
     fn finish(mut self, args: &mut [Arg<'_>], grid: &Grid) -> Result<Option<Readback>> {
