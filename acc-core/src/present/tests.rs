@@ -401,3 +401,34 @@ fn the_one_present_part_of_an_array() {
     assert_eq!(t.present_part(base, 16), None);
     assert_eq!(t.present_part(base + 8, 8), Some((2, 4)));
 }
+
+#[test]
+fn the_generation_changes_when_data_is_added_or_removed_only() {
+    let (t, m) = (PresentTable::new(), Mock::default());
+    let mut a = vec![1u8; 16];
+    let g0 = t.generation();
+    t.enter(&m, &a, U8, named("a"), Counter::Structured, Absent::Copyin)
+        .unwrap();
+    let g1 = t.generation();
+    assert_ne!(g0, g1, "a section added");
+    // A present increment, an update and a lookup leave where data lives as it was.
+    t.enter(&m, &a, U8, named("a"), Counter::Structured, Absent::Copyin)
+        .unwrap();
+    t.update(&m, HostBytes::Read(&a), U8, named("a"), false)
+        .unwrap();
+    assert!(t
+        .lookup(a.as_ptr() as usize, 16, U8, named("a"))
+        .unwrap()
+        .is_some());
+    assert_eq!(t.generation(), g1);
+    let leave = Leave {
+        counter: Counter::Structured,
+        finalize: false,
+        release: Release::Delete,
+    };
+    let r = range(&a);
+    t.exit(&m, r, Some(&mut a), named("a"), leave).unwrap();
+    assert_eq!(t.generation(), g1, "still present");
+    t.exit(&m, r, Some(&mut a), named("a"), leave).unwrap();
+    assert_ne!(t.generation(), g1, "a section removed");
+}
