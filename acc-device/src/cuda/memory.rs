@@ -256,6 +256,16 @@ impl QueuedUploads {
     }
 }
 
+impl Drop for QueuedUploads {
+    fn drop(&mut self) {
+        // A transfer may still read its copy (a device shut down with a queue running):
+        // its page-locked memory is freed only after it.
+        for (done, _) in &self.busy {
+            let _ = done.synchronize();
+        }
+    }
+}
+
 fn new_event() -> Result<sys::CUevent> {
     let mut e = std::ptr::null_mut();
     // SAFETY: out-pointer to a local.
