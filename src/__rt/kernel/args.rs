@@ -157,10 +157,13 @@ impl<'a> Args<'a> {
     /// The kernel then indexes the part with the array's indices (a window, built from two
     /// extra scalar parameters). An array neither present nor with one present part is left
     /// for the device to report (partly present, or copied in when absent).
-    pub(super) fn narrow_to_present(&mut self, device: &dyn Device) {
+    ///
+    /// Returns whether every array was wholly present (so nothing was narrowed).
+    pub(super) fn narrow_to_present(&mut self, device: &dyn Device) -> bool {
         let Some(mem) = device.own_memory() else {
-            return;
+            return true;
         };
+        let mut whole_present = true;
         for p in 0..self.args.len() {
             if !self.aggregate[p] {
                 continue;
@@ -176,6 +179,7 @@ impl<'a> Args<'a> {
             if bytes == 0 || mem.table.is_present(addr, bytes) {
                 continue;
             }
+            whole_present = false;
             let part = match self.parts.iter().find(|(q, ..)| *q == p) {
                 Some(&(_, lo, hi)) => Some((lo, hi)),
                 None => mem
@@ -203,6 +207,21 @@ impl<'a> Args<'a> {
             let len = self.hidden_usize(whole);
             self.windows.push((p, start, len));
         }
+        whole_present
+    }
+
+    /// Each array argument's address and length in bytes, in order (what
+    /// [`Args::narrow_to_present`] looked up).
+    pub(super) fn arrays(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.args
+            .iter()
+            .zip(&self.aggregate)
+            .filter(|(_, &a)| a)
+            .filter_map(|(arg, _)| match arg {
+                KernelArg::Read(d) => Some((d.as_ptr() as usize, d.len())),
+                KernelArg::Write(d) => Some((d.as_ptr() as usize, d.len())),
+                KernelArg::Scalar(_) => None,
+            })
     }
 
     /// The start of the part of array `name` a narrowed parameter holds, and the array's
