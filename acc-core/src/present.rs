@@ -162,8 +162,14 @@ impl Named<'_> {
     }
 }
 
+/// A generation no table has had ([`PresentTable::generation`]).
+fn next_generation() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The present table of one device.
-#[derive(Default, Debug)]
+#[derive(Debug)]
 pub struct PresentTable {
     /// Sections by host start address; they never overlap.
     sections: Mutex<BTreeMap<usize, Section>>,
@@ -210,6 +216,15 @@ fn partly(sections: &BTreeMap<usize, Section>, start: usize, var: Named<'_>) -> 
     }
 }
 
+impl Default for PresentTable {
+    fn default() -> Self {
+        PresentTable {
+            sections: Mutex::new(BTreeMap::new()),
+            generation: std::sync::atomic::AtomicU64::new(next_generation()),
+        }
+    }
+}
+
 impl PresentTable {
     /// An empty table.
     pub fn new() -> PresentTable {
@@ -218,14 +233,15 @@ impl PresentTable {
 
     /// A number that changes whenever data is added to the table or removed from it: a
     /// launch that looked its arrays up at one generation finds them at the same places
-    /// while it is the same.
+    /// while it is the same. Generations come from one counter for the whole process, so no
+    /// two tables (a device shut down and another opened at its address) share one.
     pub fn generation(&self) -> u64 {
         self.generation.load(std::sync::atomic::Ordering::Acquire)
     }
 
     fn changed(&self) {
         self.generation
-            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+            .store(next_generation(), std::sync::atomic::Ordering::Release);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<usize, Section>> {
@@ -499,8 +515,14 @@ impl PresentTable {
 
     /// Frees every section without copying anything out (`acc_shutdown`).
     pub fn clear(&self, mem: &dyn DeviceMemory) {
-        self.changed();
-        for (_, s) in std::mem::take(&mut *self.lock()) {
+        let sections = {
+            let mut guard = self.lock();
+            let taken = std::mem::take(&mut *guard);
+            // Within the lock: a lookup after it sees the table empty and the new generation.
+            self.changed();
+            taken
+        };
+        for (_, s) in sections {
             mem.free(s.buf);
         }
     }

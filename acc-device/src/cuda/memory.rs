@@ -220,6 +220,10 @@ impl QueuedUploads {
     /// How many free copies are kept for reuse.
     const KEPT: usize = 8;
 
+    /// Most bytes of copies whose transfers may still run (a deep queue of updates waits for
+    /// its oldest beyond this instead of allocating more page-locked memory).
+    const MOST_BUSY: usize = 512 << 20;
+
     /// Sends `host` to device address `dst` on `stream` (which runs it after what it was
     /// given): returns once `host` is copied to page-locked memory, before the transfer.
     pub fn send(&mut self, stream: &Arc<CudaStream>, dst: u64, host: &[u8]) -> Result<()> {
@@ -241,17 +245,30 @@ impl QueuedUploads {
             Some(i) => self.free.swap_remove(i),
             None => Pinned::new(ctx, host.len().next_power_of_two().max(64 << 10))?,
         };
-        self.free.truncate(Self::KEPT);
         copy.bytes_mut()[..host.len()].copy_from_slice(host);
         // SAFETY: `copy` holds `host.len()` bytes and is kept untouched (in `busy`) until the
         // event recorded after the transfer has passed; `dst` has room (the caller's buffer).
         check("copying in on a queue", unsafe {
             sys::cuMemcpyHtoDAsync_v2(dst, copy.host.cast(), host.len(), stream.cu_stream())
         })?;
-        let done = stream
-            .record_event(None)
-            .map_err(|e| cuda_error("recording an event", e))?;
+        let done = match stream.record_event(None) {
+            Ok(e) => e,
+            Err(e) => {
+                // The transfer may still read `copy`: it is freed only after the stream.
+                let _ = stream.synchronize();
+                return Err(cuda_error("recording an event", e));
+            }
+        };
         self.busy.push((done, copy));
+        // At most `MOST_BUSY` bytes of copies in flight: past it, the oldest are waited for.
+        while self.busy.iter().map(|(_, p)| p.len).sum::<usize>() > Self::MOST_BUSY {
+            let (oldest, p) = self.busy.remove(0);
+            oldest
+                .synchronize()
+                .map_err(|e| cuda_error("waiting for a queued copy", e))?;
+            self.free.push(p);
+        }
+        self.free.truncate(Self::KEPT);
         Ok(())
     }
 }

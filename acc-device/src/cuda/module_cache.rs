@@ -78,8 +78,26 @@ impl Module {
         ctx.bind_to_thread()
             .map_err(|e| cuda_error("binding the context", e))?;
         let mut raw = std::ptr::null_mut();
-        // SAFETY: `image` is a complete cubin or NUL-terminated PTX; out-pointer to a local.
+        // SAFETY: `image` is a whole cubin the driver made (`link`) or NUL-terminated PTX (the
+        // call takes no length); out-pointer to a local.
         let r = unsafe { sys::cuModuleLoadData(&mut raw, image.as_ptr().cast()) };
+        Module::made(ctx, raw, r)
+    }
+
+    /// Loads the cubin file at `path` (the driver reads the file, whatever its length: a
+    /// cache file cut short by a crash is an error, not a read past a buffer).
+    fn load_file(ctx: &Arc<CudaContext>, path: &std::path::Path) -> Result<Module> {
+        let name = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
+            .map_err(|_| cuda_error("loading a cached module", "a NUL in its path"))?;
+        ctx.bind_to_thread()
+            .map_err(|e| cuda_error("binding the context", e))?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: a NUL-terminated path; out-pointer to a local.
+        let r = unsafe { sys::cuModuleLoad(&mut raw, name.as_ptr()) };
+        Module::made(ctx, raw, r)
+    }
+
+    fn made(ctx: &Arc<CudaContext>, raw: sys::CUmodule, r: sys::CUresult) -> Result<Module> {
         if r != sys::CUresult::CUDA_SUCCESS {
             return Err(cuda_error("loading a PTX module", r));
         }
@@ -128,7 +146,8 @@ impl Function {
         self.0
     }
 
-    /// An attribute of the entry point (registers, shared and local memory).
+    /// An attribute of the entry point (registers, shared and local memory); the caller binds
+    /// the module's context first.
     pub fn attribute(&self, a: sys::CUfunction_attribute) -> Result<i32> {
         let mut v = 0;
         // SAFETY: out-pointer to a local; a loaded function.
@@ -145,10 +164,7 @@ impl Function {
 pub fn load(ctx: &Arc<CudaContext>, ptx: &str, sm: u32) -> Result<(Module, bool)> {
     let path = cache_path(ptx, sm);
     if let Some(p) = path.as_ref().filter(|p| p.is_file()) {
-        if let Some(m) = std::fs::read(p)
-            .ok()
-            .and_then(|c| Module::load(ctx, &c).ok())
-        {
+        if let Ok(m) = Module::load_file(ctx, p) {
             return Ok((m, true));
         }
     }

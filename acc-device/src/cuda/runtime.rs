@@ -102,6 +102,20 @@ pub struct CudaDevice {
     events: Arc<Mutex<Vec<cudarc::driver::CudaEvent>>>,
 }
 
+impl Drop for CudaDevice {
+    /// Waits for the device's streams first: the buffers, modules and page-locked memory
+    /// dropped after this may still be used by kernels and copies queued without waiting
+    /// (a device shut down while an async queue runs).
+    fn drop(&mut self) {
+        if self.ctx.bind_to_thread().is_ok() {
+            let _ = self.stream.synchronize();
+            for s in self.queue_streams() {
+                let _ = s.synchronize();
+            }
+        }
+    }
+}
+
 impl CudaDevice {
     /// Opens GPU `num`.
     pub fn open(num: usize) -> Result<CudaDevice> {
@@ -421,11 +435,12 @@ impl DeviceMemory for CudaDevice {
         q.join(&self.stream)
             .map_err(|e| cuda_error("ordering an async queue after the device's stream", e))?;
         let start = acc_core::observe::timing().then(std::time::Instant::now);
+        // Before the copy is queued: a free or a wait from another thread then waits for it.
+        self.queues_pending.store(true, Ordering::Release);
         self.queued_uploads
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .send(&q, at, host)?;
-        self.queues_pending.store(true, Ordering::Release);
         if let Some(t) = start {
             acc_core::observe::time::transfer(true, host.len(), t.elapsed());
         }

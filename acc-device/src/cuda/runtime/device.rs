@@ -34,6 +34,9 @@ impl acc_core::Device for CudaDevice {
     fn kernel_resources(&self, kernel: &Kernel) -> Vec<String> {
         use cudarc::driver::sys::CUfunction_attribute_enum as F;
         let mut out = Vec::new();
+        if self.ctx.bind_to_thread().is_err() {
+            return out;
+        }
         for (variant, l) in self.kernels.variants(kernel) {
             for (f, name) in l.functions.iter().zip(&l.lowered.entry_points) {
                 let a = |x| f.attribute(x).map_or("?".into(), |v| v.to_string());

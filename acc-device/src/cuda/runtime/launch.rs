@@ -270,6 +270,9 @@ impl GpuLaunch for CudaLaunch<'_> {
                     cuda_error("ordering an async queue after the device's stream", e)
                 })?;
                 dev.join_queues(&q, waits)?;
+                // Before the kernels are queued: a free or a wait from another thread then
+                // waits for the queue's stream.
+                dev.queues_pending.store(true, Ordering::Release);
                 self.queue_stream = Some(q);
             }
             Queue::Async(n) => {
