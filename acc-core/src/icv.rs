@@ -59,18 +59,23 @@ pub struct Icvs {
     pub default_async: i32,
 }
 
+impl Icvs {
+    /// Nothing set on the thread.
+    const UNSET: Icvs = Icvs {
+        device_type: None,
+        device_num: None,
+        default_async: ASYNC_NOVAL,
+    };
+}
+
 impl Default for Icvs {
     fn default() -> Self {
-        Icvs {
-            device_type: None,
-            device_num: None,
-            default_async: ASYNC_NOVAL,
-        }
+        Icvs::UNSET
     }
 }
 
 thread_local! {
-    static ICVS: Cell<Icvs> = Cell::new(Icvs::default());
+    static ICVS: Cell<Icvs> = const { Cell::new(Icvs::UNSET) };
     static EXECUTING_ON: Cell<Option<DeviceType>> = const { Cell::new(None) };
     static GANG: Cell<usize> = const { Cell::new(0) };
 }

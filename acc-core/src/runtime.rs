@@ -84,7 +84,11 @@ impl Runtime {
     /// `acc-current-device-type-var` of the calling thread: what it set, else `ACC_DEVICE_TYPE`,
     /// else the default type. Fails when `ACC_DEVICE_TYPE` names no type.
     pub fn current_device_type(&self) -> Result<DeviceType> {
-        let ty = match icv::current().device_type {
+        self.device_type_of(&icv::current())
+    }
+
+    fn device_type_of(&self, icvs: &icv::Icvs) -> Result<DeviceType> {
+        let ty = match icvs.device_type {
             Some(t) => t,
             None => icv::env()
                 .device_type
@@ -96,7 +100,11 @@ impl Runtime {
 
     /// `acc-current-device-num-var` of the calling thread for the current device type.
     pub fn current_device_num(&self) -> Result<usize> {
-        match icv::current().device_num {
+        Self::device_num_of(&icv::current())
+    }
+
+    fn device_num_of(icvs: &icv::Icvs) -> Result<usize> {
+        match icvs.device_num {
             Some(n) => Ok(n),
             None => Ok(icv::env().device_num.clone()?.unwrap_or(0)),
         }
@@ -166,7 +174,8 @@ impl Runtime {
     /// A region's launch asks for it: the thread's last one is found without the backend's
     /// lock and map while its type and number are the same and no device was shut down.
     pub fn current_device(&self) -> Result<Arc<dyn Device>> {
-        let (ty, num) = (self.current_device_type()?, self.current_device_num()?);
+        let icvs = icv::current();
+        let (ty, num) = (self.device_type_of(&icvs)?, Self::device_num_of(&icvs)?);
         let me = self as *const Runtime as usize;
         let epoch = self.epoch.load(Ordering::Acquire);
         let last = LAST_DEVICE.with(|l| match &*l.borrow() {
