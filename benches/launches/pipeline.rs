@@ -52,29 +52,21 @@ pub fn pipeline(n: usize, blocks: usize, queued: bool) -> (Vec<f64>, Duration) {
         for blk in 0..blocks {
             let (lo, hi) = bounds(n, blocks, blk);
             fill(&mut x, lo, hi, blk);
-            if queued {
-                let q = (blk % 3) as i32 + 1;
-                acc::update!(device(x[lo..hi]), async(q));
-                #[acc::parallel_loop(present(x, y), async(q))]
-                for i in lo..hi {
-                    let v = x[i];
-                    let mut s = 0.0;
-                    for _ in 0..STEPS {
-                        s = s * 0.5 + v;
-                    }
-                    y[i] = s;
-                }
+            // `async(ASYNC_SYNC)`: the same blocks without a queue (3.3 section 2.16.1).
+            let q = if queued {
+                (blk % 3) as i32 + 1
             } else {
-                acc::update!(device(x[lo..hi]));
-                #[acc::parallel_loop(present(x, y))]
-                for i in lo..hi {
-                    let v = x[i];
-                    let mut s = 0.0;
-                    for _ in 0..STEPS {
-                        s = s * 0.5 + v;
-                    }
-                    y[i] = s;
+                acc::ASYNC_SYNC
+            };
+            acc::update!(device(x[lo..hi]), async(q));
+            #[acc::parallel_loop(present(x, y), async(q))]
+            for i in lo..hi {
+                let v = x[i];
+                let mut s = 0.0;
+                for _ in 0..STEPS {
+                    s = s * 0.5 + v;
                 }
+                y[i] = s;
             }
         }
         acc::wait!();

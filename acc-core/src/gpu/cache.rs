@@ -221,7 +221,9 @@ fn same_signature(s: &[u64], args: &[KernelArg<'_>], read: &[bool]) -> bool {
             .all(|(p, a)| s[p] == word(a, read.get(p).copied().unwrap_or(true)))
 }
 
-fn word(a: &KernelArg<'_>, read: bool) -> u64 {
+/// An argument's word in a signature: an array's length in bytes, a scalar's value (its bits)
+/// where `read`, else 0.
+pub(super) fn word(a: &KernelArg<'_>, read: bool) -> u64 {
     match a {
         KernelArg::Read(d) => d.len() as u64,
         KernelArg::Write(d) => d.len() as u64,

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use super::cache::{KernelCache, Variant};
 use super::grid::{Grid, GridLimits};
 use super::layout::LaunchLayout;
-use super::memo::{Dispatches, Places};
+use super::memo::{Dispatches, Kept, Places};
 use super::status;
 use crate::ir::launch::{KernelArg, KernelOutput, ScalarValue};
 use crate::ir::{Kernel, ParamId, ParamKind};
@@ -156,19 +156,13 @@ pub fn launch<D: GpuDriver>(
             for (p, arg) in args.iter().enumerate() {
                 let id = p as ParamId;
                 match (arg, places.at.get(p).copied().flatten()) {
-                    (KernelArg::Scalar(v), _) => launch.scalar(id, *v)?,
-                    (_, Some(at)) => launch.array(id, ArrayPlace::Present(at))?,
-                    (array, None) => {
-                        let bytes = match array {
-                            KernelArg::Read(d) => d.len(),
-                            KernelArg::Write(d) => d.len(),
-                            KernelArg::Scalar(_) => 0,
-                        };
-                        let len = match &kernel.params[p].kind {
-                            ParamKind::Array { elem, .. } => bytes / (elem.size() as usize).max(1),
-                            ParamKind::Scalar(_) => 0,
-                        };
-                        launch.array(id, ArrayPlace::Unused { len })?
+                    (_, Some(Kept::Present(at))) => launch.array(id, ArrayPlace::Present(at))?,
+                    (_, Some(Kept::Unused(len))) => launch.array(id, ArrayPlace::Unused { len })?,
+                    (KernelArg::Scalar(v), None) => launch.scalar(id, *v)?,
+                    (_, None) => {
+                        return Err(internal(format!(
+                            "argument {p} has no place in the launch memo"
+                        )))
                     }
                 }
             }
@@ -238,7 +232,7 @@ fn place_arguments<D: GpuDriver>(
     found: &super::cache::Found<D::Compiled>,
     args: &[KernelArg<'_>],
     launch: &mut D::Launch<'_>,
-) -> Result<(usize, bool, Vec<Option<Placement>>)> {
+) -> Result<(usize, bool, Vec<Option<Kept>>)> {
     let (mut largest, mut copied) = (1usize, false);
     let mut places = vec![None; args.len()];
     for (p, param) in kernel.params.iter().enumerate() {
@@ -253,6 +247,7 @@ fn place_arguments<D: GpuDriver>(
                 };
                 let len = data.len() / (elem.size() as usize).max(1);
                 if !found.accessed.get(p).copied().unwrap_or(true) {
+                    places[p] = Some(Kept::Unused(len));
                     launch.array(id, ArrayPlace::Unused { len })?;
                     continue;
                 }
@@ -266,7 +261,7 @@ fn place_arguments<D: GpuDriver>(
                 )?;
                 let place = match at {
                     Some(at) => {
-                        places[p] = Some(at);
+                        places[p] = Some(Kept::Present(at));
                         ArrayPlace::Present(at)
                     }
                     None => {

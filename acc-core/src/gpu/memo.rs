@@ -16,14 +16,22 @@ pub struct LaunchMemo {
     pub(super) dispatches: Option<Dispatches>,
 }
 
+/// Where an array argument went: present on the device, or not passed at all (the kernel
+/// never touches it: only its length, in elements).
+#[derive(Clone, Copy)]
+pub(super) enum Kept {
+    Present(Placement),
+    Unused(usize),
+}
+
 /// Where a launch found its arrays.
 pub(super) struct Places {
     /// Each argument's address and length in bytes (0, 0 for a scalar).
     key: Vec<(usize, usize)>,
     /// The present table's generation then.
     generation: u64,
-    /// Each parameter's place: `None` for a scalar or an array the kernel never touches.
-    pub(super) at: Vec<Option<Placement>>,
+    /// Each parameter's place (`None` for a scalar).
+    pub(super) at: Vec<Option<Kept>>,
     /// The largest array's length in elements.
     pub(super) largest: usize,
 }
@@ -32,7 +40,7 @@ impl Places {
     pub(super) fn new(
         args: &[KernelArg<'_>],
         generation: u64,
-        at: Vec<Option<Placement>>,
+        at: Vec<Option<Kept>>,
         largest: usize,
     ) -> Places {
         Places {
@@ -102,16 +110,10 @@ impl Dispatches {
 }
 
 fn program_word(a: &KernelArg<'_>) -> u64 {
-    match a {
-        KernelArg::Read(d) => d.len() as u64,
-        KernelArg::Write(d) => d.len() as u64,
-        KernelArg::Scalar(v) => match *v {
-            ScalarValue::Bool(b) => b as u64,
-            ScalarValue::I32(x) => x as u32 as u64,
-            ScalarValue::U32(x) => x as u64,
-            ScalarValue::I64(x) | ScalarValue::ISize(x) => x as u64,
-            ScalarValue::U64(x) | ScalarValue::USize(x) => x,
-            ScalarValue::F32(_) | ScalarValue::F64(_) => 0,
-        },
-    }
+    // Floats steer neither the host program nor the grid.
+    let float = matches!(
+        a,
+        KernelArg::Scalar(ScalarValue::F32(_) | ScalarValue::F64(_))
+    );
+    super::cache::word(a, !float)
 }

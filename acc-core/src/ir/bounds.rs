@@ -37,17 +37,6 @@ pub struct Prepared {
     scratch: std::sync::Mutex<Scratch>,
 }
 
-impl Clone for Prepared {
-    fn clone(&self) -> Self {
-        Prepared {
-            types: self.types.clone(),
-            assignments: self.assignments.clone(),
-            tape: self.tape.clone(),
-            scratch: Default::default(),
-        }
-    }
-}
-
 impl std::fmt::Debug for Prepared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Prepared")

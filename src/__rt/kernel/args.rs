@@ -27,11 +27,6 @@ pub struct Args<'a> {
 }
 
 impl<'a> Args<'a> {
-    /// No arguments yet.
-    pub fn new() -> Args<'a> {
-        Args::default()
-    }
-
     /// No arguments yet, with room for `n` parameters (a launch allocates once per list).
     pub fn with_capacity(n: usize) -> Args<'a> {
         Args {

@@ -37,7 +37,7 @@ pub(super) enum Step {
 }
 
 /// The steps of a kernel's proof, in order.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub(super) struct Tape {
     pub(super) steps: Vec<Step>,
     /// While building: the expressions to write steps for (`None`: all).
