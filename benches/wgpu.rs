@@ -3,10 +3,16 @@
 //! WGSL and dispatched with wgpu on the same adapter, in one run. Prints reference time / acc
 //! time (above 1.0: acc is faster).
 //!
+//! And the tiny-region loop of `benches/launches.rs` against hand-written wgpu
+//! (`benches/wgpu/launches.rs`).
+//!
 //! `cargo bench --features wgpu --bench wgpu` (element count: `ACC_BENCH_N`, default 2^26;
-//! repetitions: `ACC_BENCH_REPS`, default 20).
+//! repetitions: `ACC_BENCH_REPS`, default 20; `ACC_BENCH_ONLY=triad` or `tiny` runs one part).
 
 use std::time::{Duration, Instant};
+
+#[path = "wgpu/launches.rs"]
+mod launches;
 
 const S: f64 = 3.0;
 /// Repetitions run before the timed ones.
@@ -228,12 +234,21 @@ fn main() {
         eprintln!("wgpu bench: {e}");
         std::process::exit(1);
     }
+    let only = std::env::var("ACC_BENCH_ONLY").unwrap_or_default();
+    let runs = |part: &str| only.is_empty() || only.split(',').any(|p| p.trim() == part);
+    let adapter = acc_device_adapter();
+    println!("adapter: {}", adapter.get_info().name);
+    if runs("tiny") {
+        launches::bench(&adapter, reps.min(5));
+    }
+    if !runs("triad") {
+        return;
+    }
     let b: Vec<f64> = (0..n).map(|i| (i % 1000) as f64).collect();
     let c: Vec<f64> = (0..n).map(|i| (i % 7) as f64).collect();
     let want = |i: usize| b[i] + S * c[i];
 
     let refs = [Reference::new(&b, &c, false), Reference::new(&b, &c, true)];
-    let adapter = acc_device_adapter().get_info().name;
     let mut a_acc = vec![0.0; n];
     let (t_acc, t_refs) = triad_interleaved(&mut a_acc, &b, &c, reps + WARM_UP, &refs);
     let results: Vec<Vec<f64>> = refs.iter().map(Reference::result).collect();
@@ -253,7 +268,6 @@ fn main() {
         .collect();
     // The reference is the faster of the hand-written shaders.
     let mr = mrefs.iter().copied().min().expect("references");
-    println!("adapter: {adapter}");
     let refs_text: Vec<String> = refs
         .iter()
         .zip(&mrefs)

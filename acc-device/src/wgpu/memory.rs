@@ -57,13 +57,14 @@ impl WgpuDevice {
     ) -> Result<Vec<u8>> {
         let size = bytes.next_multiple_of(4).max(4);
         let staging = self.pool.take(&self.device, size, STAGING, "acc download");
-        let mut encoder = self
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("acc download"),
-            });
-        encoder.copy_buffer_to_buffer(buffer, offset, &staging, 0, size);
-        self.queue.submit([encoder.finish()]);
+        // After the launches waiting in the batch, in its submission.
+        let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
+        batch
+            .encoder(&self.device)
+            .copy_buffer_to_buffer(buffer, offset, &staging, 0, size);
+        self.submit(&mut batch)?;
+        Self::take_failure(&mut batch)?;
+        drop(batch);
         staging.slice(..).map_async(wgpu::MapMode::Read, |_| {});
         self.device
             .poll(wgpu::PollType::wait_indefinitely())
@@ -98,14 +99,12 @@ impl DeviceMemory for WgpuDevice {
         let size = (bytes as u64).next_multiple_of(4).max(4);
         let buffer = self.pool.take(&self.device, size, STORAGE, "acc present");
         // `alloc` gives zeroed memory (`create(zero: ..)`); a new buffer is, a reused one is
-        // cleared on the queue, before anything later uses it.
-        let mut encoder = self
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("acc clear"),
-            });
-        encoder.clear_buffer(&buffer, 0, None);
-        self.queue.submit([encoder.finish()]);
+        // cleared on the queue (in the batch of launches), before anything later uses it.
+        self.batch
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .encoder(&self.device)
+            .clear_buffer(&buffer, 0, None);
         let id = self
             .next_buffer
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -124,6 +123,8 @@ impl DeviceMemory for WgpuDevice {
             _ => host.to_vec(),
         };
         let start = acc_core::observe::timing().then(std::time::Instant::now);
+        // A write lands before the next submission: the launches waiting go first.
+        self.submit_pending()?;
         self.queue
             .write_buffer(&buffer, (first * size) as u64, &data);
         self.queue.submit([]);
@@ -162,7 +163,13 @@ impl DeviceMemory for WgpuDevice {
             .unwrap_or_else(|e| e.into_inner())
             .remove(&buf)
         {
-            self.pool.give(b);
+            // A launch waiting in the batch may still use it.
+            let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
+            if batch.is_empty() {
+                self.pool.give(b);
+            } else {
+                batch.keep_temporaries([b]);
+            }
         }
     }
 }

@@ -178,22 +178,16 @@ pub struct Compiled {
     scratch: Mutex<Scratch>,
 }
 
-/// The per-kernel buffers that are not the user's arrays.
+/// The per-kernel buffers that are not the user's arrays (its parameters and host values go
+/// to the device's upload buffer: see [`batch`]).
 struct Scratch {
-    params: wgpu::Buffer,
     status: wgpu::Buffer,
     locals: Option<wgpu::Buffer>,
     /// Per kernel reduction, room for one partial per workgroup of the largest grid.
     partials: Vec<wgpu::Buffer>,
     /// Bind groups by the buffers they bind, when all are long-lived (present data).
     groups: HashMap<Vec<wgpu::Buffer>, wgpu::BindGroup>,
-    /// The host loops' values of each dispatch of a pass, a slot of
-    /// [`WgpuDevice::host_value_stride`] bytes each, when the kernel has host loops.
-    host_values: Option<wgpu::Buffer>,
 }
-
-/// Most dispatches recorded in one compute pass (a host loop's launches go in several).
-const DISPATCHES_PER_PASS: usize = 4096;
 
 /// How many bind groups a kernel keeps (present buffers come and go with data regions).
 const BIND_GROUPS_KEPT: usize = 64;
@@ -217,14 +211,13 @@ pub struct WgpuDevice {
     pub(super) next_buffer: AtomicU64,
     /// Buffers freed for reuse.
     pub(super) pool: BufferPool,
-    /// Launches that returned before their kernel ran, per queue: the last one's number (in
-    /// submission order) and submission.
-    queued: Mutex<HashMap<Queue, (u64, wgpu::SubmissionIndex)>>,
+    /// Launches recorded and not yet submitted, and the queues' last launches.
+    pub(super) batch: Mutex<batch::Batch>,
+    /// The buffer of the batch's parameters and host values ([`batch::UPLOAD_BYTES`]).
+    uploads: wgpu::Buffer,
     /// Number of the last queued launch known to have finished (set by wgpu's callbacks,
     /// which run in submission order).
     finished: Arc<AtomicU64>,
-    /// Queued launches so far (the next one's number is this plus one).
-    queued_count: AtomicU64,
 }
 
 fn no_device(reason: impl Into<String>) -> Error {
@@ -287,6 +280,12 @@ impl WgpuDevice {
             int64_compare_by_halves: info.vendor == NVIDIA_VENDOR,
             narrow_usize: false,
         };
+        let uploads = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("acc uploads"),
+            size: batch::UPLOAD_BYTES,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
         Ok(WgpuDevice {
             number: index,
             info,
@@ -300,9 +299,9 @@ impl WgpuDevice {
             buffers: Mutex::new(HashMap::new()),
             next_buffer: AtomicU64::new(1),
             pool: BufferPool::default(),
-            queued: Mutex::new(HashMap::new()),
+            batch: Mutex::default(),
+            uploads,
             finished: Arc::new(AtomicU64::new(0)),
-            queued_count: AtomicU64::new(0),
         })
     }
 
@@ -377,12 +376,6 @@ impl WgpuDevice {
         }
     }
 
-    /// Bytes between two dispatches' host values: `n` values of 8 bytes, aligned as dynamic
-    /// storage offsets must be.
-    fn host_value_stride(&self, n: usize) -> u64 {
-        let align = u64::from(self.device.limits().min_storage_buffer_offset_alignment).max(8);
-        (8 * n as u64).max(8).next_multiple_of(align)
-    }
 }
 
 impl WgpuDevice {
@@ -412,8 +405,10 @@ impl WgpuDevice {
         None
     }
 
-    /// Waits until submission `index` (every submission for `None`) has run.
+    /// Waits until submission `index` (every submission for `None`) has run, submitting the
+    /// batch first.
     fn wait_for(&self, index: Option<wgpu::SubmissionIndex>) -> Result<()> {
+        self.submit_pending()?;
         let wait = wgpu::PollType::Wait {
             submission_index: index,
             timeout: None,
@@ -430,6 +425,7 @@ impl WgpuDevice {
 #[cfg(test)]
 mod tests;
 
+pub(super) mod batch;
 mod compile;
 mod device;
 mod launch;

@@ -52,8 +52,9 @@ impl WgpuDevice {
                     visibility: wgpu::ShaderStages::COMPUTE,
                     ty: wgpu::BindingType::Buffer {
                         ty: wgpu::BufferBindingType::Storage { read_only },
-                        // Each dispatch's host values: one slot per dispatch of a pass.
-                        has_dynamic_offset: *b == Binding::HostValues,
+                        // A launch's parameters and each dispatch's host values: slots of the
+                        // device's upload buffer.
+                        has_dynamic_offset: matches!(b, Binding::Params | Binding::HostValues),
                         min_binding_size: None,
                     },
                     count: None,
@@ -100,7 +101,6 @@ impl WgpuDevice {
         let max_groups =
             u64::from(acc_core::gpu::GpuDriver::grid_limits(self).max_reduction_blocks);
         let scratch = Scratch {
-            params: buffer("params", lowered.params_size as u64),
             status: buffer("status", acc_core::gpu::status::BYTES as u64),
             locals: (lowered.layout.locals_size > 0)
                 .then(|| buffer("locals", lowered.layout.locals_size as u64)),
@@ -112,13 +112,6 @@ impl WgpuDevice {
                 .map(|(r, &size)| buffer("partials", max_groups * r.len as u64 * size as u64))
                 .collect(),
             groups: HashMap::new(),
-            host_values: (lowered.layout.program.host_vars() > 0).then(|| {
-                buffer(
-                    "host values",
-                    DISPATCHES_PER_PASS as u64
-                        * self.host_value_stride(lowered.layout.program.host_vars()),
-                )
-            }),
         };
         Ok(Compiled {
             lowered,
@@ -129,8 +122,9 @@ impl WgpuDevice {
         })
     }
 
-    /// A bind group of `compiled`'s layout over `buffers`, one per binding; the host values'
-    /// binding covers one dispatch's `host_vars` values, placed by a dynamic offset.
+    /// A bind group of `compiled`'s layout over `buffers`, one per binding; the parameters'
+    /// binding covers the kernel's parameters and the host values' binding one dispatch's
+    /// `host_vars` values, each placed in the upload buffer by a dynamic offset.
     pub(super) fn bind_group(
         &self,
         compiled: &Compiled,
@@ -143,14 +137,15 @@ impl WgpuDevice {
             .enumerate()
             .map(|(i, b)| wgpu::BindGroupEntry {
                 binding: i as u32,
-                resource: if l.bindings[i] == Binding::HostValues {
-                    wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                        buffer: b,
-                        offset: 0,
-                        size: std::num::NonZeroU64::new(8 * host_vars as u64),
-                    })
-                } else {
-                    b.as_entire_binding()
+                resource: match l.bindings[i] {
+                    Binding::HostValues | Binding::Params => {
+                        wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                            buffer: b,
+                            offset: 0,
+                            size: std::num::NonZeroU64::new(slot_size(l, &l.bindings[i], host_vars)),
+                        })
+                    }
+                    _ => b.as_entire_binding(),
                 },
             })
             .collect();
@@ -159,5 +154,14 @@ impl WgpuDevice {
             layout: &compiled.layout,
             entries: &entries,
         })
+    }
+}
+
+/// Bytes of a launch's parameters (`Binding::Params`) or of a dispatch's host values
+/// (`Binding::HostValues`) in the upload buffer.
+pub(super) fn slot_size(l: &Lowered, b: &Binding, host_vars: usize) -> u64 {
+    match b {
+        Binding::Params => u64::from(l.params_size).next_multiple_of(4).max(4),
+        _ => 8 * host_vars.max(1) as u64,
     }
 }

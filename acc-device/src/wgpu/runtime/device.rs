@@ -79,27 +79,34 @@ impl acc_core::Device for WgpuDevice {
         self.launch_shared(kernel, args, queue)
     }
     fn synchronize_queue(&self, queue: Queue) -> Result<()> {
-        let last = self
-            .queued
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&queue)
-            .cloned();
+        let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
+        let last = batch.queued.get(&queue).cloned();
         match last {
-            Some((_, index)) => self.wait_for(Some(index)),
+            // Its last launch waits in the batch: the batch goes now.
+            Some((_, None)) => {
+                let index = self.submit(&mut batch)?;
+                drop(batch);
+                self.wait_for(index)
+            }
+            Some((_, Some(index))) => {
+                drop(batch);
+                self.wait_for(Some(index))
+            }
             None => Ok(()),
         }
     }
     fn queue_done(&self, queue: Option<Queue>) -> bool {
+        // A launch waiting in the batch never finishes unless it is submitted.
+        self.submit_pending_quietly();
         // Runs the callbacks of finished submissions.
         if self.device.poll(wgpu::PollType::Poll).is_err() {
             return false;
         }
         let finished = self.finished.load(Ordering::Relaxed);
-        let queued = self.queued.lock().unwrap_or_else(|e| e.into_inner());
+        let batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
         match queue {
-            Some(q) => queued.get(&q).is_none_or(|&(n, _)| n <= finished),
-            None => queued.values().all(|&(n, _)| n <= finished),
+            Some(q) => batch.queued.get(&q).is_none_or(|&(n, _)| n <= finished),
+            None => batch.queued.values().all(|&(n, _)| n <= finished),
         }
     }
     fn synchronize(&self) -> Result<()> {

@@ -8,6 +8,7 @@ use acc_core::gpu::{
     Readback, Variant,
 };
 
+use super::compile::slot_size;
 use super::*;
 
 impl GpuDriver for WgpuDevice {
@@ -64,7 +65,10 @@ impl GpuDriver for WgpuDevice {
             buffers: vec![None; n],
             temporaries: Vec::new(),
             readback: Vec::new(),
-            pass: None,
+            group: None,
+            batch: None,
+            params_at: None,
+            workgroups: 0,
         })
     }
 }
@@ -76,28 +80,15 @@ impl GpuDriver for WgpuDevice {
 /// allowed (65,535), a 256-bin histogram of 2^24 keys merged as many times as it counted.
 const REDUCTION_WORKGROUPS: u32 = 2048;
 
-/// What a launch records once its arguments are bound.
-struct Pass {
-    group: wgpu::BindGroup,
-    /// The buffer of each binding.
-    buffers: Vec<wgpu::Buffer>,
-    host_values: Option<wgpu::Buffer>,
-    stride: u64,
-    /// Dispatches not yet recorded, with their host values.
-    batch: Vec<(usize, u32)>,
-    values: Vec<u8>,
-    encoder: Option<wgpu::CommandEncoder>,
-}
-
 /// One launch on a wgpu device (the device's launch lock is held around it, for its error
-/// scopes).
+/// scopes), recorded into the device's batch of launches ([`super::batch`]).
 pub struct WgpuLaunch<'a> {
     dev: &'a WgpuDevice,
     kernel: &'a Kernel,
     compiled: Arc<Compiled>,
     target: Target,
     queue: Queue,
-    /// The parameter buffer's contents.
+    /// The parameters' bytes.
     params: Vec<u8>,
     /// Each binding's buffer, once known.
     buffers: Vec<Option<wgpu::Buffer>>,
@@ -105,7 +96,14 @@ pub struct WgpuLaunch<'a> {
     temporaries: Vec<wgpu::Buffer>,
     /// (binding, bytes) copied back after the launch.
     readback: Vec<(usize, usize)>,
-    pass: Option<Pass>,
+    /// The bind group and its buffers, once the launch is ready.
+    group: Option<(wgpu::BindGroup, Vec<wgpu::Buffer>)>,
+    /// The device's batch, held from `ready` to `finish`.
+    batch: Option<std::sync::MutexGuard<'a, super::batch::Batch>>,
+    /// The batch generation the parameters were staged in, and their offset.
+    params_at: Option<(u64, u32)>,
+    /// Workgroups dispatched so far.
+    workgroups: u64,
 }
 
 impl WgpuLaunch<'_> {
@@ -116,37 +114,11 @@ impl WgpuLaunch<'_> {
     fn param_error(&self, e: Error, p: ParamId) -> Error {
         annotate_param(e, &self.kernel.params[p as usize].name)
     }
+}
 
-    /// Records the batch of dispatches into the encoder, writing their host values first.
-    fn record(&mut self) {
-        let Some(pass) = &mut self.pass else { return };
-        let encoder = pass.encoder.get_or_insert_with(|| {
-            self.dev
-                .device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some(&self.kernel.name),
-                })
-        });
-        if let (Some(b), false) = (&pass.host_values, pass.values.is_empty()) {
-            self.dev.queue.write_buffer(b, 0, &pass.values);
-        }
-        let mut cp = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: None,
-            timestamp_writes: None,
-        });
-        if pass.host_values.is_none() {
-            cp.set_bind_group(0, &pass.group, &[]);
-        }
-        for (d, &(e, groups)) in pass.batch.iter().enumerate() {
-            if pass.host_values.is_some() {
-                cp.set_bind_group(0, &pass.group, &[(d as u64 * pass.stride) as u32]);
-            }
-            cp.set_pipeline(&self.compiled.pipelines[e]);
-            cp.dispatch_workgroups(groups, 1, 1);
-        }
-        drop(cp);
-        pass.batch.clear();
-        pass.values.clear();
+fn internal(what: &str) -> Error {
+    Error::Unsupported {
+        what: format!("internal error: {what}"),
     }
 }
 
@@ -266,24 +238,20 @@ impl GpuLaunch for WgpuLaunch<'_> {
             self.params[o as usize..o as usize + 4].copy_from_slice(&groups.to_le_bytes());
         }
         let mut scratch = compiled.scratch.lock().unwrap_or_else(|e| e.into_inner());
-        dev.queue.write_buffer(&scratch.params, 0, &self.params);
-        dev.queue
-            .write_buffer(&scratch.status, 0, &[0; status::BYTES]);
-        if let Some(locals) = &scratch.locals {
-            dev.queue
-                .write_buffer(locals, 0, &vec![0; l.layout.locals_size as usize]);
-        }
         let groups = grid.uniform().unwrap_or(1) as usize;
         let mut buffers = Vec::with_capacity(l.bindings.len());
+        let mut clear = Vec::new();
         for (i, b) in l.bindings.iter().enumerate() {
             let buf = match b {
-                Binding::Array(p) => self.buffers[i].clone().ok_or_else(|| Error::Unsupported {
-                    what: format!("internal error: array parameter {p} was not bound"),
-                })?,
-                Binding::Params => scratch.params.clone(),
+                Binding::Array(p) => self.buffers[i]
+                    .clone()
+                    .ok_or_else(|| internal(&format!("array parameter {p} was not bound")))?,
+                Binding::Params | Binding::HostValues => dev.uploads.clone(),
                 Binding::Status => {
+                    // Only a kernel that reports writes its status: zeroed before it runs.
                     if l.layout.status_used {
                         self.readback.push((i, status::BYTES));
+                        clear.push(scratch.status.clone());
                     }
                     scratch.status.clone()
                 }
@@ -291,17 +259,12 @@ impl GpuLaunch for WgpuLaunch<'_> {
                     if l.layout.reads_locals() {
                         self.readback.push((i, l.layout.locals_size as usize));
                     }
-                    scratch.locals.clone().ok_or_else(|| Error::Unsupported {
-                        what: "internal error: no locals buffer".into(),
-                    })?
-                }
-                Binding::HostValues => {
-                    scratch
-                        .host_values
+                    let locals = scratch
+                        .locals
                         .clone()
-                        .ok_or_else(|| Error::Unsupported {
-                            what: "internal error: no host values buffer".into(),
-                        })?
+                        .ok_or_else(|| internal("no locals buffer"))?;
+                    clear.push(locals.clone());
+                    locals
                 }
                 Binding::Partials(r) => {
                     // Partials of a reduction into a region local stay on the device.
@@ -326,79 +289,108 @@ impl GpuLaunch for WgpuLaunch<'_> {
             .entry(buffers.clone())
             .or_insert_with_key(|buffers| dev.bind_group(&compiled, buffers, host_vars))
             .clone();
-        self.pass = Some(Pass {
-            group,
-            buffers,
-            host_values: scratch.host_values.clone(),
-            stride: dev.host_value_stride(host_vars),
-            batch: Vec::new(),
-            values: Vec::new(),
-            encoder: None,
-        });
+        drop(scratch);
+        let mut batch = dev.batch.lock().unwrap_or_else(|e| e.into_inner());
+        WgpuDevice::take_failure(&mut batch)?;
+        // Cleared in order with the batch's earlier launches of the same kernel.
+        for b in clear {
+            batch.encoder(&dev.device).clear_buffer(&b, 0, None);
+        }
+        batch.recorded(&self.kernel.name);
+        self.batch = Some(batch);
+        self.group = Some((group, buffers));
         Ok(())
     }
 
     fn dispatch(&mut self, e: usize, blocks: u32, host: &[i128]) -> Result<()> {
+        let dev = self.dev;
         let l = &self.compiled.lowered;
         let program = &l.layout.program;
         let single = l.layout.entries[e].single;
         let target = self.target;
         let name = &self.kernel.name;
-        let Some(pass) = &mut self.pass else {
-            return Err(Error::Unsupported {
-                what: "internal error: a dispatch before the launch was ready".into(),
-            });
-        };
-        if pass.host_values.is_some() {
-            pass.values
-                .resize(pass.batch.len() * pass.stride as usize, 0);
-            for (n, &v) in host.iter().enumerate() {
-                // Indices of 32 bits hold a host loop's `usize`/`isize` only within them.
-                let narrow = match program.host_var(n) {
-                    Some((var, Scalar::USize)) if !target.wide_usize() => {
-                        (!(0..=i128::from(u32::MAX)).contains(&v)).then_some(var)
-                    }
-                    Some((var, Scalar::ISize)) if !target.wide_usize() => {
-                        (!(i128::from(i32::MIN)..=i128::from(i32::MAX)).contains(&v)).then_some(var)
-                    }
-                    _ => None,
-                };
-                if let Some(var) = narrow {
-                    return Err(Error::Unsupported {
-                        what: format!(
-                            "on wgpu: the loop variable `{var}` of `{name}` reaches {v}, more than this launch's 32-bit indices hold"
-                        ),
-                    });
+        // The host loops' values of this dispatch, two 32-bit words each.
+        let mut values = Vec::with_capacity(8 * host.len());
+        for (n, &v) in host.iter().enumerate() {
+            // Indices of 32 bits hold a host loop's `usize`/`isize` only within them.
+            let narrow = match program.host_var(n) {
+                Some((var, Scalar::USize)) if !target.wide_usize() => {
+                    (!(0..=i128::from(u32::MAX)).contains(&v)).then_some(var)
                 }
-                pass.values.extend_from_slice(&(v as u64).to_le_bytes());
+                Some((var, Scalar::ISize)) if !target.wide_usize() => {
+                    (!(i128::from(i32::MIN)..=i128::from(i32::MAX)).contains(&v)).then_some(var)
+                }
+                _ => None,
+            };
+            if let Some(var) = narrow {
+                return Err(Error::Unsupported {
+                    what: format!(
+                        "on wgpu: the loop variable `{var}` of `{name}` reaches {v}, more than this launch's 32-bit indices hold"
+                    ),
+                });
             }
+            values.extend_from_slice(&(v as u64).to_le_bytes());
         }
-        pass.batch.push((e, if single { 1 } else { blocks }));
-        // A long program's earlier passes are submitted while later ones are recorded.
-        if pass.batch.len() == DISPATCHES_PER_PASS {
-            self.record();
-            if let Some(encoder) = self.pass.as_mut().and_then(|p| p.encoder.take()) {
-                self.dev.queue.submit([encoder.finish()]);
+        let (Some(batch), Some((group, _))) = (self.batch.as_mut(), &self.group) else {
+            return Err(internal("a dispatch before the launch was ready"));
+        };
+        let align = dev.upload_align();
+        let host_vars = program.host_vars();
+        // The parameters (once per batch the launch is recorded in) and the values, in the
+        // upload buffer; a full one is submitted and the next batch's begins.
+        let offsets = loop {
+            let generation = batch.generation;
+            let params = match self.params_at {
+                Some((g, at)) if g == generation => Some(at),
+                _ => batch.stage(&self.params, slot_size(l, &Binding::Params, host_vars), align),
+            };
+            let values = match (params, host_vars) {
+                (None, _) => None,
+                (Some(_), 0) => Some(0),
+                (Some(_), _) => {
+                    batch.stage(&values, slot_size(l, &Binding::HostValues, host_vars), align)
+                }
+            };
+            if let (Some(p), Some(v)) = (params, values) {
+                self.params_at = Some((generation, p));
+                break l.bindings.iter().filter_map(move |b| match b {
+                    Binding::Params => Some(p),
+                    Binding::HostValues => Some(v),
+                    _ => None,
+                });
             }
+            if batch.is_empty() {
+                return Err(internal("a launch's parameters exceed the upload buffer"));
+            }
+            dev.submit(batch)?;
+        };
+        let offsets: Vec<u32> = offsets.collect();
+        let groups = if single { 1 } else { blocks };
+        let pass = batch.pass(&dev.device);
+        pass.set_pipeline(&self.compiled.pipelines[e]);
+        pass.set_bind_group(0, group, &offsets);
+        pass.dispatch_workgroups(groups, 1, 1);
+        self.workgroups += u64::from(groups);
+        if batch.dispatched() {
+            dev.submit(batch)?;
         }
         Ok(())
     }
 
     fn finish(mut self, args: &mut [Arg<'_>], grid: &Grid) -> Result<Option<Readback>> {
-        self.record();
         let dev = self.dev;
-        let mut encoder = match self.pass.as_mut().and_then(|p| p.encoder.take()) {
-            Some(e) => e,
-            None => dev
-                .device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some(&self.kernel.name),
-                }),
-        };
+        let mut batch = self
+            .batch
+            .take()
+            .ok_or_else(|| internal("a launch finished before it was ready"))?;
+        let timing = acc_core::observe::timing();
         if self.readback.is_empty() {
-            // Nothing comes back and nothing can go wrong: the host goes on.
-            let index = dev.queue.submit([encoder.finish()]);
-            if acc_core::observe::timing() {
+            // Nothing comes back and nothing can go wrong: the host goes on, and the launch
+            // waits in the batch unless it is large.
+            let temporaries = std::mem::take(&mut self.temporaries);
+            let full = batch.keep(self.queue, temporaries);
+            if timing {
+                dev.submit(&mut batch)?;
                 // `ACC_TIME`: from submission to the queue's report that it ran.
                 let pending = QueuedTime {
                     submitted: std::time::Instant::now(),
@@ -417,26 +409,17 @@ impl GpuLaunch for WgpuLaunch<'_> {
                         acc_core::observe::time::Clock::WgpuQueue,
                     ),
                 );
-            }
-            let number = dev.queued_count.fetch_add(1, Ordering::Relaxed) + 1;
-            let finished = Arc::clone(&dev.finished);
-            dev.queue.on_submitted_work_done(move || {
-                finished.fetch_max(number, Ordering::Relaxed);
-            });
-            dev.queued
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(self.queue, (number, index));
-            for t in self.temporaries.drain(..) {
-                dev.pool.give(t);
+            } else if full || self.workgroups >= super::batch::LARGE_LAUNCH_WORKGROUPS {
+                dev.submit(&mut batch)?;
             }
             return Ok(None);
         }
         let bound = self
-            .pass
+            .group
             .as_ref()
-            .map(|p| p.buffers.as_slice())
-            .unwrap_or(&[]);
+            .map(|(_, b)| b.as_slice())
+            .ok_or_else(|| internal("a launch finished before it was ready"))?;
+        let encoder = batch.encoder(&dev.device);
         let staging: Vec<(usize, wgpu::Buffer)> = self
             .readback
             .iter()
@@ -447,8 +430,10 @@ impl GpuLaunch for WgpuLaunch<'_> {
                 (i, s)
             })
             .collect();
-        let submitted = acc_core::observe::timing().then(std::time::Instant::now);
-        dev.queue.submit([encoder.finish()]);
+        let submitted = timing.then(std::time::Instant::now);
+        batch.keep_temporaries(std::mem::take(&mut self.temporaries));
+        dev.submit(&mut batch)?;
+        drop(batch);
         for (_, s) in &staging {
             s.slice(..).map_async(wgpu::MapMode::Read, |_| {});
         }
@@ -465,9 +450,6 @@ impl GpuLaunch for WgpuLaunch<'_> {
                     acc_core::observe::time::Clock::WgpuQueue,
                 ),
             );
-        }
-        for t in self.temporaries.drain(..) {
-            dev.pool.give(t);
         }
         let l = &self.compiled.lowered;
         let mut back = Readback::default();

@@ -399,17 +399,19 @@ fn a_launch_that_brings_nothing_back_does_not_wait() {
             Absent::Copyin,
         )
         .expect("present");
-    let queued = dev.queued_count.load(Ordering::Relaxed);
+    let queued = dev.batch.lock().unwrap().queued_count;
     let q = Queue::Async(3);
     let out = dev
         .launch_kernel_queued(&k, &mut [Arg::Write(bytes_mut(&mut host))], q, None)
         .expect("launch");
     assert_eq!(out, Launched::default());
     assert_eq!(
-        dev.queued_count.load(Ordering::Relaxed),
+        dev.batch.lock().unwrap().queued_count,
         queued + 1,
         "the launch was queued"
     );
+    // It waits in the batch until something needs it: the wait submits it.
+    assert!(!dev.batch.lock().unwrap().is_empty(), "the launch waits in the batch");
     dev.synchronize_queue(q).expect("wait");
     assert!(dev.queue_done(Some(q)));
     assert!(dev.queue_done(None));
