@@ -626,3 +626,86 @@ fn tiled_nests_cover_their_iterations() {
     let Some(dev) = device() else { return };
     acc_core::ir::samples::check_tiled(|k, args| dev.launch(k, args));
 }
+
+/// Launches waiting in the device's batch run before what the program does next: an update
+/// of their array waits for them, and a buffer freed while a waiting launch uses it is not
+/// handed to another launch's copy-in before that launch ran. Loop-free kernels, so that no
+/// launch reads its status back, even on lavapipe (whose loops may hit its iteration limit).
+#[test]
+fn batched_launches_keep_the_program_order() {
+    use acc_core::present::{Absent, Counter, HostBytes, Leave, Release};
+    let Some(dev) = device() else { return };
+    // `y[0] = y[0] + 1`.
+    let mut b = KernelBuilder::new("inc");
+    let y = b.param_array("y", Scalar::F32, true);
+    let i0 = b.lit_int(0, Some(Scalar::USize));
+    let y0 = b.load(y, i0);
+    let one = b.lit_float(1.0, Some(Scalar::F32));
+    let s = b.binary(BinaryOp::Add, y0, one);
+    let i0 = b.lit_int(0, Some(Scalar::USize));
+    b.store(y, i0, s);
+    let k = Arc::new(b.finish().expect("valid"));
+    let layout = ElemLayout {
+        scalar: Some(Scalar::F32),
+        size: 4,
+    };
+    let name = acc_core::present::Named::unlocated("y");
+    let enter = |host: &[f32]| {
+        dev.present
+            .enter(&dev, bytes(host), layout, name, Counter::Dynamic, Absent::Copyin)
+            .expect("present");
+    };
+    let inc = |host: &mut [f32]| {
+        let out = dev
+            .launch_shared(&k, &mut [Arg::Write(bytes_mut(host))], Queue::Sync)
+            .expect("launch");
+        assert_eq!(out, Launched::default());
+    };
+    let leave = |host: &mut [f32], release| {
+        dev.present
+            .exit(
+                &dev,
+                (host.as_ptr() as usize, 4 * host.len()),
+                Some(bytes_mut(host)),
+                name,
+                Leave {
+                    counter: Counter::Dynamic,
+                    finalize: false,
+                    release,
+                },
+            )
+            .expect("exit");
+    };
+
+    // Three increments wait in the batch; an update of `y` comes after them, two more after it.
+    let mut host = vec![0.0f32; 64];
+    enter(&host);
+    for _ in 0..3 {
+        inc(&mut host);
+    }
+    assert!(!dev.batch.lock().unwrap().is_empty(), "the launches wait in the batch");
+    host[0] = 10.0;
+    dev.present
+        .update(&dev, HostBytes::Read(bytes(&host)), layout, name, false)
+        .expect("update");
+    for _ in 0..2 {
+        inc(&mut host);
+    }
+    leave(&mut host, Release::Copyout);
+    assert_eq!(host[0], 12.0, "the update ran after the first increments");
+
+    // An increment of `a` waits in the batch while `a` is deleted; a launch copying in an
+    // array of the same size may get a pool buffer, and its copy must not be the one the
+    // waiting increment then adds to.
+    let mut a = vec![5.0f32; 64];
+    enter(&a);
+    inc(&mut a);
+    leave(&mut a, Release::Delete);
+    let mut c = vec![100.0f32; 64];
+    let out = dev
+        .launch(&k, &mut [Arg::Write(bytes_mut(&mut c))])
+        .expect("launch");
+    assert_eq!(out, Launched::default());
+    assert_eq!(c[0], 101.0, "the copied-in array was incremented once");
+    acc_core::Device::synchronize(&dev).expect("wait");
+}
