@@ -26,7 +26,8 @@ pub fn accesses_in_bounds(kernel: &Kernel, args: &[KernelArg<'_>]) -> bool {
 
 /// What a proof of `kernel` needs that does not depend on the launch's arguments: each
 /// expression's type and how often each local is assigned. Made once per kernel, so that a
-/// launch with new arguments (a time step's scalar) pays only for the walk.
+/// launch with new arguments (a time step's scalar) pays only for the walk, or, where an
+/// earlier proof holds beyond its own arguments ([`value`]), for checking its guards.
 pub struct Prepared {
     types: Vec<Scalar>,
     assignments: Vec<u32>,
@@ -35,6 +36,8 @@ pub struct Prepared {
     /// What a proof writes as it walks, kept between proofs so that one allocates nothing
     /// (a wavefront proves at every launch).
     scratch: std::sync::Mutex<Scratch>,
+    /// Proofs that hold wherever their guards do.
+    general: std::sync::Mutex<General>,
 }
 
 impl std::fmt::Debug for Prepared {
@@ -55,12 +58,31 @@ const NONE: u32 = 1 << 31;
 /// environments saved at the `if`s being walked.
 #[derive(Default)]
 struct Scratch {
-    env: Vec<Option<Range>>,
-    ranges: Vec<Range>,
+    env: Vec<Option<Range<i128>>>,
+    ranges: Vec<Range<i128>>,
     stamps: Vec<u32>,
     stamp: u32,
-    saved: Vec<Vec<Option<Range>>>,
+    saved: Vec<Vec<Option<Range<i128>>>>,
 }
+
+/// A kernel's proofs that hold beyond their own launch: each with whether it checked widths,
+/// its guards and its verdict, the latest used first.
+#[derive(Default)]
+struct General {
+    proofs: Vec<(bool, value::Guards, Proof)>,
+    /// The launch's inputs by key, refilled at each launch.
+    inputs: Vec<i128>,
+    /// Symbolic walks made, and launches a kept proof answered.
+    walks: u32,
+    reused: u32,
+    /// No more symbolic walks: the kernel's proofs are not affine in its inputs, or its
+    /// launches keep needing new ones.
+    off: bool,
+}
+
+/// General proofs a kernel keeps (a wavefront's bounds have a few shapes: growing, full,
+/// shrinking diagonals).
+const GENERAL_KEPT: usize = 8;
 
 impl Prepared {
     /// The argument-independent part of `kernel`'s proofs; `None` where its expressions do
@@ -75,11 +97,99 @@ impl Prepared {
             assignments,
             tape,
             scratch: Default::default(),
+            general: std::sync::Mutex::new(General {
+                // Keys are 16 bits: two per parameter.
+                off: 2 * kernel.params.len() > Key::MAX as usize,
+                ..Default::default()
+            }),
         })
     }
 
-    /// [`prove`], for the kernel this was made of.
+    /// [`prove`], for the kernel this was made of: by a kept proof whose guards hold for
+    /// `args`, else by walking the kernel (symbolically while that keeps paying).
     pub fn prove(&self, kernel: &Kernel, args: &[KernelArg<'_>], widths: bool) -> Proof {
+        let mut general = self.general.lock().unwrap_or_else(|e| e.into_inner());
+        if general.off {
+            drop(general);
+            return self.prove_concrete(kernel, args, widths);
+        }
+        let g = &mut *general;
+        g.inputs.clear();
+        g.inputs.resize(2 * kernel.params.len(), 0);
+        for (p, a) in args.iter().enumerate().take(kernel.params.len()) {
+            match a {
+                KernelArg::Scalar(_) => {
+                    if let Some(v) = scalar_input(a) {
+                        g.inputs[p] = v;
+                    }
+                }
+                KernelArg::Read(_) | KernelArg::Write(_) => {
+                    let bytes = match a {
+                        KernelArg::Read(d) => d.len(),
+                        KernelArg::Write(d) => d.len(),
+                        KernelArg::Scalar(_) => 0,
+                    };
+                    if let ParamKind::Array { elem, .. } = kernel.params[p].kind {
+                        g.inputs[kernel.params.len() + p] =
+                            (bytes / elem.size().max(1) as usize) as i128;
+                    }
+                }
+            }
+        }
+        let inputs = &g.inputs;
+        if let Some(i) = g
+            .proofs
+            .iter()
+            .position(|(w, guards, _)| *w == widths && guards.hold(inputs))
+        {
+            g.reused += 1;
+            let kept = g.proofs.remove(i);
+            let proof = kept.2;
+            g.proofs.insert(0, kept);
+            return proof;
+        }
+        g.walks += 1;
+        let mut p = self.prover::<value::Sym>(kernel, args, widths);
+        let mut saved = Vec::new();
+        let proof = p.verdict(kernel, &self.tape, &mut saved);
+        match p.rec.guards() {
+            Some(guards) => {
+                g.proofs.truncate(GENERAL_KEPT - 1);
+                g.proofs.insert(0, (widths, guards, proof));
+            }
+            None => g.off = true,
+        }
+        // Launches whose inputs keep leaving every kept proof's guards: walk plainly.
+        if g.walks >= 32 && g.reused < 4 * g.walks {
+            g.off = true;
+        }
+        proof
+    }
+
+    /// A prover for `args` with empty working memory.
+    fn prover<'a, 'k, N: Num>(
+        &'k self,
+        kernel: &'k Kernel,
+        args: &'a [KernelArg<'a>],
+        widths: bool,
+    ) -> Prover<'a, 'k, N> {
+        let n = kernel.function.exprs.len();
+        Prover {
+            k: kernel,
+            args,
+            types: &self.types,
+            assignments: &self.assignments,
+            env: Env(vec![None; kernel.function.locals.len()]),
+            ranges: vec![(N::int(0), N::int(0)); n],
+            stamps: vec![0; n],
+            stamp: 1,
+            widths: widths.then_some(true),
+            rec: Record::default(),
+        }
+    }
+
+    /// The proof by walking the kernel with plain values, in the kept working memory.
+    fn prove_concrete(&self, kernel: &Kernel, args: &[KernelArg<'_>], widths: bool) -> Proof {
         let mut guard = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
         let scratch = &mut *guard;
         scratch.stamp += 1;
@@ -103,16 +213,13 @@ impl Prepared {
             stamps: std::mem::take(&mut scratch.stamps),
             stamp: scratch.stamp,
             widths: widths.then_some(true),
+            rec: Record::default(),
         };
-        let in_bounds = p.run(&self.tape, &mut scratch.saved);
-        let fits = p.widths == Some(true);
+        let proof = p.verdict(kernel, &self.tape, &mut scratch.saved);
         scratch.env = p.env.0;
         scratch.ranges = p.ranges;
         scratch.stamps = p.stamps;
-        Proof {
-            in_bounds: in_bounds || kernel.unchecked,
-            fits_32: in_bounds && fits,
-        }
+        proof
     }
 }
 
@@ -196,32 +303,34 @@ fn count_assignments(b: &Block, n: &mut [u32]) {
 }
 
 /// A closed interval of integer values.
-type Range = (i128, i128);
+type Range<N> = (N, N);
 
-struct Prover<'a, 'k> {
+struct Prover<'a, 'k, N: Num> {
     k: &'k Kernel,
     args: &'a [KernelArg<'a>],
     types: &'k [Scalar],
     assignments: &'k [u32],
     /// Bounds of loop variables and of locals assigned once.
-    env: Env,
+    env: Env<N>,
     /// The range of each expression walked so far ([`Step::Expr`](tape::Step::Expr)):
     /// valid where `stamps` holds `stamp` (`stamp | NONE`: known to have none).
-    ranges: Vec<Range>,
+    ranges: Vec<Range<N>>,
     stamps: Vec<u32>,
     stamp: u32,
     /// Whether every `usize`/`isize` value seen so far fits 32 bits, where [`prove`] asks.
     widths: Option<bool>,
+    /// The comparisons decided ([`value::Record`]: recorded for [`value::Sym`] only).
+    rec: Record,
 }
 
 /// The ranges of the locals a proof knows, by local.
-struct Env(Vec<Option<Range>>);
+struct Env<N>(Vec<Option<Range<N>>>);
 
-impl Env {
-    fn get(&self, l: LocalId) -> Option<&Range> {
+impl<N: Num> Env<N> {
+    fn get(&self, l: LocalId) -> Option<&Range<N>> {
         self.0.get(l as usize)?.as_ref()
     }
-    fn insert(&mut self, l: LocalId, r: Range) {
+    fn insert(&mut self, l: LocalId, r: Range<N>) {
         if let Some(slot) = self.0.get_mut(l as usize) {
             *slot = Some(r);
         }
@@ -235,7 +344,7 @@ impl Env {
 
 /// The values the 32-bit type standing for `t` holds in a narrowed kernel (`u32` for
 /// `usize`, `i32` for `isize`); `None` for other types.
-fn narrow_range(t: Scalar) -> Option<Range> {
+fn narrow_range(t: Scalar) -> Option<(i128, i128)> {
     match t {
         Scalar::USize => Some((0, u32::MAX as i128)),
         Scalar::ISize => Some((i32::MIN as i128, i32::MAX as i128)),
@@ -244,7 +353,7 @@ fn narrow_range(t: Scalar) -> Option<Range> {
 }
 
 /// The values integer type `t` holds.
-fn type_range(t: Scalar) -> Option<Range> {
+fn type_range(t: Scalar) -> Option<(i128, i128)> {
     if !t.is_int() {
         return None;
     }
@@ -281,18 +390,67 @@ fn mirrored(op: BinaryOp) -> Option<BinaryOp> {
     })
 }
 
-/// The hull of `corners`.
-fn hull(corners: &[i128]) -> Range {
-    let lo = corners.iter().copied().min().unwrap_or(0);
-    let hi = corners.iter().copied().max().unwrap_or(0);
-    (lo, hi)
-}
+impl<N: Num> Prover<'_, '_, N> {
+    /// Runs `tape` and says what it found.
+    fn verdict(
+        &mut self,
+        kernel: &Kernel,
+        tape: &tape::Tape,
+        saved: &mut Vec<Vec<Option<Range<N>>>>,
+    ) -> Proof {
+        let in_bounds = self.run(tape, saved);
+        let fits = self.widths == Some(true);
+        Proof {
+            in_bounds: in_bounds || kernel.unchecked,
+            fits_32: in_bounds && fits,
+        }
+    }
 
-impl Prover<'_, '_> {
+    // Every decision on values goes through these, so that a symbolic proof records it.
+    fn cmp(&mut self, a: &N, b: &N) -> std::cmp::Ordering {
+        a.compare(b, &mut self.rec)
+    }
+    fn lt(&mut self, a: &N, b: &N) -> bool {
+        self.cmp(a, b).is_lt()
+    }
+    fn le(&mut self, a: &N, b: &N) -> bool {
+        self.cmp(a, b).is_le()
+    }
+    fn eq(&mut self, a: &N, b: &N) -> bool {
+        self.cmp(a, b).is_eq()
+    }
+    fn min(&mut self, a: N, b: N) -> N {
+        if self.le(&a, &b) {
+            a
+        } else {
+            b
+        }
+    }
+    fn max(&mut self, a: N, b: N) -> N {
+        if self.le(&a, &b) {
+            b
+        } else {
+            a
+        }
+    }
+    /// The hull of `corners` (not empty).
+    fn hull(&mut self, corners: &[N]) -> Range<N> {
+        let (mut lo, mut hi) = (corners[0].clone(), corners[0].clone());
+        for c in &corners[1..] {
+            lo = self.min(lo, c.clone());
+            hi = self.max(hi, c.clone());
+        }
+        (lo, hi)
+    }
+    /// Whether `(lo, hi)` lies within `(min, max)`.
+    fn within(&mut self, r: &Range<N>, (min, max): (i128, i128)) -> bool {
+        !self.lt(&r.0, &N::int(min)) && self.le(&r.1, &N::int(max))
+    }
+
     /// The largest value of a loop over a range `start..end` or `start..=end` as the builder
     /// writes it (step 1, trips `select(start < end, (end - start) as usize, 0)`, plus 1 when
     /// inclusive): `end - 1` (`end`) at most.
-    fn range_end(&self, lv: &super::LoopLevel) -> Option<i128> {
+    fn range_end(&self, lv: &super::LoopLevel) -> Option<N> {
         let e = &self.k.function.exprs;
         if !matches!(e[lv.step], Expr::Literal(Literal::Int(_, 1))) {
             return None;
@@ -336,12 +494,16 @@ impl Prover<'_, '_> {
             return None;
         }
         let end = self.range(*b)?.1;
-        Some(if inclusive { end } else { end - 1 })
+        Some(if inclusive {
+            end
+        } else {
+            end.sub(&N::int(1))
+        })
     }
 
     /// Runs `tape`: whether every access is in bounds. `saved`: spare room for the
     /// environments saved at `if`s.
-    fn run(&mut self, tape: &tape::Tape, saved: &mut Vec<Vec<Option<Range>>>) -> bool {
+    fn run(&mut self, tape: &tape::Tape, saved: &mut Vec<Vec<Option<Range<N>>>>) -> bool {
         use tape::Step;
         let mut depth = 0;
         let mut pc = 0;
@@ -403,33 +565,32 @@ impl Prover<'_, '_> {
                     ) else {
                         return false;
                     };
-                    if trips.1 <= 0 {
+                    if self.le(&trips.1, &N::int(0)) {
                         // The body never runs.
                         pc = *skip;
                         continue;
                     }
                     // start + k * step for k in 0..trips: the extremes are at the corners.
-                    let last = trips.1 - 1;
-                    let (Some(a), Some(b)) = (step.0.checked_mul(last), step.1.checked_mul(last))
-                    else {
+                    let last = trips.1.sub(&N::int(1));
+                    let (Some(a), Some(b)) = (step.0.mul(&last), step.1.mul(&last)) else {
                         return false;
                     };
-                    let mut var = hull(&[
-                        start.0,
-                        start.1,
-                        start.0 + a,
-                        start.0 + b,
-                        start.1 + a,
-                        start.1 + b,
+                    let mut var = self.hull(&[
+                        start.0.clone(),
+                        start.1.clone(),
+                        start.0.add(&a),
+                        start.0.add(&b),
+                        start.1.add(&a),
+                        start.1.add(&b),
                     ]);
                     // `start..end`: below `end` whatever the start (intervals alone lose that
                     // the trip count shrinks as the start grows: `for i in k + 1..n`).
                     if let Some(end) = self.range_end(lv) {
-                        var.1 = var.1.min(end);
+                        var.1 = self.min(var.1, end);
                     }
                     if self.widths == Some(true) {
                         let ty = self.k.function.locals[lv.var as usize].ty;
-                        if narrow_range(ty).is_some_and(|(min, max)| var.0 < min || var.1 > max) {
+                        if narrow_range(ty).is_some_and(|r| !self.within(&var, r)) {
                             self.widths = Some(false);
                         }
                     }
@@ -441,8 +602,16 @@ impl Prover<'_, '_> {
     }
 
     /// Whether a refinement left a local without values: the code it guards never runs.
-    fn unreachable(&self) -> bool {
-        self.env.0.iter().flatten().any(|&(lo, hi)| lo > hi)
+    fn unreachable(&mut self) -> bool {
+        for i in 0..self.env.0.len() {
+            if let Some((lo, hi)) = &self.env.0[i] {
+                let (lo, hi) = (lo.clone(), hi.clone());
+                if self.lt(&hi, &lo) {
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     /// Narrows the ranges of locals in the environment to what condition `cond` being `holds`
@@ -452,21 +621,27 @@ impl Prover<'_, '_> {
         let e = &self.k.function.exprs[cond];
         match e {
             Expr::Binary(BinaryOp::And, a, b) if holds => {
-                self.refine(*a, true);
-                self.refine(*b, true);
+                let (a, b) = (*a, *b);
+                self.refine(a, true);
+                self.refine(b, true);
             }
             Expr::Binary(BinaryOp::Or, a, b) if !holds => {
-                self.refine(*a, false);
-                self.refine(*b, false);
+                let (a, b) = (*a, *b);
+                self.refine(a, false);
+                self.refine(b, false);
             }
-            Expr::Unary(UnaryOp::Not, a) => self.refine(*a, !holds),
+            Expr::Unary(UnaryOp::Not, a) => {
+                let a = *a;
+                self.refine(a, !holds)
+            }
             Expr::Binary(op, a, b) if op.is_comparison() => {
+                let (a, b) = (*a, *b);
                 // The comparison as it holds: `x op y`.
                 let op = if holds { Some(*op) } else { negated(*op) };
                 let Some(op) = op else { return };
-                self.bound(*a, op, *b);
+                self.bound(a, op, b);
                 if let Some(m) = mirrored(op) {
-                    self.bound(*b, m, *a);
+                    self.bound(b, m, a);
                 }
             }
             _ => {}
@@ -486,29 +661,56 @@ impl Prover<'_, '_> {
             }
             _ => return,
         };
-        let (Some(&(lo, hi)), Some((ylo, yhi))) = (self.env.get(local), self.range(y)) else {
+        let (Some((lo, hi)), Some((ylo, yhi))) = (self.env.get(local).cloned(), self.range(y))
+        else {
             return;
         };
+        let c = N::int(c);
         // `local + c` as the device computes it is `local + c` only where it does not wrap
         // (`b.wrapping_add(1) == 0` holds for `b = 255`): otherwise nothing follows.
-        if c != 0 {
-            let Some((min, max)) = self.types.get(x.index()).and_then(|t| type_range(*t)) else {
+        if c.value() != 0 {
+            let Some(t) = self.types.get(x.index()).and_then(|t| type_range(*t)) else {
                 return;
             };
-            if lo + c < min || hi + c > max {
+            if !self.within(&(lo.add(&c), hi.add(&c)), t) {
                 return;
             }
         }
+        let one = N::int(1);
         // local + c op y: local op y - c.
         let (lo, hi) = match op {
-            BinaryOp::Lt => (lo, hi.min(yhi - c - 1)),
-            BinaryOp::Le => (lo, hi.min(yhi - c)),
-            BinaryOp::Gt => (lo.max(ylo - c + 1), hi),
-            BinaryOp::Ge => (lo.max(ylo - c), hi),
-            BinaryOp::Eq => (lo.max(ylo - c), hi.min(yhi - c)),
+            BinaryOp::Lt => {
+                let h = self.min(hi, yhi.sub(&c).sub(&one));
+                (lo, h)
+            }
+            BinaryOp::Le => {
+                let h = self.min(hi, yhi.sub(&c));
+                (lo, h)
+            }
+            BinaryOp::Gt => {
+                let l = self.max(lo, ylo.sub(&c).add(&one));
+                (l, hi)
+            }
+            BinaryOp::Ge => {
+                let l = self.max(lo, ylo.sub(&c));
+                (l, hi)
+            }
+            BinaryOp::Eq => {
+                let l = self.max(lo, ylo.sub(&c));
+                let h = self.min(hi, yhi.sub(&c));
+                (l, h)
+            }
             // `i != 0` with `i` from 0: from 1 (`if i == 0 || j == 0 { .. } else { a[i - 1] }`).
-            BinaryOp::Ne if ylo == yhi && ylo - c == lo => (lo + 1, hi),
-            BinaryOp::Ne if ylo == yhi && ylo - c == hi => (lo, hi - 1),
+            BinaryOp::Ne if self.eq(&ylo, &yhi) => {
+                let v = ylo.sub(&c);
+                if self.eq(&v, &lo) {
+                    (lo.add(&one), hi)
+                } else if self.eq(&v, &hi) {
+                    (lo, hi.sub(&one))
+                } else {
+                    return;
+                }
+            }
             _ => return,
         };
         self.env.insert(local, (lo, hi));
@@ -516,11 +718,12 @@ impl Prover<'_, '_> {
 
     /// Whether `usize` expression `h` lies within `u32`, and `isize` within `i32` (other
     /// types: true), so that 32-bit arithmetic computes it exactly.
-    fn fits_32(&self, h: Handle<Expr>) -> bool {
+    fn fits_32(&mut self, h: Handle<Expr>) -> bool {
         match self.types.get(h.index()) {
-            Some(&t @ (Scalar::USize | Scalar::ISize)) => self.range(h).is_some_and(|(lo, hi)| {
-                narrow_range(t).is_some_and(|(min, max)| lo >= min && hi <= max)
-            }),
+            Some(&t @ (Scalar::USize | Scalar::ISize)) => match (self.range(h), narrow_range(t)) {
+                (Some(r), Some(n)) => self.within(&r, n),
+                _ => false,
+            },
             _ => true,
         }
     }
@@ -548,14 +751,14 @@ impl Prover<'_, '_> {
         }
     }
 
-    fn in_bounds(&self, array: ParamId, index: Handle<Expr>) -> bool {
+    fn in_bounds(&mut self, array: ParamId, index: Handle<Expr>) -> bool {
         match (self.len(array), self.range(index)) {
-            (Some(n), Some((lo, hi))) => lo >= 0 && hi < n,
+            (Some(n), Some((lo, hi))) => !self.lt(&lo, &N::int(0)) && self.lt(&hi, &n),
             _ => false,
         }
     }
 
-    fn private_in_bounds(&self, local: LocalId, index: Handle<Expr>) -> bool {
+    fn private_in_bounds(&mut self, local: LocalId, index: Handle<Expr>) -> bool {
         match (
             self.k
                 .function
@@ -564,13 +767,15 @@ impl Prover<'_, '_> {
                 .and_then(|l| l.len),
             self.range(index),
         ) {
-            (Some(n), Some((lo, hi))) => lo >= 0 && hi < n as i128,
+            (Some(n), Some((lo, hi))) => {
+                !self.lt(&lo, &N::int(0)) && self.lt(&hi, &N::int(n as i128))
+            }
             _ => false,
         }
     }
 
-    /// The length of array parameter `a` in this launch.
-    fn len(&self, a: ParamId) -> Option<i128> {
+    /// The length of array parameter `a` in this launch (input `params + a` of the proof).
+    fn len(&self, a: ParamId) -> Option<N> {
         let ParamKind::Array { elem, .. } = self.k.params.get(a as usize)?.kind else {
             return None;
         };
@@ -579,98 +784,135 @@ impl Prover<'_, '_> {
             KernelArg::Write(d) => d.len(),
             KernelArg::Scalar(_) => return None,
         };
-        Some((bytes / elem.size().max(1) as usize) as i128)
+        let n = (bytes / elem.size().max(1) as usize) as i128;
+        Some(N::input(length_key(self.k, a)?, n))
     }
 
     /// Bounds of integer expression `h`, within its type (`None` where it may wrap or is not
     /// known), as the walk found them when it passed `h` (each expression appears once in
     /// the kernel, so that is the environment at its place); `None` for one not walked yet.
-    fn range(&self, h: Handle<Expr>) -> Option<Range> {
+    fn range(&self, h: Handle<Expr>) -> Option<Range<N>> {
         match self.stamps.get(h.index()) {
-            Some(&s) if s == self.stamp => self.ranges.get(h.index()).copied(),
+            Some(&s) if s == self.stamp => self.ranges.get(h.index()).cloned(),
             _ => None,
         }
     }
 
-    fn range_uncached(&self, h: Handle<Expr>) -> Option<Range> {
+    fn range_uncached(&mut self, h: Handle<Expr>) -> Option<Range<N>> {
         let ty = *self.types.get(h.index())?;
+        let int = |(lo, hi): (i128, i128)| (N::int(lo), N::int(hi));
         let r = match &self.k.function.exprs[h] {
-            Expr::Literal(Literal::Int(_, v)) => (*v, *v),
+            Expr::Literal(Literal::Int(_, v)) => int((*v, *v)),
             Expr::Literal(_) => return None,
             Expr::Param(p) => {
-                let v = match self.args.get(*p as usize)? {
-                    KernelArg::Scalar(v) => match *v {
-                        ScalarValue::I32(x) => x as i128,
-                        ScalarValue::U32(x) => x as i128,
-                        ScalarValue::I64(x) | ScalarValue::ISize(x) => x as i128,
-                        ScalarValue::U64(x) | ScalarValue::USize(x) => x as i128,
-                        ScalarValue::Bool(_) | ScalarValue::F32(_) | ScalarValue::F64(_) => {
-                            return None
-                        }
-                    },
-                    _ => return None,
-                };
-                (v, v)
+                let v = scalar_input(self.args.get(*p as usize)?)?;
+                let v = N::input(Key::try_from(*p).ok()?, v);
+                (v.clone(), v)
             }
             Expr::Len(a) => {
                 let n = self.len(*a)?;
-                (n, n)
+                (n.clone(), n)
             }
-            Expr::Local(l) => *self.env.get(*l)?,
+            Expr::Local(l) => self.env.get(*l)?.clone(),
             // A value read from memory: anything its type holds (`keys[i] % n` is below `n`).
-            Expr::Load { .. } => type_range(ty)?,
+            Expr::Load { .. } => int(type_range(ty)?),
             Expr::Cast(a, _) => self.range(*a)?,
             Expr::Unary(UnaryOp::Neg, a) => {
                 let (lo, hi) = self.range(*a)?;
-                (-hi, -lo)
+                (hi.neg(), lo.neg())
             }
             Expr::Binary(op, a, b) => {
-                let (x, y) = (self.range(*a)?, self.range(*b)?);
+                let (op, a, b) = (*op, *a, *b);
+                let (x, y) = (self.range(a)?, self.range(b)?);
+                let zero = N::int(0);
                 match op {
-                    BinaryOp::Add => (x.0 + y.0, x.1 + y.1),
-                    BinaryOp::Sub => (x.0 - y.1, x.1 - y.0),
+                    BinaryOp::Add => (x.0.add(&y.0), x.1.add(&y.1)),
+                    BinaryOp::Sub => (x.0.sub(&y.1), x.1.sub(&y.0)),
                     BinaryOp::Mul => {
                         let c = [
-                            x.0.checked_mul(y.0)?,
-                            x.0.checked_mul(y.1)?,
-                            x.1.checked_mul(y.0)?,
-                            x.1.checked_mul(y.1)?,
+                            x.0.mul(&y.0)?,
+                            x.0.mul(&y.1)?,
+                            x.1.mul(&y.0)?,
+                            x.1.mul(&y.1)?,
                         ];
-                        hull(&c)
+                        self.hull(&c)
                     }
-                    BinaryOp::Div if x.0 >= 0 && y.0 > 0 => (x.0 / y.1, x.1 / y.0),
-                    BinaryOp::Rem if x.0 >= 0 && y.0 > 0 => (0, x.1.min(y.1 - 1)),
-                    BinaryOp::Shl if y.0 == y.1 && (0..64).contains(&y.0) => {
-                        (x.0.checked_shl(y.0 as u32)?, x.1.checked_shl(y.0 as u32)?)
+                    BinaryOp::Div if !self.lt(&x.0, &zero) && self.lt(&zero, &y.0) => {
+                        (x.0.div(&y.1), x.1.div(&y.0))
                     }
-                    BinaryOp::Shr if y.0 == y.1 && (0..64).contains(&y.0) && x.0 >= 0 => {
-                        (x.0 >> y.0, x.1 >> y.0)
+                    BinaryOp::Rem if !self.lt(&x.0, &zero) && self.lt(&zero, &y.0) => {
+                        let h = self.min(x.1, y.1.sub(&N::int(1)));
+                        (zero, h)
                     }
-                    BinaryOp::BitAnd if x.0 >= 0 && y.0 >= 0 => (0, x.1.min(y.1)),
+                    BinaryOp::Shl | BinaryOp::Shr => {
+                        // By a known amount below 64 only.
+                        let k = y.0.value();
+                        if !(0..64).contains(&k)
+                            || !self.eq(&y.0, &N::int(k))
+                            || !self.eq(&y.1, &N::int(k))
+                        {
+                            return None;
+                        }
+                        if op == BinaryOp::Shl {
+                            (x.0.shl(k as u32)?, x.1.shl(k as u32)?)
+                        } else if !self.lt(&x.0, &zero) {
+                            (x.0.shr(k as u32), x.1.shr(k as u32))
+                        } else {
+                            return None;
+                        }
+                    }
+                    BinaryOp::BitAnd if !self.lt(&x.0, &zero) && !self.lt(&y.0, &zero) => {
+                        let h = self.min(x.1, y.1);
+                        (zero, h)
+                    }
                     _ => return None,
                 }
             }
             Expr::Math(f @ (MathFn::Min | MathFn::Max), args) if args.len() == 2 => {
-                let (x, y) = (self.range(args[0])?, self.range(args[1])?);
-                if *f == MathFn::Min {
-                    (x.0.min(y.0), x.1.min(y.1))
+                let (f, a, b) = (*f, args[0], args[1]);
+                let (x, y) = (self.range(a)?, self.range(b)?);
+                if f == MathFn::Min {
+                    (self.min(x.0, y.0), self.min(x.1, y.1))
                 } else {
-                    (x.0.max(y.0), x.1.max(y.1))
+                    (self.max(x.0, y.0), self.max(x.1, y.1))
                 }
             }
             Expr::Select { accept, reject, .. } => {
-                let (x, y) = (self.range(*accept)?, self.range(*reject)?);
-                (x.0.min(y.0), x.1.max(y.1))
+                let (a, b) = (*accept, *reject);
+                let (x, y) = (self.range(a)?, self.range(b)?);
+                (self.min(x.0, y.0), self.max(x.1, y.1))
             }
             _ => return None,
         };
         // Arithmetic that may leave the type would wrap on the device.
-        let (lo, hi) = type_range(ty)?;
-        (r.0 >= lo && r.1 <= hi).then_some(r)
+        let t = type_range(ty)?;
+        self.within(&r, t).then_some(r)
     }
 }
 
+/// The value of an integer scalar argument.
+fn scalar_input(a: &KernelArg<'_>) -> Option<i128> {
+    match a {
+        KernelArg::Scalar(v) => match *v {
+            ScalarValue::I32(x) => Some(x as i128),
+            ScalarValue::U32(x) => Some(x as i128),
+            ScalarValue::I64(x) | ScalarValue::ISize(x) => Some(x as i128),
+            ScalarValue::U64(x) | ScalarValue::USize(x) => Some(x as i128),
+            ScalarValue::Bool(_) | ScalarValue::F32(_) | ScalarValue::F64(_) => None,
+        },
+        _ => None,
+    }
+}
+
+/// The proof's input key of array parameter `a`'s length.
+fn length_key(k: &Kernel, a: ParamId) -> Option<Key> {
+    Key::try_from(k.params.len() + a as usize).ok()
+}
+
 mod tape;
+mod value;
+
+use value::{Key, Num, Record};
 
 #[cfg(test)]
 mod tests;

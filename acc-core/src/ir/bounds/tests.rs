@@ -639,3 +639,141 @@ fn an_expression_shared_by_two_branches_has_the_range_of_each_place() {
     ];
     assert!(!accesses_in_bounds(&k, &args));
 }
+
+/// A proof kept for its guards gives, for every launch it answers, the verdict a walk of the
+/// kernel with that launch's values gives: the wavefront at every diagonal of several sizes,
+/// and launches with scalars drawn at random (most of them out of bounds somewhere), on one
+/// `Prepared` so that kept proofs answer most of them.
+#[test]
+fn kept_proofs_answer_as_a_walk_would() {
+    let k = wavefront();
+    let prepared = Prepared::new(&k).expect("types");
+    let (a, b) = (vec![0u8; 300], vec![0u8; 300]);
+    let mut table = vec![0u8; 4 * 3 * 301];
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut random = |m: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % m
+    };
+    let mut launches = Vec::new();
+    for n in [50usize, 100, 300] {
+        let w = n + 1;
+        for d in 0..=2 * n {
+            let lo = d.saturating_sub(n);
+            let hi = if d > n { n + 1 } else { d + 1 };
+            let (cur, prev, prev2) = ((d % 3) * w, ((d + 2) % 3) * w, ((d + 1) % 3) * w);
+            launches.push((n, [cur, d, hi, lo, prev, prev2]));
+        }
+    }
+    for _ in 0..3000 {
+        let n = 1 + random(300) as usize;
+        let s = [(); 6].map(|_| random(2 * n as u64 + 3) as usize);
+        launches.push((n, s));
+    }
+    let mut agreed = 0;
+    for (n, scalars) in launches {
+        let len = 4 * (3 * (n + 1) - random(2) as usize);
+        let mut args = vec![KernelArg::Read(&a[..n]), KernelArg::Read(&b[..n])];
+        args.extend(
+            scalars
+                .iter()
+                .map(|&x| KernelArg::Scalar(ScalarValue::USize(x as u64))),
+        );
+        args.push(KernelArg::Write(&mut table[..len]));
+        for widths in [false, true] {
+            let kept = prepared.prove(&k, &args, widths);
+            let walked = prepared.prove_concrete(&k, &args, widths);
+            assert_eq!(kept, walked, "n = {n}, scalars {scalars:?}, widths {widths}");
+            agreed += kept.in_bounds as usize;
+        }
+    }
+    assert!(agreed > 1000, "most diagonals are in bounds ({agreed})");
+}
+
+/// The wavefront's diagonals reuse a handful of kept proofs: one walk per shape of the
+/// bounds, not one per diagonal.
+#[test]
+fn a_wavefront_walks_once_per_shape_of_its_bounds() {
+    let k = wavefront();
+    let prepared = Prepared::new(&k).expect("types");
+    let n = 1000usize;
+    let w = n + 1;
+    let (a, b) = (vec![0u8; n], vec![0u8; n]);
+    let mut r = vec![0u8; 4 * 3 * w];
+    for d in 0..=2 * n {
+        let lo = d.saturating_sub(n);
+        let hi = if d > n { n + 1 } else { d + 1 };
+        let (cur, prev, prev2) = ((d % 3) * w, ((d + 2) % 3) * w, ((d + 1) % 3) * w);
+        let mut args = vec![KernelArg::Read(&a), KernelArg::Read(&b)];
+        args.extend(
+            [cur, d, hi, lo, prev, prev2]
+                .iter()
+                .map(|&x| KernelArg::Scalar(ScalarValue::USize(x as u64))),
+        );
+        args.push(KernelArg::Write(&mut r));
+        assert!(prepared.prove(&k, &args, true).in_bounds, "d = {d}");
+    }
+    let g = prepared.general.lock().unwrap();
+    assert!(!g.off, "the wavefront's proofs are affine in its inputs");
+    assert!(g.walks <= 12, "{} walks for {} diagonals", g.walks, 2 * n + 1);
+    let guards: Vec<usize> = g.proofs.iter().map(|(_, guards, _)| guards.len()).collect();
+    eprintln!("{} walks; guards of the kept proofs: {guards:?}", g.walks);
+}
+
+
+/// The same on kernels with branches on loop variables, a product of two scalars (not affine:
+/// walked every time) and negative offsets, with scalars and array lengths drawn at random.
+#[test]
+fn kept_proofs_answer_as_a_walk_would_on_branches_and_products() {
+    let kernels = [
+        stencil(0),
+        stencil(21),
+        neighbours(true),
+        neighbours(false),
+        shifted(false),
+        shifted(true),
+    ];
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut random = |m: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % m
+    };
+    let data = vec![0u8; 4 * 2000];
+    let mut out = vec![0u8; 4 * 2000];
+    let mut in_bounds = 0;
+    for k in &kernels {
+        let prepared = Prepared::new(k).expect("types");
+        for _ in 0..2000 {
+            let mut args = Vec::new();
+            for p in &k.params {
+                match p.kind {
+                    ParamKind::Scalar(_) => {
+                        args.push(KernelArg::Scalar(ScalarValue::USize(random(45))))
+                    }
+                    ParamKind::Array { writable: false, .. } => {
+                        args.push(KernelArg::Read(&data[..4 * random(1200) as usize]))
+                    }
+                    ParamKind::Array { .. } => {}
+                }
+            }
+            let len = 4 * random(1200) as usize;
+            let at = k
+                .params
+                .iter()
+                .position(|p| matches!(p.kind, ParamKind::Array { writable: true, .. }))
+                .expect("a written array");
+            args.insert(at, KernelArg::Write(&mut out[..len]));
+            for widths in [false, true] {
+                let kept = prepared.prove(k, &args, widths);
+                let walked = prepared.prove_concrete(k, &args, widths);
+                assert_eq!(kept, walked, "{}: {widths}", k.name);
+                in_bounds += kept.in_bounds as usize;
+            }
+        }
+    }
+    assert!(in_bounds > 3000, "{in_bounds} launches in bounds");
+}
