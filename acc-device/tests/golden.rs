@@ -96,6 +96,7 @@ fn outputs(k: &Kernel) -> Vec<(&'static str, String)> {
             loop_limit: None,
             int64_compare_by_halves: false,
             narrow_usize: false,
+            fast_float: false,
         },
     )
     .map(|l| l.wgsl)

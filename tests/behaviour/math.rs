@@ -351,3 +351,81 @@ fn more_float_methods_on_f32() {
         }
     });
 }
+
+macro_rules! mandelbrot_region {
+    ($name:ident, $t:ty) => {
+        /// Escape counts of a `w` x `h` grid of the plane, and the last `x*x + y*y` of each
+        /// point (products followed by additions: a driver that fused them would round once
+        /// where Rust rounds twice).
+        #[acc::parallel_loop(copyout(count, last))]
+        fn $name(count: &mut [u32], last: &mut [$t], w: usize, h: usize) {
+            for p in 0..w * h {
+                let cx = (p % w) as $t / w as $t * 3.0 - 2.0;
+                let cy = (p / w) as $t / h as $t * 2.5 - 1.25;
+                let (mut x, mut y) = (0.0 as $t, 0.0 as $t);
+                let mut n = 0u32;
+                while n < 200 && x * x + y * y <= 4.0 {
+                    let t = x * x - y * y + cx;
+                    y = 2.0 * x * y + cy;
+                    x = t;
+                    n += 1;
+                }
+                count[p] = n;
+                last[p] = x * x + y * y + cx * cy;
+            }
+        }
+    };
+}
+
+mandelbrot_region!(mandelbrot_f32, f32);
+mandelbrot_region!(mandelbrot_f64, f64);
+
+macro_rules! mandelbrot_host {
+    ($t:ty, $w:expr, $h:expr) => {{
+        let (w, h) = ($w, $h);
+        let mut count = vec![0u32; w * h];
+        let mut last = vec![0.0 as $t; w * h];
+        for p in 0..w * h {
+            let cx = (p % w) as $t / w as $t * 3.0 - 2.0;
+            let cy = (p / w) as $t / h as $t * 2.5 - 1.25;
+            let (mut x, mut y) = (0.0 as $t, 0.0 as $t);
+            let mut n = 0u32;
+            while n < 200 && x * x + y * y <= 4.0 {
+                let t = x * x - y * y + cx;
+                y = 2.0 * x * y + cy;
+                x = t;
+                n += 1;
+            }
+            count[p] = n;
+            last[p] = x * x + y * y + cx * cy;
+        }
+        (count, last)
+    }};
+}
+
+/// `+ - *` in f32 and f64, and f32 `/`, give the host's bits on every device (issue 17 item
+/// 9): a Mandelbrot grid's escape counts, which one differently rounded step changes, and a
+/// value computed from each point's last iterate. (`sqrt` and f64 `/` on wgpu are the
+/// driver's: Vulkan does not ask them to be correctly rounded.)
+#[test]
+fn float_arithmetic_rounds_as_rust_does() {
+    let (w, h) = (96, 64);
+    let (count32, last32) = mandelbrot_host!(f32, w, h);
+    let (count64, last64) = mandelbrot_host!(f64, w, h);
+    on_each_device(|ty| {
+        let mut count = vec![0u32; w * h];
+        let mut last = vec![0f32; w * h];
+        mandelbrot_f32(&mut count, &mut last, w, h);
+        let differ = (0..w * h)
+            .filter(|&p| count[p] != count32[p] || last[p].to_bits() != last32[p].to_bits())
+            .count();
+        assert_eq!(differ, 0, "{ty:?}: {differ} f32 points differ from the host");
+        let mut count = vec![0u32; w * h];
+        let mut last = vec![0f64; w * h];
+        mandelbrot_f64(&mut count, &mut last, w, h);
+        let differ = (0..w * h)
+            .filter(|&p| count[p] != count64[p] || last[p].to_bits() != last64[p].to_bits())
+            .count();
+        assert_eq!(differ, 0, "{ty:?}: {differ} f64 points differ from the host");
+    });
+}

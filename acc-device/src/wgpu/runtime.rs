@@ -215,6 +215,9 @@ pub struct WgpuDevice {
     pub(super) batch: Mutex<batch::Batch>,
     /// The buffer of the batch's parameters and host values ([`batch::UPLOAD_BYTES`]).
     uploads: wgpu::Buffer,
+    /// Where kernels go to the driver as SPIR-V the device writes, their float operations
+    /// kept from contracting ([`spirv`]); `None` where wgpu writes them.
+    spirv: Option<spirv::Spirv>,
     /// Number of the last queued launch known to have finished (set by wgpu's callbacks,
     /// which run in submission order).
     finished: Arc<AtomicU64>,
@@ -252,6 +255,13 @@ impl WgpuDevice {
                 features |= f;
             }
         }
+        // Exact float arithmetic needs the SPIR-V the device writes (`spirv`).
+        let exact_float = info.backend == wgpu::Backend::Vulkan
+            && available.contains(wgpu::Features::PASSTHROUGH_SHADERS)
+            && !crate::wgsl::fast_float();
+        if exact_float {
+            features |= wgpu::Features::PASSTHROUGH_SHADERS;
+        }
         let limits = adapter.limits();
         let desc = wgpu::DeviceDescriptor {
             label: Some("acc"),
@@ -279,6 +289,7 @@ impl WgpuDevice {
                 .then_some(LLVMPIPE_LOOP_LIMIT),
             int64_compare_by_halves: info.vendor == NVIDIA_VENDOR,
             narrow_usize: false,
+            fast_float: crate::wgsl::fast_float(),
         };
         let uploads = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("acc uploads"),
@@ -286,6 +297,11 @@ impl WgpuDevice {
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
+        let spirv = if exact_float {
+            vulkan_api(&device).map(|(api, robust)| spirv::Spirv::new(api, robust))
+        } else {
+            None
+        };
         Ok(WgpuDevice {
             number: index,
             info,
@@ -301,6 +317,7 @@ impl WgpuDevice {
             pool: BufferPool::default(),
             batch: Mutex::default(),
             uploads,
+            spirv,
             finished: Arc::new(AtomicU64::new(0)),
         })
     }
@@ -375,7 +392,29 @@ impl WgpuDevice {
             None => result,
         }
     }
+}
 
+/// The Vulkan version of the physical device under `device`, and whether wgpu enabled
+/// `VK_EXT_robustness2` on it (wgpu then turns on `robustBufferAccess2` where the device has
+/// it, and writes buffer accesses unchecked), where it runs on Vulkan.
+#[cfg(not(target_os = "macos"))]
+fn vulkan_api(device: &wgpu::Device) -> Option<(u32, bool)> {
+    // SAFETY: only a query of the physical device's properties through the device's own
+    // instance; the guard is dropped before returning.
+    let hal = unsafe { device.as_hal::<wgpu::hal::api::Vulkan>() }?;
+    let instance = hal.shared_instance().raw_instance();
+    // SAFETY: the physical device belongs to that instance.
+    let props = unsafe { instance.get_physical_device_properties(hal.raw_physical_device()) };
+    let robust = hal
+        .enabled_device_extensions()
+        .iter()
+        .any(|e| e.to_bytes() == b"VK_EXT_robustness2");
+    Some((props.api_version, robust))
+}
+
+#[cfg(target_os = "macos")]
+fn vulkan_api(_: &wgpu::Device) -> Option<(u32, bool)> {
+    None
 }
 
 impl WgpuDevice {
@@ -427,6 +466,7 @@ mod tests;
 
 pub(super) mod batch;
 mod compile;
+mod spirv;
 mod device;
 mod launch;
 

@@ -13,6 +13,7 @@ use acc_core::{Error, Result};
 /// Invocations per workgroup (along x).
 pub const WORKGROUP_SIZE: u32 = 256;
 
+
 /// What the adapter can do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Target {
@@ -38,6 +39,18 @@ pub struct Target {
     /// (`acc_core::ir::bounds::Proof::fits_32`), where 64-bit index arithmetic would cost two
     /// to four instructions an operation.
     pub narrow_usize: bool,
+    /// Float arithmetic as the driver does it (`ACC_FAST_FLOAT=1`): its own f32 `/` (WGSL
+    /// allows 2.5 ULP). Otherwise f32 `/` is computed in f64 and rounded once where the
+    /// adapter has f64 (correctly rounded, as Rust's); the device then also keeps the driver
+    /// from fusing or reassociating `+ - *` where it can (`wgpu::runtime::spirv`).
+    pub fast_float: bool,
+}
+
+/// Whether `ACC_FAST_FLOAT=1` asks for the driver's float arithmetic on wgpu
+/// ([`Target::fast_float`]), read once.
+pub fn fast_float() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("ACC_FAST_FLOAT").is_ok_and(|v| v.trim() == "1"))
 }
 
 impl Target {
@@ -667,6 +680,7 @@ impl Writer<'_> {
         let _ = writeln!(fields, "    acc_groups: u32,");
         let groups_offset = Some(offset);
         offset += 4;
+
         let params_size = offset.next_multiple_of(8).max(4);
         let _ = writeln!(decls, "struct Params {{\n{fields}}}");
         let _ = writeln!(

@@ -10,6 +10,6 @@
 mod lower;
 
 pub use lower::{
-    lower, partial_size, widened_in_buffers, Binding, Lowered, ParamSlot, ReductionSlot, Target,
-    WORKGROUP_SIZE,
+    fast_float, lower, partial_size, widened_in_buffers, Binding, Lowered, ParamSlot,
+    ReductionSlot, Target, WORKGROUP_SIZE,
 };

@@ -90,7 +90,13 @@ fn red_op(op: RedOp) -> TokenStream {
 }
 
 fn scalar_of(ty: &syn::Type) -> Option<TokenStream> {
-    let syn::Type::Path(p) = ty else { return None };
+    let p = match ty {
+        syn::Type::Path(p) => p,
+        // A type from a `macro_rules!` fragment (`$t`) comes wrapped in a group.
+        syn::Type::Group(g) => return scalar_of(&g.elem),
+        syn::Type::Paren(p) => return scalar_of(&p.elem),
+        _ => return None,
+    };
     let id = p.path.get_ident()?.to_string();
     let v = match id.as_str() {
         "bool" => "Bool",

@@ -70,7 +70,10 @@ impl Batch {
     }
 
     /// The batch's open compute pass.
-    pub(in crate::wgpu) fn pass(&mut self, device: &wgpu::Device) -> &mut wgpu::ComputePass<'static> {
+    pub(in crate::wgpu) fn pass(
+        &mut self,
+        device: &wgpu::Device,
+    ) -> &mut wgpu::ComputePass<'static> {
         if self.pass.is_none() {
             let pass = self
                 .encoder(device)
@@ -115,7 +118,10 @@ impl Batch {
     }
 
     /// Pool buffers given back once the batch is submitted (a pending launch may use them).
-    pub(in crate::wgpu) fn keep_temporaries(&mut self, buffers: impl IntoIterator<Item = wgpu::Buffer>) {
+    pub(in crate::wgpu) fn keep_temporaries(
+        &mut self,
+        buffers: impl IntoIterator<Item = wgpu::Buffer>,
+    ) {
         self.temporaries.extend(buffers);
     }
 
@@ -154,7 +160,10 @@ impl WgpuDevice {
 
     /// Submits `batch` with `extra` work recorded after it (a launch's read-back copies),
     /// writing its uploads first; the submission's index, if anything was submitted.
-    pub(in crate::wgpu) fn submit(&self, batch: &mut Batch) -> Result<Option<wgpu::SubmissionIndex>> {
+    pub(in crate::wgpu) fn submit(
+        &self,
+        batch: &mut Batch,
+    ) -> Result<Option<wgpu::SubmissionIndex>> {
         if batch.is_empty() {
             return Ok(None);
         }
@@ -166,9 +175,7 @@ impl WgpuDevice {
         let encoder = batch.encoder.take();
         // A pass's errors surface when its encoder finishes.
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let index = self
-            .queue
-            .submit(encoder.map(wgpu::CommandEncoder::finish));
+        let index = self.queue.submit(encoder.map(wgpu::CommandEncoder::finish));
         let error = pollster::block_on(scope.pop());
         for (_, (_, at)) in batch.queued.iter_mut() {
             at.get_or_insert_with(|| index.clone());

@@ -25,12 +25,15 @@ impl WgpuDevice {
         };
         let lowered = lower(kernel, target)?;
         acc_core::observe::dump("wgsl", &kernel.name, || lowered.wgsl.clone());
-        let module = self
-            .device
-            .create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(&kernel.name),
-                source: wgpu::ShaderSource::Naga(Cow::Owned(lowered.module.clone())),
-            });
+        let module = match &self.spirv {
+            Some(spirv) => spirv.module(&self.device, &lowered, &kernel.name)?,
+            None => self
+                .device
+                .create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(&kernel.name),
+                    source: wgpu::ShaderSource::Naga(Cow::Owned(lowered.module.clone())),
+                }),
+        };
         let entries: Vec<wgpu::BindGroupLayoutEntry> = lowered
             .bindings
             .iter()
@@ -142,7 +145,11 @@ impl WgpuDevice {
                         wgpu::BindingResource::Buffer(wgpu::BufferBinding {
                             buffer: b,
                             offset: 0,
-                            size: std::num::NonZeroU64::new(slot_size(l, &l.bindings[i], host_vars)),
+                            size: std::num::NonZeroU64::new(slot_size(
+                                l,
+                                &l.bindings[i],
+                                host_vars,
+                            )),
                         })
                     }
                     _ => b.as_entire_binding(),

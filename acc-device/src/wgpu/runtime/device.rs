@@ -42,6 +42,16 @@ impl acc_core::Device for WgpuDevice {
                 format!("{:?} {:?}", self.info.backend, self.info.device_type),
             ),
             ("f64", yes(self.target.f64)),
+            (
+                "float arithmetic",
+                if self.spirv.is_some() {
+                    "rounded as Rust's (SPIR-V written by acc, NoContraction)".into()
+                } else if self.target.fast_float {
+                    "the driver's (ACC_FAST_FLOAT=1)".into()
+                } else {
+                    "the driver's (products may be fused: no SPIR-V passthrough)".into()
+                },
+            ),
             ("64-bit integers", yes(self.target.int64)),
             ("64-bit atomics", yes(self.target.int64_atomics)),
             (
@@ -106,7 +116,12 @@ impl acc_core::Device for WgpuDevice {
         let batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
         match queue {
             Some(q) => batch.queued.get(&q).is_none_or(|&(n, _)| n <= finished),
-            None => batch.queued.values().all(|&(n, _)| n <= finished),
+            // `acc_async_test_all` asks after async queues: a synchronous launch that
+            // returned before running (another thread's, perhaps) is not one of them.
+            None => batch
+                .queued
+                .iter()
+                .all(|(q, &(n, _))| *q == Queue::Sync || n <= finished),
         }
     }
     fn synchronize(&self) -> Result<()> {

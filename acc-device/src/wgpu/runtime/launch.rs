@@ -55,10 +55,11 @@ impl GpuDriver for WgpuDevice {
         order: Order<'a>,
     ) -> Result<WgpuLaunch<'a>> {
         let n = compiled.lowered.bindings.len();
+        let params = vec![0u8; compiled.lowered.params_size as usize];
         Ok(WgpuLaunch {
             dev: self,
             kernel,
-            params: vec![0u8; compiled.lowered.params_size as usize],
+            params,
             target: compiled.target,
             compiled,
             queue: order.queue,
@@ -342,14 +343,20 @@ impl GpuLaunch for WgpuLaunch<'_> {
             let generation = batch.generation;
             let params = match self.params_at {
                 Some((g, at)) if g == generation => Some(at),
-                _ => batch.stage(&self.params, slot_size(l, &Binding::Params, host_vars), align),
+                _ => batch.stage(
+                    &self.params,
+                    slot_size(l, &Binding::Params, host_vars),
+                    align,
+                ),
             };
             let values = match (params, host_vars) {
                 (None, _) => None,
                 (Some(_), 0) => Some(0),
-                (Some(_), _) => {
-                    batch.stage(&values, slot_size(l, &Binding::HostValues, host_vars), align)
-                }
+                (Some(_), _) => batch.stage(
+                    &values,
+                    slot_size(l, &Binding::HostValues, host_vars),
+                    align,
+                ),
             };
             if let (Some(p), Some(v)) = (params, values) {
                 self.params_at = Some((generation, p));

@@ -411,7 +411,10 @@ fn a_launch_that_brings_nothing_back_does_not_wait() {
         "the launch was queued"
     );
     // It waits in the batch until something needs it: the wait submits it.
-    assert!(!dev.batch.lock().unwrap().is_empty(), "the launch waits in the batch");
+    assert!(
+        !dev.batch.lock().unwrap().is_empty(),
+        "the launch waits in the batch"
+    );
     dev.synchronize_queue(q).expect("wait");
     assert!(dev.queue_done(Some(q)));
     assert!(dev.queue_done(None));
@@ -652,7 +655,14 @@ fn batched_launches_keep_the_program_order() {
     let name = acc_core::present::Named::unlocated("y");
     let enter = |host: &[f32]| {
         dev.present
-            .enter(&dev, bytes(host), layout, name, Counter::Dynamic, Absent::Copyin)
+            .enter(
+                &dev,
+                bytes(host),
+                layout,
+                name,
+                Counter::Dynamic,
+                Absent::Copyin,
+            )
             .expect("present");
     };
     let inc = |host: &mut [f32]| {
@@ -683,7 +693,10 @@ fn batched_launches_keep_the_program_order() {
     for _ in 0..3 {
         inc(&mut host);
     }
-    assert!(!dev.batch.lock().unwrap().is_empty(), "the launches wait in the batch");
+    assert!(
+        !dev.batch.lock().unwrap().is_empty(),
+        "the launches wait in the batch"
+    );
     host[0] = 10.0;
     dev.present
         .update(&dev, HostBytes::Read(bytes(&host)), layout, name, false)

@@ -85,7 +85,9 @@ impl Writer<'_> {
                     // WGSL allows f32 division 2.5 ULP (NVIDIA's Vulkan driver takes it): in
                     // f64 and rounded once it is correctly rounded (53 >= 2 * 24 + 2 bits), as
                     // Rust and PTX's `div.rn` divide.
-                    BinaryOp::Div if operand == Scalar::F32 && self.target.f64 => {
+                    BinaryOp::Div
+                        if operand == Scalar::F32 && self.target.f64 && !self.target.fast_float =>
+                    {
                         format!("f32(f64({x}) / f64({y}))")
                     }
                     BinaryOp::Rem if operand.is_float() => {
@@ -127,6 +129,18 @@ impl Writer<'_> {
                 )
             }
             Expr::Cast(a, t) => {
+                // A float literal cast to a float type is that type's literal (naga's constant
+                // evaluation does not convert an f64 constant to f32).
+                if let (Expr::Literal(Literal::Float(_, v)), true) =
+                    (&self.k.function.exprs[*a], t.is_float())
+                {
+                    let v = if *t == Scalar::F32 {
+                        *v as f32 as f64
+                    } else {
+                        *v
+                    };
+                    return literal(Literal::Float(*t, v), self.target);
+                }
                 let from = self.types[a.index()];
                 let inner = self.expr(*a)?;
                 let to = self.ty(*t)?;
@@ -210,6 +224,9 @@ impl Writer<'_> {
             MathFn::Min => format!("min({x}, {})", a[1]),
             MathFn::Max => format!("max({x}, {})", a[1]),
             MathFn::Clamp => format!("clamp({x}, {}, {})", a[1], a[2]),
+            // The driver's (Vulkan does not ask f32 `sqrt` to be correctly rounded): in f64 and
+            // rounded once it would be, but NVIDIA's Vulkan compiler failed ("NVVM compilation
+            // failed") on a kernel of `u32` methods with it, twice.
             MathFn::Sqrt => format!("sqrt({x})"),
             MathFn::Cbrt => format!("(sign({x}) * pow(abs({x}), {wty}(1.0) / {wty}(3.0)))"),
             MathFn::Exp => format!("exp({x})"),

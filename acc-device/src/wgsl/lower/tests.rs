@@ -11,6 +11,7 @@ const FULL: Target = Target {
     loop_limit: None,
     int64_compare_by_halves: false,
     narrow_usize: false,
+    fast_float: false,
 };
 const BASIC: Target = Target {
     f64: false,
@@ -19,6 +20,7 @@ const BASIC: Target = Target {
     loop_limit: None,
     int64_compare_by_halves: false,
     narrow_usize: false,
+    fast_float: false,
 };
 
 fn dot(elem: Scalar, op: ReduceOp) -> Kernel {
