@@ -558,7 +558,7 @@ fn main() {
     } else {
         std::env::current_exe().unwrap().with_file_name("acc-info")
     };
-    let out = Command::new(exe)
+    let out = Command::new(&exe)
         .env_remove("ACC_DEVICE_TYPE")
         .output()
         .unwrap();
@@ -580,6 +580,24 @@ fn main() {
             text.contains("wgpu 0: ") && text.contains("64-bit integers: "),
             "{text}"
         );
+        // On Vulkan (lavapipe in CI) float arithmetic rounds as Rust's unless
+        // `ACC_FAST_FLOAT=1` gives the driver its way.
+        if text.contains("(Vulkan, ") {
+            assert!(
+                text.contains("float arithmetic: rounded as Rust's"),
+                "{text}"
+            );
+            let fast = Command::new(&exe)
+                .env_remove("ACC_DEVICE_TYPE")
+                .env("ACC_FAST_FLOAT", "1")
+                .output()
+                .unwrap();
+            let fast = String::from_utf8_lossy(&fast.stdout);
+            assert!(
+                fast.contains("float arithmetic: the driver's (ACC_FAST_FLOAT=1)"),
+                "{fast}"
+            );
+        }
     }
     passed += 1;
 
