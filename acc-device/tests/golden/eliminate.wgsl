@@ -5,7 +5,6 @@ struct Params {
     b0: u32,
     n0: u32,
     acc_groups: u32,
-    acc_nz: f32,
 }
 @group(0) @binding(1) var<storage, read> params: Params;
 @group(0) @binding(2) var<storage, read_write> acc_status: array<atomic<u32>, 5>;
@@ -94,7 +93,7 @@ fn eliminate_gpu(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(loc
     var acc_k_v: u32 = acc_lid;
     for (; acc_k_v < acc_end_v; acc_k_v = acc_k_v + 256u) {
         l9 = l7 + u64((acc_base_v + u64(acc_k_v))) * 1lu;
-            { let acc_i = ((l5 * params.p1) + l9); if (acc_in_bounds(0u, acc_i, params.n0)) { p0[params.b0 + u32(acc_i)] = (p0[params.b0 + select(0u, u32(((l5 * params.p1) + l9)), acc_in_bounds(0u, ((l5 * params.p1) + l9), params.n0))] - (l6 * p0[params.b0 + select(0u, u32(((l2 * params.p1) + l9)), acc_in_bounds(0u, ((l2 * params.p1) + l9), params.n0))] + f64(params.acc_nz))); } }
+            { let acc_i = ((l5 * params.p1) + l9); if (acc_in_bounds(0u, acc_i, params.n0)) { p0[params.b0 + u32(acc_i)] = (p0[params.b0 + select(0u, u32(((l5 * params.p1) + l9)), acc_in_bounds(0u, ((l5 * params.p1) + l9), params.n0))] - (l6 * p0[params.b0 + select(0u, u32(((l2 * params.p1) + l9)), acc_in_bounds(0u, ((l2 * params.p1) + l9), params.n0))])); } }
     }
     }
         }

@@ -11,7 +11,6 @@ struct Params {
     b2: u32,
     n2: u32,
     acc_groups: u32,
-    acc_nz: f32,
 }
 @group(0) @binding(3) var<storage, read> params: Params;
 @group(0) @binding(4) var<storage, read_write> acc_status: array<atomic<u32>, 5>;
@@ -163,14 +162,14 @@ fn matmul_tiled_gpu(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(
                         for (var acc_k6: u32 = 0u; acc_k6 < acc_n6; acc_k6 = acc_k6 + 1u) {
                             l16 = 0lu + u64(acc_k6) * 1lu;
                             l5 = (l3 + ((l13 + l16) * 1lu));
-                            l2 = (l2 + (acc_wa_0_17[select(u32(((l7 * 32lu) + l16)), 4294967295u, u32(((l7 * 32lu) + l16) >> 32u) != 0u)] * acc_wa_0_20[select(u32(((l16 * 16lu) + l9)), 4294967295u, u32(((l16 * 16lu) + l9) >> 32u) != 0u)] + params.acc_nz));
+                            l2 = (l2 + (acc_wa_0_17[select(u32(((l7 * 32lu) + l16)), 4294967295u, u32(((l7 * 32lu) + l16) >> 32u) != 0u)] * acc_wa_0_20[select(u32(((l16 * 16lu) + l9)), 4294967295u, u32(((l16 * 16lu) + l9) >> 32u) != 0u)]));
                         } }
                     } else {
                         { let acc_n6: u32 = acc_trips32(l14);
                         for (var acc_k6: u32 = 0u; acc_k6 < acc_n6; acc_k6 = acc_k6 + 1u) {
                             l16 = 0lu + u64(acc_k6) * 1lu;
                             l5 = (l3 + ((l13 + l16) * 1lu));
-                            l2 = (l2 + (acc_wa_0_17[select(u32(((l7 * 32lu) + l16)), 4294967295u, u32(((l7 * 32lu) + l16) >> 32u) != 0u)] * acc_wa_0_20[select(u32(((l16 * 16lu) + l9)), 4294967295u, u32(((l16 * 16lu) + l9) >> 32u) != 0u)] + params.acc_nz));
+                            l2 = (l2 + (acc_wa_0_17[select(u32(((l7 * 32lu) + l16)), 4294967295u, u32(((l7 * 32lu) + l16) >> 32u) != 0u)] * acc_wa_0_20[select(u32(((l16 * 16lu) + l9)), 4294967295u, u32(((l16 * 16lu) + l9) >> 32u) != 0u)]));
                         } }
                     }
                     acc_wa_0_11[select(u32(l10), 4294967295u, u32(l10 >> 32u) != 0u)] = l2;

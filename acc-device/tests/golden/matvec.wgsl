@@ -11,7 +11,6 @@ struct Params {
     b2: u32,
     n2: u32,
     acc_groups: u32,
-    acc_nz: f32,
 }
 @group(0) @binding(3) var<storage, read> params: Params;
 @group(0) @binding(4) var<storage, read_write> acc_status: array<atomic<u32>, 5>;
@@ -73,7 +72,7 @@ fn matvec_gpu(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local_
     var acc_k_v: u32 = acc_lid;
     for (; acc_k_v < acc_end_v; acc_k_v = acc_k_v + 256u) {
         l6 = l4 + u64((acc_base_v + u64(acc_k_v))) * 1lu;
-            l3 = (l3 + (p0[params.b0 + select(0u, u32(((l2 * params.p3) + l6)), acc_in_bounds(0u, ((l2 * params.p3) + l6), params.n0))] * p1[params.b1 + select(0u, u32(l6), acc_in_bounds(1u, l6, params.n1))] + params.acc_nz));
+            l3 = (l3 + (p0[params.b0 + select(0u, u32(((l2 * params.p3) + l6)), acc_in_bounds(0u, ((l2 * params.p3) + l6), params.n0))] * p1[params.b1 + select(0u, u32(l6), acc_in_bounds(1u, l6, params.n1))]));
     }
     }
         acc_gang_0_0[acc_lid] = l3;

@@ -10,7 +10,6 @@ struct Params {
     b1: u32,
     n1: u32,
     acc_groups: u32,
-    acc_nz: f32,
 }
 @group(0) @binding(1) var<storage, read> params: Params;
 @group(0) @binding(2) var<storage, read_write> acc_status: array<atomic<u32>, 5>;
@@ -51,7 +50,7 @@ fn particles_gpu(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(loc
     var acc_k_g: u32 = acc_gid.x;
     for (; acc_k_g < acc_end_g; acc_k_g = acc_k_g + acc_stride) {
         l2 = l0 + u64((acc_base_g + u64(acc_k_g))) * 1lu;
-        { let acc_i = l2; if (acc_in_bounds(1u, acc_i, params.n1)) { p1[params.b1 + u32(acc_i)].f0 = (p1[params.b1 + select(0u, u32(l2), acc_in_bounds(1u, l2, params.n1))].f0 + (p1[params.b1 + select(0u, u32(l2), acc_in_bounds(1u, l2, params.n1))].f1 * params.p0 + f64(params.acc_nz))); } }
+        { let acc_i = l2; if (acc_in_bounds(1u, acc_i, params.n1)) { p1[params.b1 + u32(acc_i)].f0 = (p1[params.b1 + select(0u, u32(l2), acc_in_bounds(1u, l2, params.n1))].f0 + (p1[params.b1 + select(0u, u32(l2), acc_in_bounds(1u, l2, params.n1))].f1 * params.p0)); } }
         { let acc_i = l2; if (acc_in_bounds(1u, acc_i, params.n1)) {
             let acc_v = 1u;
             let acc_old = atomicAdd(&p1[params.b1 + u32(acc_i)].f2, acc_v);

@@ -5,7 +5,6 @@ struct Params {
     b0: u32,
     n0: u32,
     acc_groups: u32,
-    acc_nz: f32,
 }
 @group(0) @binding(1) var<storage, read> params: Params;
 @group(0) @binding(2) var<storage, read_write> acc_status: array<atomic<u32>, 5>;

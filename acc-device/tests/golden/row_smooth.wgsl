@@ -8,7 +8,6 @@ struct Params {
     b1: u32,
     n1: u32,
     acc_groups: u32,
-    acc_nz: f32,
 }
 @group(0) @binding(2) var<storage, read> params: Params;
 @group(0) @binding(3) var<storage, read_write> acc_status: array<atomic<u32>, 5>;
@@ -89,7 +88,7 @@ fn row_smooth_gpu(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(lo
     var acc_k_v: u32 = acc_lid;
     for (; acc_k_v < acc_end_v; acc_k_v = acc_k_v + 256u) {
         l9 = l7 + u64((acc_base_v + u64(acc_k_v))) * 1lu;
-            { let acc_i = ((l3 * params.p2) + l9); if (acc_in_bounds(1u, acc_i, params.n1)) { p1[params.b1 + u32(acc_i)] = (((acc_wa_0_0[select(u32((l9 - 1lu)), 4294967295u, u32((l9 - 1lu) >> 32u) != 0u)] + acc_wa_0_0[select(u32(l9), 4294967295u, u32(l9 >> 32u) != 0u)]) + acc_wa_0_0[select(u32((l9 + 1lu)), 4294967295u, u32((l9 + 1lu) >> 32u) != 0u)]) * f32(3.333333333333333e-1) + params.acc_nz); } }
+            { let acc_i = ((l3 * params.p2) + l9); if (acc_in_bounds(1u, acc_i, params.n1)) { p1[params.b1 + u32(acc_i)] = (((acc_wa_0_0[select(u32((l9 - 1lu)), 4294967295u, u32((l9 - 1lu) >> 32u) != 0u)] + acc_wa_0_0[select(u32(l9), 4294967295u, u32(l9 >> 32u) != 0u)]) + acc_wa_0_0[select(u32((l9 + 1lu)), 4294967295u, u32((l9 + 1lu) >> 32u) != 0u)]) * f32(3.333333333333333e-1)); } }
     }
     }
         }

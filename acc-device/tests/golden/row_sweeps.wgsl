@@ -9,7 +9,6 @@ struct Params {
     b1: u32,
     n1: u32,
     acc_groups: u32,
-    acc_nz: f32,
 }
 @group(0) @binding(2) var<storage, read> params: Params;
 @group(0) @binding(3) var<storage, read_write> acc_status: array<atomic<u32>, 5>;
@@ -105,7 +104,7 @@ fn row_sweeps_gpu(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(lo
     var acc_k_v: u32 = acc_lid;
     for (; acc_k_v < acc_end_v; acc_k_v = acc_k_v + 256u) {
         l13 = l11 + u64((acc_base_v + u64(acc_k_v))) * 1lu;
-                acc_wa_0_1[select(u32(l13), 4294967295u, u32(l13 >> 32u) != 0u)] = ((acc_wa_0_0[select(u32((l13 - 1lu)), 4294967295u, u32((l13 - 1lu) >> 32u) != 0u)] + acc_wa_0_0[select(u32((l13 + 1lu)), 4294967295u, u32((l13 + 1lu) >> 32u) != 0u)]) * f32(5e-1) + params.acc_nz);
+                acc_wa_0_1[select(u32(l13), 4294967295u, u32(l13 >> 32u) != 0u)] = ((acc_wa_0_0[select(u32((l13 - 1lu)), 4294967295u, u32((l13 - 1lu) >> 32u) != 0u)] + acc_wa_0_0[select(u32((l13 + 1lu)), 4294967295u, u32((l13 + 1lu) >> 32u) != 0u)]) * f32(5e-1));
     }
     }
             }

@@ -8,7 +8,6 @@ struct Params {
     b2: u32,
     n2: u32,
     acc_groups: u32,
-    acc_nz: f32,
 }
 @group(0) @binding(2) var<storage, read> params: Params;
 @group(0) @binding(3) var<storage, read_write> acc_status: array<atomic<u32>, 5>;
@@ -52,9 +51,9 @@ fn saxpy_gpu(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local_i
     for (; acc_k_g < acc_end_g; acc_k_g = acc_k_g + acc_stride) {
         l2 = l0 + u64((acc_base_g + u64(acc_k_g))) * 1lu;
         if (acc_fast) {
-            p2[params.b2 + u32(l2)] = ((params.p0 * p1[params.b1 + u32(l2)] + params.acc_nz) + p2[params.b2 + u32(l2)]);
+            p2[params.b2 + u32(l2)] = ((params.p0 * p1[params.b1 + u32(l2)]) + p2[params.b2 + u32(l2)]);
         } else {
-            { let acc_i = l2; if (acc_in_bounds(2u, acc_i, params.n2)) { p2[params.b2 + u32(acc_i)] = ((params.p0 * p1[params.b1 + select(0u, u32(l2), acc_in_bounds(1u, l2, params.n1))] + params.acc_nz) + p2[params.b2 + select(0u, u32(l2), acc_in_bounds(2u, l2, params.n2))]); } }
+            { let acc_i = l2; if (acc_in_bounds(2u, acc_i, params.n2)) { p2[params.b2 + u32(acc_i)] = ((params.p0 * p1[params.b1 + select(0u, u32(l2), acc_in_bounds(1u, l2, params.n1))]) + p2[params.b2 + select(0u, u32(l2), acc_in_bounds(2u, l2, params.n2))]); } }
         }
     }
     }

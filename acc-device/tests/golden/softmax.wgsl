@@ -8,7 +8,6 @@ struct Params {
     b1: u32,
     n1: u32,
     acc_groups: u32,
-    acc_nz: f32,
 }
 @group(0) @binding(2) var<storage, read> params: Params;
 @group(0) @binding(3) var<storage, read_write> acc_status: array<atomic<u32>, 5>;
@@ -161,7 +160,7 @@ fn softmax_gpu(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local
     var acc_k_v: u32 = acc_lid;
     for (; acc_k_v < acc_end_v; acc_k_v = acc_k_v + 256u) {
         l14 = l12 + u64((acc_base_v + u64(acc_k_v))) * 1lu;
-            { let acc_i = ((l2 * params.p2) + l14); if (acc_in_bounds(1u, acc_i, params.n1)) { p1[params.b1 + u32(acc_i)] = (f32(acc_exp_f32(f64((p0[params.b0 + select(0u, u32(((l2 * params.p2) + l14)), acc_in_bounds(0u, ((l2 * params.p2) + l14), params.n0))] - l3)))) * l11 + params.acc_nz); } }
+            { let acc_i = ((l2 * params.p2) + l14); if (acc_in_bounds(1u, acc_i, params.n1)) { p1[params.b1 + u32(acc_i)] = (f32(acc_exp_f32(f64((p0[params.b0 + select(0u, u32(((l2 * params.p2) + l14)), acc_in_bounds(0u, ((l2 * params.p2) + l14), params.n0))] - l3)))) * l11); } }
     }
     }
         }

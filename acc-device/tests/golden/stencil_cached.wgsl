@@ -9,7 +9,6 @@ struct Params {
     b1: u32,
     n1: u32,
     acc_groups: u32,
-    acc_nz: f32,
 }
 @group(0) @binding(2) var<storage, read> params: Params;
 @group(0) @binding(3) var<storage, read_write> acc_status: array<atomic<u32>, 5>;
@@ -100,7 +99,7 @@ fn stencil_cached_gpu(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builti
         l8 = 0lu + u64((acc_base_v + u64(acc_k_v))) * 1lu;
                     l13 = ((l3 + (l7 * 512lu)) + l8);
                     l12 = ((l2 * params.p3) + l13);
-                    { let acc_i = l12; if (acc_in_bounds(1u, acc_i, params.n1)) { p1[params.b1 + u32(acc_i)] = ((((acc_wa_0_9[select(u32(l8), 4294967295u, u32(l8 >> 32u) != 0u)] + acc_wa_0_9[select(u32((l8 + 2lu)), 4294967295u, u32((l8 + 2lu) >> 32u) != 0u)]) + p0[params.b0 + select(0u, u32((l12 - params.p3)), acc_in_bounds(0u, (l12 - params.p3), params.n0))]) + p0[params.b0 + select(0u, u32((l12 + params.p3)), acc_in_bounds(0u, (l12 + params.p3), params.n0))]) - (f32(4.0) * acc_wa_0_9[select(u32((l8 + 1lu)), 4294967295u, u32((l8 + 1lu) >> 32u) != 0u)] + params.acc_nz)); } }
+                    { let acc_i = l12; if (acc_in_bounds(1u, acc_i, params.n1)) { p1[params.b1 + u32(acc_i)] = ((((acc_wa_0_9[select(u32(l8), 4294967295u, u32(l8 >> 32u) != 0u)] + acc_wa_0_9[select(u32((l8 + 2lu)), 4294967295u, u32((l8 + 2lu) >> 32u) != 0u)]) + p0[params.b0 + select(0u, u32((l12 - params.p3)), acc_in_bounds(0u, (l12 - params.p3), params.n0))]) + p0[params.b0 + select(0u, u32((l12 + params.p3)), acc_in_bounds(0u, (l12 + params.p3), params.n0))]) - (f32(4.0) * acc_wa_0_9[select(u32((l8 + 1lu)), 4294967295u, u32((l8 + 1lu) >> 32u) != 0u)])); } }
     }
     }
                 }
@@ -122,7 +121,7 @@ fn stencil_cached_gpu(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builti
                     if ((l14 < select(0lu, (l4 - l3), (l3 < l4)))) {
                         l5 = (l3 + l14);
                         l6 = ((l2 * params.p3) + l5);
-                        { let acc_i = l6; if (acc_in_bounds(1u, acc_i, params.n1)) { p1[params.b1 + u32(acc_i)] = ((((p0[params.b0 + select(0u, u32((l6 - 1lu)), acc_in_bounds(0u, (l6 - 1lu), params.n0))] + p0[params.b0 + select(0u, u32((l6 + 1lu)), acc_in_bounds(0u, (l6 + 1lu), params.n0))]) + p0[params.b0 + select(0u, u32((l6 - params.p3)), acc_in_bounds(0u, (l6 - params.p3), params.n0))]) + p0[params.b0 + select(0u, u32((l6 + params.p3)), acc_in_bounds(0u, (l6 + params.p3), params.n0))]) - (f32(4.0) * p0[params.b0 + select(0u, u32(l6), acc_in_bounds(0u, l6, params.n0))] + params.acc_nz)); } }
+                        { let acc_i = l6; if (acc_in_bounds(1u, acc_i, params.n1)) { p1[params.b1 + u32(acc_i)] = ((((p0[params.b0 + select(0u, u32((l6 - 1lu)), acc_in_bounds(0u, (l6 - 1lu), params.n0))] + p0[params.b0 + select(0u, u32((l6 + 1lu)), acc_in_bounds(0u, (l6 + 1lu), params.n0))]) + p0[params.b0 + select(0u, u32((l6 - params.p3)), acc_in_bounds(0u, (l6 - params.p3), params.n0))]) + p0[params.b0 + select(0u, u32((l6 + params.p3)), acc_in_bounds(0u, (l6 + params.p3), params.n0))]) - (f32(4.0) * p0[params.b0 + select(0u, u32(l6), acc_in_bounds(0u, l6, params.n0))])); } }
                     }
     }
     }

@@ -8,7 +8,6 @@ struct Params {
     b1: u32,
     n1: u32,
     acc_groups: u32,
-    acc_nz: f32,
 }
 @group(0) @binding(2) var<storage, read> params: Params;
 @group(0) @binding(3) var<storage, read_write> acc_status: array<atomic<u32>, 5>;
