@@ -38,6 +38,7 @@
 
 #[doc(hidden)]
 pub mod __rt;
+mod interop;
 mod memory;
 mod routines;
 
@@ -57,6 +58,12 @@ pub use memory::{
     memcpy_to_device, unmap_data, DevicePtr,
 };
 pub use routines::*;
+
+#[cfg(feature = "cuda")]
+pub use interop::cudarc;
+#[cfg(feature = "wgpu")]
+pub use interop::{wgpu, wgpu_device};
+pub use interop::{get_cuda_stream, DeviceSlice};
 
 /// The OpenACC version whose semantics this crate implements (`_OPENACC`, 3.3 section 2.2).
 pub const OPENACC_VERSION: u32 = 202211;

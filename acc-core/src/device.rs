@@ -104,6 +104,27 @@ pub trait Device: Send + Sync + 'static {
         let _ = waiter;
         self.synchronize_queue(on)
     }
+    /// Orders the device's work around host code that uses its memory through another API
+    /// (`host_data use_device`, 3.3 section 2.8): before the code (`entering`), what the
+    /// device was given is made to run first; after it, what the code gave the device through
+    /// that API comes before the device's next work. The default waits for the device both
+    /// times.
+    fn interop_barrier(&self, entering: bool) -> Result<()> {
+        let _ = entering;
+        self.synchronize()
+    }
+    /// The device's own handles, for other libraries to work beside it (on wgpu, its
+    /// `wgpu::Device` and `wgpu::Queue`), type-erased; `None` where it has none to give.
+    fn interop_handles(&self) -> Option<Box<dyn std::any::Any + Send + Sync>> {
+        None
+    }
+    /// The native stream of queue `queue` (a `CUstream` on nvidia, 0 for the default
+    /// stream), made if it does not exist yet (`acc_get_cuda_stream`); `None` on devices
+    /// without CUDA streams.
+    fn cuda_stream(&self, queue: crate::queue::Queue) -> Option<Result<usize>> {
+        let _ = queue;
+        None
+    }
     /// Whether `queue` (every queue for `None`) has finished what it was given, without
     /// waiting (`acc_async_test`).
     fn queue_done(&self, queue: Option<crate::queue::Queue>) -> bool {

@@ -68,6 +68,29 @@ pub trait DeviceMemory: Send + Sync {
     ) -> Result<()>;
     /// Frees `buf`.
     fn free(&self, buf: BufferId);
+    /// `buf`, holding elements of `elem`, as other libraries name it (`host_data
+    /// use_device`, 3.3 section 2.8); `None` where the device cannot hand it out.
+    fn raw_buffer(&self, buf: BufferId, elem: ElemLayout) -> Option<RawBuffer> {
+        let _ = (buf, elem);
+        None
+    }
+}
+
+/// A device buffer as other libraries name it ([`DeviceMemory::raw_buffer`]).
+pub struct RawBuffer {
+    /// Bytes one element takes in the buffer: the host's size, unless the device widens the
+    /// type (wgpu holds 8- and 16-bit values and `bool` in 32-bit words).
+    pub elem_bytes: usize,
+    /// The buffer.
+    pub handle: RawHandle,
+}
+
+/// The handle of a [`RawBuffer`].
+pub enum RawHandle {
+    /// The device address of the buffer's first byte on a CUDA device.
+    Cuda(u64),
+    /// The `wgpu::Buffer` (of the version `acc-device` uses), type-erased.
+    Wgpu(Box<dyn std::any::Any + Send + Sync>),
 }
 
 /// Which reference counter an action changes (3.3 section 2.6.7).

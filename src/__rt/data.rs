@@ -405,33 +405,78 @@ pub fn data_region(
     guard
 }
 
-/// A `host_data` construct (3.3 section 2.8). On devices that share host memory the device
-/// address of a variable is its host address, so the body runs unchanged. A device with its
-/// own memory cannot hand a buffer's address to Rust code: that is an error there.
-pub fn host_data(loc: Location, if_cond: Option<bool>, if_present: bool, entries: &[ClauseEntry]) {
-    if if_cond == Some(false) {
-        return;
-    }
+/// A `host_data` construct (3.3 section 2.8): checks its variables (each present, unless
+/// `if_present`), and orders the device's work before the body
+/// ([`acc_core::Device::interop_barrier`]); the guard it returns does after it.
+pub fn host_data(
+    loc: Location,
+    if_cond: Option<bool>,
+    if_present: bool,
+    entries: &[ClauseEntry],
+) -> HostData {
     let device = current("`host_data`", loc);
+    let mut guard = HostData {
+        device: None,
+        loc,
+        on_host: if_cond == Some(false),
+    };
+    if guard.on_host {
+        return guard;
+    }
     let Some(mem) = device.own_memory() else {
-        return;
+        return guard;
     };
     for e in entries {
         let present = mem.table.is_present(e.var.range.addr, e.var.range.bytes);
-        if !present && if_present {
-            continue;
+        if !present && !if_present {
+            fail(
+                "`host_data`",
+                loc,
+                acc_core::Error::NotPresent {
+                    var: e.var.name.to_string(),
+                    location: e.var.location,
+                },
+            )
         }
-        let err = if present {
-            acc_core::Error::Unsupported {
-                what: format!("`use_device({})` on the {} device: its device address cannot be given to host code", e.var.name, device.device_type()),
+    }
+    if let Err(e) = device.interop_barrier(true) {
+        fail("`host_data`", loc, e)
+    }
+    guard.device = Some(device);
+    guard
+}
+
+/// The scope of a `host_data` construct ([`host_data`]): when it ends, what the body gave the
+/// device through another API comes before the device's next work.
+pub struct HostData {
+    device: Option<std::sync::Arc<dyn acc_core::Device>>,
+    loc: Location,
+    /// `if(false)`: the variables are the host's.
+    on_host: bool,
+}
+
+impl Drop for HostData {
+    fn drop(&mut self) {
+        if let Some(d) = &self.device {
+            if let Err(e) = d.interop_barrier(false) {
+                if !std::thread::panicking() {
+                    fail("`host_data`", self.loc, e)
+                }
             }
-        } else {
-            acc_core::Error::NotPresent {
-                var: e.var.name.to_string(),
-                location: e.var.location,
-            }
-        };
-        fail("`host_data`", loc, err)
+        }
+    }
+}
+
+/// A `use_device` variable of a `host_data` construct, as the body sees it: where its data is
+/// on the device ([`crate::DeviceSlice`]).
+pub fn use_device<'a, V: acc_core::data::DataVar + ?Sized>(
+    v: &'a V,
+    entry: &ClauseEntry,
+    scope: &HostData,
+) -> crate::DeviceSlice<'a, V::Elem> {
+    match crate::interop::device_slice(v.elems(), entry.elem, entry.named(), scope.on_host) {
+        Ok(s) => s,
+        Err(e) => fail("`host_data`", scope.loc, e),
     }
 }
 

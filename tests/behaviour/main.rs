@@ -20,6 +20,7 @@ mod data;
 mod data_environment;
 mod gang_phases;
 mod host_loops;
+mod interop;
 mod int_methods;
 mod loops;
 mod math;

@@ -386,6 +386,13 @@ impl CudaDevice {
 }
 
 impl DeviceMemory for CudaDevice {
+    fn raw_buffer(&self, buf: BufferId, elem: ElemLayout) -> Option<acc_core::present::RawBuffer> {
+        let at = self.buffer_address(buf, 0, 0).ok()?;
+        Some(acc_core::present::RawBuffer {
+            elem_bytes: elem.size,
+            handle: acc_core::present::RawHandle::Cuda(at),
+        })
+    }
     fn alloc(&self, elem: ElemLayout, len: usize) -> Result<BufferId> {
         let bytes = len
             .checked_mul(elem.size)

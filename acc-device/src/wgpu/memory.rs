@@ -156,6 +156,13 @@ impl DeviceMemory for WgpuDevice {
         Ok(())
     }
 
+    fn raw_buffer(&self, buf: BufferId, elem: ElemLayout) -> Option<acc_core::present::RawBuffer> {
+        Some(acc_core::present::RawBuffer {
+            elem_bytes: device_elem_size(elem, self.target()).ok()?,
+            handle: acc_core::present::RawHandle::Wgpu(Box::new(self.buffer(buf).ok()?)),
+        })
+    }
+
     fn free(&self, buf: BufferId) {
         if let Some(b) = self
             .buffers

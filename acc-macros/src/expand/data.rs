@@ -203,9 +203,10 @@ fn data_scope(
     }
 }
 
-/// `#[acc::host_data(use_device(..))] { body }` (3.3 section 2.8). On devices that share host
-/// memory the device address of a variable is its host address, so the body runs unchanged
-/// after the variables are checked.
+/// `#[acc::host_data(use_device(..))] { body }` (3.3 section 2.8). Each listed variable is
+/// rebound, for the body, to an `acc::DeviceSlice` of its data on the device (the host's data
+/// on devices that share host memory, and where `if_present` or `if(false)` leave it there);
+/// the construct's guard orders the device's work around the body.
 pub fn expand_host_data(_ctx: &mut Ctx, dir: &Directive, body: TokenStream) -> TokenStream {
     let loc = location(dir.span);
     let vars = clause_vars(dir, &[C::UseDevice], &loc);
@@ -215,9 +216,21 @@ pub fn expand_host_data(_ctx: &mut Ctx, dir: &Directive, body: TokenStream) -> T
         .and_then(|c| c.expr())
         .map(|e| quote!(#e)));
     let if_present = dir.has(C::IfPresent);
+    let rebind = dir
+        .clauses
+        .iter()
+        .filter(|c| c.name == C::UseDevice && c.device_types.is_none())
+        .flat_map(|c| c.vars())
+        .enumerate()
+        .map(|(i, v)| {
+            let name = &v.name;
+            quote_spanned!(v.span=> let #name = ::acc::__rt::use_device(&#name, &__acc_use_device[#i], &__acc_host_data);)
+        });
     quote! {
         {
-            ::acc::__rt::host_data(#loc, #if_cond, #if_present, &[#(#vars),*]);
+            let __acc_use_device = [#(#vars),*];
+            let __acc_host_data = ::acc::__rt::host_data(#loc, #if_cond, #if_present, &__acc_use_device);
+            #(#rebind)*
             #body
         }
     }

@@ -183,6 +183,24 @@ impl acc_core::Device for CudaDevice {
     fn synchronize(&self) -> Result<()> {
         self.settle()
     }
+    // Before host code hands device addresses to another library, acc's streams have run;
+    // after it, whatever that code queued on any stream of the context has (it may use its
+    // own streams, which acc's do not wait for).
+    fn interop_barrier(&self, entering: bool) -> Result<()> {
+        if entering {
+            self.settle()
+        } else {
+            self.ctx
+                .synchronize()
+                .map_err(|e| cuda_error("waiting for work given to the device outside acc", e))
+        }
+    }
+    fn cuda_stream(&self, queue: Queue) -> Option<Result<usize>> {
+        Some(match queue {
+            Queue::Sync => Ok(self.stream.cu_stream() as usize),
+            Queue::Async(n) => self.queue_stream(n).map(|s| s.cu_stream() as usize),
+        })
+    }
     fn shutdown(&self) -> Result<()> {
         self.settle()?;
         self.present.clear(self);

@@ -127,6 +127,19 @@ impl acc_core::Device for WgpuDevice {
     fn synchronize(&self) -> Result<()> {
         self.wait_for(None)
     }
+    // Host code using the device's buffers through wgpu submits to the same queue, which runs
+    // submissions in order: the launches waiting in the batch go first, and nothing is
+    // needed after.
+    fn interop_barrier(&self, entering: bool) -> Result<()> {
+        if entering {
+            self.submit_pending()
+        } else {
+            Ok(())
+        }
+    }
+    fn interop_handles(&self) -> Option<Box<dyn std::any::Any + Send + Sync>> {
+        Some(Box::new((self.device.clone(), self.queue.clone())))
+    }
     fn own_memory(&self) -> Option<acc_core::OwnMemory<'_>> {
         Some(acc_core::OwnMemory {
             table: &self.present,

@@ -1,0 +1,220 @@
+//! Device data for other libraries (3.3 section 2.8, `host_data`): inside
+//! `#[acc::host_data(use_device(a))] { .. }` each listed variable is a [`DeviceSlice`], which
+//! says where its data is on the current device: a CUDA device address for cuBLAS, cuFFT or
+//! a kernel of one's own through cudarc, a `wgpu::Buffer` for a compute shader of one's own.
+//! [`wgpu_device`] gives the wgpu device and queue acc uses, [`get_cuda_stream`] a queue's CUDA
+//! stream; the `wgpu` and `cudarc` crates are re-exported at the versions acc uses.
+
+use std::marker::PhantomData;
+
+use acc_core::present::{RawHandle, Named};
+use acc_core::queue::Queue;
+use acc_core::{Error, Result};
+
+use crate::routines::runtime;
+
+/// The wgpu crate, at the version acc uses (feature `wgpu`).
+#[cfg(feature = "wgpu")]
+pub use acc_device::deps::wgpu;
+
+/// The cudarc crate, at the version acc uses (feature `cuda`).
+#[cfg(feature = "cuda")]
+pub use acc_device::deps::cudarc;
+
+/// Where a variable's data is on the current device, inside `host_data use_device` (3.3
+/// section 2.8). On devices that share host memory (host, multicore), and for data that is not
+/// present under `if_present` or with `if(false)`, it is the host's data. It borrows the host
+/// variable, so that the data stays where it is while the slice is used.
+pub struct DeviceSlice<'a, T> {
+    len: usize,
+    place: Place,
+    _host: PhantomData<&'a [T]>,
+}
+
+enum Place {
+    Host(*const u8),
+    Cuda(u64),
+    #[cfg(feature = "wgpu")]
+    Wgpu {
+        buffer: acc_device::deps::wgpu::Buffer,
+        offset: u64,
+    },
+}
+
+impl<T> DeviceSlice<'_, T> {
+    /// Its number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The address of its first element on the device: a CUDA device address on nvidia (for
+    /// CUDA libraries, not to be dereferenced on the host), the host address on devices that
+    /// share host memory. A wgpu buffer has no address: null there (see
+    /// [`DeviceSlice::wgpu_buffer`]).
+    pub fn as_ptr(&self) -> *const T {
+        match &self.place {
+            Place::Host(p) => p.cast(),
+            Place::Cuda(a) => *a as usize as *const T,
+            #[cfg(feature = "wgpu")]
+            Place::Wgpu { .. } => std::ptr::null(),
+        }
+    }
+
+    /// [`DeviceSlice::as_ptr`], for libraries that write through it.
+    pub fn as_mut_ptr(&self) -> *mut T {
+        self.as_ptr().cast_mut()
+    }
+
+    /// The CUDA device address of its first element (a `CUdeviceptr`), on the nvidia device.
+    pub fn cu_deviceptr(&self) -> Option<u64> {
+        match self.place {
+            Place::Cuda(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// Its wgpu buffer, the byte offset of its first element there and its length in bytes,
+    /// on the wgpu device (feature `wgpu`).
+    #[cfg(feature = "wgpu")]
+    pub fn wgpu_buffer(&self) -> Option<(&acc_device::deps::wgpu::Buffer, u64, u64)> {
+        match &self.place {
+            Place::Wgpu { buffer, offset } => Some((
+                buffer,
+                *offset,
+                (self.len * std::mem::size_of::<T>()) as u64,
+            )),
+            _ => None,
+        }
+    }
+
+    /// Whether it is the host's data (a device sharing host memory, or data not present).
+    pub fn on_host(&self) -> bool {
+        matches!(self.place, Place::Host(_))
+    }
+}
+
+impl<T> std::fmt::Debug for DeviceSlice<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let at = match &self.place {
+            Place::Host(p) => format!("host {p:?}"),
+            Place::Cuda(a) => format!("cuda {a:#x}"),
+            #[cfg(feature = "wgpu")]
+            Place::Wgpu { offset, .. } => format!("wgpu buffer at byte {offset}"),
+        };
+        f.debug_struct("DeviceSlice")
+            .field("len", &self.len)
+            .field("at", &at)
+            .finish()
+    }
+}
+
+/// The slice of `elems` for `use_device` on the current device: its device buffer where it is
+/// present, else (`if_present`, `if(false)`, shared memory) the host's data.
+pub(crate) fn device_slice<'a, T>(
+    elems: &'a [T],
+    elem: acc_core::present::ElemLayout,
+    var: Named<'_>,
+    use_host: bool,
+) -> Result<DeviceSlice<'a, T>> {
+    let host = DeviceSlice {
+        len: elems.len(),
+        place: Place::Host(elems.as_ptr().cast()),
+        _host: PhantomData,
+    };
+    let device = runtime().current_device()?;
+    let Some(mem) = device.own_memory() else {
+        return Ok(host);
+    };
+    let bytes = std::mem::size_of_val(elems);
+    let addr = elems.as_ptr() as usize;
+    if use_host || bytes == 0 {
+        return Ok(host);
+    }
+    let Some(placement) = mem.table.lookup(addr, bytes, elem, var)? else {
+        return Ok(host);
+    };
+    let raw = mem
+        .memory
+        .raw_buffer(placement.buf, placement.elem)
+        .ok_or_else(|| Error::Unsupported {
+            what: format!(
+                "`use_device({})`: the {} device cannot hand its buffers to other libraries",
+                var.name,
+                device.device_type()
+            ),
+        })?;
+    if raw.elem_bytes != std::mem::size_of::<T>() {
+        return Err(Error::Unsupported {
+            what: format!(
+                "`use_device({})`: its elements take {} bytes on the {} device against {} on the host (the device widens them); other libraries would misread them",
+                var.name,
+                raw.elem_bytes,
+                device.device_type(),
+                std::mem::size_of::<T>()
+            ),
+        });
+    }
+    let offset = (placement.first * raw.elem_bytes) as u64;
+    let place = match raw.handle {
+        RawHandle::Cuda(a) => Place::Cuda(a + offset),
+        #[cfg(feature = "wgpu")]
+        RawHandle::Wgpu(b) => match b.downcast::<acc_device::deps::wgpu::Buffer>() {
+            Ok(buffer) => Place::Wgpu {
+                buffer: *buffer,
+                offset,
+            },
+            Err(_) => {
+                return Err(Error::Unsupported {
+                    what: "internal error: a wgpu buffer of another type".into(),
+                })
+            }
+        },
+        #[cfg(not(feature = "wgpu"))]
+        RawHandle::Wgpu(_) => {
+            return Err(Error::Unsupported {
+                what: "internal error: a wgpu buffer in a build without wgpu".into(),
+            })
+        }
+    };
+    Ok(DeviceSlice {
+        len: elems.len(),
+        place,
+        _host: PhantomData,
+    })
+}
+
+/// The wgpu device and queue acc runs regions on, when the current device is a wgpu one
+/// (feature `wgpu`): a program's own shaders on them can use the buffers of
+/// [`DeviceSlice::wgpu_buffer`], and their submissions run in order with acc's.
+#[cfg(feature = "wgpu")]
+pub fn wgpu_device() -> Option<(acc_device::deps::wgpu::Device, acc_device::deps::wgpu::Queue)> {
+    let device = runtime().current_device().ok()?;
+    device
+        .interop_handles()?
+        .downcast::<(acc_device::deps::wgpu::Device, acc_device::deps::wgpu::Queue)>()
+        .ok()
+        .map(|b| *b)
+}
+
+/// `acc_get_cuda_stream` (NVHPC): the CUDA stream (`CUstream`) of activity queue `q` on the
+/// current device ([`ASYNC_SYNC`](crate::ASYNC_SYNC) for the stream synchronous regions run
+/// on; a queue's stream is made on first use), for CUDA libraries to run in order with acc's
+/// work. An error on a device without CUDA streams.
+pub fn get_cuda_stream(q: i32) -> Result<*mut std::ffi::c_void> {
+    let queue = Queue::resolve(Some(q as i64))?;
+    let device = runtime().current_device()?;
+    match device.cuda_stream(queue) {
+        Some(s) => s.map(|s| s as *mut std::ffi::c_void),
+        None => Err(Error::Unsupported {
+            what: format!(
+                "acc::get_cuda_stream on the {} device (it has no CUDA streams)",
+                device.device_type()
+            ),
+        }),
+    }
+}

@@ -1,0 +1,217 @@
+//! Device data for other libraries (3.3 section 2.8, `host_data use_device`): inside the
+//! construct a variable is an `acc::DeviceSlice` saying where its data is on the device, and
+//! a program's own GPU code (a WGSL shader through `acc::wgpu_device()`, a CUDA kernel through
+//! `acc::cudarc`) works on acc's buffers between acc's regions, in order with them.
+
+use acc::DeviceType;
+
+use crate::devices::on_each_device;
+
+/// What a `use_device` slice of a present `a` says: (on the host, a CUDA address, a wgpu
+/// buffer's offset and bytes, its length, its address).
+type View = (bool, Option<u64>, Option<(u64, u64)>, usize, usize);
+
+fn view_of(a: &acc::DeviceSlice<'_, f32>) -> View {
+    (
+        a.on_host(),
+        a.cu_deviceptr(),
+        a.wgpu_buffer().map(|(_, offset, bytes)| (offset, bytes)),
+        a.len(),
+        a.as_ptr() as usize,
+    )
+}
+
+#[acc::offload]
+fn present_view(a: &mut [f32]) -> View {
+    let v;
+    #[acc::data(copy(a))]
+    {
+        #[acc::host_data(use_device(a))]
+        {
+            v = view_of(&a);
+        }
+    }
+    v
+}
+
+#[acc::offload]
+fn absent_view(a: &mut [f32], cond: bool) -> (View, View) {
+    let (v, w);
+    #[acc::host_data(use_device(a), if_present)]
+    {
+        v = view_of(&a);
+    }
+    #[acc::data(copy(a))]
+    {
+        #[acc::host_data(use_device(a), if(cond))]
+        {
+            w = view_of(&a);
+        }
+    }
+    (v, w)
+}
+
+/// Present data is the device's buffer: a CUDA address on nvidia, a wgpu buffer (from byte
+/// 0, all of it) on wgpu, the host's address where the device shares host memory; data that
+/// is not present under `if_present`, and any data under `if(false)`, is the host's.
+#[test]
+fn use_device_gives_where_the_data_is() {
+    on_each_device(|ty| {
+        let mut a = vec![1.0f32; 1000];
+        let host = a.as_ptr() as usize;
+        let (on_host, cuda, wgpu, len, addr) = present_view(&mut a);
+        assert_eq!(len, 1000, "{ty}");
+        match ty {
+            DeviceType::Nvidia => {
+                assert!(!on_host && wgpu.is_none(), "{ty}");
+                assert_eq!(cuda.map(|c| c as usize), Some(addr), "{ty}");
+                assert_ne!(addr, host, "{ty}");
+            }
+            DeviceType::Wgpu => {
+                assert!(!on_host && cuda.is_none() && addr == 0, "{ty}");
+                assert_eq!(wgpu, Some((0, 4000)), "{ty}");
+            }
+            _ => {
+                assert!(on_host && cuda.is_none() && wgpu.is_none(), "{ty}");
+                assert_eq!(addr, host, "{ty}");
+            }
+        }
+        let (absent, off) = absent_view(&mut a, false);
+        for v in [absent, off] {
+            assert!(v.0 && v.1.is_none() && v.2.is_none(), "{ty}: {v:?}");
+            assert_eq!(v.4, host, "{ty}");
+        }
+    });
+}
+
+/// Doubles each `f32` of `a`'s buffer with a WGSL shader of the program's own, on acc's wgpu
+/// device and queue.
+fn double_with_wgsl(a: &acc::DeviceSlice<'_, f32>) {
+    use acc::wgpu;
+    let (device, queue) = acc::wgpu_device().expect("the current device is a wgpu one");
+    let (buffer, offset, bytes) = a.wgpu_buffer().expect("a wgpu buffer");
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("double"),
+        source: wgpu::ShaderSource::Wgsl(
+            "@group(0) @binding(0) var<storage, read_write> x: array<f32>;
+             @compute @workgroup_size(64)
+             fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+                 if (g.x < arrayLength(&x)) { x[g.x] = x[g.x] * 2.0; }
+             }"
+            .into(),
+        ),
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: None,
+        layout: None,
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &[wgpu::BindGroupEntry {
+            binding: 0,
+            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                buffer,
+                offset,
+                size: std::num::NonZeroU64::new(bytes),
+            }),
+        }],
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    {
+        let mut pass = encoder.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&pipeline);
+        pass.set_bind_group(0, &group, &[]);
+        pass.dispatch_workgroups((a.len() as u32).div_ceil(64), 1, 1);
+    }
+    queue.submit([encoder.finish()]);
+}
+
+/// Doubles each `f32` at `a`'s CUDA address with a PTX kernel of the program's own, loaded
+/// and launched through cudarc in acc's context (the device's primary context).
+fn double_with_cuda(a: &acc::DeviceSlice<'_, f32>) {
+    use acc::cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
+    use acc::cudarc::nvrtc::Ptx;
+    const PTX: &str = ".version 7.0
+.target sm_70
+.address_size 64
+.visible .entry double_it(.param .u64 p, .param .u32 n) {
+  .reg .u32 %r<6>;
+  .reg .u64 %rd<4>;
+  .reg .f32 %f<3>;
+  .reg .pred %p1;
+  ld.param.u64 %rd1, [p];
+  ld.param.u32 %r1, [n];
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mov.u32 %r4, %tid.x;
+  mad.lo.u32 %r5, %r2, %r3, %r4;
+  setp.ge.u32 %p1, %r5, %r1;
+  @%p1 bra DONE;
+  cvta.to.global.u64 %rd1, %rd1;
+  mul.wide.u32 %rd2, %r5, 4;
+  add.u64 %rd3, %rd1, %rd2;
+  ld.global.f32 %f1, [%rd3];
+  add.f32 %f2, %f1, %f1;
+  st.global.f32 [%rd3], %f2;
+DONE:
+  ret;
+}
+";
+    let ctx = CudaContext::new(0).expect("the CUDA device");
+    let module = ctx.load_module(Ptx::from_src(PTX)).expect("the PTX loads");
+    let f = module.load_function("double_it").expect("the kernel");
+    let stream = ctx.default_stream();
+    let (p, n) = (a.cu_deviceptr().expect("a CUDA address"), a.len() as u32);
+    let cfg = LaunchConfig {
+        grid_dim: (n.div_ceil(128), 1, 1),
+        block_dim: (128, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: `double_it` takes a device address and a count, and writes the `n` f32 there,
+    // which the use_device slice holds.
+    unsafe { stream.launch_builder(&f).arg(&p).arg(&n).launch(cfg) }.expect("the launch");
+}
+
+#[acc::offload]
+fn fill_double_add(a: &mut Vec<f32>, ty: DeviceType) {
+    let n = a.len();
+    #[acc::data(copy(a))]
+    {
+        #[acc::parallel_loop]
+        for i in 0..n {
+            a[i] = i as f32;
+        }
+        #[acc::host_data(use_device(a))]
+        {
+            match ty {
+                DeviceType::Wgpu => double_with_wgsl(&a),
+                DeviceType::Nvidia => double_with_cuda(&a),
+                _ => {}
+            }
+        }
+        #[acc::parallel_loop]
+        for i in 0..n {
+            a[i] += 1.0;
+        }
+    }
+}
+
+/// An acc region, the program's own kernel on the same buffer (WGSL on wgpu, PTX through
+/// cudarc on nvidia), an acc region again: each sees what the one before wrote.
+#[test]
+fn a_kernel_of_ones_own_works_on_acc_buffers_in_order() {
+    on_each_device(|ty| {
+        let mut a = vec![0.0f32; 3000];
+        fill_double_add(&mut a, ty);
+        let own = matches!(ty, DeviceType::Wgpu | DeviceType::Nvidia);
+        for (i, &v) in a.iter().enumerate() {
+            let want = if own { 2.0 * i as f32 + 1.0 } else { i as f32 + 1.0 };
+            assert_eq!(v, want, "{ty}: element {i}");
+        }
+    });
+}
