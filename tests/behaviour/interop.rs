@@ -215,3 +215,24 @@ fn a_kernel_of_ones_own_works_on_acc_buffers_in_order() {
         }
     });
 }
+
+/// `acc::get_cuda_stream` gives a queue's CUDA stream on nvidia (one per async queue, the
+/// same each time) and is an error naming the device elsewhere.
+#[test]
+fn cuda_streams_of_queues() {
+    on_each_device(|ty| {
+        let (a, b, c) = (
+            acc::get_cuda_stream(5),
+            acc::get_cuda_stream(5),
+            acc::get_cuda_stream(6),
+        );
+        if ty == DeviceType::Nvidia {
+            let (a, b, c) = (a.unwrap(), b.unwrap(), c.unwrap());
+            assert!(!a.is_null() && a == b && a != c, "{ty}: {a:?} {b:?} {c:?}");
+            assert!(acc::get_cuda_stream(acc::ASYNC_SYNC).is_ok(), "{ty}");
+        } else {
+            let e = a.unwrap_err().to_string();
+            assert!(e.contains("get_cuda_stream") && e.contains(&ty.to_string()), "{ty}: {e}");
+        }
+    });
+}
