@@ -1,8 +1,12 @@
 //! Device memory routines (`acc_malloc`, `acc_memcpy_*`, `acc_deviceptr`, ...). On devices that
 //! share host memory, device memory is host memory: allocations are tracked, and every copy is
-//! checked against a live allocation, so no safe call reaches freed or foreign memory.
+//! checked against a live allocation, so no safe call reaches freed or foreign memory. On the
+//! nvidia device addresses are CUDA device addresses, and every copy is checked to lie inside
+//! one of the device's allocations (an `acc::malloc` or present data); wgpu buffers have no
+//! addresses, so there these routines are errors (`host_data use_device` gives a buffer).
 
 use acc_core::data::{DataVar, DeviceCopy};
+use acc_core::present::{BufferId, RawHandle, BYTES};
 use acc_core::{host_alloc, Error, Result};
 
 use crate::routines::runtime;
@@ -38,75 +42,272 @@ fn shared_memory(what: &'static str) -> Result<()> {
     }
 }
 
-/// `acc_malloc`: `bytes` bytes of zeroed device memory.
+/// Where the current device's memory routines go: host memory (devices sharing it), or the
+/// device's own memory and present table.
+enum Memory {
+    Host,
+    Own(std::sync::Arc<dyn acc_core::Device>),
+}
+
+fn memory() -> Result<Memory> {
+    let d = runtime().current_device()?;
+    Ok(if d.own_memory().is_some() {
+        Memory::Own(d)
+    } else {
+        Memory::Host
+    })
+}
+
+/// The allocations [`malloc`] made on devices with their own memory: (device, address,
+/// buffer), so that [`free`] finds the buffer of an address.
+static DEVICE_ALLOCS: std::sync::Mutex<Vec<(usize, u64, BufferId)>> =
+    std::sync::Mutex::new(Vec::new());
+
+fn device_key(d: &std::sync::Arc<dyn acc_core::Device>) -> usize {
+    std::sync::Arc::as_ptr(d) as *const () as usize
+}
+
+/// No address: `what` on a device whose buffers have none (wgpu).
+fn no_addresses(what: &str, d: &dyn acc_core::Device) -> Error {
+    Error::Unsupported {
+        what: format!(
+            "{what} on the {} device: its buffers have no addresses (use `host_data use_device` for a buffer another library can use)",
+            d.device_type()
+        ),
+    }
+}
+
+/// The device buffer and offset holding `bytes` bytes at device address `p`.
+fn buffer_at(
+    d: &dyn acc_core::Device,
+    p: DevicePtr,
+    bytes: usize,
+    what: &str,
+) -> Result<(BufferId, usize)> {
+    let mem = d.own_memory().ok_or_else(|| no_addresses(what, d))?;
+    mem.memory
+        .buffer_at(p.addr as u64, bytes)
+        .ok_or_else(|| Error::Unsupported {
+            what: format!(
+                "{what}: {bytes} bytes at device address {:#x} are not inside one allocation of the {} device",
+                p.addr,
+                d.device_type()
+            ),
+        })
+}
+
+/// `acc_malloc`: `bytes` bytes of zeroed device memory. On the nvidia device its address is a
+/// CUDA device address (for CUDA libraries too); on wgpu, whose buffers have no addresses, an
+/// error.
 pub fn malloc(bytes: usize) -> Result<DevicePtr> {
-    shared_memory("acc::malloc")?;
-    host_alloc::malloc(bytes).map(|addr| DevicePtr { addr })
+    match memory()? {
+        Memory::Host => host_alloc::malloc(bytes).map(|addr| DevicePtr { addr }),
+        Memory::Own(d) => {
+            let mem = d.own_memory().ok_or_else(|| no_addresses("acc::malloc", &*d))?;
+            let buf = mem.memory.alloc(BYTES, bytes.max(1))?;
+            match mem.memory.raw_buffer(buf, BYTES).map(|r| r.handle) {
+                Some(RawHandle::Cuda(addr)) => {
+                    DEVICE_ALLOCS
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push((device_key(&d), addr, buf));
+                    Ok(DevicePtr {
+                        addr: addr as usize,
+                    })
+                }
+                _ => {
+                    mem.memory.free(buf);
+                    Err(no_addresses("acc::malloc", &*d))
+                }
+            }
+        }
+    }
 }
 
 /// `acc_free`: frees memory from [`malloc`].
 pub fn free(p: DevicePtr) -> Result<()> {
-    host_alloc::free(p.addr)
+    match memory()? {
+        Memory::Host => host_alloc::free(p.addr),
+        Memory::Own(d) => {
+            let mut allocs = DEVICE_ALLOCS.lock().unwrap_or_else(|e| e.into_inner());
+            let at = allocs
+                .iter()
+                .position(|&(k, a, _)| k == device_key(&d) && a == p.addr as u64)
+                .ok_or_else(|| Error::Unsupported {
+                    what: format!(
+                        "acc::free: {:#x} is not an address acc::malloc gave on the {} device",
+                        p.addr,
+                        d.device_type()
+                    ),
+                })?;
+            let (_, _, buf) = allocs.remove(at);
+            if let Some(mem) = d.own_memory() {
+                mem.memory.free(buf);
+            }
+            Ok(())
+        }
+    }
 }
 
 /// `acc_memcpy_to_device`: copies `src` to device memory at `dst`.
 pub fn memcpy_to_device<T: DeviceCopy>(dst: DevicePtr, src: &[T]) -> Result<()> {
     let bytes = std::mem::size_of_val(src);
-    host_alloc::with_range(dst.addr, bytes, "acc::memcpy_to_device", |p| {
-        // SAFETY: `p..p + bytes` lies in a live allocation (checked, table locked) that no Rust
-        // reference points into; `src` is plain data.
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr().cast::<u8>(), p, bytes) }
-    })
+    // SAFETY: `T: DeviceCopy` is plain data, read as its bytes.
+    let src_bytes = unsafe { std::slice::from_raw_parts(src.as_ptr().cast::<u8>(), bytes) };
+    match memory()? {
+        Memory::Host => host_alloc::with_range(dst.addr, bytes, "acc::memcpy_to_device", |p| {
+            // SAFETY: `p..p + bytes` lies in a live allocation (checked, table locked) that no
+            // Rust reference points into; `src` is plain data.
+            unsafe { std::ptr::copy_nonoverlapping(src_bytes.as_ptr(), p, bytes) }
+        }),
+        Memory::Own(d) => {
+            if bytes == 0 {
+                return Ok(());
+            }
+            let (buf, at) = buffer_at(&*d, dst, bytes, "acc::memcpy_to_device")?;
+            let mem = d.own_memory().ok_or_else(|| no_addresses("acc::memcpy_to_device", &*d))?;
+            d.synchronize()?;
+            mem.memory.upload(buf, BYTES, at, src_bytes)
+        }
+    }
 }
 
 /// `acc_memcpy_from_device`: copies device memory at `src` into `dst`.
 pub fn memcpy_from_device<T: DeviceCopy>(dst: &mut [T], src: DevicePtr) -> Result<()> {
     let bytes = std::mem::size_of_val(dst);
-    host_alloc::with_range(src.addr, bytes, "acc::memcpy_from_device", |p| {
-        // SAFETY: as above; `T: DeviceCopy` is valid for the bytes a device holds, and the
-        // allocation was zeroed when made.
-        unsafe { std::ptr::copy_nonoverlapping(p, dst.as_mut_ptr().cast::<u8>(), bytes) }
-    })
+    // SAFETY: `T: DeviceCopy` is valid for any bytes a device holds; written as bytes.
+    let dst_bytes = unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr().cast::<u8>(), bytes) };
+    match memory()? {
+        Memory::Host => host_alloc::with_range(src.addr, bytes, "acc::memcpy_from_device", |p| {
+            // SAFETY: as above; the allocation was zeroed when made.
+            unsafe { std::ptr::copy_nonoverlapping(p, dst_bytes.as_mut_ptr(), bytes) }
+        }),
+        Memory::Own(d) => {
+            if bytes == 0 {
+                return Ok(());
+            }
+            let (buf, at) = buffer_at(&*d, src, bytes, "acc::memcpy_from_device")?;
+            let mem = d.own_memory().ok_or_else(|| no_addresses("acc::memcpy_from_device", &*d))?;
+            d.synchronize()?;
+            mem.memory.download(buf, BYTES, at, dst_bytes)
+        }
+    }
 }
 
 /// `acc_memcpy_device`: copies `bytes` bytes between two places in device memory.
 pub fn memcpy_device(dst: DevicePtr, src: DevicePtr, bytes: usize) -> Result<()> {
-    host_alloc::with_range(src.addr, bytes, "acc::memcpy_device (source)", |_| ())?;
-    host_alloc::with_range(dst.addr, bytes, "acc::memcpy_device (destination)", |_| ())?;
-    // SAFETY: both ranges were just checked to lie in live allocations; `copy` allows overlap.
-    // (The two checks take the table lock separately; a concurrent free of either allocation
-    // by another thread is a race the caller creates, as with acc_free in C.)
-    unsafe { std::ptr::copy(src.addr as *const u8, dst.addr as *mut u8, bytes) };
-    Ok(())
+    match memory()? {
+        Memory::Host => {
+            host_alloc::with_range(src.addr, bytes, "acc::memcpy_device (source)", |_| ())?;
+            host_alloc::with_range(dst.addr, bytes, "acc::memcpy_device (destination)", |_| ())?;
+            // SAFETY: both ranges were just checked to lie in live allocations; `copy` allows
+            // overlap. (The two checks take the table lock separately; a concurrent free of
+            // either allocation by another thread is a race the caller creates, as with
+            // acc_free in C.)
+            unsafe { std::ptr::copy(src.addr as *const u8, dst.addr as *mut u8, bytes) };
+            Ok(())
+        }
+        Memory::Own(d) => {
+            if bytes == 0 {
+                return Ok(());
+            }
+            let to = buffer_at(&*d, dst, bytes, "acc::memcpy_device (destination)")?;
+            let from = buffer_at(&*d, src, bytes, "acc::memcpy_device (source)")?;
+            let mem = d.own_memory().ok_or_else(|| no_addresses("acc::memcpy_device", &*d))?;
+            d.synchronize()?;
+            mem.memory.copy_between(to, from, bytes)
+        }
+    }
 }
 
-/// `acc_deviceptr`: the device address of `a`'s data, when present. On devices that share host
-/// memory this is the host address.
+/// `acc_deviceptr`: the device address of `a`'s data, when present (its host address on
+/// devices that share host memory; `None` on wgpu, whose buffers have no addresses).
 pub fn deviceptr<V: DataVar + ?Sized>(a: &V) -> Option<DevicePtr> {
-    shared_memory("acc::deviceptr").ok()?;
-    Some(DevicePtr {
-        addr: a.elems().as_ptr() as usize,
-    })
+    let elems = a.elems();
+    match memory().ok()? {
+        Memory::Host => Some(DevicePtr {
+            addr: elems.as_ptr() as usize,
+        }),
+        Memory::Own(d) => {
+            let mem = d.own_memory()?;
+            let elem = crate::__rt::layout::<V::Elem>();
+            let place = mem
+                .table
+                .lookup(
+                    elems.as_ptr() as usize,
+                    std::mem::size_of_val(elems),
+                    elem,
+                    acc_core::present::Named::unlocated("acc::deviceptr"),
+                )
+                .ok()??;
+            let raw = mem.memory.raw_buffer(place.buf, place.elem)?;
+            match raw.handle {
+                RawHandle::Cuda(addr) => Some(DevicePtr {
+                    addr: (addr + (place.first * raw.elem_bytes) as u64) as usize,
+                }),
+                RawHandle::Wgpu(_) => None,
+            }
+        }
+    }
 }
 
-/// `acc_hostptr`: the host address that device address `p` mirrors. On devices that share host
-/// memory this is `p` itself.
+/// `acc_hostptr`: the host address that device address `p` mirrors (`p` itself on devices
+/// that share host memory; on nvidia, where `p` is in present data).
 pub fn hostptr(p: DevicePtr) -> Option<*const u8> {
-    shared_memory("acc::hostptr").ok()?;
-    Some(p.addr as *const u8)
+    match memory().ok()? {
+        Memory::Host => Some(p.addr as *const u8),
+        Memory::Own(d) => {
+            let mem = d.own_memory()?;
+            let (buf, at) = mem.memory.buffer_at(p.addr as u64, 1)?;
+            mem.table.host_of(buf, at).map(|a| a as *const u8)
+        }
+    }
 }
 
-/// `acc_map_data`: declares that device memory `p` holds `a`. Devices that share host memory
-/// need no mapping: `a` is already present there.
+/// `acc_map_data`: declares that device memory `p` (from [`malloc`]) holds `a`: `a` is present
+/// there from now on, without a copy, until [`unmap_data`]; its data is moved only by
+/// `update` and the memory routines. Devices that share host memory need no mapping: `a` is
+/// present there already.
 pub fn map_data<V: DataVar + ?Sized>(a: &V, p: DevicePtr) -> Result<()> {
-    let _ = (a.elems(), p);
-    shared_memory("acc::map_data")
+    let elems = a.elems();
+    match memory()? {
+        Memory::Host => Ok(()),
+        Memory::Own(d) => {
+            let bytes = std::mem::size_of_val(elems);
+            let (buf, at) = buffer_at(&*d, p, bytes.max(1), "acc::map_data")?;
+            if at != 0 {
+                return Err(Error::Unsupported {
+                    what: "acc::map_data: the device address must be the start of an acc::malloc allocation".into(),
+                });
+            }
+            let mem = d.own_memory().ok_or_else(|| no_addresses("acc::map_data", &*d))?;
+            let elem = crate::__rt::layout::<V::Elem>();
+            mem.table.map(
+                (elems.as_ptr() as usize, bytes),
+                elem,
+                buf,
+                acc_core::present::Named::unlocated("acc::map_data"),
+            )
+        }
+    }
 }
 
-/// `acc_unmap_data`: undoes [`map_data`].
+/// `acc_unmap_data`: undoes [`map_data`] (the device memory stays, for [`free`]).
 pub fn unmap_data<V: DataVar + ?Sized>(a: &V) -> Result<()> {
-    let _ = a.elems();
-    shared_memory("acc::unmap_data")
+    let elems = a.elems();
+    match memory()? {
+        Memory::Host => Ok(()),
+        Memory::Own(d) => {
+            if elems.is_empty() {
+                return Ok(());
+            }
+            let mem = d.own_memory().ok_or_else(|| no_addresses("acc::unmap_data", &*d))?;
+            mem.table.unmap(
+                elems.as_ptr() as usize,
+                acc_core::present::Named::unlocated("acc::unmap_data"),
+            )
+        }
+    }
 }
 
 /// `acc_attach`: attaches a device pointer (3.3 section 2.6.8). Nothing to do in shared memory.

@@ -74,7 +74,31 @@ pub trait DeviceMemory: Send + Sync {
         let _ = (buf, elem);
         None
     }
+    /// The buffer holding device addresses `addr..addr + bytes`, and the offset of `addr` in
+    /// it, on devices whose buffers have addresses (`acc_memcpy_*` on device pointers).
+    fn buffer_at(&self, addr: u64, bytes: usize) -> Option<(BufferId, usize)> {
+        let _ = (addr, bytes);
+        None
+    }
+    /// Copies `bytes` bytes from byte `src_at` of `src` to byte `dst_at` of `dst`
+    /// (`acc_memcpy_device`). The default goes through host memory.
+    fn copy_between(
+        &self,
+        (dst, dst_at): (BufferId, usize),
+        (src, src_at): (BufferId, usize),
+        bytes: usize,
+    ) -> Result<()> {
+        let mut staging = vec![0u8; bytes];
+        self.download(src, BYTES, src_at, &mut staging)?;
+        self.upload(dst, BYTES, dst_at, &staging)
+    }
 }
+
+/// Plain bytes, for copies that name byte offsets.
+pub const BYTES: ElemLayout = ElemLayout {
+    scalar: Some(crate::ir::Scalar::U8),
+    size: 1,
+};
 
 /// A device buffer as other libraries name it ([`DeviceMemory::raw_buffer`]).
 pub struct RawBuffer {
@@ -159,6 +183,8 @@ struct Section {
     dynamic: usize,
     /// The variable that made it present, for messages.
     name: String,
+    /// Its buffer is the program's (`acc_map_data`): not freed when the section ends.
+    mapped: bool,
 }
 
 /// A host range as a clause names it, for the table's messages.
@@ -329,6 +355,7 @@ impl PresentTable {
                             structured,
                             dynamic,
                             name: var.name.to_string(),
+                            mapped: false,
                         },
                     );
                     crate::observe::notify(crate::observe::Notify::Alloc, || {
@@ -402,11 +429,83 @@ impl PresentTable {
                 }
             }
         }
-        mem.free(s.buf);
-        crate::observe::notify(crate::observe::Notify::Alloc, || {
-            format!("present: `{}` ({} bytes) freed", s.name, s.bytes)
-        });
+        if !s.mapped {
+            mem.free(s.buf);
+            crate::observe::notify(crate::observe::Notify::Alloc, || {
+                format!("present: `{}` ({} bytes) freed", s.name, s.bytes)
+            });
+        }
         result
+    }
+
+    /// `acc_map_data` (3.3 section 3.2.26): makes `addr..addr + bytes` present in device
+    /// buffer `buf` (elements of `elem` from its start), which the program allocated and
+    /// keeps: no copy now, and none or a free when the data leaves. Data already present,
+    /// even in part, is an error.
+    pub fn map(
+        &self,
+        (addr, bytes): (usize, usize),
+        elem: ElemLayout,
+        buf: BufferId,
+        var: Named<'_>,
+    ) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        let mut sections = self.lock();
+        if !matches!(find(&sections, addr, bytes), Found::Absent) {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "acc::map_data: `{}` (at {}) is already present, in whole or in part",
+                    var.name, var.location
+                ),
+            });
+        }
+        self.changed();
+        sections.insert(
+            addr,
+            Section {
+                bytes,
+                buf,
+                elem,
+                structured: 0,
+                dynamic: 1,
+                name: var.name.to_string(),
+                mapped: true,
+            },
+        );
+        Ok(())
+    }
+
+    /// `acc_unmap_data` (3.3 section 3.2.27): undoes [`PresentTable::map`] for the data at
+    /// `addr`, copying and freeing nothing. Data not mapped by `map`, or in use by a data
+    /// construct (its structured counter above zero), is an error.
+    pub fn unmap(&self, addr: usize, var: Named<'_>) -> Result<()> {
+        let mut sections = self.lock();
+        let err = |what: &str| Error::Unsupported {
+            what: format!("acc::unmap_data: `{}` (at {}) {what}", var.name, var.location),
+        };
+        match sections.get(&addr) {
+            Some(s) if !s.mapped => return Err(err("was not mapped with acc::map_data")),
+            Some(s) if s.structured > 0 => {
+                return Err(err("is in use by a data construct"))
+            }
+            Some(_) => {}
+            None => return Err(err("is not mapped")),
+        }
+        sections.remove(&addr);
+        self.changed();
+        Ok(())
+    }
+
+    /// The host address of byte `offset` of device buffer `buf`, where a section of the table
+    /// is in it (`acc_hostptr`).
+    pub fn host_of(&self, buf: BufferId, offset: usize) -> Option<usize> {
+        let sections = self.lock();
+        sections
+            .iter()
+            .find(|(_, s)| s.buf == buf && offset < s.bytes)
+            .map(|(&start, _)| start + offset)
     }
 
     /// `update` (3.3 section 2.14.4): copies `host` to the device copy (`to_device`), or the
@@ -546,7 +645,9 @@ impl PresentTable {
             taken
         };
         for (_, s) in sections {
-            mem.free(s.buf);
+            if !s.mapped {
+                mem.free(s.buf);
+            }
         }
     }
 }

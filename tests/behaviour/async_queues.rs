@@ -6,21 +6,34 @@ use crate::devices::on_each_device;
 #[acc::offload]
 fn chained(n: usize) -> Vec<u64> {
     let mut v = vec![0u64; n];
-    #[acc::parallel_loop(copy(v), async(1))]
+    #[acc::parallel_loop(copy(v), async(11))]
     for i in 0..n {
         v[i] = i as u64;
     }
-    #[acc::parallel_loop(copy(v), async(1))]
+    #[acc::parallel_loop(copy(v), async(11))]
     for i in 0..n {
         v[i] *= 3;
     }
-    #[acc::parallel_loop(copy(v), async, wait(1))]
+    #[acc::parallel_loop(copy(v), async, wait(11))]
     for i in 0..n {
         v[i] += 1;
     }
-    acc::wait!(1);
+    acc::wait!(11);
     acc::wait!();
     v
+}
+
+/// `acc::async_test_all` reports every queue done after `wait_all`, once the work other
+/// threads keep giving the device ends.
+fn all_queues_finish() {
+    for _ in 0..10_000 {
+        acc::wait_all().unwrap();
+        if acc::async_test_all() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    panic!("async_test_all never reported every queue done");
 }
 
 #[test]
@@ -28,10 +41,12 @@ fn operations_on_one_queue_keep_their_order() {
     on_each_device(|_| {
         let v = chained(10_000);
         assert!(v.iter().enumerate().all(|(i, &x)| x == 3 * i as u64 + 1));
-        assert!(acc::async_test(1));
-        assert!(acc::async_test_all());
-        acc::wait(1).unwrap();
-        acc::wait_all().unwrap();
+        // Queues are the device's, shared with other threads (the suite's other tests run
+        // beside this one): this test's own queue is done; every queue is, once the others'
+        // work ends.
+        assert!(acc::async_test(11));
+        acc::wait(11).unwrap();
+        all_queues_finish();
     });
 }
 
@@ -77,7 +92,7 @@ fn an_invalid_queue_on_a_region_is_reported_with_its_location() {
 }
 
 /// Regions on two queues over present data (3.3 sections 2.16.1 and 2.16.2): the first queue's
-/// region is slow; the second queue's `wait(1)` region must see all of its results, and the
+/// region is slow; the second queue's `wait(21)` region must see all of its results, and the
 /// host sees both queues' results after `wait`. On nvidia each queue is a CUDA stream and the
 /// `wait` clause an event, so this checks their order on the GPU.
 #[acc::offload]
@@ -86,22 +101,22 @@ fn two_queues(n: usize, work: u64) -> (Vec<u64>, Vec<u64>) {
     let mut b = vec![1u64; n];
     #[acc::data(copy(a, b))]
     {
-        #[acc::parallel_loop(present(a), async(1))]
+        #[acc::parallel_loop(present(a), async(21))]
         for i in 0..n {
             a[i] = crate::devices::spin(work) % 7 + i as u64;
         }
-        #[acc::parallel_loop(present(b), async(2))]
+        #[acc::parallel_loop(present(b), async(22))]
         for i in 0..n {
             b[i] = 2 * i as u64;
         }
-        #[acc::parallel_loop(present(a, b), async(2), wait(1))]
+        #[acc::parallel_loop(present(a, b), async(22), wait(21))]
         for i in 0..n {
             b[i] += a[i];
         }
-        acc::wait!(2);
-        acc::wait_async(2, 3).unwrap();
-        acc::wait!(3);
-        assert!(acc::async_test(1) && acc::async_test(2) && acc::async_test_all());
+        acc::wait!(22);
+        acc::wait_async(22, 23).unwrap();
+        acc::wait!(23);
+        assert!(acc::async_test(21) && acc::async_test(22) && acc::async_test(23));
     }
     (a, b)
 }

@@ -386,6 +386,15 @@ impl CudaDevice {
 }
 
 impl DeviceMemory for CudaDevice {
+    fn buffer_at(&self, addr: u64, bytes: usize) -> Option<(BufferId, usize)> {
+        let buffers = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
+        buffers.iter().find_map(|(&id, b)| {
+            let start = self.address(b);
+            (start <= addr && addr + bytes as u64 <= start + b.len() as u64)
+                .then(|| (id, (addr - start) as usize))
+        })
+    }
+
     fn raw_buffer(&self, buf: BufferId, elem: ElemLayout) -> Option<acc_core::present::RawBuffer> {
         let at = self.buffer_address(buf, 0, 0).ok()?;
         Some(acc_core::present::RawBuffer {
