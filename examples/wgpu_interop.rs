@@ -112,7 +112,7 @@ fn main() {
     let elapsed = t.elapsed();
     // The same in plain Rust, as the shader rounds it (f32 adds left to right, one division).
     let v = |i: usize| ((i * 7919) % 1000) as f32;
-    for i in 0..n {
+    for (i, &got) in out.iter().enumerate() {
         let s = if i == 0 || i == n - 1 {
             v(i)
         } else {
@@ -120,9 +120,8 @@ fn main() {
         };
         let want = s * 2.0;
         assert!(
-            (out[i] - want).abs() <= 1e-5 * want.abs().max(1.0),
-            "out[{i}] = {} against {want}",
-            out[i]
+            (got - want).abs() <= 1e-5 * want.abs().max(1.0),
+            "out[{i}] = {got} against {want}"
         );
     }
     println!(
