@@ -395,6 +395,24 @@ impl DeviceMemory for CudaDevice {
         })
     }
 
+    fn copy_between(
+        &self,
+        (dst, dst_at): (BufferId, usize),
+        (src, src_at): (BufferId, usize),
+        bytes: usize,
+    ) -> Result<()> {
+        let to = self.buffer_address(dst, dst_at, bytes)?;
+        let from = self.buffer_address(src, src_at, bytes)?;
+        self.settle()?;
+        // SAFETY: both ranges lie inside live buffers of this device (checked above).
+        unsafe { cudarc::driver::result::memcpy_dtod_sync(to, from, bytes) }
+            .map_err(|e| cuda_error("copying between device buffers", e))?;
+        // A device-to-device copy may return before it is done: done before anything later.
+        self.ctx
+            .synchronize()
+            .map_err(|e| cuda_error("copying between device buffers", e))
+    }
+
     fn raw_buffer(&self, buf: BufferId, elem: ElemLayout) -> Option<acc_core::present::RawBuffer> {
         let at = self.buffer_address(buf, 0, 0).ok()?;
         Some(acc_core::present::RawBuffer {
