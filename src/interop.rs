@@ -201,6 +201,20 @@ pub fn wgpu_device() -> Option<(acc_device::deps::wgpu::Device, acc_device::deps
         .map(|b| *b)
 }
 
+/// Gives acc a program's own wgpu `device` and `queue` (feature `wgpu`): they become a wgpu
+/// device of acc, whose number this returns (after the adapters'), for
+/// [`set_device_num`](crate::set_device_num). Regions on it run beside the program's own work
+/// on the same queue, in order with it. Its features decide what kernels may use: request
+/// `SHADER_F64` and `SHADER_INT64` where the adapter has them, and on Vulkan
+/// `PASSTHROUGH_SHADERS` for float arithmetic that rounds as Rust's.
+#[cfg(feature = "wgpu")]
+pub fn wgpu_adopt(
+    device: acc_device::deps::wgpu::Device,
+    queue: acc_device::deps::wgpu::Queue,
+) -> usize {
+    acc_device::wgpu::adopt(device, queue)
+}
+
 /// `acc_get_cuda_stream` (NVHPC): the CUDA stream (`CUstream`) of activity queue `q` on the
 /// current device ([`ASYNC_SYNC`](crate::ASYNC_SYNC) for the stream synchronous regions run
 /// on; a queue's stream is made on first use), for CUDA libraries to run in order with acc's

@@ -62,7 +62,7 @@ pub use routines::*;
 #[cfg(feature = "cuda")]
 pub use interop::cudarc;
 #[cfg(feature = "wgpu")]
-pub use interop::{wgpu, wgpu_device};
+pub use interop::{wgpu, wgpu_adopt, wgpu_device};
 pub use interop::{get_cuda_stream, DeviceSlice};
 
 /// The OpenACC version whose semantics this crate implements (`_OPENACC`, 3.3 section 2.2).

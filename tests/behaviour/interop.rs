@@ -236,3 +236,45 @@ fn cuda_streams_of_queues() {
         }
     });
 }
+
+#[acc::parallel_loop(copy(v))]
+fn squares(v: &mut [u32]) {
+    for i in 0..v.len() {
+        v[i] = (i * i) as u32;
+    }
+}
+
+/// A program's own wgpu device given to acc (`acc::wgpu_adopt`) becomes a wgpu device of
+/// acc: regions run on it, and `acc::wgpu_device()` is that device (here one without the
+/// features acc would have asked for).
+#[test]
+fn a_wgpu_device_of_ones_own_runs_regions() {
+    use acc::wgpu;
+    on_each_device(|ty| {
+        if ty != DeviceType::Wgpu {
+            return;
+        }
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let adapter = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
+            .into_iter()
+            .next()
+            .expect("an adapter");
+        let (device, queue) =
+            pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor::default()))
+                .expect("a device of the program's own");
+        let before = acc::get_num_devices(DeviceType::Wgpu);
+        let n = acc::wgpu_adopt(device, queue);
+        assert_eq!(acc::get_num_devices(DeviceType::Wgpu), before + 1);
+        assert_eq!(n, before);
+        acc::set_device_num(n, DeviceType::Wgpu);
+        let mut v = vec![0u32; 1000];
+        squares(&mut v);
+        let (own, _) = acc::wgpu_device().expect("the adopted device");
+        assert!(!own.features().contains(wgpu::Features::SHADER_F64), "{:?}", own.features());
+        acc::set_device_num(0, DeviceType::Wgpu);
+        let (first, _) = acc::wgpu_device().expect("device 0");
+        assert_ne!(own.features(), first.features(), "device 0 has what acc asks for");
+        assert!(v.iter().enumerate().all(|(i, &x)| x == (i * i) as u32));
+    });
+}

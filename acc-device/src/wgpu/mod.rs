@@ -9,4 +9,4 @@ mod memory;
 mod pool;
 mod runtime;
 
-pub use runtime::{adapters, WgpuBackend, WgpuDevice};
+pub use runtime::{adapters, adopt, WgpuBackend, WgpuDevice};

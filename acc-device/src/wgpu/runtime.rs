@@ -150,6 +150,24 @@ pub fn adapters() -> Vec<wgpu::Adapter> {
     list
 }
 
+/// wgpu devices a program gave acc ([`adopt`]), numbered after the adapters.
+static ADOPTED: Mutex<Vec<(wgpu::Device, wgpu::Queue)>> = Mutex::new(Vec::new());
+
+/// Makes a program's own wgpu `device` and `queue` one of acc's wgpu devices, so that regions
+/// run on them beside the program's own work (their features decide what kernels may use:
+/// request `SHADER_F64`, `SHADER_INT64` and, on Vulkan, `PASSTHROUGH_SHADERS` for exact float
+/// arithmetic). Returns its device number, after the adapters'.
+pub fn adopt(device: wgpu::Device, queue: wgpu::Queue) -> usize {
+    let mut adopted = ADOPTED.lock().unwrap_or_else(|e| e.into_inner());
+    adopted.push((device, queue));
+    adapters().len() + adopted.len() - 1
+}
+
+/// How many devices programs gave acc.
+pub(super) fn adopted_count() -> usize {
+    ADOPTED.lock().unwrap_or_else(|e| e.into_inner()).len()
+}
+
 /// Whether an adapter of this type is a GPU (a software renderer reports `Cpu`).
 fn is_hardware(t: wgpu::DeviceType) -> bool {
     matches!(
@@ -235,6 +253,21 @@ impl WgpuDevice {
     pub fn open(index: usize) -> Result<WgpuDevice> {
         let list = adapters();
         let count = list.len();
+        if index >= count {
+            // The devices a program gave acc come after the adapters.
+            let adopted = ADOPTED.lock().unwrap_or_else(|e| e.into_inner());
+            let (device, queue) =
+                adopted
+                    .get(index - count)
+                    .cloned()
+                    .ok_or(Error::DeviceNumOutOfRange {
+                        device_type: DeviceType::Wgpu,
+                        num: index,
+                        count: count + adopted.len(),
+                    })?;
+            drop(adopted);
+            return Ok(WgpuDevice::with_device(index, device, queue, false));
+        }
         let adapter = list
             .into_iter()
             .nth(index)
@@ -256,25 +289,38 @@ impl WgpuDevice {
             }
         }
         // Exact float arithmetic needs the SPIR-V the device writes (`spirv`).
-        let exact_float = info.backend == wgpu::Backend::Vulkan
+        if info.backend == wgpu::Backend::Vulkan
             && available.contains(wgpu::Features::PASSTHROUGH_SHADERS)
-            && !crate::wgsl::fast_float();
-        if exact_float {
+            && !crate::wgsl::fast_float()
+        {
             features |= wgpu::Features::PASSTHROUGH_SHADERS;
         }
-        let limits = adapter.limits();
         let desc = wgpu::DeviceDescriptor {
             label: Some("acc"),
             required_features: features,
-            required_limits: limits.clone(),
+            required_limits: adapter.limits(),
             ..Default::default()
         };
         let (device, queue) = pollster::block_on(adapter.request_device(&desc))
             .map_err(|e| no_device(format!("adapter {} could not start: {e}", info.name)))?;
-        // Errors outside a launch's error scopes are reported, not turned into panics.
-        device.on_uncaptured_error(Arc::new(|e: wgpu::Error| {
-            eprintln!("acc: wgpu error outside a launch: {e}")
-        }));
+        Ok(WgpuDevice::with_device(index, device, queue, true))
+    }
+
+    /// Device `index` over an opened wgpu device and its queue, with what they have
+    /// (features, limits); `own`: acc opened it, and reports its errors outside launches.
+    fn with_device(index: usize, device: wgpu::Device, queue: wgpu::Queue, own: bool) -> WgpuDevice {
+        let info = device.adapter_info();
+        let features = device.features();
+        let limits = device.limits();
+        let exact_float = info.backend == wgpu::Backend::Vulkan
+            && features.contains(wgpu::Features::PASSTHROUGH_SHADERS)
+            && !crate::wgsl::fast_float();
+        if own {
+            // Errors outside a launch's error scopes are reported, not turned into panics.
+            device.on_uncaptured_error(Arc::new(|e: wgpu::Error| {
+                eprintln!("acc: wgpu error outside a launch: {e}")
+            }));
+        }
         let target = Target {
             f64: features.contains(wgpu::Features::SHADER_F64),
             int64: features.contains(wgpu::Features::SHADER_INT64),
@@ -302,7 +348,7 @@ impl WgpuDevice {
         } else {
             None
         };
-        Ok(WgpuDevice {
+        WgpuDevice {
             number: index,
             info,
             device,
@@ -319,7 +365,7 @@ impl WgpuDevice {
             uploads,
             spirv,
             finished: Arc::new(AtomicU64::new(0)),
-        })
+        }
     }
 
     /// The adapter's name and backend.

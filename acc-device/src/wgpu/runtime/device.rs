@@ -180,7 +180,7 @@ impl acc_core::device::Backend for WgpuBackend {
         DeviceType::Wgpu
     }
     fn count(&self) -> usize {
-        self.found().0
+        self.found().0 + super::adopted_count()
     }
     fn open(&self, num: usize) -> Result<Arc<dyn acc_core::Device>> {
         self.devices.get_or_open(num, WgpuDevice::open)
