@@ -25,6 +25,28 @@ pub use acc_device::deps::cudarc;
 /// section 2.8). On devices that share host memory (host, multicore), and for data that is not
 /// present under `if_present` or with `if(false)`, it is the host's data. It borrows the host
 /// variable, so that the data stays where it is while the slice is used.
+///
+/// ```
+/// #[acc::offload]
+/// fn where_is(a: &mut Vec<f32>) -> (usize, bool, Option<u64>) {
+///     let found;
+///     #[acc::data(copy(a))]
+///     {
+///         #[acc::host_data(use_device(a))]
+///         {
+///             // A CUDA library would take `a.cu_deviceptr()` on nvidia, a shader of one's
+///             // own `a.wgpu_buffer()` on wgpu (see examples/cublas_gemm.rs and
+///             // examples/wgpu_interop.rs).
+///             found = (a.len(), a.on_host(), a.cu_deviceptr());
+///         }
+///     }
+///     found
+/// }
+///
+/// acc::set_device_type(acc::DeviceType::Host);
+/// let mut a = vec![1.0f32; 100];
+/// assert_eq!(where_is(&mut a), (100, true, None));
+/// ```
 pub struct DeviceSlice<'a, T> {
     len: usize,
     place: Place,

@@ -21,7 +21,7 @@
 //! ## Directives
 //! Function attributes: [`parallel`], [`kernels`], [`serial`], [`parallel_loop`],
 //! [`kernels_loop`], [`serial_loop`], [`data`], [`routine`], [`declare`], [`offload`]. Inside a
-//! function that carries one of them, the same names (and [`r#loop`](macro@r#loop), [`atomic`],
+//! function that carries one of them, the same names (and `r#loop`, [`atomic`],
 //! [`host_data`]) work on statements. Executable directives are macros: [`update!`],
 //! [`enter_data!`], [`exit_data!`], [`wait!`], [`init!`], [`shutdown!`], [`set!`], [`cache!`].
 //! DESIGN.md section 4 is the full contract.

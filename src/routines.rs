@@ -23,7 +23,7 @@ pub fn get_num_devices(ty: DeviceType) -> usize {
 }
 
 /// `acc_set_device_type`: the device type the calling thread's regions run on from now on.
-/// A type with no device makes the next region (or [`init`]) fail with [`Error::NoDevice`].
+/// A type with no device makes the next region (or [`init`]) fail with [`Error::NoDevice`](crate::Error::NoDevice).
 pub fn set_device_type(ty: DeviceType) {
     runtime().set_device_type(ty)
 }

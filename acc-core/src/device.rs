@@ -25,7 +25,7 @@ pub enum Property {
 /// One device of one [`DeviceType`], as a backend in `acc-device` provides it.
 ///
 /// Devices that run the host twin (the region's Rust code compiled by rustc) return the way they
-/// run it from [`Device::host_execution`]; devices with their own memory add kernel launches and
+/// run it from `Device::host_execution`; devices with their own memory add kernel launches and
 /// data movement in later backends.
 pub trait Device: Send + Sync + 'static {
     /// The type of this device.

@@ -79,7 +79,12 @@ function_attributes! {
     /// acc attribute, which processes it.
     atomic => Atomic;
     /// `host_data` (3.3 section 2.8): only valid on a block inside a function that carries an
-    /// acc attribute, which processes it.
+    /// acc attribute, which processes it. Clauses: `use_device(a, ..)` (whole variables),
+    /// `if(cond)`, `if_present`. Inside the block each `use_device` variable is an
+    /// `acc::DeviceSlice` of its data on the current device, for other libraries: a CUDA
+    /// device address on nvidia (`cu_deviceptr()`), a `wgpu::Buffer` on wgpu
+    /// (`wgpu_buffer()`), the host's data on host and multicore (see `acc::DeviceSlice` for an
+    /// example). The device's work is ordered before the block and after it.
     host_data => HostData;
 }
 

@@ -27,7 +27,7 @@ pub fn accesses_in_bounds(kernel: &Kernel, args: &[KernelArg<'_>]) -> bool {
 /// What a proof of `kernel` needs that does not depend on the launch's arguments: each
 /// expression's type and how often each local is assigned. Made once per kernel, so that a
 /// launch with new arguments (a time step's scalar) pays only for the walk, or, where an
-/// earlier proof holds beyond its own arguments ([`value`]), for checking its guards.
+/// earlier proof holds beyond its own arguments (`value`), for checking its guards.
 pub struct Prepared {
     types: Vec<Scalar>,
     assignments: Vec<u32>,

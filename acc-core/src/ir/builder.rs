@@ -542,7 +542,7 @@ impl KernelBuilder {
 
     /// `acc::cache!(a[start..start + len])` at the top of the body being built (3.3 section
     /// 2.10): the GPU backends may stage that window of `a` in shared memory for the loop
-    /// ([`cache::stage`](super::cache::stage)). Outside a loop, or on a subslice or a field, it
+    /// ([`cache::stage`]). Outside a loop, or on a subslice or a field, it
     /// stays a hint.
     pub fn cache(&mut self, a: ArrayRef, start: Value, len: u32, line: u32) {
         self.index_type(start);
@@ -579,7 +579,7 @@ impl KernelBuilder {
 
     /// [`KernelBuilder::for_`] with `tile` sizes (3.3 section 2.9.8), as `tile(..)` lists
     /// them: the innermost level's first, `None` for `*` (the backend's choice, see
-    /// [`tile::default_sizes`](super::tile::default_sizes)).
+    /// [`tile::default_sizes`]).
     pub fn for_tiled(
         &mut self,
         levels: &[(&str, Option<Scalar>, Value, Value, Value)],

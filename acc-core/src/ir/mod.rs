@@ -7,7 +7,7 @@
 //! typed by [`Scalar`]; arrays are kernel parameters (device buffers) or private locals.
 //! Expressions are pure trees evaluated where a statement uses them; loads read memory at that
 //! point. The [`builder`] constructs it (the macros emit calls to it), [`validate`] checks it
-//! and [`print`] writes it for `ACC_DUMP=ir`.
+//! and [`print`](mod@print) writes it for `ACC_DUMP=ir`.
 
 // Variants and fields named after the Rust construct they stand for (`Scalar::F32`,
 // `BinaryOp::Add`, `MathFn::Sqrt`, `LoopLevel::start`) carry no doc of their own.

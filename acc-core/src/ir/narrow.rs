@@ -2,7 +2,7 @@
 //! lengths) are 64-bit, and on a GPU 64-bit integer arithmetic costs two to four instructions
 //! and twice the registers of 32-bit arithmetic: the index code of a structured kernel (a
 //! tile's element, a row's offset) then dominates it. Where a launch's arguments bound every
-//! such value within 32 bits ([`bounds::prove`](super::bounds::prove)),
+//! such value within 32 bits ([`bounds::prove`]),
 //! [`to_32`] gives the same kernel computing them in `u32` (`isize` in `i32`), which a backend
 //! lowers instead; addresses still widen to 64 bits.
 //!

@@ -53,7 +53,7 @@ pub enum Entry {
     Single(Vec<Stmt>),
     /// The grid runs the parallel loop `looped`, every thread first running the scalar
     /// assignments of `prelude` (in a segmented region, after loading the locals: assignments
-    /// only this loop reads, [`Split::take_prelude`]); its reductions write their per-block
+    /// only this loop reads, `Split::take_prelude`); its reductions write their per-block
     /// partials to the given slots of [`Segments::reductions`].
     Grid {
         prelude: Vec<Stmt>,

@@ -67,8 +67,8 @@ const AUTO_TILE_MIN_TRIPS: u32 = 64;
 /// Tiles ([`AUTO_TILE`]) each `vector` parallel loop of one level that is a grid entry point (at
 /// the region's top level or in a host-driven loop's body) without `tile`,
 /// `reduction` or `private` clauses whose iterations each run a sequential loop over data they
-/// all read (an n-body interaction loop, a filter's weights, see [`chunks::plan`]; not a loop
-/// known to be shorter than [`AUTO_TILE_MIN_TRIPS`]): its block
+/// all read (an n-body interaction loop, a filter's weights, see `chunks::plan`; not a loop
+/// known to be shorter than `AUTO_TILE_MIN_TRIPS`): its block
 /// then stages those reads through shared memory a chunk at a time rather than every thread
 /// fetching each value. Tiling a parallel loop leaves its iterations as they are (3.3 section
 /// 2.9.8), so every device gives the same results. Returns the outermost variables of the
@@ -157,12 +157,12 @@ pub struct TileStaging {
     /// The arrays whose reads go through a copy of the tile in shared memory.
     pub reads: Vec<String>,
     /// Where the elements' inner sequential loop runs in chunks staged through shared memory
-    /// ([`chunks`]): its variable and the chunk's length.
+    /// (`chunks`): its variable and the chunk's length.
     pub chunked: Option<(String, u32)>,
 }
 
-/// What the tiled nest `s` of `k` stages through shared memory (see [`stage_loads`] and
-/// [`chunks`]), for ACC_INFO.
+/// What the tiled nest `s` of `k` stages through shared memory (see `stage_loads` and
+/// `chunks`), for ACC_INFO.
 pub fn staging(k: &Kernel, s: &Stmt) -> TileStaging {
     let mut f = k.function.clone();
     match s {

@@ -441,7 +441,7 @@ impl DeviceMemory for CudaDevice {
         self.copy_in(at, host)
     }
 
-    /// On an async queue, a copy of up to [`QueuedUploads::MOST`] bytes returns before it is
+    /// On an async queue, a copy of up to `QueuedUploads::MOST` bytes returns before it is
     /// done: it runs on the queue's stream after what the device's stream and the queue were
     /// given, from a page-locked copy of `host`, and what reads device memory from the host,
     /// frees it or waits for the queue waits for it.

@@ -29,10 +29,10 @@ pub struct Lowered {
     /// each parameter of the kernel, in order, an array is two `.u64` parameters (the address
     /// of its first element and its length) and a scalar one parameter of its type (`bool` and
     /// 8/16-bit integers as 32-bit words); then the status words' address (16 bytes, zeroed),
-    /// the locals buffer's address ([`Lowered::locals_size`] bytes, zeroed), the grid's block
+    /// the locals buffer's address (`layout.locals_size` bytes, zeroed), the grid's block
     /// count (`.u32`), one address of per-block partials for each of `reductions` that has
     /// an entry point, in order, and one `.u64` per host loop variable the device reads (its
-    /// value at the launch, [`Program::run`]'s host values).
+    /// value at the launch, `Program::run`'s host values).
     pub entry_points: Vec<String>,
     /// What a launch needs to know of it: each entry point's shape, the locals buffer, the
     /// reductions' slots, the region's value, the program launching the entry points.

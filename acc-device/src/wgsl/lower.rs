@@ -104,10 +104,10 @@ pub enum Binding {
     /// parameter, index (low word), length and index (high word) of the first out-of-bounds
     /// access.
     Status,
-    /// Per-workgroup partial results of reduction `n` of [`Lowered::reductions`].
+    /// Per-workgroup partial results of reduction `n` of `layout.reductions`.
     Partials(usize),
     /// The region-level locals, kept between entry points when the region has code between
-    /// its parallel loops ([`Lowered::locals_size`] bytes).
+    /// its parallel loops (`layout.locals_size` bytes).
     Locals,
     /// The host loops' variables at a dispatch ([`Segments::host_vars`]), each as two `u32`
     /// words (low, high), bound with a dynamic offset that picks the dispatch's values.
