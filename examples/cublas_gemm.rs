@@ -104,7 +104,9 @@ fn main() {
     // acc runs on the device's primary context; cuBLAS joins it on the same stream.
     let ctx = CudaContext::new(0).expect("the CUDA device");
     let blas = CudaBlas::new(ctx.default_stream()).expect("cuBLAS (libcublas) loads");
-    let a: Vec<f32> = (0..n * n).map(|i| ((i * 37) % 101) as f32 / 101.0).collect();
+    let a: Vec<f32> = (0..n * n)
+        .map(|i| ((i * 37) % 101) as f32 / 101.0)
+        .collect();
     let b: Vec<f32> = (0..n * n).map(|i| ((i * 53) % 97) as f32 / 97.0).collect();
     let (mut c_acc, mut c_blas, mut d) = (vec![0.0; n * n], vec![0.0; n * n], vec![0.0; n * n]);
     // A first run compiles acc's kernels and loads cuBLAS's; the second is timed.
@@ -117,9 +119,21 @@ fn main() {
             .map(|k| a[r * n + k] as f64 * b[k * n + col] as f64)
             .sum();
         let want = want as f32;
-        assert!(close(c_acc[i], want), "acc's c[{i}] = {} against {want}", c_acc[i]);
-        assert!(close(c_blas[i], want), "cuBLAS's c[{i}] = {} against {want}", c_blas[i]);
-        assert!(close(d[i], want), "the region after cuBLAS: d[{i}] = {}", d[i]);
+        assert!(
+            close(c_acc[i], want),
+            "acc's c[{i}] = {} against {want}",
+            c_acc[i]
+        );
+        assert!(
+            close(c_blas[i], want),
+            "cuBLAS's c[{i}] = {} against {want}",
+            c_blas[i]
+        );
+        assert!(
+            close(d[i], want),
+            "the region after cuBLAS: d[{i}] = {}",
+            d[i]
+        );
     }
     let flops = 2.0 * (n as f64).powi(3);
     let tf = |t: Duration| flops / t.as_secs_f64() / 1e12;

@@ -7,7 +7,7 @@
 
 use std::marker::PhantomData;
 
-use acc_core::present::{RawHandle, Named};
+use acc_core::present::{Named, RawHandle};
 use acc_core::queue::Queue;
 use acc_core::{Error, Result};
 
@@ -214,11 +214,17 @@ pub(crate) fn device_slice<'a, T>(
 /// (feature `wgpu`): a program's own shaders on them can use the buffers of
 /// [`DeviceSlice::wgpu_buffer`], and their submissions run in order with acc's.
 #[cfg(feature = "wgpu")]
-pub fn wgpu_device() -> Option<(acc_device::deps::wgpu::Device, acc_device::deps::wgpu::Queue)> {
+pub fn wgpu_device() -> Option<(
+    acc_device::deps::wgpu::Device,
+    acc_device::deps::wgpu::Queue,
+)> {
     let device = runtime().current_device().ok()?;
     device
         .interop_handles()?
-        .downcast::<(acc_device::deps::wgpu::Device, acc_device::deps::wgpu::Queue)>()
+        .downcast::<(
+            acc_device::deps::wgpu::Device,
+            acc_device::deps::wgpu::Queue,
+        )>()
         .ok()
         .map(|b| *b)
 }

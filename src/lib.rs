@@ -61,9 +61,9 @@ pub use routines::*;
 
 #[cfg(feature = "cuda")]
 pub use interop::cudarc;
+pub use interop::{get_cuda_stream, DeviceSlice};
 #[cfg(feature = "wgpu")]
 pub use interop::{wgpu, wgpu_adopt, wgpu_device};
-pub use interop::{get_cuda_stream, DeviceSlice};
 
 /// The OpenACC version whose semantics this crate implements (`_OPENACC`, 3.3 section 2.2).
 pub const OPENACC_VERSION: u32 = 202211;

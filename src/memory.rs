@@ -77,6 +77,11 @@ fn no_addresses(what: &str, d: &dyn acc_core::Device) -> Error {
     }
 }
 
+/// The memory of `d`, a device with its own.
+fn own<'d>(d: &'d dyn acc_core::Device, what: &str) -> Result<acc_core::OwnMemory<'d>> {
+    d.own_memory().ok_or_else(|| no_addresses(what, d))
+}
+
 /// The device buffer and offset holding `bytes` bytes at device address `p`.
 fn buffer_at(
     d: &dyn acc_core::Device,
@@ -84,8 +89,8 @@ fn buffer_at(
     bytes: usize,
     what: &str,
 ) -> Result<(BufferId, usize)> {
-    let mem = d.own_memory().ok_or_else(|| no_addresses(what, d))?;
-    mem.memory
+    own(d, what)?
+        .memory
         .buffer_at(p.addr as u64, bytes)
         .ok_or_else(|| Error::Unsupported {
             what: format!(
@@ -103,7 +108,7 @@ pub fn malloc(bytes: usize) -> Result<DevicePtr> {
     match memory()? {
         Memory::Host => host_alloc::malloc(bytes).map(|addr| DevicePtr { addr }),
         Memory::Own(d) => {
-            let mem = d.own_memory().ok_or_else(|| no_addresses("acc::malloc", &*d))?;
+            let mem = own(&*d, "acc::malloc")?;
             let buf = mem.memory.alloc(BYTES, bytes.max(1))?;
             match mem.memory.raw_buffer(buf, BYTES).map(|r| r.handle) {
                 Some(RawHandle::Cuda(addr)) => {
@@ -165,7 +170,7 @@ pub fn memcpy_to_device<T: DeviceCopy>(dst: DevicePtr, src: &[T]) -> Result<()> 
                 return Ok(());
             }
             let (buf, at) = buffer_at(&*d, dst, bytes, "acc::memcpy_to_device")?;
-            let mem = d.own_memory().ok_or_else(|| no_addresses("acc::memcpy_to_device", &*d))?;
+            let mem = own(&*d, "acc::memcpy_to_device")?;
             d.synchronize()?;
             mem.memory.upload(buf, BYTES, at, src_bytes)
         }
@@ -187,7 +192,7 @@ pub fn memcpy_from_device<T: DeviceCopy>(dst: &mut [T], src: DevicePtr) -> Resul
                 return Ok(());
             }
             let (buf, at) = buffer_at(&*d, src, bytes, "acc::memcpy_from_device")?;
-            let mem = d.own_memory().ok_or_else(|| no_addresses("acc::memcpy_from_device", &*d))?;
+            let mem = own(&*d, "acc::memcpy_from_device")?;
             d.synchronize()?;
             mem.memory.download(buf, BYTES, at, dst_bytes)
         }
@@ -213,7 +218,7 @@ pub fn memcpy_device(dst: DevicePtr, src: DevicePtr, bytes: usize) -> Result<()>
             }
             let to = buffer_at(&*d, dst, bytes, "acc::memcpy_device (destination)")?;
             let from = buffer_at(&*d, src, bytes, "acc::memcpy_device (source)")?;
-            let mem = d.own_memory().ok_or_else(|| no_addresses("acc::memcpy_device", &*d))?;
+            let mem = own(&*d, "acc::memcpy_device")?;
             d.synchronize()?;
             mem.memory.copy_between(to, from, bytes)
         }
@@ -280,7 +285,7 @@ pub fn map_data<V: DataVar + ?Sized>(a: &V, p: DevicePtr) -> Result<()> {
                     what: "acc::map_data: the device address must be the start of an acc::malloc allocation".into(),
                 });
             }
-            let mem = d.own_memory().ok_or_else(|| no_addresses("acc::map_data", &*d))?;
+            let mem = own(&*d, "acc::map_data")?;
             let elem = crate::__rt::layout::<V::Elem>();
             mem.table.map(
                 (elems.as_ptr() as usize, bytes),
@@ -301,7 +306,7 @@ pub fn unmap_data<V: DataVar + ?Sized>(a: &V) -> Result<()> {
             if elems.is_empty() {
                 return Ok(());
             }
-            let mem = d.own_memory().ok_or_else(|| no_addresses("acc::unmap_data", &*d))?;
+            let mem = own(&*d, "acc::unmap_data")?;
             mem.table.unmap(
                 elems.as_ptr() as usize,
                 acc_core::present::Named::unlocated("acc::unmap_data"),

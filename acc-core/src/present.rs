@@ -483,13 +483,14 @@ impl PresentTable {
     pub fn unmap(&self, addr: usize, var: Named<'_>) -> Result<()> {
         let mut sections = self.lock();
         let err = |what: &str| Error::Unsupported {
-            what: format!("acc::unmap_data: `{}` (at {}) {what}", var.name, var.location),
+            what: format!(
+                "acc::unmap_data: `{}` (at {}) {what}",
+                var.name, var.location
+            ),
         };
         match sections.get(&addr) {
             Some(s) if !s.mapped => return Err(err("was not mapped with acc::map_data")),
-            Some(s) if s.structured > 0 => {
-                return Err(err("is in use by a data construct"))
-            }
+            Some(s) if s.structured > 0 => return Err(err("is in use by a data construct")),
             Some(_) => {}
             None => return Err(err("is not mapped")),
         }

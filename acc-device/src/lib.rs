@@ -27,12 +27,12 @@ use acc_core::device::Backend;
 /// The crates of the GPU APIs the devices use, at the versions they use, for programs that
 /// work on the same devices and buffers (`host_data use_device`).
 pub mod deps {
-    /// wgpu (the `wgpu` device's API).
-    #[cfg(feature = "wgpu")]
-    pub use ::wgpu;
     /// cudarc (the nvidia device's CUDA driver bindings).
     #[cfg(feature = "cuda")]
     pub use ::cudarc;
+    /// wgpu (the `wgpu` device's API).
+    #[cfg(feature = "wgpu")]
+    pub use ::wgpu;
 }
 
 /// The backends of this build, one per device type.

@@ -168,7 +168,9 @@ impl Reference {
 
     /// The first `bytes` of the staging buffer, once the queue ran.
     fn read(&self, bytes: u64) -> Vec<f64> {
-        self.staging.slice(..bytes).map_async(wgpu::MapMode::Read, |_| {});
+        self.staging
+            .slice(..bytes)
+            .map_async(wgpu::MapMode::Read, |_| {});
         self.device
             .poll(wgpu::PollType::wait_indefinitely())
             .expect("the device runs");

@@ -148,7 +148,10 @@ fn device_memory_routines_check_every_access() {
         if ty == acc::DeviceType::Wgpu {
             // wgpu buffers have no addresses.
             let e = acc::malloc(64).unwrap_err().to_string();
-            assert!(e.contains("acc::malloc") && e.contains("no addresses"), "{e}");
+            assert!(
+                e.contains("acc::malloc") && e.contains("no addresses"),
+                "{e}"
+            );
             return;
         }
         let p = acc::malloc(64).unwrap();
@@ -195,7 +198,11 @@ fn mapped_device_memory_is_present_data() {
         assert!(acc::is_present(&a), "{ty}");
         if !shares_memory(ty) {
             assert_eq!(acc::deviceptr(&a), Some(p), "{ty}");
-            assert_eq!(acc::hostptr(p.offset(8)), Some(a[2..].as_ptr().cast()), "{ty}");
+            assert_eq!(
+                acc::hostptr(p.offset(8)),
+                Some(a[2..].as_ptr().cast()),
+                "{ty}"
+            );
             // Mapped again, even in part: an error.
             assert!(acc::map_data(&a[10..20], p).is_err(), "{ty}");
         }

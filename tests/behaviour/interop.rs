@@ -210,7 +210,11 @@ fn a_kernel_of_ones_own_works_on_acc_buffers_in_order() {
         fill_double_add(&mut a, ty);
         let own = matches!(ty, DeviceType::Wgpu | DeviceType::Nvidia);
         for (i, &v) in a.iter().enumerate() {
-            let want = if own { 2.0 * i as f32 + 1.0 } else { i as f32 + 1.0 };
+            let want = if own {
+                2.0 * i as f32 + 1.0
+            } else {
+                i as f32 + 1.0
+            };
             assert_eq!(v, want, "{ty}: element {i}");
         }
     });
@@ -232,7 +236,10 @@ fn cuda_streams_of_queues() {
             assert!(acc::get_cuda_stream(acc::ASYNC_SYNC).is_ok(), "{ty}");
         } else {
             let e = a.unwrap_err().to_string();
-            assert!(e.contains("get_cuda_stream") && e.contains(&ty.to_string()), "{ty}: {e}");
+            assert!(
+                e.contains("get_cuda_stream") && e.contains(&ty.to_string()),
+                "{ty}: {e}"
+            );
         }
     });
 }
@@ -271,10 +278,18 @@ fn a_wgpu_device_of_ones_own_runs_regions() {
         let mut v = vec![0u32; 1000];
         squares(&mut v);
         let (own, _) = acc::wgpu_device().expect("the adopted device");
-        assert!(!own.features().contains(wgpu::Features::SHADER_F64), "{:?}", own.features());
+        assert!(
+            !own.features().contains(wgpu::Features::SHADER_F64),
+            "{:?}",
+            own.features()
+        );
         acc::set_device_num(0, DeviceType::Wgpu);
         let (first, _) = acc::wgpu_device().expect("device 0");
-        assert_ne!(own.features(), first.features(), "device 0 has what acc asks for");
+        assert_ne!(
+            own.features(),
+            first.features(),
+            "device 0 has what acc asks for"
+        );
         assert!(v.iter().enumerate().all(|(i, &x)| x == (i * i) as u32));
     });
 }

@@ -117,23 +117,10 @@ impl Prepared {
         g.inputs.clear();
         g.inputs.resize(2 * kernel.params.len(), 0);
         for (p, a) in args.iter().enumerate().take(kernel.params.len()) {
-            match a {
-                KernelArg::Scalar(_) => {
-                    if let Some(v) = scalar_input(a) {
-                        g.inputs[p] = v;
-                    }
-                }
-                KernelArg::Read(_) | KernelArg::Write(_) => {
-                    let bytes = match a {
-                        KernelArg::Read(d) => d.len(),
-                        KernelArg::Write(d) => d.len(),
-                        KernelArg::Scalar(_) => 0,
-                    };
-                    if let ParamKind::Array { elem, .. } = kernel.params[p].kind {
-                        g.inputs[kernel.params.len() + p] =
-                            (bytes / elem.size().max(1) as usize) as i128;
-                    }
-                }
+            if let Some(v) = scalar_input(a) {
+                g.inputs[p] = v;
+            } else if let Some(n) = array_len(kernel, args, p as ParamId) {
+                g.inputs[kernel.params.len() + p] = n;
             }
         }
         let inputs = &g.inputs;
@@ -149,7 +136,14 @@ impl Prepared {
             return proof;
         }
         g.walks += 1;
-        let mut p = self.prover::<value::Sym>(kernel, args, widths);
+        let n = kernel.function.exprs.len();
+        let fresh = (
+            vec![None; kernel.function.locals.len()],
+            vec![(value::Sym::int(0), value::Sym::int(0)); n],
+            vec![0; n],
+            1,
+        );
+        let mut p = self.prover::<value::Sym>(kernel, args, widths, fresh);
         let mut saved = Vec::new();
         let proof = p.verdict(kernel, &self.tape, &mut saved);
         match p.rec.guards() {
@@ -166,23 +160,25 @@ impl Prepared {
         proof
     }
 
-    /// A prover for `args` with empty working memory.
+    /// A prover for `args` over working memory `(env, ranges, stamps)` whose ranges are
+    /// valid where stamped `stamp`.
+    #[allow(clippy::type_complexity)]
     fn prover<'a, 'k, N: Num>(
         &'k self,
         kernel: &'k Kernel,
         args: &'a [KernelArg<'a>],
         widths: bool,
+        (env, ranges, stamps, stamp): (Vec<Option<Range<N>>>, Vec<Range<N>>, Vec<u32>, u32),
     ) -> Prover<'a, 'k, N> {
-        let n = kernel.function.exprs.len();
         Prover {
             k: kernel,
             args,
             types: &self.types,
             assignments: &self.assignments,
-            env: Env(vec![None; kernel.function.locals.len()]),
-            ranges: vec![(N::int(0), N::int(0)); n],
-            stamps: vec![0; n],
-            stamp: 1,
+            env: Env(env),
+            ranges,
+            stamps,
+            stamp,
             widths: widths.then_some(true),
             rec: Record::default(),
         }
@@ -203,18 +199,13 @@ impl Prepared {
         let mut env = std::mem::take(&mut scratch.env);
         env.clear();
         env.resize(kernel.function.locals.len(), None);
-        let mut p = Prover {
-            k: kernel,
-            args,
-            types: &self.types,
-            assignments: &self.assignments,
-            env: Env(env),
-            ranges: std::mem::take(&mut scratch.ranges),
-            stamps: std::mem::take(&mut scratch.stamps),
-            stamp: scratch.stamp,
-            widths: widths.then_some(true),
-            rec: Record::default(),
-        };
+        let kept = (
+            env,
+            std::mem::take(&mut scratch.ranges),
+            std::mem::take(&mut scratch.stamps),
+            scratch.stamp,
+        );
+        let mut p = self.prover::<i128>(kernel, args, widths, kept);
         let proof = p.verdict(kernel, &self.tape, &mut scratch.saved);
         scratch.env = p.env.0;
         scratch.ranges = p.ranges;
@@ -494,11 +485,7 @@ impl<N: Num> Prover<'_, '_, N> {
             return None;
         }
         let end = self.range(*b)?.1;
-        Some(if inclusive {
-            end
-        } else {
-            end.sub(&N::int(1))
-        })
+        Some(if inclusive { end } else { end.sub(&N::int(1)) })
     }
 
     /// Runs `tape`: whether every access is in bounds. `saved`: spare room for the
@@ -776,15 +763,7 @@ impl<N: Num> Prover<'_, '_, N> {
 
     /// The length of array parameter `a` in this launch (input `params + a` of the proof).
     fn len(&self, a: ParamId) -> Option<N> {
-        let ParamKind::Array { elem, .. } = self.k.params.get(a as usize)?.kind else {
-            return None;
-        };
-        let bytes = match self.args.get(a as usize)? {
-            KernelArg::Read(d) => d.len(),
-            KernelArg::Write(d) => d.len(),
-            KernelArg::Scalar(_) => return None,
-        };
-        let n = (bytes / elem.size().max(1) as usize) as i128;
+        let n = array_len(self.k, self.args, a)?;
         Some(N::input(length_key(self.k, a)?, n))
     }
 
@@ -902,6 +881,19 @@ fn scalar_input(a: &KernelArg<'_>) -> Option<i128> {
         },
         _ => None,
     }
+}
+
+/// The length (in elements) of array parameter `a` in a launch with `args`.
+fn array_len(k: &Kernel, args: &[KernelArg<'_>], a: ParamId) -> Option<i128> {
+    let ParamKind::Array { elem, .. } = k.params.get(a as usize)?.kind else {
+        return None;
+    };
+    let bytes = match args.get(a as usize)? {
+        KernelArg::Read(d) => d.len(),
+        KernelArg::Write(d) => d.len(),
+        KernelArg::Scalar(_) => return None,
+    };
+    Some((bytes / elem.size().max(1) as usize) as i128)
 }
 
 /// The proof's input key of array parameter `a`'s length.

@@ -63,7 +63,7 @@ impl WgpuDevice {
             .encoder(&self.device)
             .copy_buffer_to_buffer(buffer, offset, &staging, 0, size);
         self.submit(&mut batch)?;
-        Self::take_failure(&mut batch)?;
+        batch.take_failure()?;
         drop(batch);
         staging.slice(..).map_async(wgpu::MapMode::Read, |_| {});
         self.device

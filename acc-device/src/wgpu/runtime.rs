@@ -308,7 +308,12 @@ impl WgpuDevice {
 
     /// Device `index` over an opened wgpu device and its queue, with what they have
     /// (features, limits); `own`: acc opened it, and reports its errors outside launches.
-    fn with_device(index: usize, device: wgpu::Device, queue: wgpu::Queue, own: bool) -> WgpuDevice {
+    fn with_device(
+        index: usize,
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        own: bool,
+    ) -> WgpuDevice {
         let info = device.adapter_info();
         let features = device.features();
         let limits = device.limits();
@@ -512,9 +517,9 @@ mod tests;
 
 pub(super) mod batch;
 mod compile;
-mod spirv;
 mod device;
 mod launch;
+mod spirv;
 
 use device::QueuedTime;
 pub use device::WgpuBackend;

@@ -13,7 +13,6 @@ use acc_core::{Error, Result};
 /// Invocations per workgroup (along x).
 pub const WORKGROUP_SIZE: u32 = 256;
 
-
 /// What the adapter can do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Target {

@@ -685,7 +685,10 @@ fn kept_proofs_answer_as_a_walk_would() {
         for widths in [false, true] {
             let kept = prepared.prove(&k, &args, widths);
             let walked = prepared.prove_concrete(&k, &args, widths);
-            assert_eq!(kept, walked, "n = {n}, scalars {scalars:?}, widths {widths}");
+            assert_eq!(
+                kept, walked,
+                "n = {n}, scalars {scalars:?}, widths {widths}"
+            );
             agreed += kept.in_bounds as usize;
         }
     }
@@ -717,11 +720,15 @@ fn a_wavefront_walks_once_per_shape_of_its_bounds() {
     }
     let g = prepared.general.lock().unwrap();
     assert!(!g.off, "the wavefront's proofs are affine in its inputs");
-    assert!(g.walks <= 12, "{} walks for {} diagonals", g.walks, 2 * n + 1);
+    assert!(
+        g.walks <= 12,
+        "{} walks for {} diagonals",
+        g.walks,
+        2 * n + 1
+    );
     let guards: Vec<usize> = g.proofs.iter().map(|(_, guards, _)| guards.len()).collect();
     eprintln!("{} walks; guards of the kept proofs: {guards:?}", g.walks);
 }
-
 
 /// The same on kernels with branches on loop variables, a product of two scalars (not affine:
 /// walked every time) and negative offsets, with scalars and array lengths drawn at random.
@@ -754,9 +761,9 @@ fn kept_proofs_answer_as_a_walk_would_on_branches_and_products() {
                     ParamKind::Scalar(_) => {
                         args.push(KernelArg::Scalar(ScalarValue::USize(random(45))))
                     }
-                    ParamKind::Array { writable: false, .. } => {
-                        args.push(KernelArg::Read(&data[..4 * random(1200) as usize]))
-                    }
+                    ParamKind::Array {
+                        writable: false, ..
+                    } => args.push(KernelArg::Read(&data[..4 * random(1200) as usize])),
                     ParamKind::Array { .. } => {}
                 }
             }

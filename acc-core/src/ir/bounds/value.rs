@@ -141,7 +141,11 @@ impl Record {
             }
             // k·x + c against 0, as x against -c/k.
             let (key, k, c) = (f.keys[0], f.coeffs[0] as i128, f.c);
-            let (k, c, sign) = if k < 0 { (-k, -c, sign.reverse()) } else { (k, c, sign) };
+            let (k, c, sign) = if k < 0 {
+                (-k, -c, sign.reverse())
+            } else {
+                (k, c, sign)
+            };
             let (lo, hi) = match sign {
                 Ordering::Greater => ((-c).div_euclid(k) + 1, i128::MAX),
                 Ordering::Less => (i128::MIN, -c.div_euclid(k) - 1),
@@ -280,8 +284,8 @@ impl Sym {
     /// `op` on the values, and on the forms where both are constant (a constant's any
     /// operation is a constant).
     fn lift(&self, o: &Sym, v: i128) -> Sym {
-        let constant = self.f.is_some_and(|f| f.is_constant())
-            && o.f.is_some_and(|f| f.is_constant());
+        let constant =
+            self.f.is_some_and(|f| f.is_constant()) && o.f.is_some_and(|f| f.is_constant());
         Sym {
             v,
             f: constant.then(|| Form::constant(v)),
@@ -394,7 +398,10 @@ mod tests {
         let mut rec = Record::default();
         // d < n and d + 1 > 0.
         assert_eq!(d.compare(&n, &mut rec), Ordering::Less);
-        assert_eq!(d.add(&Sym::int(1)).compare(&Sym::int(0), &mut rec), Ordering::Greater);
+        assert_eq!(
+            d.add(&Sym::int(1)).compare(&Sym::int(0), &mut rec),
+            Ordering::Greater
+        );
         let g = rec.guards().expect("affine");
         assert!(g.hold(&[10, 100]));
         assert!(g.hold(&[0, 1]));

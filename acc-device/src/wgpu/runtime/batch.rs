@@ -132,6 +132,14 @@ impl Batch {
         }
     }
 
+    /// Takes the error of an earlier submission that no caller was told of.
+    pub(in crate::wgpu) fn take_failure(&mut self) -> Result<()> {
+        match self.failed.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
     /// Whether launches wait in the batch.
     pub(in crate::wgpu) fn is_empty(&self) -> bool {
         self.encoder.is_none() && self.uploads.is_empty()
@@ -143,10 +151,7 @@ impl WgpuDevice {
     pub(in crate::wgpu) fn submit_pending(&self) -> Result<()> {
         let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
         self.submit(&mut batch)?;
-        match batch.failed.take() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        batch.take_failure()
     }
 
     /// [`WgpuDevice::submit_pending`] where no error can be returned: a failure waits for the
@@ -200,14 +205,6 @@ impl WgpuDevice {
                 ),
             }),
             None => Ok(Some(index)),
-        }
-    }
-
-    /// Takes the error of an earlier submission that no caller was told of.
-    pub(in crate::wgpu) fn take_failure(batch: &mut Batch) -> Result<()> {
-        match batch.failed.take() {
-            Some(e) => Err(e),
-            None => Ok(()),
         }
     }
 

@@ -292,7 +292,7 @@ impl GpuLaunch for WgpuLaunch<'_> {
             .clone();
         drop(scratch);
         let mut batch = dev.batch.lock().unwrap_or_else(|e| e.into_inner());
-        WgpuDevice::take_failure(&mut batch)?;
+        batch.take_failure()?;
         // Cleared in order with the batch's earlier launches of the same kernel.
         for b in clear {
             batch.encoder(&dev.device).clear_buffer(&b, 0, None);

@@ -94,11 +94,12 @@ impl Spirv {
             mesh_shader_primitive_indices_clamp: false,
             ..Default::default()
         };
-        let words = spv::write_vec(&lowered.module, &lowered.info, &options, None).map_err(|e| {
-            Error::Unsupported {
-                what: format!("internal error: naga did not write SPIR-V: {e}"),
-            }
-        })?;
+        let words =
+            spv::write_vec(&lowered.module, &lowered.info, &options, None).map_err(|e| {
+                Error::Unsupported {
+                    what: format!("internal error: naga did not write SPIR-V: {e}"),
+                }
+            })?;
         without_contraction(&words).ok_or_else(|| Error::Unsupported {
             what: "internal error: the SPIR-V naga wrote has no annotation section".into(),
         })
@@ -209,10 +210,16 @@ mod tests {
             .filter(|w| w[0] == (3 << 16) | op::DECORATE && w[2] == NO_CONTRACTION)
             .map(|w| w[1])
             .collect();
-        assert_eq!(decorated.len(), 3, "the product, the sum and the difference");
+        assert_eq!(
+            decorated.len(),
+            3,
+            "the product, the sum and the difference"
+        );
         assert_eq!(out.len(), words.len() + 9);
         naga::front::spv::parse_u8_slice(
-            &out.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>(),
+            &out.iter()
+                .flat_map(|w| w.to_le_bytes())
+                .collect::<Vec<u8>>(),
             &Default::default(),
         )
         .expect("the decorated module parses");
