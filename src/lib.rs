@@ -54,8 +54,8 @@ pub use acc_macros::{
     wait, DeviceCopy,
 };
 pub use memory::{
-    attach, detach, deviceptr, free, hostptr, malloc, map_data, memcpy_device, memcpy_from_device,
-    memcpy_to_device, unmap_data, DevicePtr,
+    attach, detach, deviceptr, free, hostptr, malloc, map_data, memcpy_d2d, memcpy_device,
+    memcpy_from_device, memcpy_peer, memcpy_to_device, unmap_data, DevicePtr,
 };
 pub use routines::*;
 

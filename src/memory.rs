@@ -225,6 +225,155 @@ pub fn memcpy_device(dst: DevicePtr, src: DevicePtr, bytes: usize) -> Result<()>
     }
 }
 
+/// A present section of device `d` for `memcpy_d2d`: its buffer and first element.
+fn present_on(
+    d: &dyn acc_core::Device,
+    host: (usize, usize),
+    elem: acc_core::present::ElemLayout,
+    which: &str,
+    location: acc_core::Location,
+) -> Result<(BufferId, usize)> {
+    let mem = own(d, "acc::memcpy_d2d")?;
+    let name = format!("acc::memcpy_d2d {which}");
+    mem.table
+        .lookup(
+            host.0,
+            host.1,
+            elem,
+            acc_core::present::Named {
+                name: &name,
+                location: location.clone(),
+            },
+        )?
+        .map(|p| (p.buf, p.first))
+        .ok_or(Error::NotPresent {
+            var: format!(
+                "{which} of acc::memcpy_d2d on {} device {}",
+                d.device_type(),
+                d.number()
+            ),
+            location,
+        })
+}
+
+/// `acc_memcpy_d2d` (3.3 section 3.2.30): copies the device copy of `src`, present on device
+/// `src_dev`, to the device copy of `dst`, present on device `dst_dev` (device numbers of the
+/// current device type), without going through the host where the devices reach each other
+/// (NVIDIA GPUs with peer access; otherwise the copy is staged through host memory). The host
+/// data of `dst` is not written on devices with their own memory; on devices that share host
+/// memory, device memory is host memory and this is `dst.copy_from_slice(src)`. Waits for both
+/// devices first and for the copy.
+///
+/// Errors: the lengths differ, a device number is out of range, or a side is not present.
+/// See [`memcpy_peer`] for device addresses, which other threads can be given.
+///
+/// ```
+/// let a = vec![1.0f64; 8];
+/// let mut b = vec![0.0f64; 8];
+/// acc::copyin(&a).unwrap();
+/// acc::create(&b).unwrap();
+/// let dev = acc::get_device_num(acc::get_device_type());
+/// acc::memcpy_d2d(&mut b[..4], &a[4..], dev, dev).unwrap();
+/// acc::copyout(&mut b).unwrap();
+/// acc::delete(&a).unwrap();
+/// assert_eq!(b, [1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0]);
+/// ```
+#[track_caller]
+pub fn memcpy_d2d<T: DeviceCopy>(
+    dst: &mut [T],
+    src: &[T],
+    dst_dev: usize,
+    src_dev: usize,
+) -> Result<()> {
+    let location = acc_core::Location::caller();
+    if dst.len() != src.len() {
+        return Err(Error::Unsupported {
+            what: format!(
+                "acc::memcpy_d2d at {location}: the destination has {} elements and the source {}",
+                dst.len(),
+                src.len()
+            ),
+        });
+    }
+    let rt = runtime();
+    let ty = rt.current_device_type()?;
+    let to = rt.device(ty, dst_dev)?;
+    let from = rt.device(ty, src_dev)?;
+    if to.own_memory().is_none() || from.own_memory().is_none() {
+        // Device memory is host memory.
+        to.synchronize()?;
+        from.synchronize()?;
+        dst.copy_from_slice(src);
+        return Ok(());
+    }
+    if dst.is_empty() {
+        return Ok(());
+    }
+    let elem = crate::__rt::layout::<T>();
+    let bytes = std::mem::size_of_val(src);
+    let d = present_on(
+        &*to,
+        (dst.as_ptr() as usize, bytes),
+        elem,
+        "destination",
+        location.clone(),
+    )?;
+    let s = present_on(
+        &*from,
+        (src.as_ptr() as usize, bytes),
+        elem,
+        "source",
+        location,
+    )?;
+    to.synchronize()?;
+    from.synchronize()?;
+    let peer = own(&*from, "acc::memcpy_d2d")?.memory;
+    own(&*to, "acc::memcpy_d2d")?
+        .memory
+        .copy_from_peer(elem, d, peer, s, src.len())
+}
+
+/// The address form of [`memcpy_d2d`]: copies `bytes` bytes from device address `src` of
+/// device `src_dev` to device address `dst` of device `dst_dev` (current device type; the
+/// addresses from [`deviceptr`] or [`malloc`] on those devices). A [`DevicePtr`] can be sent
+/// to another thread, so threads that each drive one GPU can exchange halos without naming
+/// each other's host data. Each range must lie inside one allocation of its device (on
+/// devices that share host memory: an [`malloc`] allocation); wgpu buffers have no
+/// addresses, so there it is an error (use [`memcpy_d2d`]).
+pub fn memcpy_peer(
+    dst: DevicePtr,
+    dst_dev: usize,
+    src: DevicePtr,
+    src_dev: usize,
+    bytes: usize,
+) -> Result<()> {
+    let rt = runtime();
+    let ty = rt.current_device_type()?;
+    let to = rt.device(ty, dst_dev)?;
+    let from = rt.device(ty, src_dev)?;
+    if to.own_memory().is_none() || from.own_memory().is_none() {
+        host_alloc::with_range(src.addr, bytes, "acc::memcpy_peer (source)", |_| ())?;
+        host_alloc::with_range(dst.addr, bytes, "acc::memcpy_peer (destination)", |_| ())?;
+        to.synchronize()?;
+        from.synchronize()?;
+        // SAFETY: both ranges lie in live acc::malloc allocations (checked above), which no
+        // Rust reference points into; `copy` allows overlap.
+        unsafe { std::ptr::copy(src.addr as *const u8, dst.addr as *mut u8, bytes) };
+        return Ok(());
+    }
+    if bytes == 0 {
+        return Ok(());
+    }
+    let d = buffer_at(&*to, dst, bytes, "acc::memcpy_peer (destination)")?;
+    let s = buffer_at(&*from, src, bytes, "acc::memcpy_peer (source)")?;
+    to.synchronize()?;
+    from.synchronize()?;
+    let peer = own(&*from, "acc::memcpy_peer")?.memory;
+    own(&*to, "acc::memcpy_peer")?
+        .memory
+        .copy_from_peer(BYTES, d, peer, s, bytes)
+}
+
 /// `acc_deviceptr`: the device address of `a`'s data, when present (its host address on
 /// devices that share host memory; `None` on wgpu, whose buffers have no addresses).
 pub fn deviceptr<V: DataVar + ?Sized>(a: &V) -> Option<DevicePtr> {

@@ -121,6 +121,8 @@ pub enum Error {
     },
     /// A copy would reach past the end of a device allocation.
     DeviceCopyOutOfBounds {
+        /// The routine and which side of the copy (`acc::memcpy_device (source)`).
+        what: &'static str,
         /// Bytes the allocation has.
         allocation: usize,
         /// Offset of the copy, in bytes.
@@ -205,9 +207,9 @@ impl fmt::Display for Error {
                 f,
                 "{what}: {addr:#x} is not a live allocation returned by acc::malloc"
             ),
-            Error::DeviceCopyOutOfBounds { allocation, offset, bytes } => write!(
+            Error::DeviceCopyOutOfBounds { what, allocation, offset, bytes } => write!(
                 f,
-                "copy of {bytes} bytes at offset {offset} reaches past the end of a device \
+                "{what}: a copy of {bytes} bytes at offset {offset} reaches past the end of a device \
                  allocation of {allocation} bytes"
             ),
             Error::OutOfMemory { bytes } => {

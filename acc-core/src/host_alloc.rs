@@ -61,6 +61,7 @@ pub fn with_range<R>(
     let offset = addr - base;
     if offset.checked_add(bytes).is_none_or(|end| end > len) {
         return Err(Error::DeviceCopyOutOfBounds {
+            what,
             allocation: len,
             offset,
             bytes,

@@ -92,6 +92,27 @@ pub trait DeviceMemory: Send + Sync {
         self.download(src, BYTES, src_at, &mut staging)?;
         self.upload(dst, BYTES, dst_at, &staging)
     }
+    /// Copies `len` elements of `elem` from element `src_first` of buffer `src` of another
+    /// device's memory, `peer`, to element `dst_first` of `dst` here (`acc_memcpy_d2d`, 3.3
+    /// section 3.2.30), once both devices are idle. The default goes through host memory; a
+    /// backend whose devices reach each other (CUDA peer copies) overrides it.
+    fn copy_from_peer(
+        &self,
+        elem: ElemLayout,
+        (dst, dst_first): (BufferId, usize),
+        peer: &dyn DeviceMemory,
+        (src, src_first): (BufferId, usize),
+        len: usize,
+    ) -> Result<()> {
+        let mut staging = vec![0u8; len * elem.size];
+        peer.download(src, elem, src_first, &mut staging)?;
+        self.upload(dst, elem, dst_first, &staging)
+    }
+    /// This memory as `Any`, so that a backend can recognise a peer of its own kind in
+    /// [`DeviceMemory::copy_from_peer`].
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
 }
 
 /// Plain bytes, for copies that name byte offsets.

@@ -174,6 +174,68 @@ fn device_memory_routines_check_every_access() {
     });
 }
 
+/// `acc::memcpy_d2d` (3.3 section 3.2.30) from device 0 to the last device of the type
+/// (itself where there is one): only the destination's device copy changes where devices have
+/// their own memory; `i16` is widened on wgpu, so the copy goes element by element there.
+/// `acc::memcpy_peer` does the same with device addresses.
+#[test]
+fn memcpy_d2d_copies_between_devices() {
+    on_each_device(|ty| {
+        let (src_dev, dst_dev) = (0, acc::get_num_devices(ty) - 1);
+        let a: Vec<i16> = (0..100).collect();
+        let mut b = vec![-1i16; 100];
+        acc::set_device_num(src_dev, ty);
+        acc::copyin(&a).unwrap();
+        acc::set_device_num(dst_dev, ty);
+        acc::copyin(&b).unwrap();
+        acc::memcpy_d2d(&mut b[10..20], &a[50..60], dst_dev, src_dev).unwrap();
+        if !shares_memory(ty) {
+            assert!(b.iter().all(|&v| v == -1), "{ty}: the host copy changed");
+            let mut absent = vec![0i16; 10];
+            let e = acc::memcpy_d2d(&mut absent, &a[..10], dst_dev, src_dev).unwrap_err();
+            assert!(
+                matches!(e, acc::Error::NotPresent { .. }) && e.to_string().contains("destination"),
+                "{ty}: {e}"
+            );
+        }
+        let e = acc::memcpy_d2d(&mut b[..3], &a[..4], dst_dev, src_dev).unwrap_err();
+        assert!(e.to_string().contains("3 elements"), "{ty}: {e}");
+        acc::copyout(&mut b).unwrap();
+        for (i, &v) in b.iter().enumerate() {
+            let want = if (10..20).contains(&i) {
+                i as i16 + 40
+            } else {
+                -1
+            };
+            assert_eq!(v, want, "{ty}: element {i}");
+        }
+        acc::set_device_num(src_dev, ty);
+        acc::delete(&a).unwrap();
+
+        if ty == acc::DeviceType::Wgpu {
+            // wgpu buffers have no addresses: nothing to give memcpy_peer.
+            acc::set_device_num(0, ty);
+            return;
+        }
+        let p = acc::malloc(24).unwrap();
+        acc::memcpy_to_device(p, &[1.5f64, 2.5, 3.5]).unwrap();
+        acc::set_device_num(dst_dev, ty);
+        let q = acc::malloc(24).unwrap();
+        acc::memcpy_peer(q.offset(8), dst_dev, p, src_dev, 16).unwrap();
+        let mut back = [0.0f64; 3];
+        acc::memcpy_from_device(&mut back, q).unwrap();
+        assert_eq!(back, [0.0, 1.5, 2.5], "{ty}");
+        let e = acc::memcpy_peer(q.offset(16), dst_dev, p, src_dev, 16).unwrap_err();
+        assert!(
+            e.to_string().contains("memcpy_peer (destination)"),
+            "{ty}: {e}"
+        );
+        acc::free(q).unwrap();
+        acc::set_device_num(src_dev, ty);
+        acc::free(p).unwrap();
+    });
+}
+
 #[acc::offload]
 fn add_one_present(a: &mut [f32]) {
     #[acc::parallel_loop(present(a))]

@@ -9,6 +9,7 @@
 
 mod memory;
 mod module_cache;
+mod peer;
 mod runtime;
 
 pub use runtime::{CudaBackend, CudaDevice};

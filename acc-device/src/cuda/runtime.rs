@@ -413,6 +413,37 @@ impl DeviceMemory for CudaDevice {
             .map_err(|e| cuda_error("copying between device buffers", e))
     }
 
+    fn copy_from_peer(
+        &self,
+        elem: ElemLayout,
+        (dst, dst_first): (BufferId, usize),
+        peer: &dyn DeviceMemory,
+        (src, src_first): (BufferId, usize),
+        len: usize,
+    ) -> Result<()> {
+        let Some(from) = peer.as_any().and_then(|a| a.downcast_ref::<CudaDevice>()) else {
+            // Another kind of device: through host memory.
+            let mut staging = vec![0u8; len * elem.size];
+            peer.download(src, elem, src_first, &mut staging)?;
+            return self.upload(dst, elem, dst_first, &staging);
+        };
+        let bytes = len * elem.size;
+        let to = self.buffer_address(dst, dst_first * elem.size, bytes)?;
+        let at = from.buffer_address(src, src_first * elem.size, bytes)?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.settle()?;
+        from.settle()?;
+        // SAFETY: both ranges lie inside live buffers of their devices (checked above), and
+        // both devices have finished what they were given.
+        unsafe { super::peer::copy(&self.ctx, to, &from.ctx, at, bytes) }
+    }
+
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        Some(self)
+    }
+
     fn raw_buffer(&self, buf: BufferId, elem: ElemLayout) -> Option<acc_core::present::RawBuffer> {
         let at = self.buffer_address(buf, 0, 0).ok()?;
         Some(acc_core::present::RawBuffer {
