@@ -114,6 +114,36 @@ impl<T> DeviceSlice<'_, T> {
         }
     }
 
+    /// Its elements `range`, where they are (the device's, or the host's), as `&a[range]`
+    /// would name them: a halo row for a library call, say.
+    ///
+    /// # Panics
+    /// Where `range` is out of bounds, as slicing does.
+    pub fn slice(&self, range: std::ops::Range<usize>) -> DeviceSlice<'_, T> {
+        assert!(
+            range.start <= range.end && range.end <= self.len,
+            "DeviceSlice::slice: {}..{} is out of range for length {}",
+            range.start,
+            range.end,
+            self.len
+        );
+        let skip = range.start * std::mem::size_of::<T>();
+        let place = match &self.place {
+            Place::Host(p) => Place::Host(p.wrapping_add(skip)),
+            Place::Cuda(a) => Place::Cuda(a + skip as u64),
+            #[cfg(feature = "wgpu")]
+            Place::Wgpu { buffer, offset } => Place::Wgpu {
+                buffer: buffer.clone(),
+                offset: offset + skip as u64,
+            },
+        };
+        DeviceSlice {
+            len: range.len(),
+            place,
+            _host: PhantomData,
+        }
+    }
+
     /// Whether it is the host's data (a device sharing host memory, or data not present).
     pub fn on_host(&self) -> bool {
         matches!(self.place, Place::Host(_))

@@ -40,6 +40,8 @@
 pub mod __rt;
 mod interop;
 mod memory;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 mod routines;
 
 pub use acc_core::data::{DataVar, DeviceCopy};

@@ -242,7 +242,7 @@ fn present_on(
             elem,
             acc_core::present::Named {
                 name: &name,
-                location: location.clone(),
+                location,
             },
         )?
         .map(|p| (p.buf, p.first))
