@@ -316,7 +316,7 @@ pub fn memcpy_d2d<T: DeviceCopy>(
         (dst.as_ptr() as usize, bytes),
         elem,
         "destination",
-        location.clone(),
+        location,
     )?;
     let s = present_on(
         &*from,
