@@ -61,6 +61,9 @@ pub use memory::{
 };
 pub use routines::*;
 
+/// The `half` crate (feature `half`), whose `f16` and `bf16` are element types on every device.
+#[cfg(feature = "half")]
+pub use half;
 #[cfg(feature = "cuda")]
 pub use interop::cudarc;
 pub use interop::{get_cuda_stream, DeviceSlice};

@@ -33,6 +33,10 @@ device_copy!(f32 => F32, f64 => F64, i8 => I8, i16 => I16, i32 => I32, i64 => I6
     u32 => U32, u64 => U64, isize => ISize, usize => USize, bool => Bool);
 #[diagnostic::do_not_recommend]
 unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
+// The 16-bit floats of the `half` crate (feature `half`): stored as their bits on devices,
+// computed in f32 and rounded after each operation in kernels, as `half` computes them.
+#[cfg(feature = "half")]
+device_copy!(half::f16 => F16, half::bf16 => BF16);
 // Plain data, reducible on the host devices; kernels do not take them (no IR scalar).
 #[diagnostic::do_not_recommend]
 unsafe impl DeviceCopy for i128 {}

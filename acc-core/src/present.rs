@@ -31,7 +31,7 @@ pub struct ElemLayout {
 impl From<crate::ir::Elem> for ElemLayout {
     fn from(e: crate::ir::Elem) -> ElemLayout {
         ElemLayout {
-            scalar: e.scalar(),
+            scalar: e.scalar().map(crate::ir::Scalar::storage),
             size: e.size() as usize,
         }
     }

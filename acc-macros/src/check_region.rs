@@ -96,7 +96,7 @@ const ALLOCATING_METHODS: &[&str] = &[
 /// Primitive types whose associated functions (`f64::max`, `i32::pow`) run on a device.
 const PRIMITIVES: &[&str] = &[
     "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128",
-    "usize", "bool",
+    "usize", "bool", "f16", "bf16",
 ];
 
 /// What checking a body found: errors, and the routine markers its calls refer to (each a

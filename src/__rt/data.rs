@@ -63,7 +63,8 @@ impl DataClause {
 /// The layout of `T` for the present table.
 pub fn layout<T: DeviceCopy>() -> ElemLayout {
     ElemLayout {
-        scalar: T::SCALAR,
+        // 16-bit floats are stored as their bits.
+        scalar: T::SCALAR.map(acc_core::ir::Scalar::storage),
         size: std::mem::size_of::<T>(),
     }
 }

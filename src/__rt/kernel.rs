@@ -55,12 +55,28 @@ fn scalar_value(t: Scalar, b: &[u8]) -> Option<ScalarValue> {
         Scalar::U8 => ScalarValue::U32(*b.first()? as u32),
         Scalar::I16 => ScalarValue::I32(i16::from_le_bytes(b.get(..2)?.try_into().ok()?) as i32),
         Scalar::U16 => ScalarValue::U32(u16::from_le_bytes(b.get(..2)?.try_into().ok()?) as u32),
+        // A 16-bit float travels as the f32 it stands for (exact).
+        Scalar::F16 => ScalarValue::F32(acc_core::ir::builder::half::f16_bits_to_f32(
+            u16::from_le_bytes(b.get(..2)?.try_into().ok()?),
+        )),
+        Scalar::BF16 => ScalarValue::F32(acc_core::ir::builder::half::bf16_bits_to_f32(
+            u16::from_le_bytes(b.get(..2)?.try_into().ok()?),
+        )),
     })
 }
 
 /// A scalar's bytes, as the host stores a value of type `t` (narrow integers truncate, as
 /// the device's wrapping arithmetic does).
 fn value_bytes(v: ScalarValue, t: Scalar) -> Vec<u8> {
+    if let (true, ScalarValue::F32(x)) = (t.is_half(), v) {
+        use acc_core::ir::builder::half::{f32_to_bf16_bits, f32_to_f16_bits};
+        let bits = if t == Scalar::F16 {
+            f32_to_f16_bits(x)
+        } else {
+            f32_to_bf16_bits(x)
+        };
+        return bits.to_le_bytes().to_vec();
+    }
     let mut b = value_bytes_wide(v);
     b.truncate(t.size() as usize);
     b

@@ -19,6 +19,7 @@ mod compute;
 mod data;
 mod data_environment;
 mod gang_phases;
+mod half_types;
 mod host_loops;
 mod int_methods;
 mod interop;

@@ -10,6 +10,7 @@
 use super::*;
 
 mod arrays;
+pub mod half;
 mod methods;
 
 /// A problem found while building or validating IR.
@@ -121,6 +122,8 @@ pub struct KernelBuilder {
     /// The `cache` directives met so far ([`KernelBuilder::cache`]).
     caches: Vec<super::cache::Cache>,
     result: Option<LocalId>,
+    /// Scalar parameters of a 16-bit float type (passed as their f32): their type.
+    half_params: Vec<(ParamId, Scalar)>,
 }
 
 /// Elements up to which [`KernelBuilder::fill`] assigns each element in turn rather than loop.
@@ -135,6 +138,7 @@ impl KernelBuilder {
             reductions: Vec::new(),
             unchecked: false,
             result: None,
+            half_params: Vec::new(),
             function: Function::default(),
             local_ty: Vec::new(),
             expr_ty: Vec::new(),
@@ -419,6 +423,11 @@ impl KernelBuilder {
             BinaryOp::Shl | BinaryOp::Shr => a.ty,
             _ => {
                 self.unify(a.ty, b.ty, op.symbol());
+                if let Ty::Known(t) = self.ty(a.ty) {
+                    if t.is_half() {
+                        return self.half_binary(op, a, b, t);
+                    }
+                }
                 if op.is_comparison() {
                     self.new_var(Ty::Known(Scalar::Bool))
                 } else {
@@ -787,6 +796,7 @@ impl KernelBuilder {
     /// A local holding a reduction's running value, of type `ty`, set to `op`'s initial value
     /// (3.3 section 2.5.15).
     pub fn reduction_local(&mut self, name: &str, ty: Scalar, op: ReduceOp) -> Var {
+        self.refuse_half_reduction(name, ty);
         let init = self.identity(op, ty);
         self.local(name, Some(ty), Some(init))
     }
@@ -794,6 +804,7 @@ impl KernelBuilder {
     /// A private array `[ty; len]` for an element-wise reduction with `op`, each element set
     /// to the operator's identity (3.3 section 2.5.15: arrays reduce element by element).
     pub fn reduction_local_array(&mut self, name: &str, ty: Scalar, len: u32, op: ReduceOp) -> Var {
+        self.refuse_half_reduction(name, ty);
         let v = self.local_array(name, ty, len);
         let (start, end) = (
             self.lit_int(0, Some(Scalar::USize)),
@@ -843,9 +854,23 @@ impl KernelBuilder {
 
     /// Defaults unconstrained literal types (`i32`, `f64`) and writes every local's and
     /// literal's resolved type.
+    /// A reduction of a 16-bit float: its result would depend on the order of the partial
+    /// results far more than an `f32` one, and `half` has no atomic form either.
+    fn refuse_half_reduction(&mut self, name: &str, ty: Scalar) {
+        if ty.is_half() {
+            self.fail(format!(
+                "a reduction of `{name}`, a `{ty}`: accumulate in `f32` (`.to_f32()`) and convert once"
+            ));
+        }
+    }
+
     fn resolve_types(&mut self) {
         for i in 0..self.local_ty.len() {
-            let t = self.resolved(self.local_ty[i]);
+            // A 16-bit float's value is held as its f32.
+            let t = match self.resolved(self.local_ty[i]) {
+                t if t.is_half() => Scalar::F32,
+                t => t,
+            };
             self.function.locals[i].ty = t;
         }
         for (i, tv) in self.expr_ty.clone().into_iter().enumerate() {
@@ -880,8 +905,12 @@ impl KernelBuilder {
         let id = self.params.len() as ParamId;
         self.params.push(Param {
             name: name.to_string(),
-            kind: ParamKind::Scalar(ty),
+            // A 16-bit float arrives as the f32 it stands for.
+            kind: ParamKind::Scalar(if ty.is_half() { Scalar::F32 } else { ty }),
         });
+        if ty.is_half() {
+            self.half_params.push((id, ty));
+        }
         let t = self.new_var(Ty::Known(ty));
         self.push_expr(Expr::Param(id), t)
     }
@@ -904,8 +933,9 @@ impl KernelBuilder {
 
     /// The value of scalar parameter `id` again (a fresh expression, for another use).
     pub fn param_scalar_value(&mut self, id: ParamId) -> Value {
+        let half = self.half_params.iter().find(|p| p.0 == id).map(|p| p.1);
         let ty = match self.params.get(id as usize).map(|p| &p.kind) {
-            Some(ParamKind::Scalar(s)) => *s,
+            Some(ParamKind::Scalar(s)) => half.unwrap_or(*s),
             _ => {
                 self.errors.push(format!("parameter {id} is not a scalar"));
                 Scalar::Bool
@@ -917,6 +947,13 @@ impl KernelBuilder {
 
     /// The region's value: `v`, as the body's last statement computes it.
     pub fn result(&mut self, v: Value) {
+        if let Ty::Known(t) = self.ty(v.ty) {
+            if t.is_half() {
+                self.fail(format!(
+                    "a region whose value is a `{t}`: make it the `f32` (`.to_f32()`)"
+                ));
+            }
+        }
         let r = self.local("region value", None, Some(v));
         self.result = Some(r.id);
     }

@@ -59,6 +59,8 @@ impl ScalarValue {
             Scalar::U64 => ScalarValue::U64(u64::from_le_bytes(w8(b)?)),
             Scalar::F32 => ScalarValue::F32(f32::from_le_bytes(w4(b)?)),
             Scalar::F64 => ScalarValue::F64(f64::from_le_bytes(w8(b)?)),
+            // A 16-bit float's value in a kernel is held as the f32 it stands for.
+            Scalar::F16 | Scalar::BF16 => ScalarValue::F32(f32::from_le_bytes(w4(b)?)),
         })
     }
 

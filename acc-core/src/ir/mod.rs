@@ -55,6 +55,14 @@ pub enum Scalar {
     USize,
     F32,
     F64,
+    /// `half::f16`: IEEE binary16. Only the kernel builder sees it (and [`DeviceCopy`]
+    /// layouts): it stores it as `u16` bits and computes in `f32` rounded to it after each
+    /// operation, as `half` does ([`builder::half`]); backends never meet it.
+    ///
+    /// [`DeviceCopy`]: crate::data::DeviceCopy
+    F16,
+    /// `half::bf16`, the same way.
+    BF16,
 }
 
 impl Scalar {
@@ -62,14 +70,27 @@ impl Scalar {
     pub fn size(self) -> u32 {
         match self {
             Scalar::Bool | Scalar::I8 | Scalar::U8 => 1,
-            Scalar::I16 | Scalar::U16 => 2,
+            Scalar::I16 | Scalar::U16 | Scalar::F16 | Scalar::BF16 => 2,
             Scalar::I32 | Scalar::U32 | Scalar::F32 => 4,
             Scalar::I64 | Scalar::U64 | Scalar::F64 | Scalar::ISize | Scalar::USize => 8,
         }
     }
     /// Whether it is a float type.
     pub fn is_float(self) -> bool {
-        matches!(self, Scalar::F32 | Scalar::F64)
+        matches!(self, Scalar::F32 | Scalar::F64 | Scalar::F16 | Scalar::BF16)
+    }
+    /// Whether it is one of the 16-bit float types of the `half` crate.
+    pub fn is_half(self) -> bool {
+        matches!(self, Scalar::F16 | Scalar::BF16)
+    }
+    /// The type its elements are stored as in device memory: `u16` bits for the 16-bit
+    /// floats, itself for the others.
+    pub fn storage(self) -> Scalar {
+        if self.is_half() {
+            Scalar::U16
+        } else {
+            self
+        }
     }
     /// Whether it is an integer type.
     pub fn is_int(self) -> bool {
@@ -98,6 +119,8 @@ impl Scalar {
             Scalar::USize => "usize",
             Scalar::F32 => "f32",
             Scalar::F64 => "f64",
+            Scalar::F16 => "f16",
+            Scalar::BF16 => "bf16",
         }
     }
 }
@@ -833,7 +856,8 @@ impl Kernel {
             (Elem::Struct(l), Some(f)) => {
                 let f = l.fields.get(f as usize)?;
                 Some(Access {
-                    ty: f.ty?,
+                    // A 16-bit float field is its bits (the builder converts).
+                    ty: f.ty?.storage(),
                     stride: l.size,
                     offset: f.offset,
                     writable,

@@ -62,7 +62,10 @@ fn repr(t: Scalar) -> Repr {
         Scalar::Bool => r("%p", ".pred", ".pred"),
         // Narrow integers are held in 32-bit registers and wrapped at their width.
         Scalar::I8 | Scalar::I16 | Scalar::I32 => r("%r", ".s32", ".b32"),
-        Scalar::U8 | Scalar::U16 | Scalar::U32 => r("%r", ".u32", ".b32"),
+        // The 16-bit floats reach a backend only as their bits (the builder converts).
+        Scalar::U8 | Scalar::U16 | Scalar::U32 | Scalar::F16 | Scalar::BF16 => {
+            r("%r", ".u32", ".b32")
+        }
         Scalar::I64 | Scalar::ISize => r("%rd", ".s64", ".b64"),
         Scalar::U64 | Scalar::USize => r("%rd", ".u64", ".b64"),
         Scalar::F32 => r("%f", ".f32", ".b32"),
@@ -75,7 +78,7 @@ fn mem_type(t: Scalar) -> &'static str {
     match t {
         Scalar::Bool | Scalar::U8 => ".u8",
         Scalar::I8 => ".s8",
-        Scalar::U16 => ".u16",
+        Scalar::U16 | Scalar::F16 | Scalar::BF16 => ".u16",
         Scalar::I16 => ".s16",
         other => repr(other).ty,
     }

@@ -185,7 +185,8 @@ fn wgsl_type(t: Scalar, target: Target) -> Result<&'static str> {
         }
         // Held in 32-bit words; arithmetic results are wrapped back to the type's width.
         Scalar::I8 | Scalar::I16 => "i32",
-        Scalar::U8 | Scalar::U16 => "u32",
+        // The 16-bit floats reach a backend only as their bits (the builder converts).
+        Scalar::U8 | Scalar::U16 | Scalar::F16 | Scalar::BF16 => "u32",
     })
 }
 
@@ -243,7 +244,7 @@ fn struct_decl(
     }
     let mut members: Vec<(u32, String, String)> = Vec::new();
     for (k, f) in layout.fields.iter().enumerate() {
-        let Some(t) = f.ty.and_then(|t| struct_member_type(t, target)) else {
+        let Some(t) = f.ty.and_then(|t| struct_member_type(t.storage(), target)) else {
             continue;
         };
         // A field an `atomic` statement updates is an atomic word (f32 and f64 as their bits).
@@ -262,7 +263,7 @@ fn struct_decl(
     // the kernel writes a narrow field of the struct (see [`Packed`]).
     let word = if packed_atomic { "atomic<u32>" } else { "u32" };
     for f in layout.fields.iter() {
-        if f.ty.is_some_and(is_packed) {
+        if f.ty.is_some_and(|t| is_packed(t.storage())) {
             let w = f.offset / 4;
             if !members.iter().any(|m| m.1 == format!("w{w}")) {
                 members.push((w * 4, format!("w{w}"), word.to_string()));

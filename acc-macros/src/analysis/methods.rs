@@ -52,6 +52,11 @@ pub const DEVICE_METHODS: &[&str] = &[
     "is_sign_positive",
     "is_sign_negative",
     "to_bits",
+    // `half::f16` and `half::bf16` (feature `half`).
+    "to_f32",
+    "to_f64",
+    "from_f32",
+    "from_f64",
     "abs_diff",
     "rem_euclid",
     "div_euclid",

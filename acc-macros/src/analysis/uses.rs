@@ -328,7 +328,7 @@ impl<'ast> Visit<'ast> for Scanner {
                 })
                 && p.path.segments.first().is_some_and(|s| {
                     matches!(s.ident.to_string().as_str(), "std" | "core" | "f32" | "f64" | "i8" | "i16"
-                        | "i32" | "i64" | "isize" | "u8" | "u16" | "u32" | "u64" | "usize")
+                        | "i32" | "i64" | "isize" | "u8" | "u16" | "u32" | "u64" | "usize" | "f16" | "bf16")
                 }));
                 for a in &c.args {
                     if path_ident(a).is_some() && !by_value {

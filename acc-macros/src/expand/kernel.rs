@@ -112,6 +112,9 @@ fn scalar_of(ty: &syn::Type) -> Option<TokenStream> {
         "usize" => "USize",
         "f32" => "F32",
         "f64" => "F64",
+        // `half::f16` and `half::bf16` (feature `half`), imported by name.
+        "f16" => "F16",
+        "bf16" => "BF16",
         _ => return None,
     };
     let v = Ident::new(v, Span::call_site());

@@ -8,9 +8,17 @@ impl KernelBuilder {
     pub fn param_array(&mut self, name: &str, elem: impl Into<Elem>, writable: bool) -> ArrayRef {
         let elem = elem.into();
         let id = self.params.len() as ParamId;
+        // 16-bit floats are their bits in device memory (`half`): loads and stores convert.
+        let stored = match elem {
+            Elem::Scalar(s) => Elem::Scalar(s.storage()),
+            e => e,
+        };
         self.params.push(Param {
             name: name.to_string(),
-            kind: ParamKind::Array { elem, writable },
+            kind: ParamKind::Array {
+                elem: stored,
+                writable,
+            },
         });
         ArrayRef {
             id,
@@ -126,15 +134,20 @@ impl KernelBuilder {
         self.index_type(index);
         let index = self.element(a, index);
         let ty = self.accessed(a);
-        let t = self.new_var(Ty::Known(ty));
-        self.push_expr(
+        let t = self.new_var(Ty::Known(ty.storage()));
+        let v = self.push_expr(
             Expr::Load {
                 array: a.id,
                 field: a.field.map(|f| f.0),
                 index: index.expr,
             },
             t,
-        )
+        );
+        if ty.is_half() {
+            let f = self.half_to_f32(v, ty);
+            return self.retype(f, ty);
+        }
+        v
     }
 
     /// `array[index] = value`.
@@ -144,6 +157,13 @@ impl KernelBuilder {
         let ty = self.accessed(a);
         let t = self.new_var(Ty::Known(ty));
         self.unify(value.ty, t, "store");
+        let value = if ty.is_half() {
+            let f = self.retype(value, Scalar::F32);
+            let bits = self.f32_to_half(f, ty);
+            self.cast(bits, Scalar::U16)
+        } else {
+            value
+        };
         if !matches!(
             self.params[a.id as usize].kind,
             ParamKind::Array { writable: true, .. }
@@ -185,6 +205,9 @@ impl KernelBuilder {
         self.index_type(index);
         let index = self.element(a, index);
         let ty = self.accessed(a);
+        if ty.is_half() {
+            self.fail(format!("an atomic operation on a `{ty}`: `half` has none"));
+        }
         let t = self.new_var(Ty::Known(ty));
         if op != AtomicOp::Read {
             self.unify(value.ty, t, "atomic operand");
@@ -215,6 +238,9 @@ impl KernelBuilder {
         capture_new: Option<Var>,
     ) {
         let ty = self.accessed(a);
+        if ty.is_half() {
+            self.fail(format!("an atomic operation on a `{ty}`: `half` has none"));
+        }
         let t = self.new_var(Ty::Known(ty));
         self.unify(old.ty, t, "atomic old value");
         self.atomic(

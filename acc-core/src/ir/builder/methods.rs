@@ -49,6 +49,11 @@ impl KernelBuilder {
     /// `args[0].name(args[1..])`, a numeric method of std (DESIGN.md 4.2). A method that is not
     /// one, or not for the receiver's type, is recorded as a failure naming it.
     pub fn method(&mut self, name: &str, args: &[Value]) -> Value {
+        if let Some(Ty::Known(t)) = args.first().map(|a| self.ty(a.ty)) {
+            if t.is_half() {
+                return self.half_method(t, name, args);
+            }
+        }
         if let Some(f) = MathFn::from_name(name) {
             return self.math(f, args);
         }
@@ -65,6 +70,10 @@ impl KernelBuilder {
     /// `ty::name(args..)`: a method called through its type (`f64::sqrt(x)`,
     /// `u32::count_ones(n)`), which fixes the receiver's type.
     pub fn method_of(&mut self, ty: Scalar, name: &str, args: &[Value]) -> Value {
+        if ty.is_half() && name.starts_with("from_") {
+            // `f16::from_f32(x)`: the argument is not an `f16`.
+            return self.half_method(ty, name, args);
+        }
         if let Some(x) = args.first() {
             let t = self.new_var(Ty::Known(ty));
             self.unify(x.ty, t, name);
@@ -74,6 +83,12 @@ impl KernelBuilder {
 
     /// `ty::from_bits(v)`: the float with the bits of `v`.
     pub fn from_bits(&mut self, ty: Scalar, v: Value) -> Value {
+        if ty.is_half() {
+            let t = self.new_var(Ty::Known(Scalar::U16));
+            self.unify(v.ty, t, "from_bits");
+            let f = self.half_to_f32(v, ty);
+            return self.retype(f, ty);
+        }
         let t = self.new_var(Ty::Known(float_bits(ty)));
         self.unify(v.ty, t, "from_bits");
         self.bitcast(v, ty)

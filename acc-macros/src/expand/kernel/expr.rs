@@ -88,6 +88,10 @@ impl Tr {
                     Some(_) if segs.last().is_some_and(|l| l == "BITS") => {
                         quote!(__acc_b.lit_int((#p) as i128, ::core::option::Option::Some(::acc::__rt::kernel::Scalar::U32)))
                     }
+                    // `f16::ONE`, `bf16::MAX`: the constant's bits.
+                    Some((name, k)) if name == "f16" || name == "bf16" => {
+                        quote!({ let __v = __acc_b.lit_int((#p).to_bits() as i128, ::core::option::Option::Some(::acc::__rt::kernel::Scalar::U16)); __acc_b.from_bits(#k, __v) })
+                    }
                     Some((name, k)) if name == "f32" || name == "f64" => {
                         quote!(__acc_b.lit_float((#p) as f64, ::core::option::Option::Some(#k)))
                     }

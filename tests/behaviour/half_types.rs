@@ -1,0 +1,231 @@
+//! `half::f16` and `half::bf16` elements (feature `half`, issue 18 item 5): arrays, struct
+//! fields, captured scalars and locals of them, on every device, with the bits the host's
+//! `half` gives. Kernels store them as 16 bits and compute each operation in f32 rounded back,
+//! as `half` does; every f16 bit pattern goes through.
+
+use acc::half::{bf16, f16};
+
+use crate::devices::on_each_device;
+
+#[acc::parallel_loop(copyin(x), copyout(widened, scaled, back))]
+fn convert(x: &[f16], widened: &mut [f32], scaled: &mut [f16], back: &mut [u16]) {
+    for i in 0..x.len() {
+        widened[i] = x[i].to_f32();
+        scaled[i] = f16::from_f32(x[i].to_f32() * 1.5 + 0.25);
+        back[i] = x[i].to_bits();
+    }
+}
+
+/// Equal bits, or both NaN (payloads may differ after arithmetic).
+fn same16(a: u16, b: u16, bf: bool) -> bool {
+    let nan = |v: u16| {
+        if bf {
+            v & 0x7FFF > 0x7F80
+        } else {
+            v & 0x7FFF > 0x7C00
+        }
+    };
+    a == b || (nan(a) && nan(b))
+}
+
+#[test]
+fn every_f16_converts_as_half_does() {
+    let x: Vec<f16> = (0..=u16::MAX).map(f16::from_bits).collect();
+    let n = x.len();
+    on_each_device(|ty| {
+        let (mut widened, mut scaled, mut back) =
+            (vec![0.0f32; n], vec![f16::ZERO; n], vec![0u16; n]);
+        convert(&x, &mut widened, &mut scaled, &mut back);
+        for i in 0..n {
+            let v = x[i];
+            assert!(
+                widened[i].to_bits() == v.to_f32().to_bits(),
+                "{ty}: f16 {:#06x} to f32: {} against {}",
+                v.to_bits(),
+                widened[i],
+                v.to_f32()
+            );
+            let want = f16::from_f32(v.to_f32() * 1.5 + 0.25);
+            assert!(
+                same16(scaled[i].to_bits(), want.to_bits(), false),
+                "{ty}: f16::from_f32 of {:#06x} * 1.5 + 0.25: {:#06x} against {:#06x}",
+                v.to_bits(),
+                scaled[i].to_bits(),
+                want.to_bits()
+            );
+            // A NaN comes back quiet (as `half`'s own f32 round trip gives it).
+            assert!(
+                same16(back[i], v.to_bits(), false),
+                "{ty}: to_bits of {:#06x}: {:#06x}",
+                v.to_bits(),
+                back[i]
+            );
+        }
+    });
+}
+
+#[acc::parallel_loop(copyin(x), copyout(h, b))]
+fn round_f32(x: &[f32], h: &mut [f16], b: &mut [bf16]) {
+    for i in 0..x.len() {
+        h[i] = f16::from_f32(x[i]);
+        b[i] = bf16::from_f32(x[i]);
+    }
+}
+
+/// f32 values rounded to f16 and bf16: random bits, the midpoints between neighbouring f16
+/// values (ties), and the edges (overflow, subnormals, underflow to zero).
+#[test]
+fn f32_rounds_to_f16_and_bf16_as_half_does() {
+    let mut x: Vec<f32> = Vec::new();
+    let mut s = 0x9E37_79B9u32;
+    for _ in 0..100_000 {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        x.push(f32::from_bits(s));
+    }
+    for i in 0..0x7C00u16 {
+        let (a, b) = (f16::from_bits(i).to_f32(), f16::from_bits(i + 1).to_f32());
+        x.push(((a as f64 + b as f64) / 2.0) as f32);
+    }
+    x.extend([
+        65504.0,
+        65520.0,
+        65519.99,
+        1e-8,
+        5.9604645e-8,
+        2.9802322e-8,
+        2.9802326e-8,
+        -0.0,
+        f32::INFINITY,
+        f32::MIN_POSITIVE,
+    ]);
+    let n = x.len();
+    on_each_device(|ty| {
+        let (mut h, mut b) = (vec![f16::ZERO; n], vec![bf16::ZERO; n]);
+        round_f32(&x, &mut h, &mut b);
+        for i in 0..n {
+            let (wh, wb) = (f16::from_f32(x[i]), bf16::from_f32(x[i]));
+            assert!(
+                same16(h[i].to_bits(), wh.to_bits(), false),
+                "{ty}: f16::from_f32({:e}) ({:#x}): {:#06x} against {:#06x}",
+                x[i],
+                x[i].to_bits(),
+                h[i].to_bits(),
+                wh.to_bits()
+            );
+            assert!(
+                same16(b[i].to_bits(), wb.to_bits(), true),
+                "{ty}: bf16::from_f32({:e}): {:#06x} against {:#06x}",
+                x[i],
+                b[i].to_bits(),
+                wb.to_bits()
+            );
+        }
+    });
+}
+
+#[derive(Clone, Copy, acc::DeviceCopy)]
+#[repr(C)]
+struct Particle {
+    mass: f16,
+    speed: f32,
+    charge: bf16,
+}
+
+/// Arithmetic on f16 and bf16 values (each operation rounded), comparisons, `max`/`min`,
+/// a captured f16 scalar, a local accumulating over a sequential loop, and struct fields.
+#[acc::parallel_loop(copyin(x, w, ps), copyout(y, e, big, m))]
+fn arithmetic(
+    x: &[f16],
+    w: &[f16],
+    alpha: f16,
+    ps: &[Particle],
+    y: &mut [f16],
+    e: &mut [bf16],
+    big: &mut [bool],
+    m: &mut [f32],
+) {
+    for i in 0..y.len() {
+        let a = x[i];
+        y[i] = alpha * a * w[i] + a - w[i] / a;
+        let mut acc = f16::ZERO;
+        for k in 0..4 {
+            acc = acc + x[(i + k) % x.len()] * w[i];
+        }
+        y[i] = y[i] + acc.max(a).min(w[i]) - f16::EPSILON;
+        big[i] = a > w[i] || -a == w[i];
+        e[i] = ps[i].charge * bf16::from_f32(ps[i].speed) + bf16::from_bits(0x3F80);
+        m[i] = (ps[i].mass * a).to_f32() + ps[i].mass.to_f64() as f32;
+    }
+}
+
+#[test]
+fn f16_and_bf16_arithmetic_as_half_computes_it() {
+    let n = 5000;
+    let x: Vec<f16> = (0..n)
+        .map(|i| f16::from_f32((i as f32 - 2500.0) * 0.0173 + 0.5))
+        .collect();
+    let w: Vec<f16> = (0..n)
+        .map(|i| f16::from_f32(1.0 + (i % 97) as f32 * 0.031))
+        .collect();
+    let ps: Vec<Particle> = (0..n)
+        .map(|i| Particle {
+            mass: f16::from_f32(0.5 + (i % 13) as f32 * 0.25),
+            speed: i as f32 * 0.37,
+            charge: bf16::from_f32(-1.0 + (i % 7) as f32 * 0.3),
+        })
+        .collect();
+    let alpha = f16::from_f32(0.7);
+    let (mut want_y, mut want_e, mut want_big, mut want_m) = (
+        vec![f16::ZERO; n],
+        vec![bf16::ZERO; n],
+        vec![false; n],
+        vec![0.0f32; n],
+    );
+    acc::set_device_type(acc::DeviceType::Host);
+    arithmetic(
+        &x,
+        &w,
+        alpha,
+        &ps,
+        &mut want_y,
+        &mut want_e,
+        &mut want_big,
+        &mut want_m,
+    );
+    // The host device runs the region as written: Rust's own `half` arithmetic.
+    assert_eq!(want_y[10], {
+        let a = x[10];
+        let mut acc = f16::ZERO;
+        for k in 0..4 {
+            acc = acc + x[(10 + k) % n] * w[10];
+        }
+        (alpha * a * w[10] + a - w[10] / a) + acc.max(a).min(w[10]) - f16::EPSILON
+    });
+    on_each_device(|ty| {
+        let (mut y, mut e, mut big, mut m) = (
+            vec![f16::ZERO; n],
+            vec![bf16::ZERO; n],
+            vec![false; n],
+            vec![0.0f32; n],
+        );
+        arithmetic(&x, &w, alpha, &ps, &mut y, &mut e, &mut big, &mut m);
+        for i in 0..n {
+            assert!(
+                same16(y[i].to_bits(), want_y[i].to_bits(), false),
+                "{ty}: y[{i}] = {} against {}",
+                y[i],
+                want_y[i]
+            );
+            assert!(
+                same16(e[i].to_bits(), want_e[i].to_bits(), true),
+                "{ty}: e[{i}] = {} against {}",
+                e[i],
+                want_e[i]
+            );
+            assert_eq!(big[i], want_big[i], "{ty}: big[{i}]");
+            assert_eq!(m[i].to_bits(), want_m[i].to_bits(), "{ty}: m[{i}]");
+        }
+    });
+}
