@@ -1,9 +1,9 @@
 //! Sparse matrix-vector product in CSR form (the kernel of conjugate gradients and of most
 //! implicit solvers): a gang per row, its vector threads over the row's nonzeros with a `+`
-//! reduction, the column indices read indirectly. The matrix is the 2-D Laplacian (five
-//! points) on an `m` x `m` grid, assembled on the host; `y = A x` runs `reps` times inside one
-//! data region, as an iterative solver would. Runs on the current device and checks `y`
-//! against plain loops.
+//! reduction (`vector_length(32)`: rows are short; on nvidia a warp per row), the column
+//! indices read indirectly. The matrix is the 2-D Laplacian (five points) on an `m` x `m`
+//! grid, assembled on the host; `y = A x` runs `reps` times inside one data region, as an
+//! iterative solver would. Runs on the current device and checks `y` against plain loops.
 //!
 //! `cargo run --release --example spmv [m] [reps]` (default 1024: a million rows; 50 products).
 
@@ -49,7 +49,7 @@ fn laplacian(m: usize) -> Csr {
 
 #[acc::offload]
 fn multiply(row_start: &[usize], cols: &[u32], vals: &[f64], x: &[f64], y: &mut [f64]) {
-    #[acc::parallel_loop(gang, present(row_start, cols, vals, x, y))]
+    #[acc::parallel_loop(gang, vector_length(32), present(row_start, cols, vals, x, y))]
     for r in 0..y.len() {
         let mut sum = 0.0;
         #[acc::r#loop(vector, reduction(+: sum))]
@@ -105,14 +105,16 @@ fn main() {
             wx[i] = wy[i] * 0.125;
         }
     }
-    // A row's five products are summed in a different order on a GPU's vector lanes: allow
-    // the last bits.
+    // A row's five products are summed in another order on a GPU's vector lanes: allow the
+    // last bits of the row's terms (a row that cancels to about zero has no relative error
+    // to speak of).
     let worst = y
         .iter()
         .zip(&wy)
-        .map(|(a, b)| (a - b).abs() / b.abs().max(1e-300))
+        .map(|(a, b)| (a - b).abs())
         .fold(0.0, f64::max);
-    assert!(worst < 1e-12, "spmv differs from plain loops by {worst} (relative)");
+    let scale = wy.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-300);
+    assert!(worst <= 1e-12 * scale, "spmv differs from plain loops by {worst} (largest |y| {scale})");
     let nnz = a.vals.len();
     println!(
         "spmv: {n} rows, {nnz} nonzeros, {reps} products, device = {device} ({}), time = {:.3} s ({:.2} GFLOP/s), y[n/2] = {:.6e}, verified",
