@@ -84,7 +84,9 @@ fn main() {
     let reps = args.next().and_then(Result::ok).unwrap_or(50).max(1);
     let a = laplacian(m);
     let n = m * m;
-    let start: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1000) as f64 / 1000.0).collect();
+    let start: Vec<f64> = (0..n)
+        .map(|i| ((i * 7919) % 1000) as f64 / 1000.0)
+        .collect();
     let device = acc::get_device_type();
     // A first, small run compiles the kernels, which the timing leaves out.
     let small = laplacian(2);
@@ -117,7 +119,10 @@ fn main() {
         .map(|(a, b)| (a - b).abs())
         .fold(0.0, f64::max);
     let scale = wy.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-300);
-    assert!(worst <= 1e-12 * scale, "spmv differs from plain loops by {worst} (largest |y| {scale})");
+    assert!(
+        worst <= 1e-12 * scale,
+        "spmv differs from plain loops by {worst} (largest |y| {scale})"
+    );
     let nnz = a.vals.len();
     println!(
         "spmv: {n} rows, {nnz} nonzeros, {reps} products, device = {device} ({}), time = {:.3} s with transfers ({:.2} GFLOP/s), y[n/2] = {:.6e}, verified",

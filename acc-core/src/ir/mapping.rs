@@ -235,8 +235,15 @@ fn grid_loop(k: &Kernel, s: &Stmt, auto: bool, w: Words, out: &mut Vec<LoopMappi
         return;
     }
     if let Some(phases) = s.gang_phases(&k.function) {
-        let warp = w.warps && warp_per_iteration(k, &phases);
-        let (block, threads) = if warp { ("warp", 32) } else { (block, threads) };
+        // At most 32 vector iterations: a warp per gang iteration on nvidia, a workgroup of 32
+        // invocations on wgpu.
+        let short = warp_per_iteration(k, &phases);
+        let warp = w.warps && short;
+        let (block, threads) = match (warp, short) {
+            (true, _) => ("warp", 32),
+            (false, true) => (block, 32),
+            _ => (block, threads),
+        };
         push(
             out,
             k,
@@ -244,7 +251,7 @@ fn grid_loop(k: &Kernel, s: &Stmt, auto: bool, w: Words, out: &mut Vec<LoopMappi
             format!(
                 "{}: a {block} per iteration (grid-stride over {block}s{}), its scalar code repeated on each of its {thread}s{red}",
                 levels_of(sched),
-                if warp { ", the vector_length being at most 32" } else { "" }
+                if short { ", the vector_length being at most 32" } else { "" }
             ),
         );
         if !phases.shared_arrays.is_empty() {

@@ -375,6 +375,7 @@ pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
         fast: None,
         gang_arrays: None,
         storage_barriers: false,
+        wg: WORKGROUP_SIZE,
     };
     w.module(&plan)
 }
@@ -407,6 +408,12 @@ struct Writer<'a> {
     /// storage buffers ([`GangPhases::exchanges_through_arrays`]): its barriers then order
     /// storage too (`workgroupBarrier` orders workgroup memory only).
     storage_barriers: bool,
+    /// Invocations per workgroup of the entry point being written: [`WORKGROUP_SIZE`], or 32
+    /// where each gang iteration's vector loops are at most 32 long (`vector_length(n)`,
+    /// n <= 32, [`warp_per_iteration`](acc_core::ir::mapping::warp_per_iteration)): a
+    /// workgroup of 32 per gang iteration, as nvidia gives it a warp, rather than 256
+    /// invocations of which most would idle.
+    wg: u32,
 }
 
 /// The word type of an atomic array of `t` (`f32` travels as its bits).

@@ -32,7 +32,7 @@ impl Writer<'_> {
             out,
             "    let acc_plen_{a}: u32 = select(0u, {len}, acc_fits_{a});"
         );
-        let _ = writeln!(out, "    for (var acc_j: u32 = acc_lid; acc_j < acc_plen_{a}; acc_j = acc_j + {WORKGROUP_SIZE}u) {{ atomicStore(&acc_priv_{entry}[acc_j], {zero}); }}");
+        let _ = writeln!(out, "    for (var acc_j: u32 = acc_lid; acc_j < acc_plen_{a}; acc_j = acc_j + {wg}u) {{ atomicStore(&acc_priv_{entry}[acc_j], {zero}); }}", wg = self.wg);
         let _ = writeln!(out, "    workgroupBarrier();");
         self.privatized = Some((a, entry));
         Ok(())
@@ -52,7 +52,11 @@ impl Writer<'_> {
         let zero = if elem == Scalar::I32 { "0i" } else { "0u" };
         let f = private_atomic(p.op);
         let _ = writeln!(out, "    workgroupBarrier();");
-        let _ = writeln!(out, "    for (var acc_j: u32 = acc_lid; acc_j < acc_plen_{a}; acc_j = acc_j + {WORKGROUP_SIZE}u) {{");
+        let _ = writeln!(
+            out,
+            "    for (var acc_j: u32 = acc_lid; acc_j < acc_plen_{a}; acc_j = acc_j + {wg}u) {{",
+            wg = self.wg
+        );
         let _ = writeln!(
             out,
             "        let acc_pv = atomicLoad(&acc_priv_{entry}[acc_j]);"

@@ -91,10 +91,7 @@ impl Writer<'_> {
         levels: &[LoopLevel],
         body: &Block,
     ) -> Result<()> {
-        let _ = writeln!(
-            out,
-            "    let acc_stride: u32 = acc_nwg.x * {WORKGROUP_SIZE}u;"
-        );
+        let _ = writeln!(out, "    let acc_stride: u32 = acc_nwg.x * {}u;", self.wg);
         // Arrays indexed by the loop variable itself: when its first and last values are in
         // bounds for all of them (checked once here), the body runs without their checks.
         let mut fast_arrays = std::collections::BTreeSet::new();
@@ -342,13 +339,21 @@ impl Writer<'_> {
             ));
         };
         let mut out = String::new();
-        let _ = writeln!(out, "@compute @workgroup_size({WORKGROUP_SIZE})");
+        let phases = s.gang_phases(&self.k.function);
+        self.wg = if phases
+            .as_ref()
+            .is_some_and(|p| acc_core::ir::mapping::warp_per_iteration(self.k, p))
+        {
+            32
+        } else {
+            WORKGROUP_SIZE
+        };
+        let _ = writeln!(out, "@compute @workgroup_size({})", self.wg);
         let _ = writeln!(
             out,
             "fn {}(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local_invocation_index) acc_lid: u32, @builtin(workgroup_id) acc_wg: vec3<u32>, @builtin(num_workgroups) acc_nwg: vec3<u32>) {{",
             self.k.entry_name(n)
         );
-        let phases = s.gang_phases(&self.k.function);
         self.gang_arrays = phases.as_ref().map(|p| (n, p.shared_arrays.clone()));
         self.storage_barriers = phases
             .as_ref()

@@ -71,7 +71,7 @@ impl Writer<'_> {
             let _ = writeln!(out, "{pad}let acc_keep_{i} = l{local};");
             let _ = writeln!(out, "{pad}l{local} = {id};");
         }
-        let stride = format!("{WORKGROUP_SIZE}u");
+        let stride = format!("{}u", self.wg);
         let unroll = acc_core::ir::mapping::unrolls_strided(body) && !l.ragged;
         self.strided(
             out,

@@ -20,7 +20,7 @@ impl Writer<'_> {
         let _ = writeln!(
             out,
             "{pad}for (var acc_s: u32 = {}u; acc_s > 0u; acc_s = acc_s >> 1u) {{",
-            WORKGROUP_SIZE / 2
+            self.wg / 2
         );
         let c = combine(
             op,
