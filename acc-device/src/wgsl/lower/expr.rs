@@ -224,9 +224,17 @@ impl Writer<'_> {
             MathFn::Min => format!("min({x}, {})", a[1]),
             MathFn::Max => format!("max({x}, {})", a[1]),
             MathFn::Clamp => format!("clamp({x}, {}, {})", a[1], a[2]),
-            // The driver's (Vulkan does not ask f32 `sqrt` to be correctly rounded): in f64 and
-            // rounded once it would be, but NVIDIA's Vulkan compiler failed ("NVVM compilation
-            // failed") on a kernel of `u32` methods with it, twice.
+            // Vulkan does not ask f32 `sqrt` to be correctly rounded, and NVIDIA's driver is a
+            // unit off for about one argument in six: the driver's result, then corrected to
+            // the nearest by squaring the midpoints to its neighbours in f64 (exact: 25-bit
+            // midpoints, 50-bit squares), twice. (An f64 `sqrt` rounded once would be exact
+            // too, but NVIDIA's Vulkan compiler failed on a kernel with it.)
+            MathFn::Sqrt if ty == Scalar::F32 && self.target.f64 && !self.target.fast_float => {
+                if !self.helpers.contains("fn acc_sqrt_f32") {
+                    self.helpers.push_str(SQRT_F32);
+                }
+                format!("acc_sqrt_f32({x})")
+            }
             MathFn::Sqrt => format!("sqrt({x})"),
             MathFn::Cbrt => format!("(sign({x}) * pow(abs({x}), {wty}(1.0) / {wty}(3.0)))"),
             MathFn::Exp => format!("exp({x})"),
@@ -361,3 +369,21 @@ pub(super) fn literal(l: Literal, target: Target) -> Result<String> {
         }
     })
 }
+
+/// The correctly rounded f32 square root (see [`Writer::math`]): positive normal arguments
+/// corrected; zero, negative, infinite, NaN and subnormal ones as the driver gives them.
+const SQRT_F32: &str = "fn acc_sqrt_f32(x: f32) -> f32 {
+    var s = sqrt(x);
+    if (!(x >= 1.17549435e-38) || x > 3.40282347e38) { return s; }
+    let xd = f64(x);
+    for (var k = 0; k < 2; k = k + 1) {
+        let d = f64(s);
+        let up = bitcast<f32>(bitcast<u32>(s) + 1u);
+        let dn = bitcast<f32>(bitcast<u32>(s) - 1u);
+        let hi = (d + f64(up)) * 0.5lf;
+        let lo = (d + f64(dn)) * 0.5lf;
+        if (hi * hi <= xd) { s = up; } else if (lo * lo > xd) { s = dn; }
+    }
+    return s;
+}
+";
