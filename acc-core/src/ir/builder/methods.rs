@@ -729,8 +729,9 @@ impl KernelBuilder {
         }
     }
 
-    /// `x.isqrt()`: an `f32` estimate, one Newton step in integers (from within 2^-22 of the
-    /// root, which leaves it within 1), then a step down or up to the floor of the root.
+    /// `x.isqrt()`: an estimate from the bits of `x` as an `f32`, three Newton steps in
+    /// integers (which leave it within 1 of the root), then a step down or up to the floor of
+    /// the root.
     fn isqrt(&mut self, x: Value, t: Scalar) -> Value {
         use BinaryOp::*;
         let wt = if bits(t) == 64 {
@@ -742,12 +743,32 @@ impl KernelBuilder {
         let n = self.convert(x, t, ut);
         let n = self.convert(n, ut, wt);
         let n = self.keep(n, wt);
+        // The estimate from the float's bits (exponent halved: within 3.5% of the root), not
+        // from `sqrt`: a float root here made NVIDIA's Vulkan compiler fail on kernels of
+        // integer methods once f32 `sqrt` was corrected in f64.
         let f = self.cast(n, Scalar::F32);
-        let s = self.math(MathFn::Sqrt, &[f]);
+        let fb = self.bitcast(f, Scalar::U32);
+        let one32 = self.int(1, Scalar::U32);
+        let half = self.binary(Shr, fb, one32);
+        let magic = self.int(0x1FBD_1DF5, Scalar::U32);
+        let eb = self.binary(Add, half, magic);
+        let s = self.bitcast(eb, Scalar::F32);
         let r0 = self.cast(s, wt);
         let one = self.int(1, wt);
-        let r0 = self.math(MathFn::Max, &[r0, one]);
-        let r0 = self.keep(r0, wt);
+        let mut r0 = self.math(MathFn::Max, &[r0, one]);
+        r0 = self.keep(r0, wt);
+        // Two Newton steps (3.5% -> 6e-4 -> 2e-7 of the root), then the one below.
+        for _ in 0..2 {
+            let one = self.int(1, wt);
+            let d = self.math(MathFn::Max, &[r0, one]);
+            let q = self.binary(Div, n, d);
+            let sum = self.binary(Add, r0, q);
+            let one = self.int(1, Scalar::U32);
+            let r = self.binary(Shr, sum, one);
+            let one = self.int(1, wt);
+            let r = self.math(MathFn::Max, &[r, one]);
+            r0 = self.keep(r, wt);
+        }
         let q = self.binary(Div, n, r0);
         let sum = self.binary(Add, r0, q);
         let one = self.int(1, Scalar::U32);
