@@ -484,3 +484,49 @@ fn f32_sqrt_is_correctly_rounded() {
         );
     });
 }
+
+#[acc::parallel_loop(copyin(a, b), copyout(q, r))]
+fn quotients_f64(a: &[f64], b: &[f64], q: &mut [f64], r: &mut [f64]) {
+    for i in 0..a.len() {
+        q[i] = a[i] / b[i];
+        r[i] = a[i].sqrt();
+    }
+}
+
+/// f64 `/` and `sqrt`: the host's bits on every device for 200,000 random arguments. (On
+/// wgpu they are the driver's own; lavapipe's and NVIDIA's H100 Vulkan driver's are correctly
+/// rounded. A driver that is not fails here.)
+#[test]
+fn f64_division_and_sqrt_match_the_host() {
+    let mut s = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let n = 200_000;
+    let a: Vec<f64> = (0..n)
+        .map(|_| {
+            f64::from_bits((next() >> 12) | 0x3FF0_0000_0000_0000) * (1 + next() % 1000) as f64
+        })
+        .collect();
+    let b: Vec<f64> = (0..n)
+        .map(|_| f64::from_bits((next() >> 12) | 0x3FF0_0000_0000_0000) * (1 + next() % 77) as f64)
+        .collect();
+    on_each_device(|ty| {
+        let (mut q, mut r) = (vec![0.0; n], vec![0.0; n]);
+        quotients_f64(&a, &b, &mut q, &mut r);
+        let dq = (0..n)
+            .filter(|&i| q[i].to_bits() != (a[i] / b[i]).to_bits())
+            .count();
+        let dr = (0..n)
+            .filter(|&i| r[i].to_bits() != a[i].sqrt().to_bits())
+            .count();
+        assert_eq!(
+            (dq, dr),
+            (0, 0),
+            "{ty:?}: quotients and roots differing from the host's"
+        );
+    });
+}
