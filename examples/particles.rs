@@ -1,6 +1,6 @@
 //! Particles in a box under gravity, as arrays of `#[derive(acc::DeviceCopy)]` structs: each
 //! step takes a particle's value (`let mut p = ps[i]`), moves it, bounces it off the walls
-//! through `#[acc::routine]`s, and stores it back (`ps[i] = p`); every few steps a
+//! through an `#[acc::routine]` returning a tuple, and stores it back (`ps[i] = p`); every few steps a
 //! reduction sums the kinetic energy. One data region holds the particles over all steps.
 //! Every device computes each particle with the same correctly rounded f32 operations, so
 //! positions must match plain loops bit for bit; the energy sum is compared within rounding.
@@ -19,25 +19,16 @@ struct Particle {
     mass: f32,
 }
 
-/// A coordinate reflected off walls at 0 and `wall`.
+/// A coordinate and its velocity bounced off walls at 0 and `wall`, losing `loss` of the
+/// speed (a routine returning a tuple).
 #[acc::routine(seq)]
-fn reflect(pos: f32, wall: f32) -> f32 {
+fn bounce(pos: f32, vel: f32, wall: f32, loss: f32) -> (f32, f32) {
     if pos < 0.0 {
-        -pos
+        (-pos, -vel * loss)
     } else if pos > wall {
-        2.0 * wall - pos
+        (2.0 * wall - pos, -vel * loss)
     } else {
-        pos
-    }
-}
-
-/// Its velocity after the wall, losing `loss` of the speed when it bounced.
-#[acc::routine(seq)]
-fn rebound(pos: f32, vel: f32, wall: f32, loss: f32) -> f32 {
-    if pos < 0.0 || pos > wall {
-        -vel * loss
-    } else {
-        vel
+        (pos, vel)
     }
 }
 
@@ -49,10 +40,12 @@ fn advance(ps: &mut [Particle], dt: f32, g: f32, wall: f32) {
         p.vy -= g * dt;
         p.x += p.vx * dt;
         p.y += p.vy * dt;
-        p.vx = rebound(p.x, p.vx, wall, 0.9);
-        p.x = reflect(p.x, wall);
-        p.vy = rebound(p.y, p.vy, wall, 0.9);
-        p.y = reflect(p.y, wall);
+        let (x, vx) = bounce(p.x, p.vx, wall, 0.9);
+        let (y, vy) = bounce(p.y, p.vy, wall, 0.9);
+        p.x = x;
+        p.vx = vx;
+        p.y = y;
+        p.vy = vy;
         ps[i] = p;
     }
 }

@@ -201,3 +201,64 @@ fn generic_routines_run_at_each_type() {
         }
     });
 }
+
+/// A position and velocity reflected off walls at 0 and `wall`: a tuple from an `if`/`else`
+/// chain of tuples.
+#[acc::routine(seq)]
+fn bounce(pos: f32, vel: f32, wall: f32) -> (f32, f32) {
+    if pos < 0.0 {
+        (-pos, -vel * 0.5)
+    } else if pos > wall {
+        (2.0 * wall - pos, -vel * 0.5)
+    } else {
+        (pos, vel)
+    }
+}
+
+/// The quotient and remainder, with an early `return` of a tuple.
+#[acc::routine(seq)]
+fn div_rem(a: i64, b: i64) -> (i64, i64) {
+    if b == 0 {
+        return (0, a);
+    }
+    let q = a / b;
+    (q, a - q * b)
+}
+
+#[acc::parallel_loop(copy(x, v), copyout(q, r))]
+fn tuple_routines(x: &mut [f32], v: &mut [f32], q: &mut [i64], r: &mut [i64]) {
+    for i in 0..x.len() {
+        let (p, w) = bounce(x[i], v[i], 10.0);
+        x[i] = p;
+        v[i] = w;
+        let (a, b) = div_rem(i as i64 * 7 - 300, (i % 5) as i64);
+        q[i] = a;
+        r[i] = b;
+    }
+}
+
+/// Routines returning tuples, destructured by `let (a, b) = routine(..)` (a natural Rust form,
+/// issue 17): the body's tuples, `if`/`else` of them and `return (..)` all arrive.
+#[test]
+fn routines_return_tuples() {
+    on_each_device(|ty| {
+        let n = 1000;
+        let mut x: Vec<f32> = (0..n).map(|i| i as f32 * 0.03 - 5.0).collect();
+        let mut v: Vec<f32> = (0..n).map(|i| (i % 7) as f32 - 3.0).collect();
+        let (x0, v0) = (x.clone(), v.clone());
+        let (mut q, mut r) = (vec![0i64; n], vec![0i64; n]);
+        tuple_routines(&mut x, &mut v, &mut q, &mut r);
+        for i in 0..n {
+            assert_eq!(
+                (x[i], v[i]),
+                bounce(x0[i], v0[i], 10.0),
+                "{ty}: bounce at {i}"
+            );
+            assert_eq!(
+                (q[i], r[i]),
+                div_rem(i as i64 * 7 - 300, (i % 5) as i64),
+                "{ty}: div_rem at {i}"
+            );
+        }
+    });
+}

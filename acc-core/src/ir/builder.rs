@@ -124,6 +124,8 @@ pub struct KernelBuilder {
     result: Option<LocalId>,
     /// Scalar parameters of a 16-bit float type (passed as their f32): their type.
     half_params: Vec<(ParamId, Scalar)>,
+    /// The elements of the tuple the last routine call returned ([`Self::set_tuple_result`]).
+    tuple_result: Option<Vec<Value>>,
 }
 
 /// Elements up to which [`KernelBuilder::fill`] assigns each element in turn rather than loop.
@@ -139,6 +141,7 @@ impl KernelBuilder {
             unchecked: false,
             result: None,
             half_params: Vec::new(),
+            tuple_result: None,
             function: Function::default(),
             local_ty: Vec::new(),
             expr_ty: Vec::new(),
@@ -943,6 +946,25 @@ impl KernelBuilder {
         };
         let t = self.new_var(Ty::Known(ty));
         self.push_expr(Expr::Param(id), t)
+    }
+
+    /// A routine returning a tuple leaves its elements here for the `let` that destructures
+    /// the call (the IR has no tuples).
+    pub fn set_tuple_result(&mut self, values: Vec<Value>) {
+        self.tuple_result = Some(values);
+    }
+
+    /// The `n` elements the routine call `what` returned ([`Self::set_tuple_result`]).
+    pub fn take_tuple_result(&mut self, n: usize, what: &str) -> Vec<Value> {
+        match self.tuple_result.take() {
+            Some(v) if v.len() == n => v,
+            _ => {
+                self.fail(format!(
+                    "`{what}` destructured into {n} values, but it is not a routine returning a tuple of {n}"
+                ));
+                (0..n).map(|_| self.lit_bool(false)).collect()
+            }
+        }
     }
 
     /// The region's value: `v`, as the body's last statement computes it.

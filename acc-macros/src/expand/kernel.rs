@@ -10,6 +10,7 @@ mod cache;
 mod expr;
 mod routine;
 mod stmt;
+mod tuple_return;
 
 use crate::analysis::reduction_update::strip;
 use routine::{

@@ -293,12 +293,30 @@ pub(super) fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
             ));
         }
     }
-    let returns_unit = matches!(f.sig.output, syn::ReturnType::Default);
+    // A tuple result: the body assigns one local per element (`tuple_return`).
+    let tuple = super::tuple_return::tuple_arity(f);
+    let tuple_body;
+    let mut ret_vars = Vec::new();
+    let stmts: &[Stmt] = match tuple {
+        Some(n) => {
+            tuple_body = super::tuple_return::rewrite_body(stmts, n)?;
+            for i in 0..n {
+                let name = super::tuple_return::ret_name(i);
+                let v = tr.fresh(&name);
+                prologue.push(quote!(let #v = __acc_b.local(#name, ::core::option::Option::None, ::core::option::Option::None);));
+                tr.bind(name, Local::Scalar(v.clone()));
+                ret_vars.push(v);
+            }
+            &tuple_body
+        }
+        None => stmts,
+    };
+    let returns_unit = tuple.is_some() || matches!(f.sig.output, syn::ReturnType::Default);
     let (body, result) = match stmts.split_last() {
         // A routine returning `()` ends with a statement (a loop, an `if`), not a value.
         Some((Stmt::Expr(e, None), rest)) if !returns_unit => (rest, Some(e.clone())),
         Some((Stmt::Expr(Expr::Return(r), _), rest)) => (rest, r.expr.as_deref().cloned()),
-        _ => (stmts.as_slice(), None),
+        _ => (stmts, None),
     };
     let early_return = has_return(body);
     let mut out = TokenStream::new();
@@ -332,6 +350,11 @@ pub(super) fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
         }
     }
     let result = match (result, &tr.ret) {
+        _ if tuple.is_some() => quote!({
+            let __vals = ::std::vec![#(__acc_b.get(#ret_vars)),*];
+            __acc_b.set_tuple_result(__vals);
+            __acc_b.lit_bool(false)
+        }),
         (Some(_), Some((r, _))) => quote!(__acc_b.get(#r)),
         (Some(e), None) => tr.expr(&e)?,
         (None, _) => quote!(__acc_b.lit_bool(false)),

@@ -158,6 +158,7 @@ impl Tr {
             },
             _ => vec![None; pt.elems.len()],
         };
+        let mut prelude = TokenStream::new();
         let values = match l.init.as_ref().map(|i| strip(&i.expr)) {
             Some(Expr::Tuple(t))
                 if t.elems.len() == pt.elems.len()
@@ -168,13 +169,27 @@ impl Tr {
                     .map(|e| self.expr(e))
                     .collect::<R<Vec<_>>>()?
             }
+            // A routine returning a tuple: its builder leaves the elements' values.
+            Some(call @ Expr::Call(c))
+                if matches!(&*c.func, Expr::Path(_))
+                    && l.init.as_ref().is_some_and(|i| i.diverge.is_none()) =>
+            {
+                let n = pt.elems.len();
+                let v = self.expr(call)?;
+                let what = short(call);
+                let vals = self.fresh("tuple");
+                prelude.extend(
+                    quote!(let #vals = { let _ = #v; __acc_b.take_tuple_result(#n, #what) };),
+                );
+                (0..n).map(|i| quote!(#vals[#i])).collect()
+            }
             _ => {
                 return no(
                     "a `let` tuple pattern whose value is not a tuple expression of its length",
                 )
             }
         };
-        let mut out = TokenStream::new();
+        let mut out = prelude;
         for ((p, value), ty) in pt.elems.iter().zip(values).zip(types) {
             let name = match p {
                 Pat::Wild(_) => continue,
