@@ -101,6 +101,52 @@ fn buffer_at(
         })
 }
 
+/// Copies `bytes` bytes between two `acc::malloc` allocations in host memory (devices that
+/// share it), after checking both ranges (`(from, to)`: how errors name them).
+fn copy_in_host_allocations(
+    dst: DevicePtr,
+    src: DevicePtr,
+    bytes: usize,
+    (from, to): (&'static str, &'static str),
+) -> Result<()> {
+    host_alloc::with_range(src.addr, bytes, from, |_| ())?;
+    host_alloc::with_range(dst.addr, bytes, to, |_| ())?;
+    // SAFETY: both ranges were just checked to lie in live allocations, which no Rust
+    // reference points into; `copy` allows overlap. (The two checks take the table lock
+    // separately; a concurrent free of either allocation by another thread is a race the
+    // caller creates, as with acc_free in C.)
+    unsafe { std::ptr::copy(src.addr as *const u8, dst.addr as *mut u8, bytes) };
+    Ok(())
+}
+
+/// Devices `dst_dev` and `src_dev` of the current device type.
+fn device_pair(
+    dst_dev: usize,
+    src_dev: usize,
+) -> Result<(
+    std::sync::Arc<dyn acc_core::Device>,
+    std::sync::Arc<dyn acc_core::Device>,
+)> {
+    let rt = runtime();
+    let ty = rt.current_device_type()?;
+    Ok((rt.device(ty, dst_dev)?, rt.device(ty, src_dev)?))
+}
+
+/// Copies `len` elements of `elem` between buffers of two devices with their own memory, once
+/// both are idle (`memcpy_d2d`, `memcpy_peer`).
+fn copy_between_devices(
+    (to, d): (&dyn acc_core::Device, (BufferId, usize)),
+    (from, s): (&dyn acc_core::Device, (BufferId, usize)),
+    elem: acc_core::present::ElemLayout,
+    len: usize,
+    what: &str,
+) -> Result<()> {
+    to.synchronize()?;
+    from.synchronize()?;
+    let peer = own(from, what)?.memory;
+    own(to, what)?.memory.copy_from_peer(elem, d, peer, s, len)
+}
+
 /// `acc_malloc`: `bytes` bytes of zeroed device memory. On the nvidia device its address is a
 /// CUDA device address (for CUDA libraries too); on wgpu, whose buffers have no addresses, an
 /// error.
@@ -202,16 +248,15 @@ pub fn memcpy_from_device<T: DeviceCopy>(dst: &mut [T], src: DevicePtr) -> Resul
 /// `acc_memcpy_device`: copies `bytes` bytes between two places in device memory.
 pub fn memcpy_device(dst: DevicePtr, src: DevicePtr, bytes: usize) -> Result<()> {
     match memory()? {
-        Memory::Host => {
-            host_alloc::with_range(src.addr, bytes, "acc::memcpy_device (source)", |_| ())?;
-            host_alloc::with_range(dst.addr, bytes, "acc::memcpy_device (destination)", |_| ())?;
-            // SAFETY: both ranges were just checked to lie in live allocations; `copy` allows
-            // overlap. (The two checks take the table lock separately; a concurrent free of
-            // either allocation by another thread is a race the caller creates, as with
-            // acc_free in C.)
-            unsafe { std::ptr::copy(src.addr as *const u8, dst.addr as *mut u8, bytes) };
-            Ok(())
-        }
+        Memory::Host => copy_in_host_allocations(
+            dst,
+            src,
+            bytes,
+            (
+                "acc::memcpy_device (source)",
+                "acc::memcpy_device (destination)",
+            ),
+        ),
         Memory::Own(d) => {
             if bytes == 0 {
                 return Ok(());
@@ -295,10 +340,7 @@ pub fn memcpy_d2d<T: DeviceCopy>(
             ),
         });
     }
-    let rt = runtime();
-    let ty = rt.current_device_type()?;
-    let to = rt.device(ty, dst_dev)?;
-    let from = rt.device(ty, src_dev)?;
+    let (to, from) = device_pair(dst_dev, src_dev)?;
     if to.own_memory().is_none() || from.own_memory().is_none() {
         // Device memory is host memory.
         to.synchronize()?;
@@ -325,12 +367,7 @@ pub fn memcpy_d2d<T: DeviceCopy>(
         "source",
         location,
     )?;
-    to.synchronize()?;
-    from.synchronize()?;
-    let peer = own(&*from, "acc::memcpy_d2d")?.memory;
-    own(&*to, "acc::memcpy_d2d")?
-        .memory
-        .copy_from_peer(elem, d, peer, s, src.len())
+    copy_between_devices((&*to, d), (&*from, s), elem, src.len(), "acc::memcpy_d2d")
 }
 
 /// The address form of [`memcpy_d2d`]: copies `bytes` bytes from device address `src` of
@@ -347,31 +384,26 @@ pub fn memcpy_peer(
     src_dev: usize,
     bytes: usize,
 ) -> Result<()> {
-    let rt = runtime();
-    let ty = rt.current_device_type()?;
-    let to = rt.device(ty, dst_dev)?;
-    let from = rt.device(ty, src_dev)?;
+    let (to, from) = device_pair(dst_dev, src_dev)?;
     if to.own_memory().is_none() || from.own_memory().is_none() {
-        host_alloc::with_range(src.addr, bytes, "acc::memcpy_peer (source)", |_| ())?;
-        host_alloc::with_range(dst.addr, bytes, "acc::memcpy_peer (destination)", |_| ())?;
         to.synchronize()?;
         from.synchronize()?;
-        // SAFETY: both ranges lie in live acc::malloc allocations (checked above), which no
-        // Rust reference points into; `copy` allows overlap.
-        unsafe { std::ptr::copy(src.addr as *const u8, dst.addr as *mut u8, bytes) };
-        return Ok(());
+        return copy_in_host_allocations(
+            dst,
+            src,
+            bytes,
+            (
+                "acc::memcpy_peer (source)",
+                "acc::memcpy_peer (destination)",
+            ),
+        );
     }
     if bytes == 0 {
         return Ok(());
     }
     let d = buffer_at(&*to, dst, bytes, "acc::memcpy_peer (destination)")?;
     let s = buffer_at(&*from, src, bytes, "acc::memcpy_peer (source)")?;
-    to.synchronize()?;
-    from.synchronize()?;
-    let peer = own(&*from, "acc::memcpy_peer")?.memory;
-    own(&*to, "acc::memcpy_peer")?
-        .memory
-        .copy_from_peer(BYTES, d, peer, s, bytes)
+    copy_between_devices((&*to, d), (&*from, s), BYTES, bytes, "acc::memcpy_peer")
 }
 
 /// `acc_deviceptr`: the device address of `a`'s data, when present (its host address on

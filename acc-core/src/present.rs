@@ -104,15 +104,27 @@ pub trait DeviceMemory: Send + Sync {
         (src, src_first): (BufferId, usize),
         len: usize,
     ) -> Result<()> {
-        let mut staging = vec![0u8; len * elem.size];
-        peer.download(src, elem, src_first, &mut staging)?;
-        self.upload(dst, elem, dst_first, &staging)
+        copy_through_host(elem, (self, dst, dst_first), (peer, src, src_first), len)
     }
     /// This memory as `Any`, so that a backend can recognise a peer of its own kind in
     /// [`DeviceMemory::copy_from_peer`].
     fn as_any(&self) -> Option<&dyn std::any::Any> {
         None
     }
+}
+
+/// Copies `len` elements of `elem` from element `src_first` of buffer `src` of `peer` to
+/// element `dst_first` of buffer `dst` of `to`, through host memory (devices that cannot reach
+/// each other, [`DeviceMemory::copy_from_peer`]).
+pub fn copy_through_host(
+    elem: ElemLayout,
+    (to, dst, dst_first): (&(impl DeviceMemory + ?Sized), BufferId, usize),
+    (peer, src, src_first): (&(impl DeviceMemory + ?Sized), BufferId, usize),
+    len: usize,
+) -> Result<()> {
+    let mut staging = vec![0u8; len * elem.size];
+    peer.download(src, elem, src_first, &mut staging)?;
+    to.upload(dst, elem, dst_first, &staging)
 }
 
 /// Plain bytes, for copies that name byte offsets.

@@ -12,6 +12,7 @@ use super::*;
 mod arrays;
 pub mod half;
 mod methods;
+mod tuples;
 
 /// A problem found while building or validating IR.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -857,16 +858,6 @@ impl KernelBuilder {
 
     /// Defaults unconstrained literal types (`i32`, `f64`) and writes every local's and
     /// literal's resolved type.
-    /// A reduction of a 16-bit float: its result would depend on the order of the partial
-    /// results far more than an `f32` one, and `half` has no atomic form either.
-    fn refuse_half_reduction(&mut self, name: &str, ty: Scalar) {
-        if ty.is_half() {
-            self.fail(format!(
-                "a reduction of `{name}`, a `{ty}`: accumulate in `f32` (`.to_f32()`) and convert once"
-            ));
-        }
-    }
-
     fn resolve_types(&mut self) {
         for i in 0..self.local_ty.len() {
             // A 16-bit float's value is held as its f32.
@@ -946,25 +937,6 @@ impl KernelBuilder {
         };
         let t = self.new_var(Ty::Known(ty));
         self.push_expr(Expr::Param(id), t)
-    }
-
-    /// A routine returning a tuple leaves its elements here for the `let` that destructures
-    /// the call (the IR has no tuples).
-    pub fn set_tuple_result(&mut self, values: Vec<Value>) {
-        self.tuple_result = Some(values);
-    }
-
-    /// The `n` elements the routine call `what` returned ([`Self::set_tuple_result`]).
-    pub fn take_tuple_result(&mut self, n: usize, what: &str) -> Vec<Value> {
-        match self.tuple_result.take() {
-            Some(v) if v.len() == n => v,
-            _ => {
-                self.fail(format!(
-                    "`{what}` destructured into {n} values, but it is not a routine returning a tuple of {n}"
-                ));
-                (0..n).map(|_| self.lit_bool(false)).collect()
-            }
-        }
     }
 
     /// The region's value: `v`, as the body's last statement computes it.

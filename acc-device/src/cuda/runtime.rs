@@ -423,9 +423,12 @@ impl DeviceMemory for CudaDevice {
     ) -> Result<()> {
         let Some(from) = peer.as_any().and_then(|a| a.downcast_ref::<CudaDevice>()) else {
             // Another kind of device: through host memory.
-            let mut staging = vec![0u8; len * elem.size];
-            peer.download(src, elem, src_first, &mut staging)?;
-            return self.upload(dst, elem, dst_first, &staging);
+            return acc_core::present::copy_through_host(
+                elem,
+                (self, dst, dst_first),
+                (peer, src, src_first),
+                len,
+            );
         };
         let bytes = len * elem.size;
         let to = self.buffer_address(dst, dst_first * elem.size, bytes)?;

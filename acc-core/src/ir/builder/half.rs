@@ -32,11 +32,17 @@ impl KernelBuilder {
         self.binary(op, a, b)
     }
 
-    /// `v` held in a new local: later uses read the local, so that conversions used inside
-    /// one another stay small expressions (each reads its operand many times).
-    fn held(&mut self, name: &str, ty: Scalar, v: Value) -> Value {
-        let l = self.local(name, Some(ty), Some(v));
-        self.get(l)
+    /// 1 where round-to-nearest-even of `x` at the bit `half` (the highest bit dropped) goes
+    /// up: that bit set and any of `sticky` (the other dropped bits and the lowest kept one)
+    /// set too; else 0.
+    fn round_up(&mut self, x: Value, half: Value, sticky: Value) -> Value {
+        let h = self.binary(BinaryOp::BitAnd, x, half);
+        let h = self.nonzero(h);
+        let s = self.binary(BinaryOp::BitAnd, x, sticky);
+        let s = self.nonzero(s);
+        let up = self.binary(BinaryOp::And, h, s);
+        let (one, zero) = (self.u32_lit(1), self.u32_lit(0));
+        self.select(up, one, zero)
     }
 
     fn nonzero(&mut self, a: Value) -> Value {
@@ -46,7 +52,8 @@ impl KernelBuilder {
     /// The `f32` that 16-bit float bits `bits` (a `u16` or `u32` value) stand for, exactly.
     pub(super) fn half_to_f32(&mut self, bits: Value, ty: Scalar) -> Value {
         let b = self.cast(bits, Scalar::U32);
-        let b = self.held("16-bit float bits", Scalar::U32, b);
+        // Read many times below: computed once.
+        let b = self.keep(b, Scalar::U32);
         if ty == Scalar::BF16 {
             // The high half of an f32; a NaN gets its quiet bit, as `half` sets it.
             let mag = self.op_lit(BinaryOp::BitAnd, b, 0x7FFF);
@@ -89,20 +96,14 @@ impl KernelBuilder {
     /// The 16-bit float bits (a `u32` value below 2^16) nearest `f32` value `v` (ties to even).
     pub(super) fn f32_to_half(&mut self, v: Value, ty: Scalar) -> Value {
         let x = self.bitcast(v, Scalar::U32);
-        let x = self.held("f32 bits", Scalar::U32, x);
+        let x = self.keep(x, Scalar::U32);
         if ty == Scalar::BF16 {
             let mag = self.op_lit(BinaryOp::BitAnd, x, 0x7FFF_FFFF);
             let nan = self.op_lit(BinaryOp::Gt, mag, 0x7F80_0000);
             let high = self.op_lit(BinaryOp::Shr, x, 16);
             let quiet = self.op_lit(BinaryOp::BitOr, high, 0x0040);
-            let half_bit = self.op_lit(BinaryOp::BitAnd, x, 0x8000);
-            let half_bit = self.nonzero(half_bit);
-            let rest = self.op_lit(BinaryOp::BitAnd, x, 0x1_7FFF);
-            let rest = self.nonzero(rest);
-            let up = self.binary(BinaryOp::And, half_bit, rest);
-            let one = self.u32_lit(1);
-            let zero = self.u32_lit(0);
-            let inc = self.select(up, one, zero);
+            let (half, sticky) = (self.u32_lit(0x8000), self.u32_lit(0x1_7FFF));
+            let inc = self.round_up(x, half, sticky);
             let rounded = self.binary(BinaryOp::Add, high, inc);
             let r = self.select(nan, quiet, rounded);
             return self.op_lit(BinaryOp::BitAnd, r, 0xFFFF);
@@ -131,13 +132,8 @@ impl KernelBuilder {
         let he = self.op_lit(BinaryOp::Shl, he, 10);
         let body = self.binary(BinaryOp::BitOr, hsign, he);
         let body = self.binary(BinaryOp::BitOr, body, man_hi);
-        let rb = self.op_lit(BinaryOp::BitAnd, man, 0x1000);
-        let rb = self.nonzero(rb);
-        let sticky = self.op_lit(BinaryOp::BitAnd, man, 0x2FFF);
-        let sticky = self.nonzero(sticky);
-        let up = self.binary(BinaryOp::And, rb, sticky);
-        let one = self.u32_lit(1);
-        let inc = self.select(up, one, zero);
+        let (half, sticky) = (self.u32_lit(0x1000), self.u32_lit(0x2FFF));
+        let inc = self.round_up(man, half, sticky);
         let normal = self.binary(BinaryOp::Add, body, inc);
         // Subnormal or zero (biased exponent up to 112): the fraction with its leading one,
         // shifted right 14 - (eb - 112) places (at most 25, which leaves zero).
@@ -149,16 +145,12 @@ impl KernelBuilder {
         let m = self.op_lit(BinaryOp::BitOr, man, 0x0080_0000);
         let hm = self.binary(BinaryOp::Shr, m, s);
         let s1 = self.op_lit(BinaryOp::Sub, s, 1);
+        let one = self.u32_lit(1);
         let rbit = self.binary(BinaryOp::Shl, one, s1);
         let three = self.u32_lit(3);
         let mask = self.binary(BinaryOp::Mul, rbit, three);
         let mask = self.op_lit(BinaryOp::Sub, mask, 1);
-        let r = self.binary(BinaryOp::BitAnd, m, rbit);
-        let r = self.nonzero(r);
-        let st = self.binary(BinaryOp::BitAnd, m, mask);
-        let st = self.nonzero(st);
-        let up_s = self.binary(BinaryOp::And, r, st);
-        let inc_s = self.select(up_s, one, zero);
+        let inc_s = self.round_up(m, rbit, mask);
         let hm = self.binary(BinaryOp::Add, hm, inc_s);
         let sub = self.binary(BinaryOp::BitOr, hsign, hm);
         // Choose.
@@ -174,7 +166,8 @@ impl KernelBuilder {
     pub(super) fn round_to_half(&mut self, v: Value, ty: Scalar) -> Value {
         let bits = self.f32_to_half(v, ty);
         let f = self.half_to_f32(bits, ty);
-        self.held("16-bit float value", Scalar::F32, f)
+        // Rounded values nest (`a * b + c`): each is held, so expressions stay small.
+        self.keep(f, Scalar::F32)
     }
 
     /// `a op b` on values of 16-bit float type `ty`: in `f32`, rounded to `ty` where `op`
@@ -248,6 +241,16 @@ impl KernelBuilder {
                 };
                 self.retype(v, ty)
             }
+        }
+    }
+
+    /// A reduction of a 16-bit float: its result would depend on the order of the partial
+    /// results far more than an `f32` one, and `half` has no atomic form either.
+    pub(super) fn refuse_half_reduction(&mut self, name: &str, ty: Scalar) {
+        if ty.is_half() {
+            self.fail(format!(
+                "a reduction of `{name}`, a `{ty}`: accumulate in `f32` (`.to_f32()`) and convert once"
+            ));
         }
     }
 }

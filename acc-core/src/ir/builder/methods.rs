@@ -162,7 +162,9 @@ impl KernelBuilder {
 
     /// `v` kept in a fresh local, for a value a composition uses more than once (the IR is a
     /// tree: a shared expression would be computed at each use).
-    fn keep(&mut self, v: Value, t: Scalar) -> Value {
+    /// `v` held in a new local of type `t`: later uses read the local, so an expression used
+    /// many times is computed once.
+    pub(super) fn keep(&mut self, v: Value, t: Scalar) -> Value {
         let l = self.local("acc_m", Some(t), Some(v));
         self.get(l)
     }
