@@ -12,6 +12,7 @@ pub use acc_core::{reduce, space};
 pub mod autocompare;
 mod info;
 pub mod kernel;
+pub mod nd;
 mod private;
 pub use private::{Private, PrivateClone, PrivateOwned};
 
@@ -412,6 +413,30 @@ macro_rules! unchecked_via_slice {
     )*};
 }
 unchecked_via_slice!(Vec<T> => [T], Box<[T]> => [T], [T; N] => [T, const N: usize]);
+
+// One-dimensional `ndarray` arrays (indexed `a[i]`), with their own strides.
+#[cfg(feature = "ndarray")]
+impl<T, S: ndarray::Data<Elem = T>> UncheckedIndex for ndarray::ArrayBase<S, ndarray::Ix1> {
+    type Output = T;
+    #[inline(always)]
+    fn length(&self) -> usize {
+        self.len()
+    }
+    #[inline(always)]
+    unsafe fn at(&self, i: usize) -> &T {
+        debug_assert!(i < self.len());
+        self.uget(i)
+    }
+}
+
+#[cfg(feature = "ndarray")]
+impl<T, S: ndarray::DataMut<Elem = T>> UncheckedIndexMut for ndarray::ArrayBase<S, ndarray::Ix1> {
+    #[inline(always)]
+    unsafe fn at_mut(&mut self, i: usize) -> &mut T {
+        debug_assert!(i < self.len());
+        self.uget_mut(i)
+    }
+}
 
 impl<U: UncheckedIndex + ?Sized> UncheckedIndex for &U {
     type Output = U::Output;

@@ -64,6 +64,10 @@ pub use routines::*;
 /// The `half` crate (feature `half`), whose `f16` and `bf16` are element types on every device.
 #[cfg(feature = "half")]
 pub use half;
+/// The `ndarray` crate (feature `ndarray`), whose arrays in standard layout are data-clause
+/// variables and are indexed `a[[i, j]]` in regions on every device.
+#[cfg(feature = "ndarray")]
+pub use ndarray;
 #[cfg(feature = "cuda")]
 pub use interop::cudarc;
 pub use interop::{get_cuda_stream, DeviceSlice};

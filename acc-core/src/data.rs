@@ -60,6 +60,12 @@ pub trait DataVar {
     const FIXED_LEN: Option<usize> = None;
     /// The elements, as one contiguous host range.
     fn elems(&self) -> &[Self::Elem];
+    /// Why the variable's elements are not one contiguous host range in index order (an
+    /// `ndarray` view with strides), or `None` when they are: acc checks this, naming the
+    /// variable, before it calls [`DataVar::elems`].
+    fn layout_problem(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A [`DataVar`] whose elements can be written (what `copyout` and kernels writing an array
@@ -140,6 +146,9 @@ impl<T: DataVar + ?Sized> DataVar for &T {
     fn elems(&self) -> &[T::Elem] {
         (**self).elems()
     }
+    fn layout_problem(&self) -> Option<String> {
+        (**self).layout_problem()
+    }
 }
 impl<T: DataVar + ?Sized> DataVar for &mut T {
     type Elem = T::Elem;
@@ -147,6 +156,9 @@ impl<T: DataVar + ?Sized> DataVar for &mut T {
     const FIXED_LEN: Option<usize> = T::FIXED_LEN;
     fn elems(&self) -> &[T::Elem] {
         (**self).elems()
+    }
+    fn layout_problem(&self) -> Option<String> {
+        (**self).layout_problem()
     }
 }
 macro_rules! scalar_data_var {
@@ -265,6 +277,9 @@ pub fn subarray_bounds(range: impl std::ops::RangeBounds<usize>, len: usize) -> 
     };
     (start, end)
 }
+
+#[cfg(feature = "ndarray")]
+mod ndarray_arrays;
 
 #[cfg(test)]
 mod tests {

@@ -287,9 +287,13 @@ impl<'ast> Visit<'ast> for Checker<'_> {
                     // `self.f(..)` inside an impl: `f` must be an `#[acc::routine]` method.
                     let marker = routine_marker(&m.method);
                     self.routine_checks.push(quote::quote_spanned!(m.method.span()=> let _: ::acc::__rt::RoutineMarker<_, _> = Self::#marker;));
+                } else if crate::analysis::methods::NDARRAY_METHODS.contains(&method.as_str())
+                    && crate::analysis::uses::path_ident(&m.receiver).is_some()
+                {
+                    // `a.nrows()` of an `ndarray` array: its axes' lengths travel with the launch.
                 } else if !crate::analysis::methods::DEVICE_METHODS.contains(&method.as_str()) {
                     self.err(m.method.span(), format!(
-                        "`.{method}()` cannot run on a device: inside {what}, methods are limited to the float and integer methods of std and `len`; call your own code as an `#[acc::routine]` function (3.3 section 2.15; DESIGN.md 4.2)"
+                        "`.{method}()` cannot run on a device: inside {what}, methods are limited to the float and integer methods of std, `len`, and `ndarray`'s `nrows`, `ncols`, `dim`, `shape` and `len_of`; call your own code as an `#[acc::routine]` function (3.3 section 2.15; DESIGN.md 4.2)"
                     ));
                 }
             }

@@ -101,6 +101,15 @@ impl ClauseEntry {
     }
 }
 
+/// Refuses, naming it, a variable whose elements are not one host range (an `ndarray` view
+/// with strides).
+#[inline]
+fn check_layout<V: DataVar + ?Sized>(v: &V, name: &str, loc: Location) {
+    if let Some(why) = v.layout_problem() {
+        fail("data clause", loc, format!("`{name}`: {why}"))
+    }
+}
+
 /// The whole of `v` in clause `clause`.
 #[inline]
 pub fn clause_var<V: DataVar + ?Sized>(
@@ -109,6 +118,7 @@ pub fn clause_var<V: DataVar + ?Sized>(
     name: &'static str,
     loc: Location,
 ) -> ClauseEntry {
+    check_layout(v, name, loc);
     ClauseEntry {
         clause,
         var: ClauseVar::whole(v, name, loc),
@@ -125,6 +135,7 @@ pub fn clause_subarray<V: DataVar + ?Sized>(
     name: &'static str,
     loc: Location,
 ) -> ClauseEntry {
+    check_layout(v, name, loc);
     let (s, e) = subarray_bounds(range, v.elems().len());
     match ClauseVar::subarray(v, s, e, name, loc) {
         Ok(var) => ClauseEntry {
@@ -475,6 +486,7 @@ pub fn use_device<'a, V: acc_core::data::DataVar + ?Sized>(
     entry: &ClauseEntry,
     scope: &HostData,
 ) -> crate::DeviceSlice<'a, V::Elem> {
+    check_layout(v, entry.var.name, entry.var.location);
     match crate::interop::device_slice(v.elems(), entry.elem, entry.named(), scope.on_host) {
         Ok(s) => s,
         Err(e) => fail("`host_data`", scope.loc, e),

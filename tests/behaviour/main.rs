@@ -24,6 +24,7 @@ mod host_loops;
 mod int_methods;
 mod interop;
 mod loops;
+mod ndarray_arrays;
 mod math;
 mod reductions;
 mod routine;

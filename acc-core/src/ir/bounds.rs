@@ -635,6 +635,49 @@ impl<N: Num> Prover<'_, '_, N> {
         }
     }
 
+    /// Whether condition `c` holds for every value its operands' ranges allow (`Some(true)`),
+    /// for none (`Some(false)`), or neither: comparisons, `&&`, `!`.
+    fn decide(&mut self, c: Handle<Expr>) -> Option<bool> {
+        let (op, a, b) = match &self.k.function.exprs[c] {
+            Expr::Unary(UnaryOp::Not, a) => {
+                let a = *a;
+                return self.decide(a).map(|v| !v);
+            }
+            Expr::Binary(op, a, b) => (*op, *a, *b),
+            _ => return None,
+        };
+        if op == BinaryOp::And {
+            return match (self.decide(a)?, self.decide(b)?) {
+                (true, true) => Some(true),
+                _ => Some(false),
+            };
+        }
+        // `x < y` (strict) or `x <= y`.
+        let (x, y, strict) = match op {
+            BinaryOp::Lt => (a, b, true),
+            BinaryOp::Le => (a, b, false),
+            BinaryOp::Gt => (b, a, true),
+            BinaryOp::Ge => (b, a, false),
+            _ => return None,
+        };
+        let ((xlo, xhi), (ylo, yhi)) = (self.range(x)?, self.range(y)?);
+        if strict {
+            if self.lt(&xhi, &ylo) {
+                Some(true)
+            } else if self.le(&yhi, &xlo) {
+                Some(false)
+            } else {
+                None
+            }
+        } else if self.le(&xhi, &ylo) {
+            Some(true)
+        } else if self.lt(&yhi, &xlo) {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
     /// Narrows `x` (a local plus a constant) given `x op y` for a bounded `y`.
     fn bound(&mut self, x: Handle<Expr>, op: BinaryOp, y: Handle<Expr>) {
         let (local, c) = match &self.k.function.exprs[x] {
@@ -856,10 +899,22 @@ impl<N: Num> Prover<'_, '_, N> {
                     (self.max(x.0, y.0), self.max(x.1, y.1))
                 }
             }
-            Expr::Select { accept, reject, .. } => {
-                let (a, b) = (*accept, *reject);
-                let (x, y) = (self.range(a)?, self.range(b)?);
-                (self.min(x.0, y.0), self.max(x.1, y.1))
+            // A condition the operands' ranges decide takes one arm (`if j < n { i * n + j }
+            // else { usize::MAX }`, an `ndarray` index checked per axis).
+            Expr::Select {
+                cond,
+                accept,
+                reject,
+            } => {
+                let (c, a, b) = (*cond, *accept, *reject);
+                match self.decide(c) {
+                    Some(true) => self.range(a)?,
+                    Some(false) => self.range(b)?,
+                    None => {
+                        let (x, y) = (self.range(a)?, self.range(b)?);
+                        (self.min(x.0, y.0), self.max(x.1, y.1))
+                    }
+                }
             }
             _ => return None,
         };

@@ -1,6 +1,10 @@
 //! The methods regions may call: std's numeric methods and `len` (DESIGN.md 4.2).
 
 /// Methods a device runs: the float and integer methods of std (DESIGN.md 4.2) and `len`.
+/// `ndarray`'s shape methods, on a captured array (feature `ndarray`): the kernel builder reads
+/// them as the axes' lengths (`expand::kernel::ndarray`).
+pub const NDARRAY_METHODS: &[&str] = &["nrows", "ncols", "dim", "shape", "len_of"];
+
 pub const DEVICE_METHODS: &[&str] = &[
     "len",
     "is_empty",

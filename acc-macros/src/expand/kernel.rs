@@ -8,6 +8,7 @@ mod access;
 mod atomic;
 mod cache;
 mod expr;
+mod ndarray;
 mod routine;
 mod stmt;
 mod tuple_return;
@@ -319,6 +320,8 @@ fn translate(
     // variable of its own, borrowed from `self` for the launch.
     let mut self_fields = Vec::new();
     let rewritten = self_fields_as_variables(stmts, &mut self_fields);
+    // `a[[i, j]]` of an `ndarray` array: an offset into its elements.
+    let (rewritten, nd_lengths) = ndarray::lower(&rewritten);
     let stmts = &rewritten[..];
     let uses = scan_stmts(stmts, &[]);
     let mut self_borrows = Vec::new();
@@ -548,6 +551,7 @@ fn translate(
         #[allow(unused_imports)]
         use ::acc::__rt::kernel::{KindData as _, KindRefuse as _, KindScalar as _};
         #(#self_borrows)*
+        #nd_lengths
         let mut __acc_args = ::acc::__rt::kernel::Args::with_capacity(#arg_count);
         #(#arg_lines)*
         static __ACC_KERNEL: ::acc::__rt::kernel::KernelCache = ::acc::__rt::kernel::KernelCache::new();

@@ -49,6 +49,9 @@ impl<'a> Args<'a> {
 
     /// A variable the region only reads; returns its parameter index.
     pub fn read<V: DataVar + ?Sized>(&mut self, name: &'static str, v: &'a V) -> usize {
+        if let Some(why) = v.layout_problem() {
+            return self.refuse(name, why);
+        }
         let bytes = bytes_of(v.elems());
         if V::IS_SCALAR {
             let value = V::Elem::SCALAR.and_then(|t| Some((t, scalar_value(t, bytes)?)));
@@ -86,6 +89,9 @@ impl<'a> Args<'a> {
     /// An array the region writes (or a scalar it writes, as an array of one element);
     /// returns its parameter index.
     pub fn write<V: DataVarMut + ?Sized>(&mut self, name: &'static str, v: &'a mut V) -> usize {
+        if let Some(why) = v.layout_problem() {
+            return self.refuse(name, why);
+        }
         let Some(elem) = array_elem::<V>() else {
             return self.refuse(
                 name,

@@ -784,3 +784,58 @@ fn kept_proofs_answer_as_a_walk_would_on_branches_and_products() {
     }
     assert!(in_bounds > 3000, "{in_bounds} launches in bounds");
 }
+
+/// `for i in 0..n { for j in 0..cols { a[if j < m { i * m + j } else { usize::MAX }] = 0 } }`:
+/// an `ndarray` index checked per axis (`a[[i, j]]` of an `n x m` array).
+fn per_axis(cols_param: bool) -> Kernel {
+    let mut b = KernelBuilder::new("per_axis");
+    let n = b.param_scalar("n", Scalar::USize);
+    let m = b.param_scalar("m", Scalar::USize);
+    let cols = b.param_scalar("cols", Scalar::USize);
+    let a = b.param_array("a", Scalar::F32, true);
+    let _ = (n, m, cols);
+    let (s1, s2) = (b.lit_int(0, None), b.lit_int(0, None));
+    let (st1, st2) = (b.lit_int(1, None), b.lit_int(1, None));
+    let n = b.param_scalar_value(0);
+    let inner = b.param_scalar_value(if cols_param { 2 } else { 1 });
+    b.for_(
+        &[
+            ("i", Some(Scalar::USize), s1, st1, n),
+            ("j", Some(Scalar::USize), s2, st2, inner),
+        ],
+        GRID,
+        &[],
+        &[],
+        |b, v| {
+            let (i, j) = (b.get(v[0]), b.get(v[1]));
+            let m = b.param_scalar_value(1);
+            let ok = b.binary(BinaryOp::Lt, j, m);
+            let m = b.param_scalar_value(1);
+            let im = b.binary(BinaryOp::Mul, i, m);
+            let j = b.get(v[1]);
+            let flat = b.binary(BinaryOp::Add, im, j);
+            let max = b.lit_int(u64::MAX as i128, Some(Scalar::USize));
+            let index = b.select(ok, flat, max);
+            let zero = b.lit_float(0.0, None);
+            b.store(a, index, zero);
+        },
+    );
+    b.finish().expect("valid IR")
+}
+
+#[test]
+fn an_index_checked_per_axis_is_proven_where_the_loop_stays_in_its_axis() {
+    let (n, m) = (7usize, 5usize);
+    let mut a = vec![0f32; n * m];
+    // The inner loop over the axis's own length: the check always holds, the select takes
+    // the offset; one past it: the check may fail, and usize::MAX is out of bounds.
+    for (cols, by_param, ok) in [(m, false, true), (m, true, true), (m + 1, true, false)] {
+        let args = [
+            KernelArg::Scalar(ScalarValue::USize(n as u64)),
+            KernelArg::Scalar(ScalarValue::USize(m as u64)),
+            KernelArg::Scalar(ScalarValue::USize(cols as u64)),
+            KernelArg::Write(unsafe_bytes_mut(&mut a)),
+        ];
+        assert_eq!(accesses_in_bounds(&per_axis(by_param), &args), ok, "{cols} columns");
+    }
+}

@@ -327,7 +327,7 @@ mod tests {
             assert_eq!(a.to_bits(), b.to_bits(), "bf16 {i:#06x}");
         }
         let mut x = 0x1234_5678u32;
-        let mut check = |bits: u32| {
+        let check = |bits: u32| {
             let v = f32::from_bits(bits);
             if !v.is_nan() {
                 assert_eq!(
