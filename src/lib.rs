@@ -64,15 +64,19 @@ pub use routines::*;
 /// The `half` crate (feature `half`), whose `f16` and `bf16` are element types on every device.
 #[cfg(feature = "half")]
 pub use half;
-/// The `ndarray` crate (feature `ndarray`), whose arrays in standard layout are data-clause
-/// variables and are indexed `a[[i, j]]` in regions on every device.
-#[cfg(feature = "ndarray")]
-pub use ndarray;
 #[cfg(feature = "cuda")]
 pub use interop::cudarc;
 pub use interop::{get_cuda_stream, DeviceSlice};
 #[cfg(feature = "wgpu")]
 pub use interop::{wgpu, wgpu_adopt, wgpu_device};
+/// The `ndarray` crate (feature `ndarray`), whose arrays in standard layout are data-clause
+/// variables and are indexed `a[[i, j]]` in regions on every device.
+#[cfg(feature = "ndarray")]
+pub use ndarray;
+/// The `num-complex` crate (feature `num-complex`), whose `Complex<f32>` and `Complex<f64>` are
+/// element types, scalars and reduction variables on every device.
+#[cfg(feature = "num-complex")]
+pub use num_complex;
 
 /// The OpenACC version whose semantics this crate implements (`_OPENACC`, 3.3 section 2.2).
 pub const OPENACC_VERSION: u32 = 202211;

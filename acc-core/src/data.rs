@@ -278,6 +278,8 @@ pub fn subarray_bounds(range: impl std::ops::RangeBounds<usize>, len: usize) -> 
     (start, end)
 }
 
+#[cfg(feature = "num-complex")]
+mod complex;
 #[cfg(feature = "ndarray")]
 mod ndarray_arrays;
 

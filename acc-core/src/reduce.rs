@@ -82,6 +82,12 @@ reduce_impl!(Or, [bool], |a, b| a || b, false);
 reduce_impl!(Max, [bool], |a, b| a | b, false);
 reduce_impl!(Min, [bool], |a, b| a & b, true);
 
+// Complex numbers (feature `num-complex`): `+` and `*` as num_complex computes them.
+#[cfg(feature = "num-complex")]
+reduce_impl!(Add, [num_complex::Complex<f32>, num_complex::Complex<f64>], |a, b| a + b, num_complex::Complex::new(0.0, 0.0));
+#[cfg(feature = "num-complex")]
+reduce_impl!(Mul, [num_complex::Complex<f32>, num_complex::Complex<f64>], |a, b| a * b, num_complex::Complex::new(1.0, 0.0));
+
 #[diagnostic::do_not_recommend]
 impl<Op, T: Reduce<Op>, const N: usize> Reduce<Op> for [T; N] {
     fn identity() -> Self {

@@ -122,7 +122,8 @@ fn user_routine_marker(p: &syn::ExprPath) -> Option<syn::Path> {
     let std_cmp = matches!(segs.first().map(String::as_str), Some("std" | "core"))
         && matches!(parent, Some("cmp" | "mem"))
         && matches!(last.as_str(), "min" | "max" | "swap");
-    let constructor = last.chars().next().is_some_and(char::is_uppercase);
+    let constructor = last.chars().next().is_some_and(char::is_uppercase)
+        || crate::analysis::methods::is_complex_new(&segs);
     let allocating = parent.is_some_and(|s| ALLOCATING_PATHS.contains(&s));
     if acc_path_last(&p.path).is_some()
         || allocating

@@ -163,12 +163,19 @@ pub struct Params {
     device_type: acc_core::DeviceType,
     params: Vec<Param>,
     fixed: Vec<Option<usize>>,
+    /// The complex scalars: the index of each one's first (real) part.
+    complex: Vec<usize>,
 }
 
 impl Params {
     /// Scalar parameter `i` (a fresh expression each time).
     pub fn scalar(&self, b: &mut KernelBuilder, i: usize) -> Value {
         let _ = &self.params[i];
+        if self.complex.contains(&i) {
+            let re = b.param_scalar_value(i as u32);
+            let im = b.param_scalar_value(i as u32 + 1);
+            return b.complex(re, im);
+        }
         b.param_scalar_value(i as u32)
     }
     /// Array parameter `i`.
@@ -191,6 +198,19 @@ impl Params {
         array: bool,
     ) -> Var {
         match (self.params.get(i), array) {
+            (Some(Param::Scalar(_)), false) if self.complex.contains(&i) => {
+                // A complex scalar's private copy: a complex local (from its value when
+                // `first`, else from zero, which the body assigns before reading).
+                let init = if first {
+                    self.scalar(b, i)
+                } else {
+                    let (re, im) = (b.lit_float(0.0, None), b.lit_float(0.0, None));
+                    let t = b.param_type(i as u32);
+                    let re = b.cast(re, t);
+                    b.complex(re, im)
+                };
+                b.local(name, None, Some(init))
+            }
             (Some(Param::Scalar(_)), false) => {
                 let t = b.param_type(i as u32);
                 let init = if first {
@@ -269,6 +289,24 @@ impl Params {
                 b.local(name, Some(Scalar::I32), None)
             }
         }
+    }
+
+    /// The private copy of scalar reduction variable `i` (3.3 section 2.5.15), reduced into
+    /// its parameter: a complex number's parts into its two.
+    pub fn reduction_local(
+        &self,
+        b: &mut KernelBuilder,
+        i: usize,
+        name: &str,
+        op: ReduceOp,
+    ) -> Var {
+        let t = b.param_type(i as u32);
+        if self.complex.contains(&i) {
+            return b.complex_reduction_local(name, t, op, i as u32, i as u32 + 1);
+        }
+        let v = b.reduction_local(name, t, op);
+        b.reduce_into(v, op, i as u32);
+        v
     }
 
     /// The IR type of scalar parameter `i`.
@@ -496,6 +534,7 @@ fn build_kernel(
         device_type,
         params,
         fixed,
+        complex: args.complex.clone(),
     };
     build(&mut b, &params)?;
     let k = b.finish().map_err(|e| e.to_string())?;
@@ -536,6 +575,23 @@ pub fn reduce_back<V: DataVar + DataVarMut>(
     i: usize,
     op: ReduceOp,
 ) {
+    if let (true, Some(t)) = (V::IS_SCALAR, V::Elem::LAYOUT.and_then(|l| l.complex())) {
+        // A complex number: the partials of its parts, parameters `i` and `i + 1`.
+        let size = t.size() as usize;
+        let dst = bytes_of_mut(var.elems_mut());
+        for (part, p) in [(0, i), (1, i + 1)] {
+            let cell = &mut dst[part * size..(part + 1) * size];
+            let Some(mut value) = scalar_value(t, cell) else {
+                return;
+            };
+            for (_, partial) in out.reductions.iter().filter(|(q, _)| *q as usize == p) {
+                value = value.combine(op, *partial);
+            }
+            cell.copy_from_slice(&value_bytes(value, t));
+        }
+        super::data::reduction_to_device(device, &*var);
+        return;
+    }
     let Some(elem) = V::Elem::SCALAR else { return };
     // A variable may have several results: its gang loops' partials and what gang-redundant
     // code contributed; each is combined in, in the order the kernel produced them.

@@ -22,7 +22,9 @@ fn matmul(a: &Array2<f64>, b: &Array2<f64>, c: &mut Array2<f64>) {
 }
 
 fn filled(rows: usize, cols: usize, seed: usize) -> Array2<f64> {
-    Array2::from_shape_fn((rows, cols), |(i, j)| ((i * 7 + j * 3 + seed) % 11) as f64 - 5.0)
+    Array2::from_shape_fn((rows, cols), |(i, j)| {
+        ((i * 7 + j * 3 + seed) % 11) as f64 - 5.0
+    })
 }
 
 #[test]
@@ -147,7 +149,9 @@ fn a_view_of_whole_rows_travels_and_a_strided_view_is_refused_by_name() {
         .unwrap_err();
         let msg = panic_message(&*err);
         assert!(
-            msg.contains("`rows`") && msg.contains("standard") && msg.contains("as_standard_layout"),
+            msg.contains("`rows`")
+                && msg.contains("standard")
+                && msg.contains("as_standard_layout"),
             "on {ty}: {msg}"
         );
         assert_eq!(m, want, "on {ty}: a refused region changes nothing");

@@ -94,7 +94,10 @@ mod tests {
         let a = Array2::<f32>::zeros((3, 4));
         let t = a.t();
         let why = t.layout_problem().expect("a transposed view is refused");
-        assert!(why.contains("[4, 3]") && why.contains("as_standard_layout"), "{why}");
+        assert!(
+            why.contains("[4, 3]") && why.contains("as_standard_layout"),
+            "{why}"
+        );
         assert!(a.slice(s![.., ..;2]).layout_problem().is_some());
         assert!(std::panic::catch_unwind(|| t.elems().len()).is_err());
     }

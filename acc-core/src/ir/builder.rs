@@ -8,10 +8,13 @@
 //! produced IR rustc would not have accepted.
 
 use super::*;
+use std::collections::HashMap;
 
 mod arrays;
+mod complex;
 pub mod half;
 mod methods;
+mod reductions;
 mod tuples;
 
 /// A problem found while building or validating IR.
@@ -39,6 +42,8 @@ enum Ty {
     AnyFloat,
     /// Nothing yet (`let x;` before its first assignment).
     Unknown,
+    /// A complex number whose parts have the given type (`builder::complex`).
+    Complex(TyVar),
 }
 
 /// A type variable (union-find), so a literal's type can be fixed by a later use.
@@ -47,8 +52,11 @@ type TyVar = usize;
 /// A value under construction: an expression and its type variable.
 #[derive(Clone, Copy, Debug)]
 pub struct Value {
+    /// The expression (of a complex number: its real part).
     expr: Handle<Expr>,
     ty: TyVar,
+    /// The imaginary part of a complex number (`builder::complex`).
+    im: Option<Handle<Expr>>,
 }
 
 /// A local variable under construction.
@@ -113,6 +121,8 @@ pub struct KernelBuilder {
     types: Vec<Ty>,
     blocks: Vec<Block>,
     errors: Vec<String>,
+    /// Complex locals: the local of each one's real part, to that of its imaginary part.
+    complex_locals: HashMap<LocalId, LocalId>,
     /// `vector_length(n)` of the construct ([`Kernel::vector_length`]).
     vector_length: Option<u32>,
     /// Source lines of the levels of the next loop nest ([`KernelBuilder::at_lines`]).
@@ -150,6 +160,7 @@ impl KernelBuilder {
             types: Vec::new(),
             blocks: Vec::new(),
             errors: Vec::new(),
+            complex_locals: HashMap::new(),
             loop_depth: 0,
             loop_vars: Vec::new(),
             caches: Vec::new(),
@@ -198,6 +209,10 @@ impl KernelBuilder {
             }
             (Ty::AnyInt, Ty::AnyInt) => Ty::AnyInt,
             (Ty::AnyFloat, Ty::AnyFloat) => Ty::AnyFloat,
+            (Ty::Complex(x), Ty::Complex(y)) => {
+                self.unify(x, y, what);
+                Ty::Complex(x)
+            }
             (x, y) => {
                 self.errors
                     .push(format!("{what}: types {x:?} and {y:?} differ"));
@@ -211,7 +226,11 @@ impl KernelBuilder {
     fn push_expr(&mut self, e: Expr, ty: TyVar) -> Value {
         let h = self.function.exprs.append(e);
         self.expr_ty.push(ty);
-        Value { expr: h, ty }
+        Value {
+            expr: h,
+            ty,
+            im: None,
+        }
     }
 
     fn emit(&mut self, s: Stmt) {
@@ -256,6 +275,12 @@ impl KernelBuilder {
 
     /// `let name = init;` (or a declared-later `let name;` when `init` is `None`).
     pub fn local(&mut self, name: &str, ty: Option<Scalar>, init: Option<Value>) -> Var {
+        if let Some(v) = init.filter(|v| v.im.is_some()) {
+            if let Some(t) = ty {
+                self.fail(format!("`{name}` of type {t} given a complex number"));
+            }
+            return self.complex_local(name, v);
+        }
         // Without a type, the initializer or the first assignment gives it.
         let t = self.new_var(ty.map_or(Ty::Unknown, Ty::Known));
         let id = self.function.locals.len() as LocalId;
@@ -331,11 +356,17 @@ impl KernelBuilder {
 
     /// The value of a scalar local.
     pub fn get(&mut self, v: Var) -> Value {
+        if let Some(c) = self.complex_get(v) {
+            return c;
+        }
         self.push_expr(Expr::Local(v.id), v.ty)
     }
 
     /// `v = value`.
     pub fn set(&mut self, v: Var, value: Value) {
+        if self.complex_set(v, value) {
+            return;
+        }
         self.unify(v.ty, value.ty, "assignment");
         self.emit(Stmt::Assign {
             local: v.id,
@@ -417,12 +448,18 @@ impl KernelBuilder {
 
     /// `-v`, `!v`.
     pub fn unary(&mut self, op: UnaryOp, v: Value) -> Value {
+        if v.im.is_some() {
+            return self.complex_unary(op, v);
+        }
         let t = v.ty;
         self.push_expr(Expr::Unary(op, v.expr), t)
     }
 
     /// `a op b`. Shifts keep the left type; comparisons give `bool`.
     pub fn binary(&mut self, op: BinaryOp, a: Value, b: Value) -> Value {
+        if a.im.is_some() || b.im.is_some() {
+            return self.complex_binary(op, a, b);
+        }
         let ty = match op {
             BinaryOp::Shl | BinaryOp::Shr => a.ty,
             _ => {
@@ -485,6 +522,9 @@ impl KernelBuilder {
 
     /// `if cond { accept } else { reject }` on values.
     pub fn select(&mut self, cond: Value, accept: Value, reject: Value) -> Value {
+        if accept.im.is_some() || reject.im.is_some() {
+            return self.complex_select(cond, accept, reject);
+        }
         let b = self.new_var(Ty::Known(Scalar::Bool));
         self.unify(cond.ty, b, "condition");
         self.unify(accept.ty, reject.ty, "if/else arms");
@@ -646,14 +686,28 @@ impl KernelBuilder {
             self.loop_vars.pop();
         }
         self.loop_depth -= 1;
+        // A complex local is two: both parts reduce (with `+`) and are private.
+        let mut ir_reductions = Vec::new();
+        for &(v, op) in reductions {
+            ir_reductions.push(Reduction { local: v.id, op });
+            if let Some(&im) = self.complex_locals.get(&v.id) {
+                if op != ReduceOp::Add {
+                    let name = self.function.locals[v.id as usize].name.clone();
+                    self.fail(format!("the reduction `{op:?}` of the complex number `{name}` in a kernel (complex numbers reduce with `+` on every device; `*` on the host and multicore devices only)"));
+                }
+                ir_reductions.push(Reduction { local: im, op });
+            }
+        }
+        let mut ir_private = Vec::new();
+        for v in private {
+            ir_private.push(v.id);
+            ir_private.extend(self.complex_locals.get(&v.id).copied());
+        }
         self.emit(Stmt::For {
             levels: ir_levels,
             schedule,
-            reductions: reductions
-                .iter()
-                .map(|&(v, op)| Reduction { local: v.id, op })
-                .collect(),
-            private: private.iter().map(|v| v.id).collect(),
+            reductions: ir_reductions,
+            private: ir_private,
             tile,
             body: b,
         });
@@ -797,65 +851,6 @@ impl KernelBuilder {
         }
     }
 
-    /// A local holding a reduction's running value, of type `ty`, set to `op`'s initial value
-    /// (3.3 section 2.5.15).
-    pub fn reduction_local(&mut self, name: &str, ty: Scalar, op: ReduceOp) -> Var {
-        self.refuse_half_reduction(name, ty);
-        let init = self.identity(op, ty);
-        self.local(name, Some(ty), Some(init))
-    }
-
-    /// A private array `[ty; len]` for an element-wise reduction with `op`, each element set
-    /// to the operator's identity (3.3 section 2.5.15: arrays reduce element by element).
-    pub fn reduction_local_array(&mut self, name: &str, ty: Scalar, len: u32, op: ReduceOp) -> Var {
-        self.refuse_half_reduction(name, ty);
-        let v = self.local_array(name, ty, len);
-        let (start, end) = (
-            self.lit_int(0, Some(Scalar::USize)),
-            self.lit_int(len as i128, Some(Scalar::USize)),
-        );
-        self.for_range(
-            "k",
-            Some(Scalar::USize),
-            start,
-            end,
-            false,
-            None,
-            &[],
-            &[],
-            |b, k| {
-                let i = b.get(k[0]);
-                let init = b.identity(op, ty);
-                b.set_elem(v, i, init);
-            },
-        );
-        v
-    }
-
-    /// The identity of `op` on `ty`.
-    fn identity(&mut self, op: ReduceOp, ty: Scalar) -> Value {
-        match (op, ty) {
-            (ReduceOp::And, _)
-            | (ReduceOp::BitAnd, Scalar::Bool)
-            | (ReduceOp::Min, Scalar::Bool) => self.lit_bool(true),
-            (ReduceOp::Or | ReduceOp::BitOr | ReduceOp::BitXor | ReduceOp::Max, Scalar::Bool)
-            | (ReduceOp::Add, Scalar::Bool) => self.lit_bool(false),
-            (ReduceOp::Mul, Scalar::Bool) => self.lit_bool(true),
-            (ReduceOp::Or, _) => self.lit_bool(false),
-            (ReduceOp::Add | ReduceOp::BitOr | ReduceOp::BitXor, t) if t.is_float() => {
-                self.lit_float(0.0, Some(t))
-            }
-            (ReduceOp::Add | ReduceOp::BitOr | ReduceOp::BitXor, t) => self.lit_int(0, Some(t)),
-            (ReduceOp::Mul, t) if t.is_float() => self.lit_float(1.0, Some(t)),
-            (ReduceOp::Mul, t) => self.lit_int(1, Some(t)),
-            (ReduceOp::BitAnd, t) => self.lit_int(-1, Some(t)),
-            (ReduceOp::Max, t) if t.is_float() => self.lit_float(f64::NEG_INFINITY, Some(t)),
-            (ReduceOp::Min, t) if t.is_float() => self.lit_float(f64::INFINITY, Some(t)),
-            (ReduceOp::Max, t) => self.lit_int(int_limit(t, false), Some(t)),
-            (ReduceOp::Min, t) => self.lit_int(int_limit(t, true), Some(t)),
-        }
-    }
-
     /// Defaults unconstrained literal types (`i32`, `f64`) and writes every local's and
     /// literal's resolved type.
     fn resolve_types(&mut self) {
@@ -886,6 +881,8 @@ impl KernelBuilder {
             Ty::Known(s) => s,
             Ty::AnyInt | Ty::Unknown => Scalar::I32,
             Ty::AnyFloat => Scalar::F64,
+            // Only after a type error (a complex value where a real one goes).
+            Ty::Complex(_) => Scalar::F64,
         }
     }
 
@@ -941,6 +938,9 @@ impl KernelBuilder {
 
     /// The region's value: `v`, as the body's last statement computes it.
     pub fn result(&mut self, v: Value) {
+        if v.im.is_some() {
+            self.fail("a region whose value is a complex number: make the region's value its parts (`z.re`, `z.im`) or write it to an array");
+        }
         if let Ty::Known(t) = self.ty(v.ty) {
             if t.is_half() {
                 self.fail(format!(
@@ -950,11 +950,6 @@ impl KernelBuilder {
         }
         let r = self.local("region value", None, Some(v));
         self.result = Some(r.id);
-    }
-
-    /// A compute-level reduction of `local`, combined into scalar parameter `into`.
-    pub fn reduce_into(&mut self, local: Var, op: ReduceOp, into: ParamId) {
-        self.reductions.push((local, op, into));
     }
 
     /// The finished, validated kernel.

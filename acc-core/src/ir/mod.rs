@@ -208,6 +208,21 @@ pub struct StructField {
 }
 
 impl StructLayout {
+    /// The part type of `num_complex::Complex<f32>` / `Complex<f64>` (the layouts
+    /// `acc_core::data` gives them), which kernels compute with as complex numbers.
+    pub fn complex(&self) -> Option<Scalar> {
+        match (self.name, self.fields) {
+            (
+                "Complex<f32>" | "Complex<f64>",
+                [StructField {
+                    name: "re",
+                    ty: Some(t),
+                    ..
+                }, StructField { name: "im", .. }],
+            ) => Some(*t),
+            _ => None,
+        }
+    }
     /// The field named `name`, by index.
     pub fn field(&self, name: &str) -> Option<(FieldId, &'static StructField)> {
         self.fields

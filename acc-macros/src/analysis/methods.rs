@@ -5,7 +5,27 @@
 /// them as the axes' lengths (`expand::kernel::ndarray`).
 pub const NDARRAY_METHODS: &[&str] = &["nrows", "ncols", "dim", "shape", "len_of"];
 
+/// `num_complex::Complex` (feature `num-complex`): its constructor's type names.
+pub const COMPLEX_TYPES: &[&str] = &["Complex", "Complex32", "Complex64"];
+
+/// Whether `segs` (a call's path) is `Complex::new` (`Complex::<f64>::new`, `Complex64::new`,
+/// `num_complex::Complex::new`).
+pub fn is_complex_new(segs: &[String]) -> bool {
+    segs.len() >= 2
+        && segs[segs.len() - 1] == "new"
+        && COMPLEX_TYPES.contains(&segs[segs.len() - 2].as_str())
+}
+
 pub const DEVICE_METHODS: &[&str] = &[
+    // `num_complex::Complex` (the kernel builder refuses them on other values).
+    "conj",
+    "norm",
+    "norm_sqr",
+    "arg",
+    "l1_norm",
+    "inv",
+    "scale",
+    "unscale",
     "len",
     "is_empty",
     "abs",

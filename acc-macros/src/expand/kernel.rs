@@ -417,8 +417,7 @@ fn translate(
             let name_lit = name.clone();
             if u.indexes.is_empty() {
                 locals.push(quote! {
-                    let #v = { let __t = __acc_h.scalar_type(__acc_b, #p); __acc_b.reduction_local(#name_lit, __t, #o) };
-                    __acc_b.reduce_into(#v, #o, #p as u32);
+                    let #v = __acc_h.reduction_local(__acc_b, #p, #name_lit, #o);
                 });
                 tr.bind(name.clone(), Local::Scalar(v));
             } else {

@@ -24,6 +24,9 @@ pub struct Args<'a> {
     /// Array parameters narrowed to the part of their array on the device: the parameter, and
     /// the scalar parameters holding that part's start and the array's length.
     pub(super) windows: Vec<(usize, usize, usize)>,
+    /// Complex scalars (`num_complex::Complex`), each passed as two scalar parameters: the
+    /// first's index (its real part; the next is the imaginary part).
+    pub(super) complex: Vec<usize>,
 }
 
 impl<'a> Args<'a> {
@@ -47,6 +50,24 @@ impl<'a> Args<'a> {
         self.args.len() - 1
     }
 
+    /// A complex scalar the region reads: its parts as two scalar parameters; returns the
+    /// first's index.
+    fn complex_scalar(&mut self, name: &'static str, t: Scalar, bytes: &[u8]) -> usize {
+        let size = t.size() as usize;
+        for part in [&bytes[..size], &bytes[size..2 * size]] {
+            let Some(value) = scalar_value(t, part) else {
+                return self.refuse(name, format!("a complex number of {t}"));
+            };
+            self.fixed.push(None);
+            self.args.push(KernelArg::Scalar(value));
+            self.params.push((name, ParamKind::Scalar(t)));
+            self.aggregate.push(false);
+        }
+        let first = self.args.len() - 2;
+        self.complex.push(first);
+        first
+    }
+
     /// A variable the region only reads; returns its parameter index.
     pub fn read<V: DataVar + ?Sized>(&mut self, name: &'static str, v: &'a V) -> usize {
         if let Some(why) = v.layout_problem() {
@@ -54,6 +75,9 @@ impl<'a> Args<'a> {
         }
         let bytes = bytes_of(v.elems());
         if V::IS_SCALAR {
+            if let Some(t) = V::Elem::LAYOUT.and_then(|l| l.complex()) {
+                return self.complex_scalar(name, t, bytes);
+            }
             let value = V::Elem::SCALAR.and_then(|t| Some((t, scalar_value(t, bytes)?)));
             let Some((t, value)) = value else {
                 return self.refuse(
@@ -252,6 +276,10 @@ impl<'a> Args<'a> {
     /// A scalar reduced with `op`: its value goes in, the partial result comes back.
     pub fn reduction<V: DataVar>(&mut self, name: &'static str, v: &'a V, op: ReduceOp) -> usize {
         let _ = op;
+        if let (true, Some(t)) = (V::IS_SCALAR, V::Elem::LAYOUT.and_then(|l| l.complex())) {
+            // A complex number: its parts reduce as two scalars.
+            return self.complex_scalar(name, t, bytes_of(v.elems()));
+        }
         match (V::IS_SCALAR, V::Elem::SCALAR) {
             (true, Some(elem)) => match scalar_value(elem, bytes_of(v.elems())) {
                 Some(s) => {

@@ -4,10 +4,12 @@
 use acc_core::ir::builder::{ArrayRef, KernelBuilder, Value, Var};
 use acc_core::ir::{Elem, Scalar};
 
-/// The fields of a struct value, each in a local of the kernel.
+/// The fields of a struct value, each in a local of the kernel; a complex number
+/// (`num_complex::Complex`) is one complex local, which is also used as a whole (`p * q`).
 pub struct StructValue {
     name: String,
     fields: Vec<(&'static str, Var)>,
+    complex: Option<Var>,
 }
 
 impl StructValue {
@@ -15,6 +17,15 @@ impl StructValue {
     /// loaded into its own local). Records the kernel's error when `a` holds scalars.
     pub fn load(b: &mut KernelBuilder, a: ArrayRef, i: Value, name: &str) -> StructValue {
         let mut fields = Vec::new();
+        if matches!(a.elem(), Elem::Struct(l) if l.complex().is_some()) {
+            let v = b.load(a, i);
+            let var = b.local(name, None, Some(v));
+            return StructValue {
+                name: name.to_string(),
+                fields,
+                complex: Some(var),
+            };
+        }
         match a.elem() {
             Elem::Struct(layout) => {
                 for f in layout.fields {
@@ -34,6 +45,29 @@ impl StructValue {
         StructValue {
             name: name.to_string(),
             fields,
+            complex: None,
+        }
+    }
+
+    /// `p` used as a whole: a complex number's value (anything else is the kernel's error).
+    pub fn value(&self, b: &mut KernelBuilder) -> Value {
+        match self.complex {
+            Some(v) => b.get(v),
+            None => {
+                b.fail(format!("the struct value `{}` used as a whole (its fields, and `a[i] = {}`, are supported)", self.name, self.name));
+                b.lit_int(0, Some(Scalar::I32))
+            }
+        }
+    }
+
+    /// `p = value` (a complex number; anything else is the kernel's error).
+    pub fn assign(&self, b: &mut KernelBuilder, value: Value) {
+        match self.complex {
+            Some(v) => b.set(v, value),
+            None => b.fail(format!(
+                "assigning the struct value `{}` as a whole (assign its fields)",
+                self.name
+            )),
         }
     }
 
@@ -54,6 +88,10 @@ impl StructValue {
 
     /// `p.field`.
     pub fn field(&self, b: &mut KernelBuilder, field: &str) -> Value {
+        if let Some(v) = self.complex {
+            let z = b.get(v);
+            return b.component(z, field);
+        }
         match self.var(b, field) {
             Some(v) => b.get(v),
             None => b.lit_int(0, Some(Scalar::I32)),
@@ -62,6 +100,10 @@ impl StructValue {
 
     /// `p.field = value`.
     pub fn set_field(&self, b: &mut KernelBuilder, field: &str, value: Value) {
+        if let Some(v) = self.complex {
+            b.set_component(v, field, value);
+            return;
+        }
         if let Some(v) = self.var(b, field) {
             b.set(v, value);
         }
@@ -69,6 +111,11 @@ impl StructValue {
 
     /// `a[i] = p`: every field stored into element `i` of `a`.
     pub fn store(&self, b: &mut KernelBuilder, a: ArrayRef, i: Value) {
+        if let Some(v) = self.complex {
+            let z = b.get(v);
+            b.store(a, i, z);
+            return;
+        }
         for (name, var) in &self.fields {
             let fa = b.field(a, name);
             let v = b.get(*var);

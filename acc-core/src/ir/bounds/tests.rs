@@ -836,6 +836,10 @@ fn an_index_checked_per_axis_is_proven_where_the_loop_stays_in_its_axis() {
             KernelArg::Scalar(ScalarValue::USize(cols as u64)),
             KernelArg::Write(unsafe_bytes_mut(&mut a)),
         ];
-        assert_eq!(accesses_in_bounds(&per_axis(by_param), &args), ok, "{cols} columns");
+        assert_eq!(
+            accesses_in_bounds(&per_axis(by_param), &args),
+            ok,
+            "{cols} columns"
+        );
     }
 }

@@ -131,6 +131,9 @@ impl KernelBuilder {
 
     /// `array[index]`.
     pub fn load(&mut self, a: ArrayRef, index: Value) -> Value {
+        if self.complex_elements(a).is_some() {
+            return self.complex_load(a, index);
+        }
         self.index_type(index);
         let index = self.element(a, index);
         let ty = self.accessed(a);
@@ -152,6 +155,9 @@ impl KernelBuilder {
 
     /// `array[index] = value`.
     pub fn store(&mut self, a: ArrayRef, index: Value, value: Value) {
+        if self.complex_elements(a).is_some() {
+            return self.complex_store(a, index, value);
+        }
         self.index_type(index);
         let index = self.element(a, index);
         let ty = self.accessed(a);

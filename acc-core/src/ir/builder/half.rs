@@ -20,6 +20,7 @@ impl KernelBuilder {
         Value {
             expr: v.expr,
             ty: self.new_var(Ty::Known(ty)),
+            im: None,
         }
     }
 

@@ -49,6 +49,9 @@ impl KernelBuilder {
     /// `args[0].name(args[1..])`, a numeric method of std (DESIGN.md 4.2). A method that is not
     /// one, or not for the receiver's type, is recorded as a failure naming it.
     pub fn method(&mut self, name: &str, args: &[Value]) -> Value {
+        if args.first().is_some_and(|a| a.im.is_some()) {
+            return self.complex_method(name, args);
+        }
         if let Some(Ty::Known(t)) = args.first().map(|a| self.ty(a.ty)) {
             if t.is_half() {
                 return self.half_method(t, name, args);
@@ -152,6 +155,10 @@ impl KernelBuilder {
             Ty::AnyFloat => Scalar::F64,
             Ty::Unknown => {
                 self.fail(format!("`.{name}()` on a value of unknown type"));
+                return None;
+            }
+            Ty::Complex(_) => {
+                self.fail(format!("`.{name}()` on a complex number"));
                 return None;
             }
         };

@@ -113,9 +113,8 @@ impl Tr {
                     Some(Local::View(_)) => {
                         return no(format!("the subslice `{name}` used as a value"))
                     }
-                    Some(Local::Struct(_)) => {
-                        return no(format!("the struct value `{name}` used as a whole (its fields, and `a[i] = {name}`, are supported)"))
-                    }
+                    // A complex number's value (other structs: the kernel's error, naming it).
+                    Some(Local::Struct(v)) => quote!(#v.value(__acc_b)),
                     // `x` of `&f64` in arithmetic (Rust's operators take references): the element.
                     Some(Local::Elem(v)) => {
                         quote!({ let __i = __acc_b.lit_int(0, ::core::option::Option::Some(::acc::__rt::kernel::Scalar::USize)); __acc_b.load(#v, __i) })
@@ -144,8 +143,37 @@ impl Tr {
                 if let Some((v, field)) = self.struct_value_field(f) {
                     return Ok(quote!(#v.field(__acc_b, #field)));
                 }
+                if !matches!(strip(&f.base), Expr::Index(_)) {
+                    if let syn::Member::Named(m) = &f.member {
+                        if m == "re" || m == "im" {
+                            // `z.re` of a complex value.
+                            let name = m.to_string();
+                            let v = self.expr(&f.base)?;
+                            return Ok(quote!({ let __v = #v; __acc_b.component(__v, #name) }));
+                        }
+                    }
+                }
                 let (a, i) = self.struct_field(f)?;
                 quote!({ let __a = #a; let __i = #i; __acc_b.load(__a, __i) })
+            }
+            // `Complex { re, im }`.
+            Expr::Struct(st)
+                if st.rest.is_none()
+                    && st.path.segments.last().is_some_and(|s| {
+                        crate::analysis::methods::COMPLEX_TYPES
+                            .contains(&s.ident.to_string().as_str())
+                    }) =>
+            {
+                let field = |n: &str| {
+                    st.fields
+                        .iter()
+                        .find(|fv| matches!(&fv.member, syn::Member::Named(m) if m == n))
+                };
+                let (Some(re), Some(im)) = (field("re"), field("im")) else {
+                    return no("a `Complex { .. }` without `re` and `im`");
+                };
+                let (re, im) = (self.expr(&re.expr)?, self.expr(&im.expr)?);
+                quote!({ let __re = #re; let __im = #im; __acc_b.complex(__re, __im) })
             }
             Expr::Binary(b) => {
                 let (op, compound) = bin_op(&b.op).ok_or_else(|| "an operator".to_string())?;
@@ -241,6 +269,12 @@ impl Tr {
                 } else {
                     None
                 };
+                if crate::analysis::methods::is_complex_new(&segs) && c.args.len() == 2 {
+                    let (re, im) = (self.expr(&c.args[0])?, self.expr(&c.args[1])?);
+                    return Ok(
+                        quote!({ let __re = #re; let __im = #im; __acc_b.complex(__re, __im) }),
+                    );
+                }
                 let method = crate::analysis::methods::DEVICE_METHODS.contains(&last.as_str())
                     && last != "len"
                     && last != "is_empty";

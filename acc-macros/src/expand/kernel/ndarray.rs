@@ -104,7 +104,8 @@ impl<'a> Visit<'a> for Find {
     fn visit_expr(&mut self, e: &'a Expr) {
         match e {
             Expr::Index(ix) => {
-                if let (Some(id), Some(idx)) = (path_ident(strip(&ix.expr)), nd_indices(&ix.index)) {
+                if let (Some(id), Some(idx)) = (path_ident(strip(&ix.expr)), nd_indices(&ix.index))
+                {
                     let u = self.vars.entry(id.to_string()).or_default();
                     u.arity = idx.len();
                 }
@@ -231,10 +232,19 @@ mod tests {
     #[test]
     fn indices_become_offsets_checked_per_axis() {
         let (body, prelude) = lowered("{ c[[i, j]] = a[(i, j)] + b[[i, j, k]] * v[[i]]; }");
-        assert!(body.contains("c [if (j) < __nd_c_1 { (i) * __nd_c_1 + (j) } else { usize :: MAX }]"), "{body}");
-        assert!(body.contains("((i) * __nd_b_1 + (j)) * __nd_b_2 + (k)"), "{body}");
+        assert!(
+            body.contains("c [if (j) < __nd_c_1 { (i) * __nd_c_1 + (j) } else { usize :: MAX }]"),
+            "{body}"
+        );
+        assert!(
+            body.contains("((i) * __nd_b_1 + (j)) * __nd_b_2 + (k)"),
+            "{body}"
+        );
         assert!(body.contains("v [i]"), "{body}");
-        assert!(prelude.contains("acc_nd_len (& b , 2usize , 3usize , \"b\")"), "{prelude}");
+        assert!(
+            prelude.contains("acc_nd_len (& b , 2usize , 3usize , \"b\")"),
+            "{prelude}"
+        );
         assert!(!prelude.contains("__nd_v"), "{prelude}");
     }
 
@@ -243,9 +253,18 @@ mod tests {
         let (body, prelude) = lowered(
             "{ let (n, m) = a.dim(); let r = a.nrows() + a.ncols() + a.shape()[1] + a.len_of(Axis(0)); x[[0, 0]] = a[[r, n]]; }",
         );
-        assert!(body.contains("let (n , m) = (__nd_a_0 , __nd_a_1)"), "{body}");
-        assert!(body.contains("__nd_a_0 + __nd_a_1 + __nd_a_1 + __nd_a_0"), "{body}");
-        assert!(prelude.contains("__nd_a_0") && prelude.contains("__nd_x_1"), "{prelude}");
+        assert!(
+            body.contains("let (n , m) = (__nd_a_0 , __nd_a_1)"),
+            "{body}"
+        );
+        assert!(
+            body.contains("__nd_a_0 + __nd_a_1 + __nd_a_1 + __nd_a_0"),
+            "{body}"
+        );
+        assert!(
+            prelude.contains("__nd_a_0") && prelude.contains("__nd_x_1"),
+            "{prelude}"
+        );
     }
 
     #[test]

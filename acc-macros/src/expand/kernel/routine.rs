@@ -270,7 +270,11 @@ pub(super) fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
             tr.captured.insert(pname, (cap, a));
         } else if let Some(ty) = scalar_of(&pt.ty)
             .map(|t| quote!(::core::option::Option::Some(#t)))
-            .or_else(|| generic(&pt.ty).then(|| quote!(::core::option::Option::None)))
+            .or_else(|| {
+                // A generic `T`, or a `num_complex::Complex` (its type is the argument's).
+                (generic(&pt.ty) || complex_type(&pt.ty))
+                    .then(|| quote!(::core::option::Option::None))
+            })
         {
             let v = tr.fresh(&pname);
             let msg = wrong
@@ -386,4 +390,11 @@ pub(super) fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
             #result
         }
     })
+}
+
+/// Whether `ty` names `num_complex::Complex` (`Complex<f64>`, `Complex32`, `Complex64`).
+fn complex_type(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.qself.is_none() && p.path.segments.last().is_some_and(|s| {
+        crate::analysis::methods::COMPLEX_TYPES.contains(&s.ident.to_string().as_str())
+    }))
 }

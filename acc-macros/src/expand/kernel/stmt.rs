@@ -422,6 +422,11 @@ impl Tr {
                     let value = combine(quote!(__acc_b.get(#var)));
                     Ok(quote!({ let __v = #value; __acc_b.set(#var, __v); }))
                 }
+                // A complex number loaded whole (`let z = a[i]; z = z * w;`).
+                Some(Local::Struct(sv)) => {
+                    let value = combine(quote!(#sv.value(__acc_b)));
+                    Ok(quote!({ let __v = #value; #sv.assign(__acc_b, __v); }))
+                }
                 _ if matches!(
                     self.captured.get(&id.to_string()),
                     Some((Cap::WriteScalar, _))
@@ -457,6 +462,16 @@ impl Tr {
             if let Some((sv, field)) = self.struct_value_field(f) {
                 let value = combine(quote!(#sv.field(__acc_b, #field)));
                 return Ok(quote!({ let __v = #value; #sv.set_field(__acc_b, #field, __v); }));
+            }
+            // `z.re = ..` of a complex local.
+            if let (Some(Local::Scalar(var)), syn::Member::Named(m)) = (
+                path_ident(strip(&f.base)).and_then(|id| self.lookup(&id.to_string())),
+                &f.member,
+            ) {
+                let name = m.to_string();
+                let value =
+                    combine(quote!({ let __z = __acc_b.get(#var); __acc_b.component(__z, #name) }));
+                return Ok(quote!({ let __v = #value; __acc_b.set_component(#var, #name, __v); }));
             }
             let (a, i) = self.struct_field(f)?;
             let value = combine(quote!(__acc_b.load(__a, __i)));

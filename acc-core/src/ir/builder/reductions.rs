@@ -1,0 +1,71 @@
+//! Reductions in kernels (3.3 section 2.5.15): the private copies of reduction variables,
+//! initialized to the operator's identity, and the compute-level reductions combined into
+//! their parameters.
+
+use super::*;
+
+impl KernelBuilder {
+    /// A local holding a reduction's running value, of type `ty`, set to `op`'s initial value
+    /// (3.3 section 2.5.15).
+    pub fn reduction_local(&mut self, name: &str, ty: Scalar, op: ReduceOp) -> Var {
+        self.refuse_half_reduction(name, ty);
+        let init = self.identity(op, ty);
+        self.local(name, Some(ty), Some(init))
+    }
+
+    /// A private array `[ty; len]` for an element-wise reduction with `op`, each element set
+    /// to the operator's identity (3.3 section 2.5.15: arrays reduce element by element).
+    pub fn reduction_local_array(&mut self, name: &str, ty: Scalar, len: u32, op: ReduceOp) -> Var {
+        self.refuse_half_reduction(name, ty);
+        let v = self.local_array(name, ty, len);
+        let (start, end) = (
+            self.lit_int(0, Some(Scalar::USize)),
+            self.lit_int(len as i128, Some(Scalar::USize)),
+        );
+        self.for_range(
+            "k",
+            Some(Scalar::USize),
+            start,
+            end,
+            false,
+            None,
+            &[],
+            &[],
+            |b, k| {
+                let i = b.get(k[0]);
+                let init = b.identity(op, ty);
+                b.set_elem(v, i, init);
+            },
+        );
+        v
+    }
+
+    /// The identity of `op` on `ty`.
+    fn identity(&mut self, op: ReduceOp, ty: Scalar) -> Value {
+        match (op, ty) {
+            (ReduceOp::And, _)
+            | (ReduceOp::BitAnd, Scalar::Bool)
+            | (ReduceOp::Min, Scalar::Bool) => self.lit_bool(true),
+            (ReduceOp::Or | ReduceOp::BitOr | ReduceOp::BitXor | ReduceOp::Max, Scalar::Bool)
+            | (ReduceOp::Add, Scalar::Bool) => self.lit_bool(false),
+            (ReduceOp::Mul, Scalar::Bool) => self.lit_bool(true),
+            (ReduceOp::Or, _) => self.lit_bool(false),
+            (ReduceOp::Add | ReduceOp::BitOr | ReduceOp::BitXor, t) if t.is_float() => {
+                self.lit_float(0.0, Some(t))
+            }
+            (ReduceOp::Add | ReduceOp::BitOr | ReduceOp::BitXor, t) => self.lit_int(0, Some(t)),
+            (ReduceOp::Mul, t) if t.is_float() => self.lit_float(1.0, Some(t)),
+            (ReduceOp::Mul, t) => self.lit_int(1, Some(t)),
+            (ReduceOp::BitAnd, t) => self.lit_int(-1, Some(t)),
+            (ReduceOp::Max, t) if t.is_float() => self.lit_float(f64::NEG_INFINITY, Some(t)),
+            (ReduceOp::Min, t) if t.is_float() => self.lit_float(f64::INFINITY, Some(t)),
+            (ReduceOp::Max, t) => self.lit_int(int_limit(t, false), Some(t)),
+            (ReduceOp::Min, t) => self.lit_int(int_limit(t, true), Some(t)),
+        }
+    }
+
+    /// A compute-level reduction of `local`, combined into scalar parameter `into`.
+    pub fn reduce_into(&mut self, local: Var, op: ReduceOp, into: ParamId) {
+        self.reductions.push((local, op, into));
+    }
+}

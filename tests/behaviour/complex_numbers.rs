@@ -1,0 +1,301 @@
+//! `num_complex::Complex<f32>` and `Complex<f64>` (feature `num-complex`, issue 18 item 5):
+//! arrays, captured scalars, locals, struct-value loads, `Complex::new` and `Complex { re, im }`,
+//! `+ - * /` between complex numbers and with reals on either side, `conj`, `inv`, `scale`,
+//! `unscale`, `norm_sqr`, `l1_norm`, `re`/`im` read and written, on every device with the
+//! host's bits; `norm` and `arg` (`hypot`, `atan2`) within the math functions' tolerance.
+
+use acc::num_complex::{Complex, Complex32, Complex64};
+use acc::DeviceType;
+
+use crate::devices::on_each_device;
+
+#[acc::parallel_loop(copyin(a, b), copyout(out))]
+fn arithmetic(a: &[Complex64], b: &[Complex64], s: f64, c: Complex64, out: &mut [Complex64]) {
+    for i in 0..a.len() {
+        let x = a[i];
+        let y = b[i];
+        let mut z = x * y + x / y - c;
+        z = z * s - (s - x) + 2.0 / y;
+        z += y.conj().scale(0.5) - x.inv().unscale(s);
+        z.im = z.im + x.norm_sqr() - y.l1_norm();
+        let w = Complex {
+            re: z.re,
+            im: -x.re,
+        };
+        out[i] = if x.re > 0.0 {
+            z + w
+        } else {
+            -z * Complex::new(1.0, s)
+        };
+    }
+}
+
+fn host_arithmetic(a: &[Complex64], b: &[Complex64], s: f64, c: Complex64) -> Vec<Complex64> {
+    a.iter()
+        .zip(b)
+        .map(|(&x, &y)| {
+            let mut z = x * y + x / y - c;
+            z = z * s - (s - x) + 2.0 / y;
+            z += y.conj().scale(0.5) - x.inv().unscale(s);
+            z.im = z.im + x.norm_sqr() - y.l1_norm();
+            let w = Complex {
+                re: z.re,
+                im: -x.re,
+            };
+            if x.re > 0.0 {
+                z + w
+            } else {
+                -z * Complex::new(1.0, s)
+            }
+        })
+        .collect()
+}
+
+fn values(n: usize, seed: u64) -> Vec<Complex64> {
+    let mut x = seed;
+    let mut next = move || {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((x >> 11) as f64 / (1u64 << 53) as f64) * 8.0 - 4.0
+    };
+    (0..n).map(|_| Complex::new(next(), next())).collect()
+}
+
+#[test]
+fn complex_arithmetic_gives_the_hosts_bits() {
+    let (a, b) = (values(5000, 1), values(5000, 2));
+    let c = Complex::new(0.25, -1.5);
+    let want = host_arithmetic(&a, &b, 1.75, c);
+    on_each_device(|ty| {
+        let mut out = vec![Complex::new(0.0, 0.0); a.len()];
+        arithmetic(&a, &b, 1.75, c, &mut out);
+        for i in 0..a.len() {
+            assert!(
+                out[i].re.to_bits() == want[i].re.to_bits()
+                    && out[i].im.to_bits() == want[i].im.to_bits(),
+                "{ty}: element {i} ({} and {}): {} against {}",
+                a[i],
+                b[i],
+                out[i],
+                want[i]
+            );
+        }
+    });
+}
+
+/// A Julia set in `Complex<f32>`: a complex local iterated with a captured complex constant.
+#[acc::parallel_loop(copyout(counts), collapse(2))]
+fn julia(counts: &mut [u32], w: usize, h: usize, c: Complex32) {
+    for y in 0..h {
+        for x in 0..w {
+            let mut z = Complex32::new(
+                x as f32 / w as f32 * 3.0 - 1.5,
+                y as f32 / h as f32 * 2.0 - 1.0,
+            );
+            let mut k = 0u32;
+            while k < 200 && z.norm_sqr() <= 4.0 {
+                z = z * z + c;
+                k += 1;
+            }
+            counts[y * w + x] = k;
+        }
+    }
+}
+
+#[test]
+fn a_julia_set_in_complex_f32_matches_the_host() {
+    let (w, h) = (160, 100);
+    let c = Complex32::new(-0.8, 0.156);
+    let mut want = vec![0u32; w * h];
+    for y in 0..h {
+        for x in 0..w {
+            let mut z = Complex32::new(
+                x as f32 / w as f32 * 3.0 - 1.5,
+                y as f32 / h as f32 * 2.0 - 1.0,
+            );
+            let mut k = 0u32;
+            while k < 200 && z.norm_sqr() <= 4.0 {
+                z = z * z + c;
+                k += 1;
+            }
+            want[y * w + x] = k;
+        }
+    }
+    on_each_device(|ty| {
+        let mut counts = vec![0u32; w * h];
+        julia(&mut counts, w, h, c);
+        assert_eq!(counts, want, "on {ty}");
+    });
+}
+
+/// `norm` and `arg` (through `hypot` and `atan2`), and parts read from array elements.
+#[acc::parallel_loop(copyin(z), copyout(polar, parts))]
+fn polar_of(z: &[Complex64], polar: &mut [f64], parts: &mut [f64]) {
+    for i in 0..z.len() {
+        polar[2 * i] = z[i].norm();
+        polar[2 * i + 1] = z[i].arg();
+        parts[i] = z[i].re * 2.0 + z[i].im;
+    }
+}
+
+#[test]
+fn norms_and_arguments_within_the_math_tolerance() {
+    let z = values(2000, 3);
+    on_each_device(|ty| {
+        let mut polar = vec![0.0; 2 * z.len()];
+        let mut parts = vec![0.0; z.len()];
+        polar_of(&z, &mut polar, &mut parts);
+        let tol = if matches!(ty, DeviceType::Host | DeviceType::Multicore) {
+            0.0
+        } else {
+            1e-13
+        };
+        for (i, v) in z.iter().enumerate() {
+            for (got, want) in [(polar[2 * i], v.norm()), (polar[2 * i + 1], v.arg())] {
+                assert!(
+                    (got - want).abs() <= tol * want.abs().max(1.0),
+                    "{ty}: {v}: {got} against {want}"
+                );
+            }
+            assert_eq!(
+                parts[i].to_bits(),
+                (v.re * 2.0 + v.im).to_bits(),
+                "{ty}: {v}"
+            );
+        }
+    });
+}
+
+/// An element updated in place (`a[i] *= w`, `a[i].im = ..`): the second part written reads
+/// the element as it was before the first.
+#[acc::parallel_loop(copy(a))]
+fn rotate(a: &mut [Complex32], w: Complex32) {
+    for i in 0..a.len() {
+        a[i] *= w;
+        a[i] = a[i] * a[i].conj() + a[i];
+        a[i].im = a[i].im - a[i].re;
+    }
+}
+
+#[test]
+fn elements_updated_in_place() {
+    let start: Vec<Complex32> = values(3000, 4)
+        .iter()
+        .map(|z| Complex32::new(z.re as f32, z.im as f32))
+        .collect();
+    let w = Complex32::new(0.6, 0.8);
+    let mut want = start.clone();
+    for v in &mut want {
+        *v *= w;
+        *v = *v * v.conj() + *v;
+        v.im = v.im - v.re;
+    }
+    on_each_device(|ty| {
+        let mut a = start.clone();
+        rotate(&mut a, w);
+        for i in 0..a.len() {
+            assert!(
+                a[i].re.to_bits() == want[i].re.to_bits()
+                    && a[i].im.to_bits() == want[i].im.to_bits(),
+                "{ty}: element {i}: {} against {}",
+                a[i],
+                want[i]
+            );
+        }
+    });
+}
+
+/// `reduction(+: s)` of a complex number, and of a complex number weighted by a real.
+#[acc::offload]
+fn complex_sums(z: &[Complex64]) -> (Complex64, Complex64) {
+    let mut s = Complex64::new(1.0, -1.0);
+    let mut t = Complex64::new(0.0, 0.0);
+    #[acc::parallel_loop(copyin(z), reduction(+: s, t))]
+    for i in 0..z.len() {
+        s += z[i] * z[i].conj();
+        t = t + z[i] * (i as f64);
+    }
+    (s, t)
+}
+
+#[test]
+fn complex_sums_reduce_on_every_device() {
+    // Integer-valued parts: every order of the additions gives the same sum.
+    let z: Vec<Complex64> = (0..10_000)
+        .map(|i| Complex64::new((i % 17) as f64 - 8.0, (i % 5) as f64))
+        .collect();
+    let (mut s, mut t) = (Complex64::new(1.0, -1.0), Complex64::new(0.0, 0.0));
+    for (i, v) in z.iter().enumerate() {
+        s += v * v.conj();
+        t += v * i as f64;
+    }
+    on_each_device(|ty| {
+        assert_eq!(complex_sums(&z), (s, t), "on {ty}");
+    });
+}
+
+#[acc::offload]
+fn complex_product(z: &[Complex64]) -> Complex64 {
+    let mut p = Complex64::new(2.0, 0.0);
+    #[acc::parallel_loop(copyin(z), reduction(*: p))]
+    for i in 0..z.len() {
+        p *= z[i];
+    }
+    p
+}
+
+/// A complex product reduces on the host and multicore devices; kernels refuse it, naming the
+/// variable (a complex product mixes the parts, which the GPU reductions combine one by one).
+#[test]
+fn complex_products_reduce_on_the_host_devices_and_are_refused_in_kernels() {
+    let z = vec![Complex64::new(0.0, 1.0); 4];
+    on_each_device(|ty| {
+        let r = std::panic::catch_unwind(|| complex_product(&z));
+        match ty {
+            DeviceType::Host | DeviceType::Multicore => {
+                assert_eq!(r.ok(), Some(Complex64::new(2.0, 0.0)), "on {ty}: 2 i^4 = 2");
+            }
+            _ => {
+                let msg = crate::devices::panic_message(&*r.unwrap_err());
+                assert!(
+                    msg.contains("complex number `p`") && msg.contains("`+`"),
+                    "on {ty}: {msg}"
+                );
+            }
+        }
+    });
+}
+
+/// A routine taking and returning complex numbers.
+#[acc::routine(seq)]
+fn cube_plus(z: Complex64, c: Complex64) -> Complex64 {
+    let w = z * z;
+    w * z + c
+}
+
+#[acc::parallel_loop(copyin(z), copyout(out))]
+fn cubes(z: &[Complex64], c: Complex64, out: &mut [Complex64]) {
+    for i in 0..z.len() {
+        out[i] = cube_plus(z[i], c);
+    }
+}
+
+#[test]
+fn routines_take_and_return_complex_numbers() {
+    let z = values(1000, 5);
+    let c = Complex64::new(-0.5, 2.0);
+    on_each_device(|ty| {
+        let mut out = vec![Complex64::new(0.0, 0.0); z.len()];
+        cubes(&z, c, &mut out);
+        for i in 0..z.len() {
+            let want = cube_plus(z[i], c);
+            assert!(
+                out[i].re.to_bits() == want.re.to_bits()
+                    && out[i].im.to_bits() == want.im.to_bits(),
+                "{ty}: {} against {want}",
+                out[i]
+            );
+        }
+    });
+}
