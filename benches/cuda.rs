@@ -198,7 +198,7 @@ fn reductions(x: &Vec<f32>, reps: usize, cu: &Cuda, t: &mut Reductions) -> (f32,
                         .launch(one)
                 }
                 .expect("launch");
-                r[0] = cu.stream.memcpy_dtov(&out).expect("read")[0];
+                r[0] = cu.stream.clone_dtoh(&out).expect("read")[0];
             }));
             let t0 = Instant::now();
             let mut m = f32::NEG_INFINITY;
@@ -227,7 +227,7 @@ fn reductions(x: &Vec<f32>, reps: usize, cu: &Cuda, t: &mut Reductions) -> (f32,
                         .launch(one)
                 }
                 .expect("launch");
-                r[1] = cu.stream.memcpy_dtov(&out).expect("read")[0];
+                r[1] = cu.stream.clone_dtoh(&out).expect("read")[0];
             }));
         }
     }
@@ -335,13 +335,13 @@ fn jacobi(
                                 .launch(one)
                         }
                         .expect("launch");
-                        err_ref = cu.stream.memcpy_dtov(&out).expect("read")[0];
+                        err_ref = cu.stream.clone_dtoh(&out).expect("read")[0];
                     }
                 }) / JACOBI_ITERS,
             );
         }
     }
-    let ha = cu.stream.memcpy_dtov(&ra).unwrap();
+    let ha = cu.stream.clone_dtoh(&ra).unwrap();
     assert!(ha == *a, "Jacobi grids differ between acc and CUDA");
     (err_acc, err_ref)
 }

@@ -78,7 +78,7 @@ pub(super) fn nbody(
         }
     }
     for (k, ours) in [&*ax, &*ay, &*az].into_iter().enumerate() {
-        let reference = cu.stream.memcpy_dtov(&rout[k]).unwrap();
+        let reference = cu.stream.clone_dtoh(&rout[k]).unwrap();
         let worst = worst_relative(&reference, ours);
         assert!(worst < 1e-3, "n-body results differ by {worst} (relative)");
     }
@@ -129,7 +129,7 @@ pub(super) fn transpose(
             }));
         }
     }
-    let hb = cu.stream.memcpy_dtov(&rb).unwrap();
+    let hb = cu.stream.clone_dtoh(&rb).unwrap();
     assert!(hb == *b, "transposes differ");
 }
 
@@ -223,7 +223,7 @@ pub(super) fn scan(
             }));
         }
     }
-    let hy = cu.stream.memcpy_dtov(&ry).unwrap();
+    let hy = cu.stream.clone_dtoh(&ry).unwrap();
     assert!(hy == *y, "scans differ");
 }
 
@@ -282,7 +282,7 @@ pub(super) fn softmax(
             }));
         }
     }
-    let hy = cu.stream.memcpy_dtov(&ry).unwrap();
+    let hy = cu.stream.clone_dtoh(&ry).unwrap();
     let worst = worst_relative(&hy, y);
     assert!(worst < 1e-5, "softmax results differ by {worst} (relative)");
 }
@@ -341,7 +341,7 @@ pub(super) fn row_smooth(
             }));
         }
     }
-    let hb = cu.stream.memcpy_dtov(&rb).unwrap();
+    let hb = cu.stream.clone_dtoh(&rb).unwrap();
     let worst = worst_relative(&hb, b);
     assert!(
         worst < 1e-6,

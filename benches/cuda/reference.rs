@@ -40,7 +40,7 @@ impl Cuda {
     }
 
     pub fn upload<T: cudarc::driver::DeviceRepr>(&self, v: &[T]) -> CudaSlice<T> {
-        self.stream.memcpy_stod(v).expect("copy in")
+        self.stream.clone_htod(v).expect("copy in")
     }
 
     pub fn sync(&self) {

@@ -163,16 +163,16 @@ pub(super) fn stream(
                         .launch(one)
                 }
                 .expect("launch");
-                dot_ref = cu.stream.memcpy_dtov(&out).expect("read")[0];
+                dot_ref = cu.stream.clone_dtoh(&out).expect("read")[0];
             }));
         }
     }
     // Both sides ran the same steps: the arrays must agree (nvcc fuses `b + s * c` into an
     // fma, acc rounds the product as Rust does, hence not bit for bit).
     let (ha, hb, hc) = (
-        cu.stream.memcpy_dtov(&ra).unwrap(),
-        cu.stream.memcpy_dtov(&rb).unwrap(),
-        cu.stream.memcpy_dtov(&rc).unwrap(),
+        cu.stream.clone_dtoh(&ra).unwrap(),
+        cu.stream.clone_dtoh(&rb).unwrap(),
+        cu.stream.clone_dtoh(&rc).unwrap(),
     );
     for (name, r, x) in [("a", &ha, &*a), ("b", &hb, &*b), ("c", &hc, &*c)] {
         let worst = r

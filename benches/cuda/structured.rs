@@ -52,7 +52,7 @@ pub(super) fn matvec(
             }));
         }
     }
-    let hy = cu.stream.memcpy_dtov(&ry).unwrap();
+    let hy = cu.stream.clone_dtoh(&ry).unwrap();
     let worst = worst_relative(&hy, y);
     assert!(worst < 1e-4, "matvec results differ by {worst} (relative)");
 }
@@ -125,7 +125,7 @@ pub(super) fn spmv(
             }));
         }
     }
-    let hy = cu.stream.memcpy_dtov(&ry).unwrap();
+    let hy = cu.stream.clone_dtoh(&ry).unwrap();
     let worst = worst_relative(&hy, y);
     assert!(worst < 1e-4, "spmv results differ by {worst} (relative)");
 }
@@ -179,7 +179,7 @@ pub(super) fn stencil(
             }));
         }
     }
-    let hb = cu.stream.memcpy_dtov(&rb).unwrap();
+    let hb = cu.stream.clone_dtoh(&rb).unwrap();
     assert!(hb == *b, "stencil results differ between acc and CUDA");
 }
 
@@ -229,6 +229,6 @@ pub(super) fn histogram(
             }));
         }
     }
-    let hb = cu.stream.memcpy_dtov(&rb).unwrap();
+    let hb = cu.stream.clone_dtoh(&rb).unwrap();
     assert!(hb == *bins, "histograms differ between acc and CUDA");
 }

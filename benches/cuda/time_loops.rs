@@ -79,7 +79,7 @@ pub(super) fn heat(
             }));
         }
     }
-    let hu = cu.stream.memcpy_dtov(&ru).unwrap();
+    let hu = cu.stream.clone_dtoh(&ru).unwrap();
     let worst = worst_relative(&hu, u);
     assert!(worst < 1e-4, "heat results differ by {worst} (relative)");
 }
@@ -138,7 +138,7 @@ pub(super) fn eliminate(m: &mut Vec<f32>, reps: usize, cu: &Cuda, t: &mut Times)
         }
         acc::update!(self(m));
     }
-    let hm = cu.stream.memcpy_dtov(&rm).unwrap();
+    let hm = cu.stream.clone_dtoh(&rm).unwrap();
     // (nvcc contracts `m - f * x` into a fused multiply-add; acc keeps Rust's two roundings.)
     let worst = worst_relative(&hm, m);
     assert!(
