@@ -228,3 +228,84 @@ fn struct_members_in_executable_directives() {
         );
     });
 }
+
+/// `match` on integers in kernels: literals, `|`, ranges, a constant, a binding with a guard,
+/// a computed scrutinee, as a value and as a statement.
+const SPECIAL: i64 = 42;
+
+#[acc::parallel_loop(copyin(k), copyout(out, kind))]
+fn classify(k: &[i64], out: &mut [f64], kind: &mut [u8]) {
+    for i in 0..k.len() {
+        let v = k[i];
+        out[i] = match v {
+            0 => 1.0,
+            1 | 2 => 2.5,
+            3..=9 => v as f64 * 0.5,
+            SPECIAL => -1.0,
+            n if n < 0 => (n * n) as f64,
+            ..=100 => 100.0,
+            _ => 7.0,
+        };
+        match k[i] % 3 {
+            0 => {
+                kind[i] = 10;
+            }
+            r => {
+                kind[i] = r as u8;
+            }
+        }
+    }
+}
+
+#[test]
+fn match_on_integers_runs_as_on_the_host() {
+    let k: Vec<i64> = (-20..200).collect();
+    let n = k.len();
+    let (mut want, mut want_kind) = (vec![0.0; n], vec![0u8; n]);
+    acc::set_device_type(acc::DeviceType::Host);
+    classify(&k, &mut want, &mut want_kind);
+    on_each_device(|ty| {
+        let (mut out, mut kind) = (vec![0.0; n], vec![0u8; n]);
+        classify(&k, &mut out, &mut kind);
+        assert_eq!(out, want, "on {ty}");
+        assert_eq!(kind, want_kind, "on {ty}");
+    });
+}
+
+/// Tuple assignments: a swap, a Fibonacci step, and a routine's tuple into an element and a
+/// local.
+#[acc::routine(seq)]
+fn div_mod(a: u64, b: u64) -> (u64, u64) {
+    (a / b, a % b)
+}
+
+#[acc::parallel_loop(copyin(n), copyout(fib, q, r))]
+fn tuple_steps(n: &[u64], fib: &mut [u64], q: &mut [u64], r: &mut [u64]) {
+    for i in 0..n.len() {
+        let (mut a, mut b) = (0u64, 1u64);
+        for _ in 0..n[i] {
+            (a, b) = (b, a + b);
+        }
+        let (mut x, mut y) = (a, b);
+        (x, y) = (y, x);
+        fib[i] = x - y;
+        let rem;
+        (q[i], rem) = div_mod(n[i] * 7 + 3, 5);
+        r[i] = rem;
+    }
+}
+
+#[test]
+fn tuple_assignments_compute_every_value_before_writing() {
+    let n: Vec<u64> = (0..60).collect();
+    let m = n.len();
+    let (mut fib, mut q, mut r) = (vec![0u64; m], vec![0u64; m], vec![0u64; m]);
+    acc::set_device_type(acc::DeviceType::Host);
+    tuple_steps(&n, &mut fib, &mut q, &mut r);
+    assert_eq!(fib[10], 89 - 55);
+    on_each_device(|ty| {
+        let (mut f2, mut q2, mut r2) = (vec![0u64; m], vec![0u64; m], vec![0u64; m]);
+        tuple_steps(&n, &mut f2, &mut q2, &mut r2);
+        assert_eq!((&f2, &q2, &r2), (&fib, &q, &r), "on {ty}");
+    });
+}

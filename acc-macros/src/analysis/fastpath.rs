@@ -275,6 +275,12 @@ impl VisitMut for Rewrite<'_> {
             }
             Expr::Field(f) => self.visit_expr_mut(&mut f.base),
             Expr::Paren(p) => self.visit_expr_mut(&mut p.expr),
+            // `(a[i], b) = ..`: each element is a place as the tuple is.
+            Expr::Tuple(t) => {
+                for el in t.elems.iter_mut() {
+                    self.visit_expr_mut(el);
+                }
+            }
             other => {
                 let saved = self.write;
                 self.write = false;

@@ -203,6 +203,13 @@ impl Scanner {
             }
             Expr::Paren(p) => self.place(&p.expr, how),
             Expr::Group(g) => self.place(&g.expr, how),
+            // A destructuring assignment `(a[i], b) = ..` writes each place.
+            Expr::Tuple(t) => {
+                for p in &t.elems {
+                    self.place(p, how);
+                }
+            }
+            Expr::Infer(_) => {}
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
                 if let Some(id) = path_ident(&u.expr) {
                     self.record(id, how, false, None);

@@ -10,6 +10,7 @@ mod cache;
 mod expr;
 mod ndarray;
 mod routine;
+mod rust_forms;
 mod stmt;
 mod tuple_return;
 
@@ -322,6 +323,8 @@ fn translate(
     let rewritten = self_fields_as_variables(stmts, &mut self_fields);
     // `a[[i, j]]` of an `ndarray` array: an offset into its elements.
     let (rewritten, nd_lengths) = ndarray::lower(&rewritten);
+    // `match` and tuple assignments as the builder takes them.
+    let rewritten = rust_forms::lower(&rewritten);
     let stmts = &rewritten[..];
     let uses = scan_stmts(stmts, &[]);
     let mut self_borrows = Vec::new();

@@ -359,7 +359,18 @@ impl Tr {
             return no("`if` without `else` as a value");
         };
         let c = self.expr(&i.cond)?;
-        if !reads_arrays_or_calls(&i.then_branch.stmts, els) {
+        // Arms of one expression each (down an `else if` chain), reading no arrays: a
+        // `select` of both values.
+        fn single(i: &syn::ExprIf) -> bool {
+            let plain = |stmts: &[Stmt]| matches!(stmts, [Stmt::Expr(_, None)]);
+            plain(&i.then_branch.stmts)
+                && match i.else_branch.as_ref().map(|(_, e)| &**e) {
+                    Some(Expr::Block(b)) => plain(&b.block.stmts),
+                    Some(Expr::If(inner)) => single(inner),
+                    _ => true,
+                }
+        }
+        if single(i) && !reads_arrays_or_calls(&i.then_branch.stmts, els) {
             let a = self.block_value(&i.then_branch.stmts)?;
             let r = match &**els {
                 Expr::Block(b) => self.block_value(&b.block.stmts)?,

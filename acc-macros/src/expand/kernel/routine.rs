@@ -216,6 +216,9 @@ pub(super) fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
             return no("methods taking `self` by value (routines may take `&self` or `&mut self`)")
         }
     };
+    // `match` and tuple assignments as the builder takes them.
+    let lowered = super::rust_forms::lower(stmts);
+    let stmts = &lowered;
     // A `&mut self` routine may write elements of array fields (they travel as written
     // arrays); a scalar field is a value of the launch, which an assignment could not return.
     let written = routine_written_fields(f);
