@@ -18,7 +18,7 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
     let name = dir.kind.spelling();
     let mut err = |span, msg: String| errs.push(syn::Error::new(span, msg));
 
-    let section = dir.kind.section();
+    let section = dir.kind.cite();
     let mut disallowed = false;
     // Struct members (`g.a`) are data: data clauses and `update` take them; the other lists
     // (private copies, device addresses, `declare`, `cache`) take whole variables.
@@ -52,7 +52,7 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
             err(
                 c.span,
                 format!(
-                    "clause `{}` is not allowed on `{name}` (3.3 section {section})",
+                    "clause `{}` is not allowed on `{name}` ({section})",
                     c.name.spelling()
                 ),
             );
@@ -79,7 +79,7 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
                 _ => false,
             };
             if !ok {
-                err(m.span(), format!("modifier `{m}:` is not allowed on `{}` in `{name}` (3.3 section {section})", c.name.spelling()));
+                err(m.span(), format!("modifier `{m}:` is not allowed on `{}` in `{name}` ({section})", c.name.spelling()));
             }
         }
         if let ClauseArgs::DeviceTypes(list) = &c.args {
@@ -292,9 +292,9 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
                 err(
                     v.span,
                     format!(
-                        "`{}` on `{name}` takes whole variables, not subarrays (3.3 section {})",
+                        "`{}` on `{name}` takes whole variables, not subarrays ({})",
                         c.name.spelling(),
-                        dir.kind.section()
+                        dir.kind.cite()
                     ),
                 );
             }
@@ -307,8 +307,8 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
                 err(
                     c.span,
                     format!(
-                        "`device_type` on `{name}` names one device type (3.3 section {})",
-                        dir.kind.section()
+                        "`device_type` on `{name}` names one device type ({})",
+                        dir.kind.cite()
                     ),
                 );
             }
@@ -317,8 +317,8 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
             err(
                 dir.span,
                 format!(
-                    "`device_type` appears more than once on `{name}` (3.3 section {})",
-                    dir.kind.section()
+                    "`device_type` appears more than once on `{name}` ({})",
+                    dir.kind.cite()
                 ),
             );
         }
@@ -376,7 +376,7 @@ fn check_each_device(dir: &Directive) -> Vec<(Span, String)> {
 fn check_effective(dir: &Directive, original: &Directive) -> Vec<(Span, String)> {
     let mut errs = Vec::new();
     let name = dir.kind.spelling();
-    let section = dir.kind.section();
+    let section = dir.kind.cite();
     let mut err = |span, msg: String| errs.push((span, msg));
     // Clauses that may appear once (per device type).
     let once = [
@@ -402,7 +402,7 @@ fn check_effective(dir: &Directive, original: &Directive) -> Vec<(Span, String)>
             err(
                 c.span,
                 format!(
-                    "clause `{}` appears more than once on `{name}` (3.3 section {section})",
+                    "clause `{}` appears more than once on `{name}` ({section})",
                     c.name.spelling()
                 ),
             );

@@ -1,5 +1,5 @@
 //! Checks of a compute region's or routine's body: what cannot run on a device (3.3 sections
-//! 2.5 and 2.15; checklist R12, R110, R116, R124 and DESIGN.md 4.2). Each construct is reported
+//! 2.5 and 2.15; checklist R12, R110, R116, R124 and docs/guide/regions.md). Each construct is reported
 //! at its span with its own message.
 
 use proc_macro2::Span;
@@ -259,7 +259,7 @@ impl<'ast> Visit<'ast> for Checker<'_> {
             }
             Expr::Closure(c) => {
                 self.err(c.or1_token.span, format!(
-                    "closures cannot run on a device: inside {what}, write the code inline or call an `#[acc::routine]` (DESIGN.md 4.2)"
+                    "closures cannot run on a device: inside {what}, write the code inline or call an `#[acc::routine]` (docs/guide/regions.md)"
                 ));
                 return;
             }
@@ -282,7 +282,7 @@ impl<'ast> Visit<'ast> for Checker<'_> {
                 let method = m.method.to_string();
                 if ALLOCATING_METHODS.contains(&method.as_str()) {
                     self.err(m.method.span(), format!(
-                        "`.{method}()` allocates or grows a collection on the heap, which cannot happen inside {what} (DESIGN.md 4.2)"
+                        "`.{method}()` allocates or grows a collection on the heap, which cannot happen inside {what} (docs/guide/regions.md)"
                     ));
                 } else if crate::analysis::uses::path_ident(&m.receiver).is_some_and(|r| r == "self") && !crate::analysis::methods::DEVICE_METHODS.contains(&method.as_str()) {
                     // `self.f(..)` inside an impl: `f` must be an `#[acc::routine]` method.
@@ -294,7 +294,7 @@ impl<'ast> Visit<'ast> for Checker<'_> {
                     // `a.nrows()` of an `ndarray` array: its axes' lengths travel with the launch.
                 } else if !crate::analysis::methods::DEVICE_METHODS.contains(&method.as_str()) {
                     self.err(m.method.span(), format!(
-                        "`.{method}()` cannot run on a device: inside {what}, methods are limited to the float and integer methods of std, `len`, and `ndarray`'s `nrows`, `ncols`, `dim`, `shape` and `len_of`; call your own code as an `#[acc::routine]` function (3.3 section 2.15; DESIGN.md 4.2)"
+                        "`.{method}()` cannot run on a device: inside {what}, methods are limited to the float and integer methods of std, `len`, and `ndarray`'s `nrows`, `ncols`, `dim`, `shape` and `len_of`; call your own code as an `#[acc::routine]` function (3.3 section 2.15; docs/guide/regions.md)"
                     ));
                 }
             }
@@ -357,7 +357,7 @@ impl Checker<'_> {
         }
         if segs.len() >= 2 && ALLOCATING_PATHS.contains(&segs[segs.len() - 2].as_str()) {
             self.err(p.span(), format!(
-                "`{}` allocates on the heap, which cannot happen inside {what}; allocate before the region and pass the data in a data clause (DESIGN.md 4.2)",
+                "`{}` allocates on the heap, which cannot happen inside {what}; allocate before the region and pass the data in a data clause (docs/guide/regions.md)",
                 segs.join("::")
             ));
             return;
@@ -384,7 +384,7 @@ impl Checker<'_> {
             _ => {
                 let name = m.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
                 self.err(m.path.span(), format!(
-                    "macros cannot run on a device: `{name}!` is not allowed inside {what} (only `acc::cache!` is; DESIGN.md 4.2)"
+                    "macros cannot run on a device: `{name}!` is not allowed inside {what} (only `acc::cache!` is; docs/guide/regions.md)"
                 ));
             }
         }

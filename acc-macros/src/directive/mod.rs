@@ -69,28 +69,29 @@ impl DirectiveKind {
         }
     }
 
-    /// The section of OpenACC 3.3 that defines the directive.
-    pub fn section(self) -> &'static str {
+    /// Where the directive is defined, as error messages cite it: its section of OpenACC
+    /// 3.3 (`3.3 section 2.5.1`), or the guide for acc's own `offload`.
+    pub fn cite(self) -> &'static str {
         use DirectiveKind::*;
         match self {
-            Parallel => "2.5.1",
-            Serial => "2.5.2",
-            Kernels => "2.5.3",
-            ParallelLoop | KernelsLoop | SerialLoop => "2.11",
-            Loop => "2.9",
-            Data => "2.6.5",
-            EnterData | ExitData => "2.6.6",
-            HostData => "2.8",
-            Atomic => "2.12",
-            Routine => "2.15.1",
-            Declare => "2.13",
-            Offload => "DESIGN.md 4.1",
-            Update => "2.14.4",
-            Wait => "2.16.3",
-            Init => "2.14.1",
-            Shutdown => "2.14.2",
-            Set => "2.14.3",
-            Cache => "2.10",
+            Parallel => "3.3 section 2.5.1",
+            Serial => "3.3 section 2.5.2",
+            Kernels => "3.3 section 2.5.3",
+            ParallelLoop | KernelsLoop | SerialLoop => "3.3 section 2.11",
+            Loop => "3.3 section 2.9",
+            Data => "3.3 section 2.6.5",
+            EnterData | ExitData => "3.3 section 2.6.6",
+            HostData => "3.3 section 2.8",
+            Atomic => "3.3 section 2.12",
+            Routine => "3.3 section 2.15.1",
+            Declare => "3.3 section 2.13",
+            Offload => "acc's own directive: docs/guide/directives.md",
+            Update => "3.3 section 2.14.4",
+            Wait => "3.3 section 2.16.3",
+            Init => "3.3 section 2.14.1",
+            Shutdown => "3.3 section 2.14.2",
+            Set => "3.3 section 2.14.3",
+            Cache => "3.3 section 2.10",
         }
     }
 

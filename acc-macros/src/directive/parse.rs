@@ -71,9 +71,9 @@ fn unknown_clause(kind: DirectiveKind, name: &Ident) -> syn::Error {
     syn::Error::new(
         name.span(),
         format!(
-            "unknown clause `{n}` on `{}`{suggestion} (3.3 section {})",
+            "unknown clause `{n}` on `{}`{suggestion} ({})",
             kind.spelling(),
-            kind.section()
+            kind.cite()
         ),
     )
 }

@@ -163,7 +163,7 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
             // attribute took it: the function lacks one.
             if syn::parse2::<Stmt>(item.clone()).is_ok() {
                 let msg = format!(
-                    "`#[acc::{}]` on a statement takes effect inside a function that carries an acc attribute: add `#[acc::offload]` to the enclosing function (DESIGN.md section 4.1)",
+                    "`#[acc::{}]` on a statement takes effect inside a function that carries an acc attribute: add `#[acc::offload]` to the enclosing function (docs/guide/directives.md)",
                     kind.spelling()
                 );
                 // The statement is left out: rustc reports nothing more about it.
