@@ -79,7 +79,13 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
                 _ => false,
             };
             if !ok {
-                err(m.span(), format!("modifier `{m}:` is not allowed on `{}` in `{name}` ({section})", c.name.spelling()));
+                err(
+                    m.span(),
+                    format!(
+                        "modifier `{m}:` is not allowed on `{}` in `{name}` ({section})",
+                        c.name.spelling()
+                    ),
+                );
             }
         }
         if let ClauseArgs::DeviceTypes(list) = &c.args {

@@ -671,6 +671,12 @@ fn fail(site: &RegionSite, device: &dyn Device, why: &str) -> ! {
     )
 }
 
+/// The type of the device a kernel arm launches on: a region with `device_type` sections has
+/// an arm per GPU device type (3.3 section 2.4).
+pub fn device_type_of(device: &dyn Device) -> acc_core::DeviceType {
+    device.device_type()
+}
+
 /// The arm of a region the macro could not translate for kernel devices.
 #[cold]
 pub fn unsupported(site: &RegionSite, device: &dyn Device, why: &str) -> ! {

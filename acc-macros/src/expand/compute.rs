@@ -360,6 +360,8 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
     let data_vars = data::clause_vars(dir, DATA_CLAUSES, &loc);
     let data_hosts = data::exit_hosts(dir, DATA_CLAUSES);
     let combined_loop = if combined { Some(loop_part(dir)) } else { None };
+    let sections = dir.clauses.iter().any(|c| c.device_types.is_some())
+        || super::kernel::has_device_type_sections(&stmts);
     let kernel_arm = super::kernel::kernel_arm(
         compute,
         &stmts,
@@ -368,10 +370,13 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
         &reductions,
         &privates,
         ctx.generic_fn,
-        super::kernel::KernelOptions {
+        sections,
+        |device| super::kernel::KernelOptions {
             uninitialized: uninitialized_privates(dir, combined),
             unchecked: dir.has(C::Unchecked),
-            vector_length: dir
+            // `vector_length` as it applies on the device type (3.3 section 2.4).
+            vector_length: device
+                .map_or_else(|| dir.clone(), |d| dir.for_device(d))
                 .general(C::VectorLength)
                 .next()
                 .and_then(|c| c.expr())

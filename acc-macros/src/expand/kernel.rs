@@ -79,6 +79,9 @@ struct Tr {
     /// body runs inside a loop that `return` breaks out of, and each loop of the body passes
     /// the break on once the flag is set.
     ret: Option<(Ident, Ident)>,
+    /// The device type the kernel is built for, when the region's directives have
+    /// `device_type` sections (3.3 section 2.4): its loops take that type's clauses.
+    device: Option<&'static str>,
 }
 
 type R<T> = Result<T, String>;
@@ -180,6 +183,14 @@ fn bin_op(op: &BinOp) -> Option<(&'static str, bool)> {
 }
 
 impl Tr {
+    /// Directive `d` as it applies on the device type the kernel is built for.
+    fn on_device(&self, d: Directive) -> Directive {
+        match self.device {
+            Some(dev) => d.for_device(dev),
+            None => d,
+        }
+    }
+
     fn fresh(&mut self, base: &str) -> Ident {
         self.counter += 1;
         format_ident!("__acc_v{}_{}", self.counter, base.trim_start_matches("r#"))
@@ -249,7 +260,10 @@ pub struct KernelOptions {
 }
 
 /// The kernel arm: argument marshalling, the kernel builder and the launch; or, when the body
-/// uses what kernels do not support yet, an error at run time naming it.
+/// uses what kernels do not support yet, an error at run time naming it. `options` gives the
+/// construct's clauses for a device type (`None`: every type). When the construct or a loop in
+/// it has `device_type` sections (3.3 section 2.4), the arm is built once per GPU device type,
+/// each with that type's clauses, and the launch picks the one for its device.
 #[allow(clippy::too_many_arguments)]
 pub fn kernel_arm(
     compute: ComputeKind,
@@ -259,21 +273,58 @@ pub fn kernel_arm(
     region_reductions: &[(RedOp, Ident)],
     privates: &[Ident],
     generic_fn: bool,
-    options: KernelOptions,
+    sections: bool,
+    options: impl Fn(Option<&'static str>) -> KernelOptions,
 ) -> TokenStream {
-    match translate(
-        compute,
-        stmts,
-        combined_loop,
-        env,
-        region_reductions,
-        privates,
-        generic_fn,
-        options,
-    ) {
-        Ok(ts) => ts,
-        Err(why) => quote!(::acc::__rt::kernel::unsupported(&__ACC_SITE, __acc_dev, #why)),
+    let arm = |device: Option<&'static str>| {
+        let combined = combined_loop.map(|d| match device {
+            Some(dev) => d.for_device(dev),
+            None => d.clone(),
+        });
+        match translate(
+            compute,
+            stmts,
+            combined.as_ref(),
+            env,
+            region_reductions,
+            privates,
+            generic_fn,
+            device,
+            options(device),
+        ) {
+            Ok(ts) => ts,
+            Err(why) => quote!(::acc::__rt::kernel::unsupported(&__ACC_SITE, __acc_dev, #why)),
+        }
+    };
+    if !sections {
+        return arm(None);
     }
+    let (nvidia, wgpu) = (arm(Some("nvidia")), arm(Some("wgpu")));
+    quote! {
+        if ::acc::__rt::kernel::device_type_of(__acc_dev) == ::acc::DeviceType::Nvidia {
+            #nvidia
+        } else {
+            #wgpu
+        }
+    }
+}
+
+/// Whether a directive attribute in `stmts` has a `device_type` section.
+pub fn has_device_type_sections(stmts: &[Stmt]) -> bool {
+    struct Find(bool);
+    impl<'ast> syn::visit::Visit<'ast> for Find {
+        fn visit_attribute(&mut self, a: &'ast syn::Attribute) {
+            let text = a.meta.to_token_stream().to_string();
+            if text.contains("device_type") || text.contains("dtype") {
+                self.0 = true;
+            }
+        }
+    }
+    let mut f = Find(false);
+    for st in stmts {
+        syn::visit::Visit::visit_stmt(&mut f, st);
+    }
+    f.0
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -285,6 +336,7 @@ fn translate(
     region_reductions: &[(RedOp, Ident)],
     privates: &[Ident],
     generic_fn: bool,
+    device: Option<&'static str>,
     KernelOptions {
         unchecked,
         vector_length,
@@ -372,6 +424,7 @@ fn translate(
         counter: 0,
         vector_next: None,
         ret: None,
+        device,
     };
     let mut arg_lines = Vec::new();
     let mut after = Vec::new();

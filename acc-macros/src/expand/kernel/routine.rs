@@ -200,6 +200,7 @@ pub(super) fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
         counter: 0,
         vector_next: None,
         ret: None,
+        device: None,
     };
     let mut prologue = Vec::new();
     // A `&self` method reads fields of `self`: each is an argument of the call, before the

@@ -165,16 +165,17 @@ impl VisitMut for Lower {
 /// The binding of an arm `name => ..` / `name @ ..`, if it has one.
 fn binding(p: &Pat) -> Option<Ident> {
     match p {
-        Pat::Ident(pi) if pi.by_ref.is_none() && !is_constant(&pi.ident) => {
-            Some(pi.ident.clone())
-        }
+        Pat::Ident(pi) if pi.by_ref.is_none() && !is_constant(&pi.ident) => Some(pi.ident.clone()),
         _ => None,
     }
 }
 
 /// A name that is a constant, not a binding (`MAX`, `LIMIT`).
 fn is_constant(id: &Ident) -> bool {
-    id.to_string().chars().next().is_some_and(char::is_uppercase)
+    id.to_string()
+        .chars()
+        .next()
+        .is_some_and(char::is_uppercase)
 }
 
 /// The arm's body, with its binding (if any) bound to the scrutinee.
@@ -273,8 +274,16 @@ mod tests {
     #[test]
     fn tuple_assignments_compute_every_value_first() {
         let out = lowered("{ (a, b) = (b, a + b); (x[i], _, y) = f(t); }");
-        assert!(out.contains("let __acc_t1 = b ; let __acc_t2 = a + b ; a = __acc_t1 ; b = __acc_t2 ;"), "{out}");
-        assert!(out.contains("let (__acc_t3 , __acc_t4 , __acc_t5) = f (t) ; x [i] = __acc_t3 ; y = __acc_t5 ;"), "{out}");
+        assert!(
+            out.contains("let __acc_t1 = b ; let __acc_t2 = a + b ; a = __acc_t1 ; b = __acc_t2 ;"),
+            "{out}"
+        );
+        assert!(
+            out.contains(
+                "let (__acc_t3 , __acc_t4 , __acc_t5) = f (t) ; x [i] = __acc_t3 ; y = __acc_t5 ;"
+            ),
+            "{out}"
+        );
     }
 
     #[test]

@@ -57,10 +57,9 @@ impl Tr {
         let loop_dir = match dirs.first() {
             Some((DirectiveKind::Loop, a)) => {
                 let args = attrs::attr_args(a).map_err(|e| e.to_string())?;
-                Some(
-                    parse_directive(DirectiveKind::Loop, Span::call_site(), args)
-                        .map_err(|e| e.to_string())?,
-                )
+                let d = parse_directive(DirectiveKind::Loop, Span::call_site(), args)
+                    .map_err(|e| e.to_string())?;
+                Some(self.on_device(d))
             }
             Some((DirectiveKind::Atomic, a)) => {
                 let args = attrs::attr_args(a).map_err(|e| e.to_string())?;
