@@ -1,8 +1,10 @@
 //! # acc — OpenACC for Rust
 //!
-//! Annotate ordinary Rust loops with OpenACC directives and run them on all host cores, or
-//! sequentially on the host, from the same source; GPU backends plug in behind the same
-//! [`Device`](acc_core::Device) trait.
+//! Annotate ordinary Rust loops with OpenACC directives, and the same source runs on an
+//! NVIDIA GPU (PTX through the CUDA driver), on any GPU wgpu reaches (Vulkan, Metal, DX12), on
+//! all host cores, or sequentially on the host, chosen at run time. The [`guide`] (also
+//! `docs/guide/` in the repository) teaches it, from a first region to porting a C or Fortran
+//! OpenACC program.
 //!
 //! ```
 //! #[acc::parallel_loop(copyin(x), copy(y))]
@@ -24,7 +26,7 @@
 //! function that carries one of them, the same names (and `r#loop`, [`atomic`],
 //! [`host_data`]) work on statements. Executable directives are macros: [`update!`],
 //! [`enter_data!`], [`exit_data!`], [`wait!`], [`init!`], [`shutdown!`], [`set!`], [`cache!`].
-//! DESIGN.md section 4 is the full contract.
+//! [`guide::directives`] describes every directive and clause, with its C counterpart.
 //!
 //! ## Devices
 //! The device is chosen at run time: `ACC_DEVICE_TYPE` (`host`, `multicore`, `nvidia`, `wgpu`,
@@ -38,6 +40,7 @@
 
 #[doc(hidden)]
 pub mod __rt;
+pub mod guide;
 mod interop;
 mod memory;
 #[cfg(feature = "mpi")]

@@ -20,7 +20,7 @@ pub enum DeviceType {
     Multicore,
     /// An NVIDIA GPU, through the CUDA driver.
     Nvidia,
-    /// Any GPU wgpu reaches (Vulkan, Metal, DX12, GL).
+    /// Any GPU wgpu reaches (Vulkan, Metal, DX12).
     Wgpu,
 }
 

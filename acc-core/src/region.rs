@@ -171,10 +171,14 @@ impl Launch {
         if let Some(t) = &mut timer {
             match &device {
                 Some(d) if d.runs_kernels() => {}
-                Some(d) if site.kind != ComputeKind::Serial => t.runs_on_host(format!(
-                    "{} threads",
-                    d.host_threads().map_or(1, |h| h.parallelism())
-                )),
+                Some(d) if site.kind != ComputeKind::Serial => {
+                    let n = d.host_threads().map_or(1, |h| h.parallelism());
+                    t.runs_on_host(if n == 1 {
+                        "1 thread".into()
+                    } else {
+                        format!("{n} threads")
+                    })
+                }
                 _ => t.runs_on_host("1 thread".into()),
             }
         }

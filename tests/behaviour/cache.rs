@@ -32,6 +32,28 @@ fn a_flat_loop_reads_its_window() {
     }
 }
 
+/// Single elements in `cache!` (`a[i]`, as 2.0 section 2.8 allows beside subarrays), each a
+/// one-element window.
+#[acc::offload]
+fn elements_cached(a: &[f64], w: &[f64]) -> Vec<f64> {
+    let n = a.len();
+    let mut b = vec![0.0; n];
+    #[acc::parallel_loop(copyin(a, w), copy(b))]
+    for i in 0..n {
+        acc::cache!(a[i], w[i % 4]);
+        b[i] = a[i] * w[i % 4];
+    }
+    b
+}
+
+#[test]
+fn single_elements_are_cached_as_one_element_windows() {
+    let a: Vec<f64> = (0..777).map(|i| (i % 9) as f64).collect();
+    let w = [1.0, 2.0, 3.0, 4.0];
+    let want: Vec<f64> = (0..777).map(|i| a[i] * w[i % 4]).collect();
+    on_each_device(|ty| assert_eq!(elements_cached(&a, &w), want, "on {ty}"));
+}
+
 /// A 2-D five-point stencil as gang rows over vector columns, the three rows' windows cached
 /// (`let c` names the centre, as stencil codes write it).
 #[acc::offload]

@@ -693,7 +693,7 @@ impl KernelBuilder {
             if let Some(&im) = self.complex_locals.get(&v.id) {
                 if op != ReduceOp::Add {
                     let name = self.function.locals[v.id as usize].name.clone();
-                    self.fail(format!("the reduction `{op:?}` of the complex number `{name}` in a kernel (complex numbers reduce with `+` on every device; `*` on the host and multicore devices only)"));
+                    self.fail(format!("the reduction `{}` of the complex number `{name}` in a kernel (complex numbers reduce with `+` on every device; `*` on the host and multicore devices only)", op.symbol()));
                 }
                 ir_reductions.push(Reduction { local: im, op });
             }

@@ -560,6 +560,23 @@ pub enum ReduceOp {
     Or,
 }
 
+impl ReduceOp {
+    /// The operator as a `reduction` clause writes it.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            ReduceOp::Add => "+",
+            ReduceOp::Mul => "*",
+            ReduceOp::Max => "max",
+            ReduceOp::Min => "min",
+            ReduceOp::BitAnd => "&",
+            ReduceOp::BitOr => "|",
+            ReduceOp::BitXor => "^",
+            ReduceOp::And => "&&",
+            ReduceOp::Or => "||",
+        }
+    }
+}
+
 /// One loop of a nest: `for var in start + k * step, k in 0..trips`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LoopLevel {

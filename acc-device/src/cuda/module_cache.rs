@@ -27,7 +27,8 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 fn directory() -> Option<PathBuf> {
-    match std::env::var_os("ACC_CACHE_DIR") {
+    // (Set but empty is unset, as for every other variable.)
+    match std::env::var_os("ACC_CACHE_DIR").filter(|d| !d.is_empty()) {
         Some(d) if d == "off" => None,
         Some(d) => Some(PathBuf::from(d)),
         None => std::env::var_os("XDG_CACHE_HOME")

@@ -190,6 +190,7 @@ fn expand_wait(ctx: &mut Ctx, input: TokenStream, loc: &TokenStream) -> TokenStr
 /// memory for a loop body. It is checked and then has no effect on devices that run the host
 /// twin.
 fn expand_cache(ctx: &mut Ctx, input: TokenStream) -> TokenStream {
+    let input = cache_elements_as_ranges(input);
     match parse_directive(
         DirectiveKind::Cache,
         Span::call_site(),
@@ -220,6 +221,26 @@ fn expand_cache(ctx: &mut Ctx, input: TokenStream) -> TokenStream {
             TokenStream::new()
         }
     }
+}
+
+/// `cache!`'s single elements `a[i]` as the one-element subarrays `a[i..i + 1]` (OpenACC 2.0
+/// section 2.8 allows both); the list unchanged when it is not a list of expressions.
+pub(crate) fn cache_elements_as_ranges(input: TokenStream) -> TokenStream {
+    use syn::punctuated::Punctuated;
+    let Ok(list) = syn::parse::Parser::parse2(
+        Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated,
+        input.clone(),
+    ) else {
+        return input;
+    };
+    let items = list.into_iter().map(|e| match e {
+        syn::Expr::Index(ix) if !matches!(&*ix.index, syn::Expr::Range(_)) => {
+            let (a, i) = (&ix.expr, &ix.index);
+            quote!(#a[#i..#i + 1])
+        }
+        other => quote!(#other),
+    });
+    quote!(#(#items),*)
 }
 
 /// Whether `lo..hi` has a length known at compile time (see [`window_length`]).

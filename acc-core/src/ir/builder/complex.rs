@@ -113,7 +113,8 @@ impl KernelBuilder {
     ) -> Var {
         if op != ReduceOp::Add {
             self.fail(format!(
-                "the reduction `{op:?}` of the complex number `{name}` in a kernel (complex numbers reduce with `+` on every device; `*` on the host and multicore devices only)"
+                "the reduction `{}` of the complex number `{name}` in a kernel (complex numbers reduce with `+` on every device; `*` on the host and multicore devices only)",
+                op.symbol()
             ));
         }
         let r = self.reduction_local(&format!("{name}.re"), ty, ReduceOp::Add);

@@ -9,7 +9,7 @@ use crate::expand::executable::window_length;
 
 impl Tr {
     pub(super) fn cache(&mut self, mac: &syn::Macro) -> TokenStream {
-        let tokens = &mac.tokens;
+        let tokens = crate::expand::executable::cache_elements_as_ranges(mac.tokens.clone());
         let Ok(dir) = parse_directive(
             DirectiveKind::Cache,
             Span::call_site(),
