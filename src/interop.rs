@@ -273,6 +273,45 @@ pub fn wgpu_adopt(
     acc_device::wgpu::adopt(device, queue)
 }
 
+/// `acc_set_cuda_stream` (NVHPC): async queue `q` on the current device runs on CUDA stream
+/// `stream` from now on, so that acc's work on that queue is ordered with a CUDA library's
+/// work on the stream (the library's stream, not acc's, carries both). What the queue was
+/// given before is waited for first. An error on a device without CUDA streams, and for
+/// [`ASYNC_SYNC`](crate::ASYNC_SYNC) (the synchronous queue's stream is acc's own).
+///
+/// # Safety
+/// `stream` must be a valid `CUstream` of the current device's primary context (the one
+/// `cudarc::driver::CudaContext::new(n)` gives), and must stay alive while the queue may use
+/// it: until [`wait`](crate::wait) on the queue after its last use, or until another
+/// `set_cuda_stream` of the queue. acc never destroys it.
+///
+/// ```no_run
+/// # fn main() -> acc::Result<()> {
+/// use acc::cudarc::driver::CudaContext;
+/// let ctx = CudaContext::new(0).expect("a CUDA device");
+/// let stream = ctx.new_stream().expect("a stream");
+/// // SAFETY: the stream belongs to the primary context and outlives queue 1's use of it.
+/// unsafe { acc::set_cuda_stream(1, stream.cu_stream() as *mut std::ffi::c_void)? };
+/// assert_eq!(acc::get_cuda_stream(1)?, stream.cu_stream() as *mut std::ffi::c_void);
+/// acc::wait(1)?;
+/// # Ok(())
+/// # }
+/// ```
+pub unsafe fn set_cuda_stream(q: i32, stream: *mut std::ffi::c_void) -> Result<()> {
+    let queue = Queue::resolve(Some(q as i64))?;
+    let device = runtime().current_device()?;
+    // SAFETY: the caller's contract, passed on.
+    match unsafe { device.set_cuda_stream(queue, stream as usize) } {
+        Some(r) => r,
+        None => Err(Error::Unsupported {
+            what: format!(
+                "acc::set_cuda_stream on the {} device (it has no CUDA streams)",
+                device.device_type()
+            ),
+        }),
+    }
+}
+
 /// `acc_get_cuda_stream` (NVHPC): the CUDA stream (`CUstream`) of activity queue `q` on the
 /// current device ([`ASYNC_SYNC`](crate::ASYNC_SYNC) for the stream synchronous regions run
 /// on; a queue's stream is made on first use), for CUDA libraries to run in order with acc's

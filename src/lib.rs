@@ -69,7 +69,7 @@ pub use routines::*;
 pub use half;
 #[cfg(feature = "cuda")]
 pub use interop::cudarc;
-pub use interop::{get_cuda_stream, DeviceSlice};
+pub use interop::{get_cuda_stream, set_cuda_stream, DeviceSlice};
 #[cfg(feature = "wgpu")]
 pub use interop::{wgpu, wgpu_adopt, wgpu_device};
 /// The `ndarray` crate (feature `ndarray`), whose arrays in standard layout are data-clause

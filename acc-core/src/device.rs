@@ -125,6 +125,21 @@ pub trait Device: Send + Sync + 'static {
         let _ = queue;
         None
     }
+    /// Makes async queue `queue` run on the native stream `stream` (a `CUstream` of the
+    /// device's context, owned by the caller) from now on (`acc_set_cuda_stream`); `None` on
+    /// devices without CUDA streams.
+    ///
+    /// # Safety
+    /// `stream` must be a valid stream of the device's CUDA context, kept alive while the
+    /// queue may use it.
+    unsafe fn set_cuda_stream(
+        &self,
+        queue: crate::queue::Queue,
+        stream: usize,
+    ) -> Option<Result<()>> {
+        let _ = (queue, stream);
+        None
+    }
     /// Whether `queue` (every queue for `None`) has finished what it was given, without
     /// waiting (`acc_async_test`).
     fn queue_done(&self, queue: Option<crate::queue::Queue>) -> bool {

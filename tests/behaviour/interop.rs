@@ -244,6 +244,55 @@ fn cuda_streams_of_queues() {
     });
 }
 
+#[acc::offload]
+fn squares_on_queue(v: &mut Vec<u32>, q: i32) {
+    let n = v.len();
+    #[acc::data(copy(v))]
+    {
+        #[acc::parallel_loop(present(v), async(q))]
+        for i in 0..n {
+            v[i] = (i * i) as u32 + 1;
+        }
+        acc::wait!(q);
+    }
+}
+
+/// `acc::set_cuda_stream` puts an async queue on a stream of the program's own (made through
+/// cudarc in acc's context) on nvidia: the queue reports it and acc's work on the queue runs
+/// on it; elsewhere, and for the synchronous queue, an error naming the routine.
+#[test]
+fn a_queue_on_a_stream_of_ones_own() {
+    on_each_device(|ty| {
+        if ty == DeviceType::Nvidia {
+            use acc::cudarc::driver::CudaContext;
+            let ctx = CudaContext::new(0).expect("the CUDA device");
+            let stream = ctx.new_stream().expect("a stream");
+            let raw = stream.cu_stream() as *mut std::ffi::c_void;
+            // SAFETY: a stream of the primary context, alive past the queue's last use.
+            unsafe { acc::set_cuda_stream(7, raw) }.expect("set_cuda_stream");
+            assert_eq!(acc::get_cuda_stream(7).unwrap(), raw, "{ty}");
+            let mut v = vec![0u32; 5000];
+            squares_on_queue(&mut v, 7);
+            assert!(
+                v.iter().enumerate().all(|(i, &x)| x == (i * i) as u32 + 1),
+                "{ty}"
+            );
+            acc::wait(7).unwrap();
+            // SAFETY: as above (the call fails before using the stream).
+            let e = unsafe { acc::set_cuda_stream(acc::ASYNC_SYNC, raw) }.unwrap_err();
+            assert!(e.to_string().contains("synchronous queue"), "{ty}: {e}");
+        } else {
+            // SAFETY: no device here takes the (null) stream.
+            let e = unsafe { acc::set_cuda_stream(7, std::ptr::null_mut()) }.unwrap_err();
+            assert!(
+                e.to_string().contains("set_cuda_stream")
+                    && e.to_string().contains(&ty.to_string()),
+                "{ty}: {e}"
+            );
+        }
+    });
+}
+
 #[acc::parallel_loop(copy(v))]
 fn squares(v: &mut [u32]) {
     for i in 0..v.len() {

@@ -207,6 +207,27 @@ impl CudaDevice {
         Ok(s)
     }
 
+    /// Makes async queue `n` run on `stream`, a stream another library owns: what the queue
+    /// was given before is waited for first, so the queue's order holds across the change.
+    ///
+    /// # Safety
+    /// `stream` is a valid `CUstream` of this device's context that outlives the queue's use
+    /// of it.
+    unsafe fn adopt_queue_stream(&self, n: u32, stream: usize) -> Result<()> {
+        let mut queues = self.queues.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(old) = queues.get(&n) {
+            old.synchronize()
+                .map_err(|e| cuda_error("waiting for a queue before it changes stream", e))?;
+        }
+        // SAFETY: the caller's contract; the wrapper does not destroy the stream.
+        let s = unsafe {
+            self.ctx
+                .wrap_borrowed_stream(stream as cudarc::driver::sys::CUstream)
+        };
+        queues.insert(n, s);
+        Ok(())
+    }
+
     /// The streams of the queues used so far.
     fn queue_streams(&self) -> Vec<Arc<CudaStream>> {
         self.queues

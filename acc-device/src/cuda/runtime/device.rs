@@ -201,6 +201,15 @@ impl acc_core::Device for CudaDevice {
             Queue::Async(n) => self.queue_stream(n).map(|s| s.cu_stream() as usize),
         })
     }
+    unsafe fn set_cuda_stream(&self, queue: Queue, stream: usize) -> Option<Result<()>> {
+        let Queue::Async(n) = queue else {
+            return Some(Err(acc_core::Error::Unsupported {
+                what: "acc::set_cuda_stream of the synchronous queue (its stream is acc's own; give an async queue)".into(),
+            }));
+        };
+        // SAFETY: the caller's contract: a stream of this context that outlives its use.
+        Some(unsafe { self.adopt_queue_stream(n, stream) })
+    }
     fn shutdown(&self) -> Result<()> {
         self.settle()?;
         self.present.clear(self);
