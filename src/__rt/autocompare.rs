@@ -70,6 +70,9 @@ static NOTED: Mutex<Vec<(usize, String)>> = Mutex::new(Vec::new());
 struct Var {
     name: &'static str,
     elem: ElemLayout,
+    /// The floats in an element (byte offset, type): a float scalar, or the float fields of a
+    /// struct (a complex number's parts): compared within the tolerance, the rest bit for bit.
+    floats: Vec<(usize, acc_core::ir::Scalar)>,
     /// The input as the device saw it.
     input: Vec<u8>,
     /// The host copy before the region, where it differs from the input (data present on the
@@ -160,6 +163,7 @@ impl Session {
         &mut self,
         name: &'static str,
         elem: ElemLayout,
+        floats: Vec<(usize, acc_core::ir::Scalar)>,
         host: &[u8],
         written: bool,
         writable: bool,
@@ -174,6 +178,7 @@ impl Session {
         self.vars.push(Var {
             name,
             elem,
+            floats,
             input,
             host_before,
             present,
@@ -265,31 +270,29 @@ fn compare(v: &Var, host: &[u8], tol: f64) -> Option<String> {
         ));
     }
     let n = host.len() / size;
-    let value = |b: &[u8]| -> Option<f64> {
-        use acc_core::ir::Scalar as S;
-        let w4 = |b: &[u8]| -> Option<[u8; 4]> { b.get(..4)?.try_into().ok() };
-        let w8 = |b: &[u8]| -> Option<[u8; 8]> { b.get(..8)?.try_into().ok() };
-        Some(match v.elem.scalar? {
-            S::F32 => f32::from_le_bytes(w4(b)?) as f64,
-            S::F64 => f64::from_le_bytes(w8(b)?),
-            _ => return None,
+    // The element's float parts, decoded.
+    let parts = |b: &[u8]| -> Vec<f64> {
+        v.floats
+            .iter()
+            .filter_map(|&(off, t)| float_at(b.get(off..)?, t))
+            .collect()
+    };
+    // The bytes of an element that are not floats (compared exactly).
+    let rest_equal = |d: &[u8], h: &[u8]| {
+        (0..size).all(|k| {
+            v.floats
+                .iter()
+                .any(|&(off, t)| (off..off + t.size() as usize).contains(&k))
+                || d[k] == h[k]
         })
     };
-    let float = matches!(
-        v.elem.scalar,
-        Some(acc_core::ir::Scalar::F32 | acc_core::ir::Scalar::F64)
-    );
     // A floor for the relative test: values near zero after cancellation are compared
     // against the array's largest magnitude.
-    let scale = if float {
-        (0..n)
-            .filter_map(|i| value(&host[i * size..(i + 1) * size]))
-            .filter(|x| x.is_finite())
-            .fold(0.0f64, |m, x| m.max(x.abs()))
-            * 1e-3
-    } else {
-        0.0
-    };
+    let scale = (0..n)
+        .flat_map(|i| parts(&host[i * size..(i + 1) * size]))
+        .filter(|x| x.is_finite())
+        .fold(0.0f64, |m, x| m.max(x.abs()))
+        * 1e-3;
     let mut first = None;
     let mut count = 0usize;
     for i in 0..n {
@@ -300,11 +303,12 @@ fn compare(v: &Var, host: &[u8], tol: f64) -> Option<String> {
         if d == h {
             continue;
         }
-        let differs = match (value(d), value(h)) {
-            (Some(a), Some(b)) if a.is_nan() && b.is_nan() => false,
-            (Some(a), Some(b)) => (a - b).abs() > tol * a.abs().max(b.abs()).max(scale),
-            _ => true,
-        };
+        let differs = v.floats.is_empty()
+            || !rest_equal(d, h)
+            || parts(d).iter().zip(parts(h)).any(|(&a, b)| {
+                !(a.is_nan() && b.is_nan())
+                    && !((a - b).abs() <= tol * a.abs().max(b.abs()).max(scale))
+            });
         if differs {
             count += 1;
             first.get_or_insert(i);
@@ -327,6 +331,35 @@ fn compare(v: &Var, host: &[u8], tol: f64) -> Option<String> {
         if n == 1 { "" } else { "s" },
         if count == 1 { "s" } else { "" },
     ))
+}
+
+/// The float at the start of `b`, of type `t` (`None` for other types).
+fn float_at(b: &[u8], t: acc_core::ir::Scalar) -> Option<f64> {
+    use acc_core::ir::Scalar as S;
+    let w2 = |b: &[u8]| -> Option<[u8; 2]> { b.get(..2)?.try_into().ok() };
+    let w4 = |b: &[u8]| -> Option<[u8; 4]> { b.get(..4)?.try_into().ok() };
+    let w8 = |b: &[u8]| -> Option<[u8; 8]> { b.get(..8)?.try_into().ok() };
+    use acc_core::ir::builder::half::{bf16_bits_to_f32, f16_bits_to_f32};
+    Some(match t {
+        S::F32 => f32::from_le_bytes(w4(b)?) as f64,
+        S::F64 => f64::from_le_bytes(w8(b)?),
+        S::F16 => f16_bits_to_f32(u16::from_le_bytes(w2(b)?)) as f64,
+        S::BF16 => bf16_bits_to_f32(u16::from_le_bytes(w2(b)?)) as f64,
+        _ => return None,
+    })
+}
+
+/// The floats in an element of type `T`: itself, or the float fields of a struct.
+fn floats_of<T: DeviceCopy>() -> Vec<(usize, acc_core::ir::Scalar)> {
+    match (T::SCALAR, T::LAYOUT) {
+        (Some(t), _) if t.is_float() => vec![(0, t)],
+        (None, Some(l)) => l
+            .fields
+            .iter()
+            .filter_map(|f| Some((f.offset as usize, f.ty.filter(|t| t.is_float())?)))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// The summary printed at exit, also from `acc::autocompare_report()`.
@@ -366,6 +399,7 @@ impl DataTag {
         s.before_bytes(
             name,
             super::layout::<V::Elem>(),
+            floats_of::<V::Elem>(),
             bytes_of(v.elems()),
             written,
             false,
@@ -382,6 +416,7 @@ impl DataTag {
         s.before_bytes(
             name,
             super::layout::<V::Elem>(),
+            floats_of::<V::Elem>(),
             bytes_of(v.elems()),
             written,
             true,
@@ -447,4 +482,43 @@ impl RefuseTag {
     pub fn ac_device<V: ?Sized>(self, _: &mut Session, _: &'static str, _: &mut V) {}
     /// Nothing to compare.
     pub fn ac_host<V: ?Sized>(self, _: &mut Session, _: &'static str, _: &mut V) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn var_of<T: DeviceCopy>(device: &[T]) -> Var {
+        Var {
+            name: "v",
+            elem: super::super::layout::<T>(),
+            floats: floats_of::<T>(),
+            input: Vec::new(),
+            host_before: None,
+            present: false,
+            written: true,
+            device: bytes_of(device).to_vec(),
+        }
+    }
+
+    /// A complex number's parts, like a float's, differ within the tolerance (a reordered
+    /// complex reduction); beyond it, or in an integer field, they are reported.
+    #[cfg(feature = "num-complex")]
+    #[test]
+    fn complex_parts_are_compared_within_the_tolerance() {
+        use num_complex::Complex64;
+        let host = [Complex64::new(1.0, 2.0), Complex64::new(-3.0, 0.5)];
+        let close = [Complex64::new(1.0 + 1e-12, 2.0), Complex64::new(-3.0, 0.5 - 1e-12)];
+        assert_eq!(compare(&var_of(&close), bytes_of(&host), 1e-9), None);
+        let far = [Complex64::new(1.0, 2.0), Complex64::new(-3.0, 0.6)];
+        let msg = compare(&var_of(&far), bytes_of(&host), 1e-9).expect("a difference");
+        assert!(msg.contains("index 1") && msg.contains("1 of 2 elements differs"), "{msg}");
+    }
+
+    #[test]
+    fn integers_are_compared_bit_for_bit() {
+        let host = [1i32, 2, 3];
+        assert!(compare(&var_of(&[1i32, 2, 4]), bytes_of(&host), 1.0).is_some());
+        assert_eq!(compare(&var_of(&[1.0f32, 2.0]), bytes_of(&[1.0f32, 2.0 + 1e-7]), 1e-5), None);
+    }
 }
