@@ -282,7 +282,7 @@ pub fn wgpu_adopt(
 /// # Safety
 /// `stream` must be a valid `CUstream` of the current device's primary context (the one
 /// `cudarc::driver::CudaContext::new(n)` gives), and must stay alive while the queue may use
-/// it: until [`wait`](crate::wait) on the queue after its last use, or until another
+/// it: until [`wait`](crate::wait()) on the queue after its last use, or until another
 /// `set_cuda_stream` of the queue. acc never destroys it.
 ///
 /// ```no_run

@@ -241,7 +241,8 @@ impl ClauseVar {
         let e = var.elems();
         if start > end || end > e.len() {
             return Err(Error::SubarrayOutOfBounds {
-                var: name.to_string(),
+                // (A clause's name is its text, `a[2..40]`; the error writes the range.)
+                var: name.split('[').next().unwrap_or(name).to_string(),
                 start,
                 end,
                 len: e.len(),

@@ -508,17 +508,30 @@ mod tests {
     fn complex_parts_are_compared_within_the_tolerance() {
         use num_complex::Complex64;
         let host = [Complex64::new(1.0, 2.0), Complex64::new(-3.0, 0.5)];
-        let close = [Complex64::new(1.0 + 1e-12, 2.0), Complex64::new(-3.0, 0.5 - 1e-12)];
+        let close = [
+            Complex64::new(1.0 + 1e-12, 2.0),
+            Complex64::new(-3.0, 0.5 - 1e-12),
+        ];
         assert_eq!(compare(&var_of(&close), bytes_of(&host), 1e-9), None);
         let far = [Complex64::new(1.0, 2.0), Complex64::new(-3.0, 0.6)];
         let msg = compare(&var_of(&far), bytes_of(&host), 1e-9).expect("a difference");
-        assert!(msg.contains("index 1") && msg.contains("1 of 2 elements differs"), "{msg}");
+        assert!(
+            msg.contains("index 1") && msg.contains("1 of 2 elements differs"),
+            "{msg}"
+        );
     }
 
     #[test]
     fn integers_are_compared_bit_for_bit() {
         let host = [1i32, 2, 3];
         assert!(compare(&var_of(&[1i32, 2, 4]), bytes_of(&host), 1.0).is_some());
-        assert_eq!(compare(&var_of(&[1.0f32, 2.0]), bytes_of(&[1.0f32, 2.0 + 1e-7]), 1e-5), None);
+        assert_eq!(
+            compare(
+                &var_of(&[1.0f32, 2.0]),
+                bytes_of(&[1.0f32, 2.0 + 1e-7]),
+                1e-5
+            ),
+            None
+        );
     }
 }

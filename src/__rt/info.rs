@@ -104,7 +104,7 @@ pub(crate) fn kernel_report(
             "none (`unchecked`)"
         } else if proof.in_bounds
             && proof.fits_32
-            && ty == DeviceType::Nvidia
+            && matches!(ty, DeviceType::Nvidia | DeviceType::Wgpu)
             && acc_core::ir::narrow::enabled()
             && acc_core::ir::narrow::narrowable(kernel)
         {
