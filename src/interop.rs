@@ -279,11 +279,15 @@ pub fn wgpu_adopt(
 /// given before is waited for first. An error on a device without CUDA streams, and for
 /// [`ASYNC_SYNC`](crate::ASYNC_SYNC) (the synchronous queue's stream is acc's own).
 ///
+/// A null `stream` gives the queue back to a stream of acc's own, after waiting for what the
+/// program's stream was given: do that before destroying the stream.
+///
 /// # Safety
-/// `stream` must be a valid `CUstream` of the current device's primary context (the one
-/// `cudarc::driver::CudaContext::new(n)` gives), and must stay alive while the queue may use
-/// it: until [`wait`](crate::wait()) on the queue after its last use, or until another
-/// `set_cuda_stream` of the queue. acc never destroys it.
+/// `stream` must be null or a valid `CUstream` of the current device's primary context (the
+/// one `cudarc::driver::CudaContext::new(n)` gives), and must stay alive until the queue is
+/// set to another stream (or null) or the device is shut down: acc waits on every queue's
+/// stream at `wait` without arguments, at data-region ends and at shutdown. acc never destroys
+/// it.
 ///
 /// ```no_run
 /// # fn main() -> acc::Result<()> {
@@ -294,6 +298,8 @@ pub fn wgpu_adopt(
 /// unsafe { acc::set_cuda_stream(1, stream.cu_stream() as *mut std::ffi::c_void)? };
 /// assert_eq!(acc::get_cuda_stream(1)?, stream.cu_stream() as *mut std::ffi::c_void);
 /// acc::wait(1)?;
+/// // SAFETY: null: queue 1 goes back to acc's own stream before `stream` is dropped.
+/// unsafe { acc::set_cuda_stream(1, std::ptr::null_mut())? };
 /// # Ok(())
 /// # }
 /// ```

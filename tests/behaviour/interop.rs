@@ -278,6 +278,10 @@ fn a_queue_on_a_stream_of_ones_own() {
                 "{ty}"
             );
             acc::wait(7).unwrap();
+            // Queue 7 goes back to a stream of acc's before the program's stream is dropped.
+            // SAFETY: null is always allowed.
+            unsafe { acc::set_cuda_stream(7, std::ptr::null_mut()) }.expect("unset");
+            assert_ne!(acc::get_cuda_stream(7).unwrap(), raw, "{ty}");
             // SAFETY: as above (the call fails before using the stream).
             let e = unsafe { acc::set_cuda_stream(acc::ASYNC_SYNC, raw) }.unwrap_err();
             assert!(e.to_string().contains("synchronous queue"), "{ty}: {e}");

@@ -213,11 +213,17 @@ impl CudaDevice {
     /// # Safety
     /// `stream` is a valid `CUstream` of this device's context that outlives the queue's use
     /// of it.
+    /// A null `stream` gives the queue back to a stream of acc's own (made at its next use),
+    /// after which the program may destroy its stream.
     unsafe fn adopt_queue_stream(&self, n: u32, stream: usize) -> Result<()> {
         let mut queues = self.queues.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(old) = queues.get(&n) {
             old.synchronize()
                 .map_err(|e| cuda_error("waiting for a queue before it changes stream", e))?;
+        }
+        if stream == 0 {
+            queues.remove(&n);
+            return Ok(());
         }
         // SAFETY: the caller's contract; the wrapper does not destroy the stream.
         let s = unsafe {
