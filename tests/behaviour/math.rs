@@ -530,3 +530,109 @@ fn f64_division_and_sqrt_match_the_host() {
         );
     });
 }
+
+#[acc::parallel_loop(copyin(x, y), copyout(r32))]
+fn rem_f32(x: &[f32], y: &[f32], r32: &mut [f32]) {
+    for i in 0..x.len() {
+        r32[i] = x[i] % y[i];
+    }
+}
+
+#[acc::parallel_loop(copyin(x, y), copyout(r64))]
+fn rem_f64(x: &[f64], y: &[f64], r64: &mut [f64]) {
+    for i in 0..x.len() {
+        r64[i] = x[i] % y[i];
+    }
+}
+
+/// Operand pairs for `%`: ordinary ones, angles reduced by 2π, exact multiples, |x| < |y|,
+/// zeros of both signs, subnormals, infinities, NaN and huge quotients.
+fn rem_operands() -> (Vec<f64>, Vec<f64>) {
+    let mut s = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let specials = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        3.0,
+        0.1,
+        0.3,
+        2.5,
+        -7.25,
+        1e-310,
+        -4e-320,
+        1e300,
+        -1e38,
+        3e38,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        f64::MIN_POSITIVE,
+        6.283185307179586,
+        1e-40,
+    ];
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    for &a in &specials {
+        for &b in &specials {
+            x.push(a);
+            y.push(b);
+        }
+    }
+    for k in 0..20_000 {
+        let a = (next() % 2_000_000) as f64 * 0.0173 - 17_000.0;
+        let b = match k % 4 {
+            0 => std::f64::consts::TAU,
+            1 => (next() % 1000) as f64 * 0.01 + 0.001,
+            2 => f64::from_bits(next() >> 2 | 1) % 1e3 + 1e-3,
+            _ => -((next() % 97) as f64 + 0.5),
+        };
+        x.push(if k % 5 == 0 { a * 1e12 } else { a });
+        y.push(b);
+    }
+    (x, y)
+}
+
+/// `x % y` on floats gives Rust's bits on every device (the exact remainder, C's `fmod`),
+/// where `x - trunc(x / y) * y` is off in the last place for angles reduced by 2π and wrong for
+/// large quotients.
+#[test]
+fn float_remainders_are_exact() {
+    let (x, y) = rem_operands();
+    let (x32, y32): (Vec<f32>, Vec<f32>) = x
+        .iter()
+        .zip(&y)
+        .map(|(&a, &b)| (a as f32, b as f32))
+        .unzip();
+    on_each_device(|ty| {
+        let mut r64 = vec![0.0; x.len()];
+        rem_f64(&x, &y, &mut r64);
+        let mut r32 = vec![0.0f32; x.len()];
+        rem_f32(&x32, &y32, &mut r32);
+        for i in 0..x.len() {
+            let want = x[i] % y[i];
+            assert!(
+                r64[i].to_bits() == want.to_bits() || (r64[i].is_nan() && want.is_nan()),
+                "{ty}: {:e} % {:e} = {:e}, Rust gives {:e}",
+                x[i],
+                y[i],
+                r64[i],
+                want
+            );
+            let want = x32[i] % y32[i];
+            assert!(
+                r32[i].to_bits() == want.to_bits() || (r32[i].is_nan() && want.is_nan()),
+                "{ty}: {:e}f32 % {:e} = {:e}, Rust gives {:e}",
+                x32[i],
+                y32[i],
+                r32[i],
+                want
+            );
+        }
+    });
+}

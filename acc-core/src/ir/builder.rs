@@ -12,6 +12,7 @@ use std::collections::HashMap;
 
 mod arrays;
 mod complex;
+mod fmod;
 pub mod half;
 mod methods;
 mod reductions;
@@ -467,6 +468,10 @@ impl KernelBuilder {
                 if let Ty::Known(t) = self.ty(a.ty) {
                     if t.is_half() {
                         return self.half_binary(op, a, b, t);
+                    }
+                    // Rust's `%` on floats: exact, unlike `a - trunc(a / b) * b`.
+                    if op == BinaryOp::Rem && matches!(t, Scalar::F32 | Scalar::F64) {
+                        return self.float_rem(a, b, t);
                     }
                 }
                 if op.is_comparison() {
