@@ -53,11 +53,52 @@ pub use acc_core::queue::{ASYNC_NOVAL, ASYNC_SYNC};
 /// functions with reductions (`T: acc::reduce::Reduce<acc::reduce::Add>`).
 pub use acc_core::reduce;
 pub use acc_core::{DeviceType, Error, Location, Property, Result};
-pub use acc_macros::{
-    atomic, cache, data, declare, enter_data, exit_data, host_data, init, kernels, kernels_loop,
-    offload, parallel, parallel_loop, r#loop, routine, serial, serial_loop, set, shutdown, update,
-    wait, DeviceCopy,
-};
+// Each directive's page: its clauses, an example (a doc test), the C counterpart, the spec
+// section (`src/directive_docs/`).
+#[doc = include_str!("directive_docs/atomic.md")]
+pub use acc_macros::atomic;
+#[doc = include_str!("directive_docs/cache.md")]
+pub use acc_macros::cache;
+#[doc = include_str!("directive_docs/data.md")]
+pub use acc_macros::data;
+#[doc = include_str!("directive_docs/declare.md")]
+pub use acc_macros::declare;
+#[doc = include_str!("directive_docs/enter_data.md")]
+pub use acc_macros::enter_data;
+#[doc = include_str!("directive_docs/exit_data.md")]
+pub use acc_macros::exit_data;
+#[doc = include_str!("directive_docs/host_data.md")]
+pub use acc_macros::host_data;
+#[doc = include_str!("directive_docs/init.md")]
+pub use acc_macros::init;
+#[doc = include_str!("directive_docs/kernels.md")]
+pub use acc_macros::kernels;
+#[doc = include_str!("directive_docs/kernels_loop.md")]
+pub use acc_macros::kernels_loop;
+#[doc = include_str!("directive_docs/offload.md")]
+pub use acc_macros::offload;
+#[doc = include_str!("directive_docs/parallel.md")]
+pub use acc_macros::parallel;
+#[doc = include_str!("directive_docs/parallel_loop.md")]
+pub use acc_macros::parallel_loop;
+#[doc = include_str!("directive_docs/loop.md")]
+pub use acc_macros::r#loop;
+#[doc = include_str!("directive_docs/routine.md")]
+pub use acc_macros::routine;
+#[doc = include_str!("directive_docs/serial.md")]
+pub use acc_macros::serial;
+#[doc = include_str!("directive_docs/serial_loop.md")]
+pub use acc_macros::serial_loop;
+#[doc = include_str!("directive_docs/set.md")]
+pub use acc_macros::set;
+#[doc = include_str!("directive_docs/shutdown.md")]
+pub use acc_macros::shutdown;
+#[doc = include_str!("directive_docs/update.md")]
+pub use acc_macros::update;
+#[doc = include_str!("directive_docs/wait.md")]
+pub use acc_macros::wait;
+#[doc = include_str!("directive_docs/device_copy.md")]
+pub use acc_macros::DeviceCopy;
 pub use memory::{
     attach, detach, deviceptr, free, hostptr, malloc, map_data, memcpy_d2d, memcpy_device,
     memcpy_from_device, memcpy_peer, memcpy_to_device, unmap_data, DevicePtr,
