@@ -26,6 +26,8 @@ pub use acc_device::deps::cudarc;
 /// present under `if_present` or with `if(false)`, it is the host's data. It borrows the host
 /// variable, so that the data stays where it is while the slice is used.
 ///
+/// # Examples
+///
 /// ```
 /// #[acc::offload]
 /// fn where_is(a: &mut Vec<f32>) -> (usize, bool, Option<u64>) {
@@ -65,11 +67,51 @@ enum Place {
 
 impl<T> DeviceSlice<'_, T> {
     /// Its number of elements.
+    ///
+    /// # Examples
+    ///
+    /// ```rust
+    /// #[acc::offload]
+    /// fn device_len(a: &mut [f32]) -> usize {
+    ///     let r;
+    ///     #[acc::data(copy(a))]
+    ///     {
+    ///         #[acc::host_data(use_device(a))]
+    ///         {
+    ///             r = a.len();
+    ///         }
+    ///     }
+    ///     r
+    /// }
+    ///
+    /// let mut a = vec![1.0f32; 100];
+    /// assert_eq!(device_len(&mut a), 100);
+    /// ```
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether it has no elements.
+    ///
+    /// # Examples
+    ///
+    /// ```rust
+    /// #[acc::offload]
+    /// fn emptiness(a: &mut [f32]) -> (bool, bool) {
+    ///     let r;
+    ///     #[acc::data(copy(a))]
+    ///     {
+    ///         #[acc::host_data(use_device(a))]
+    ///         {
+    ///             r = (a.is_empty(), a.slice(5..5).is_empty());
+    ///         }
+    ///     }
+    ///     r
+    /// }
+    ///
+    /// let mut a = vec![1.0f32; 100];
+    /// assert_eq!(emptiness(&mut a), (false, true));
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -78,6 +120,30 @@ impl<T> DeviceSlice<'_, T> {
     /// CUDA libraries, not to be dereferenced on the host), the host address on devices that
     /// share host memory. A wgpu buffer has no address: null there (see
     /// [`DeviceSlice::wgpu_buffer`]).
+    ///
+    /// # Examples
+    ///
+    /// ```rust
+    /// #[acc::offload]
+    /// fn address(a: &mut [f32]) -> (usize, bool) {
+    ///     let r;
+    ///     #[acc::data(copy(a))]
+    ///     {
+    ///         #[acc::host_data(use_device(a))]
+    ///         {
+    ///             r = (a.as_ptr() as usize, a.on_host());
+    ///         }
+    ///     }
+    ///     r
+    /// }
+    ///
+    /// let mut a = vec![1.0f32; 100];
+    /// let host = a.as_ptr() as usize;
+    /// let (addr, on_host) = address(&mut a);
+    /// // The host's address where the device shares host memory; elsewhere the device's (nvidia)
+    /// // or null (wgpu).
+    /// assert_eq!(addr == host, on_host);
+    /// ```
     pub fn as_ptr(&self) -> *const T {
         match &self.place {
             Place::Host(p) => p.cast(),
@@ -88,11 +154,56 @@ impl<T> DeviceSlice<'_, T> {
     }
 
     /// [`DeviceSlice::as_ptr`], for libraries that write through it.
+    ///
+    /// # Examples
+    ///
+    /// ```rust
+    /// #[acc::offload]
+    /// fn same_address(a: &mut [f32]) -> bool {
+    ///     let r;
+    ///     #[acc::data(copy(a))]
+    ///     {
+    ///         #[acc::host_data(use_device(a))]
+    ///         {
+    ///             // A library that writes the data (cuBLAS on nvidia) takes this one.
+    ///             r = a.as_mut_ptr().cast_const() == a.as_ptr();
+    ///         }
+    ///     }
+    ///     r
+    /// }
+    ///
+    /// let mut a = vec![1.0f32; 100];
+    /// assert!(same_address(&mut a));
+    /// ```
     pub fn as_mut_ptr(&self) -> *mut T {
         self.as_ptr().cast_mut()
     }
 
     /// The CUDA device address of its first element (a `CUdeviceptr`), on the nvidia device.
+    ///
+    /// # Examples
+    ///
+    /// ```rust
+    /// #[acc::offload]
+    /// fn cuda_address(a: &mut [f32]) -> (Option<u64>, usize) {
+    ///     let r;
+    ///     #[acc::data(copy(a))]
+    ///     {
+    ///         #[acc::host_data(use_device(a))]
+    ///         {
+    ///             // On nvidia: the address for cuBLAS, cuFFT or a kernel through acc::cudarc.
+    ///             r = (a.cu_deviceptr(), a.as_ptr() as usize);
+    ///         }
+    ///     }
+    ///     r
+    /// }
+    ///
+    /// let mut a = vec![1.0f32; 100];
+    /// match cuda_address(&mut a) {
+    ///     (Some(p), addr) => assert_eq!(p as usize, addr),
+    ///     (None, _) => assert_ne!(acc::get_device_type(), acc::DeviceType::Nvidia),
+    /// }
+    /// ```
     pub fn cu_deviceptr(&self) -> Option<u64> {
         match self.place {
             Place::Cuda(a) => Some(a),
@@ -102,6 +213,31 @@ impl<T> DeviceSlice<'_, T> {
 
     /// Its wgpu buffer, the byte offset of its first element there and its length in bytes,
     /// on the wgpu device (feature `wgpu`).
+    ///
+    /// # Examples
+    ///
+    /// ```rust
+    /// #[acc::offload]
+    /// fn buffer_range(a: &mut [f32]) -> Option<(u64, u64)> {
+    ///     let r;
+    ///     #[acc::data(copy(a))]
+    ///     {
+    ///         #[acc::host_data(use_device(a))]
+    ///         {
+    ///             // On wgpu the buffer goes into a bind group of one's own
+    ///             // (examples/wgpu_interop.rs).
+    ///             r = a.wgpu_buffer().map(|(_buffer, offset, bytes)| (offset, bytes));
+    ///         }
+    ///     }
+    ///     r
+    /// }
+    ///
+    /// let mut a = vec![1.0f32; 100];
+    /// match buffer_range(&mut a) {
+    ///     Some(range) => assert_eq!(range, (0, 400)), // all of a buffer of its own, from byte 0
+    ///     None => assert_ne!(acc::get_device_type(), acc::DeviceType::Wgpu),
+    /// }
+    /// ```
     #[cfg(feature = "wgpu")]
     pub fn wgpu_buffer(&self) -> Option<(&acc_device::deps::wgpu::Buffer, u64, u64)> {
         match &self.place {
@@ -119,6 +255,31 @@ impl<T> DeviceSlice<'_, T> {
     ///
     /// # Panics
     /// Where `range` is out of bounds, as slicing does.
+    ///
+    /// # Examples
+    ///
+    /// ```rust
+    /// #[acc::offload]
+    /// fn row_of(a: &mut [f32]) -> (usize, usize) {
+    ///     let r;
+    ///     #[acc::data(copy(a))]
+    ///     {
+    ///         #[acc::host_data(use_device(a))]
+    ///         {
+    ///             let row = a.slice(10..20); // as `&a[10..20]` names it
+    ///             r = (row.len(), row.as_ptr() as usize - a.as_ptr() as usize);
+    ///         }
+    ///     }
+    ///     r
+    /// }
+    ///
+    /// let mut a = vec![1.0f32; 100];
+    /// let (len, offset) = row_of(&mut a);
+    /// assert_eq!(len, 10);
+    /// if acc::get_device_type() != acc::DeviceType::Wgpu {
+    ///     assert_eq!(offset, 10 * std::mem::size_of::<f32>()); // (wgpu buffers have no addresses)
+    /// }
+    /// ```
     pub fn slice(&self, range: std::ops::Range<usize>) -> DeviceSlice<'_, T> {
         assert!(
             range.start <= range.end && range.end <= self.len,
@@ -145,6 +306,28 @@ impl<T> DeviceSlice<'_, T> {
     }
 
     /// Whether it is the host's data (a device sharing host memory, or data not present).
+    ///
+    /// # Examples
+    ///
+    /// ```rust
+    /// #[acc::offload]
+    /// fn seen_on_host(a: &mut [f32]) -> bool {
+    ///     let r;
+    ///     #[acc::data(copy(a))]
+    ///     {
+    ///         #[acc::host_data(use_device(a))]
+    ///         {
+    ///             r = a.on_host();
+    ///         }
+    ///     }
+    ///     r
+    /// }
+    ///
+    /// let ty = acc::get_device_type();
+    /// let shared = acc::get_property(acc::get_device_num(ty), ty, acc::Property::SharedMemorySupport) == "1";
+    /// let mut a = vec![1.0f32; 100];
+    /// assert_eq!(seen_on_host(&mut a), shared); // a GPU's copy of present data is not on the host
+    /// ```
     pub fn on_host(&self) -> bool {
         matches!(self.place, Place::Host(_))
     }
@@ -243,6 +426,23 @@ pub(crate) fn device_slice<'a, T>(
 /// The wgpu device and queue acc runs regions on, when the current device is a wgpu one
 /// (feature `wgpu`): a program's own shaders on them can use the buffers of
 /// [`DeviceSlice::wgpu_buffer`], and their submissions run in order with acc's.
+///
+/// # Examples
+///
+/// ```rust
+/// use acc::DeviceType;
+///
+/// match acc::wgpu_device() {
+///     // The current device is a wgpu one: shaders of one's own can run on it.
+///     Some((device, _queue)) => {
+///         assert_eq!(acc::get_device_type(), DeviceType::Wgpu);
+///         println!("{:?}", device.features());
+///     }
+///     None => assert_ne!(acc::get_device_type(), DeviceType::Wgpu),
+/// }
+/// acc::set_device_type(DeviceType::Host);
+/// assert!(acc::wgpu_device().is_none());
+/// ```
 #[cfg(feature = "wgpu")]
 pub fn wgpu_device() -> Option<(
     acc_device::deps::wgpu::Device,
@@ -265,6 +465,31 @@ pub fn wgpu_device() -> Option<(
 /// on the same queue, in order with it. Its features decide what kernels may use: request
 /// `SHADER_F64` and `SHADER_INT64` where the adapter has them, and on Vulkan
 /// `PASSTHROUGH_SHADERS` for float arithmetic that rounds as Rust's.
+///
+/// # Examples
+///
+/// ```no_run
+/// use acc::wgpu;
+///
+/// #[acc::parallel_loop(copy(v))]
+/// fn squares(v: &mut [u32]) {
+///     for i in 0..v.len() {
+///         v[i] = (i * i) as u32;
+///     }
+/// }
+///
+/// // The program's own device and queue (on the first adapter; pollster runs the futures).
+/// let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+/// let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
+/// let adapter = adapters.into_iter().next().expect("a wgpu adapter");
+/// let descriptor = wgpu::DeviceDescriptor::default();
+/// let (device, queue) = pollster::block_on(adapter.request_device(&descriptor)).expect("a device");
+/// let n = acc::wgpu_adopt(device, queue); // numbered after the adapters
+/// acc::set_device_num(n, acc::DeviceType::Wgpu);
+/// let mut v = vec![0u32; 1000];
+/// squares(&mut v); // runs on the program's device, in order with its own work on the queue
+/// assert_eq!(v[999], 999 * 999);
+/// ```
 #[cfg(feature = "wgpu")]
 pub fn wgpu_adopt(
     device: acc_device::deps::wgpu::Device,
@@ -288,6 +513,8 @@ pub fn wgpu_adopt(
 /// set to another stream (or null) or the device is shut down: acc waits on every queue's
 /// stream at `wait` without arguments, at data-region ends and at shutdown. acc never destroys
 /// it.
+///
+/// # Examples
 ///
 /// ```no_run
 /// # fn main() -> acc::Result<()> {
@@ -322,6 +549,21 @@ pub unsafe fn set_cuda_stream(q: i32, stream: *mut std::ffi::c_void) -> Result<(
 /// current device ([`ASYNC_SYNC`](crate::ASYNC_SYNC) for the stream synchronous regions run
 /// on; a queue's stream is made on first use), for CUDA libraries to run in order with acc's
 /// work. An error on a device without CUDA streams.
+///
+/// # Examples
+///
+/// ```rust
+/// match acc::get_cuda_stream(1) {
+///     // nvidia: queue 1's stream, the same each time, for CUDA libraries to run in order
+///     // with acc's work on queue 1.
+///     Ok(stream) => {
+///         assert!(!stream.is_null());
+///         assert_eq!(acc::get_cuda_stream(1).ok(), Some(stream));
+///     }
+///     // Devices without CUDA streams: an error naming the device.
+///     Err(e) => assert!(e.to_string().contains("no CUDA streams"), "{e}"),
+/// }
+/// ```
 pub fn get_cuda_stream(q: i32) -> Result<*mut std::ffi::c_void> {
     let queue = Queue::resolve(Some(q as i64))?;
     let device = runtime().current_device()?;

@@ -20,10 +20,42 @@ pub struct DevicePtr {
 
 impl DevicePtr {
     /// The address as a number.
+    ///
+    /// # Examples
+    ///
+    /// ```rust
+    /// # fn main() -> acc::Result<()> {
+    /// if acc::get_device_type() == acc::DeviceType::Wgpu {
+    ///     return Ok(()); // wgpu buffers have no addresses
+    /// }
+    /// let p = acc::malloc(64)?;
+    /// assert_ne!(p.addr(), 0);
+    /// assert_eq!(p.offset(16).addr(), p.addr() + 16);
+    /// acc::free(p)?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn addr(self) -> usize {
         self.addr
     }
     /// The address `bytes` further on.
+    ///
+    /// # Examples
+    ///
+    /// ```rust
+    /// # fn main() -> acc::Result<()> {
+    /// if acc::get_device_type() == acc::DeviceType::Wgpu {
+    ///     return Ok(()); // wgpu buffers have no addresses
+    /// }
+    /// let p = acc::malloc(4 * std::mem::size_of::<u32>())?;
+    /// acc::memcpy_to_device(p.offset(8), &[7u32, 8])?; // elements 2 and 3
+    /// let mut back = [0u32; 4];
+    /// acc::memcpy_from_device(&mut back, p)?;
+    /// assert_eq!(back, [0, 0, 7, 8]);
+    /// acc::free(p)?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn offset(self, bytes: usize) -> DevicePtr {
         DevicePtr {
             addr: self.addr.wrapping_add(bytes),
@@ -150,6 +182,23 @@ fn copy_between_devices(
 /// `acc_malloc`: `bytes` bytes of zeroed device memory. On the nvidia device its address is a
 /// CUDA device address (for CUDA libraries too); on wgpu, whose buffers have no addresses, an
 /// error.
+///
+/// # Examples
+///
+/// ```rust
+/// # fn main() -> acc::Result<()> {
+/// if acc::get_device_type() == acc::DeviceType::Wgpu {
+///     assert!(acc::malloc(64).is_err()); // wgpu buffers have no addresses
+///     return Ok(());
+/// }
+/// let p = acc::malloc(4 * std::mem::size_of::<f64>())?;
+/// let mut back = [9.0f64; 4];
+/// acc::memcpy_from_device(&mut back, p)?;
+/// assert_eq!(back, [0.0; 4]); // zeroed
+/// acc::free(p)?;
+/// # Ok(())
+/// # }
+/// ```
 pub fn malloc(bytes: usize) -> Result<DevicePtr> {
     match memory()? {
         Memory::Host => host_alloc::malloc(bytes).map(|addr| DevicePtr { addr }),
@@ -176,6 +225,23 @@ pub fn malloc(bytes: usize) -> Result<DevicePtr> {
 }
 
 /// `acc_free`: frees memory from [`malloc`].
+///
+/// # Examples
+///
+/// ```rust
+/// # fn main() -> acc::Result<()> {
+/// if acc::get_device_type() == acc::DeviceType::Wgpu {
+///     return Ok(()); // wgpu buffers have no addresses
+/// }
+/// let p = acc::malloc(64)?;
+/// acc::memcpy_to_device(p, &[1u8; 64])?;
+/// acc::free(p)?;
+/// // Freed memory is out of reach: errors, not accesses.
+/// assert!(acc::free(p).is_err());
+/// assert!(acc::memcpy_to_device(p, &[1u8]).is_err());
+/// # Ok(())
+/// # }
+/// ```
 pub fn free(p: DevicePtr) -> Result<()> {
     match memory()? {
         Memory::Host => host_alloc::free(p.addr),
@@ -201,6 +267,25 @@ pub fn free(p: DevicePtr) -> Result<()> {
 }
 
 /// `acc_memcpy_to_device`: copies `src` to device memory at `dst`.
+///
+/// # Examples
+///
+/// ```rust
+/// # fn main() -> acc::Result<()> {
+/// if acc::get_device_type() == acc::DeviceType::Wgpu {
+///     return Ok(()); // wgpu buffers have no addresses
+/// }
+/// let p = acc::malloc(3 * std::mem::size_of::<f64>())?;
+/// acc::memcpy_to_device(p, &[1.5f64, 2.5, 3.5])?;
+/// let mut back = [0.0f64; 3];
+/// acc::memcpy_from_device(&mut back, p)?;
+/// assert_eq!(back, [1.5, 2.5, 3.5]);
+/// // Past the end of the allocation: an error, nothing written.
+/// assert!(acc::memcpy_to_device(p.offset(16), &[0.0f64; 2]).is_err());
+/// acc::free(p)?;
+/// # Ok(())
+/// # }
+/// ```
 pub fn memcpy_to_device<T: DeviceCopy>(dst: DevicePtr, src: &[T]) -> Result<()> {
     let bytes = std::mem::size_of_val(src);
     // SAFETY: `T: DeviceCopy` is plain data, read as its bytes.
@@ -224,6 +309,25 @@ pub fn memcpy_to_device<T: DeviceCopy>(dst: DevicePtr, src: &[T]) -> Result<()> 
 }
 
 /// `acc_memcpy_from_device`: copies device memory at `src` into `dst`.
+///
+/// # Examples
+///
+/// ```rust
+/// # fn main() -> acc::Result<()> {
+/// if acc::get_device_type() == acc::DeviceType::Wgpu {
+///     return Ok(()); // wgpu buffers have no addresses
+/// }
+/// let p = acc::malloc(4 * std::mem::size_of::<i32>())?;
+/// acc::memcpy_to_device(p, &[1i32, 2, 3, 4])?;
+/// let mut tail = [0i32; 2];
+/// acc::memcpy_from_device(&mut tail, p.offset(8))?; // elements 2 and 3
+/// assert_eq!(tail, [3, 4]);
+/// // Past the end of the allocation: an error.
+/// assert!(acc::memcpy_from_device(&mut tail, p.offset(12)).is_err());
+/// acc::free(p)?;
+/// # Ok(())
+/// # }
+/// ```
 pub fn memcpy_from_device<T: DeviceCopy>(dst: &mut [T], src: DevicePtr) -> Result<()> {
     let bytes = std::mem::size_of_val(dst);
     // SAFETY: `T: DeviceCopy` is valid for any bytes a device holds; written as bytes.
@@ -246,6 +350,24 @@ pub fn memcpy_from_device<T: DeviceCopy>(dst: &mut [T], src: DevicePtr) -> Resul
 }
 
 /// `acc_memcpy_device`: copies `bytes` bytes between two places in device memory.
+///
+/// # Examples
+///
+/// ```rust
+/// # fn main() -> acc::Result<()> {
+/// if acc::get_device_type() == acc::DeviceType::Wgpu {
+///     return Ok(()); // wgpu buffers have no addresses
+/// }
+/// let p = acc::malloc(64)?;
+/// acc::memcpy_to_device(p, &[1.5f64, 2.5, 3.5])?;
+/// acc::memcpy_device(p.offset(32), p, 24)?; // bytes 0..24 to 32..56
+/// let mut back = [0.0f64; 3];
+/// acc::memcpy_from_device(&mut back, p.offset(32))?;
+/// assert_eq!(back, [1.5, 2.5, 3.5]);
+/// acc::free(p)?;
+/// # Ok(())
+/// # }
+/// ```
 pub fn memcpy_device(dst: DevicePtr, src: DevicePtr, bytes: usize) -> Result<()> {
     match memory()? {
         Memory::Host => copy_in_host_allocations(
@@ -312,6 +434,8 @@ fn present_on(
 /// Errors: the lengths differ, a device number is out of range, or a side is not present.
 /// See [`memcpy_peer`] for device addresses, which other threads can be given.
 ///
+/// # Examples
+///
 /// ```
 /// let a = vec![1.0f64; 8];
 /// let mut b = vec![0.0f64; 8];
@@ -377,6 +501,28 @@ pub fn memcpy_d2d<T: DeviceCopy>(
 /// each other's host data. Each range must lie inside one allocation of its device (on
 /// devices that share host memory: an [`malloc`] allocation); wgpu buffers have no
 /// addresses, so there it is an error (use [`memcpy_d2d`]).
+///
+/// # Examples
+///
+/// ```rust
+/// # fn main() -> acc::Result<()> {
+/// if acc::get_device_type() == acc::DeviceType::Wgpu {
+///     return Ok(()); // wgpu buffers have no addresses
+/// }
+/// // Device addresses of one device here; with several GPUs, of two of them.
+/// let dev = acc::get_device_num(acc::get_device_type());
+/// let p = acc::malloc(24)?;
+/// acc::memcpy_to_device(p, &[1.5f64, 2.5, 3.5])?;
+/// let q = acc::malloc(24)?;
+/// acc::memcpy_peer(q.offset(8), dev, p, dev, 16)?; // p's first two elements to q's last two
+/// let mut back = [0.0f64; 3];
+/// acc::memcpy_from_device(&mut back, q)?;
+/// assert_eq!(back, [0.0, 1.5, 2.5]);
+/// acc::free(q)?;
+/// acc::free(p)?;
+/// # Ok(())
+/// # }
+/// ```
 pub fn memcpy_peer(
     dst: DevicePtr,
     dst_dev: usize,
@@ -408,6 +554,26 @@ pub fn memcpy_peer(
 
 /// `acc_deviceptr`: the device address of `a`'s data, when present (its host address on
 /// devices that share host memory; `None` on wgpu, whose buffers have no addresses).
+///
+/// # Examples
+///
+/// ```rust
+/// # fn main() -> acc::Result<()> {
+/// let ty = acc::get_device_type();
+/// let shared = acc::get_property(acc::get_device_num(ty), ty, acc::Property::SharedMemorySupport) == "1";
+/// let a = vec![1.0f32; 100];
+/// acc::copyin(&a)?;
+/// match acc::deviceptr(&a) {
+///     // Device memory is host memory.
+///     Some(p) if shared => assert_eq!(p.addr(), a.as_ptr() as usize),
+///     // nvidia: a CUDA device address, for CUDA libraries and `memcpy_peer`.
+///     Some(p) => assert_eq!(acc::hostptr(p), Some(a.as_ptr().cast())),
+///     None => assert_eq!(ty, acc::DeviceType::Wgpu), // buffers without addresses
+/// }
+/// acc::delete(&a)?;
+/// # Ok(())
+/// # }
+/// ```
 pub fn deviceptr<V: DataVar + ?Sized>(a: &V) -> Option<DevicePtr> {
     let elems = a.elems();
     match memory().ok()? {
@@ -439,6 +605,22 @@ pub fn deviceptr<V: DataVar + ?Sized>(a: &V) -> Option<DevicePtr> {
 
 /// `acc_hostptr`: the host address that device address `p` mirrors (`p` itself on devices
 /// that share host memory; on nvidia, where `p` is in present data).
+///
+/// # Examples
+///
+/// ```rust
+/// # fn main() -> acc::Result<()> {
+/// let a = vec![1.0f32; 100];
+/// acc::copyin(&a)?;
+/// if let Some(p) = acc::deviceptr(&a) {
+///     // (None on wgpu, whose buffers have no addresses.)
+///     assert_eq!(acc::hostptr(p), Some(a.as_ptr().cast()));
+///     assert_eq!(acc::hostptr(p.offset(8)), Some(a[2..].as_ptr().cast()));
+/// }
+/// acc::delete(&a)?;
+/// # Ok(())
+/// # }
+/// ```
 pub fn hostptr(p: DevicePtr) -> Option<*const u8> {
     match memory().ok()? {
         Memory::Host => Some(p.addr as *const u8),
@@ -454,6 +636,28 @@ pub fn hostptr(p: DevicePtr) -> Option<*const u8> {
 /// there from now on, without a copy, until [`unmap_data`]; its data is moved only by
 /// `update` and the memory routines. Devices that share host memory need no mapping: `a` is
 /// present there already.
+///
+/// # Examples
+///
+/// ```rust
+/// # fn main() -> acc::Result<()> {
+/// let ty = acc::get_device_type();
+/// if ty == acc::DeviceType::Wgpu {
+///     return Ok(()); // wgpu buffers have no addresses
+/// }
+/// let shared = acc::get_property(acc::get_device_num(ty), ty, acc::Property::SharedMemorySupport) == "1";
+/// let mut a = vec![0.0f32; 4];
+/// let p = acc::malloc(std::mem::size_of_val(&a[..]))?;
+/// acc::memcpy_to_device(p, &[1.0f32, 2.0, 3.0, 4.0])?;
+/// acc::map_data(&a, p)?; // `a` is present in `p`'s memory; nothing copied
+/// assert!(acc::is_present(&a));
+/// acc::update_self(&mut a)?; // device to host: what `p` holds (in shared memory, `a` itself)
+/// assert_eq!(a, if shared { [0.0f32; 4] } else { [1.0, 2.0, 3.0, 4.0] });
+/// acc::unmap_data(&a)?;
+/// acc::free(p)?;
+/// # Ok(())
+/// # }
+/// ```
 pub fn map_data<V: DataVar + ?Sized>(a: &V, p: DevicePtr) -> Result<()> {
     let elems = a.elems();
     match memory()? {
@@ -479,6 +683,30 @@ pub fn map_data<V: DataVar + ?Sized>(a: &V, p: DevicePtr) -> Result<()> {
 }
 
 /// `acc_unmap_data`: undoes [`map_data`] (the device memory stays, for [`free`]).
+///
+/// # Examples
+///
+/// ```rust
+/// # fn main() -> acc::Result<()> {
+/// let ty = acc::get_device_type();
+/// if ty == acc::DeviceType::Wgpu {
+///     return Ok(()); // wgpu buffers have no addresses
+/// }
+/// let shared = acc::get_property(acc::get_device_num(ty), ty, acc::Property::SharedMemorySupport) == "1";
+/// let a = vec![1.0f32; 4];
+/// let p = acc::malloc(std::mem::size_of_val(&a[..]))?;
+/// acc::map_data(&a, p)?;
+/// acc::update_device(&a)?; // host to device: into `p`
+/// acc::unmap_data(&a)?;
+/// assert_eq!(acc::is_present(&a), shared); // no longer present on a GPU...
+/// let mut back = [0.0f32; 4];
+/// acc::memcpy_from_device(&mut back, p)?; // ...but the memory stays, until `free`
+/// // (In shared memory `a` is its own device copy: `p` was never written.)
+/// assert_eq!(back, if shared { [0.0f32; 4] } else { [1.0; 4] });
+/// acc::free(p)?;
+/// # Ok(())
+/// # }
+/// ```
 pub fn unmap_data<V: DataVar + ?Sized>(a: &V) -> Result<()> {
     let elems = a.elems();
     match memory()? {
@@ -497,12 +725,37 @@ pub fn unmap_data<V: DataVar + ?Sized>(a: &V) -> Result<()> {
 }
 
 /// `acc_attach`: attaches a device pointer (3.3 section 2.6.8). Nothing to do in shared memory.
+///
+/// # Examples
+///
+/// ```rust
+/// let ty = acc::get_device_type();
+/// let shared = acc::get_property(acc::get_device_num(ty), ty, acc::Property::SharedMemorySupport) == "1";
+/// let a = vec![1.0f32; 8];
+/// // Nothing to attach where the device shares host memory; an error on the GPU devices.
+/// assert_eq!(acc::attach(&a).is_ok(), shared);
+/// assert_eq!(acc::detach(&a).is_ok(), shared);
+/// ```
 pub fn attach<V: DataVar + ?Sized>(a: &V) -> Result<()> {
     let _ = a.elems();
     shared_memory("acc::attach")
 }
 
 /// `acc_detach`: undoes [`attach`].
+///
+/// # Examples
+///
+/// ```rust
+/// let ty = acc::get_device_type();
+/// let shared = acc::get_property(acc::get_device_num(ty), ty, acc::Property::SharedMemorySupport) == "1";
+/// let a = vec![1.0f32; 8];
+/// if shared {
+///     acc::attach(&a).expect("nothing to do in shared memory");
+///     acc::detach(&a).expect("nothing to do in shared memory");
+/// } else {
+///     assert!(acc::detach(&a).is_err()); // not supported on the GPU devices
+/// }
+/// ```
 pub fn detach<V: DataVar + ?Sized>(a: &V) -> Result<()> {
     let _ = a.elems();
     shared_memory("acc::detach")
