@@ -352,6 +352,18 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
         D::Declare if dir.clauses.is_empty() => err(dir.span, "`declare` needs at least one data clause (3.3 section 2.13)".into()),
         _ => {}
     }
+    // `attach`/`detach` (3.3 section 2.7.13) fix up pointers held in device memory; the data acc
+    // moves holds none (`DeviceCopy` types have no pointers), so there is nothing to attach.
+    // (Only when the clause is otherwise right: one error per mistake.)
+    drop(err);
+    if errs.is_empty() {
+        for c in dir.clauses.iter().filter(|c| matches!(c.name, C::Attach | C::Detach)) {
+            errs.push(syn::Error::new(c.span, format!(
+                "`{}` fixes up pointers held in device memory (3.3 section 2.7.13), and the data acc moves holds none (`DeviceCopy` types have no pointers): put the data itself in a data clause (a struct's member as `copyin(g.a)`)",
+                c.name.spelling()
+            )));
+        }
+    }
     errs
 }
 
