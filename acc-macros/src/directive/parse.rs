@@ -688,7 +688,7 @@ mod tests {
         use DirectiveKind as D;
         let d = ok(D::Parallel, "async(1), wait(1, 2), num_gangs(4), num_workers = 4, vector_length(128), \
             if(n > 10), self(on_host), reduction(+: a, b), copy(c), copyin(readonly: d), copyout(zero: e), \
-            create(zero: f), no_create(g), present(h), deviceptr(k), attach(l), private(m), firstprivate(o), \
+            create(zero: f), no_create(g), present(h), deviceptr(k), private(m), firstprivate(o), \
             default(present), device_type(nvidia) num_gangs(80) vector_length(256), device_type(*) async");
         let specific = d
             .clauses
@@ -712,14 +712,14 @@ mod tests {
         ok(D::SerialLoop, "seq, pcopy(a)");
         ok(D::ParallelLoop, "tile(*, 4), gang, vector");
         ok(D::Loop, "gang(static: 8), worker, vector, private(t), reduction(+: s), device_type(nvidia) vector(64)");
-        ok(D::Data, "if(c), async(2), wait(devnum: 0: queues: 1, 2), copy(a), copyin(readonly: b[1..=4]), copyout(c), create(d), no_create(e), present(f), deviceptr(g), attach(h), default(present)");
+        ok(D::Data, "if(c), async(2), wait(devnum: 0: queues: 1, 2), copy(a), copyin(readonly: b[1..=4]), copyout(c), create(d), no_create(e), present(f), deviceptr(g), default(present)");
         ok(
             D::EnterData,
-            "if(c), async, wait(1), copyin(a), create(zero: b), attach(p)",
+            "if(c), async, wait(1), copyin(a), create(zero: b)",
         );
         ok(
             D::ExitData,
-            "if(c), async(1), wait, copyout(a), delete(b), detach(p), finalize",
+            "if(c), async(1), wait, copyout(a), delete(b), finalize",
         );
         ok(D::HostData, "use_device(a, b), if(c), if_present");
         for a in ["", "read", "write", "update", "capture"] {
@@ -789,6 +789,10 @@ mod tests {
         assert!(err(D::Declare, "create(a[0..4])").contains("whole variables"));
         assert!(err(D::Init, "device_type(nvidia, wgpu)").contains("one device type"));
         assert!(err(D::EnterData, "attach(p[1..])").contains("whole variables"));
+        // Whole variables too: acc's device data holds no pointers to attach.
+        assert!(err(D::EnterData, "copyin(a), attach(p)").contains("holds none"));
+        assert!(err(D::ExitData, "delete(a), detach(p)").contains("holds none"));
+        assert!(err(D::Data, "copy(a), attach(p)").contains("holds none"));
     }
 
     #[test]
