@@ -24,8 +24,8 @@ fn main() {
     for (file, _) in PAGES {
         let path = Path::new("docs/guide").join(file);
         println!("cargo:rerun-if-changed={}", path.display());
-        let text = fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+        let text =
+            fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
         let mut text = text;
         for (other, module) in PAGES {
             text = text.replace(&format!("]({other}"), &format!("](crate::guide::{module}"));

@@ -357,7 +357,11 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
     // (Only when the clause is otherwise right: one error per mistake.)
     drop(err);
     if errs.is_empty() {
-        for c in dir.clauses.iter().filter(|c| matches!(c.name, C::Attach | C::Detach)) {
+        for c in dir
+            .clauses
+            .iter()
+            .filter(|c| matches!(c.name, C::Attach | C::Detach))
+        {
             errs.push(syn::Error::new(c.span, format!(
                 "`{}` fixes up pointers held in device memory (3.3 section 2.7.13), and the data acc moves holds none (`DeviceCopy` types have no pointers): put the data itself in a data clause (a struct's member as `copyin(g.a)`)",
                 c.name.spelling()
