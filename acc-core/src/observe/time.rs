@@ -288,6 +288,22 @@ pub fn compile(took: Duration) {
     });
 }
 
+/// The row a compilation finishing on another thread is recorded in ([`compile_at`]): the
+/// innermost region entered on this thread; `None` when `ACC_TIME` is off.
+pub fn compile_row() -> Option<usize> {
+    super::timing().then(current)
+}
+
+/// Adds `took`, a compilation done on another thread for a launch of row `row`
+/// ([`compile_row`]), to that region's compile time.
+pub fn compile_at(row: usize, took: Duration) {
+    with_table(|t| {
+        if let Some(r) = t.rows.get_mut(row) {
+            r.compile += took;
+        }
+    });
+}
+
 /// Records a kernel launch of the innermost region entered: its shape (grid and block) and
 /// device time.
 pub fn launch(shape: impl FnOnce() -> String, time: DeviceTime) {

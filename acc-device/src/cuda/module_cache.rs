@@ -160,27 +160,120 @@ impl Function {
     }
 }
 
-/// Loads `ptx` as a module: from the disk cache when it holds it, otherwise compiled by the
-/// driver (and stored for next time). Returns the module and whether the cache had it.
-pub fn load(ctx: &Arc<CudaContext>, ptx: &str, sm: u32) -> Result<(Module, bool)> {
+/// The module of `ptx` from the disk cache, when it holds it.
+pub fn cached(ctx: &Arc<CudaContext>, ptx: &str, sm: u32) -> Option<Module> {
+    let p = cache_path(ptx, sm)?;
+    if !p.is_file() {
+        return None;
+    }
+    Module::load_file(ctx, &p).ok()
+}
+
+/// How [`compile`] made a module.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compiler {
+    /// The driver's JIT (one module at a time per process).
+    Driver,
+    /// A `ptxas` process (several run at once).
+    Ptxas,
+}
+
+/// Whether a thread is compiling with the driver's JIT (which compiles one module at a time
+/// per process: a second compilation meanwhile goes to `ptxas` when there is one).
+static DRIVER_JIT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Compiles `ptx` into a module, kept in the disk cache for next time: with the driver's JIT
+/// when it is idle, else with a `ptxas` process where one is installed (so kernels compiled
+/// at once compile in parallel), else with the driver after the compilation under way.
+pub fn compile(ctx: &Arc<CudaContext>, ptx: &str, sm: u32) -> Result<(Module, Compiler)> {
+    use std::sync::atomic::Ordering;
     let path = cache_path(ptx, sm);
-    if let Some(p) = path.as_ref().filter(|p| p.is_file()) {
-        if let Ok(m) = Module::load_file(ctx, p) {
-            return Ok((m, true));
+    let keep = |cubin: &[u8]| {
+        if let Some(p) = &path {
+            // Kept for next time; loaded from memory whether or not the disk took it.
+            let _ = store(p, cubin);
+        }
+    };
+    let driver_idle = DRIVER_JIT
+        .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+        .is_ok();
+    if !driver_idle {
+        if let Some(cubin) = ptxas_path().and_then(|exe| run_ptxas(exe, ptx, sm)) {
+            // A cubin of a newer `ptxas` than the driver knows does not load: the driver then
+            // compiles the PTX itself.
+            if let Ok(m) = Module::load(ctx, &cubin) {
+                keep(&cubin);
+                return Ok((m, Compiler::Ptxas));
+            }
         }
     }
-    if let Some(p) = &path {
-        if let Some(cubin) = link(ctx, ptx) {
-            // Kept for next time; loaded from memory whether or not the disk took it.
-            let _ = store(p, &cubin);
-            if let Ok(m) = Module::load(ctx, &cubin) {
-                return Ok((m, false));
+    struct Idle(bool);
+    impl Drop for Idle {
+        fn drop(&mut self) {
+            if self.0 {
+                DRIVER_JIT.store(false, Ordering::Release);
             }
+        }
+    }
+    let _idle = Idle(driver_idle);
+    if let Some(cubin) = link(ctx, ptx) {
+        keep(&cubin);
+        if let Ok(m) = Module::load(ctx, &cubin) {
+            return Ok((m, Compiler::Driver));
         }
     }
     let mut src = ptx.as_bytes().to_vec();
     src.push(0);
-    Ok((Module::load(ctx, &src)?, false))
+    Ok((Module::load(ctx, &src)?, Compiler::Driver))
+}
+
+/// The `ptxas` to compile with: `ACC_PTXAS` (`off`: none), else the first on `PATH`, in
+/// `$CUDA_HOME/bin`, `$CUDA_PATH/bin` or `/usr/local/cuda/bin`.
+fn ptxas_path() -> Option<&'static std::path::Path> {
+    static FOUND: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            if let Some(named) = std::env::var_os("ACC_PTXAS").filter(|v| !v.is_empty()) {
+                return (named != "off").then(|| PathBuf::from(named));
+            }
+            let path = std::env::var_os("PATH").unwrap_or_default();
+            std::env::split_paths(&path)
+                .chain(
+                    ["CUDA_HOME", "CUDA_PATH"]
+                        .iter()
+                        .filter_map(std::env::var_os)
+                        .map(|d| PathBuf::from(d).join("bin")),
+                )
+                .chain(std::iter::once(PathBuf::from("/usr/local/cuda/bin")))
+                .map(|d| d.join("ptxas"))
+                .find(|p| p.is_file())
+        })
+        .as_deref()
+}
+
+/// `ptx` assembled for `sm` by the `ptxas` at `exe` (None when it fails: the driver then
+/// compiles it and reports what is wrong).
+fn run_ptxas(exe: &std::path::Path, ptx: &str, sm: u32) -> Option<Vec<u8>> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let base = std::env::temp_dir().join(format!("acc-{}-{n}", std::process::id()));
+    let (src, out) = (base.with_extension("ptx"), base.with_extension("cubin"));
+    let made = std::fs::write(&src, ptx).ok().and_then(|()| {
+        std::process::Command::new(exe)
+            .arg(format!("-arch=sm_{sm}"))
+            .arg(&src)
+            .arg("-o")
+            .arg(&out)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .ok()
+            .filter(|s| s.success())
+            .and_then(|_| std::fs::read(&out).ok())
+    });
+    let _ = std::fs::remove_file(&src);
+    let _ = std::fs::remove_file(&out);
+    made.filter(|c| !c.is_empty())
 }
 
 /// Writes `bytes` to `path` through a temporary file, so a reader never sees half a cubin.

@@ -11,6 +11,7 @@ use acc_core::present::{BufferId, DeviceMemory, ElemLayout, PresentTable};
 use acc_core::queue::Queue;
 use acc_core::{DeviceType, Error, Result};
 
+use super::compile;
 use super::memory::{keep_pool_memory, Pinned, QueuedUploads, Staging};
 use super::module_cache;
 use crate::ptx::{lower_with, Lowered, Target, BLOCK_SIZE};
@@ -44,9 +45,8 @@ enum Partials {
 /// A kernel's variant loaded on the device, with the scratch memory its launches reuse.
 pub struct Loaded {
     lowered: Lowered,
-    functions: Vec<module_cache::Function>,
-    /// The module the functions belong to (unloaded when this drops).
-    _module: module_cache::Module,
+    /// Its module: loaded, or compiling on a thread of its own ([`compile::Job`]).
+    job: Arc<compile::Job>,
     /// Used by one launch at a time (the device's launch lock).
     scratch: Mutex<Scratch>,
 }
@@ -100,6 +100,14 @@ pub struct CudaDevice {
     queues_pending: std::sync::atomic::AtomicBool,
     /// Timing events `ACC_TIME` has read, for reuse (creating events costs microseconds).
     events: Arc<Mutex<Vec<cudarc::driver::CudaEvent>>>,
+    /// Launches recorded before their module was compiled ([`compile`]), in order; launched
+    /// by the device's next use that is not such a launch ([`CudaDevice::flush`]).
+    queued: Mutex<Vec<compile::Queued>>,
+    /// Whether `queued` may hold launches (read by every launch without taking the lock).
+    has_queued: std::sync::atomic::AtomicBool,
+    /// Whether first launches may be recorded (`ACC_CUDA_DEFER_COMPILE=0`, a tuning knob read
+    /// when the device opens, says no: each launch then waits for its module).
+    defer_compile: bool,
 }
 
 impl Drop for CudaDevice {
@@ -108,6 +116,7 @@ impl Drop for CudaDevice {
     /// (a device shut down while an async queue runs).
     fn drop(&mut self) {
         if self.ctx.bind_to_thread().is_ok() {
+            let _ = self.flush();
             let _ = self.stream.synchronize();
             for s in self.queue_streams() {
                 let _ = s.synchronize();
@@ -167,7 +176,56 @@ impl CudaDevice {
             queues_pending: std::sync::atomic::AtomicBool::new(false),
             events: Arc::new(Mutex::new(Vec::new())),
             queue_marks: Mutex::new(HashMap::new()),
+            queued: Mutex::new(Vec::new()),
+            has_queued: std::sync::atomic::AtomicBool::new(false),
+            defer_compile: std::env::var("ACC_CUDA_DEFER_COMPILE").map_or(true, |v| v != "0"),
         })
+    }
+
+    /// Launches the recorded launches ([`compile::Queued`]), in order, each once its module
+    /// is compiled. Every use of the device but a launch that may be recorded calls this first.
+    fn flush(&self) -> Result<()> {
+        if !self.has_queued.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        // Held until they are launched: another thread's flush meanwhile waits, rather than
+        // finding nothing recorded and reading data they have yet to write.
+        let mut queued = self.queued.lock().unwrap_or_else(|e| e.into_inner());
+        let launched = self.launch_recorded(&queued);
+        queued.clear();
+        self.has_queued.store(false, Ordering::Release);
+        launched
+    }
+
+    fn launch_recorded(&self, queued: &[compile::Queued]) -> Result<()> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| cuda_error("binding the context", e))?;
+        for q in queued {
+            let code = q.job.wait()?;
+            for d in &q.dispatches {
+                compile::launch(code, d, self.stream.cu_stream())
+                    .map_err(|what| Error::Unsupported { what: format!("CUDA: {what}") })?;
+            }
+            self.pending.store(true, Ordering::Release);
+        }
+        Ok(())
+    }
+
+    /// Records `q` to launch at the next [`CudaDevice::flush`].
+    fn record(&self, q: compile::Queued) {
+        let mut queued = self.queued.lock().unwrap_or_else(|e| e.into_inner());
+        queued.push(q);
+        self.has_queued.store(true, Ordering::Release);
+    }
+
+    /// How many launches are recorded.
+    fn recorded(&self) -> usize {
+        if self.has_queued.load(Ordering::Acquire) {
+            self.queued.lock().unwrap_or_else(|e| e.into_inner()).len()
+        } else {
+            0
+        }
     }
 
     /// Waits for launches that returned before the GPU ran them, if any: on the device's
@@ -185,6 +243,7 @@ impl CudaDevice {
 
     /// Waits for launches on the device's own stream that returned before the GPU ran them.
     fn settle_main(&self) -> Result<()> {
+        self.flush()?;
         if self.pending.swap(false, Ordering::AcqRel) {
             self.stream
                 .synchronize()
@@ -524,6 +583,7 @@ impl DeviceMemory for CudaDevice {
         self.ctx
             .bind_to_thread()
             .map_err(|e| cuda_error("binding the context", e))?;
+        self.flush()?;
         let q = self.queue_stream(n)?;
         // After what the device's stream was given: the data's allocation, and kernels
         // launched without `async` that may still read it.

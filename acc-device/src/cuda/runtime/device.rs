@@ -38,7 +38,8 @@ impl acc_core::Device for CudaDevice {
             return out;
         }
         for (variant, l) in self.kernels.variants(kernel) {
-            for (f, name) in l.functions.iter().zip(&l.lowered.entry_points) {
+            let Ok(code) = l.job.wait() else { continue };
+            for (f, name) in code.functions.iter().zip(&l.lowered.entry_points) {
                 let a = |x| f.attribute(x).map_or("?".into(), |v| v.to_string());
                 out.push(format!(
                     "entry `{name}`{}: {} registers, {} bytes shared, {} bytes local memory per thread",
@@ -130,6 +131,7 @@ impl acc_core::Device for CudaDevice {
     fn queue_wait(&self, waiter: Queue, on: Queue) -> Result<()> {
         match waiter {
             Queue::Async(n) => {
+                self.flush()?;
                 let w = self.queue_stream(n)?;
                 self.join_queues(&w, Some(&[on]))
             }
@@ -142,7 +144,7 @@ impl acc_core::Device for CudaDevice {
             let r = unsafe { cudarc::driver::sys::cuStreamQuery(s.cu_stream()) };
             r == cudarc::driver::sys::CUresult::CUDA_SUCCESS
         };
-        if self.ctx.bind_to_thread().is_err() {
+        if self.ctx.bind_to_thread().is_err() || self.flush().is_err() {
             return false;
         }
         match queue {
@@ -196,6 +198,9 @@ impl acc_core::Device for CudaDevice {
         }
     }
     fn cuda_stream(&self, queue: Queue) -> Option<Result<usize>> {
+        if let Err(e) = self.flush() {
+            return Some(Err(e));
+        }
         Some(match queue {
             Queue::Sync => Ok(self.stream.cu_stream() as usize),
             Queue::Async(n) => self.queue_stream(n).map(|s| s.cu_stream() as usize),

@@ -13,6 +13,10 @@ use cudarc::driver::sys;
 
 use super::*;
 
+/// Most launches recorded before their modules are compiled: a time loop launching during a
+/// compilation waits for it past this many.
+const MOST_RECORDED: usize = 256;
+
 impl GpuDriver for CudaDevice {
     type Compiled = Loaded;
     type Launch<'a> = CudaLaunch<'a>;
@@ -62,29 +66,40 @@ impl GpuDriver for CudaDevice {
             lower_with(kernel, self.target, false)?
         };
         acc_core::observe::dump("ptx", &kernel.name, || lowered.ptx.clone());
-        let (module, cached) = module_cache::load(&self.ctx, &lowered.ptx, self.target.sm)
-            .map_err(|e| match e {
-                Error::Unsupported { what } => Error::Unsupported {
-                    what: format!("{what} (kernel `{}`)", kernel.name),
-                },
-                other => other,
-            })?;
-        acc_core::observe::notify(acc_core::observe::Notify::Launch, || {
-            format!(
-                "cuda module `{}`: {}",
-                kernel.name,
-                if cached {
-                    "loaded from the disk cache"
-                } else {
-                    "compiled"
-                }
-            )
-        });
-        let functions = lowered
-            .entry_points
-            .iter()
-            .map(|e| module.function(e))
-            .collect::<Result<Vec<_>>>()?;
+        let names = lowered.entry_points.clone();
+        let sm = self.target.sm;
+        let job = match module_cache::cached(&self.ctx, &lowered.ptx, sm) {
+            Some(module) => {
+                acc_core::observe::notify(acc_core::observe::Notify::Launch, || {
+                    format!("cuda module `{}`: loaded from the disk cache", kernel.name)
+                });
+                compile::Job::ready(&kernel.name, compile::Code::new(module, &names)?)
+            }
+            // Compiled on a thread of its own: a launch that need not wait returns before it
+            // is done (`ready`), so the kernels of a first time step compile at once.
+            None => {
+                let (ctx, ptx, name) = (Arc::clone(&self.ctx), lowered.ptx.clone(), kernel.name.clone());
+                let row = acc_core::observe::time::compile_row();
+                compile::Job::spawn(&kernel.name, move || {
+                    let start = std::time::Instant::now();
+                    let (module, by) = module_cache::compile(&ctx, &ptx, sm)?;
+                    if let Some(row) = row {
+                        acc_core::observe::time::compile_at(row, start.elapsed());
+                    }
+                    acc_core::observe::notify(acc_core::observe::Notify::Launch, || {
+                        format!(
+                            "cuda module `{name}`: compiled by {} in {:.1} ms",
+                            match by {
+                                module_cache::Compiler::Driver => "the driver",
+                                module_cache::Compiler::Ptxas => "ptxas",
+                            },
+                            start.elapsed().as_secs_f64() * 1e3
+                        )
+                    });
+                    compile::Code::new(module, &names)
+                })
+            }
+        };
         let layout = &lowered.layout;
         let locals = if layout.locals_size > 0 {
             Some(self.zeros(layout.locals_size as usize)?)
@@ -105,8 +120,7 @@ impl GpuDriver for CudaDevice {
         }
         Ok(Loaded {
             lowered,
-            functions,
-            _module: module,
+            job,
             scratch: Mutex::new(Scratch { locals, partials }),
         })
     }
@@ -134,6 +148,7 @@ impl GpuDriver for CudaDevice {
             host_values_arg: 0,
             queue_stream: None,
             deferred: false,
+            recording: None,
             timed: None,
         })
     }
@@ -175,6 +190,9 @@ pub struct CudaLaunch<'a> {
     /// The async queue's stream the launch runs on, if not the device's.
     queue_stream: Option<Arc<CudaStream>>,
     deferred: bool,
+    /// The dispatches of a launch that returns before its module is compiled
+    /// ([`compile`]): run by the compiling thread once it is.
+    recording: Option<Vec<compile::Dispatch>>,
     /// `ACC_TIME`: an event before the kernels.
     timed: Option<cudarc::driver::CudaEvent>,
 }
@@ -226,6 +244,31 @@ impl GpuLaunch for CudaLaunch<'_> {
     fn ready(&mut self, _: &Grid, deferred: bool) -> Result<()> {
         let dev = self.dev;
         let loaded = Arc::clone(&self.loaded);
+        // A module still compiling: a launch that need not wait (on the device's stream,
+        // untimed, without region locals) is recorded, to run when it is there, and so are
+        // such launches behind it; any other launch first launches those, in order.
+        let recordable = deferred
+            && dev.defer_compile
+            && matches!(self.order.queue, Queue::Sync)
+            && loaded.lowered.layout.locals_size == 0
+            && !acc_core::observe::timing();
+        let behind = dev.has_queued.load(Ordering::Acquire);
+        match loaded.job.get() {
+            Some(code) if !behind => {
+                code?;
+            }
+            Some(code) if recordable && dev.recorded() < MOST_RECORDED => {
+                code?;
+                self.recording = Some(Vec::new());
+            }
+            None if recordable && dev.recorded() < MOST_RECORDED && loaded.job.may_record() => {
+                self.recording = Some(Vec::new());
+            }
+            _ => {
+                dev.flush()?;
+                loaded.job.wait()?;
+            }
+        }
         let mut scratch = loaded.scratch.lock().unwrap_or_else(|e| e.into_inner());
         self.values.push(self.status.device_address());
         self.values
@@ -294,10 +337,7 @@ impl GpuLaunch for CudaLaunch<'_> {
             // added after `ready`); writing through the pointer keeps it the only access.
             unsafe { *self.params[self.host_values_arg + n].cast::<u64>() = v as u64 };
         }
-        let (Some(f), Some(shape)) = (
-            self.loaded.functions.get(e),
-            self.loaded.lowered.layout.entries.get(e),
-        ) else {
+        let Some(shape) = self.loaded.lowered.layout.entries.get(e) else {
             return Err(Error::Unsupported {
                 what: format!(
                     "internal error: `{}` has no entry point {e}",
@@ -311,6 +351,29 @@ impl GpuLaunch for CudaLaunch<'_> {
             (1, 1)
         } else {
             (blocks, BLOCK_SIZE)
+        };
+        if let Some(recorded) = &mut self.recording {
+            recorded.push(compile::Dispatch {
+                entry: e,
+                grid,
+                block,
+                params: self.values.clone(),
+            });
+            return Ok(());
+        }
+        let Some(f) = self
+            .loaded
+            .job
+            .get()
+            .and_then(|c| c.ok())
+            .and_then(|c| c.functions.get(e))
+        else {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "internal error: `{}` has no entry point {e}",
+                    self.kernel.name
+                ),
+            });
         };
         let stream = self.stream().cu_stream();
         // SAFETY: the parameters are the entry point's, in order and of their types
@@ -341,6 +404,13 @@ impl GpuLaunch for CudaLaunch<'_> {
 
     fn finish(mut self, args: &mut [Arg<'_>], grid: &Grid) -> Result<Option<Readback>> {
         let dev = self.dev;
+        // Launched by the device's next use that is not a recorded launch.
+        if let Some(dispatches) = self.recording.take() {
+            dev.record(compile::Queued {
+                job: Arc::clone(&self.loaded.job),
+                dispatches,
+            });
+        }
         if let Some(start) = self.timed.take() {
             if let Some(end) = dev.timing_event(self.stream()) {
                 acc_core::observe::time::launch(
