@@ -14,12 +14,16 @@
 //!   same without `async` and against hand-written CUDA on three streams
 //!   (`benches/launches/pipeline.rs`).
 //!
+//! - **cold start**: the first step of a program of twelve kernels with an empty kernel cache,
+//!   as a fresh machine or container runs it, in a child process, against the same with each
+//!   kernel compiled at its launch (`benches/launches/cold.rs`).
+//!
 //! Results are verified: the tiny loop's sums and array against the CUDA loop's (exactly: both
 //! round as Rust does), the wavefront's table against plain Rust loops.
 //!
 //! `cargo bench --features cuda --bench launches` (`ACC_BENCH_REPS`, default 5 repetitions of
 //! each whole loop; `ACC_BENCH_WAVEFRONT_N`, default 8192; `ACC_BENCH_ONLY`, a comma-separated
-//! list of `tiny`, `table`, `diagonals` and `pipeline`, runs only those, to profile one).
+//! list of `tiny`, `cold`, `table`, `diagonals` and `pipeline`, runs only those, to profile one).
 
 #![allow(clippy::manual_saturating_arithmetic, clippy::implicit_saturating_sub)]
 
@@ -35,6 +39,9 @@ mod programs;
 
 #[path = "launches/pipeline.rs"]
 mod pipeline;
+
+#[path = "launches/cold.rs"]
+mod cold;
 
 use programs::{tiny_regions, wavefront_diagonals};
 
@@ -227,6 +234,9 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn main() {
+    if cold::child() {
+        return;
+    }
     let reps: usize = std::env::var("ACC_BENCH_REPS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -279,6 +289,9 @@ fn main() {
         per(a),
         per(r)
     );
+    }
+    if runs("cold") {
+        cold::run(reps);
     }
     if runs("pipeline") {
         let (n, blocks) = (1usize << 23, 16);

@@ -107,6 +107,42 @@ fn privates_construct(a: &mut Vec<f64>) {
     }
 }
 
+/// Four regions in a row, each reading what the one before wrote (on nvidia with an empty
+/// kernel cache, the first launches return before their kernels are compiled).
+#[acc::offload]
+fn chain(a: &mut Vec<i64>) {
+    #[acc::data(copy(a))]
+    {
+        #[acc::parallel_loop]
+        for i in 0..a.len() {
+            a[i] = a[i] * 3 + 1;
+        }
+        #[acc::parallel_loop]
+        for i in 1..a.len() {
+            a[i] -= a[i - 1] % 5;
+        }
+        #[acc::parallel_loop]
+        for i in 0..a.len() {
+            a[i] = a[i] * a[i] % 1000;
+        }
+        #[acc::parallel_loop]
+        for i in 0..a.len() {
+            a[i] += i as i64;
+        }
+    }
+}
+
+fn chain_plain(a: &mut [i64]) {
+    let b: Vec<i64> = a.iter().map(|x| x * 3 + 1).collect();
+    a.copy_from_slice(&b);
+    let c: Vec<i64> = (0..a.len())
+        .map(|i| if i == 0 { a[0] } else { a[i] - a[i - 1] % 5 })
+        .collect();
+    for (i, x) in a.iter_mut().enumerate() {
+        *x = c[i] * c[i] % 1000 + i as i64;
+    }
+}
+
 /// What a child does, by `ACC_ENV_CASE`.
 fn child(case: &str) {
     match case {
@@ -128,6 +164,14 @@ fn child(case: &str) {
             privates_construct(&mut a);
             assert!(a.iter().all(|&x| x == 126.0), "{:?}", &a[..4]);
             println!("PRIVATES-OK");
+        }
+        "chain" => {
+            let mut a: Vec<i64> = (0..5000).map(|i| (i * 37) % 101).collect();
+            let mut want = a.clone();
+            chain_plain(&mut want);
+            chain(&mut a);
+            assert_eq!(a, want);
+            println!("CHAIN-OK");
         }
         "observe" => {
             let mut a = vec![1.0f32; 1000];
@@ -487,6 +531,34 @@ fn main() {
                 "{ty}: the private `{var}` travels:\n{out}"
             );
         }
+        passed += 1;
+    }
+
+    // A first run with an empty kernel cache compiles each kernel (on nvidia on threads of
+    // their own, the launches returning before), and gives the same answers; a second run
+    // loads them from the disk cache.
+    if types.contains(&DeviceType::Nvidia) {
+        let dir = std::env::temp_dir().join(format!("acc-cold-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let dir_s = dir.to_string_lossy().into_owned();
+        let vars = [
+            ("ACC_DEVICE_TYPE", "nvidia"),
+            ("ACC_NOTIFY", "31"),
+            ("ACC_CACHE_DIR", dir_s.as_str()),
+        ];
+        let cold = run_child("chain", &vars);
+        assert!(cold.contains("CHAIN-OK"), "{cold}");
+        assert_eq!(
+            cold.matches("cuda module `chain at ").count(),
+            4,
+            "{cold}"
+        );
+        assert!(cold.contains(" compiled by "), "{cold}");
+        let warm = run_child("chain", &vars);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(warm.contains("CHAIN-OK"), "{warm}");
+        assert!(!warm.contains(" compiled by "), "{warm}");
+        assert_eq!(warm.matches("loaded from the disk cache").count(), 4, "{warm}");
         passed += 1;
     }
 

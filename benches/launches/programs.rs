@@ -63,3 +63,133 @@ pub fn wavefront_diagonals(r: &mut Vec<i32>, a: &[u8], b: &[u8]) -> i32 {
     }
     r[(2 * n % 3) * w + n]
 }
+
+/// A first time step of a small 2-D transport code: twelve different regions (halos, fluxes
+/// and tendencies in x and z, updates, a smoothing pass, a limiter and a sum), each launched
+/// once per step, as an atmosphere code's first step launches its kernels. `q` holds `vars`
+/// fields of `nx` x `nz` cells; returns the sum of the first field after `steps` steps.
+#[acc::offload]
+pub fn transport_steps(q: &mut Vec<f64>, nx: usize, nz: usize, steps: usize) -> f64 {
+    let vars = 3;
+    let n = nx * nz;
+    let mut flux = vec![0.0f64; vars * n];
+    let mut tend = vec![0.0f64; vars * n];
+    let (dt, c) = (0.1, 0.25);
+    let mut mass = 0.0;
+    #[acc::data(copy(q), create(flux, tend))]
+    {
+        for _ in 0..steps {
+            // 1. Periodic halos in x.
+            #[acc::parallel_loop(collapse(2))]
+            for v in 0..vars {
+                for k in 0..nz {
+                    q[v * n + k * nx] = q[v * n + k * nx + nx - 2];
+                    q[v * n + k * nx + nx - 1] = q[v * n + k * nx + 1];
+                }
+            }
+            // 2. Walls in z.
+            #[acc::parallel_loop(collapse(2))]
+            for v in 0..vars {
+                for i in 0..nx {
+                    q[v * n + i] = q[v * n + nx + i];
+                    q[v * n + (nz - 1) * nx + i] = q[v * n + (nz - 2) * nx + i];
+                }
+            }
+            // 3. Upwind fluxes in x.
+            #[acc::parallel_loop(collapse(3))]
+            for v in 0..vars {
+                for k in 1..nz - 1 {
+                    for i in 0..nx - 1 {
+                        let at = v * n + k * nx + i;
+                        flux[at] = c * q[at] + 0.05 * (q[at] - q[at + 1]);
+                    }
+                }
+            }
+            // 4. Tendencies in x.
+            #[acc::parallel_loop(collapse(3))]
+            for v in 0..vars {
+                for k in 1..nz - 1 {
+                    for i in 1..nx - 1 {
+                        let at = v * n + k * nx + i;
+                        tend[at] = flux[at - 1] - flux[at];
+                    }
+                }
+            }
+            // 5. Update in x.
+            #[acc::parallel_loop(collapse(3))]
+            for v in 0..vars {
+                for k in 1..nz - 1 {
+                    for i in 1..nx - 1 {
+                        q[v * n + k * nx + i] += dt * tend[v * n + k * nx + i];
+                    }
+                }
+            }
+            // 6. Centred fluxes in z.
+            #[acc::parallel_loop(collapse(3))]
+            for v in 0..vars {
+                for k in 0..nz - 1 {
+                    for i in 1..nx - 1 {
+                        let at = v * n + k * nx + i;
+                        flux[at] = 0.5 * c * (q[at] + q[at + nx]) - 0.02 * (q[at + nx] - q[at]);
+                    }
+                }
+            }
+            // 7. Tendencies in z, with a source in the first field.
+            #[acc::parallel_loop(collapse(3))]
+            for v in 0..vars {
+                for k in 1..nz - 1 {
+                    for i in 1..nx - 1 {
+                        let at = v * n + k * nx + i;
+                        let source = if v == 0 { 1e-3 * (k as f64) } else { 0.0 };
+                        tend[at] = flux[at - nx] - flux[at] + source;
+                    }
+                }
+            }
+            // 8. Update in z.
+            #[acc::parallel_loop(collapse(3))]
+            for v in 0..vars {
+                for k in 1..nz - 1 {
+                    for i in 1..nx - 1 {
+                        let at = v * n + k * nx + i;
+                        q[at] = q[at] + dt * tend[at];
+                    }
+                }
+            }
+            // 9. A smoothing operator into `tend`.
+            #[acc::parallel_loop(gang)]
+            for k in 1..nz - 1 {
+                #[acc::r#loop(vector)]
+                for i in 1..nx - 1 {
+                    for v in 0..vars {
+                        let at = v * n + k * nx + i;
+                        tend[at] = q[at - 1] + q[at + 1] + q[at - nx] + q[at + nx] - 4.0 * q[at];
+                    }
+                }
+            }
+            // 10. Its application.
+            #[acc::parallel_loop(collapse(2))]
+            for k in 1..nz - 1 {
+                for i in 1..nx - 1 {
+                    for v in 0..vars {
+                        q[v * n + k * nx + i] += 0.01 * tend[v * n + k * nx + i];
+                    }
+                }
+            }
+            // 11. A limiter: no negative amounts.
+            #[acc::parallel_loop]
+            for at in 0..vars * n {
+                q[at] = q[at].max(0.0);
+            }
+            // 12. The first field's total.
+            let mut s = 0.0;
+            #[acc::parallel_loop(collapse(2), reduction(+: s))]
+            for k in 1..nz - 1 {
+                for i in 1..nx - 1 {
+                    s += q[k * nx + i];
+                }
+            }
+            mass = s;
+        }
+    }
+    mass
+}

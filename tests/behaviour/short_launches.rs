@@ -8,7 +8,7 @@ use crate::devices::on_each_device;
 #[path = "../../benches/launches/programs.rs"]
 mod programs;
 
-use programs::{tiny_regions as time_loop, wavefront_diagonals as wavefront};
+use programs::{tiny_regions as time_loop, transport_steps, wavefront_diagonals as wavefront};
 
 #[test]
 fn a_time_loop_of_small_regions_gives_the_plain_loops_answers() {
@@ -66,4 +66,82 @@ fn a_wavefront_of_one_region_per_diagonal_scores_as_the_whole_table() {
             assert_eq!(wavefront(&mut r, &a, &b), want, "n = {n} on {ty}");
         });
     }
+}
+
+/// The same twelve regions as plain loops.
+fn transport_plain(q: &mut [f64], nx: usize, nz: usize, steps: usize) -> f64 {
+    let (vars, n, dt, c) = (3, nx * nz, 0.1, 0.25);
+    let (mut flux, mut tend) = (vec![0.0f64; vars * n], vec![0.0f64; vars * n]);
+    let mut mass = 0.0;
+    for _ in 0..steps {
+        for v in 0..vars {
+            for k in 0..nz {
+                q[v * n + k * nx] = q[v * n + k * nx + nx - 2];
+                q[v * n + k * nx + nx - 1] = q[v * n + k * nx + 1];
+            }
+            for i in 0..nx {
+                q[v * n + i] = q[v * n + nx + i];
+                q[v * n + (nz - 1) * nx + i] = q[v * n + (nz - 2) * nx + i];
+            }
+        }
+        let cells = |lo_k: usize, hi_k: usize, lo_i: usize, hi_i: usize| {
+            (0..vars).flat_map(move |v| {
+                (lo_k..hi_k).flat_map(move |k| (lo_i..hi_i).map(move |i| (v, v * n + k * nx + i)))
+            })
+        };
+        for (_, at) in cells(1, nz - 1, 0, nx - 1) {
+            flux[at] = c * q[at] + 0.05 * (q[at] - q[at + 1]);
+        }
+        for (_, at) in cells(1, nz - 1, 1, nx - 1) {
+            tend[at] = flux[at - 1] - flux[at];
+        }
+        for (_, at) in cells(1, nz - 1, 1, nx - 1) {
+            q[at] += dt * tend[at];
+        }
+        for (_, at) in cells(0, nz - 1, 1, nx - 1) {
+            flux[at] = 0.5 * c * (q[at] + q[at + nx]) - 0.02 * (q[at + nx] - q[at]);
+        }
+        for (v, at) in cells(1, nz - 1, 1, nx - 1) {
+            let k = (at - v * n) / nx;
+            let source = if v == 0 { 1e-3 * (k as f64) } else { 0.0 };
+            tend[at] = flux[at - nx] - flux[at] + source;
+        }
+        for (_, at) in cells(1, nz - 1, 1, nx - 1) {
+            q[at] = q[at] + dt * tend[at];
+        }
+        for (_, at) in cells(1, nz - 1, 1, nx - 1) {
+            tend[at] = q[at - 1] + q[at + 1] + q[at - nx] + q[at + nx] - 4.0 * q[at];
+        }
+        for (_, at) in cells(1, nz - 1, 1, nx - 1) {
+            q[at] += 0.01 * tend[at];
+        }
+        for x in q.iter_mut() {
+            *x = x.max(0.0);
+        }
+        mass = (1..nz - 1)
+            .flat_map(|k| (1..nx - 1).map(move |i| k * nx + i))
+            .map(|at| q[at])
+            .sum();
+    }
+    mass
+}
+
+/// Twelve different regions in a row, each reading what the one before wrote: on nvidia
+/// their first launches return before their kernels are compiled (each compiles on a thread
+/// of its own), and must still run in order.
+#[test]
+fn a_first_time_step_of_twelve_kernels_runs_them_in_order() {
+    let (nx, nz) = (40, 24);
+    let start: Vec<f64> = (0..3 * nx * nz).map(|i| ((i * 7) % 11) as f64).collect();
+    let mut want = start.clone();
+    let mass = transport_plain(&mut want, nx, nz, 3);
+    on_each_device(|ty| {
+        let mut q = start.clone();
+        let got = transport_steps(&mut q, nx, nz, 3);
+        assert_eq!(q, want, "on {ty}");
+        assert!(
+            (got - mass).abs() <= 1e-9 * mass.abs(),
+            "{got} against {mass} on {ty}"
+        );
+    });
 }
