@@ -2,11 +2,13 @@
 //! share host memory, device memory is host memory: allocations are tracked, and every copy is
 //! checked against a live allocation, so no safe call reaches freed or foreign memory. On the
 //! nvidia device addresses are CUDA device addresses, and every copy is checked to lie inside
-//! one of the device's allocations (an `acc::malloc` or present data); wgpu buffers have no
-//! addresses, so there these routines are errors (`host_data use_device` gives a buffer).
+//! one of the device's allocations (an `acc::malloc` or present data). wgpu buffers have no
+//! addresses: there acc makes up one for each buffer, which these routines understand (and
+//! check the same way) but the GPU and other libraries do not (`host_data use_device` gives
+//! the `wgpu::Buffer`).
 
 use acc_core::data::{DataVar, DeviceCopy};
-use acc_core::present::{BufferId, RawHandle, BYTES};
+use acc_core::present::{BufferId, BYTES};
 use acc_core::{host_alloc, Error, Result};
 
 use crate::routines::runtime;
@@ -25,9 +27,6 @@ impl DevicePtr {
     ///
     /// ```rust
     /// # fn main() -> acc::Result<()> {
-    /// if acc::get_device_type() == acc::DeviceType::Wgpu {
-    ///     return Ok(()); // wgpu buffers have no addresses
-    /// }
     /// let p = acc::malloc(64)?;
     /// assert_ne!(p.addr(), 0);
     /// assert_eq!(p.offset(16).addr(), p.addr() + 16);
@@ -44,9 +43,6 @@ impl DevicePtr {
     ///
     /// ```rust
     /// # fn main() -> acc::Result<()> {
-    /// if acc::get_device_type() == acc::DeviceType::Wgpu {
-    ///     return Ok(()); // wgpu buffers have no addresses
-    /// }
     /// let p = acc::malloc(4 * std::mem::size_of::<u32>())?;
     /// acc::memcpy_to_device(p.offset(8), &[7u32, 8])?; // elements 2 and 3
     /// let mut back = [0u32; 4];
@@ -180,17 +176,13 @@ fn copy_between_devices(
 }
 
 /// `acc_malloc`: `bytes` bytes of zeroed device memory. On the nvidia device its address is a
-/// CUDA device address (for CUDA libraries too); on wgpu, whose buffers have no addresses, an
-/// error.
+/// CUDA device address (for CUDA libraries too); on wgpu, whose buffers have no addresses, one
+/// acc makes up for the buffer, which acc's memory routines understand.
 ///
 /// # Examples
 ///
 /// ```rust
 /// # fn main() -> acc::Result<()> {
-/// if acc::get_device_type() == acc::DeviceType::Wgpu {
-///     assert!(acc::malloc(64).is_err()); // wgpu buffers have no addresses
-///     return Ok(());
-/// }
 /// let p = acc::malloc(4 * std::mem::size_of::<f64>())?;
 /// let mut back = [9.0f64; 4];
 /// acc::memcpy_from_device(&mut back, p)?;
@@ -204,9 +196,9 @@ pub fn malloc(bytes: usize) -> Result<DevicePtr> {
         Memory::Host => host_alloc::malloc(bytes).map(|addr| DevicePtr { addr }),
         Memory::Own(d) => {
             let mem = own(&*d, "acc::malloc")?;
-            let buf = mem.memory.alloc(BYTES, bytes.max(1))?;
-            match mem.memory.raw_buffer(buf, BYTES).map(|r| r.handle) {
-                Some(RawHandle::Cuda(addr)) => {
+            let buf = mem.memory.alloc_bytes(bytes.max(1))?;
+            match mem.memory.address(buf) {
+                Some(addr) => {
                     DEVICE_ALLOCS
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
@@ -215,7 +207,7 @@ pub fn malloc(bytes: usize) -> Result<DevicePtr> {
                         addr: addr as usize,
                     })
                 }
-                _ => {
+                None => {
                     mem.memory.free(buf);
                     Err(no_addresses("acc::malloc", &*d))
                 }
@@ -230,9 +222,6 @@ pub fn malloc(bytes: usize) -> Result<DevicePtr> {
 ///
 /// ```rust
 /// # fn main() -> acc::Result<()> {
-/// if acc::get_device_type() == acc::DeviceType::Wgpu {
-///     return Ok(()); // wgpu buffers have no addresses
-/// }
 /// let p = acc::malloc(64)?;
 /// acc::memcpy_to_device(p, &[1u8; 64])?;
 /// acc::free(p)?;
@@ -272,9 +261,6 @@ pub fn free(p: DevicePtr) -> Result<()> {
 ///
 /// ```rust
 /// # fn main() -> acc::Result<()> {
-/// if acc::get_device_type() == acc::DeviceType::Wgpu {
-///     return Ok(()); // wgpu buffers have no addresses
-/// }
 /// let p = acc::malloc(3 * std::mem::size_of::<f64>())?;
 /// acc::memcpy_to_device(p, &[1.5f64, 2.5, 3.5])?;
 /// let mut back = [0.0f64; 3];
@@ -303,7 +289,7 @@ pub fn memcpy_to_device<T: DeviceCopy>(dst: DevicePtr, src: &[T]) -> Result<()> 
             let (buf, at) = buffer_at(&*d, dst, bytes, "acc::memcpy_to_device")?;
             let mem = own(&*d, "acc::memcpy_to_device")?;
             d.synchronize()?;
-            mem.memory.upload(buf, BYTES, at, src_bytes)
+            mem.memory.upload_bytes(buf, at, src_bytes)
         }
     }
 }
@@ -314,9 +300,6 @@ pub fn memcpy_to_device<T: DeviceCopy>(dst: DevicePtr, src: &[T]) -> Result<()> 
 ///
 /// ```rust
 /// # fn main() -> acc::Result<()> {
-/// if acc::get_device_type() == acc::DeviceType::Wgpu {
-///     return Ok(()); // wgpu buffers have no addresses
-/// }
 /// let p = acc::malloc(4 * std::mem::size_of::<i32>())?;
 /// acc::memcpy_to_device(p, &[1i32, 2, 3, 4])?;
 /// let mut tail = [0i32; 2];
@@ -344,7 +327,7 @@ pub fn memcpy_from_device<T: DeviceCopy>(dst: &mut [T], src: DevicePtr) -> Resul
             let (buf, at) = buffer_at(&*d, src, bytes, "acc::memcpy_from_device")?;
             let mem = own(&*d, "acc::memcpy_from_device")?;
             d.synchronize()?;
-            mem.memory.download(buf, BYTES, at, dst_bytes)
+            mem.memory.download_bytes(buf, at, dst_bytes)
         }
     }
 }
@@ -355,9 +338,6 @@ pub fn memcpy_from_device<T: DeviceCopy>(dst: &mut [T], src: DevicePtr) -> Resul
 ///
 /// ```rust
 /// # fn main() -> acc::Result<()> {
-/// if acc::get_device_type() == acc::DeviceType::Wgpu {
-///     return Ok(()); // wgpu buffers have no addresses
-/// }
 /// let p = acc::malloc(64)?;
 /// acc::memcpy_to_device(p, &[1.5f64, 2.5, 3.5])?;
 /// acc::memcpy_device(p.offset(32), p, 24)?; // bytes 0..24 to 32..56
@@ -499,16 +479,12 @@ pub fn memcpy_d2d<T: DeviceCopy>(
 /// addresses from [`deviceptr`] or [`malloc`] on those devices). A [`DevicePtr`] can be sent
 /// to another thread, so threads that each drive one GPU can exchange halos without naming
 /// each other's host data. Each range must lie inside one allocation of its device (on
-/// devices that share host memory: an [`malloc`] allocation); wgpu buffers have no
-/// addresses, so there it is an error (use [`memcpy_d2d`]).
+/// devices that share host memory: an [`malloc`] allocation).
 ///
 /// # Examples
 ///
 /// ```rust
 /// # fn main() -> acc::Result<()> {
-/// if acc::get_device_type() == acc::DeviceType::Wgpu {
-///     return Ok(()); // wgpu buffers have no addresses
-/// }
 /// // Device addresses of one device here; with several GPUs, of two of them.
 /// let dev = acc::get_device_num(acc::get_device_type());
 /// let p = acc::malloc(24)?;
@@ -553,7 +529,8 @@ pub fn memcpy_peer(
 }
 
 /// `acc_deviceptr`: the device address of `a`'s data, when present (its host address on
-/// devices that share host memory; `None` on wgpu, whose buffers have no addresses).
+/// devices that share host memory; on wgpu, the address acc makes up for its buffer, or
+/// `None` for 8- and 16-bit elements, which wgpu buffers hold widened to 32 bits).
 ///
 /// # Examples
 ///
@@ -566,9 +543,10 @@ pub fn memcpy_peer(
 /// match acc::deviceptr(&a) {
 ///     // Device memory is host memory.
 ///     Some(p) if shared => assert_eq!(p.addr(), a.as_ptr() as usize),
-///     // nvidia: a CUDA device address, for CUDA libraries and `memcpy_peer`.
+///     // nvidia: a CUDA device address, for CUDA libraries and `memcpy_peer`; wgpu: acc's
+///     // own address of the buffer.
 ///     Some(p) => assert_eq!(acc::hostptr(p), Some(a.as_ptr().cast())),
-///     None => assert_eq!(ty, acc::DeviceType::Wgpu), // buffers without addresses
+///     None => unreachable!("`a` is present"),
 /// }
 /// acc::delete(&a)?;
 /// # Ok(())
@@ -593,12 +571,15 @@ pub fn deviceptr<V: DataVar + ?Sized>(a: &V) -> Option<DevicePtr> {
                 )
                 .ok()??;
             let raw = mem.memory.raw_buffer(place.buf, place.elem)?;
-            match raw.handle {
-                RawHandle::Cuda(addr) => Some(DevicePtr {
-                    addr: (addr + (place.first * raw.elem_bytes) as u64) as usize,
-                }),
-                RawHandle::Wgpu(_) => None,
+            // Elements the device widens (8- and 16-bit ones on wgpu) have no address with
+            // the host's layout.
+            if raw.elem_bytes != std::mem::size_of::<V::Elem>() {
+                return None;
             }
+            let addr = mem.memory.address(place.buf)?;
+            Some(DevicePtr {
+                addr: (addr + (place.first * raw.elem_bytes) as u64) as usize,
+            })
         }
     }
 }
@@ -612,11 +593,9 @@ pub fn deviceptr<V: DataVar + ?Sized>(a: &V) -> Option<DevicePtr> {
 /// # fn main() -> acc::Result<()> {
 /// let a = vec![1.0f32; 100];
 /// acc::copyin(&a)?;
-/// if let Some(p) = acc::deviceptr(&a) {
-///     // (None on wgpu, whose buffers have no addresses.)
-///     assert_eq!(acc::hostptr(p), Some(a.as_ptr().cast()));
-///     assert_eq!(acc::hostptr(p.offset(8)), Some(a[2..].as_ptr().cast()));
-/// }
+/// let p = acc::deviceptr(&a).expect("present");
+/// assert_eq!(acc::hostptr(p), Some(a.as_ptr().cast()));
+/// assert_eq!(acc::hostptr(p.offset(8)), Some(a[2..].as_ptr().cast()));
 /// acc::delete(&a)?;
 /// # Ok(())
 /// # }
@@ -642,9 +621,6 @@ pub fn hostptr(p: DevicePtr) -> Option<*const u8> {
 /// ```rust
 /// # fn main() -> acc::Result<()> {
 /// let ty = acc::get_device_type();
-/// if ty == acc::DeviceType::Wgpu {
-///     return Ok(()); // wgpu buffers have no addresses
-/// }
 /// let shared = acc::get_property(acc::get_device_num(ty), ty, acc::Property::SharedMemorySupport) == "1";
 /// let mut a = vec![0.0f32; 4];
 /// let p = acc::malloc(std::mem::size_of_val(&a[..]))?;
@@ -672,6 +648,18 @@ pub fn map_data<V: DataVar + ?Sized>(a: &V, p: DevicePtr) -> Result<()> {
             }
             let mem = own(&*d, "acc::map_data")?;
             let elem = crate::__rt::layout::<V::Elem>();
+            let host_size = std::mem::size_of::<V::Elem>();
+            if let Some(raw) = mem.memory.raw_buffer(buf, elem) {
+                if raw.elem_bytes != host_size {
+                    return Err(Error::Unsupported {
+                        what: format!(
+                            "acc::map_data: elements of {host_size} bytes take {} on the {} device (it widens them), so device memory in the host's layout cannot hold them; put the array in a data clause instead",
+                            raw.elem_bytes,
+                            d.device_type()
+                        ),
+                    });
+                }
+            }
             mem.table.map(
                 (elems.as_ptr() as usize, bytes),
                 elem,
@@ -689,9 +677,6 @@ pub fn map_data<V: DataVar + ?Sized>(a: &V, p: DevicePtr) -> Result<()> {
 /// ```rust
 /// # fn main() -> acc::Result<()> {
 /// let ty = acc::get_device_type();
-/// if ty == acc::DeviceType::Wgpu {
-///     return Ok(()); // wgpu buffers have no addresses
-/// }
 /// let shared = acc::get_property(acc::get_device_num(ty), ty, acc::Property::SharedMemorySupport) == "1";
 /// let a = vec![1.0f32; 4];
 /// let p = acc::malloc(std::mem::size_of_val(&a[..]))?;

@@ -548,17 +548,17 @@ fn main() {
         ];
         let cold = run_child("chain", &vars);
         assert!(cold.contains("CHAIN-OK"), "{cold}");
-        assert_eq!(
-            cold.matches("cuda module `chain at ").count(),
-            4,
-            "{cold}"
-        );
+        assert_eq!(cold.matches("cuda module `chain at ").count(), 4, "{cold}");
         assert!(cold.contains(" compiled by "), "{cold}");
         let warm = run_child("chain", &vars);
         let _ = std::fs::remove_dir_all(&dir);
         assert!(warm.contains("CHAIN-OK"), "{warm}");
         assert!(!warm.contains(" compiled by "), "{warm}");
-        assert_eq!(warm.matches("loaded from the disk cache").count(), 4, "{warm}");
+        assert_eq!(
+            warm.matches("loaded from the disk cache").count(),
+            4,
+            "{warm}"
+        );
         passed += 1;
     }
 

@@ -74,6 +74,29 @@ pub trait DeviceMemory: Send + Sync {
         let _ = (buf, elem);
         None
     }
+    /// `bytes` zeroed bytes of raw memory (`acc_malloc`): no element type, nothing widened.
+    fn alloc_bytes(&self, bytes: usize) -> Result<BufferId> {
+        self.alloc(BYTES, bytes)
+    }
+    /// Copies `host` into `buf` from byte `at` on, as they are (`acc_memcpy_to_device`).
+    fn upload_bytes(&self, buf: BufferId, at: usize, host: &[u8]) -> Result<()> {
+        self.upload(buf, BYTES, at, host)
+    }
+    /// Copies the bytes of `buf` from byte `at` on into `host`, as they are
+    /// (`acc_memcpy_from_device`).
+    fn download_bytes(&self, buf: BufferId, at: usize, host: &mut [u8]) -> Result<()> {
+        self.download(buf, BYTES, at, host)
+    }
+    /// The device address of `buf`'s first byte (`acc_malloc`, `acc_deviceptr`): a CUDA
+    /// device address on nvidia; on wgpu, whose buffers have none, an address acc makes up
+    /// that [`DeviceMemory::buffer_at`] turns back into the buffer (only acc's memory
+    /// routines understand it). `None` where the device has none.
+    fn address(&self, buf: BufferId) -> Option<u64> {
+        match self.raw_buffer(buf, BYTES)?.handle {
+            RawHandle::Cuda(a) => Some(a),
+            RawHandle::Wgpu(_) => None,
+        }
+    }
     /// The buffer holding device addresses `addr..addr + bytes`, and the offset of `addr` in
     /// it, on devices whose buffers have addresses (`acc_memcpy_*` on device pointers).
     fn buffer_at(&self, addr: u64, bytes: usize) -> Option<(BufferId, usize)> {
@@ -89,8 +112,8 @@ pub trait DeviceMemory: Send + Sync {
         bytes: usize,
     ) -> Result<()> {
         let mut staging = vec![0u8; bytes];
-        self.download(src, BYTES, src_at, &mut staging)?;
-        self.upload(dst, BYTES, dst_at, &staging)
+        self.download_bytes(src, src_at, &mut staging)?;
+        self.upload_bytes(dst, dst_at, &staging)
     }
     /// Copies `len` elements of `elem` from element `src_first` of buffer `src` of another
     /// device's memory, `peer`, to element `dst_first` of `dst` here (`acc_memcpy_d2d`, 3.3
@@ -123,6 +146,11 @@ pub fn copy_through_host(
     len: usize,
 ) -> Result<()> {
     let mut staging = vec![0u8; len * elem.size];
+    if elem == BYTES {
+        // Raw bytes (`acc_memcpy_peer`): as they are, whatever a device widens.
+        peer.download_bytes(src, src_first, &mut staging)?;
+        return to.upload_bytes(dst, dst_first, &staging);
+    }
     peer.download(src, elem, src_first, &mut staging)?;
     to.upload(dst, elem, dst_first, &staging)
 }

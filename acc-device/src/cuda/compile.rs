@@ -74,10 +74,7 @@ impl Job {
     }
 
     /// Runs `make` on a thread of its own (on this one when no thread can start).
-    pub fn spawn(
-        name: &str,
-        make: impl FnOnce() -> Result<Code> + Send + 'static,
-    ) -> Arc<Job> {
+    pub fn spawn(name: &str, make: impl FnOnce() -> Result<Code> + Send + 'static) -> Arc<Job> {
         let job = Arc::new(Job::new(name));
         let worker = Arc::clone(&job);
         let run = move || worker.finish(make().map_err(|e| e.to_string()));

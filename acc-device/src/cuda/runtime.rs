@@ -204,8 +204,11 @@ impl CudaDevice {
         for q in queued {
             let code = q.job.wait()?;
             for d in &q.dispatches {
-                compile::launch(code, d, self.stream.cu_stream())
-                    .map_err(|what| Error::Unsupported { what: format!("CUDA: {what}") })?;
+                compile::launch(code, d, self.stream.cu_stream()).map_err(|what| {
+                    Error::Unsupported {
+                        what: format!("CUDA: {what}"),
+                    }
+                })?;
             }
             self.pending.store(true, Ordering::Release);
         }

@@ -84,11 +84,14 @@ impl WgpuDevice {
     }
 }
 
-impl DeviceMemory for WgpuDevice {
-    fn alloc(&self, elem: ElemLayout, len: usize) -> Result<BufferId> {
-        let bytes = len
-            .checked_mul(device_elem_size(elem, self.target())?)
-            .ok_or(Error::OutOfMemory { bytes: usize::MAX })?;
+/// The addresses acc makes up for wgpu buffers (which have none) for the memory routines:
+/// this bit set, the buffer's number from bit 40 up, the byte offset below.
+const ADDRESS_TAG: u64 = 1 << 62;
+const OFFSET_BITS: u32 = 40;
+
+impl WgpuDevice {
+    /// A zeroed storage buffer of `bytes` bytes (rounded up to whole words).
+    fn alloc_raw(&self, bytes: usize) -> Result<BufferId> {
         let limits = self.device.limits();
         let largest = limits
             .max_buffer_size
@@ -112,7 +115,83 @@ impl DeviceMemory for WgpuDevice {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(id, buffer);
+        self.buffer_bytes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, bytes as u64);
         Ok(id)
+    }
+}
+
+impl DeviceMemory for WgpuDevice {
+    fn alloc(&self, elem: ElemLayout, len: usize) -> Result<BufferId> {
+        let bytes = len
+            .checked_mul(device_elem_size(elem, self.target())?)
+            .ok_or(Error::OutOfMemory { bytes: usize::MAX })?;
+        self.alloc_raw(bytes)
+    }
+
+    fn alloc_bytes(&self, bytes: usize) -> Result<BufferId> {
+        self.alloc_raw(bytes)
+    }
+
+    /// wgpu writes whole words at word offsets: the words at either end are read first where
+    /// the bytes do not cover them.
+    fn upload_bytes(&self, buf: BufferId, at: usize, host: &[u8]) -> Result<()> {
+        if host.is_empty() {
+            return Ok(());
+        }
+        let buffer = self.buffer(buf)?;
+        let (lo, hi) = (at & !3, (at + host.len()).next_multiple_of(4));
+        let words = if lo == at && hi == at + host.len() {
+            host.to_vec()
+        } else {
+            let mut w = self.read_back(&buffer, lo as u64, (hi - lo) as u64)?;
+            w[at - lo..at - lo + host.len()].copy_from_slice(host);
+            w
+        };
+        let start = acc_core::observe::timing().then(std::time::Instant::now);
+        self.submit_pending()?;
+        self.queue.write_buffer(&buffer, lo as u64, &words);
+        self.queue.submit([]);
+        if let Some(t) = start {
+            acc_core::observe::time::transfer(true, host.len(), t.elapsed());
+        }
+        Ok(())
+    }
+
+    fn download_bytes(&self, buf: BufferId, at: usize, host: &mut [u8]) -> Result<()> {
+        if host.is_empty() {
+            return Ok(());
+        }
+        let buffer = self.buffer(buf)?;
+        let lo = at & !3;
+        let start = acc_core::observe::timing().then(std::time::Instant::now);
+        let words = self.read_back(&buffer, lo as u64, (at + host.len() - lo) as u64)?;
+        if let Some(t) = start {
+            acc_core::observe::time::transfer(false, host.len(), t.elapsed());
+        }
+        host.copy_from_slice(&words[at - lo..at - lo + host.len()]);
+        Ok(())
+    }
+
+    fn address(&self, buf: BufferId) -> Option<u64> {
+        (buf < 1 << (62 - OFFSET_BITS) && self.buffer(buf).is_ok())
+            .then_some(ADDRESS_TAG | buf << OFFSET_BITS)
+    }
+
+    fn buffer_at(&self, addr: u64, bytes: usize) -> Option<(BufferId, usize)> {
+        if addr & !((1 << 62) - 1) != ADDRESS_TAG {
+            return None;
+        }
+        let buf = (addr & ((1 << 62) - 1)) >> OFFSET_BITS;
+        let at = addr & ((1 << OFFSET_BITS) - 1);
+        let size = *self
+            .buffer_bytes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&buf)?;
+        (at + bytes as u64 <= size).then_some((buf, at as usize))
     }
 
     fn upload(&self, buf: BufferId, elem: ElemLayout, first: usize, host: &[u8]) -> Result<()> {
@@ -164,6 +243,10 @@ impl DeviceMemory for WgpuDevice {
     }
 
     fn free(&self, buf: BufferId) {
+        self.buffer_bytes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&buf);
         if let Some(b) = self
             .buffers
             .lock()

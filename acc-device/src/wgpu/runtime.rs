@@ -225,6 +225,9 @@ pub struct WgpuDevice {
     launching: Mutex<()>,
     /// What is present on the device, and the buffers holding it.
     present: PresentTable,
+    /// The bytes asked for each buffer (a buffer from the pool may be larger): the bounds of
+    /// the memory routines' addresses.
+    pub(super) buffer_bytes: Mutex<HashMap<BufferId, u64>>,
     pub(super) buffers: Mutex<HashMap<BufferId, wgpu::Buffer>>,
     pub(super) next_buffer: AtomicU64,
     /// Buffers freed for reuse.
@@ -364,6 +367,7 @@ impl WgpuDevice {
             launching: Mutex::new(()),
             present: PresentTable::new(),
             buffers: Mutex::new(HashMap::new()),
+            buffer_bytes: Mutex::new(HashMap::new()),
             next_buffer: AtomicU64::new(1),
             pool: BufferPool::default(),
             batch: Mutex::default(),

@@ -78,7 +78,11 @@ impl GpuDriver for CudaDevice {
             // Compiled on a thread of its own: a launch that need not wait returns before it
             // is done (`ready`), so the kernels of a first time step compile at once.
             None => {
-                let (ctx, ptx, name) = (Arc::clone(&self.ctx), lowered.ptx.clone(), kernel.name.clone());
+                let (ctx, ptx, name) = (
+                    Arc::clone(&self.ctx),
+                    lowered.ptx.clone(),
+                    kernel.name.clone(),
+                );
                 let row = acc_core::observe::time::compile_row();
                 compile::Job::spawn(&kernel.name, move || {
                     let start = std::time::Instant::now();
