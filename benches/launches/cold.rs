@@ -60,7 +60,10 @@ pub fn run(reps: usize) {
             "each kernel compiled by the driver at its launch",
             &[("ACC_CUDA_DEFER_COMPILE", "0"), ("ACC_PTXAS", "off")],
         ),
-        ("compiled on threads, by the driver", &[("ACC_PTXAS", "off")]),
+        (
+            "compiled on threads, by the driver",
+            &[("ACC_PTXAS", "off")],
+        ),
         ("compiled on threads, ptxas where present (default)", &[]),
     ];
     let mut baseline = None;
