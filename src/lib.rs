@@ -40,6 +40,7 @@
 
 #[doc(hidden)]
 pub mod __rt;
+mod device_vec;
 pub mod guide;
 mod interop;
 mod memory;
@@ -99,6 +100,7 @@ pub use acc_macros::update;
 pub use acc_macros::wait;
 #[doc = include_str!("directive_docs/device_copy.md")]
 pub use acc_macros::DeviceCopy;
+pub use device_vec::DeviceVec;
 pub use memory::{
     attach, detach, deviceptr, free, hostptr, malloc, map_data, memcpy_d2d, memcpy_device,
     memcpy_from_device, memcpy_peer, memcpy_to_device, unmap_data, DevicePtr,

@@ -21,6 +21,10 @@ pub struct DevicePtr {
 }
 
 impl DevicePtr {
+    pub(crate) fn from_addr(addr: usize) -> DevicePtr {
+        DevicePtr { addr }
+    }
+
     /// The address as a number.
     ///
     /// # Examples

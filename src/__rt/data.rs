@@ -330,10 +330,34 @@ fn enter_on(
         site: None,
     };
     for e in entries {
+        if e.clause == DataClause::Deviceptr {
+            // Device memory already (an `acc::DeviceVec`, or data `acc::map_data` put in
+            // `acc::malloc` memory): present, and nothing to count or copy (3.3 section 2.7.4).
+            match mem.table.lookup(
+                e.host().as_ptr() as usize,
+                e.host().len(),
+                e.elem,
+                e.named(),
+            ) {
+                Ok(Some(_)) => {
+                    guard.entered.push((*e, false));
+                    continue;
+                }
+                Ok(None) => {
+                    drop(guard);
+                    fail(what, loc, acc_core::Error::Unsupported {
+                        what: format!("`{}` in a `deviceptr` clause is not in the {} device's memory: a `deviceptr` variable is an `acc::DeviceVec` made on that device (or host data `acc::map_data` put in `acc::malloc` memory); for host data use `copyin`, `copy` or `present`", e.var.name, device.device_type()),
+                    });
+                }
+                Err(err) => {
+                    drop(guard);
+                    fail(what, loc, err)
+                }
+            }
+        }
         let Some(absent) = e.clause.absent() else {
             guard.entered.push((*e, false));
-            if e.clause == DataClause::Deviceptr
-                || e.clause == DataClause::Attach
+            if e.clause == DataClause::Attach
                 || e.clause == DataClause::DeviceResident
                 || e.clause == DataClause::Link
             {
@@ -373,7 +397,36 @@ fn current(what: &str, loc: Location) -> Arc<dyn Device> {
 pub fn region_data(launch: &Launch, loc: Location, entries: &[ClauseEntry]) -> DataGuard {
     match launch.device() {
         Some(d) => enter_on(d, "data clause", loc, entries),
-        None => DataGuard::none(),
+        None => {
+            deviceptr_on_the_host(loc, entries);
+            DataGuard::none()
+        }
+    }
+}
+
+/// A construct that runs on the host (its `if` is false) cannot use device memory
+/// (`deviceptr` of an `acc::DeviceVec` on a GPU): its host code would read what is not the data.
+fn deviceptr_on_the_host(loc: Location, entries: &[ClauseEntry]) {
+    let Some(e) = entries.iter().find(|e| e.clause == DataClause::Deviceptr) else {
+        return;
+    };
+    let Ok(d) = runtime().current_device() else {
+        return;
+    };
+    let Some(mem) = d.own_memory() else { return };
+    if let Ok(Some(_)) = mem.table.lookup(
+        e.host().as_ptr() as usize,
+        e.host().len(),
+        e.elem,
+        e.named(),
+    ) {
+        fail("data clause", loc, acc_core::Error::Unsupported {
+            what: format!(
+                "`{}` in a `deviceptr` clause is in the {} device's memory, but the construct runs on the host (its `if` is false): the host cannot use device memory",
+                e.var.name,
+                d.device_type()
+            ),
+        });
     }
 }
 

@@ -19,6 +19,7 @@ mod complex_numbers;
 mod compute;
 mod data;
 mod data_environment;
+mod deviceptr;
 mod gang_phases;
 mod half_types;
 mod host_loops;
