@@ -412,6 +412,7 @@ impl<T: DeviceCopy> std::fmt::Debug for DeviceVec<T> {
 
 /// The present table names it by its host allocation (see the module's documentation); its
 /// elements, read through this, are the data only where [`DeviceVec::on_host`].
+#[diagnostic::do_not_recommend]
 impl<T: DeviceCopy> DataVar for DeviceVec<T> {
     type Elem = T;
     fn elems(&self) -> &[T] {
@@ -419,6 +420,7 @@ impl<T: DeviceCopy> DataVar for DeviceVec<T> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: DeviceCopy> DataVarMut for DeviceVec<T> {
     fn elems_mut(&mut self) -> &mut [T] {
         self.host_elems_mut()

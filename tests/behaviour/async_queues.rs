@@ -294,3 +294,54 @@ fn the_async_update_routines_follow_their_queue() {
         assert!(out.iter().all(|&v| v == 2.0));
     });
 }
+
+#[acc::offload]
+fn queue_per_device_type(a: &mut Vec<f32>, bad: i32) {
+    #[acc::data(copy(a))]
+    {
+        // An invalid queue on nvidia only (3.3 section 2.4: `async` may follow `device_type`).
+        #[acc::parallel_loop(present(a), async(1), device_type(nvidia), async(bad))]
+        for i in 0..a.len() {
+            a[i] += 1.0;
+        }
+        acc::wait_all();
+    }
+}
+
+#[acc::offload]
+fn update_per_device_type(a: &mut Vec<f32>, bad: i32) {
+    #[acc::data(copy(a))]
+    {
+        acc::update!(device(a), device_type(wgpu), async(bad));
+        acc::wait_all();
+    }
+}
+
+#[test]
+fn async_and_wait_in_device_type_sections_apply_on_their_device_type() {
+    on_each_device(|ty| {
+        let mut a = vec![1.0f32; 64];
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            queue_per_device_type(&mut a, -9)
+        }));
+        let u = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            update_per_device_type(&mut a, -8)
+        }));
+        let msg = |e: Box<dyn std::any::Any + Send>| {
+            e.downcast_ref::<String>().cloned().unwrap_or_default()
+        };
+        if ty == acc::DeviceType::Nvidia {
+            let e = msg(r.unwrap_err());
+            assert!(e.contains("invalid async argument -9"), "{ty}: {e}");
+        } else {
+            assert!(r.is_ok(), "{ty}");
+            assert_eq!(a, vec![2.0f32; 64], "{ty}");
+        }
+        if ty == acc::DeviceType::Wgpu {
+            let e = msg(u.unwrap_err());
+            assert!(e.contains("invalid async argument -8"), "{ty}: {e}");
+        } else {
+            assert!(u.is_ok(), "{ty}");
+        }
+    });
+}

@@ -739,8 +739,50 @@ impl VisitMut for HostWalker<'_> {
 
 /// The run-time values of a directive's `if`, `async` and `wait` clauses, as
 /// `Option<bool>`, `Option<i64>` (a bare `async` is `ASYNC_NOVAL`) and `Option<Vec<i64>>`
-/// (a bare `wait` is the empty list) expressions.
+/// (a bare `wait` is the empty list) expressions. `async` and `wait` in `device_type`
+/// sections (3.3 section 2.4) apply on their device types: the expressions then choose by the
+/// current device type, evaluating only that type's arguments.
 pub fn if_async_wait(dir: &Directive) -> (TokenStream, TokenStream, TokenStream) {
+    use crate::directive::ClauseName as C;
+    let sectioned = dir
+        .all(C::Async)
+        .chain(dir.all(C::Wait))
+        .any(|c| c.device_types.is_some());
+    if !sectioned {
+        return if_async_wait_plain(dir);
+    }
+    let (if_cond, _, _) = if_async_wait_plain(dir);
+    let arms: Vec<(TokenStream, TokenStream, TokenStream)> = [
+        ("host", quote!(Host)),
+        ("multicore", quote!(Multicore)),
+        ("nvidia", quote!(Nvidia)),
+        ("wgpu", quote!(Wgpu)),
+    ]
+    .into_iter()
+    .map(|(name, variant)| {
+        let (_, a, w) = if_async_wait_plain(&dir.for_device(name));
+        (variant, a, w)
+    })
+    .collect();
+    let (variants, asyncs, waits) = (
+        arms.iter().map(|a| &a.0).collect::<Vec<_>>(),
+        arms.iter().map(|a| &a.1).collect::<Vec<_>>(),
+        arms.iter().map(|a| &a.2).collect::<Vec<_>>(),
+    );
+    let (_, default_async, default_wait) = if_async_wait_plain(&dir.for_device(""));
+    let async_arg = quote!(match ::acc::get_device_type() {
+        #(::acc::DeviceType::#variants => #asyncs,)*
+        _ => #default_async,
+    });
+    let wait = quote!(match ::acc::get_device_type() {
+        #(::acc::DeviceType::#variants => #waits,)*
+        _ => #default_wait,
+    });
+    (if_cond, async_arg, wait)
+}
+
+/// [`if_async_wait`] of a directive whose `async` and `wait` are in no `device_type` section.
+fn if_async_wait_plain(dir: &Directive) -> (TokenStream, TokenStream, TokenStream) {
     use crate::directive::{ClauseArgs, ClauseName as C};
     let if_cond = opt(dir.general(C::If).next().and_then(|c| c.expr()).map(|e| {
         // A condition of another type reads "expected `bool`" at the condition.
