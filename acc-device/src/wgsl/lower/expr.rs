@@ -371,11 +371,20 @@ pub(super) fn literal(l: Literal, target: Target) -> Result<String> {
 }
 
 /// The correctly rounded f32 square root (see [`Writer::math`]): positive normal arguments
-/// corrected; zero, negative, infinite, NaN and subnormal ones as the driver gives them.
+/// corrected; subnormal ones (which a driver may flush to zero) taken from their bits, scaled
+/// by 2^64 into normal range, rooted and scaled back by 2^-32 (exact: powers of two), then
+/// corrected as normal ones; zero, negative, infinite and NaN ones as the driver gives them.
 const SQRT_F32: &str = "fn acc_sqrt_f32(x: f32) -> f32 {
     var s = sqrt(x);
-    if (!(x >= 1.17549435e-38) || x > 3.40282347e38) { return s; }
-    let xd = f64(x);
+    var xd = f64(x);
+    let b = bitcast<u32>(x);
+    if (b != 0u && b < 0x00800000u) {
+        let m = f64(b);
+        s = sqrt(f32(m * 2.5849394142282115e-26lf)) * 2.3283064365386963e-10;
+        xd = m * 1.401298464324817e-45lf;
+    } else if (!(x >= 1.17549435e-38) || x > 3.40282347e38) {
+        return s;
+    }
     for (var k = 0; k < 2; k = k + 1) {
         let d = f64(s);
         let up = bitcast<f32>(bitcast<u32>(s) + 1u);
