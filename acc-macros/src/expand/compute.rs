@@ -155,6 +155,25 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
         }
     }
 
+    // ... nor one an enclosing `data` construct names so.
+    let own: Vec<String> = dir
+        .general(C::Copyin)
+        .flat_map(|c| c.vars().iter().map(|v| v.name.to_string()))
+        .collect();
+    let readonly: Vec<String> = ctx.enclosing_readonly.iter().flatten().cloned().collect();
+    for name in readonly.iter().filter(|n| !own.contains(n)) {
+        if uses
+            .vars
+            .get(name)
+            .is_some_and(|u| u.is_definitely_written())
+        {
+            ctx.error(dir.span, format!(
+                "`{name}` is `copyin(readonly: ..)` on an enclosing `data` construct, but this `{}` writes it; drop `readonly:` there or use `copy` (3.3 section 2.7.7)",
+                dir.kind.spelling()
+            ));
+        }
+    }
+
     // A write to what the construct's own `copyin` brings in (and no enclosing data construct
     // holds): on a GPU the device copy takes the write and is freed at the region's end, so
     // the write is lost there and kept on the host and multicore. An error, rather than

@@ -133,6 +133,14 @@ pub fn named_vars(dir: &Directive) -> Vec<String> {
         .collect()
 }
 
+/// The variables `dir` names in `copyin(readonly: ..)`.
+pub fn readonly_vars(dir: &Directive) -> Vec<String> {
+    dir.general(C::Copyin)
+        .filter(|c| c.modifier().is_some_and(|m| m == "readonly"))
+        .flat_map(|c| c.vars().iter().map(|v| v.name.to_string()))
+        .collect()
+}
+
 const DATA_CLAUSES: &[C] = &[
     C::Copy,
     C::Copyin,

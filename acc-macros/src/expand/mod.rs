@@ -32,6 +32,9 @@ pub struct Ctx {
     pub fn_name: String,
     /// Variables named by the data clauses of lexically enclosing `data` constructs.
     pub enclosing_data: Vec<Vec<String>>,
+    /// Variables enclosing `data` constructs name in `copyin(readonly: ..)`: no region inside
+    /// may write them (3.3 section 2.7.7).
+    pub enclosing_readonly: Vec<Vec<String>>,
     /// The `default` clause (`none` or `present`) of each enclosing data construct, which
     /// compute constructs inside see (3.3 section 2.6.2: "visible at the compute construct").
     pub enclosing_default: Vec<Option<(String, Span)>>,
@@ -48,11 +51,27 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// Enters the scope of the data construct `dir` (its variables, `readonly` ones and
+    /// `default`), for the constructs inside it.
+    pub fn enter_data(&mut self, dir: &Directive) {
+        self.enclosing_data.push(data::named_vars(dir));
+        self.enclosing_readonly.push(data::readonly_vars(dir));
+        self.enclosing_default.push(data::default_clause(dir));
+    }
+
+    /// Leaves the innermost data construct's scope ([`Ctx::enter_data`]).
+    pub fn leave_data(&mut self) {
+        self.enclosing_data.pop();
+        self.enclosing_readonly.pop();
+        self.enclosing_default.pop();
+    }
+
     pub fn new(fn_name: String) -> Ctx {
         Ctx {
             errors: Vec::new(),
             fn_name,
             enclosing_data: Vec::new(),
+            enclosing_readonly: Vec::new(),
             enclosing_default: Vec::new(),
             generic_fn: false,
             next_id: 0,
@@ -251,15 +270,13 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
                     ctx.error(c.span, "`link` names global data: put `#[acc::declare(link(X))]` on the static `X` itself, not on a function (3.3 section 2.13.3)".to_string());
                 }
             }
-            ctx.enclosing_data.push(data::named_vars(&dir));
-            ctx.enclosing_default.push(data::default_clause(&dir));
+            ctx.enter_data(&dir);
             HostWalker {
                 ctx: &mut ctx,
                 env: env.clone(),
             }
             .visit_block_mut(&mut f.block);
-            ctx.enclosing_data.pop();
-            ctx.enclosing_default.pop();
+            ctx.leave_data();
             let body = &f.block;
             let expanded = data::expand_data_region(&mut ctx, &dir, quote!(#body));
             f.block = Box::new(syn::parse2(quote!({ #expanded })).expect("a block"));
@@ -567,11 +584,9 @@ impl HostWalker<'_> {
                         return st;
                     }
                 };
-                self.ctx.enclosing_data.push(data::named_vars(&dir));
-                self.ctx.enclosing_default.push(data::default_clause(&dir));
+                self.ctx.enter_data(&dir);
                 self.visit_block_mut(&mut b.block);
-                self.ctx.enclosing_data.pop();
-                self.ctx.enclosing_default.pop();
+                self.ctx.leave_data();
                 let body = &b.block;
                 let ts = if kind == DirectiveKind::Data {
                     data::expand_data_region(self.ctx, &dir, quote!(#body))
@@ -656,8 +671,7 @@ impl HostWalker<'_> {
             brace_token: Default::default(),
             stmts: rest,
         };
-        self.ctx.enclosing_data.push(data::named_vars(&dir));
-        self.ctx.enclosing_default.push(data::default_clause(&dir));
+        self.ctx.enter_data(&dir);
         self.visit_block_mut(&mut body);
         if let Some(t) = tail.take() {
             // Through a block of its own, so that a directive on it is expanded too.
@@ -668,8 +682,7 @@ impl HostWalker<'_> {
             self.visit_block_mut(&mut tb);
             tail = tb.stmts.pop();
         }
-        self.ctx.enclosing_data.pop();
-        self.ctx.enclosing_default.pop();
+        self.ctx.leave_data();
         if !ok {
             b.stmts.extend(body.stmts);
             b.stmts.extend(tail);
