@@ -77,7 +77,17 @@ impl Job {
     pub fn spawn(name: &str, make: impl FnOnce() -> Result<Code> + Send + 'static) -> Arc<Job> {
         let job = Arc::new(Job::new(name));
         let worker = Arc::clone(&job);
-        let run = move || worker.finish(make().map_err(|e| e.to_string()));
+        // A panic in `make` (an internal error) still finishes the job, so that no launch
+        // waits for it forever.
+        let run = move || {
+            let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(make))
+                .unwrap_or_else(|_| {
+                    Err(Error::Unsupported {
+                        what: "internal error: the compiling thread panicked".into(),
+                    })
+                });
+            worker.finish(made.map_err(|e| e.to_string()))
+        };
         let run = Arc::new(Mutex::new(Some(run)));
         let on_thread = Arc::clone(&run);
         let started = std::thread::Builder::new()
