@@ -256,6 +256,26 @@ pub fn wait_directive(
     }
 }
 
+/// `wait(devnum: d: queues)` on a construct or `wait!` (3.3 section 2.16.3): the host waits
+/// for `queues` (every queue when none is named) of device `d` of the current device type.
+#[track_caller]
+pub fn wait_on_device(devnum: i64, queues: &[i64]) {
+    let loc = Location::caller();
+    let rt = runtime();
+    let result = usize::try_from(devnum)
+        .map_err(|_| acc_core::Error::Unsupported {
+            what: format!("`devnum: {devnum}` names no device (device numbers are from 0)"),
+        })
+        .and_then(|n| rt.device(rt.current_device_type()?, n))
+        .and_then(|d| wait_for(&*d, queues, Queue::Sync));
+    acc_core::observe::notify(acc_core::observe::Notify::Wait, || {
+        format!("`wait` at {loc}: device {devnum}, queues {queues:?}")
+    });
+    if let Err(e) = result {
+        fail("`wait(devnum: ..)`", loc, e)
+    }
+}
+
 /// The `wait` directive's, or a `wait` clause's, ordering (3.3 sections 2.16.2, 2.16.3):
 /// without `async` (`waiter` is `Queue::Sync`) the host waits for `queues` (every queue when
 /// none is named); with it, the async queue does, and the host goes on.

@@ -345,3 +345,40 @@ fn async_and_wait_in_device_type_sections_apply_on_their_device_type() {
         }
     });
 }
+
+#[acc::offload]
+fn wait_on_devnum(a: &mut Vec<f64>, dev: i32) {
+    #[acc::data(copy(a))]
+    {
+        #[acc::parallel_loop(present(a), async(2))]
+        for i in 0..a.len() {
+            a[i] += 1.0;
+        }
+        // The queue of device `dev` (of the current type), then the host reads.
+        #[acc::parallel_loop(present(a), wait(devnum: dev: queues: 2))]
+        for i in 0..a.len() {
+            a[i] *= 2.0;
+        }
+        acc::wait!(devnum: dev: 2);
+        acc::wait!(devnum: dev: queues: 2, 3);
+    }
+}
+
+/// `wait(devnum: d: ..)` (3.3 section 2.16.3): the queues of device `d` of the current type;
+/// a device number past the last is an error naming it.
+#[test]
+fn wait_clauses_name_the_device_of_their_queues() {
+    on_each_device(|ty| {
+        let mut a = vec![1.0f64; 256];
+        let dev = acc::get_device_num(ty) as i32;
+        wait_on_devnum(&mut a, dev);
+        assert_eq!(a, vec![4.0f64; 256], "{ty}");
+        let past = acc::get_num_devices(ty) as i32 + 5;
+        let e = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            wait_on_devnum(&mut a, past)
+        }))
+        .unwrap_err();
+        let msg = e.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(msg.contains("wait(devnum: ..)"), "{ty}: {msg}");
+    });
+}

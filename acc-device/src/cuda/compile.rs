@@ -80,8 +80,8 @@ impl Job {
         // A panic in `make` (an internal error) still finishes the job, so that no launch
         // waits for it forever.
         let run = move || {
-            let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(make))
-                .unwrap_or_else(|_| {
+            let made =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(make)).unwrap_or_else(|_| {
                     Err(Error::Unsupported {
                         what: "internal error: the compiling thread panicked".into(),
                     })

@@ -208,6 +208,8 @@ pub struct Clause {
     pub args: ClauseArgs,
     /// The `device_type` section the clause is in (`None`: applies to every device type).
     pub device_types: Option<Vec<DeviceTypeSel>>,
+    /// `wait(devnum: e: ..)`: the device whose queues are waited for (3.3 section 2.16.3).
+    pub devnum: Option<Box<Expr>>,
 }
 
 impl Clause {

@@ -101,10 +101,11 @@ fn parse_clause(
     let spelled = ident.unraw().to_string();
     let name = ClauseName::from_spelling(&spelled).ok_or_else(|| unknown_clause(kind, &ident))?;
     let span = ident.span();
+    let mut devnum = None;
     let args = if input.peek(token::Paren) {
         let content;
         syn::parenthesized!(content in input);
-        let args = parse_args(kind, name, span, &content)?;
+        let args = parse_args(kind, name, span, &content, &mut devnum)?;
         if !content.is_empty() {
             return Err(content.error(format!("unexpected tokens in `{spelled}(..)`")));
         }
@@ -130,6 +131,7 @@ fn parse_clause(
         span,
         args,
         device_types: section,
+        devnum: devnum.map(Box::new),
     })
 }
 
@@ -246,6 +248,7 @@ fn parse_args(
     name: ClauseName,
     span: Span,
     input: ParseStream,
+    devnum: &mut Option<Expr>,
 ) -> syn::Result<ClauseArgs> {
     let spelled = name.spelling();
     Ok(match shape(kind, name) {
@@ -266,7 +269,7 @@ fn parse_args(
                 let label: Ident = input.parse()?;
                 if label == "devnum" {
                     input.parse::<Token![:]>()?;
-                    let _devnum: Expr = input.parse()?;
+                    *devnum = Some(input.parse()?);
                     input.parse::<Token![:]>()?;
                     if input.peek(Ident) && input.peek2(Token![:]) {
                         let q: Ident = input.parse()?;

@@ -147,9 +147,27 @@ fn ctx_errors(ctx: Ctx) -> TokenStream {
 
 /// `wait!()`, `wait!(1, 2)`, `wait!(1, async(3))`, `wait!(if(c))` (3.3 section 2.16.3).
 fn expand_wait(ctx: &mut Ctx, input: TokenStream, loc: &TokenStream) -> TokenStream {
-    let parser = |input: ParseStream| -> syn::Result<(Vec<Expr>, TokenStream)> {
+    let parser = |input: ParseStream| -> syn::Result<(Option<Expr>, Vec<Expr>, TokenStream)> {
         let mut queues = Vec::new();
         let mut clauses = TokenStream::new();
+        // wait-argument: `[devnum: e :] [queues:] list` (3.3 section 2.16.3).
+        let mut devnum = None;
+        let label = |input: ParseStream, name: &str| {
+            let fork = input.fork();
+            fork.call(Ident::parse_any).is_ok_and(|i| i == name)
+                && fork.peek(Token![:])
+                && !fork.peek(Token![::])
+        };
+        if label(input, "devnum") {
+            input.call(Ident::parse_any)?;
+            input.parse::<Token![:]>()?;
+            devnum = Some(input.parse::<Expr>()?);
+            input.parse::<Token![:]>()?;
+        }
+        if label(input, "queues") {
+            input.call(Ident::parse_any)?;
+            input.parse::<Token![:]>()?;
+        }
         while !input.is_empty() {
             let fork = input.fork();
             let is_clause = fork
@@ -165,9 +183,9 @@ fn expand_wait(ctx: &mut Ctx, input: TokenStream, loc: &TokenStream) -> TokenStr
                 input.parse::<Token![,]>()?;
             }
         }
-        Ok((queues, clauses))
+        Ok((devnum, queues, clauses))
     };
-    let (queues, clauses) = match parser.parse2(input) {
+    let (devnum, queues, clauses) = match parser.parse2(input) {
         Ok(v) => v,
         Err(e) => {
             ctx.push(e);
@@ -178,6 +196,15 @@ fn expand_wait(ctx: &mut Ctx, input: TokenStream, loc: &TokenStream) -> TokenStr
         return TokenStream::new();
     };
     let (if_cond, async_arg, _) = if_async_wait(&dir);
+    if let Some(d) = devnum {
+        // The host waits for another device's queues (an `async` queue of this device
+        // then comes after them too).
+        return quote!({
+            if #if_cond != ::core::option::Option::Some(false) {
+                ::acc::__rt::wait_on_device((#d) as i64, &[#((#queues) as i64),*]);
+            }
+        });
+    }
     let queues = if queues.is_empty() {
         quote!(::core::option::Option::None)
     } else {

@@ -806,10 +806,25 @@ fn if_async_wait_plain(dir: &Directive) -> (TokenStream, TokenStream, TokenStrea
         Some(e) => quote!((#e) as i64),
         None => quote!(::acc::ASYNC_NOVAL as i64),
     }));
-    let wait = opt(dir.all(C::Wait).last().map(|c| match &c.args {
-        ClauseArgs::Exprs(v) => quote!(::std::vec![#((#v) as i64),*]),
-        _ => quote!(::std::vec::Vec::new()),
-    }));
+    let last_wait = dir.all(C::Wait).last();
+    let wait = match last_wait.and_then(|c| c.devnum.as_deref().map(|d| (c, d))) {
+        // `wait(devnum: d: ..)`: the host waits for those queues of device `d` (of the current
+        // device type) first; the construct then waits for nothing on its own device.
+        Some((c, devnum)) => {
+            let queues = match &c.args {
+                ClauseArgs::Exprs(v) => quote!(&[#((#v) as i64),*]),
+                _ => quote!(&[]),
+            };
+            quote!({
+                ::acc::__rt::wait_on_device((#devnum) as i64, #queues);
+                ::core::option::Option::None
+            })
+        }
+        None => opt(last_wait.map(|c| match &c.args {
+            ClauseArgs::Exprs(v) => quote!(::std::vec![#((#v) as i64),*]),
+            _ => quote!(::std::vec::Vec::new()),
+        })),
+    };
     (if_cond, async_arg, wait)
 }
 
