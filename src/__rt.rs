@@ -545,7 +545,7 @@ impl RangeLimits for std::ops::RangeInclusive<usize> {
     }
 }
 
-/// The marker `#[acc::routine]` leaves next to its function (`<name>_is_an_acc_routine`):
+/// The marker `#[acc::routine]` leaves next to its function (`<name>_must_be_an_acc_routine`):
 /// each call in a region refers to the callee's marker, so a call to a function that is not a
 /// routine does not compile (3.3 section 2.15), and kernels inline the routine's body with
 /// `build`.

@@ -100,7 +100,7 @@ const PRIMITIVES: &[&str] = &[
 ];
 
 /// What checking a body found: errors, and the routine markers its calls refer to (each a
-/// statement `let _: RoutineMarker = path_is_an_acc_routine;` that fails to compile when the callee is not an
+/// statement `let _: RoutineMarker = path_must_be_an_acc_routine;` that fails to compile when the callee is not an
 /// `#[acc::routine]`, 3.3 section 2.15; R120).
 pub struct BodyCheck {
     pub errors: Vec<syn::Error>,
@@ -143,7 +143,7 @@ fn user_routine_marker(p: &syn::ExprPath) -> Option<syn::Path> {
 
 /// The name of the marker `#[acc::routine]` puts next to function `name`.
 pub fn routine_marker(name: &syn::Ident) -> syn::Ident {
-    syn::Ident::new(&format!("{name}_is_an_acc_routine"), name.span())
+    syn::Ident::new(&format!("{name}_must_be_an_acc_routine"), name.span())
 }
 
 /// Every construct in `stmts` that cannot run on a device. `combined` when `stmts` is the loop
