@@ -111,3 +111,30 @@ fn deviceptr_of_host_memory_or_from_the_host_is_refused_off_the_host() {
         }
     });
 }
+
+#[acc::offload]
+fn copied_anyway(d: &mut acc::DeviceVec<f32>) {
+    #[acc::parallel_loop(copy(d))]
+    for i in 0..d.len() {
+        d[i] += 1.0;
+    }
+    #[acc::data(copyin(d))]
+    {
+        #[acc::parallel_loop(present(d))]
+        for i in 0..d.len() {
+            d[i] *= 3.0;
+        }
+    }
+}
+
+/// Other data clauses on a `DeviceVec` find it present (it is device memory): they count and
+/// copy nothing, and its memory stays until it drops.
+#[test]
+fn data_clauses_on_device_arrays_find_them_present() {
+    on_each_device(|ty| {
+        let mut d = acc::DeviceVec::from_slice(&[1.0f32, 2.0, 3.0]).unwrap();
+        copied_anyway(&mut d);
+        copied_anyway(&mut d);
+        assert_eq!(d.to_vec().unwrap(), [21.0, 30.0, 39.0], "{ty}");
+    });
+}
