@@ -81,7 +81,7 @@ impl<T: DeviceCopy> DeviceVec<T> {
                     std::mem::align_of::<T>() <= 256,
                     "acc::DeviceVec: element alignment above 256"
                 );
-                let addr = acc_core::host_alloc::malloc(bytes)?;
+                let addr = acc_core::host_alloc::malloc_owned(bytes)?;
                 std::ptr::NonNull::new(addr as *mut T).ok_or(Error::OutOfMemory { bytes })?
             };
             return Ok(DeviceVec {
@@ -199,8 +199,16 @@ impl<T: DeviceCopy> DeviceVec<T> {
     pub fn as_ptr(&self) -> DevicePtr {
         match &self.device {
             Some((d, buf)) => {
+                // Elements the device widens have no address in the host's layout: 0, which
+                // the memory routines refuse.
+                let elem = crate::__rt::layout::<T>();
                 let addr = d
                     .own_memory()
+                    .filter(|m| {
+                        m.memory
+                            .raw_buffer(*buf, elem)
+                            .is_some_and(|r| r.elem_bytes == std::mem::size_of::<T>())
+                    })
                     .and_then(|m| m.memory.address(*buf))
                     .unwrap_or(0);
                 DevicePtr::from_addr(addr as usize)
@@ -362,7 +370,7 @@ impl<T: DeviceCopy> Drop for DeviceVec<T> {
             }
             None => {
                 if self.len > 0 && std::mem::size_of::<T>() > 0 {
-                    let _ = acc_core::host_alloc::free(self.host.as_ptr() as usize);
+                    let _ = acc_core::host_alloc::free_owned(self.host.as_ptr() as usize);
                 }
             }
         }

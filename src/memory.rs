@@ -529,7 +529,20 @@ pub fn memcpy_peer(
     }
     let d = buffer_at(&*to, dst, bytes, "acc::memcpy_peer (destination)")?;
     let s = buffer_at(&*from, src, bytes, "acc::memcpy_peer (source)")?;
-    copy_between_devices((&*to, d), (&*from, s), BYTES, bytes, "acc::memcpy_peer")
+    if to.device_type() == acc_core::DeviceType::Nvidia {
+        // CUDA widens nothing: bytes are elements (and peers copy directly).
+        return copy_between_devices((&*to, d), (&*from, s), BYTES, bytes, "acc::memcpy_peer");
+    }
+    // Raw bytes through the host, as they are, whatever the device widens.
+    to.synchronize()?;
+    from.synchronize()?;
+    let mut staging = vec![0u8; bytes];
+    own(&*from, "acc::memcpy_peer")?
+        .memory
+        .download_bytes(s.0, s.1, &mut staging)?;
+    own(&*to, "acc::memcpy_peer")?
+        .memory
+        .upload_bytes(d.0, d.1, &staging)
 }
 
 /// `acc_deviceptr`: the device address of `a`'s data, when present (its host address on

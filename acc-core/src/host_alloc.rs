@@ -12,6 +12,26 @@ const ALIGN: usize = 256;
 
 static ALLOCS: Mutex<BTreeMap<usize, usize>> = Mutex::new(BTreeMap::new());
 
+/// Allocations an owner frees itself (`acc::DeviceVec`): `acc::free` refuses them.
+static OWNED: Mutex<std::collections::BTreeSet<usize>> =
+    Mutex::new(std::collections::BTreeSet::new());
+
+/// [`malloc`] for an owner that frees it with [`free_owned`]; [`free`] refuses it.
+pub fn malloc_owned(bytes: usize) -> Result<usize> {
+    let addr = malloc(bytes)?;
+    OWNED.lock().unwrap_or_else(|e| e.into_inner()).insert(addr);
+    Ok(addr)
+}
+
+/// Frees what [`malloc_owned`] made.
+pub fn free_owned(addr: usize) -> Result<()> {
+    OWNED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&addr);
+    free(addr)
+}
+
 fn table() -> std::sync::MutexGuard<'static, BTreeMap<usize, usize>> {
     ALLOCS.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -31,6 +51,16 @@ pub fn malloc(bytes: usize) -> Result<usize> {
 
 /// Frees an allocation made by [`malloc`].
 pub fn free(addr: usize) -> Result<()> {
+    if OWNED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains(&addr)
+    {
+        return Err(Error::InvalidDevicePtr {
+            addr,
+            what: "acc::free (the memory of an acc::DeviceVec, freed when it drops)",
+        });
+    }
     let bytes = table().remove(&addr).ok_or(Error::InvalidDevicePtr {
         addr,
         what: "acc::free",

@@ -146,11 +146,6 @@ pub fn copy_through_host(
     len: usize,
 ) -> Result<()> {
     let mut staging = vec![0u8; len * elem.size];
-    if elem == BYTES {
-        // Raw bytes (`acc_memcpy_peer`): as they are, whatever a device widens.
-        peer.download_bytes(src, src_first, &mut staging)?;
-        return to.upload_bytes(dst, dst_first, &staging);
-    }
     peer.download(src, elem, src_first, &mut staging)?;
     to.upload(dst, elem, dst_first, &staging)
 }

@@ -330,6 +330,10 @@ fn enter_on(
         site: None,
     };
     for e in entries {
+        if e.clause == DataClause::Deviceptr && e.host().is_empty() {
+            guard.entered.push((*e, false));
+            continue;
+        }
         if e.clause == DataClause::Deviceptr {
             // Device memory already (an `acc::DeviceVec`, or data `acc::map_data` put in
             // `acc::malloc` memory): present, and nothing to count or copy (3.3 section 2.7.4).

@@ -70,6 +70,11 @@ fn device_arrays_are_used_in_place() {
         shift_in_data_region(&mut k, 3);
         let want: Vec<i32> = (0..300).map(|i| 3 * i).collect();
         assert_eq!(k.to_vec().unwrap(), want, "{ty}");
+        // Its memory is its own: `acc::free` refuses it.
+        assert!(acc::free(k.as_ptr()).is_err(), "{ty}");
+        // An empty one is device memory too.
+        let mut none = acc::DeviceVec::<f32>::zeroed(0).unwrap();
+        axpy_into(&mut none, &[], 1.0);
         // The memory routines reach it through its address.
         acc::memcpy_to_device(k.as_ptr().offset(8), &[-5i32]).unwrap();
         assert_eq!(k.to_vec().unwrap()[2], -5, "{ty}");

@@ -282,9 +282,11 @@ fn store(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
         .parent()
         .ok_or_else(|| std::io::Error::other("no directory"))?;
     std::fs::create_dir_all(dir)?;
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let tmp = dir.join(format!(
-        ".{}.{}",
+        ".{}.{}.{}",
         std::process::id(),
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         path.file_name().and_then(|n| n.to_str()).unwrap_or("cubin")
     ));
     std::fs::write(&tmp, bytes)?;

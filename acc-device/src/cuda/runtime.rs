@@ -105,6 +105,9 @@ pub struct CudaDevice {
     queued: Mutex<Vec<compile::Queued>>,
     /// Whether `queued` may hold launches (read by every launch without taking the lock).
     has_queued: std::sync::atomic::AtomicBool,
+    /// The failure of a recorded launch (its module's compilation), reported by every later
+    /// use of the device: the launches behind it were dropped, so no later result is right.
+    recorded_failure: Mutex<Option<String>>,
     /// Whether first launches may be recorded (`ACC_CUDA_DEFER_COMPILE=0`, a tuning knob read
     /// when the device opens, says no: each launch then waits for its module).
     defer_compile: bool,
@@ -178,6 +181,7 @@ impl CudaDevice {
             queue_marks: Mutex::new(HashMap::new()),
             queued: Mutex::new(Vec::new()),
             has_queued: std::sync::atomic::AtomicBool::new(false),
+            recorded_failure: Mutex::new(None),
             defer_compile: std::env::var("ACC_CUDA_DEFER_COMPILE").map_or(true, |v| v != "0"),
         })
     }
@@ -186,15 +190,34 @@ impl CudaDevice {
     /// is compiled. Every use of the device but a launch that may be recorded calls this first.
     fn flush(&self) -> Result<()> {
         if !self.has_queued.load(Ordering::Acquire) {
-            return Ok(());
+            return self.sticky_failure();
         }
         // Held until they are launched: another thread's flush meanwhile waits, rather than
         // finding nothing recorded and reading data they have yet to write.
         let mut queued = self.queued.lock().unwrap_or_else(|e| e.into_inner());
         let launched = self.launch_recorded(&queued);
         queued.clear();
+        if let Err(e) = &launched {
+            *self
+                .recorded_failure
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) = Some(e.to_string());
+        }
         self.has_queued.store(false, Ordering::Release);
         launched
+    }
+
+    fn sticky_failure(&self) -> Result<()> {
+        match &*self
+            .recorded_failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+        {
+            Some(what) => Err(Error::Unsupported {
+                what: format!("{what} (a launch recorded while its kernel compiled failed; the device's later results would be wrong)"),
+            }),
+            None => Ok(()),
+        }
     }
 
     fn launch_recorded(&self, queued: &[compile::Queued]) -> Result<()> {

@@ -815,8 +815,11 @@ fn if_async_wait_plain(dir: &Directive) -> (TokenStream, TokenStream, TokenStrea
                 ClauseArgs::Exprs(v) => quote!(&[#((#v) as i64),*]),
                 _ => quote!(&[]),
             };
+            let if_cond = opt(dir.general(C::If).next().and_then(|c| c.expr()));
             quote!({
-                ::acc::__rt::wait_on_device((#devnum) as i64, #queues);
+                if #if_cond != ::core::option::Option::Some(false) {
+                    ::acc::__rt::wait_on_device((#devnum) as i64, #queues);
+                }
                 ::core::option::Option::None
             })
         }
