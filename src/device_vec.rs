@@ -239,14 +239,8 @@ impl<T: DeviceCopy> DeviceVec<T> {
         d.synchronize()?;
         let mem = own(&**d)?;
         let elem = crate::__rt::layout::<T>();
-        // SAFETY: `T: DeviceCopy` is plain data, written as its bytes.
-        let bytes = unsafe {
-            std::slice::from_raw_parts_mut(
-                out.as_mut_ptr().cast::<u8>(),
-                std::mem::size_of_val(&out[..]),
-            )
-        };
-        mem.memory.download(*buf, elem, 0, bytes)?;
+        mem.memory
+            .download(*buf, elem, 0, acc_core::data::bytes_of_mut(&mut out))?;
         Ok(out)
     }
 
@@ -282,12 +276,12 @@ impl<T: DeviceCopy> DeviceVec<T> {
         }
         d.synchronize()?;
         let mem = own(&**d)?;
-        // SAFETY: `T: DeviceCopy` is plain data, read as its bytes.
-        let bytes = unsafe {
-            std::slice::from_raw_parts(src.as_ptr().cast::<u8>(), std::mem::size_of_val(src))
-        };
-        mem.memory
-            .upload(*buf, crate::__rt::layout::<T>(), 0, bytes)
+        mem.memory.upload(
+            *buf,
+            crate::__rt::layout::<T>(),
+            0,
+            acc_core::data::bytes_of(src),
+        )
     }
 
     fn host_elems(&self) -> &[T] {
