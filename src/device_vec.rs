@@ -17,6 +17,8 @@ use acc_core::{Device, DeviceType, Error, Result};
 use crate::memory::DevicePtr;
 use crate::routines::runtime;
 
+mod foreign;
+
 /// An array of `T` in the memory of the device current when it was made: what `deviceptr(..)`
 /// names in a compute construct (3.3 section 2.7.4). Its elements move only when asked
 /// ([`DeviceVec::to_vec`], [`DeviceVec::copy_from_slice`], the memory routines on
@@ -90,16 +92,24 @@ impl<T: DeviceCopy> DeviceVec<T> {
                 device: None,
             });
         };
-        let host = zeroed_host::<T>(len)?;
         let elem = crate::__rt::layout::<T>();
-        let buf = match mem.memory.alloc(elem, len.max(1)) {
-            Ok(b) => b,
+        let buf = mem.memory.alloc(elem, len.max(1))?;
+        DeviceVec::named(d, buf, len)
+    }
+
+    /// `len` elements in device buffer `buf` of `d` (a device with memory of its own), named
+    /// in its present table by zeroed host pages. On error, `buf` is freed.
+    fn named(d: Arc<dyn Device>, buf: BufferId, len: usize) -> Result<DeviceVec<T>> {
+        let mem = own(&*d)?;
+        let elem = crate::__rt::layout::<T>();
+        let host = match zeroed_host::<T>(len) {
+            Ok(h) => h,
             Err(e) => {
-                // SAFETY: made above for `len` elements, not shared.
-                unsafe { free_host(host, len) };
+                mem.memory.free(buf);
                 return Err(e);
             }
         };
+        let bytes = std::mem::size_of::<T>() * len;
         if let Err(e) = mem.table.map(
             (host.as_ptr() as usize, bytes),
             elem,
@@ -107,7 +117,7 @@ impl<T: DeviceCopy> DeviceVec<T> {
             Named::unlocated("acc::DeviceVec"),
         ) {
             mem.memory.free(buf);
-            // SAFETY: as above.
+            // SAFETY: made above for `len` elements, not shared.
             unsafe { free_host(host, len) };
             return Err(e);
         }

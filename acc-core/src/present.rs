@@ -74,6 +74,16 @@ pub trait DeviceMemory: Send + Sync {
         let _ = (buf, elem);
         None
     }
+    /// Memory another library allocated on this device, made a buffer of this device
+    /// (`acc::DeviceVec::from_cuda_slice`, `from_wgpu_buffer`): checked to belong to the
+    /// device and to hold `bytes` bytes; [`DeviceMemory::free`] drops what `foreign` owns.
+    /// The default refuses.
+    fn adopt(&self, foreign: Foreign, bytes: usize) -> Result<BufferId> {
+        let _ = (foreign, bytes);
+        Err(Error::Unsupported {
+            what: "memory of another library on a device without such memory".into(),
+        })
+    }
     /// `bytes` zeroed bytes of raw memory (`acc_malloc`): no element type, nothing widened.
     fn alloc_bytes(&self, bytes: usize) -> Result<BufferId> {
         self.alloc(BYTES, bytes)
@@ -163,6 +173,21 @@ pub struct RawBuffer {
     pub elem_bytes: usize,
     /// The buffer.
     pub handle: RawHandle,
+}
+
+/// Device memory another library allocated ([`DeviceMemory::adopt`]).
+pub enum Foreign {
+    /// CUDA device memory at `addr`, in the device's primary context. `keep` owns it (the
+    /// other library's handle, dropped when the buffer is freed); `None` where acc only
+    /// borrows it.
+    Cuda {
+        /// The device address of its first byte.
+        addr: u64,
+        /// What owns the memory, if acc was given it.
+        keep: Option<Box<dyn std::any::Any + Send + Sync>>,
+    },
+    /// A `wgpu::Buffer` (of the version `acc-device` uses), type-erased; used from its start.
+    Wgpu(Box<dyn std::any::Any + Send + Sync>),
 }
 
 /// The handle of a [`RawBuffer`].

@@ -304,7 +304,7 @@ fn queue_per_device_type(a: &mut Vec<f32>, bad: i32) {
         for i in 0..a.len() {
             a[i] += 1.0;
         }
-        acc::wait_all();
+        acc::wait_all().unwrap();
     }
 }
 
@@ -313,7 +313,7 @@ fn update_per_device_type(a: &mut Vec<f32>, bad: i32) {
     #[acc::data(copy(a))]
     {
         acc::update!(device(a), device_type(wgpu), async(bad));
-        acc::wait_all();
+        acc::wait_all().unwrap();
     }
 }
 

@@ -143,3 +143,101 @@ fn data_clauses_on_device_arrays_find_them_present() {
         assert_eq!(d.to_vec().unwrap(), [21.0, 30.0, 39.0], "{ty}");
     });
 }
+
+/// Device memory another library allocated becomes a `DeviceVec` (a cudarc slice or a CUDA
+/// address on nvidia, a `wgpu::Buffer` on wgpu): regions use it in place, `map_data` maps
+/// host data onto it, and memory that is not the current device's, or too small, is refused
+/// naming what is wrong.
+#[test]
+fn memory_of_other_libraries_becomes_device_arrays() {
+    on_each_device(|ty| {
+        let x: Vec<f32> = (0..500).map(|i| i as f32).collect();
+        let start: Vec<f32> = (0..500).map(|i| (i % 7) as f32).collect();
+        let want: Vec<f32> = x.iter().zip(&start).map(|(x, s)| 3.0 * x + s).collect();
+        let check = |mut d: acc::DeviceVec<f32>| {
+            axpy_into(&mut d, &x, 3.0);
+            assert_eq!(d.to_vec().unwrap(), want, "{ty}");
+            // `map_data` makes host data present in it.
+            let mut host = vec![0.0f32; 500];
+            acc::map_data(&host, d.as_ptr()).unwrap();
+            scale_present(&mut host);
+            acc::update_self(&mut host).unwrap();
+            acc::unmap_data(&host).unwrap();
+            let doubled: Vec<f32> = want.iter().map(|v| 2.0 * v).collect();
+            assert_eq!(host, doubled, "{ty}");
+            assert_eq!(d.to_vec().unwrap(), doubled, "{ty}");
+        };
+        match ty {
+            #[cfg(feature = "cuda")]
+            acc::DeviceType::Nvidia => {
+                use acc::cudarc::driver::{CudaContext, DevicePtr};
+                let ctx = CudaContext::new(acc::get_device_num(ty)).unwrap();
+                let stream = ctx.default_stream();
+                // Owned: acc frees it.
+                let slice = stream.clone_htod(&start).unwrap();
+                check(acc::DeviceVec::from_cuda_slice(slice).unwrap());
+                // Borrowed: checked against its allocation.
+                let slice = stream.clone_htod(&start).unwrap();
+                stream.synchronize().unwrap();
+                let addr = slice.device_ptr(&stream).0;
+                // SAFETY: `slice` outlives the `DeviceVec`s, and only they use it.
+                let e = unsafe { acc::DeviceVec::<f32>::from_cuda_ptr(addr + 4, 500) }.unwrap_err();
+                assert!(e.to_string().contains("past the end of its allocation"), "{e}");
+                let host = [1.0f32; 4];
+                let e = unsafe { acc::DeviceVec::<f32>::from_cuda_ptr(host.as_ptr() as u64, 4) }
+                    .unwrap_err();
+                assert!(e.to_string().contains("from_cuda_ptr"), "{e}");
+                check(unsafe { acc::DeviceVec::from_cuda_ptr(addr, 500) }.unwrap());
+                drop(slice);
+            }
+            #[cfg(feature = "wgpu")]
+            acc::DeviceType::Wgpu => {
+                use acc::wgpu::{self, util::DeviceExt};
+                let (device, _queue) = acc::wgpu_device().unwrap();
+                let usage = wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC
+                    | wgpu::BufferUsages::COPY_DST;
+                let init = |usage| {
+                    device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                        label: Some("the program's"),
+                        contents: f32_bytes(&start),
+                        usage,
+                    })
+                };
+                check(acc::DeviceVec::from_wgpu_buffer(init(usage), 500).unwrap());
+                let e = acc::DeviceVec::<f32>::from_wgpu_buffer(init(usage), 501).unwrap_err();
+                assert!(e.to_string().contains("2000 bytes holding 2004"), "{e}");
+                let e = acc::DeviceVec::<f32>::from_wgpu_buffer(init(wgpu::BufferUsages::STORAGE), 500)
+                    .unwrap_err();
+                assert!(e.to_string().contains("COPY_SRC | COPY_DST"), "{e}");
+                // Bytes are held in words there: not the layout of the buffer's bytes.
+                let e = acc::DeviceVec::<u8>::from_wgpu_buffer(init(usage), 16).unwrap_err();
+                assert!(e.to_string().contains("held in 4 bytes"), "{e}");
+            }
+            _ => {
+                // Devices sharing host memory have no other library's device memory.
+                #[cfg(feature = "cuda")]
+                {
+                    // SAFETY: refused before the address is used.
+                    let e = unsafe { acc::DeviceVec::<f32>::from_cuda_ptr(0x1000, 4) }.unwrap_err();
+                    assert!(e.to_string().contains(&format!("the current device is {ty}")), "{e}");
+                }
+            }
+        }
+    });
+}
+
+#[acc::offload]
+fn scale_present(v: &mut [f32]) {
+    #[acc::parallel_loop(present(v))]
+    for i in 0..v.len() {
+        v[i] *= 2.0;
+    }
+}
+
+/// The bytes of `v`.
+#[cfg(feature = "wgpu")]
+fn f32_bytes(v: &[f32]) -> &[u8] {
+    // SAFETY: f32s are plain bytes, and the view lives as long as `v`.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), std::mem::size_of_val(v)) }
+}

@@ -7,6 +7,7 @@
 //! writes them. Every launch is synchronous on the device's stream; the bounds-check status
 //! is read after it and turned into the same panic as on the other devices.
 
+mod buffer;
 mod compile;
 mod memory;
 mod module_cache;

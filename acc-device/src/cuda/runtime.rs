@@ -11,6 +11,7 @@ use acc_core::present::{BufferId, DeviceMemory, ElemLayout, PresentTable};
 use acc_core::queue::Queue;
 use acc_core::{DeviceType, Error, Result};
 
+use super::buffer::{self, Buffer};
 use super::compile;
 use super::memory::{keep_pool_memory, Pinned, QueuedUploads, Staging};
 use super::module_cache;
@@ -74,7 +75,7 @@ pub struct CudaDevice {
     stream: Arc<CudaStream>,
     ctx: Arc<CudaContext>,
     present: PresentTable,
-    buffers: Mutex<HashMap<BufferId, CudaSlice<u8>>>,
+    buffers: Mutex<HashMap<BufferId, Buffer>>,
     next_buffer: AtomicU64,
     /// The kernels loaded, with their variants and bounds proofs.
     kernels: acc_core::gpu::KernelCache<Loaded>,
@@ -363,6 +364,15 @@ impl CudaDevice {
         ptr
     }
 
+    fn insert_buffer(&self, b: Buffer) -> BufferId {
+        let id = self.next_buffer.fetch_add(1, Ordering::Relaxed);
+        self.buffers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, b);
+        id
+    }
+
     fn zeros(&self, bytes: usize) -> Result<CudaSlice<u8>> {
         self.stream
             .alloc_zeros::<u8>(bytes.max(16))
@@ -380,7 +390,7 @@ impl CudaDevice {
                 what: "internal error: a transfer past the end of its buffer".into(),
             });
         }
-        Ok(self.address(b) + offset as u64)
+        Ok(b.address(&self.stream) + offset as u64)
     }
 
     /// Copies `host` into device memory at `dst` (timed for `ACC_TIME`).
@@ -501,7 +511,7 @@ impl DeviceMemory for CudaDevice {
     fn buffer_at(&self, addr: u64, bytes: usize) -> Option<(BufferId, usize)> {
         let buffers = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
         buffers.iter().find_map(|(&id, b)| {
-            let start = self.address(b);
+            let start = b.address(&self.stream);
             (start <= addr && addr + bytes as u64 <= start + b.len() as u64)
                 .then(|| (id, (addr - start) as usize))
         })
@@ -571,12 +581,23 @@ impl DeviceMemory for CudaDevice {
             .checked_mul(elem.size)
             .ok_or(Error::OutOfMemory { bytes: usize::MAX })?;
         let b = self.zeros(bytes)?;
-        let id = self.next_buffer.fetch_add(1, Ordering::Relaxed);
-        self.buffers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(id, b);
-        Ok(id)
+        Ok(self.insert_buffer(Buffer::Own(b)))
+    }
+
+    /// CUDA memory of another library, checked to be an allocation of this device holding
+    /// `bytes` bytes.
+    fn adopt(&self, foreign: acc_core::present::Foreign, bytes: usize) -> Result<BufferId> {
+        let acc_core::present::Foreign::Cuda { addr, keep } = foreign else {
+            return Err(Error::Unsupported {
+                what: "a wgpu buffer on the nvidia device".into(),
+            });
+        };
+        buffer::check_foreign(&self.ctx, addr, bytes)?;
+        Ok(self.insert_buffer(Buffer::Foreign {
+            addr,
+            bytes,
+            _keep: keep,
+        }))
     }
 
     fn upload(&self, buf: BufferId, elem: ElemLayout, first: usize, host: &[u8]) -> Result<()> {

@@ -242,8 +242,68 @@ impl DeviceMemory for WgpuDevice {
         })
     }
 
+    /// A `wgpu::Buffer` of another library's, used from its start: it must have been made on
+    /// this device with `STORAGE | COPY_SRC | COPY_DST` usage and hold `bytes` bytes.
+    fn adopt(&self, foreign: acc_core::present::Foreign, bytes: usize) -> Result<BufferId> {
+        let acc_core::present::Foreign::Wgpu(any) = foreign else {
+            return Err(Error::Unsupported {
+                what: "CUDA memory on the wgpu device".into(),
+            });
+        };
+        let buffer = any.downcast::<wgpu::Buffer>().map_err(|_| Error::Unsupported {
+            what: "a wgpu buffer of another wgpu version than acc's (use `acc::wgpu`)".into(),
+        })?;
+        if !buffer.usage().contains(STORAGE) {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "a wgpu buffer with usage {:?}: acc needs STORAGE | COPY_SRC | COPY_DST",
+                    buffer.usage()
+                ),
+            });
+        }
+        if buffer.size() < bytes as u64 {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "a wgpu buffer of {} bytes holding {bytes} bytes of elements",
+                    buffer.size()
+                ),
+            });
+        }
+        let limits = self.device.limits();
+        if buffer.size() > limits.max_storage_buffer_binding_size {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "a wgpu buffer of {} bytes: the device binds at most {} bytes",
+                    buffer.size(),
+                    limits.max_storage_buffer_binding_size
+                ),
+            });
+        }
+        let id = self
+            .next_buffer
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.adopted
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id);
+        self.buffers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, *buffer);
+        self.buffer_bytes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, bytes as u64);
+        Ok(id)
+    }
+
     fn free(&self, buf: BufferId) {
         self.buffer_bytes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&buf);
+        let adopted = self
+            .adopted
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&buf);
@@ -255,7 +315,11 @@ impl DeviceMemory for WgpuDevice {
         {
             // A launch waiting in the batch may still use it.
             let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
-            if batch.is_empty() {
+            if adopted {
+                // The other library's: never reused by acc. wgpu keeps it alive for the
+                // launches that use it.
+                drop(b);
+            } else if batch.is_empty() {
                 self.pool.give(b);
             } else {
                 batch.keep_temporaries([b]);

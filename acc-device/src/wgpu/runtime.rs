@@ -229,6 +229,8 @@ pub struct WgpuDevice {
     /// the memory routines' addresses.
     pub(super) buffer_bytes: Mutex<HashMap<BufferId, u64>>,
     pub(super) buffers: Mutex<HashMap<BufferId, wgpu::Buffer>>,
+    /// The buffers another library made (`acc::DeviceVec::from_wgpu_buffer`): never reused.
+    pub(super) adopted: Mutex<std::collections::HashSet<BufferId>>,
     pub(super) next_buffer: AtomicU64,
     /// Buffers freed for reuse.
     pub(super) pool: BufferPool,
@@ -368,6 +370,7 @@ impl WgpuDevice {
             present: PresentTable::new(),
             buffers: Mutex::new(HashMap::new()),
             buffer_bytes: Mutex::new(HashMap::new()),
+            adopted: Mutex::new(std::collections::HashSet::new()),
             next_buffer: AtomicU64::new(1),
             pool: BufferPool::default(),
             batch: Mutex::default(),

@@ -1,0 +1,92 @@
+//! The nvidia device's buffers: acc's own allocations, and memory another library allocated
+//! on the device (a cudarc `CudaSlice`, a pointer from a CUDA library) that acc was given
+//! ([`acc_core::present::DeviceMemory::adopt`]).
+
+use std::any::Any;
+
+use cudarc::driver::sys::{self, CUpointer_attribute};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
+
+use acc_core::{Error, Result};
+
+/// A buffer of the nvidia device.
+pub(super) enum Buffer {
+    /// acc's own allocation.
+    Own(CudaSlice<u8>),
+    /// Another library's memory: `bytes` bytes at `addr`; `_keep` owns it where acc was given
+    /// ownership (dropping it frees the memory), and is `None` where acc borrows it.
+    Foreign {
+        addr: u64,
+        bytes: usize,
+        _keep: Option<Box<dyn Any + Send + Sync>>,
+    },
+}
+
+impl Buffer {
+    /// Its size in bytes.
+    pub(super) fn len(&self) -> usize {
+        match self {
+            Buffer::Own(s) => s.len(),
+            Buffer::Foreign { bytes, .. } => *bytes,
+        }
+    }
+
+    /// The device address of its first byte.
+    pub(super) fn address(&self, stream: &CudaStream) -> u64 {
+        match self {
+            Buffer::Own(s) => s.device_ptr(stream).0,
+            Buffer::Foreign { addr, .. } => *addr,
+        }
+    }
+}
+
+/// Checks that `bytes` bytes at device address `addr` are one allocation of `ctx`'s device,
+/// as the driver reports it (`cuPointerGetAttribute`): memory of another device, host memory
+/// or a range past its allocation's end is an error naming what was found.
+pub(super) fn check_foreign(ctx: &CudaContext, addr: u64, bytes: usize) -> Result<()> {
+    let refuse = |what: String| Error::Unsupported {
+        what: format!("device memory of another library at {addr:#x}: {what}"),
+    };
+    ctx.bind_to_thread()
+        .map_err(|e| refuse(format!("binding the context ({e:?})")))?;
+    let ordinal = attribute::<i32>(addr, CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)
+        .map_err(|r| refuse(format!("not CUDA device memory ({r:?})")))?;
+    if ordinal < 0 || ordinal as usize != ctx.ordinal() {
+        return Err(refuse(format!(
+            "it belongs to CUDA device {ordinal}, not the current nvidia device ({})",
+            ctx.ordinal()
+        )));
+    }
+    let memory_type =
+        attribute::<u32>(addr, CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
+            .map_err(|r| refuse(format!("its memory type is unknown ({r:?})")))?;
+    if memory_type != sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32 {
+        return Err(refuse(
+            "it is not device memory (host or page-locked memory is not device data)".into(),
+        ));
+    }
+    let start =
+        attribute::<u64>(addr, CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR)
+            .map_err(|r| refuse(format!("its allocation is unknown ({r:?})")))?;
+    let size = attribute::<usize>(addr, CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_SIZE)
+        .map_err(|r| refuse(format!("its allocation is unknown ({r:?})")))?;
+    if addr + bytes as u64 > start + size as u64 {
+        return Err(refuse(format!(
+            "{bytes} bytes from it reach past the end of its allocation ({size} bytes from {start:#x})"
+        )));
+    }
+    Ok(())
+}
+
+/// One pointer attribute of `addr`.
+fn attribute<T: Default>(addr: u64, a: CUpointer_attribute) -> std::result::Result<T, sys::CUresult> {
+    let mut v = T::default();
+    // SAFETY: `v` has the size the attribute writes (an int, an unsigned int, a device
+    // pointer or a size_t, as the caller chose per attribute); `addr` is only looked up.
+    let r = unsafe { sys::cuPointerGetAttribute((&mut v as *mut T).cast(), a, addr) };
+    if r == sys::CUresult::CUDA_SUCCESS {
+        Ok(v)
+    } else {
+        Err(r)
+    }
+}
