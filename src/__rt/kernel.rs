@@ -579,6 +579,23 @@ pub fn reduce_back<V: DataVar + DataVarMut>(
         // A complex number: the partials of its parts, parameters `i` and `i + 1`.
         let size = t.size() as usize;
         let dst = bytes_of_mut(var.elems_mut());
+        if op == ReduceOp::Mul {
+            // A product: the partials come as pairs (`ReduceOp::ComplexMul`), in order.
+            let part = |p: usize| out.reductions.iter().filter(move |(q, _)| *q as usize == p).map(|(_, v)| *v);
+            let (Some(re), Some(im)) = (scalar_value(t, &dst[..size]), scalar_value(t, &dst[size..2 * size])) else {
+                return;
+            };
+            let mut value = (re, im);
+            for pair in part(i).zip(part(i + 1)) {
+                if let Some(v) = ScalarValue::complex_mul(value, pair) {
+                    value = v;
+                }
+            }
+            dst[..size].copy_from_slice(&value_bytes(value.0, t));
+            dst[size..2 * size].copy_from_slice(&value_bytes(value.1, t));
+            super::data::reduction_to_device(device, &*var);
+            return;
+        }
         for (part, p) in [(0, i), (1, i + 1)] {
             let cell = &mut dst[part * size..(part + 1) * size];
             let Some(mut value) = scalar_value(t, cell) else {

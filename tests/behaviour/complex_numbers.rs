@@ -245,21 +245,73 @@ fn complex_product(z: &[Complex64]) -> Complex64 {
     p
 }
 
-/// A complex product reduces on the host and multicore devices; kernels refuse it, naming the
-/// variable (a complex product mixes the parts, which the GPU reductions combine one by one).
+#[acc::offload]
+fn complex_product32(z: &[Complex32]) -> Complex32 {
+    let mut p = Complex32::new(1.0, 0.0);
+    #[acc::parallel_loop(copyin(z), reduction(*: p))]
+    for i in 0..z.len() {
+        p = p * z[i];
+    }
+    p
+}
+
+/// Rows' products: a vector loop's complex product inside a gang loop.
+#[acc::offload]
+fn row_products(z: &[Complex64], n: usize, out: &mut [Complex64]) {
+    #[acc::parallel_loop(gang, copyin(z), copyout(out))]
+    for r in 0..out.len() {
+        let mut p = Complex64::new(1.0, 0.0);
+        #[acc::r#loop(vector, reduction(*: p))]
+        for c in 0..n {
+            p *= z[r * n + c];
+        }
+        out[r] = p;
+    }
+}
+
+/// A complex product (`reduction(*: z)`) reduces on every device: the parts are combined
+/// together, block by block and then in block order on the host. Unit rotations
+/// `e^{i k/1000}` multiply to `e^{i sum}`.
 #[test]
-fn complex_products_reduce_on_the_host_devices_and_are_refused_in_kernels() {
-    let z = vec![Complex64::new(0.0, 1.0); 4];
+fn complex_products_reduce_on_every_device() {
+    let n = 20_000;
+    let angles: Vec<f64> = (0..n).map(|k| (k % 997) as f64 * 1e-3).collect();
+    let z: Vec<Complex64> = angles.iter().map(|&t| Complex64::new(t.cos(), t.sin())).collect();
+    let z32: Vec<Complex32> = z.iter().map(|c| Complex32::new(c.re as f32, c.im as f32)).collect();
+    let total: f64 = angles.iter().sum();
+    let want = Complex64::new(2.0 * total.cos(), 2.0 * total.sin());
     on_each_device(|ty| {
-        let r = std::panic::catch_unwind(|| complex_product(&z));
+        assert_eq!(
+            complex_product(&[Complex64::new(0.0, 1.0); 4]),
+            Complex64::new(2.0, 0.0),
+            "on {ty}: 2 i^4 = 2"
+        );
+        assert_eq!(complex_product(&[]), Complex64::new(2.0, 0.0), "on {ty}: nothing");
+        let p = complex_product(&z);
+        assert!((p - want).norm() < 1e-9, "on {ty}: {p} against {want}");
+        let p = complex_product32(&z32);
+        let w32 = want / 2.0;
+        assert!(
+            (Complex64::new(p.re as f64, p.im as f64) - w32).norm() < 2e-2,
+            "on {ty}: {p} against {w32}"
+        );
+        // A vector loop's product inside a gang loop: on the host devices; kernels refuse it,
+        // saying where.
+        let rows = z[..64 * 100].to_vec();
+        let mut out = vec![Complex64::default(); 64];
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| row_products(&rows, 100, &mut out)));
         match ty {
             DeviceType::Host | DeviceType::Multicore => {
-                assert_eq!(r.ok(), Some(Complex64::new(2.0, 0.0)), "on {ty}: 2 i^4 = 2");
+                assert!(r.is_ok(), "{ty}");
+                for (k, o) in out.iter().enumerate() {
+                    let want = rows[k * 100..(k + 1) * 100].iter().fold(Complex64::new(1.0, 0.0), |a, b| a * b);
+                    assert!((o - want).norm() < 1e-12, "on {ty}: row {k}: {o} against {want}");
+                }
             }
             _ => {
                 let msg = crate::devices::panic_message(&*r.unwrap_err());
                 assert!(
-                    msg.contains("complex number `p`") && msg.contains("`+`"),
+                    msg.contains("complex product reduction into `p`, a complex number local to the region"),
                     "on {ty}: {msg}"
                 );
             }

@@ -691,16 +691,38 @@ impl KernelBuilder {
             self.loop_vars.pop();
         }
         self.loop_depth -= 1;
-        // A complex local is two: both parts reduce (with `+`) and are private.
+        // A complex local is two: both parts reduce and are private.
+        // A complex product is one reduction of the pair (the imaginary part in the next local).
         let mut ir_reductions = Vec::new();
         for &(v, op) in reductions {
-            ir_reductions.push(Reduction { local: v.id, op });
-            if let Some(&im) = self.complex_locals.get(&v.id) {
-                if op != ReduceOp::Add {
-                    let name = self.function.locals[v.id as usize].name.clone();
-                    self.fail(format!("the reduction `{}` of the complex number `{name}` in a kernel (complex numbers reduce with `+` on every device; `*` on the host and multicore devices only)", op.symbol()));
-                }
-                ir_reductions.push(Reduction { local: im, op });
+            match self.complex_locals.get(&v.id) {
+                None => ir_reductions.push(Reduction { local: v.id, op }),
+                Some(&im) => match op {
+                    ReduceOp::Add => {
+                        ir_reductions.push(Reduction { local: v.id, op });
+                        ir_reductions.push(Reduction { local: im, op });
+                    }
+                    ReduceOp::Mul | ReduceOp::ComplexMul
+                        if im == v.id + 1
+                            && self.reductions.iter().any(|(l, op, _)| {
+                                l.id == v.id && *op == ReduceOp::ComplexMul
+                            }) =>
+                    {
+                        ir_reductions.push(Reduction {
+                            local: v.id,
+                            op: ReduceOp::ComplexMul,
+                        });
+                    }
+                    op => {
+                        let name = self.function.locals[v.id as usize].name.clone();
+                        let name = name.trim_end_matches(".re");
+                        self.fail(if matches!(op, ReduceOp::Mul | ReduceOp::ComplexMul) {
+                            format!("the complex product reduction into `{name}`, a complex number local to the region: kernels reduce complex products into the compute construct's variables only (not yet)")
+                        } else {
+                            format!("the reduction `{}` of the complex number `{name}` in a kernel (complex numbers reduce with `+` and `*`)", op.symbol())
+                        });
+                    }
+                },
             }
         }
         let mut ir_private = Vec::new();

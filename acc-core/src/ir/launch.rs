@@ -73,7 +73,23 @@ impl ScalarValue {
         partials.into_iter().reduce(|a, b| a.combine(op, b))
     }
 
-    /// `self op other`, for combining reduction partials in order.
+    /// The complex product `(a.0 + a.1 i)(b.0 + b.1 i)` of two pairs of parts, computed as
+    /// num_complex does (`ReduceOp::ComplexMul`); `None` unless all four are floats of one
+    /// type.
+    pub fn complex_mul(
+        a: (ScalarValue, ScalarValue),
+        b: (ScalarValue, ScalarValue),
+    ) -> Option<(ScalarValue, ScalarValue)> {
+        use ScalarValue::*;
+        match (a, b) {
+            ((F32(a), F32(b)), (F32(c), F32(d))) => Some((F32(a * c - b * d), F32(a * d + b * c))),
+            ((F64(a), F64(b)), (F64(c), F64(d))) => Some((F64(a * c - b * d), F64(a * d + b * c))),
+            _ => None,
+        }
+    }
+
+    /// `self op other`, for combining reduction partials in order. (A complex product combines
+    /// pairs: [`ScalarValue::complex_mul`]; here it leaves `self`.)
     pub fn combine(self, op: ReduceOp, other: ScalarValue) -> ScalarValue {
         use ScalarValue::*;
         macro_rules! num {
@@ -165,6 +181,13 @@ pub fn sequential_reduction_slots(
         if reduced_in_loops.contains(&red.local) && !outside.contains(&red.local) {
             continue;
         }
+        if red.op == ReduceOp::ComplexMul {
+            let name = &k.function.locals[red.local as usize].name;
+            return Err(format!(
+                "the complex product reduction into `{}` is computed outside the region's parallel loops (kernels reduce complex products in loops only, not yet in gang-redundant code)",
+                name.trim_end_matches(".re")
+            ));
+        }
         let Some((ty, off)) = local_slot(red.local) else {
             let name = &k.function.locals[red.local as usize].name;
             return Err(format!(
@@ -222,6 +245,25 @@ impl KernelOutput {
         word: usize,
         index_bytes: usize,
     ) {
+        if op == ReduceOp::ComplexMul {
+            // Pairs of parts, block by block: their product in block order, the real part
+            // into `into` and the imaginary part into `into + 1`.
+            let part = |g: usize, e: usize| {
+                ScalarValue::from_device_bytes(ty, data.get((g * 2 + e) * word..)?, index_bytes)
+            };
+            let product = (0..blocks)
+                .filter_map(|g| Some((part(g, 0)?, part(g, 1)?)))
+                .try_fold(None, |acc, p| match acc {
+                    None => Some(Some(p)),
+                    Some(a) => ScalarValue::complex_mul(a, p).map(Some),
+                })
+                .flatten();
+            if let Some((re, im)) = product {
+                self.reductions.push((into, re));
+                self.reductions.push((into + 1, im));
+            }
+            return;
+        }
         let elements: Vec<ScalarValue> = (0..len)
             .filter_map(|e| {
                 let partials = (0..blocks).filter_map(|g| {

@@ -558,6 +558,13 @@ pub enum ReduceOp {
     BitXor,
     And,
     Or,
+    /// The product of complex numbers (`reduction(*: z)` of a `num_complex::Complex`): the
+    /// reduction's local holds the real part and the next local (`local + 1`) the imaginary
+    /// part, of the same float type, and the two are combined together,
+    /// `(a + bi)(c + di) = (ac - bd) + (ad + bc)i` as num_complex computes it. Its results are
+    /// pairs: partials hold two words per block, and [`launch::KernelOutput::push_partials`]
+    /// gives the real part to the reduction's parameter and the imaginary part to the next.
+    ComplexMul,
 }
 
 impl ReduceOp {
@@ -565,7 +572,7 @@ impl ReduceOp {
     pub fn symbol(self) -> &'static str {
         match self {
             ReduceOp::Add => "+",
-            ReduceOp::Mul => "*",
+            ReduceOp::Mul | ReduceOp::ComplexMul => "*",
             ReduceOp::Max => "max",
             ReduceOp::Min => "min",
             ReduceOp::BitAnd => "&",

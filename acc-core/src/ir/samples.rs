@@ -791,12 +791,48 @@ pub fn reduce(elem: Scalar, op: ReduceOp) -> Kernel {
                 ReduceOp::Max => b.math(MathFn::Max, &[cur, xi]),
                 ReduceOp::Min => b.math(MathFn::Min, &[cur, xi]),
                 ReduceOp::Add => b.binary(BinaryOp::Add, cur, xi),
-                ReduceOp::Mul => b.binary(BinaryOp::Mul, cur, xi),
+                // (A complex product needs pairs: [`complex_product`].)
+                ReduceOp::Mul | ReduceOp::ComplexMul => b.binary(BinaryOp::Mul, cur, xi),
                 ReduceOp::BitAnd | ReduceOp::And => b.binary(BinaryOp::BitAnd, cur, xi),
                 ReduceOp::BitOr | ReduceOp::Or => b.binary(BinaryOp::BitOr, cur, xi),
                 ReduceOp::BitXor => b.binary(BinaryOp::BitXor, cur, xi),
             };
             b.set(s, next);
+        },
+    );
+    b.finish().expect("valid IR")
+}
+
+/// `for i in 0..re.len() { p *= Complex::new(re[i], im[i]); }` over the grid, a complex product
+/// (`ReduceOp::ComplexMul`) into scalar parameters 2 and 3 (`p.re`, `p.im`). Parameters: `re`,
+/// `im` (read), `p.re`, `p.im` (scalars).
+pub fn complex_product(elem: Scalar) -> Kernel {
+    let mut b = KernelBuilder::new("complex_product");
+    let re = b.param_array("re", elem, false);
+    let im = b.param_array("im", elem, false);
+    let _ = b.param_scalar("p.re", elem);
+    let _ = b.param_scalar("p.im", elem);
+    let p = b.complex_reduction_local("p", elem, ReduceOp::Mul, 2, 3);
+    let start = b.lit_int(0, None);
+    let n = b.len(re);
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        start,
+        n,
+        false,
+        GRID,
+        &[(p, ReduceOp::Mul)],
+        &[],
+        |b, v| {
+            let i = b.get(v[0]);
+            let r = b.load(re, i);
+            let i = b.get(v[0]);
+            let m = b.load(im, i);
+            let z = b.complex(r, m);
+            let cur = b.get(p);
+            let next = b.binary(BinaryOp::Mul, cur, z);
+            b.set(p, next);
         },
     );
     b.finish().expect("valid IR")

@@ -290,6 +290,12 @@ impl Split<'_> {
                 .find(|(kr, _)| kr.local == r.local)
                 .map(|(_, p)| *p)
                 .filter(|_| !self.plan.folded(r.local));
+            if into.is_none() && r.op == ReduceOp::ComplexMul {
+                return Err(format!(
+                    "the complex product reduction into `{}` folded on the device (a loop reduction into a region local, or a compute-level one a repeated loop reduces): kernels reduce complex products into the construct's variable only (not yet)",
+                    local.name.trim_end_matches(".re")
+                ));
+            }
             if into.is_none() {
                 if local.len.is_some() {
                     return Err(format!(
@@ -306,7 +312,12 @@ impl Split<'_> {
                 into,
                 entry: Some(n),
                 local_offset: 0,
-                len: local.len.unwrap_or(1),
+                // A complex product's partials are pairs of parts.
+                len: if r.op == ReduceOp::ComplexMul {
+                    2
+                } else {
+                    local.len.unwrap_or(1)
+                },
             });
             if !self.plan.folded(r.local) {
                 self.reduced_in_loops.insert(r.local);

@@ -25,6 +25,7 @@ pub fn expr_types(k: &Kernel) -> Result<Vec<Scalar>, IrError> {
             v.errors
                 .push(format!("reduction of undefined local {}", red.local));
         }
+        v.complex_pair(*red);
         // A scalar reduces into a scalar parameter, an array local (element-wise) into an
         // array parameter of the same length.
         let array = k
@@ -61,6 +62,27 @@ struct Validator<'a> {
 }
 
 impl Validator<'_> {
+    /// A complex product reduces a float local and the next, of the same type.
+    fn complex_pair(&mut self, r: Reduction) {
+        if r.op != ReduceOp::ComplexMul {
+            return;
+        }
+        let ty = |l: LocalId| {
+            self.f
+                .locals
+                .get(l as usize)
+                .filter(|l| l.len.is_none())
+                .map(|l| l.ty)
+        };
+        match (ty(r.local), ty(r.local + 1)) {
+            (Some(a), Some(b)) if a == b && a.is_float() => {}
+            _ => self.errors.push(format!(
+                "complex product reduction of local {}: it and the next are not float scalars of one type",
+                r.local
+            )),
+        }
+    }
+
     fn err(&mut self, m: String) {
         self.errors.push(m);
     }
@@ -393,6 +415,9 @@ impl Validator<'_> {
                     .chain(private.iter().copied())
                 {
                     self.local(id);
+                }
+                for r in reductions {
+                    self.complex_pair(*r);
                 }
                 self.block(body, loops + 1);
             }

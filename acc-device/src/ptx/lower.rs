@@ -145,6 +145,7 @@ pub fn lower_with(kernel: &Kernel, target: Target, narrow: bool) -> Result<Lower
         local_slots: Vec::new(),
         array_slots: Vec::new(),
         shared: false,
+        shared_pairs: false,
         privatized: None,
         priv_used: false,
         gang_arrays: Vec::new(),
@@ -176,6 +177,8 @@ struct Writer<'a> {
     array_slots: Vec<(LocalId, Scalar, u32, u32)>,
     /// Whether the entry point being written uses the shared-memory scratch.
     shared: bool,
+    /// Whether that scratch holds pairs (a complex product's parts): twice the words.
+    shared_pairs: bool,
     /// The array whose atomic updates go to the block's copy in shared memory (`acc_priv`)
     /// while the predicate register holds (the array fits there), if any.
     privatized: Option<(ParamId, String)>,

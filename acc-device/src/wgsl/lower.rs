@@ -448,6 +448,7 @@ fn identity(op: ReduceOp, t: Scalar, target: Target) -> Result<String> {
             "false".into()
         }
         (ReduceOp::Add | ReduceOp::BitOr | ReduceOp::BitXor, t) => lit(Literal::Int(t, 0))?,
+        (ReduceOp::ComplexMul, _) => return Err(complex_product_here()),
         (ReduceOp::Mul, t) if t.is_float() => lit(Literal::Float(t, 1.0))?,
         (ReduceOp::Mul, t) => lit(Literal::Int(t, 1))?,
         (ReduceOp::And, _) | (ReduceOp::BitAnd, Scalar::Bool) => "true".into(),
@@ -480,9 +481,10 @@ fn identity(op: ReduceOp, t: Scalar, target: Target) -> Result<String> {
 
 /// `a op b` for a reduction, as WGSL.
 /// `halves`: 64-bit integers are ordered on their halves ([`Writer::by_halves`]).
-fn combine(op: ReduceOp, t: Scalar, a: &str, b: &str, halves: bool) -> String {
+fn combine(op: ReduceOp, t: Scalar, a: &str, b: &str, halves: bool) -> Result<String> {
     let s = int64_name(t);
-    match op {
+    Ok(match op {
+        ReduceOp::ComplexMul => return Err(complex_product_here()),
         ReduceOp::Max if halves => format!("acc_max_{s}({a}, {b})"),
         ReduceOp::Min if halves => format!("acc_min_{s}({a}, {b})"),
         ReduceOp::Add => format!("({a} + {b})"),
@@ -496,7 +498,16 @@ fn combine(op: ReduceOp, t: Scalar, a: &str, b: &str, halves: bool) -> String {
         ReduceOp::BitOr | ReduceOp::Or => format!("({a} | {b})"),
         ReduceOp::BitXor if t == Scalar::Bool => format!("({a} != {b})"),
         ReduceOp::BitXor => format!("({a} ^ {b})"),
-    }
+    })
+}
+
+/// A complex product reduction where the WGSL lowering combines single values (a vector
+/// loop's inside a gang loop, a fold into a region local): only a parallel loop's reduction
+/// into the construct's variable reduces pairs ([`Writer::workgroup_pair_tree`]).
+fn complex_product_here() -> Error {
+    unsupported(
+        "a complex product reduction of a loop inside a gang loop, or into a region local (kernels reduce complex products over the construct's parallel loops into its variables; not yet here)",
+    )
 }
 
 impl Writer<'_> {
@@ -768,6 +779,13 @@ impl Writer<'_> {
                     decls,
                     "var<workgroup> acc_shared_{e}_{r}: array<{wty}, {WORKGROUP_SIZE}>;"
                 );
+                if reductions[slot].op == ReduceOp::ComplexMul {
+                    // The imaginary parts of a complex product.
+                    let _ = writeln!(
+                        decls,
+                        "var<workgroup> acc_shared_{e}_{r}_im: array<{wty}, {WORKGROUP_SIZE}>;"
+                    );
+                }
                 bindings.push(Binding::Partials(slot));
             }
         }

@@ -111,16 +111,35 @@ impl KernelBuilder {
         re: ParamId,
         im: ParamId,
     ) -> Var {
-        if op != ReduceOp::Add {
-            self.fail(format!(
-                "the reduction `{}` of the complex number `{name}` in a kernel (complex numbers reduce with `+` on every device; `*` on the host and multicore devices only)",
-                op.symbol()
-            ));
-        }
-        let r = self.reduction_local(&format!("{name}.re"), ty, ReduceOp::Add);
-        let i = self.reduction_local(&format!("{name}.im"), ty, ReduceOp::Add);
-        self.reduce_into(r, ReduceOp::Add, re);
-        self.reduce_into(i, ReduceOp::Add, im);
+        let (r, i) = match op {
+            ReduceOp::Add => {
+                let r = self.reduction_local(&format!("{name}.re"), ty, ReduceOp::Add);
+                let i = self.reduction_local(&format!("{name}.im"), ty, ReduceOp::Add);
+                self.reduce_into(r, ReduceOp::Add, re);
+                self.reduce_into(i, ReduceOp::Add, im);
+                (r, i)
+            }
+            ReduceOp::Mul => {
+                // One reduction of the pair (the imaginary part in the next local), from 1 + 0i.
+                let r = self.reduction_local(&format!("{name}.re"), ty, ReduceOp::ComplexMul);
+                let zero = self.lit_float(0.0, Some(ty));
+                let i = self.local(&format!("{name}.im"), Some(ty), Some(zero));
+                if i.id != r.id + 1 {
+                    self.fail(format!("internal error: the parts of the complex reduction `{name}` are not adjacent locals"));
+                }
+                self.reduce_into(r, ReduceOp::ComplexMul, re);
+                (r, i)
+            }
+            op => {
+                self.fail(format!(
+                    "the reduction `{}` of the complex number `{name}` (complex numbers reduce with `+` and `*`)",
+                    op.symbol()
+                ));
+                let r = self.reduction_local(&format!("{name}.re"), ty, ReduceOp::Add);
+                let i = self.reduction_local(&format!("{name}.im"), ty, ReduceOp::Add);
+                (r, i)
+            }
+        };
         self.complex_locals.insert(r.id, i.id);
         let c = self.new_var(Ty::Complex(r.ty));
         Var { id: r.id, ty: c }

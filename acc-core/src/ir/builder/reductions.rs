@@ -54,8 +54,9 @@ impl KernelBuilder {
                 self.lit_float(0.0, Some(t))
             }
             (ReduceOp::Add | ReduceOp::BitOr | ReduceOp::BitXor, t) => self.lit_int(0, Some(t)),
-            (ReduceOp::Mul, t) if t.is_float() => self.lit_float(1.0, Some(t)),
-            (ReduceOp::Mul, t) => self.lit_int(1, Some(t)),
+            // (A complex product: the real part's; the imaginary part starts at 0.)
+            (ReduceOp::Mul | ReduceOp::ComplexMul, t) if t.is_float() => self.lit_float(1.0, Some(t)),
+            (ReduceOp::Mul | ReduceOp::ComplexMul, t) => self.lit_int(1, Some(t)),
             (ReduceOp::BitAnd, t) => self.lit_int(-1, Some(t)),
             (ReduceOp::Max, t) if t.is_float() => self.lit_float(f64::NEG_INFINITY, Some(t)),
             (ReduceOp::Min, t) if t.is_float() => self.lit_float(f64::INFINITY, Some(t)),

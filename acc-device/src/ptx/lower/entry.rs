@@ -10,6 +10,7 @@ impl Writer<'_> {
         self.body.clear();
         self.regs.clear();
         self.shared = false;
+        self.shared_pairs = false;
         self.privatized = None;
         self.priv_used = false;
         self.gang_arrays.clear();
@@ -52,7 +53,7 @@ impl Writer<'_> {
             let _ = writeln!(
                 decls,
                 "    .shared .align 8 .b8 acc_shared[{}];",
-                BLOCK_SIZE * 8
+                BLOCK_SIZE * if self.shared_pairs { 16 } else { 8 }
             );
         }
         for &l in &self.gang_arrays {
@@ -287,6 +288,12 @@ impl Writer<'_> {
                 None => {
                     let l = self.local(r.local)?;
                     self.emit(format!("mov{} {l}, {id};", repr(ty).bits));
+                    if r.op == ReduceOp::ComplexMul {
+                        // 1 + 0i: the imaginary part, in the next local.
+                        let im = self.local(r.local + 1)?;
+                        let zero = self.literal(Literal::Float(ty, 0.0))?;
+                        self.emit(format!("mov{} {im}, {zero};", repr(ty).bits));
+                    }
                 }
                 Some(n) => {
                     for e in 0..n {
@@ -389,6 +396,11 @@ impl Writer<'_> {
             let l = &self.k.function.locals[red.local as usize];
             let (ty, len) = (l.ty, l.len);
             match len {
+                None if red.op == ReduceOp::ComplexMul => {
+                    let re = self.local(red.local)?;
+                    let im = self.local(red.local + 1)?;
+                    self.block_reduce_pair(ty, (&re, &im), &tid, &ctaid, slot)?;
+                }
                 None => {
                     let v = self.local(red.local)?;
                     self.block_reduce_shuffle(red.op, ty, &v, &tid, &ctaid, slot)?;

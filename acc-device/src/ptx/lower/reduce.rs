@@ -259,6 +259,81 @@ impl Writer<'_> {
         Ok(())
     }
 
+    /// The complex product of pairs of parts `a` and `b` (`ReduceOp::ComplexMul`), in
+    /// num_complex's order: `(a.0 b.0 - a.1 b.1, a.0 b.1 + a.1 b.0)`.
+    fn pair_mul(&mut self, t: Scalar, a: (&str, &str), b: (&str, &str)) -> Result<(String, String)> {
+        let (ac, bd) = (self.binary(BinaryOp::Mul, t, a.0, b.0)?, self.binary(BinaryOp::Mul, t, a.1, b.1)?);
+        let re = self.binary(BinaryOp::Sub, t, &ac, &bd)?;
+        let (ad, bc) = (self.binary(BinaryOp::Mul, t, a.0, b.1)?, self.binary(BinaryOp::Mul, t, a.1, b.0)?);
+        let im = self.binary(BinaryOp::Add, t, &ad, &bc)?;
+        Ok((re, im))
+    }
+
+    /// Writes the block's partial of a complex product (`ReduceOp::ComplexMul`) of the parts
+    /// `v`: a tree in shared memory (real parts in the first half, imaginary parts in the
+    /// second), thread 0 writing the pair at `partials[2 * block]`.
+    pub(super) fn block_reduce_pair(
+        &mut self,
+        ty: Scalar,
+        v: (&str, &str),
+        tid: &str,
+        ctaid: &str,
+        slot: usize,
+    ) -> Result<()> {
+        self.shared = true;
+        self.shared_pairs = true;
+        let (base, re_at, im_at) = (self.reg("%rd"), self.reg("%rd"), self.reg("%rd"));
+        self.emit(format!("mov.u64 {base}, acc_shared;"));
+        self.emit(format!("mul.wide.u32 {re_at}, {tid}, 8;"));
+        self.emit(format!("add.u64 {re_at}, {base}, {re_at};"));
+        self.emit(format!("add.u64 {im_at}, {re_at}, {};", BLOCK_SIZE * 8));
+        self.store_word(".shared", &re_at, ty, v.0)?;
+        self.store_word(".shared", &im_at, ty, v.1)?;
+        self.emit("bar.sync 0;");
+        let mut s = BLOCK_SIZE / 2;
+        while s > 0 {
+            let skip = self.label("tree");
+            let p = self.reg("%p");
+            self.emit(format!("setp.ge.u32 {p}, {tid}, {s};"));
+            self.emit(format!("@{p} bra {skip};"));
+            let (ore, oim) = (self.reg("%rd"), self.reg("%rd"));
+            self.emit(format!("add.u64 {ore}, {re_at}, {};", s * 8));
+            self.emit(format!("add.u64 {oim}, {im_at}, {};", s * 8));
+            let a = (
+                self.load_word(".shared", &re_at, ty),
+                self.load_word(".shared", &im_at, ty),
+            );
+            let b = (
+                self.load_word(".shared", &ore, ty),
+                self.load_word(".shared", &oim, ty),
+            );
+            let (re, im) = self.pair_mul(ty, (&a.0, &a.1), (&b.0, &b.1))?;
+            self.store_word(".shared", &re_at, ty, &re)?;
+            self.store_word(".shared", &im_at, ty, &im)?;
+            self.emit(format!("{skip}:"));
+            self.emit("bar.sync 0;");
+            s /= 2;
+        }
+        let skip = self.label("partial");
+        let p = self.reg("%p");
+        self.emit(format!("setp.ne.u32 {p}, {tid}, 0;"));
+        self.emit(format!("@{p} bra {skip};"));
+        let (re, im) = (
+            self.load_word(".shared", &re_at, ty),
+            self.load_word(".shared", &im_at, ty),
+        );
+        let (pb, at) = (self.reg("%rd"), self.reg("%rd"));
+        self.emit(format!("ld.param.u64 {pb}, [acc_partials{slot}];"));
+        self.emit(format!("mul.wide.u32 {at}, {ctaid}, {};", partial_size(ty) * 2));
+        self.emit(format!("add.u64 {at}, {pb}, {at};"));
+        self.store_word(".global", &at, ty, &re)?;
+        self.emit(format!("add.u64 {at}, {at}, {};", partial_size(ty)));
+        self.store_word(".global", &at, ty, &im)?;
+        self.emit(format!("{skip}:"));
+        self.emit("bar.sync 0;");
+        Ok(())
+    }
+
     pub(super) fn identity(&mut self, op: ReduceOp, t: Scalar) -> Result<String> {
         let lit = match (op, t) {
             (_, Scalar::Bool) => Literal::Bool(matches!(
@@ -273,8 +348,9 @@ impl Writer<'_> {
             (ReduceOp::Add | ReduceOp::BitOr | ReduceOp::BitXor | ReduceOp::Or, t) => {
                 Literal::Int(t, 0)
             }
-            (ReduceOp::Mul, t) if t.is_float() => Literal::Float(t, 1.0),
-            (ReduceOp::Mul, t) => Literal::Int(t, 1),
+            // (A complex product: its real part's.)
+            (ReduceOp::Mul | ReduceOp::ComplexMul, t) if t.is_float() => Literal::Float(t, 1.0),
+            (ReduceOp::Mul | ReduceOp::ComplexMul, t) => Literal::Int(t, 1),
             (ReduceOp::BitAnd | ReduceOp::And, t) => Literal::Int(t, -1),
             (ReduceOp::Max, t) if t.is_float() => Literal::Float(t, f64::NEG_INFINITY),
             (ReduceOp::Min, t) if t.is_float() => Literal::Float(t, f64::INFINITY),
@@ -309,6 +385,9 @@ impl Writer<'_> {
             ReduceOp::Or => BinaryOp::Or,
             ReduceOp::Max => return self.minmax("max", t, a, b),
             ReduceOp::Min => return self.minmax("min", t, a, b),
+            ReduceOp::ComplexMul => return Err(unsupported(
+                "a complex product reduction of a loop inside a gang loop, or into a region local (kernels reduce complex products over the construct's parallel loops into its variables; not yet here)",
+            )),
         };
         self.binary(bop, t, a, b)
     }

@@ -78,6 +78,29 @@ fn saxpy_assembles_for_float_and_integer_types() {
     }
 }
 
+/// A complex product reduces pairs: one slot of two words per block, the tree in shared
+/// memory of twice the usual size.
+#[test]
+fn complex_products_reduce_pairs() {
+    for elem in [Scalar::F32, Scalar::F64] {
+        let k = acc_core::ir::samples::complex_product(elem);
+        let l = lower(&k, Target { sm: 90 }).unwrap();
+        assert_eq!(
+            l.layout.reductions,
+            [ReductionSlot {
+                op: ReduceOp::ComplexMul,
+                ty: elem,
+                into: Some(2),
+                entry: Some(0),
+                local_offset: 0,
+                len: 2
+            }]
+        );
+        assert!(l.ptx.contains(&format!("acc_shared[{}]", BLOCK_SIZE * 16)), "{}", l.ptx);
+        assemble(&l, 90);
+    }
+}
+
 #[test]
 fn reductions_assemble_for_every_operator() {
     let cases = [

@@ -42,7 +42,7 @@ impl Writer<'_> {
                 out,
                 "        l{} = {};",
                 red.local,
-                combine(red.op, ty, &format!("l{}", red.local), &p, halves)
+                combine(red.op, ty, &format!("l{}", red.local), &p, halves)?
             );
         }
         let _ = writeln!(out, "    }}");
@@ -365,6 +365,15 @@ impl Writer<'_> {
         }
         for r in reductions {
             let l = &self.k.function.locals[r.local as usize];
+            if r.op == ReduceOp::ComplexMul {
+                // 1 + 0i (the imaginary part in the next local).
+                let (one, zero) = (
+                    literal(Literal::Float(l.ty, 1.0), self.target)?,
+                    literal(Literal::Float(l.ty, 0.0), self.target)?,
+                );
+                let _ = writeln!(out, "    l{} = {one};\n    l{} = {zero};", r.local, r.local + 1);
+                continue;
+            }
             let id = identity(r.op, l.ty, self.target)?;
             match l.len {
                 Some(n) => {
@@ -424,6 +433,14 @@ impl Writer<'_> {
         for (r, (red, slot)) in reductions.iter().zip(slots).enumerate() {
             let ty = self.k.function.locals[red.local as usize].ty;
             let sh = format!("acc_shared_{n}_{r}");
+            if red.op == ReduceOp::ComplexMul {
+                self.workgroup_pair_tree(&mut out, &sh, ty, red.local)?;
+                let _ = writeln!(
+                    out,
+                    "    if (acc_lid == 0u) {{ acc_partials_{slot}[2u * acc_wg.x] = {sh}[0]; acc_partials_{slot}[2u * acc_wg.x + 1u] = {sh}_im[0]; }}"
+                );
+                continue;
+            }
             // Arrays reduce element by element, each through the same shared memory.
             let (element, partial, pad) = match self.k.function.locals[red.local as usize].len {
                 Some(n) => {
@@ -439,7 +456,7 @@ impl Writer<'_> {
                 }
                 None => (format!("l{}", red.local), "acc_wg.x".to_string(), "    "),
             };
-            self.workgroup_tree(&mut out, pad, &sh, red.op, ty, &element);
+            self.workgroup_tree(&mut out, pad, &sh, red.op, ty, &element)?;
             let _ = writeln!(
                 out,
                 "{pad}if (acc_lid == 0u) {{ acc_partials_{slot}[{partial}] = {sh}[0]; }}"

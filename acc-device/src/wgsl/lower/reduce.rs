@@ -14,7 +14,7 @@ impl Writer<'_> {
         op: ReduceOp,
         ty: Scalar,
         element: &str,
-    ) {
+    ) -> Result<()> {
         let _ = writeln!(out, "{pad}{sh}[acc_lid] = {};", as_word(ty, element));
         let _ = writeln!(out, "{pad}workgroupBarrier();");
         let _ = writeln!(
@@ -28,7 +28,7 @@ impl Writer<'_> {
             &from_word(ty, &format!("{sh}[acc_lid]")),
             &from_word(ty, &format!("{sh}[acc_lid + acc_s]")),
             self.by_halves(ty),
-        );
+        )?;
         let _ = writeln!(
             out,
             "{pad}    if (acc_lid < acc_s) {{ {sh}[acc_lid] = {}; }}",
@@ -36,6 +36,40 @@ impl Writer<'_> {
         );
         let _ = writeln!(out, "{pad}    workgroupBarrier();");
         let _ = writeln!(out, "{pad}}}");
+        Ok(())
+    }
+
+    /// The complex product (`ReduceOp::ComplexMul`) of the parts in locals `re` and `re + 1`
+    /// of every invocation, a tree through workgroup arrays `sh` (real parts) and `sh_im`, in a
+    /// fixed order: the result is in `sh[0]` and `sh_im[0]` once it returns. Products in
+    /// num_complex's order, `(ac - bd, ad + bc)`.
+    pub(super) fn workgroup_pair_tree(
+        &mut self,
+        out: &mut String,
+        sh: &str,
+        ty: Scalar,
+        re: LocalId,
+    ) -> Result<()> {
+        let t = self.ty(ty)?;
+        let _ = writeln!(out, "    {sh}[acc_lid] = l{re};");
+        let _ = writeln!(out, "    {sh}_im[acc_lid] = l{};", re + 1);
+        let _ = writeln!(out, "    workgroupBarrier();");
+        let _ = writeln!(
+            out,
+            "    for (var acc_s: u32 = {}u; acc_s > 0u; acc_s = acc_s >> 1u) {{",
+            self.wg / 2
+        );
+        let _ = writeln!(out, "        if (acc_lid < acc_s) {{");
+        let _ = writeln!(out, "            let acc_a: {t} = {sh}[acc_lid];");
+        let _ = writeln!(out, "            let acc_b: {t} = {sh}_im[acc_lid];");
+        let _ = writeln!(out, "            let acc_c: {t} = {sh}[acc_lid + acc_s];");
+        let _ = writeln!(out, "            let acc_d: {t} = {sh}_im[acc_lid + acc_s];");
+        let _ = writeln!(out, "            {sh}[acc_lid] = acc_a * acc_c - acc_b * acc_d;");
+        let _ = writeln!(out, "            {sh}_im[acc_lid] = acc_a * acc_d + acc_b * acc_c;");
+        let _ = writeln!(out, "        }}");
+        let _ = writeln!(out, "        workgroupBarrier();");
+        let _ = writeln!(out, "    }}");
+        Ok(())
     }
 
     /// Combines local `r.local` over the workgroup's invocations (a tree in workgroup memory,
@@ -65,9 +99,9 @@ impl Writer<'_> {
             self.helpers.push_str(&decl);
         }
         let l = r.local;
-        self.workgroup_tree(out, "        ", &sh, r.op, ty, &format!("l{l}"));
+        self.workgroup_tree(out, "        ", &sh, r.op, ty, &format!("l{l}"))?;
         let halves = self.by_halves(ty);
-        let total = combine(r.op, ty, keep, &from_word(ty, &format!("{sh}[0]")), halves);
+        let total = combine(r.op, ty, keep, &from_word(ty, &format!("{sh}[0]")), halves)?;
         if first_only {
             let _ = writeln!(out, "        if (acc_lid == 0u) {{ l{l} = {total}; }}");
         } else {

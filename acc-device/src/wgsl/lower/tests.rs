@@ -118,6 +118,21 @@ fn reductions_write_per_workgroup_partials() {
     }
 }
 
+/// A complex product reduces pairs through two workgroup arrays into two words per workgroup.
+#[test]
+fn complex_products_reduce_pairs() {
+    for elem in [Scalar::F32, Scalar::F64] {
+        let l = lower(&acc_core::ir::samples::complex_product(elem), FULL).expect("lowers");
+        assert_eq!(l.layout.reductions[0].op, ReduceOp::ComplexMul);
+        assert_eq!(l.layout.reductions[0].len, 2);
+        assert!(
+            l.wgsl.contains("acc_shared_0_0_im") && l.wgsl.contains("acc_partials_0[2u * acc_wg.x + 1u]"),
+            "{}",
+            l.wgsl
+        );
+    }
+}
+
 #[test]
 fn f64_and_int64_need_the_capabilities() {
     let e = lower(&saxpy(Scalar::F64), BASIC)
