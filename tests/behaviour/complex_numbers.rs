@@ -269,9 +269,24 @@ fn row_products(z: &[Complex64], n: usize, out: &mut [Complex64]) {
     }
 }
 
+/// [`row_products`] with a warp per gang iteration on nvidia (`vector_length(32)`: shuffles).
+#[acc::offload]
+fn row_products_by_warps(z: &[Complex64], n: usize, out: &mut [Complex64]) {
+    #[acc::parallel_loop(gang, vector_length(32), copyin(z), copyout(out))]
+    for r in 0..out.len() {
+        let mut p = Complex64::new(1.0, 0.0);
+        #[acc::r#loop(vector, reduction(*: p))]
+        for c in 0..n {
+            p *= z[r * n + c];
+        }
+        out[r] = p;
+    }
+}
+
 /// A complex product (`reduction(*: z)`) reduces on every device: the parts are combined
-/// together, block by block and then in block order on the host. Unit rotations
-/// `e^{i k/1000}` multiply to `e^{i sum}`.
+/// together, block by block and then in block order on the host; into the construct's
+/// variable, a gang iteration's local and a region local. Unit rotations `e^{i k/1000}`
+/// multiply to `e^{i sum}`.
 #[test]
 fn complex_products_reduce_on_every_device() {
     let n = 20_000;
@@ -295,28 +310,41 @@ fn complex_products_reduce_on_every_device() {
             (Complex64::new(p.re as f64, p.im as f64) - w32).norm() < 2e-2,
             "on {ty}: {p} against {w32}"
         );
-        // A vector loop's product inside a gang loop: on the host devices; kernels refuse it,
-        // saying where.
+        // A vector loop's product inside a gang loop, into a local of each gang iteration.
         let rows = z[..64 * 100].to_vec();
-        let mut out = vec![Complex64::default(); 64];
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| row_products(&rows, 100, &mut out)));
-        match ty {
-            DeviceType::Host | DeviceType::Multicore => {
-                assert!(r.is_ok(), "{ty}");
-                for (k, o) in out.iter().enumerate() {
-                    let want = rows[k * 100..(k + 1) * 100].iter().fold(Complex64::new(1.0, 0.0), |a, b| a * b);
-                    assert!((o - want).norm() < 1e-12, "on {ty}: row {k}: {o} against {want}");
-                }
+        for by_warps in [false, true] {
+            let mut out = vec![Complex64::default(); 64];
+            if by_warps {
+                row_products_by_warps(&rows, 100, &mut out);
+            } else {
+                row_products(&rows, 100, &mut out);
             }
-            _ => {
-                let msg = crate::devices::panic_message(&*r.unwrap_err());
-                assert!(
-                    msg.contains("complex product reduction into `p`, a complex number local to the region"),
-                    "on {ty}: {msg}"
-                );
+            for (k, o) in out.iter().enumerate() {
+                let want = rows[k * 100..(k + 1) * 100]
+                    .iter()
+                    .fold(Complex64::new(1.0, 0.0), |a, b| a * b);
+                assert!((o - want).norm() < 1e-12, "on {ty}: row {k}: {o} against {want}");
             }
         }
+        // A loop's product into a local of the region, used after the loop.
+        let mut out = [Complex64::default(); 1];
+        product_then_scale(&z, &mut out);
+        assert!((out[0] - want).norm() < 1e-9, "on {ty}: {} against {want}", out[0]);
     });
+}
+
+/// A loop's complex product into a region local, used by the code after it.
+#[acc::offload]
+fn product_then_scale(z: &[Complex64], out: &mut [Complex64]) {
+    #[acc::parallel(copyin(z), copyout(out))]
+    {
+        let mut p = Complex64::new(1.0, 0.0);
+        #[acc::r#loop(gang, vector, reduction(*: p))]
+        for i in 0..z.len() {
+            p *= z[i];
+        }
+        out[0] = p * 2.0;
+    }
 }
 
 /// A routine taking and returning complex numbers.

@@ -702,12 +702,7 @@ impl KernelBuilder {
                         ir_reductions.push(Reduction { local: v.id, op });
                         ir_reductions.push(Reduction { local: im, op });
                     }
-                    ReduceOp::Mul | ReduceOp::ComplexMul
-                        if im == v.id + 1
-                            && self.reductions.iter().any(|(l, op, _)| {
-                                l.id == v.id && *op == ReduceOp::ComplexMul
-                            }) =>
-                    {
+                    ReduceOp::Mul | ReduceOp::ComplexMul if im == v.id + 1 => {
                         ir_reductions.push(Reduction {
                             local: v.id,
                             op: ReduceOp::ComplexMul,
@@ -717,7 +712,7 @@ impl KernelBuilder {
                         let name = self.function.locals[v.id as usize].name.clone();
                         let name = name.trim_end_matches(".re");
                         self.fail(if matches!(op, ReduceOp::Mul | ReduceOp::ComplexMul) {
-                            format!("the complex product reduction into `{name}`, a complex number local to the region: kernels reduce complex products into the compute construct's variables only (not yet)")
+                            format!("the complex product reduction into `{name}`: its parts are not held together (declare it with a complex value, `let mut {name} = Complex::new(..)`)")
                         } else {
                             format!("the reduction `{}` of the complex number `{name}` in a kernel (complex numbers reduce with `+` and `*`)", op.symbol())
                         });

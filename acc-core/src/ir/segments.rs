@@ -290,12 +290,6 @@ impl Split<'_> {
                 .find(|(kr, _)| kr.local == r.local)
                 .map(|(_, p)| *p)
                 .filter(|_| !self.plan.folded(r.local));
-            if into.is_none() && r.op == ReduceOp::ComplexMul {
-                return Err(format!(
-                    "the complex product reduction into `{}` folded on the device (a loop reduction into a region local, or a compute-level one a repeated loop reduces): kernels reduce complex products into the construct's variable only (not yet)",
-                    local.name.trim_end_matches(".re")
-                ));
-            }
             if into.is_none() {
                 if local.len.is_some() {
                     return Err(format!(

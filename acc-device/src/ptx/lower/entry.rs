@@ -200,6 +200,22 @@ impl Writer<'_> {
         self.emit(format!("@{p} bra {end};"));
         for &(slot, red) in reds {
             let ty = self.k.function.locals[red.local as usize].ty;
+            if red.op == ReduceOp::ComplexMul {
+                // Pairs of parts, two words per block.
+                let (re, im) = (self.local(red.local)?, self.local(red.local + 1)?);
+                let (base, at) = (self.reg("%rd"), self.reg("%rd"));
+                self.emit(format!("ld.param.u64 {base}, [acc_partials{slot}];"));
+                self.emit(format!("mul.wide.u32 {at}, {g}, {};", partial_size(ty) * 2));
+                self.emit(format!("add.u64 {at}, {base}, {at};"));
+                let pre = self.load_word(".global", &at, ty);
+                self.emit(format!("add.u64 {at}, {at}, {};", partial_size(ty)));
+                let pim = self.load_word(".global", &at, ty);
+                let (cre, cim) = self.pair_mul(ty, (&re, &im), (&pre, &pim))?;
+                let b = repr(ty).bits;
+                self.emit(format!("mov{b} {re}, {cre};"));
+                self.emit(format!("mov{b} {im}, {cim};"));
+                continue;
+            }
             let l = self.local(red.local)?;
             let (base, at) = (self.reg("%rd"), self.reg("%rd"));
             self.emit(format!("ld.param.u64 {base}, [acc_partials{slot}];"));

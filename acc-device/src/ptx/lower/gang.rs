@@ -69,9 +69,26 @@ impl Writer<'_> {
             unreachable!("a shared loop is a loop")
         };
         let mut kept = Vec::new();
+        let mut pairs = Vec::new();
         for r in &l.block_reductions {
             let local = r.reduction.local;
             let ty = self.k.function.locals[local as usize].ty;
+            if r.reduction.op == ReduceOp::ComplexMul {
+                // A complex product: both parts kept, from 1 + 0i.
+                let (re, im) = (self.local(local)?, self.local(local + 1)?);
+                let (kre, kim) = (self.reg(repr(ty).class), self.reg(repr(ty).class));
+                let (one, zero) = (
+                    self.literal(Literal::Float(ty, 1.0))?,
+                    self.literal(Literal::Float(ty, 0.0))?,
+                );
+                let b = repr(ty).bits;
+                self.emit(format!("mov{b} {kre}, {re};"));
+                self.emit(format!("mov{b} {kim}, {im};"));
+                self.emit(format!("mov{b} {re}, {one};"));
+                self.emit(format!("mov{b} {im}, {zero};"));
+                pairs.push((local, ty, kre, kim));
+                continue;
+            }
             let reg = self.local(local)?;
             let keep = self.reg(repr(ty).class);
             self.emit(format!("mov{} {keep}, {reg};", repr(ty).bits));
@@ -133,6 +150,18 @@ impl Writer<'_> {
             };
             let c = self.combine(op, ty, &keep, &total)?;
             self.emit(format!("mov{} {reg}, {c};", repr(ty).bits));
+        }
+        for (local, ty, kre, kim) in pairs {
+            let (re, im) = (self.local(local)?, self.local(local + 1)?);
+            let total = if g.warps {
+                self.warp_allreduce_pair(ty, (&re, &im))?
+            } else {
+                self.block_allreduce_pair(ty, (&re, &im), &g.tid)?
+            };
+            let (cre, cim) = self.pair_mul(ty, (&kre, &kim), (&total.0, &total.1))?;
+            let b = repr(ty).bits;
+            self.emit(format!("mov{b} {re}, {cre};"));
+            self.emit(format!("mov{b} {im}, {cim};"));
         }
         // A block reduction ends in a barrier, which the plan counts on; a warp's shuffles do
         // not order memory, so the warp synchronizes apart.

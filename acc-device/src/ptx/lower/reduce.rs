@@ -261,7 +261,7 @@ impl Writer<'_> {
 
     /// The complex product of pairs of parts `a` and `b` (`ReduceOp::ComplexMul`), in
     /// num_complex's order: `(a.0 b.0 - a.1 b.1, a.0 b.1 + a.1 b.0)`.
-    fn pair_mul(&mut self, t: Scalar, a: (&str, &str), b: (&str, &str)) -> Result<(String, String)> {
+    pub(super) fn pair_mul(&mut self, t: Scalar, a: (&str, &str), b: (&str, &str)) -> Result<(String, String)> {
         let (ac, bd) = (self.binary(BinaryOp::Mul, t, a.0, b.0)?, self.binary(BinaryOp::Mul, t, a.1, b.1)?);
         let re = self.binary(BinaryOp::Sub, t, &ac, &bd)?;
         let (ad, bc) = (self.binary(BinaryOp::Mul, t, a.0, b.1)?, self.binary(BinaryOp::Mul, t, a.1, b.0)?);
@@ -269,17 +269,53 @@ impl Writer<'_> {
         Ok((re, im))
     }
 
-    /// Writes the block's partial of a complex product (`ReduceOp::ComplexMul`) of the parts
-    /// `v`: a tree in shared memory (real parts in the first half, imaginary parts in the
-    /// second), thread 0 writing the pair at `partials[2 * block]`.
-    pub(super) fn block_reduce_pair(
+    /// The complex product of the parts `v` over the warp's lanes, in every lane: a butterfly
+    /// of shuffles of both parts (a complex product commutes exactly, so every lane holds the
+    /// same value).
+    pub(super) fn warp_allreduce_pair(&mut self, ty: Scalar, v: (&str, &str)) -> Result<(String, String)> {
+        let (mut re, mut im) = (v.0.to_string(), v.1.to_string());
+        for off in [16, 8, 4, 2, 1] {
+            let ore = self.shuffle(&re, ty, off, "bfly");
+            let oim = self.shuffle(&im, ty, off, "bfly");
+            (re, im) = self.pair_mul(ty, (&re, &im), (&ore, &oim))?;
+        }
+        Ok((re, im))
+    }
+
+    /// The complex product of the parts `v` over the block's threads, in every thread: the
+    /// tree of [`Writer::block_reduce_pair`], whose result every thread reads. Every thread
+    /// of the block must reach it; it leaves shared memory free for the next use.
+    pub(super) fn block_allreduce_pair(
         &mut self,
         ty: Scalar,
         v: (&str, &str),
         tid: &str,
-        ctaid: &str,
-        slot: usize,
-    ) -> Result<()> {
+    ) -> Result<(String, String)> {
+        let (base, _, _) = self.pair_tree(ty, v, tid)?;
+        let im_base = self.reg("%rd");
+        self.emit(format!("add.u64 {im_base}, {base}, {};", BLOCK_SIZE * 8));
+        let (re, im) = (
+            self.load_word(".shared", &base, ty),
+            self.load_word(".shared", &im_base, ty),
+        );
+        let b = repr(ty).bits;
+        let (ore, oim) = (self.reg(repr(ty).class), self.reg(repr(ty).class));
+        self.emit(format!("mov{b} {ore}, {re};"));
+        self.emit(format!("mov{b} {oim}, {im};"));
+        self.emit("bar.sync 0;");
+        Ok((ore, oim))
+    }
+
+    /// The tree of a complex product over the block in shared memory: real parts from
+    /// `acc_shared`, imaginary parts `BLOCK_SIZE` words on, the product in the first slots
+    /// once every thread has passed the last barrier. Returns the base address and the
+    /// thread's two slots.
+    fn pair_tree(
+        &mut self,
+        ty: Scalar,
+        v: (&str, &str),
+        tid: &str,
+    ) -> Result<(String, String, String)> {
         self.shared = true;
         self.shared_pairs = true;
         let (base, re_at, im_at) = (self.reg("%rd"), self.reg("%rd"), self.reg("%rd"));
@@ -314,6 +350,21 @@ impl Writer<'_> {
             self.emit("bar.sync 0;");
             s /= 2;
         }
+        Ok((base, re_at, im_at))
+    }
+
+    /// Writes the block's partial of a complex product (`ReduceOp::ComplexMul`) of the parts
+    /// `v`: a tree in shared memory (real parts in the first half, imaginary parts in the
+    /// second), thread 0 writing the pair at `partials[2 * block]`.
+    pub(super) fn block_reduce_pair(
+        &mut self,
+        ty: Scalar,
+        v: (&str, &str),
+        tid: &str,
+        ctaid: &str,
+        slot: usize,
+    ) -> Result<()> {
+        let (_, re_at, im_at) = self.pair_tree(ty, v, tid)?;
         let skip = self.label("partial");
         let p = self.reg("%p");
         self.emit(format!("setp.ne.u32 {p}, {tid}, 0;"));

@@ -31,6 +31,15 @@ impl Writer<'_> {
         );
         for (slot, red) in on_device {
             let ty = self.k.function.locals[red.local as usize].ty;
+            if red.op == ReduceOp::ComplexMul {
+                // Pairs of parts, two words per workgroup.
+                let (re, im) = (red.local, red.local + 1);
+                let _ = writeln!(
+                    out,
+                    "        {{ let acc_a = l{re}; let acc_b = l{im}; let acc_c = acc_partials_{slot}[2u * acc_g]; let acc_d = acc_partials_{slot}[2u * acc_g + 1u]; l{re} = acc_a * acc_c - acc_b * acc_d; l{im} = acc_a * acc_d + acc_b * acc_c; }}"
+                );
+                continue;
+            }
             let p = format!("acc_partials_{slot}[acc_g]");
             let p = if ty == Scalar::Bool {
                 format!("({p} != 0u)")
@@ -434,7 +443,7 @@ impl Writer<'_> {
             let ty = self.k.function.locals[red.local as usize].ty;
             let sh = format!("acc_shared_{n}_{r}");
             if red.op == ReduceOp::ComplexMul {
-                self.workgroup_pair_tree(&mut out, &sh, ty, red.local)?;
+                self.workgroup_pair_tree(&mut out, "    ", &sh, ty, red.local)?;
                 let _ = writeln!(
                     out,
                     "    if (acc_lid == 0u) {{ acc_partials_{slot}[2u * acc_wg.x] = {sh}[0]; acc_partials_{slot}[2u * acc_wg.x + 1u] = {sh}_im[0]; }}"

@@ -67,6 +67,19 @@ impl Writer<'_> {
         for (i, r) in l.block_reductions.iter().enumerate() {
             let local = r.reduction.local;
             let ty = self.k.function.locals[local as usize].ty;
+            if r.reduction.op == ReduceOp::ComplexMul {
+                // A complex product: both parts kept, from 1 + 0i.
+                let (one, zero) = (
+                    literal(Literal::Float(ty, 1.0), self.target)?,
+                    literal(Literal::Float(ty, 0.0), self.target)?,
+                );
+                let im = local + 1;
+                let _ = writeln!(out, "{pad}let acc_keep_{i} = l{local};");
+                let _ = writeln!(out, "{pad}let acc_keep_{i}_im = l{im};");
+                let _ = writeln!(out, "{pad}l{local} = {one};");
+                let _ = writeln!(out, "{pad}l{im} = {zero};");
+                continue;
+            }
             let id = identity(r.reduction.op, ty, self.target)?;
             let _ = writeln!(out, "{pad}let acc_keep_{i} = l{local};");
             let _ = writeln!(out, "{pad}l{local} = {id};");

@@ -46,29 +46,61 @@ impl Writer<'_> {
     pub(super) fn workgroup_pair_tree(
         &mut self,
         out: &mut String,
+        pad: &str,
         sh: &str,
         ty: Scalar,
         re: LocalId,
     ) -> Result<()> {
         let t = self.ty(ty)?;
-        let _ = writeln!(out, "    {sh}[acc_lid] = l{re};");
-        let _ = writeln!(out, "    {sh}_im[acc_lid] = l{};", re + 1);
-        let _ = writeln!(out, "    workgroupBarrier();");
+        let _ = writeln!(out, "{pad}{sh}[acc_lid] = l{re};");
+        let _ = writeln!(out, "{pad}{sh}_im[acc_lid] = l{};", re + 1);
+        let _ = writeln!(out, "{pad}workgroupBarrier();");
         let _ = writeln!(
             out,
-            "    for (var acc_s: u32 = {}u; acc_s > 0u; acc_s = acc_s >> 1u) {{",
+            "{pad}for (var acc_s: u32 = {}u; acc_s > 0u; acc_s = acc_s >> 1u) {{",
             self.wg / 2
         );
-        let _ = writeln!(out, "        if (acc_lid < acc_s) {{");
-        let _ = writeln!(out, "            let acc_a: {t} = {sh}[acc_lid];");
-        let _ = writeln!(out, "            let acc_b: {t} = {sh}_im[acc_lid];");
-        let _ = writeln!(out, "            let acc_c: {t} = {sh}[acc_lid + acc_s];");
-        let _ = writeln!(out, "            let acc_d: {t} = {sh}_im[acc_lid + acc_s];");
-        let _ = writeln!(out, "            {sh}[acc_lid] = acc_a * acc_c - acc_b * acc_d;");
-        let _ = writeln!(out, "            {sh}_im[acc_lid] = acc_a * acc_d + acc_b * acc_c;");
-        let _ = writeln!(out, "        }}");
-        let _ = writeln!(out, "        workgroupBarrier();");
-        let _ = writeln!(out, "    }}");
+        let _ = writeln!(out, "{pad}    if (acc_lid < acc_s) {{");
+        let _ = writeln!(out, "{pad}        let acc_a: {t} = {sh}[acc_lid];");
+        let _ = writeln!(out, "{pad}        let acc_b: {t} = {sh}_im[acc_lid];");
+        let _ = writeln!(out, "{pad}        let acc_c: {t} = {sh}[acc_lid + acc_s];");
+        let _ = writeln!(out, "{pad}        let acc_d: {t} = {sh}_im[acc_lid + acc_s];");
+        let _ = writeln!(out, "{pad}        {sh}[acc_lid] = acc_a * acc_c - acc_b * acc_d;");
+        let _ = writeln!(out, "{pad}        {sh}_im[acc_lid] = acc_a * acc_d + acc_b * acc_c;");
+        let _ = writeln!(out, "{pad}    }}");
+        let _ = writeln!(out, "{pad}    workgroupBarrier();");
+        let _ = writeln!(out, "{pad}}}");
+        Ok(())
+    }
+
+    /// [`Writer::workgroup_allreduce`] of a complex product: the pair tree through workgroup
+    /// arrays of its own, the result multiplied into the kept value `keep` (`keep_im`) in
+    /// every invocation, then a barrier before the arrays are used again.
+    fn workgroup_allreduce_pair(
+        &mut self,
+        out: &mut String,
+        entry: usize,
+        i: usize,
+        r: Reduction,
+        keep: &str,
+    ) -> Result<()> {
+        let ty = self.k.function.locals[r.local as usize].ty;
+        let wty = storage_type(ty, self.target)?;
+        let sh = format!("acc_gang_{entry}_{i}");
+        for name in [sh.clone(), format!("{sh}_im")] {
+            let decl = format!("var<workgroup> {name}: array<{wty}, {WORKGROUP_SIZE}>;\n");
+            if !self.helpers.contains(&decl) {
+                self.helpers.push_str(&decl);
+            }
+        }
+        let pad = "        ";
+        self.workgroup_pair_tree(out, pad, &sh, ty, r.local)?;
+        let (re, im) = (r.local, r.local + 1);
+        let _ = writeln!(
+            out,
+            "{pad}{{ let acc_a = {keep}; let acc_b = {keep}_im; let acc_c = {sh}[0]; let acc_d = {sh}_im[0]; l{re} = acc_a * acc_c - acc_b * acc_d; l{im} = acc_a * acc_d + acc_b * acc_c; }}"
+        );
+        let _ = writeln!(out, "{pad}workgroupBarrier();");
         Ok(())
     }
 
@@ -88,6 +120,9 @@ impl Writer<'_> {
         first_only: bool,
     ) -> Result<()> {
         let ty = self.k.function.locals[r.local as usize].ty;
+        if r.op == ReduceOp::ComplexMul {
+            return self.workgroup_allreduce_pair(out, entry, i, r, keep);
+        }
         let wty = if ty == Scalar::Bool {
             "u32"
         } else {
