@@ -24,6 +24,10 @@ pub unsafe trait DeviceCopy: Copy + Send + Sync + 'static {
     /// The layout of a `#[derive(DeviceCopy)]` struct: what kernels need to access its
     /// fields in arrays of it.
     const LAYOUT: Option<&'static crate::ir::StructLayout> = None;
+    /// The type of each part, for `num_complex::Complex<f32>` and `Complex<f64>`: a struct
+    /// field of such a type is also recorded as its two parts (`z.re`, `z.im`), which kernels
+    /// access as the complex field.
+    const COMPLEX_PART: Option<crate::ir::Scalar> = None;
 }
 
 macro_rules! device_copy {

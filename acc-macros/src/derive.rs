@@ -34,7 +34,7 @@ pub fn device_copy(input: TokenStream) -> TokenStream {
         quote!(::acc::__rt::assert_device_copy::<#ty>();)
     });
     // Each field's offset and scalar type, for kernels that access the fields of arrays of
-    // the struct.
+    // the struct (and a complex field's parts).
     let fields = s.fields.iter().enumerate().map(|(k, f)| {
         let ty = &f.ty;
         let member = match &f.ident {
@@ -45,10 +45,20 @@ pub fn device_copy(input: TokenStream) -> TokenStream {
             Some(id) => id.to_string(),
             None => k.to_string(),
         };
+        let (re, im) = (format!("{field_name}.re"), format!("{field_name}.im"));
+        // A complex field is also its two parts (`ty: None` for any other type: no access).
         quote!(::acc::__rt::StructField {
             name: #field_name,
             offset: ::core::mem::offset_of!(Self, #member) as u32,
             ty: <#ty as ::acc::DeviceCopy>::SCALAR,
+        }, ::acc::__rt::StructField {
+            name: #re,
+            offset: ::core::mem::offset_of!(Self, #member) as u32,
+            ty: <#ty as ::acc::DeviceCopy>::COMPLEX_PART,
+        }, ::acc::__rt::StructField {
+            name: #im,
+            offset: (::core::mem::offset_of!(Self, #member) + ::core::mem::size_of::<#ty>() / 2) as u32,
+            ty: <#ty as ::acc::DeviceCopy>::COMPLEX_PART,
         })
     });
     let name_lit = name.to_string();

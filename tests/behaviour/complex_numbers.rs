@@ -379,3 +379,50 @@ fn routines_take_and_return_complex_numbers() {
         }
     });
 }
+
+/// A struct with complex fields.
+#[derive(Clone, Copy, Debug, PartialEq, acc::DeviceCopy)]
+#[repr(C)]
+struct Wave {
+    amp: Complex64,
+    k: f64,
+    phase: Complex32,
+}
+
+#[acc::parallel_loop(copy(w))]
+fn advance(w: &mut [Wave], dt: f64) {
+    for i in 0..w.len() {
+        let turn = Complex64::new(0.0, w[i].k * dt);
+        w[i].amp = w[i].amp * (Complex64::new(1.0, 0.0) + turn);
+        w[i].phase = w[i].phase.conj() * 2.0;
+        w[i].k += w[i].amp.re;
+        // The struct as a value: its complex fields whole and by part.
+        let v = w[i];
+        let sq = v.amp * v.amp;
+        w[i].k = v.k + sq.im + v.phase.re as f64;
+        let mut u = w[i];
+        u.amp = u.amp.conj();
+        w[i] = u;
+    }
+}
+
+/// Complex fields of a `DeviceCopy` struct are read and written whole and by part, in elements
+/// and in struct values, with the host's bits on every device.
+#[test]
+fn complex_struct_fields() {
+    let start: Vec<Wave> = (0..500)
+        .map(|i| Wave {
+            amp: Complex64::new(i as f64 * 0.5, 1.0 - i as f64),
+            k: 0.25 * i as f64,
+            phase: Complex32::new(i as f32, -2.0),
+        })
+        .collect();
+    let mut want = start.clone();
+    acc::set_device_type(DeviceType::Host);
+    advance(&mut want, 0.125);
+    on_each_device(|ty| {
+        let mut w = start.clone();
+        advance(&mut w, 0.125);
+        assert_eq!(w, want, "on {ty}");
+    });
+}

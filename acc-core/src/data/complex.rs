@@ -23,6 +23,7 @@ macro_rules! complex_device_copy {
         #[diagnostic::do_not_recommend]
         unsafe impl DeviceCopy for Complex<$t> {
             const LAYOUT: Option<&'static StructLayout> = Some(&$layout);
+            const COMPLEX_PART: Option<Scalar> = Some(Scalar::$ir);
         }
         impl DataVar for Complex<$t> {
             type Elem = Complex<$t>;

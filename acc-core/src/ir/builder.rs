@@ -81,6 +81,9 @@ pub struct ArrayRef {
     elem: Elem,
     /// For an array of structs: the field accessed, and its type.
     field: Option<(FieldId, Scalar)>,
+    /// For an array of structs: the complex field accessed, as the fields of its real and
+    /// imaginary parts and their type.
+    parts: Option<(FieldId, FieldId, Scalar)>,
     /// A subslice `a[start..start + len]` of the parameter (locals holding `usize`s).
     view: Option<(LocalId, LocalId)>,
     /// The parameter holds only part of the array, from element `start` on, of an array

@@ -29,7 +29,13 @@ impl StructValue {
         match a.elem() {
             Elem::Struct(layout) => {
                 for f in layout.fields {
-                    if f.ty.is_none() {
+                    // A complex field is loaded whole (its parts, recorded beside it, are
+                    // not fields of their own).
+                    let complex = f.ty.is_none()
+                        && layout
+                            .field(&format!("{}.re", f.name))
+                            .is_some_and(|(_, p)| p.ty.is_some());
+                    if (f.ty.is_none() && !complex) || f.name.contains('.') {
                         continue;
                     }
                     let fa = b.field(a, f.name);
@@ -79,7 +85,7 @@ impl StructValue {
             .map(|(_, v)| *v);
         if found.is_none() {
             b.fail(format!(
-                "`{}.{field}`: no such field of a scalar type in the struct",
+                "`{}.{field}`: no such field of a scalar or complex type in the struct",
                 self.name
             ));
         }

@@ -24,6 +24,7 @@ impl KernelBuilder {
             id,
             elem,
             field: None,
+            parts: None,
             view: None,
             window: None,
         }
@@ -47,8 +48,17 @@ impl KernelBuilder {
         let array = self.params[a.id as usize].name.clone();
         match a.elem {
             Elem::Struct(l) => match l.field(name) {
-                Some((id, StructField { ty: Some(t), .. })) => return ArrayRef { field: Some((id, *t)), ..a },
-                Some(_) => self.errors.push(format!("the field `{name}` of `{}` (in `{array}`): kernels access struct fields of the scalar types only", l.name)),
+                Some((id, StructField { ty: Some(t), .. })) => return ArrayRef { field: Some((id, *t)), parts: None, ..a },
+                Some(_) if a.field.is_none() && a.parts.is_none() => {
+                    // A complex field: its parts, recorded beside it (`#[derive(DeviceCopy)]`).
+                    match (l.field(&format!("{name}.re")), l.field(&format!("{name}.im"))) {
+                        (Some((r, StructField { ty: Some(t), .. })), Some((i, StructField { ty: Some(u), .. }))) if t == u => {
+                            return ArrayRef { parts: Some((r, i, *t)), ..a };
+                        }
+                        _ => self.errors.push(format!("the field `{name}` of `{}` (in `{array}`): kernels access struct fields of the scalar types and complex numbers only", l.name)),
+                    }
+                }
+                Some(_) => self.errors.push(format!("the field `{name}` of `{}` (in `{array}`): kernels access struct fields of the scalar types and complex numbers only", l.name)),
                 None => self.errors.push(format!("`{}` (the elements of `{array}`) has no field `{name}`", l.name)),
             },
             Elem::Scalar(t) => self.errors.push(format!("`.{name}` of an element of `{array}`, whose elements are {t}")),

@@ -411,16 +411,28 @@ impl KernelBuilder {
 
     /// Whether the elements of `a` (as accessed) are complex numbers.
     pub(super) fn complex_elements(&self, a: ArrayRef) -> Option<Scalar> {
-        match (a.elem, a.field) {
-            (Elem::Struct(l), None) => l.complex(),
+        match (a.elem, a.field, a.parts) {
+            (_, None, Some((_, _, t))) => Some(t),
+            (Elem::Struct(l), None, None) => l.complex(),
             _ => None,
+        }
+    }
+
+    /// The real and imaginary parts of complex elements (or complex fields) of `a`.
+    fn complex_parts(&mut self, a: ArrayRef) -> (ArrayRef, ArrayRef) {
+        match a.parts {
+            Some((r, i, t)) => (
+                ArrayRef { field: Some((r, t)), parts: None, ..a },
+                ArrayRef { field: Some((i, t)), parts: None, ..a },
+            ),
+            None => (self.field(a, "re"), self.field(a, "im")),
         }
     }
 
     /// `a[index]` of an array of complex numbers.
     pub(super) fn complex_load(&mut self, a: ArrayRef, index: Value) -> Value {
         let index = self.hold(index);
-        let (fr, fi) = (self.field(a, "re"), self.field(a, "im"));
+        let (fr, fi) = self.complex_parts(a);
         let re = self.load(fr, index);
         let im = self.load(fi, index);
         self.complex(re, im)
@@ -439,7 +451,7 @@ impl KernelBuilder {
         let index = self.hold(index);
         let held = self.hold_pair(value);
         let (re, im) = self.parts(held);
-        let (fr, fi) = (self.field(a, "re"), self.field(a, "im"));
+        let (fr, fi) = self.complex_parts(a);
         self.store(fr, index, re);
         self.store(fi, index, im);
     }
