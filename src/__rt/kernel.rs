@@ -581,8 +581,16 @@ pub fn reduce_back<V: DataVar + DataVarMut>(
         let dst = bytes_of_mut(var.elems_mut());
         if op == ReduceOp::Mul {
             // A product: the partials come as pairs (`ReduceOp::ComplexMul`), in order.
-            let part = |p: usize| out.reductions.iter().filter(move |(q, _)| *q as usize == p).map(|(_, v)| *v);
-            let (Some(re), Some(im)) = (scalar_value(t, &dst[..size]), scalar_value(t, &dst[size..2 * size])) else {
+            let part = |p: usize| {
+                out.reductions
+                    .iter()
+                    .filter(move |(q, _)| *q as usize == p)
+                    .map(|(_, v)| *v)
+            };
+            let (Some(re), Some(im)) = (
+                scalar_value(t, &dst[..size]),
+                scalar_value(t, &dst[size..2 * size]),
+            ) else {
                 return;
             };
             let mut value = (re, im);

@@ -45,9 +45,14 @@ impl<T: DeviceCopy> DeviceVec<T> {
     #[cfg(feature = "cuda")]
     pub fn from_cuda_slice(slice: crate::cudarc::driver::CudaSlice<T>) -> Result<DeviceVec<T>> {
         use crate::cudarc::driver::DevicePtr;
-        slice.stream().synchronize().map_err(|e| Error::Unsupported {
-            what: format!("acc::DeviceVec::from_cuda_slice: waiting for the slice's stream: {e:?}"),
-        })?;
+        slice
+            .stream()
+            .synchronize()
+            .map_err(|e| Error::Unsupported {
+                what: format!(
+                    "acc::DeviceVec::from_cuda_slice: waiting for the slice's stream: {e:?}"
+                ),
+            })?;
         let len = slice.len();
         let addr = slice.device_ptr(slice.stream()).0;
         DeviceVec::adopt(
@@ -166,16 +171,18 @@ impl<T: DeviceCopy> DeviceVec<T> {
         let bytes = std::mem::size_of::<T>()
             .checked_mul(len)
             .ok_or(Error::OutOfMemory { bytes: usize::MAX })?;
+        if bytes == 0 {
+            // Nothing to use: an empty array of acc's own (what `foreign` owns is dropped).
+            drop(foreign);
+            return DeviceVec::zeroed(len);
+        }
         let mem = own(&*d)?;
-        let buf = mem
-            .memory
-            .adopt(foreign, bytes)
-            .map_err(|e| match e {
-                Error::Unsupported { what: why } => Error::Unsupported {
-                    what: format!("{what}: {why}"),
-                },
-                e => e,
-            })?;
+        let buf = mem.memory.adopt(foreign, bytes).map_err(|e| match e {
+            Error::Unsupported { what: why } => Error::Unsupported {
+                what: format!("{what}: {why}"),
+            },
+            e => e,
+        })?;
         let elem = crate::__rt::layout::<T>();
         let held = mem.memory.raw_buffer(buf, elem).map(|r| r.elem_bytes);
         if held != Some(std::mem::size_of::<T>()) {

@@ -291,8 +291,14 @@ fn row_products_by_warps(z: &[Complex64], n: usize, out: &mut [Complex64]) {
 fn complex_products_reduce_on_every_device() {
     let n = 20_000;
     let angles: Vec<f64> = (0..n).map(|k| (k % 997) as f64 * 1e-3).collect();
-    let z: Vec<Complex64> = angles.iter().map(|&t| Complex64::new(t.cos(), t.sin())).collect();
-    let z32: Vec<Complex32> = z.iter().map(|c| Complex32::new(c.re as f32, c.im as f32)).collect();
+    let z: Vec<Complex64> = angles
+        .iter()
+        .map(|&t| Complex64::new(t.cos(), t.sin()))
+        .collect();
+    let z32: Vec<Complex32> = z
+        .iter()
+        .map(|c| Complex32::new(c.re as f32, c.im as f32))
+        .collect();
     let total: f64 = angles.iter().sum();
     let want = Complex64::new(2.0 * total.cos(), 2.0 * total.sin());
     on_each_device(|ty| {
@@ -301,7 +307,11 @@ fn complex_products_reduce_on_every_device() {
             Complex64::new(2.0, 0.0),
             "on {ty}: 2 i^4 = 2"
         );
-        assert_eq!(complex_product(&[]), Complex64::new(2.0, 0.0), "on {ty}: nothing");
+        assert_eq!(
+            complex_product(&[]),
+            Complex64::new(2.0, 0.0),
+            "on {ty}: nothing"
+        );
         let p = complex_product(&z);
         assert!((p - want).norm() < 1e-9, "on {ty}: {p} against {want}");
         let p = complex_product32(&z32);
@@ -323,14 +333,42 @@ fn complex_products_reduce_on_every_device() {
                 let want = rows[k * 100..(k + 1) * 100]
                     .iter()
                     .fold(Complex64::new(1.0, 0.0), |a, b| a * b);
-                assert!((o - want).norm() < 1e-12, "on {ty}: row {k}: {o} against {want}");
+                assert!(
+                    (o - want).norm() < 1e-12,
+                    "on {ty}: row {k}: {o} against {want}"
+                );
             }
         }
+        // The product repeated three times: e^{3 i sum}.
+        let p = repeated_product(&z, 3);
+        let want3 = Complex64::new((3.0 * total).cos(), (3.0 * total).sin());
+        assert!((p - want3).norm() < 1e-9, "on {ty}: {p} against {want3}");
         // A loop's product into a local of the region, used after the loop.
         let mut out = [Complex64::default(); 1];
         product_then_scale(&z, &mut out);
-        assert!((out[0] - want).norm() < 1e-9, "on {ty}: {} against {want}", out[0]);
+        assert!(
+            (out[0] - want).norm() < 1e-9,
+            "on {ty}: {} against {want}",
+            out[0]
+        );
     });
+}
+
+/// A complex product of the construct whose loop a sequential loop repeats (the partials of
+/// each run folded on the device into the running product).
+#[acc::offload]
+fn repeated_product(z: &[Complex64], reps: usize) -> Complex64 {
+    let mut p = Complex64::new(1.0, 0.0);
+    #[acc::parallel(copyin(z), reduction(*: p))]
+    {
+        for _ in 0..reps {
+            #[acc::r#loop(gang, vector, reduction(*: p))]
+            for i in 0..z.len() {
+                p *= z[i];
+            }
+        }
+    }
+    p
 }
 
 /// A loop's complex product into a region local, used by the code after it.

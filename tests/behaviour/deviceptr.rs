@@ -182,7 +182,10 @@ fn memory_of_other_libraries_becomes_device_arrays() {
                 let addr = slice.device_ptr(&stream).0;
                 // SAFETY: `slice` outlives the `DeviceVec`s, and only they use it.
                 let e = unsafe { acc::DeviceVec::<f32>::from_cuda_ptr(addr + 4, 500) }.unwrap_err();
-                assert!(e.to_string().contains("past the end of its allocation"), "{e}");
+                assert!(
+                    e.to_string().contains("past the end of its allocation"),
+                    "{e}"
+                );
                 let host = [1.0f32; 4];
                 let e = unsafe { acc::DeviceVec::<f32>::from_cuda_ptr(host.as_ptr() as u64, 4) }
                     .unwrap_err();
@@ -207,8 +210,9 @@ fn memory_of_other_libraries_becomes_device_arrays() {
                 check(acc::DeviceVec::from_wgpu_buffer(init(usage), 500).unwrap());
                 let e = acc::DeviceVec::<f32>::from_wgpu_buffer(init(usage), 501).unwrap_err();
                 assert!(e.to_string().contains("2000 bytes holding 2004"), "{e}");
-                let e = acc::DeviceVec::<f32>::from_wgpu_buffer(init(wgpu::BufferUsages::STORAGE), 500)
-                    .unwrap_err();
+                let e =
+                    acc::DeviceVec::<f32>::from_wgpu_buffer(init(wgpu::BufferUsages::STORAGE), 500)
+                        .unwrap_err();
                 assert!(e.to_string().contains("COPY_SRC | COPY_DST"), "{e}");
                 // Bytes are held in words there: not the layout of the buffer's bytes.
                 let e = acc::DeviceVec::<u8>::from_wgpu_buffer(init(usage), 16).unwrap_err();
@@ -220,7 +224,11 @@ fn memory_of_other_libraries_becomes_device_arrays() {
                 {
                     // SAFETY: refused before the address is used.
                     let e = unsafe { acc::DeviceVec::<f32>::from_cuda_ptr(0x1000, 4) }.unwrap_err();
-                    assert!(e.to_string().contains(&format!("the current device is {ty}")), "{e}");
+                    assert!(
+                        e.to_string()
+                            .contains(&format!("the current device is {ty}")),
+                        "{e}"
+                    );
                 }
             }
         }

@@ -634,6 +634,28 @@ impl Cx<'_> {
             let fresh = b.local(local.name, local.ty, local.len);
             map.insert(l, fresh);
         }
+        // A complex product's parts stay adjacent locals (`ReduceOp::ComplexMul`): renamed
+        // together into a fresh pair, or both kept.
+        for r in reductions.iter().filter(|r| r.op == ReduceOp::ComplexMul) {
+            let (re, im) = (r.local, r.local + 1);
+            match (map.get(&re).copied(), map.get(&im).copied()) {
+                (Some(a), Some(c)) if c == a + 1 => {}
+                (Some(_), Some(_)) => {
+                    let (lr, li) = (
+                        b.f.locals[re as usize].clone(),
+                        b.f.locals[im as usize].clone(),
+                    );
+                    let fr = b.local(lr.name, lr.ty, lr.len);
+                    let fi = b.local(li.name, li.ty, li.len);
+                    map.insert(re, fr);
+                    map.insert(im, fi);
+                }
+                _ => {
+                    map.remove(&re);
+                    map.remove(&im);
+                }
+            }
+        }
         let mut staged_body = walk::renamed(b.f, &staged_body, &map);
         let staged_var = map[&var];
         let staged_private: Vec<LocalId> =

@@ -272,7 +272,7 @@ impl Stmt {
             .rposition(holds_shared_loop)
             .ok_or("no vector loop in the gang loop's body")?;
         let (phased, post) = body.split_at(last + 1);
-        let reduced = |l: &LocalId| reductions.iter().any(|r| r.local == *l);
+        let reduced = |l: &LocalId| reductions.iter().any(|r| r.locals().any(|m| m == *l));
         let steps = steps_of(phased, f, &reduced)?;
         // Code after the last loop runs on one thread: it may not leave the gang loop (the
         // block's threads must all reach its barriers), nor hold a parallel loop.
@@ -864,7 +864,7 @@ fn worker_over_vector<'a>(s: &'a Stmt, f: &Function) -> Option<(Stmt, Vec<&'a St
             walk::locals_read(f, *value, &mut read);
             // A local assigned twice in the body, one that reads itself (an accumulation) and
             // a reduced one are taken as changing too.
-            let reduced = wr.iter().chain(vr).any(|r| r.local == *local);
+            let reduced = wr.iter().chain(vr).any(|r| r.locals().any(|m| m == *local));
             if read.iter().any(|l| varying.contains(l))
                 || read.contains(local)
                 || reduced

@@ -159,6 +159,9 @@ pub struct ReductionSlot {
     pub entry: Option<usize>,
     /// Where the local lives in the locals buffer (when `entry` is `None`).
     pub local_offset: u32,
+    /// Where a complex product's imaginary part (the next local) lives in the locals buffer
+    /// (when `entry` is `None` and `op` is [`ReduceOp::ComplexMul`]; 0 otherwise).
+    pub imag_offset: u32,
     /// Elements reduced: 1 for a scalar, the length of an array reduced element-wise (its
     /// partials are laid out block by block, `len` each).
     pub len: u32,
@@ -181,13 +184,19 @@ pub fn sequential_reduction_slots(
         if reduced_in_loops.contains(&red.local) && !outside.contains(&red.local) {
             continue;
         }
-        if red.op == ReduceOp::ComplexMul {
-            let name = &k.function.locals[red.local as usize].name;
-            return Err(format!(
-                "the complex product reduction into `{}` is computed outside the region's parallel loops (kernels reduce complex products in loops only, not yet in gang-redundant code)",
-                name.trim_end_matches(".re")
-            ));
-        }
+        let imag_offset = match red.op {
+            ReduceOp::ComplexMul => match local_slot(red.local + 1) {
+                Some((_, off)) => off,
+                None => {
+                    let name = &k.function.locals[red.local as usize].name;
+                    return Err(format!(
+                        "internal error: the imaginary part of the complex reduction `{}` has no place in the locals buffer",
+                        name.trim_end_matches(".re")
+                    ));
+                }
+            },
+            _ => 0,
+        };
         let Some((ty, off)) = local_slot(red.local) else {
             let name = &k.function.locals[red.local as usize].name;
             return Err(format!(
@@ -200,6 +209,7 @@ pub fn sequential_reduction_slots(
             into: Some(*into),
             entry: None,
             local_offset: off,
+            imag_offset,
             len: 1,
         });
     }
@@ -304,6 +314,12 @@ impl KernelOutput {
         for r in slots.iter().filter(|r| r.entry.is_none()) {
             if let (Some(into), Some(v)) = (r.into, at(r.ty, r.local_offset)) {
                 self.reductions.push((into, v));
+                if r.op == ReduceOp::ComplexMul {
+                    // The imaginary part, into the next parameter (as `push_partials`).
+                    if let Some(im) = at(r.ty, r.imag_offset) {
+                        self.reductions.push((into + 1, im));
+                    }
+                }
             }
         }
         if let Some((t, off)) = result {

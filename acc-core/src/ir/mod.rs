@@ -546,6 +546,15 @@ pub struct Reduction {
     pub op: ReduceOp,
 }
 
+impl Reduction {
+    /// The locals the reduction holds its value in: its local, and for a complex product
+    /// ([`ReduceOp::ComplexMul`]) the next one, the imaginary part.
+    pub fn locals(&self) -> impl Iterator<Item = LocalId> {
+        let pair = self.op == ReduceOp::ComplexMul;
+        std::iter::once(self.local).chain(pair.then_some(self.local + 1))
+    }
+}
+
 /// The reduction operators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ReduceOp {
@@ -929,8 +938,11 @@ impl Kernel {
         });
         self.reductions
             .iter()
+            .filter(|(r, _)| {
+                r.locals()
+                    .any(|l| seen.iter().filter(|s| **s == l).count() > 1)
+            })
             .map(|(r, _)| r.local)
-            .filter(|l| seen.iter().filter(|s| *s == l).count() > 1)
             .collect()
     }
 }

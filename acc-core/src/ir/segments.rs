@@ -217,7 +217,11 @@ impl Split<'_> {
             let movable = self.plan.writes(local) == 1
                 && !self.plan.vars().contains(&local)
                 && self.kernel.result != Some(local)
-                && !self.kernel.reductions.iter().any(|(r, _)| r.local == local)
+                && !self
+                    .kernel
+                    .reductions
+                    .iter()
+                    .any(|(r, _)| r.locals().any(|m| m == local))
                 && f.locals[local as usize].len.is_none()
                 && same_on_every_thread(f, value)
                 && self.reads.get(&local).copied().unwrap_or(0)
@@ -253,7 +257,11 @@ impl Split<'_> {
             let (local, value) = (*local, *value);
             let host_only = self.plan.writes(local) == 1
                 && self.kernel.result != Some(local)
-                && !self.kernel.reductions.iter().any(|(r, _)| r.local == local)
+                && !self
+                    .kernel
+                    .reductions
+                    .iter()
+                    .any(|(r, _)| r.locals().any(|m| m == local))
                 && f.locals[local as usize].len.is_none()
                 && same_on_every_thread(f, value)
                 && self.reads.get(&local).copied().unwrap_or(0)
@@ -306,6 +314,7 @@ impl Split<'_> {
                 into,
                 entry: Some(n),
                 local_offset: 0,
+                imag_offset: 0,
                 // A complex product's partials are pairs of parts.
                 len: if r.op == ReduceOp::ComplexMul {
                     2

@@ -49,25 +49,38 @@ pub(super) fn check_foreign(ctx: &CudaContext, addr: u64, bytes: usize) -> Resul
     };
     ctx.bind_to_thread()
         .map_err(|e| refuse(format!("binding the context ({e:?})")))?;
-    let ordinal = attribute::<i32>(addr, CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)
-        .map_err(|r| refuse(format!("not CUDA device memory ({r:?})")))?;
+    let ordinal = attribute::<i32>(
+        addr,
+        CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+    )
+    .map_err(|r| refuse(format!("not CUDA device memory ({r:?})")))?;
     if ordinal < 0 || ordinal as usize != ctx.ordinal() {
         return Err(refuse(format!(
             "it belongs to CUDA device {ordinal}, not the current nvidia device ({})",
             ctx.ordinal()
         )));
     }
-    let memory_type =
-        attribute::<u32>(addr, CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
-            .map_err(|r| refuse(format!("its memory type is unknown ({r:?})")))?;
+    // Memory of another context of the same GPU is another address space: only acc's (the
+    // primary context) or none (memory pools, which belong to the device).
+    let context = attribute::<usize>(addr, CUpointer_attribute::CU_POINTER_ATTRIBUTE_CONTEXT)
+        .map_err(|r| refuse(format!("its context is unknown ({r:?})")))?;
+    if context != 0 && context != ctx.cu_ctx() as usize {
+        return Err(refuse(
+            "it belongs to another CUDA context than the device's primary context, which acc uses (allocate it through `CudaContext::new(n)` or on the primary context)".into(),
+        ));
+    }
+    let memory_type = attribute::<u32>(addr, CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
+        .map_err(|r| refuse(format!("its memory type is unknown ({r:?})")))?;
     if memory_type != sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32 {
         return Err(refuse(
             "it is not device memory (host or page-locked memory is not device data)".into(),
         ));
     }
-    let start =
-        attribute::<u64>(addr, CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR)
-            .map_err(|r| refuse(format!("its allocation is unknown ({r:?})")))?;
+    let start = attribute::<u64>(
+        addr,
+        CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+    )
+    .map_err(|r| refuse(format!("its allocation is unknown ({r:?})")))?;
     let size = attribute::<usize>(addr, CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_SIZE)
         .map_err(|r| refuse(format!("its allocation is unknown ({r:?})")))?;
     if addr + bytes as u64 > start + size as u64 {
@@ -79,7 +92,10 @@ pub(super) fn check_foreign(ctx: &CudaContext, addr: u64, bytes: usize) -> Resul
 }
 
 /// One pointer attribute of `addr`.
-fn attribute<T: Default>(addr: u64, a: CUpointer_attribute) -> std::result::Result<T, sys::CUresult> {
+fn attribute<T: Default>(
+    addr: u64,
+    a: CUpointer_attribute,
+) -> std::result::Result<T, sys::CUresult> {
     let mut v = T::default();
     // SAFETY: `v` has the size the attribute writes (an int, an unsigned int, a device
     // pointer or a size_t, as the caller chose per attribute); `addr` is only looked up.

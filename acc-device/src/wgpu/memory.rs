@@ -250,9 +250,11 @@ impl DeviceMemory for WgpuDevice {
                 what: "CUDA memory on the wgpu device".into(),
             });
         };
-        let buffer = any.downcast::<wgpu::Buffer>().map_err(|_| Error::Unsupported {
-            what: "a wgpu buffer of another wgpu version than acc's (use `acc::wgpu`)".into(),
-        })?;
+        let buffer = any
+            .downcast::<wgpu::Buffer>()
+            .map_err(|_| Error::Unsupported {
+                what: "a wgpu buffer of another wgpu version than acc's (use `acc::wgpu`)".into(),
+            })?;
         if !buffer.usage().contains(STORAGE) {
             return Err(Error::Unsupported {
                 what: format!(
@@ -261,7 +263,8 @@ impl DeviceMemory for WgpuDevice {
                 ),
             });
         }
-        if buffer.size() < bytes as u64 {
+        // (Copies move whole 4-byte words.)
+        if buffer.size() < (bytes as u64).next_multiple_of(4) {
             return Err(Error::Unsupported {
                 what: format!(
                     "a wgpu buffer of {} bytes holding {bytes} bytes of elements",

@@ -506,7 +506,7 @@ fn combine(op: ReduceOp, t: Scalar, a: &str, b: &str, halves: bool) -> Result<St
 /// into the construct's variable reduces pairs ([`Writer::workgroup_pair_tree`]).
 fn complex_product_here() -> Error {
     unsupported(
-        "a complex product reduction of a loop inside a gang loop, or into a region local (kernels reduce complex products over the construct's parallel loops into its variables; not yet here)",
+        "a complex product reduction combined here (kernels combine complex products in the pair reductions of parallel loops, gang iterations and folds only)",
     )
 }
 

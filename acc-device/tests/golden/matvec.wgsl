@@ -32,7 +32,7 @@ fn acc_in_bounds(param: u32, i: u64, len: u32) -> bool {
     }
     return false;
 }
-var<workgroup> acc_gang_0_0: array<f32, 256>;
+var<workgroup> acc_gang_0_3: array<f32, 256>;
 @compute @workgroup_size(256)
 fn matvec_gpu(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local_invocation_index) acc_lid: u32, @builtin(workgroup_id) acc_wg: vec3<u32>, @builtin(num_workgroups) acc_nwg: vec3<u32>) {
     var l0: u64;
@@ -75,13 +75,13 @@ fn matvec_gpu(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local_
             l3 = (l3 + (p0[params.b0 + select(0u, u32(((l2 * params.p3) + l6)), acc_in_bounds(0u, ((l2 * params.p3) + l6), params.n0))] * p1[params.b1 + select(0u, u32(l6), acc_in_bounds(1u, l6, params.n1))]));
     }
     }
-        acc_gang_0_0[acc_lid] = l3;
+        acc_gang_0_3[acc_lid] = l3;
         workgroupBarrier();
         for (var acc_s: u32 = 128u; acc_s > 0u; acc_s = acc_s >> 1u) {
-            if (acc_lid < acc_s) { acc_gang_0_0[acc_lid] = (acc_gang_0_0[acc_lid] + acc_gang_0_0[acc_lid + acc_s]); }
+            if (acc_lid < acc_s) { acc_gang_0_3[acc_lid] = (acc_gang_0_3[acc_lid] + acc_gang_0_3[acc_lid + acc_s]); }
             workgroupBarrier();
         }
-        if (acc_lid == 0u) { l3 = (acc_keep_0 + acc_gang_0_0[0]); }
+        if (acc_lid == 0u) { l3 = (acc_keep_0 + acc_gang_0_3[0]); }
         }
         if (acc_lid == 0u) {
             { let acc_i = l2; if (acc_in_bounds(2u, acc_i, params.n2)) { p2[params.b2 + u32(acc_i)] = l3; } }

@@ -29,7 +29,7 @@ fn acc_in_bounds(param: u32, i: u64, len: u32) -> bool {
     }
     return false;
 }
-var<workgroup> acc_gang_0_0: array<f32, 256>;
+var<workgroup> acc_gang_0_3: array<f32, 256>;
 fn acc_exp_f32(a0: f64) -> f64 {
     let v2: f64 = a0 * f64(1.4426950408889634e0);
     let v3: f64 = round(v2);
@@ -57,6 +57,7 @@ fn acc_exp_f32(a0: f64) -> f64 {
     let v43: f64 = select(v39, f64(0e0), v41);
     return v43;
 }
+var<workgroup> acc_gang_0_7: array<f32, 256>;
 @compute @workgroup_size(256)
 fn softmax_gpu(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local_invocation_index) acc_lid: u32, @builtin(workgroup_id) acc_wg: vec3<u32>, @builtin(num_workgroups) acc_nwg: vec3<u32>) {
     var l0: u64;
@@ -107,13 +108,13 @@ fn softmax_gpu(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local
             l3 = max(l3, p0[params.b0 + select(0u, u32(((l2 * params.p2) + l6)), acc_in_bounds(0u, ((l2 * params.p2) + l6), params.n0))]);
     }
     }
-        acc_gang_0_0[acc_lid] = l3;
+        acc_gang_0_3[acc_lid] = l3;
         workgroupBarrier();
         for (var acc_s: u32 = 128u; acc_s > 0u; acc_s = acc_s >> 1u) {
-            if (acc_lid < acc_s) { acc_gang_0_0[acc_lid] = select(max(acc_gang_0_0[acc_lid], acc_gang_0_0[acc_lid + acc_s]), acc_gang_0_0[acc_lid], acc_gang_0_0[acc_lid + acc_s] != acc_gang_0_0[acc_lid + acc_s]); }
+            if (acc_lid < acc_s) { acc_gang_0_3[acc_lid] = select(max(acc_gang_0_3[acc_lid], acc_gang_0_3[acc_lid + acc_s]), acc_gang_0_3[acc_lid], acc_gang_0_3[acc_lid + acc_s] != acc_gang_0_3[acc_lid + acc_s]); }
             workgroupBarrier();
         }
-        l3 = select(max(acc_keep_0, acc_gang_0_0[0]), acc_keep_0, acc_gang_0_0[0] != acc_gang_0_0[0]);
+        l3 = select(max(acc_keep_0, acc_gang_0_3[0]), acc_keep_0, acc_gang_0_3[0] != acc_gang_0_3[0]);
         workgroupBarrier();
         }
         l7 = f32(0.0);
@@ -136,13 +137,13 @@ fn softmax_gpu(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local
             l7 = (l7 + f32(acc_exp_f32(f64((p0[params.b0 + select(0u, u32(((l2 * params.p2) + l10)), acc_in_bounds(0u, ((l2 * params.p2) + l10), params.n0))] - l3)))));
     }
     }
-        acc_gang_0_0[acc_lid] = l7;
+        acc_gang_0_7[acc_lid] = l7;
         workgroupBarrier();
         for (var acc_s: u32 = 128u; acc_s > 0u; acc_s = acc_s >> 1u) {
-            if (acc_lid < acc_s) { acc_gang_0_0[acc_lid] = (acc_gang_0_0[acc_lid] + acc_gang_0_0[acc_lid + acc_s]); }
+            if (acc_lid < acc_s) { acc_gang_0_7[acc_lid] = (acc_gang_0_7[acc_lid] + acc_gang_0_7[acc_lid + acc_s]); }
             workgroupBarrier();
         }
-        l7 = (acc_keep_0 + acc_gang_0_0[0]);
+        l7 = (acc_keep_0 + acc_gang_0_7[0]);
         workgroupBarrier();
         }
         l11 = f32(f64(f32(1.0)) / f64(l7));

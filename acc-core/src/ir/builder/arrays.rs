@@ -70,6 +70,11 @@ impl KernelBuilder {
     fn accessed(&mut self, a: ArrayRef) -> Scalar {
         match (a.elem, a.field) {
             (_, Some((_, t))) | (Elem::Scalar(t), None) => t,
+            (Elem::Struct(l), None) if a.parts.is_some() => {
+                let array = self.params[a.id as usize].name.clone();
+                self.errors.push(format!("a complex field of `{array}` (a `{}` struct) used where kernels take a scalar (atomics on complex numbers are not supported)", l.name));
+                Scalar::Bool
+            }
             (Elem::Struct(l), None) => {
                 let array = self.params[a.id as usize].name.clone();
                 self.errors.push(format!("an element of `{array}` (a `{}` struct) as a whole: kernels access its fields one at a time", l.name));

@@ -422,8 +422,16 @@ impl KernelBuilder {
     fn complex_parts(&mut self, a: ArrayRef) -> (ArrayRef, ArrayRef) {
         match a.parts {
             Some((r, i, t)) => (
-                ArrayRef { field: Some((r, t)), parts: None, ..a },
-                ArrayRef { field: Some((i, t)), parts: None, ..a },
+                ArrayRef {
+                    field: Some((r, t)),
+                    parts: None,
+                    ..a
+                },
+                ArrayRef {
+                    field: Some((i, t)),
+                    parts: None,
+                    ..a
+                },
             ),
             None => (self.field(a, "re"), self.field(a, "im")),
         }

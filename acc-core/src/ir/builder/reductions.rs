@@ -55,7 +55,9 @@ impl KernelBuilder {
             }
             (ReduceOp::Add | ReduceOp::BitOr | ReduceOp::BitXor, t) => self.lit_int(0, Some(t)),
             // (A complex product: the real part's; the imaginary part starts at 0.)
-            (ReduceOp::Mul | ReduceOp::ComplexMul, t) if t.is_float() => self.lit_float(1.0, Some(t)),
+            (ReduceOp::Mul | ReduceOp::ComplexMul, t) if t.is_float() => {
+                self.lit_float(1.0, Some(t))
+            }
             (ReduceOp::Mul | ReduceOp::ComplexMul, t) => self.lit_int(1, Some(t)),
             (ReduceOp::BitAnd, t) => self.lit_int(-1, Some(t)),
             (ReduceOp::Max, t) if t.is_float() => self.lit_float(f64::NEG_INFINITY, Some(t)),

@@ -34,7 +34,9 @@ pub(super) fn uniform_bounds(p: &GangPhases, f: &Function) -> Result<(), String>
             _ => {}
         });
         for r in &l.block_reductions {
-            varying.remove(&r.reduction.local);
+            for m in r.reduction.locals() {
+                varying.remove(&m);
+            }
         }
     }
     let reads = |h: Handle<Expr>, varying: &HashSet<LocalId>| {

@@ -222,7 +222,10 @@ impl GpuLaunch for CudaLaunch<'_> {
                 let b = buffers.get(&at.buf).ok_or_else(|| Error::Unsupported {
                     what: "internal error: a present buffer is gone".into(),
                 })?;
-                (b.address(&dev.stream) + (at.first * at.elem.size) as u64, at.len)
+                (
+                    b.address(&dev.stream) + (at.first * at.elem.size) as u64,
+                    at.len,
+                )
             }
             ArrayPlace::Copied { data, back } => {
                 let size = match &self.kernel.params[p as usize].kind {

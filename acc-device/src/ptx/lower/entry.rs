@@ -408,9 +408,14 @@ impl Writer<'_> {
                 }
             }
         }
-        for (red, &slot) in reductions.iter().zip(slots) {
+        for (n, (red, &slot)) in reductions.iter().zip(slots).enumerate() {
             let l = &self.k.function.locals[red.local as usize];
             let (ty, len) = (l.ty, l.len);
+            if n > 0 {
+                // The reduction before ends with warp 0 reading the slots after the others
+                // have left: they wait before writing them again.
+                self.emit("bar.sync 0;");
+            }
             match len {
                 None if red.op == ReduceOp::ComplexMul => {
                     let re = self.local(red.local)?;

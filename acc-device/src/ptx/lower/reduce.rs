@@ -261,10 +261,21 @@ impl Writer<'_> {
 
     /// The complex product of pairs of parts `a` and `b` (`ReduceOp::ComplexMul`), in
     /// num_complex's order: `(a.0 b.0 - a.1 b.1, a.0 b.1 + a.1 b.0)`.
-    pub(super) fn pair_mul(&mut self, t: Scalar, a: (&str, &str), b: (&str, &str)) -> Result<(String, String)> {
-        let (ac, bd) = (self.binary(BinaryOp::Mul, t, a.0, b.0)?, self.binary(BinaryOp::Mul, t, a.1, b.1)?);
+    pub(super) fn pair_mul(
+        &mut self,
+        t: Scalar,
+        a: (&str, &str),
+        b: (&str, &str),
+    ) -> Result<(String, String)> {
+        let (ac, bd) = (
+            self.binary(BinaryOp::Mul, t, a.0, b.0)?,
+            self.binary(BinaryOp::Mul, t, a.1, b.1)?,
+        );
         let re = self.binary(BinaryOp::Sub, t, &ac, &bd)?;
-        let (ad, bc) = (self.binary(BinaryOp::Mul, t, a.0, b.1)?, self.binary(BinaryOp::Mul, t, a.1, b.0)?);
+        let (ad, bc) = (
+            self.binary(BinaryOp::Mul, t, a.0, b.1)?,
+            self.binary(BinaryOp::Mul, t, a.1, b.0)?,
+        );
         let im = self.binary(BinaryOp::Add, t, &ad, &bc)?;
         Ok((re, im))
     }
@@ -272,7 +283,11 @@ impl Writer<'_> {
     /// The complex product of the parts `v` over the warp's lanes, in every lane: a butterfly
     /// of shuffles of both parts (a complex product commutes exactly, so every lane holds the
     /// same value).
-    pub(super) fn warp_allreduce_pair(&mut self, ty: Scalar, v: (&str, &str)) -> Result<(String, String)> {
+    pub(super) fn warp_allreduce_pair(
+        &mut self,
+        ty: Scalar,
+        v: (&str, &str),
+    ) -> Result<(String, String)> {
         let (mut re, mut im) = (v.0.to_string(), v.1.to_string());
         for off in [16, 8, 4, 2, 1] {
             let ore = self.shuffle(&re, ty, off, "bfly");
@@ -375,7 +390,10 @@ impl Writer<'_> {
         );
         let (pb, at) = (self.reg("%rd"), self.reg("%rd"));
         self.emit(format!("ld.param.u64 {pb}, [acc_partials{slot}];"));
-        self.emit(format!("mul.wide.u32 {at}, {ctaid}, {};", partial_size(ty) * 2));
+        self.emit(format!(
+            "mul.wide.u32 {at}, {ctaid}, {};",
+            partial_size(ty) * 2
+        ));
         self.emit(format!("add.u64 {at}, {pb}, {at};"));
         self.store_word(".global", &at, ty, &re)?;
         self.emit(format!("add.u64 {at}, {at}, {};", partial_size(ty)));
@@ -437,7 +455,7 @@ impl Writer<'_> {
             ReduceOp::Max => return self.minmax("max", t, a, b),
             ReduceOp::Min => return self.minmax("min", t, a, b),
             ReduceOp::ComplexMul => return Err(unsupported(
-                "a complex product reduction of a loop inside a gang loop, or into a region local (kernels reduce complex products over the construct's parallel loops into its variables; not yet here)",
+                "a complex product reduction combined here (kernels combine complex products in the pair reductions of parallel loops, gang iterations and folds only)",
             )),
         };
         self.binary(bop, t, a, b)

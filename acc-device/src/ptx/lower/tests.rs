@@ -93,10 +93,15 @@ fn complex_products_reduce_pairs() {
                 into: Some(2),
                 entry: Some(0),
                 local_offset: 0,
+                imag_offset: 0,
                 len: 2
             }]
         );
-        assert!(l.ptx.contains(&format!("acc_shared[{}]", BLOCK_SIZE * 16)), "{}", l.ptx);
+        assert!(
+            l.ptx.contains(&format!("acc_shared[{}]", BLOCK_SIZE * 16)),
+            "{}",
+            l.ptx
+        );
         assemble(&l, 90);
     }
 }
@@ -123,6 +128,7 @@ fn reductions_assemble_for_every_operator() {
                 into: Some(1),
                 entry: Some(0),
                 local_offset: 0,
+                imag_offset: 0,
                 len: 1
             }]
         );

@@ -380,7 +380,12 @@ impl Writer<'_> {
                     literal(Literal::Float(l.ty, 1.0), self.target)?,
                     literal(Literal::Float(l.ty, 0.0), self.target)?,
                 );
-                let _ = writeln!(out, "    l{} = {one};\n    l{} = {zero};", r.local, r.local + 1);
+                let _ = writeln!(
+                    out,
+                    "    l{} = {one};\n    l{} = {zero};",
+                    r.local,
+                    r.local + 1
+                );
                 continue;
             }
             let id = identity(r.op, l.ty, self.target)?;

@@ -99,7 +99,6 @@ impl Writer<'_> {
             self.workgroup_allreduce(
                 out,
                 entry,
-                i,
                 r.reduction,
                 &format!("acc_keep_{i}"),
                 r.first_thread_only,

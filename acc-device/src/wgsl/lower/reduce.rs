@@ -64,9 +64,18 @@ impl Writer<'_> {
         let _ = writeln!(out, "{pad}        let acc_a: {t} = {sh}[acc_lid];");
         let _ = writeln!(out, "{pad}        let acc_b: {t} = {sh}_im[acc_lid];");
         let _ = writeln!(out, "{pad}        let acc_c: {t} = {sh}[acc_lid + acc_s];");
-        let _ = writeln!(out, "{pad}        let acc_d: {t} = {sh}_im[acc_lid + acc_s];");
-        let _ = writeln!(out, "{pad}        {sh}[acc_lid] = acc_a * acc_c - acc_b * acc_d;");
-        let _ = writeln!(out, "{pad}        {sh}_im[acc_lid] = acc_a * acc_d + acc_b * acc_c;");
+        let _ = writeln!(
+            out,
+            "{pad}        let acc_d: {t} = {sh}_im[acc_lid + acc_s];"
+        );
+        let _ = writeln!(
+            out,
+            "{pad}        {sh}[acc_lid] = acc_a * acc_c - acc_b * acc_d;"
+        );
+        let _ = writeln!(
+            out,
+            "{pad}        {sh}_im[acc_lid] = acc_a * acc_d + acc_b * acc_c;"
+        );
         let _ = writeln!(out, "{pad}    }}");
         let _ = writeln!(out, "{pad}    workgroupBarrier();");
         let _ = writeln!(out, "{pad}}}");
@@ -80,13 +89,13 @@ impl Writer<'_> {
         &mut self,
         out: &mut String,
         entry: usize,
-        i: usize,
         r: Reduction,
         keep: &str,
     ) -> Result<()> {
         let ty = self.k.function.locals[r.local as usize].ty;
         let wty = storage_type(ty, self.target)?;
-        let sh = format!("acc_gang_{entry}_{i}");
+        // Named by the reduced local: two loops of one entry point reduce different ones.
+        let sh = format!("acc_gang_{entry}_{}", r.local);
         for name in [sh.clone(), format!("{sh}_im")] {
             let decl = format!("var<workgroup> {name}: array<{wty}, {WORKGROUP_SIZE}>;\n");
             if !self.helpers.contains(&decl) {
@@ -114,21 +123,21 @@ impl Writer<'_> {
         &mut self,
         out: &mut String,
         entry: usize,
-        i: usize,
         r: Reduction,
         keep: &str,
         first_only: bool,
     ) -> Result<()> {
         let ty = self.k.function.locals[r.local as usize].ty;
         if r.op == ReduceOp::ComplexMul {
-            return self.workgroup_allreduce_pair(out, entry, i, r, keep);
+            return self.workgroup_allreduce_pair(out, entry, r, keep);
         }
         let wty = if ty == Scalar::Bool {
             "u32"
         } else {
             storage_type(ty, self.target)?
         };
-        let sh = format!("acc_gang_{entry}_{i}");
+        // Named by the reduced local: two loops of one entry point reduce different ones.
+        let sh = format!("acc_gang_{entry}_{}", r.local);
         let decl = format!("var<workgroup> {sh}: array<{wty}, {WORKGROUP_SIZE}>;\n");
         if !self.helpers.contains(&decl) {
             self.helpers.push_str(&decl);

@@ -106,6 +106,7 @@ fn reductions_write_per_workgroup_partials() {
                 into: Some(2),
                 entry: Some(0),
                 local_offset: 0,
+                imag_offset: 0,
                 len: 1
             }]
         );
@@ -126,7 +127,8 @@ fn complex_products_reduce_pairs() {
         assert_eq!(l.layout.reductions[0].op, ReduceOp::ComplexMul);
         assert_eq!(l.layout.reductions[0].len, 2);
         assert!(
-            l.wgsl.contains("acc_shared_0_0_im") && l.wgsl.contains("acc_partials_0[2u * acc_wg.x + 1u]"),
+            l.wgsl.contains("acc_shared_0_0_im")
+                && l.wgsl.contains("acc_partials_0[2u * acc_wg.x + 1u]"),
             "{}",
             l.wgsl
         );
