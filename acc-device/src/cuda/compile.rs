@@ -80,6 +80,7 @@ impl Job {
         // A panic in `make` (an internal error) still finishes the job, so that no launch
         // waits for it forever.
         let run = move || {
+            let _slot = Slots::take();
             let made =
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(make)).unwrap_or_else(|_| {
                     Err(Error::Unsupported {
@@ -189,5 +190,37 @@ pub fn launch(code: &Code, d: &Dispatch, stream: sys::CUstream) -> std::result::
         Ok(())
     } else {
         Err(cuda_error("launching", r).to_string())
+    }
+}
+
+/// A cap on the compilations running at once: one per core (at least two), so that a program
+/// launching many new kernels together does not start a `ptxas` process or a JIT per kernel
+/// at the same moment. A compilation past the cap waits for a slot on its own thread.
+struct Slots;
+
+static RUNNING: Mutex<usize> = Mutex::new(0);
+static FREED: Condvar = Condvar::new();
+
+impl Slots {
+    fn most() -> usize {
+        std::thread::available_parallelism().map_or(2, |n| n.get().max(2))
+    }
+
+    /// Waits for a slot; it is given back when the result drops.
+    fn take() -> Slots {
+        let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+        while *running >= Slots::most() {
+            running = FREED.wait(running).unwrap_or_else(|e| e.into_inner());
+        }
+        *running += 1;
+        Slots
+    }
+}
+
+impl Drop for Slots {
+    fn drop(&mut self) {
+        let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+        *running = running.saturating_sub(1);
+        FREED.notify_one();
     }
 }

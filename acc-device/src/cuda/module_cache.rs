@@ -254,10 +254,8 @@ fn ptxas_path() -> Option<&'static std::path::Path> {
 /// `ptx` assembled for `sm` by the `ptxas` at `exe` (None when it fails: the driver then
 /// compiles it and reports what is wrong).
 fn run_ptxas(exe: &std::path::Path, ptx: &str, sm: u32) -> Option<Vec<u8>> {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let base = std::env::temp_dir().join(format!("acc-{}-{n}", std::process::id()));
-    let (src, out) = (base.with_extension("ptx"), base.with_extension("cubin"));
+    let dir = private_temp_dir()?;
+    let (src, out) = (dir.join("kernel.ptx"), dir.join("kernel.cubin"));
     let made = std::fs::write(&src, ptx).ok().and_then(|()| {
         std::process::Command::new(exe)
             .arg(format!("-arch=sm_{sm}"))
@@ -271,9 +269,34 @@ fn run_ptxas(exe: &std::path::Path, ptx: &str, sm: u32) -> Option<Vec<u8>> {
             .filter(|s| s.success())
             .and_then(|_| std::fs::read(&out).ok())
     });
-    let _ = std::fs::remove_file(&src);
-    let _ = std::fs::remove_file(&out);
+    let _ = std::fs::remove_dir_all(&dir);
     made.filter(|c| !c.is_empty())
+}
+
+/// A new directory in the temporary directory that only this user can enter (created, not
+/// found: a name someone else made first is skipped), so that no other user can put or swap
+/// files where `ptxas` reads and writes.
+fn private_temp_dir() -> Option<PathBuf> {
+    use std::hash::{BuildHasher, Hasher};
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    for _ in 0..16 {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        let dir = std::env::temp_dir().join(format!(
+            "acc-ptxas-{}-{:016x}",
+            std::process::id(),
+            h.finish()
+        ));
+        let mut builder = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        match builder.create(&dir) {
+            Ok(()) => return Some(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(_) => return None,
+        }
+    }
+    None
 }
 
 /// Writes `bytes` to `path` through a temporary file, so a reader never sees half a cubin.
