@@ -358,19 +358,29 @@ impl<T: DeviceCopy> Drop for DeviceVec<T> {
     fn drop(&mut self) {
         match self.device.take() {
             Some((d, buf)) => {
+                let mut released = true;
                 if let Some(mem) = d.own_memory() {
                     // Kernels queued on it run first.
                     let _ = d.synchronize();
                     if self.len > 0 {
-                        let _ = mem.table.unmap(
-                            self.host.as_ptr() as usize,
-                            Named::unlocated("acc::DeviceVec"),
-                        );
+                        released = mem
+                            .table
+                            .release_mapped(self.host.as_ptr() as usize)
+                            .unwrap_or(true);
                     }
-                    mem.memory.free(buf);
+                    if released {
+                        mem.memory.free(buf);
+                    }
                 }
-                // SAFETY: made by `zeroed_host` for `len` elements; unmapped above.
-                unsafe { free_host(self.host, self.len) };
+                if released {
+                    // SAFETY: made by `zeroed_host` for `len` elements; no longer in the table.
+                    unsafe { free_host(self.host, self.len) };
+                }
+                // Otherwise a data construct still counts it (it was moved into the construct's
+                // body and dropped there): the construct's end removes it from the table and
+                // frees the buffer. Its host pages, which name it there until then, are left
+                // allocated (untouched zeroed pages), so that no other data takes their
+                // address while the entry lives.
             }
             None => {
                 if self.len > 0 && std::mem::size_of::<T>() > 0 {

@@ -580,6 +580,31 @@ impl PresentTable {
         Ok(())
     }
 
+    /// Ends the mapping of the data at `addr` whose owner is going away (an `acc::DeviceVec`
+    /// dropped): removed now (`Ok(true)`: the owner frees its buffer), or, while data
+    /// constructs still count it, left to them (`Ok(false)`): the section stops being mapped,
+    /// so the last construct's exit removes it and frees its buffer. Data not mapped is an
+    /// error; absent data is `Ok(true)`.
+    pub fn release_mapped(&self, addr: usize) -> Result<bool> {
+        let mut sections = self.lock();
+        match sections.get_mut(&addr) {
+            None => Ok(true),
+            Some(s) if !s.mapped => Err(Error::Unsupported {
+                what: format!("internal error: `{}` is present but not mapped", s.name),
+            }),
+            Some(s) if s.structured > 0 => {
+                s.mapped = false;
+                s.dynamic = 0;
+                Ok(false)
+            }
+            Some(_) => {
+                sections.remove(&addr);
+                self.changed();
+                Ok(true)
+            }
+        }
+    }
+
     /// The host address of byte `offset` of device buffer `buf`, where a section of the table
     /// is in it (`acc_hostptr`).
     pub fn host_of(&self, buf: BufferId, offset: usize) -> Option<usize> {
