@@ -117,6 +117,23 @@ pub fn exit_hosts(dir: &Directive, names: &[C]) -> Vec<TokenStream> {
     out
 }
 
+/// A shared borrow, where the data region ends, of each variable of `dir`'s other data
+/// clauses (`copyin`, `create`, `present`, `deviceptr`, ..): the region holds their data on
+/// the device until then, so moving one into the body (and dropping it there, which would
+/// leave its device copy for data allocated at the same address) is a borrow error at its
+/// clause, as it is for `copy` and `copyout` through [`exit_hosts`].
+pub fn exit_borrows(dir: &Directive, names: &[C]) -> Vec<TokenStream> {
+    dir.clauses
+        .iter()
+        .filter(|c| names.contains(&c.name) && !matches!(c.name, C::Copy | C::Copyout))
+        .flat_map(|c| c.vars())
+        .map(|v| {
+            let name = &v.name;
+            quote_spanned!(v.span=> let _ = &(#name);)
+        })
+        .collect()
+}
+
 /// The value of `dir`'s `default` clause (`none` or `present`), with its span.
 pub fn default_clause(dir: &Directive) -> Option<(String, proc_macro2::Span)> {
     dir.general(C::Default).next().and_then(|c| match &c.args {
@@ -194,12 +211,14 @@ fn data_scope(
     let loc = location(dir.span);
     let vars = clause_vars(dir, DATA_CLAUSES, &loc);
     let hosts = exit_hosts(dir, DATA_CLAUSES);
+    let borrows = exit_borrows(dir, DATA_CLAUSES);
     let (if_cond, async_arg, wait) = if_async_wait(dir);
     let guard = quote::format_ident!("__acc_data_{}", ctx.next_id());
     let fn_name = ctx.fn_name.clone();
     let exit = quote! {{
         #[allow(unused_imports)]
         use ::acc::__rt::AccMut as _;
+        #(#borrows)*
         #guard.exit(#loc, &mut [#(#hosts),*]);
     }};
     let body = super::leave::leave_first(body(&exit), &exit);
