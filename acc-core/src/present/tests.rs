@@ -432,3 +432,42 @@ fn the_generation_changes_when_data_is_added_or_removed_only() {
     t.exit(&m, r, Some(&mut a), named("a"), leave).unwrap();
     assert_ne!(t.generation(), g1, "a section removed");
 }
+
+/// A mapped section whose owner goes away (an `acc::DeviceVec` dropped): removed at once when
+/// no data construct counts it; otherwise left to the constructs, whose end removes it and
+/// frees its buffer. Unmapped data cannot be released this way.
+#[test]
+fn released_mappings_go_now_or_with_the_last_construct() {
+    let (t, m) = (PresentTable::new(), Mock::default());
+    let a = vec![0u8; 8];
+    let buf = m.alloc(U8, 8).unwrap();
+    t.map(range(&a), U8, buf, named("a")).unwrap();
+    assert!(t.release_mapped(a.as_ptr() as usize).unwrap());
+    assert!(!t.is_present(a.as_ptr() as usize, a.len()));
+    m.free(buf);
+
+    let buf = m.alloc(U8, 8).unwrap();
+    t.map(range(&a), U8, buf, named("a")).unwrap();
+    t.enter(&m, &a, U8, named("a"), Counter::Structured, Absent::Copyin)
+        .unwrap();
+    assert!(!t.release_mapped(a.as_ptr() as usize).unwrap());
+    assert!(t.is_present(a.as_ptr() as usize, a.len()));
+    assert_eq!(
+        m.live(),
+        1,
+        "the buffer stays while the construct counts it"
+    );
+    let leave = Leave {
+        counter: Counter::Structured,
+        finalize: false,
+        release: Release::Delete,
+    };
+    t.exit(&m, range(&a), None, named("a"), leave).unwrap();
+    assert!(!t.is_present(a.as_ptr() as usize, a.len()));
+    assert_eq!(m.live(), 0, "the construct's end freed it");
+
+    let b = vec![1u8; 4];
+    t.enter(&m, &b, U8, named("b"), Counter::Dynamic, Absent::Copyin)
+        .unwrap();
+    assert!(t.release_mapped(b.as_ptr() as usize).is_err());
+}
