@@ -272,6 +272,41 @@ fn match_on_integers_runs_as_on_the_host() {
     });
 }
 
+/// `match` on a tuple in a kernel: a 2-D grid's edges, corners and a guarded binding.
+#[acc::parallel_loop(collapse(2), copyin(u), copyout(v))]
+fn edges(u: &[f64], v: &mut [f64], n: usize) {
+    for i in 0..n {
+        for j in 0..n {
+            v[i * n + j] = match (i == 0 || i == n - 1, j == 0 || j == n - 1, i % 4) {
+                (true, true, _) => -1.0,
+                (true, false, _) | (false, true, _) => 0.0,
+                (.., q) if q == 3 => u[i * n + j] * 2.0,
+                (_, _, 0 | 1) => {
+                    0.25 * (u[i * n + j - 1]
+                        + u[i * n + j + 1]
+                        + u[(i - 1) * n + j]
+                        + u[(i + 1) * n + j])
+                }
+                _ => u[i * n + j],
+            };
+        }
+    }
+}
+
+#[test]
+fn match_on_tuples_runs_as_on_the_host() {
+    let n = 64;
+    let u: Vec<f64> = (0..n * n).map(|k| (k % 17) as f64 * 0.5).collect();
+    let mut want = vec![0.0; n * n];
+    acc::set_device_type(acc::DeviceType::Host);
+    edges(&u, &mut want, n);
+    on_each_device(|ty| {
+        let mut v = vec![9.0; n * n];
+        edges(&u, &mut v, n);
+        assert_eq!(v, want, "on {ty}");
+    });
+}
+
 /// Tuple assignments: a swap, a Fibonacci step, and a routine's tuple into an element and a
 /// local.
 #[acc::routine(seq)]

@@ -4,7 +4,9 @@
 //! - `match` on integers, `bool`s and constants: an `if` chain over the scrutinee, held in a
 //!   local first when it is not a plain variable. Arms with literals, `|`, ranges (`1..=5`,
 //!   `..10`), constants, `_`, a binding (`n => ..`) and guards (`n if n > 3 => ..`); the last
-//!   arm is the `else` (rustc has checked that the arms cover every value).
+//!   arm is the `else` (rustc has checked that the arms cover every value). A tuple of such
+//!   values (`match (i == 0, j == 0) { (true, _) => .., (_, true) => .., _ => .. }`) is matched
+//!   element by element, each element held apart, with `..` in its patterns.
 //! - Assignment to a tuple of places, `(a, b) = (b, a)` or `(x, y) = f(t)`: every value is
 //!   computed before any place is written, as in Rust.
 //!
@@ -101,27 +103,37 @@ impl Lower {
         Some(out)
     }
 
-    /// A `match` as statements holding its scrutinee (none when it is a variable) and the
-    /// `if` chain of its arms; `None` when an arm's pattern is not one of the forms above.
+    /// A `match` as statements holding its scrutinee (none when it is a variable; each
+    /// element of a tuple scrutinee apart) and the `if` chain of its arms; `None` when an arm's
+    /// pattern is not one of the forms above.
     fn match_chain(&mut self, m: &syn::ExprMatch) -> Option<(Vec<Stmt>, Expr)> {
         let mut pre = Vec::new();
-        let scrutinee: Expr = match strip(&m.expr) {
-            e @ Expr::Path(_) if path_ident(e).is_some() => e.clone(),
-            e => {
-                let v = self.fresh("m");
-                pre.push(syn::parse_quote!(let #v = #e;));
-                syn::parse_quote!(#v)
+        let mut held = |e: &Expr, this: &mut Self| -> Expr {
+            match strip(e) {
+                e @ Expr::Path(_) if path_ident(e).is_some() => e.clone(),
+                e => {
+                    let v = this.fresh("m");
+                    pre.push(syn::parse_quote!(let #v = #e;));
+                    syn::parse_quote!(#v)
+                }
             }
+        };
+        let scrutinee = match strip(&m.expr) {
+            // `match (a, b) { (0, _) => .., .. }`: each element held, patterns element-wise.
+            Expr::Tuple(t) if !t.elems.is_empty() => {
+                Scrutinee::Tuple(t.elems.iter().map(|e| held(e, self)).collect())
+            }
+            e => Scrutinee::One(held(e, self)),
         };
         let (last, rest) = m.arms.split_last()?;
         let mut chain = arm_body(last, &scrutinee)?;
         for arm in rest.iter().rev() {
-            let mut cond = pattern_test(&arm.pat, &scrutinee)?;
+            let mut cond = scrutinee.test(&arm.pat)?;
             if let Some((_, guard)) = &arm.guard {
-                let guard = match binding(&arm.pat) {
-                    Some(name) => substitute(guard, &name, &scrutinee),
-                    None => (**guard).clone(),
-                };
+                let mut guard = (**guard).clone();
+                for (name, by) in scrutinee.bindings(&arm.pat)? {
+                    guard = substitute(&guard, &name, &by);
+                }
                 cond = syn::parse_quote!((#cond) && (#guard));
             }
             let body = arm_body(arm, &scrutinee)?;
@@ -130,6 +142,95 @@ impl Lower {
             chain = syn::parse_quote!(if #cond #body else #chain);
         }
         Some((pre, chain))
+    }
+}
+
+/// What a `match` tests: one value, or the elements of a tuple.
+enum Scrutinee {
+    One(Expr),
+    Tuple(Vec<Expr>),
+}
+
+impl Scrutinee {
+    /// The condition under which `p` matches.
+    fn test(&self, p: &Pat) -> Option<Expr> {
+        match (self, p) {
+            (Scrutinee::One(s), p) => pattern_test(p, s),
+            (Scrutinee::Tuple(_), Pat::Wild(_)) => Some(syn::parse_quote!(true)),
+            (Scrutinee::Tuple(_), Pat::Paren(q)) => self.test(&q.pat),
+            (Scrutinee::Tuple(_), Pat::Or(o)) => {
+                let tests: Vec<Expr> = o
+                    .cases
+                    .iter()
+                    .map(|c| self.test(c))
+                    .collect::<Option<_>>()?;
+                Some(syn::parse_quote!(#((#tests))||*))
+            }
+            (Scrutinee::Tuple(elems), Pat::Tuple(t)) => {
+                let tests: Vec<Expr> = self
+                    .pairs(elems, t)?
+                    .into_iter()
+                    .map(|(p, s)| pattern_test(p, s))
+                    .collect::<Option<_>>()?;
+                Some(syn::parse_quote!(true #(&& (#tests))*))
+            }
+            _ => None,
+        }
+    }
+
+    /// The names `p` binds, each with the value it binds (`None`: a binding of the whole
+    /// tuple, or one under `|`, which the rewrite does not take).
+    fn bindings(&self, p: &Pat) -> Option<Vec<(Ident, Expr)>> {
+        match (self, p) {
+            (Scrutinee::One(s), p) => {
+                Some(binding(p).map(|n| (n, s.clone())).into_iter().collect())
+            }
+            (Scrutinee::Tuple(_), Pat::Wild(_)) => Some(Vec::new()),
+            (Scrutinee::Tuple(_), Pat::Paren(q)) => self.bindings(&q.pat),
+            (Scrutinee::Tuple(_), Pat::Or(o)) => {
+                // Alternatives bind nothing here (`(0, _) | (_, 0)`).
+                o.cases
+                    .iter()
+                    .all(|c| self.bindings(c).is_some_and(|b| b.is_empty()))
+                    .then(Vec::new)
+            }
+            (Scrutinee::Tuple(elems), Pat::Tuple(t)) => Some(
+                self.pairs(elems, t)?
+                    .into_iter()
+                    .filter_map(|(p, s)| binding(p).map(|n| (n, s.clone())))
+                    .collect(),
+            ),
+            _ => None,
+        }
+    }
+
+    /// Each element pattern of `t` with the element it matches (a `..` standing for those
+    /// between); `None` when the counts do not fit.
+    fn pairs<'a>(
+        &self,
+        elems: &'a [Expr],
+        t: &'a syn::PatTuple,
+    ) -> Option<Vec<(&'a Pat, &'a Expr)>> {
+        let pats: Vec<&Pat> = t.elems.iter().collect();
+        match pats.iter().position(|p| matches!(p, Pat::Rest(_))) {
+            None if pats.len() == elems.len() => Some(pats.into_iter().zip(elems).collect()),
+            None => None,
+            Some(r) => {
+                let (before, after) = (&pats[..r], &pats[r + 1..]);
+                if before.len() + after.len() > elems.len() {
+                    return None;
+                }
+                let tail = &elems[elems.len() - after.len()..];
+                Some(
+                    before
+                        .iter()
+                        .copied()
+                        .zip(elems)
+                        .chain(after.iter().copied().zip(tail))
+                        .collect(),
+                )
+            }
+        }
     }
 }
 
@@ -178,13 +279,12 @@ fn is_constant(id: &Ident) -> bool {
         .is_some_and(char::is_uppercase)
 }
 
-/// The arm's body, with its binding (if any) bound to the scrutinee.
-fn arm_body(arm: &syn::Arm, scrutinee: &Expr) -> Option<Expr> {
+/// The arm's body, with its bindings (if any) bound to what they match.
+fn arm_body(arm: &syn::Arm, scrutinee: &Scrutinee) -> Option<Expr> {
     let body = &arm.body;
-    Some(match binding(&arm.pat) {
-        Some(name) => syn::parse_quote!({ let #name = #scrutinee; #body }),
-        None => syn::parse_quote!({ #body }),
-    })
+    let (names, values): (Vec<Ident>, Vec<Expr>) =
+        scrutinee.bindings(&arm.pat)?.into_iter().unzip();
+    Some(syn::parse_quote!({ #(let #names = #values;)* #body }))
 }
 
 /// The condition under which `p` matches `s`.
@@ -284,6 +384,24 @@ mod tests {
             ),
             "{out}"
         );
+    }
+
+    #[test]
+    fn a_match_on_a_tuple_tests_its_elements() {
+        let out = lowered("{ let y = match (i == 0, k % 3, j) { (true, _, _) => 1, (_, 0 | 1, n) if n > 2 => n, (false, .., 7) => 2, (..) | _ => 0 }; }");
+        assert!(
+            out.starts_with("let __acc_m1 = i == 0 ; let __acc_m2 = k % 3 ;"),
+            "{out}"
+        );
+        assert!(
+            out.contains("if true && (__acc_m1 == true) && (true) && (true)"),
+            "{out}"
+        );
+        assert!(out.contains("(__acc_m2 == 0) || (__acc_m2 == 1)"), "{out}");
+        assert!(out.contains("&& (j > 2)"), "{out}");
+        assert!(out.contains("let n = j ; n"), "{out}");
+        assert!(out.contains("(__acc_m1 == false) && (j == 7)"), "{out}");
+        assert!(!out.contains("match"), "{out}");
     }
 
     #[test]
