@@ -694,35 +694,8 @@ impl KernelBuilder {
             self.loop_vars.pop();
         }
         self.loop_depth -= 1;
-        // A complex local is two: both parts reduce and are private.
-        // A complex product is one reduction of the pair (the imaginary part in the next local).
-        let mut ir_reductions = Vec::new();
-        for &(v, op) in reductions {
-            match self.complex_locals.get(&v.id) {
-                None => ir_reductions.push(Reduction { local: v.id, op }),
-                Some(&im) => match op {
-                    ReduceOp::Add => {
-                        ir_reductions.push(Reduction { local: v.id, op });
-                        ir_reductions.push(Reduction { local: im, op });
-                    }
-                    ReduceOp::Mul | ReduceOp::ComplexMul if im == v.id + 1 => {
-                        ir_reductions.push(Reduction {
-                            local: v.id,
-                            op: ReduceOp::ComplexMul,
-                        });
-                    }
-                    op => {
-                        let name = self.function.locals[v.id as usize].name.clone();
-                        let name = name.trim_end_matches(".re");
-                        self.fail(if matches!(op, ReduceOp::Mul | ReduceOp::ComplexMul) {
-                            format!("the complex product reduction into `{name}`: its parts are not held together (declare it with a complex value, `let mut {name} = Complex::new(..)`)")
-                        } else {
-                            format!("the reduction `{}` of the complex number `{name}` in a kernel (complex numbers reduce with `+` and `*`)", op.symbol())
-                        });
-                    }
-                },
-            }
-        }
+        // A complex local is two: both parts are private (and reduce, `loop_reductions`).
+        let ir_reductions = self.loop_reductions(reductions);
         let mut ir_private = Vec::new();
         for v in private {
             ir_private.push(v.id);

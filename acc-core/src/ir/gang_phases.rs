@@ -79,7 +79,8 @@ pub struct BlockReduction {
     /// Only the block's first thread needs the result: the loop is the iteration's only one,
     /// the local is set afresh by every iteration and the gang loop does not reduce it, so only
     /// the code after the loop, on that thread, reads it. A backend may then combine it into
-    /// that thread alone, without handing it back to every thread.
+    /// that thread alone, without handing it back to every thread. Set for all of a loop's
+    /// reductions or for none (never for a complex product).
     pub first_thread_only: bool,
 }
 
@@ -450,8 +451,14 @@ fn first_thread_reductions(p: &mut GangPhases) {
         match s {
             Step::Redundant(Stmt::Assign { local, .. }) => assigned.push(*local),
             Step::Shared(l) => {
+                // All of the loop's reductions or none: one into every thread after one into the
+                // first thread alone (which ends without a barrier) would reuse the slots the
+                // first thread may still be reading. A complex product reduces into every thread.
+                let all = l.block_reductions.iter().all(|r| {
+                    assigned.contains(&r.reduction.local) && r.reduction.op != ReduceOp::ComplexMul
+                });
                 for r in &mut l.block_reductions {
-                    r.first_thread_only = assigned.contains(&r.reduction.local);
+                    r.first_thread_only = all;
                 }
             }
             _ => {}

@@ -71,4 +71,38 @@ impl KernelBuilder {
     pub fn reduce_into(&mut self, local: Var, op: ReduceOp, into: ParamId) {
         self.reductions.push((local, op, into));
     }
+
+    /// The IR reductions of a loop's `reductions` clause: a complex sum is two reductions, one
+    /// per part; a complex product one of the pair (`ReduceOp::ComplexMul`, the imaginary part
+    /// in the next local).
+    pub(super) fn loop_reductions(&mut self, reductions: &[(Var, ReduceOp)]) -> Vec<Reduction> {
+        let mut ir_reductions = Vec::new();
+        for &(v, op) in reductions {
+            match self.complex_locals.get(&v.id) {
+                None => ir_reductions.push(Reduction { local: v.id, op }),
+                Some(&im) => match op {
+                    ReduceOp::Add => {
+                        ir_reductions.push(Reduction { local: v.id, op });
+                        ir_reductions.push(Reduction { local: im, op });
+                    }
+                    ReduceOp::Mul | ReduceOp::ComplexMul if im == v.id + 1 => {
+                        ir_reductions.push(Reduction {
+                            local: v.id,
+                            op: ReduceOp::ComplexMul,
+                        });
+                    }
+                    op => {
+                        let name = self.function.locals[v.id as usize].name.clone();
+                        let name = name.trim_end_matches(".re");
+                        self.fail(if matches!(op, ReduceOp::Mul | ReduceOp::ComplexMul) {
+                        format!("the complex product reduction into `{name}`: its parts are not held together (declare it with a complex value, `let mut {name} = Complex::new(..)`)")
+                    } else {
+                        format!("the reduction `{}` of the complex number `{name}` in a kernel (complex numbers reduce with `+` and `*`)", op.symbol())
+                    });
+                    }
+                },
+            }
+        }
+        ir_reductions
+    }
 }

@@ -138,19 +138,12 @@ impl Writer<'_> {
                 &mut |w: &mut Self| w.block(body),
             )?,
         }
-        // A reduction into the first thread alone ends without a barrier (its slot sets
-        // alternate); any other block reduction after it writes the slots warp 0 may still be
-        // reading, so a loop with both reduces all into every thread.
-        let first_only_alone = l
-            .block_reductions
-            .iter()
-            .all(|r| r.first_thread_only && r.reduction.op != ReduceOp::ComplexMul);
         for (r, ty, keep) in kept {
             let op = r.reduction.op;
             let reg = self.local(r.reduction.local)?;
             let total = if g.warps {
                 self.warp_allreduce(op, ty, &reg)?
-            } else if r.first_thread_only && first_only_alone {
+            } else if r.first_thread_only {
                 self.block_reduce_first(op, ty, &reg, &g.tid, &g.set)?
             } else {
                 self.block_allreduce(op, ty, &reg, &g.tid)?

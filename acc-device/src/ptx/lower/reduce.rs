@@ -213,37 +213,15 @@ impl Writer<'_> {
         e: u32,
         len: u32,
     ) -> Result<()> {
-        self.shared = true;
-        let word = self.reg("%rd");
-        let off = self.reg("%rd");
-        self.emit(format!("mov.u64 {word}, acc_shared;"));
-        self.emit(format!("mul.wide.u32 {off}, {tid}, 8;"));
-        self.emit(format!("add.u64 {off}, {word}, {off};"));
-        self.store_word(".shared", &off, ty, v)?;
-        self.emit("bar.sync 0;");
-        let mut s = BLOCK_SIZE / 2;
-        while s > 0 {
-            let skip = self.label("tree");
-            let p = self.reg("%p");
-            self.emit(format!("setp.ge.u32 {p}, {tid}, {s};"));
-            self.emit(format!("@{p} bra {skip};"));
-            let other = self.reg("%rd");
-            self.emit(format!("add.u64 {other}, {off}, {};", s * 8));
-            let (a, b) = (
-                self.load_word(".shared", &off, ty),
-                self.load_word(".shared", &other, ty),
-            );
-            let c = self.combine(op, ty, &a, &b)?;
-            self.store_word(".shared", &off, ty, &c)?;
-            self.emit(format!("{skip}:"));
-            self.emit("bar.sync 0;");
-            s /= 2;
-        }
+        let slots = self.shared_tree(ty, &[v], tid, &mut |w, a, b| {
+            Ok(vec![w.combine(op, ty, &a[0], &b[0])?])
+        })?;
+        let off = &slots[0];
         let skip = self.label("partial");
         let p = self.reg("%p");
         self.emit(format!("setp.ne.u32 {p}, {tid}, 0;"));
         self.emit(format!("@{p} bra {skip};"));
-        let v = self.load_word(".shared", &off, ty);
+        let v = self.load_word(".shared", off, ty);
         let base = self.reg("%rd");
         self.emit(format!("ld.param.u64 {base}, [acc_partials{slot}];"));
         let at = self.reg("%rd");
@@ -321,25 +299,54 @@ impl Writer<'_> {
         Ok((ore, oim))
     }
 
-    /// The tree of a complex product over the block in shared memory: real parts from
-    /// `acc_shared`, imaginary parts `BLOCK_SIZE` words on, the product in the first slots
-    /// once every thread has passed the last barrier. Returns the base address and the
-    /// thread's two slots.
+    /// The tree of a complex product over the block in shared memory ([`Writer::shared_tree`]
+    /// of the two parts). Returns the base address and the thread's two slots.
     fn pair_tree(
         &mut self,
         ty: Scalar,
         v: (&str, &str),
         tid: &str,
     ) -> Result<(String, String, String)> {
-        self.shared = true;
-        self.shared_pairs = true;
-        let (base, re_at, im_at) = (self.reg("%rd"), self.reg("%rd"), self.reg("%rd"));
+        let base = self.reg("%rd");
         self.emit(format!("mov.u64 {base}, acc_shared;"));
-        self.emit(format!("mul.wide.u32 {re_at}, {tid}, 8;"));
-        self.emit(format!("add.u64 {re_at}, {base}, {re_at};"));
-        self.emit(format!("add.u64 {im_at}, {re_at}, {};", BLOCK_SIZE * 8));
-        self.store_word(".shared", &re_at, ty, v.0)?;
-        self.store_word(".shared", &im_at, ty, v.1)?;
+        let slots = self.shared_tree(ty, &[v.0, v.1], tid, &mut |w, a, b| {
+            let (re, im) = w.pair_mul(ty, (&a[0], &a[1]), (&b[0], &b[1]))?;
+            Ok(vec![re, im])
+        })?;
+        Ok((base, slots[0].clone(), slots[1].clone()))
+    }
+
+    /// A tree over the block's threads in shared memory, of `values.len()` words per thread
+    /// (value `k` of thread `t` at `acc_shared + k * BLOCK_SIZE * 8 + t * 8`), combined by
+    /// `combine` (this thread's words, the other's), in a fixed order; the result is in thread
+    /// 0's slots once every thread has passed the last barrier. Returns the thread's slots.
+    #[allow(clippy::type_complexity)]
+    fn shared_tree(
+        &mut self,
+        ty: Scalar,
+        values: &[&str],
+        tid: &str,
+        combine: &mut dyn FnMut(&mut Self, &[String], &[String]) -> Result<Vec<String>>,
+    ) -> Result<Vec<String>> {
+        self.shared = true;
+        self.shared_pairs |= values.len() > 1;
+        let (base, at) = (self.reg("%rd"), self.reg("%rd"));
+        self.emit(format!("mov.u64 {base}, acc_shared;"));
+        self.emit(format!("mul.wide.u32 {at}, {tid}, 8;"));
+        self.emit(format!("add.u64 {at}, {base}, {at};"));
+        let mut slots = vec![at];
+        for k in 1..values.len() {
+            let next = self.reg("%rd");
+            self.emit(format!(
+                "add.u64 {next}, {}, {};",
+                slots[0],
+                k as u32 * BLOCK_SIZE * 8
+            ));
+            slots.push(next);
+        }
+        for (slot, v) in slots.iter().zip(values) {
+            self.store_word(".shared", slot, ty, v)?;
+        }
         self.emit("bar.sync 0;");
         let mut s = BLOCK_SIZE / 2;
         while s > 0 {
@@ -347,25 +354,23 @@ impl Writer<'_> {
             let p = self.reg("%p");
             self.emit(format!("setp.ge.u32 {p}, {tid}, {s};"));
             self.emit(format!("@{p} bra {skip};"));
-            let (ore, oim) = (self.reg("%rd"), self.reg("%rd"));
-            self.emit(format!("add.u64 {ore}, {re_at}, {};", s * 8));
-            self.emit(format!("add.u64 {oim}, {im_at}, {};", s * 8));
-            let a = (
-                self.load_word(".shared", &re_at, ty),
-                self.load_word(".shared", &im_at, ty),
-            );
-            let b = (
-                self.load_word(".shared", &ore, ty),
-                self.load_word(".shared", &oim, ty),
-            );
-            let (re, im) = self.pair_mul(ty, (&a.0, &a.1), (&b.0, &b.1))?;
-            self.store_word(".shared", &re_at, ty, &re)?;
-            self.store_word(".shared", &im_at, ty, &im)?;
+            let mut mine = Vec::new();
+            let mut other = Vec::new();
+            for slot in &slots {
+                let o = self.reg("%rd");
+                self.emit(format!("add.u64 {o}, {slot}, {};", s * 8));
+                mine.push(self.load_word(".shared", slot, ty));
+                other.push(self.load_word(".shared", &o, ty));
+            }
+            let combined = combine(self, &mine, &other)?;
+            for (slot, c) in slots.iter().zip(&combined) {
+                self.store_word(".shared", slot, ty, c)?;
+            }
             self.emit(format!("{skip}:"));
             self.emit("bar.sync 0;");
             s /= 2;
         }
-        Ok((base, re_at, im_at))
+        Ok(slots)
     }
 
     /// Writes the block's partial of a complex product (`ReduceOp::ComplexMul`) of the parts

@@ -36,7 +36,15 @@ impl Writer<'_> {
                 let (re, im) = (red.local, red.local + 1);
                 let _ = writeln!(
                     out,
-                    "        {{ let acc_a = l{re}; let acc_b = l{im}; let acc_c = acc_partials_{slot}[2u * acc_g]; let acc_d = acc_partials_{slot}[2u * acc_g + 1u]; l{re} = acc_a * acc_c - acc_b * acc_d; l{im} = acc_a * acc_d + acc_b * acc_c; }}"
+                    "        {}",
+                    super::reduce::pair_product(
+                        (&format!("l{re}"), &format!("l{im}")),
+                        (
+                            &format!("acc_partials_{slot}[2u * acc_g]"),
+                            &format!("acc_partials_{slot}[2u * acc_g + 1u]")
+                        ),
+                        (&format!("l{re}"), &format!("l{im}")),
+                    )
                 );
                 continue;
             }
@@ -448,7 +456,7 @@ impl Writer<'_> {
             let ty = self.k.function.locals[red.local as usize].ty;
             let sh = format!("acc_shared_{n}_{r}");
             if red.op == ReduceOp::ComplexMul {
-                self.workgroup_pair_tree(&mut out, "    ", &sh, ty, red.local)?;
+                self.workgroup_pair_tree(&mut out, "    ", &sh, red.local)?;
                 let _ = writeln!(
                     out,
                     "    if (acc_lid == 0u) {{ acc_partials_{slot}[2u * acc_wg.x] = {sh}[0]; acc_partials_{slot}[2u * acc_wg.x + 1u] = {sh}_im[0]; }}"

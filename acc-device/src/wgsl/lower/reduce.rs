@@ -48,10 +48,8 @@ impl Writer<'_> {
         out: &mut String,
         pad: &str,
         sh: &str,
-        ty: Scalar,
         re: LocalId,
     ) -> Result<()> {
-        let t = self.ty(ty)?;
         let _ = writeln!(out, "{pad}{sh}[acc_lid] = l{re};");
         let _ = writeln!(out, "{pad}{sh}_im[acc_lid] = l{};", re + 1);
         let _ = writeln!(out, "{pad}workgroupBarrier();");
@@ -61,21 +59,15 @@ impl Writer<'_> {
             self.wg / 2
         );
         let _ = writeln!(out, "{pad}    if (acc_lid < acc_s) {{");
-        let _ = writeln!(out, "{pad}        let acc_a: {t} = {sh}[acc_lid];");
-        let _ = writeln!(out, "{pad}        let acc_b: {t} = {sh}_im[acc_lid];");
-        let _ = writeln!(out, "{pad}        let acc_c: {t} = {sh}[acc_lid + acc_s];");
-        let _ = writeln!(
-            out,
-            "{pad}        let acc_d: {t} = {sh}_im[acc_lid + acc_s];"
+        let product = pair_product(
+            (&format!("{sh}[acc_lid]"), &format!("{sh}_im[acc_lid]")),
+            (
+                &format!("{sh}[acc_lid + acc_s]"),
+                &format!("{sh}_im[acc_lid + acc_s]"),
+            ),
+            (&format!("{sh}[acc_lid]"), &format!("{sh}_im[acc_lid]")),
         );
-        let _ = writeln!(
-            out,
-            "{pad}        {sh}[acc_lid] = acc_a * acc_c - acc_b * acc_d;"
-        );
-        let _ = writeln!(
-            out,
-            "{pad}        {sh}_im[acc_lid] = acc_a * acc_d + acc_b * acc_c;"
-        );
+        let _ = writeln!(out, "{pad}        {product}");
         let _ = writeln!(out, "{pad}    }}");
         let _ = writeln!(out, "{pad}    workgroupBarrier();");
         let _ = writeln!(out, "{pad}}}");
@@ -103,11 +95,16 @@ impl Writer<'_> {
             }
         }
         let pad = "        ";
-        self.workgroup_pair_tree(out, pad, &sh, ty, r.local)?;
+        self.workgroup_pair_tree(out, pad, &sh, r.local)?;
         let (re, im) = (r.local, r.local + 1);
         let _ = writeln!(
             out,
-            "{pad}{{ let acc_a = {keep}; let acc_b = {keep}_im; let acc_c = {sh}[0]; let acc_d = {sh}_im[0]; l{re} = acc_a * acc_c - acc_b * acc_d; l{im} = acc_a * acc_d + acc_b * acc_c; }}"
+            "{pad}{}",
+            pair_product(
+                (keep, &format!("{keep}_im")),
+                (&format!("{sh}[0]"), &format!("{sh}_im[0]")),
+                (&format!("l{re}"), &format!("l{im}")),
+            )
         );
         let _ = writeln!(out, "{pad}workgroupBarrier();");
         Ok(())
@@ -154,4 +151,13 @@ impl Writer<'_> {
         }
         Ok(())
     }
+}
+
+/// `out = a * b` for complex numbers as pairs of WGSL places, `(a.0 b.0 - a.1 b.1, a.0 b.1 +
+/// a.1 b.0)` in num_complex's order, reading every operand before writing (`out` may be `a`).
+pub(super) fn pair_product(a: (&str, &str), b: (&str, &str), out: (&str, &str)) -> String {
+    format!(
+        "{{ let acc_a = {}; let acc_b = {}; let acc_c = {}; let acc_d = {}; {} = acc_a * acc_c - acc_b * acc_d; {} = acc_a * acc_d + acc_b * acc_c; }}",
+        a.0, a.1, b.0, b.1, out.0, out.1
+    )
 }
