@@ -3,6 +3,7 @@
 //! at its span with its own message.
 
 use proc_macro2::Span;
+use std::collections::HashSet;
 use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
 use syn::{Expr, Item, Stmt};
@@ -473,20 +474,90 @@ pub fn check_loop_nesting(
     routine: Option<Option<Level>>,
     outer: Option<&crate::directive::Directive>,
 ) -> BodyCheck {
-    let mut n = Nesting {
-        enclosing: outer.into_iter().filter_map(levels_of).collect(),
-        enclosing_dims: outer.into_iter().map(gang_dim).collect(),
-        routine,
+    // Levels in `device_type` sections apply on their devices only (3.3 section 2.4), so the
+    // nest is checked as each device type sees it: as the device types no section names see
+    // it (`""`), then as each named one does. An error only a named device's view has says so.
+    let mut out = BodyCheck {
         errors: Vec::new(),
-        call_checks: Vec::new(),
+        routine_checks: Vec::new(),
     };
+    let mut seen = HashSet::new();
+    let mut seen_checks = HashSet::new();
+    for device in device_types_named(stmts, outer) {
+        let view = |d: &crate::directive::Directive| d.for_device(&device);
+        let outer = outer.map(view);
+        let mut n = Nesting {
+            enclosing: outer.iter().filter_map(levels_of).collect(),
+            enclosing_dims: outer.iter().map(gang_dim).collect(),
+            routine,
+            device: device.clone(),
+            errors: Vec::new(),
+            call_checks: Vec::new(),
+        };
+        for st in stmts {
+            n.visit_stmt(st);
+        }
+        for e in n.errors {
+            if seen.insert(format!("{:?} {e}", e.span())) {
+                out.errors.push(if device.is_empty() {
+                    e
+                } else {
+                    syn::Error::new(
+                        e.span(),
+                        format!("{e} (with the clauses of `device_type({device})`)"),
+                    )
+                });
+            }
+        }
+        for c in n.call_checks {
+            if seen_checks.insert(c.to_string()) {
+                out.routine_checks.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// `""` (the device types no `device_type` clause names), then each device type named by a
+/// `device_type` clause of `outer` or of a loop directive in `stmts`.
+fn device_types_named(stmts: &[Stmt], outer: Option<&crate::directive::Directive>) -> Vec<String> {
+    use crate::directive::{ClauseArgs, ClauseName, DeviceTypeSel};
+    struct Names(Vec<String>);
+    impl Names {
+        fn add(&mut self, d: &crate::directive::Directive) {
+            for c in d.all(ClauseName::DeviceType) {
+                if let ClauseArgs::DeviceTypes(list) = &c.args {
+                    for t in list {
+                        if let DeviceTypeSel::Named(id) = t {
+                            let n = id.to_string().to_ascii_lowercase();
+                            if !self.0.contains(&n) {
+                                self.0.push(n);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    impl<'ast> Visit<'ast> for Names {
+        fn visit_stmt(&mut self, st: &'ast Stmt) {
+            for a in crate::expand::attrs::stmt_attrs(st) {
+                if let Some(d) = crate::directive::parsed::loop_of(a) {
+                    self.add(&d);
+                }
+            }
+            visit::visit_stmt(self, st);
+        }
+        fn visit_item(&mut self, _: &'ast Item) {}
+    }
+    let mut names = Names(vec![String::new()]);
+    if let Some(d) = outer {
+        names.add(d);
+    }
     for st in stmts {
-        n.visit_stmt(st);
+        names.visit_stmt(st);
     }
-    BodyCheck {
-        errors: n.errors,
-        routine_checks: n.call_checks,
-    }
+    names.0
 }
 
 /// The levels a loop directive names explicitly, with their spans.
@@ -525,6 +596,9 @@ struct Nesting {
     /// The `gang(dim: n)` of each enclosing loop directive (0 for those without `gang`).
     enclosing_dims: Vec<u64>,
     routine: Option<Option<Level>>,
+    /// The device type whose view of the directives is checked (`""`: those no
+    /// `device_type` clause names).
+    device: String,
     errors: Vec<syn::Error>,
     call_checks: Vec<proc_macro2::TokenStream>,
 }
@@ -579,15 +653,10 @@ impl<'ast> Visit<'ast> for Nesting {
             if attrs::directive_of(a) != Some(DirectiveKind::Loop) {
                 continue;
             }
-            let Ok(d) = attrs::attr_args(a).and_then(|args| {
-                crate::directive::parse::parse_directive(
-                    DirectiveKind::Loop,
-                    Span::call_site(),
-                    args,
-                )
-            }) else {
+            let Ok(d) = crate::directive::parsed::of_attr(DirectiveKind::Loop, a) else {
                 continue;
             };
+            let d = d.for_device(&self.device);
             let levels = explicit_levels(&d);
             let Some(&(innermost_new, span)) = levels.iter().min_by_key(|l| l.0) else {
                 continue;

@@ -6,7 +6,6 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use proc_macro2::{TokenStream, TokenTree};
 
-use crate::directive::parse::parse_directive;
 use crate::directive::{ClauseName, DirectiveKind};
 
 const KINDS: [DirectiveKind; 21] = [
@@ -169,7 +168,11 @@ const ITEM: &str = "fn f(x: &[f32], y: &mut [f32], s: f32) -> f32 { let mut t = 
 fn must_not_panic(args: &TokenStream) {
     for kind in KINDS {
         let r = catch_unwind(AssertUnwindSafe(|| {
-            if let Ok(d) = parse_directive(kind, proc_macro2::Span::call_site(), args.clone()) {
+            if let Ok(d) = crate::directive::parsed::of_tokens(
+                kind,
+                proc_macro2::Span::call_site(),
+                args.clone(),
+            ) {
                 let _ = crate::check::check_directive(&d);
             }
             match kind {

@@ -22,7 +22,10 @@ use proc_macro::TokenStream;
 /// Runs an expansion; a panic inside it (a bug in acc-macros) becomes a compile error at the
 /// directive instead of rustc's bare "custom attribute panicked".
 fn guard(name: &str, f: impl FnOnce() -> proc_macro2::TokenStream) -> TokenStream {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+    directive::parsed::reset();
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    directive::parsed::reset();
+    match out {
         Ok(ts) => ts.into(),
         Err(p) => {
             let what = p

@@ -6,6 +6,7 @@
 pub mod allowed;
 pub mod clause;
 pub mod parse;
+pub mod parsed;
 
 pub use clause::{Clause, ClauseArgs, ClauseName, DeviceTypeSel, RedOp, SizeExpr, VarRef};
 

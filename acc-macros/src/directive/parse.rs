@@ -11,8 +11,9 @@ use super::allowed;
 use super::clause::*;
 use super::{Directive, DirectiveKind};
 
-/// Parses the arguments of directive `kind` (the tokens inside `#[acc::kind(..)]`).
-pub fn parse_directive(
+/// Parses the arguments of directive `kind` (the tokens inside `#[acc::kind(..)]`). Passes
+/// ask [`super::parsed`], which parses each directive once per macro invocation.
+pub(super) fn parse_directive(
     kind: DirectiveKind,
     span: Span,
     args: TokenStream,

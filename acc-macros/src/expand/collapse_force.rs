@@ -9,7 +9,7 @@ use syn::visit_mut::{self, VisitMut};
 use syn::{Expr, ExprForLoop, Stmt};
 
 use super::compute::RegionBody;
-use crate::directive::{ClauseArgs, Directive, DirectiveKind};
+use crate::directive::{ClauseArgs, Directive};
 
 /// The region's body with every `collapse(force: n)` nest tightened (the combined construct's
 /// own clause for a loop body).
@@ -41,19 +41,10 @@ struct Tighten;
 
 impl VisitMut for Tighten {
     fn visit_expr_for_loop_mut(&mut self, f: &mut ExprForLoop) {
-        let n = f.attrs.iter().find_map(|a| {
-            if super::attrs::directive_of(a) != Some(DirectiveKind::Loop) {
-                return None;
-            }
-            let args = super::attrs::attr_args(a).ok()?;
-            let d = crate::directive::parse::parse_directive(
-                DirectiveKind::Loop,
-                proc_macro2::Span::call_site(),
-                args,
-            )
-            .ok()?;
-            forced(&d)
-        });
+        let n = f
+            .attrs
+            .iter()
+            .find_map(|a| forced(&*crate::directive::parsed::loop_of(a)?));
         if let Some(n) = n {
             tighten_nest(f, n);
         }

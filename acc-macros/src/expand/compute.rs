@@ -13,7 +13,6 @@ use super::region::{Mode, RegionCx};
 use super::{attrs, data, if_async_wait, location, opt, Ctx};
 use crate::analysis::bindings::Env;
 use crate::analysis::uses::scan_stmts;
-use crate::directive::parse::parse_directive;
 use crate::directive::{ClauseArgs, ClauseName as C, ComputeKind, Directive, DirectiveKind, RedOp};
 
 /// What a compute construct applies to.
@@ -584,10 +583,8 @@ fn nested_loop_reductions(stmts: &[Stmt]) -> Vec<(String, Span, RedOp, bool)> {
     impl<'a> syn::visit::Visit<'a> for Collect {
         fn visit_stmt(&mut self, st: &'a Stmt) {
             for a in attrs::stmt_attrs(st) {
-                if attrs::directive_of(a) == Some(DirectiveKind::Loop) {
-                    if let Ok(d) = attrs::attr_args(a).and_then(|args| {
-                        parse_directive(DirectiveKind::Loop, Span::call_site(), args)
-                    }) {
+                {
+                    if let Some(d) = crate::directive::parsed::loop_of(a) {
                         let gang = d.has(C::Gang);
                         for c in d.general(C::Reduction) {
                             if let ClauseArgs::Reduction { op, vars, .. } = &c.args {
@@ -615,18 +612,13 @@ fn nested_loop_vars(stmts: &[Stmt]) -> HashSet<String> {
     impl<'a> syn::visit::Visit<'a> for Collect {
         fn visit_stmt(&mut self, st: &'a Stmt) {
             for a in attrs::stmt_attrs(st) {
-                if attrs::directive_of(a) == Some(DirectiveKind::Loop) {
-                    if let Ok(args) = attrs::attr_args(a) {
-                        if let Ok(d) = parse_directive(DirectiveKind::Loop, Span::call_site(), args)
-                        {
-                            for c in d
-                                .clauses
-                                .iter()
-                                .filter(|c| matches!(c.name, C::Reduction | C::Private))
-                            {
-                                self.0.extend(c.vars().iter().map(|v| v.name.to_string()));
-                            }
-                        }
+                if let Some(d) = crate::directive::parsed::loop_of(a) {
+                    for c in d
+                        .clauses
+                        .iter()
+                        .filter(|c| matches!(c.name, C::Reduction | C::Private))
+                    {
+                        self.0.extend(c.vars().iter().map(|v| v.name.to_string()));
                     }
                 }
             }

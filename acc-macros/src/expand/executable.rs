@@ -9,7 +9,6 @@ use syn::{Expr, Ident, Token};
 
 use super::data::{clause_vars, directive_vars};
 use super::{if_async_wait, location, opt, Ctx};
-use crate::directive::parse::parse_directive;
 use crate::directive::{ClauseArgs, ClauseName as C, DeviceTypeSel, DirectiveKind};
 
 fn device_type_tokens(ctx: &mut Ctx, sel: &DeviceTypeSel) -> Option<TokenStream> {
@@ -218,7 +217,7 @@ fn expand_wait(ctx: &mut Ctx, input: TokenStream, loc: &TokenStream) -> TokenStr
 /// twin.
 fn expand_cache(ctx: &mut Ctx, input: TokenStream) -> TokenStream {
     let input = cache_elements_as_ranges(input);
-    match parse_directive(
+    match crate::directive::parsed::of_tokens(
         DirectiveKind::Cache,
         Span::call_site(),
         quote!(copyin(#input)),

@@ -15,7 +15,6 @@ use syn::{Expr, Ident, Stmt};
 
 use super::{attrs, Ctx};
 use crate::analysis::reduction_update::{assignment, strip};
-use crate::directive::parse::parse_directive;
 use crate::directive::{ClauseArgs, ClauseName as C, Directive, DirectiveKind, RedOp};
 
 /// Repeats the gang-redundant updates of the construct's reduction variables `num_gangs`
@@ -216,9 +215,7 @@ impl Rewrite<'_> {
 /// Whether a `loop` directive shares its iterations among gangs: `gang`, or no level at all
 /// (in a `parallel` region acc gives the outermost such loop to gangs).
 fn gang_partitioned(a: &syn::Attribute) -> bool {
-    let Ok(d) = attrs::attr_args(a)
-        .and_then(|args| parse_directive(DirectiveKind::Loop, Span::call_site(), args))
-    else {
+    let Ok(d) = crate::directive::parsed::of_attr(DirectiveKind::Loop, a) else {
         // Reported where the directive is checked; leave its loop alone.
         return true;
     };

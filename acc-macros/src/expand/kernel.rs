@@ -30,7 +30,6 @@ use syn::{BinOp, Expr, Ident, Lit, Pat, Stmt, UnOp};
 use super::attrs;
 use crate::analysis::bindings::Env;
 use crate::analysis::uses::{path_ident, scan_stmts};
-use crate::directive::parse::parse_directive;
 use crate::directive::{
     ClauseArgs, ClauseName as C, ComputeKind, Directive, DirectiveKind, RedOp, SizeExpr,
 };
@@ -184,10 +183,12 @@ fn bin_op(op: &BinOp) -> Option<(&'static str, bool)> {
 
 impl Tr {
     /// Directive `d` as it applies on the device type the kernel is built for.
-    fn on_device(&self, d: Directive) -> Directive {
+    /// A directive as this kernel's device type sees it (3.3 section 2.4); a routine's body,
+    /// built for no one device, sees it whole.
+    fn on_device(&self, d: &Directive) -> Directive {
         match self.device {
             Some(dev) => d.for_device(dev),
-            None => d,
+            None => d.clone(),
         }
     }
 

@@ -22,7 +22,6 @@ use syn::{Block, Expr, ItemFn, Stmt};
 
 use crate::analysis::bindings::Env;
 use crate::check::check_directive;
-use crate::directive::parse::parse_directive;
 use crate::directive::{Directive, DirectiveKind};
 
 /// Errors collected while expanding one item, and what the expansion knows of the item.
@@ -138,12 +137,12 @@ impl Ctx {
         span: Span,
         args: TokenStream,
     ) -> Option<Directive> {
-        match parse_directive(kind, span, args) {
+        match crate::directive::parsed::of_tokens(kind, span, args) {
             Ok(d) => {
                 let errs = check_directive(&d);
                 let ok = errs.is_empty();
                 self.errors.extend(errs);
-                ok.then_some(d)
+                ok.then(|| (*d).clone())
             }
             Err(e) => {
                 self.errors.push(e);

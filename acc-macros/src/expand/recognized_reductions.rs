@@ -17,7 +17,6 @@ use syn::{Expr, Stmt};
 use super::attrs;
 use crate::analysis::bindings::pat_bindings;
 use crate::analysis::reduction_update::{assignment, strip};
-use crate::directive::parse::parse_directive;
 use crate::directive::{ClauseName as C, DirectiveKind, RedOp};
 
 /// Adds the recognized reductions to the region's top-level loops.
@@ -40,9 +39,7 @@ pub fn recognize(stmts: &mut [Stmt]) {
         }
         let mut named = HashSet::new();
         if let Some(at) = dir_at {
-            let Ok(d) = attrs::attr_args(&f.attrs[at])
-                .and_then(|args| parse_directive(DirectiveKind::Loop, Span::call_site(), args))
-            else {
+            let Ok(d) = crate::directive::parsed::of_attr(DirectiveKind::Loop, &f.attrs[at]) else {
                 continue;
             };
             if d.has(C::Seq) {

@@ -10,7 +10,7 @@ use crate::expand::executable::window_length;
 impl Tr {
     pub(super) fn cache(&mut self, mac: &syn::Macro) -> TokenStream {
         let tokens = crate::expand::executable::cache_elements_as_ranges(mac.tokens.clone());
-        let Ok(dir) = parse_directive(
+        let Ok(dir) = crate::directive::parsed::of_tokens(
             DirectiveKind::Cache,
             Span::call_site(),
             quote!(copyin(#tokens)),

@@ -85,10 +85,8 @@ pub(super) fn collect_loop_privates(stmts: &[Stmt], out: &mut std::collections::
     impl<'ast> syn::visit::Visit<'ast> for V<'_> {
         fn visit_stmt(&mut self, st: &'ast Stmt) {
             for a in attrs::stmt_attrs(st) {
-                if attrs::directive_of(a) == Some(DirectiveKind::Loop) {
-                    if let Ok(d) = attrs::attr_args(a)
-                        .and_then(|t| parse_directive(DirectiveKind::Loop, Span::call_site(), t))
-                    {
+                {
+                    if let Some(d) = crate::directive::parsed::loop_of(a) {
                         for c in d.general(C::Private) {
                             self.0.extend(c.vars().iter().map(|v| v.name.to_string()));
                         }
@@ -109,10 +107,8 @@ pub(super) fn collect_loop_reductions(stmts: &[Stmt], out: &mut Vec<(RedOp, Iden
     impl<'ast> syn::visit::Visit<'ast> for V<'_> {
         fn visit_stmt(&mut self, st: &'ast Stmt) {
             for a in attrs::stmt_attrs(st) {
-                if attrs::directive_of(a) == Some(DirectiveKind::Loop) {
-                    if let Ok(d) = attrs::attr_args(a)
-                        .and_then(|t| parse_directive(DirectiveKind::Loop, Span::call_site(), t))
-                    {
+                {
+                    if let Some(d) = crate::directive::parsed::loop_of(a) {
                         for c in d.general(C::Reduction) {
                             if let ClauseArgs::Reduction { op, vars, .. } = &c.args {
                                 self.0.extend(vars.iter().map(|v| (*op, v.name.clone())));

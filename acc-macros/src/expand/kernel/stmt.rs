@@ -56,14 +56,12 @@ impl Tr {
             .collect();
         let loop_dir = match dirs.first() {
             Some((DirectiveKind::Loop, a)) => {
-                let args = attrs::attr_args(a).map_err(|e| e.to_string())?;
-                let d = parse_directive(DirectiveKind::Loop, Span::call_site(), args)
+                let d = crate::directive::parsed::of_attr(DirectiveKind::Loop, a)
                     .map_err(|e| e.to_string())?;
-                Some(self.on_device(d))
+                Some(self.on_device(&d))
             }
             Some((DirectiveKind::Atomic, a)) => {
-                let args = attrs::attr_args(a).map_err(|e| e.to_string())?;
-                let d = parse_directive(DirectiveKind::Atomic, Span::call_site(), args)
+                let d = crate::directive::parsed::of_attr(DirectiveKind::Atomic, a)
                     .map_err(|e| e.to_string())?;
                 return self.atomic(&d, st);
             }
