@@ -34,4 +34,5 @@ mod routine_methods;
 mod runtime;
 mod rust_forms;
 mod short_launches;
+mod statement_forms;
 mod structs;
