@@ -394,3 +394,69 @@ fn kernels_loops_with_recognized_reductions() {
         assert_eq!(prefix, want_prefix, "on {ty}");
     });
 }
+
+// Reductions over subarrays (3.3 section 2.5.15): part of a `Vec` or a slice, on the
+// construct and on a loop inside it, element-wise into what the elements held.
+
+#[acc::offload]
+fn subarray_reductions(x: &[u32], s: &mut Vec<u64>, t: &mut [f64]) {
+    #[acc::parallel_loop(reduction(+: s[2..6]))]
+    for i in 0..x.len() {
+        s[2 + (x[i] % 4) as usize] += 1;
+    }
+    let o = 1;
+    #[acc::parallel(copyin(x))]
+    {
+        #[acc::r#loop(reduction(max: t[o..o + 3]))]
+        for i in 0..x.len() {
+            t[o + i % 3] = t[o + i % 3].max(x[i] as f64);
+        }
+    }
+}
+
+#[acc::offload]
+fn subarray_reduction_on_present_data(x: &[u32], s: &mut Vec<u64>) -> u64 {
+    let mut total = 0;
+    #[acc::data(copy(s), copyin(x))]
+    {
+        // The subarray's elements come from the device's copy and go back to it.
+        #[acc::parallel_loop(present(s))]
+        for k in 0..s.len() {
+            s[k] += 10;
+        }
+        #[acc::parallel_loop(reduction(+: s[0..2]))]
+        for i in 0..x.len() {
+            s[(x[i] % 2) as usize] += 1;
+        }
+        #[acc::parallel_loop(present(s), reduction(+: total))]
+        for k in 0..s.len() {
+            total += s[k];
+        }
+    }
+    total
+}
+
+#[test]
+fn subarrays_reduce_element_wise() {
+    let x: Vec<u32> = (0..100_001).map(|i| (i * 7) % 1000).collect();
+    let mut want_s = vec![5u64; 8];
+    for v in &x {
+        want_s[2 + (v % 4) as usize] += 1;
+    }
+    let mut want_t = vec![-1.0f64, 2.0, 3.0, 4.0, -5.0];
+    for (i, v) in x.iter().enumerate() {
+        want_t[1 + i % 3] = want_t[1 + i % 3].max(*v as f64);
+    }
+    on_each_device(|ty| {
+        let mut s = vec![5u64; 8];
+        let mut t = vec![-1.0, 2.0, 3.0, 4.0, -5.0];
+        subarray_reductions(&x, &mut s, &mut t);
+        assert_eq!(s, want_s, "on {ty}");
+        assert_eq!(t, want_t, "on {ty}");
+        let mut s = vec![1u64; 3];
+        let total = subarray_reduction_on_present_data(&x, &mut s);
+        assert_eq!(total, 3 * 11 + x.len() as u64, "on {ty}");
+        assert_eq!(s[2], 11, "on {ty}");
+        assert_eq!(s[0] + s[1], 22 + x.len() as u64, "on {ty}");
+    });
+}

@@ -130,7 +130,8 @@ pub fn stmt_attrs(st: &Stmt) -> &[Attribute] {
     }
 }
 
-fn stmt_attrs_mut(st: &mut Stmt) -> Option<&mut Vec<Attribute>> {
+/// The attributes on a statement, to change.
+pub fn stmt_attrs_mut(st: &mut Stmt) -> Option<&mut Vec<Attribute>> {
     match st {
         Stmt::Local(l) => Some(&mut l.attrs),
         Stmt::Expr(e, _) => expr_attrs_mut(e),

@@ -47,6 +47,31 @@ fn launch_clauses(dir: &Directive, default_present: bool) -> TokenStream {
 
 /// Expands a compute or combined construct.
 pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &Env) -> TokenStream {
+    let errors_before = ctx.error_count();
+    match super::subarray_reductions::lower(ctx, dir, &body, env) {
+        Some(l) => {
+            let (before, after) = (l.before, l.after);
+            let inner = expand_construct(ctx, &l.dir, l.body, &l.env);
+            quote!({ #before { #inner } #after })
+        }
+        None if ctx.error_count() > errors_before => {
+            // A refused subarray reduction: its error alone, the body as written.
+            let mut block = match body {
+                RegionBody::Block(b) => b,
+                RegionBody::Loop(f) => Block {
+                    brace_token: Default::default(),
+                    stmts: vec![Stmt::Expr(Expr::ForLoop(f), None)],
+                },
+            };
+            super::strip_all(&mut block);
+            quote!(#block)
+        }
+        None => expand_construct(ctx, dir, body, env),
+    }
+}
+
+/// Expands a compute or combined construct whose reductions are whole variables.
+fn expand_construct(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &Env) -> TokenStream {
     let compute = dir.kind.compute().expect("a compute construct");
     let errors_before = ctx.error_count();
     let mut body = super::collapse_force::tighten(dir, body);

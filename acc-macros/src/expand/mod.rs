@@ -14,6 +14,7 @@ pub mod leave;
 pub mod members;
 pub mod recognized_reductions;
 pub mod region;
+pub mod subarray_reductions;
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
@@ -167,6 +168,19 @@ pub fn expr_stmt(ts: TokenStream) -> Stmt {
     Stmt::Expr(reparse_expr(quote!({ #ts })), None)
 }
 
+/// A function's attributes and signature with a body that never runs, when `item` is a
+/// function whose body does not parse.
+fn signature_only(item: TokenStream) -> Option<TokenStream> {
+    let parser = |input: syn::parse::ParseStream| {
+        let attrs = input.call(syn::Attribute::parse_outer)?;
+        let vis: syn::Visibility = input.parse()?;
+        let sig: syn::Signature = input.parse()?;
+        let _body: proc_macro2::Group = input.parse()?;
+        Ok(quote!(#(#attrs)* #[allow(unused_variables)] #vis #sig { ::core::unreachable!() }))
+    };
+    syn::parse::Parser::parse2(parser, item).ok()
+}
+
 /// Expands a function attribute (`#[acc::parallel]` .. `#[acc::offload]`).
 pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> TokenStream {
     if kind == DirectiveKind::Declare {
@@ -176,7 +190,7 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
     }
     let mut f: ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
-        Err(_) => {
+        Err(parse_error) => {
             // rustc hands a statement attribute to the macro only where no enclosing item
             // attribute took it: the function lacks one.
             if syn::parse2::<Stmt>(item.clone()).is_ok() {
@@ -186,6 +200,17 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
                 );
                 // The statement is left out: rustc reports nothing more about it.
                 return syn::Error::new(Span::call_site(), msg).to_compile_error();
+            }
+            // A function with a syntax error inside (such as `#[acc::loop]`, which rustc
+            // reports with the fix): one error here, and the signature with a body that never
+            // runs, so that neither its directives nor its callers add errors of their own.
+            if let Some(signature) = signature_only(item.clone()) {
+                let e = syn::Error::new(
+                    parse_error.span(),
+                    format!("{parse_error}: acc reads the function as Rust, so the syntax error must be fixed first"),
+                )
+                .to_compile_error();
+                return quote!(#e #signature);
             }
             let msg = format!("`#[acc::{}]` goes on a function", kind.spelling());
             let e = syn::Error::new(Span::call_site(), msg).to_compile_error();

@@ -1,0 +1,320 @@
+//! Reductions over subarrays (3.3 section 2.5.15: "a var in a reduction clause must be a
+//! scalar variable name, an aggregate variable name, an array element, or a subarray"):
+//! `reduction(+: s[lo..lo + 4])` of a `Vec`, slice or array, on the construct or on a loop
+//! inside it.
+//!
+//! Each device already reduces fixed-size arrays element-wise (`reduction(+: hist)` of a
+//! `[u32; 4]`), so the subarray becomes one: before the construct, its elements are copied into
+//! a private array of the subarray's length (`acc_part_s`, refreshed from the device first
+//! when `s` is present there); the construct and its loops reduce into that array, the body's
+//! `s[e]` reading and writing `acc_part_s[e - lo]`; after it, the array's elements go back
+//! to `s[lo..]` (and to the device's copy of `s`, when present). Indexing `s` outside the
+//! subarray is unspecified by the spec; here it indexes outside the private array, which is an
+//! error on every device. The length must be known when compiling (`s[0..4]`, `s[i..i + 4]`),
+//! as an array type needs it.
+
+use std::collections::HashMap;
+
+use proc_macro2::{Group, Ident, Span, TokenStream, TokenTree};
+use quote::{format_ident, quote_spanned};
+use syn::visit_mut::{self, VisitMut};
+use syn::{Expr, Stmt};
+
+use super::compute::RegionBody;
+use super::{attrs, Ctx};
+use crate::analysis::bindings::{Binding, Env};
+use crate::directive::{ClauseArgs, ClauseName as C, Directive, DirectiveKind};
+
+/// A construct whose subarray reductions were rewritten, with the code around it.
+pub(super) struct Lowered {
+    pub dir: Directive,
+    pub body: RegionBody,
+    pub env: Env,
+    /// Statements before the construct: the private arrays, filled.
+    pub before: TokenStream,
+    /// Statements after it: the results stored back.
+    pub after: TokenStream,
+}
+
+/// One array reduced over a subarray.
+struct Part {
+    /// The private array.
+    tmp: Ident,
+    /// The subarray's first index, evaluated once before the construct.
+    lo: Ident,
+    lo_expr: Expr,
+    len: u32,
+    /// The subarray as written (`s[0..4]`), for messages.
+    text: String,
+    span: Span,
+}
+
+/// Rewrites the subarray reductions of a construct (its own and its loops'); `None` when it
+/// has none, or when one is refused (the error recorded).
+pub(super) fn lower(
+    ctx: &mut Ctx,
+    dir: &Directive,
+    body: &RegionBody,
+    env: &Env,
+) -> Option<Lowered> {
+    let mut vars = Vec::new();
+    collect(dir, &mut vars);
+    // The arrays the construct itself reduces; those only its loops reduce are copied in and
+    // out of it (the rule that the construct says what happens to such a variable, 3.3
+    // section 2.6.2, is the user's for `s`, not for acc's private array).
+    let own: Vec<String> = vars.iter().map(|v| v.name.to_string()).collect();
+    let stmts: Vec<&Stmt> = match body {
+        RegionBody::Block(b) => b.stmts.iter().collect(),
+        RegionBody::Loop(f) => f.body.stmts.iter().collect(),
+    };
+    if let RegionBody::Loop(f) = body {
+        for a in &f.attrs {
+            if let Some(d) = crate::directive::parsed::loop_of(a) {
+                collect(&d, &mut vars);
+            }
+        }
+    }
+    struct Nested<'a>(&'a mut Vec<crate::directive::VarRef>);
+    impl<'ast> syn::visit::Visit<'ast> for Nested<'_> {
+        fn visit_stmt(&mut self, st: &'ast Stmt) {
+            for a in attrs::stmt_attrs(st) {
+                if let Some(d) = crate::directive::parsed::loop_of(a) {
+                    collect(&d, self.0);
+                }
+            }
+            syn::visit::visit_stmt(self, st);
+        }
+    }
+    for st in stmts {
+        syn::visit::Visit::visit_stmt(&mut Nested(&mut vars), st);
+    }
+    if vars.is_empty() {
+        return None;
+    }
+
+    let mut parts: HashMap<String, Part> = HashMap::new();
+    let mut refused = false;
+    for v in &vars {
+        let Some(Expr::Range(r)) = v.subarray.as_deref() else {
+            continue;
+        };
+        let Some(len) = super::executable::window_length(r) else {
+            ctx.error(v.span, format!(
+                "`{}`: a subarray in `reduction` needs a length known when compiling (`{name}[lo..lo + 4]`, `{name}[0..4]`): acc reduces it as an array of that length on every device (3.3 section 2.5.15)",
+                v.text, name = v.name
+            ));
+            refused = true;
+            continue;
+        };
+        let lo_expr: Expr = match r.start.as_deref() {
+            Some(e) => e.clone(),
+            None => syn::parse_quote!(0),
+        };
+        let name = v.name.to_string();
+        match parts.get(&name) {
+            Some(p) if p.len != len || !same(&p.lo_expr, &lo_expr) => {
+                ctx.error(v.span, format!(
+                    "`{}`: `{name}` is reduced over another subarray in this construct already; one construct reduces one subarray of an array",
+                    v.text
+                ));
+                refused = true;
+            }
+            Some(_) => {}
+            None => {
+                let tmp = format_ident!("acc_part_{}", name, span = v.span);
+                let lo = format_ident!("acc_part_{}_lo", name, span = v.span);
+                parts.insert(
+                    name,
+                    Part {
+                        tmp,
+                        lo,
+                        lo_expr,
+                        len,
+                        text: v.text.clone(),
+                        span: v.span,
+                    },
+                );
+            }
+        }
+    }
+    if refused || parts.is_empty() {
+        return None;
+    }
+
+    // The directives name the private arrays.
+    let mut dir = dir.clone();
+    rename_in_directive(&mut dir, &parts);
+    let mut names: Vec<&String> = parts.keys().collect();
+    names.sort();
+    for name in names.iter().filter(|n| !own.contains(n)) {
+        let p = &parts[*name];
+        dir.clauses.push(crate::directive::Clause {
+            name: C::Copy,
+            span: p.span,
+            args: ClauseArgs::Vars {
+                modifier: None,
+                vars: vec![crate::directive::VarRef {
+                    name: p.tmp.clone(),
+                    member: None,
+                    subarray: None,
+                    text: p.text.clone(),
+                    span: p.span,
+                }],
+            },
+            device_types: None,
+            devnum: None,
+        });
+    }
+    let mut body = match body {
+        RegionBody::Block(b) => RegionBody::Block(b.clone()),
+        RegionBody::Loop(f) => RegionBody::Loop(f.clone()),
+    };
+    let mut rw = Rewrite { parts: &parts };
+    match &mut body {
+        RegionBody::Block(b) => rw.visit_block_mut(b),
+        RegionBody::Loop(f) => {
+            for a in &mut f.attrs {
+                rename_in_attr(a, &parts);
+            }
+            rw.visit_block_mut(&mut f.body);
+        }
+    }
+
+    let mut env = env.clone();
+    let (mut before, mut after) = (TokenStream::new(), TokenStream::new());
+    for name in names {
+        let p = &parts[name];
+        let (tmp, lo, lo_expr, len) = (&p.tmp, &p.lo, &p.lo_expr, p.len as usize);
+        let arr = Ident::new(name, p.span);
+        env.insert(
+            tmp.to_string(),
+            Binding {
+                mutable: true,
+                ref_mut: false,
+            },
+        );
+        before.extend(quote_spanned! {p.span=>
+            let #lo: usize = #lo_expr;
+            ::acc::update!(self(#arr[#lo..#lo + #len]), if_present);
+            let mut #tmp = ::core::array::from_fn::<_, #len, _>(|__acc_k| #arr[#lo + __acc_k]);
+        });
+        after.extend(quote_spanned! {p.span=>
+            for __acc_k in 0..#len {
+                #arr[#lo + __acc_k] = #tmp[__acc_k];
+            }
+            ::acc::update!(device(#arr[#lo..#lo + #len]), if_present);
+        });
+    }
+    Some(Lowered {
+        dir,
+        body,
+        env,
+        before,
+        after,
+    })
+}
+
+/// The subarray reduction variables of a directive.
+fn collect(d: &Directive, out: &mut Vec<crate::directive::VarRef>) {
+    for c in d.all(C::Reduction) {
+        if let ClauseArgs::Reduction { vars, .. } = &c.args {
+            out.extend(
+                vars.iter()
+                    .filter(|v| v.subarray.is_some() && v.member.is_none())
+                    .cloned(),
+            );
+        }
+    }
+}
+
+fn same(a: &Expr, b: &Expr) -> bool {
+    use quote::ToTokens;
+    a.to_token_stream().to_string() == b.to_token_stream().to_string()
+}
+
+fn rename_in_directive(d: &mut Directive, parts: &HashMap<String, Part>) {
+    for c in &mut d.clauses {
+        if let ClauseArgs::Reduction { vars, .. } = &mut c.args {
+            for v in vars.iter_mut() {
+                if let Some(p) = parts.get(&v.name.to_string()) {
+                    if v.subarray.is_some() {
+                        v.name = Ident::new(&p.tmp.to_string(), v.span);
+                        v.subarray = None;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// In a `loop` attribute, `name[range]` inside `reduction(..)` becomes the private array's
+/// name (the tokens are rewritten: the attribute is parsed again, once, by whoever reads it).
+fn rename_in_attr(a: &mut syn::Attribute, parts: &HashMap<String, Part>) {
+    if attrs::directive_of(a) != Some(DirectiveKind::Loop) {
+        return;
+    }
+    let syn::Meta::List(list) = &mut a.meta else {
+        return;
+    };
+    let mut out = Vec::new();
+    let mut it = list.tokens.clone().into_iter().peekable();
+    while let Some(t) = it.next() {
+        match &t {
+            TokenTree::Ident(id) if id == "reduction" => {
+                out.push(t.clone());
+                if let Some(TokenTree::Group(g)) = it.peek() {
+                    let g = g.clone();
+                    it.next();
+                    let mut inner = Vec::new();
+                    let mut gi = g.stream().into_iter().peekable();
+                    while let Some(t) = gi.next() {
+                        match (&t, gi.peek()) {
+                            (TokenTree::Ident(id), Some(TokenTree::Group(b)))
+                                if b.delimiter() == proc_macro2::Delimiter::Bracket
+                                    && parts.contains_key(&id.to_string()) =>
+                            {
+                                inner.push(TokenTree::Ident(Ident::new(
+                                    &parts[&id.to_string()].tmp.to_string(),
+                                    id.span(),
+                                )));
+                                gi.next();
+                            }
+                            _ => inner.push(t),
+                        }
+                    }
+                    let mut ng = Group::new(g.delimiter(), inner.into_iter().collect());
+                    ng.set_span(g.span());
+                    out.push(TokenTree::Group(ng));
+                }
+            }
+            _ => out.push(t),
+        }
+    }
+    list.tokens = out.into_iter().collect();
+}
+
+/// `s[e]` becomes `acc_part_s[(e) - acc_part_s_lo]`; loop attributes name the private
+/// arrays.
+struct Rewrite<'a> {
+    parts: &'a HashMap<String, Part>,
+}
+
+impl VisitMut for Rewrite<'_> {
+    fn visit_stmt_mut(&mut self, st: &mut Stmt) {
+        for a in attrs::stmt_attrs_mut(st).into_iter().flatten() {
+            rename_in_attr(a, self.parts);
+        }
+        visit_mut::visit_stmt_mut(self, st);
+    }
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        visit_mut::visit_expr_mut(self, e);
+        if let Expr::Index(ix) = e {
+            if let Some(p) = crate::analysis::uses::path_ident(&ix.expr)
+                .and_then(|n| self.parts.get(&n.to_string()))
+            {
+                let (tmp, lo, index) = (&p.tmp, &p.lo, &ix.index);
+                *e = syn::parse_quote_spanned!(ix.bracket_token.span.join()=> #tmp[(#index) - #lo]);
+            }
+        }
+    }
+}
