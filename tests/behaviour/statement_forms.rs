@@ -71,6 +71,36 @@ impl Field {
     }
 }
 
+impl Field {
+    /// A `&self` method: its members are read through shared references.
+    #[acc::offload]
+    fn weighted_total(&self, w: &mut Vec<f64>) -> f64 {
+        let mut s = 0.0;
+        #[acc::parallel_loop(copyin(self.b), reduction(+: s, w[0..2]))]
+        for i in 0..self.b.len() {
+            s += self.b[i] * self.scale;
+            w[i % 2] += self.b[i];
+        }
+        s
+    }
+}
+
+#[test]
+fn members_of_a_shared_self_and_a_subarray_reduction() {
+    let f = Field {
+        a: Vec::new(),
+        b: (0..1001).map(|i| (i % 8) as f64).collect(),
+        scale: 0.5,
+    };
+    let want: f64 = f.b.iter().sum::<f64>() * 0.5;
+    let even: f64 = f.b.iter().step_by(2).sum();
+    on_each_device(|ty| {
+        let mut w = vec![1.0, 2.0, 3.0];
+        assert_eq!(f.weighted_total(&mut w), want, "on {ty}");
+        assert_eq!(w, [1.0 + even, 2.0 + 2.0 * want - even, 3.0], "on {ty}");
+    });
+}
+
 #[test]
 fn present_self_fields_in_a_method() {
     let n = 400;

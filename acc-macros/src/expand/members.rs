@@ -92,10 +92,12 @@ pub fn bind(members: &[Member], env: &mut Env) -> Vec<TokenStream> {
     members
         .iter()
         .map(|m| {
-            let mutable = env
-                .get(&m.base.to_string())
-                .is_some_and(|b| b.mutable || b.ref_mut)
-                || m.base == "self";
+            // `self` of a `&self` method is read-only; one the bindings do not know is taken
+            // to be `&mut self`.
+            let mutable = match env.get(&m.base.to_string()) {
+                Some(b) => b.mutable || b.ref_mut,
+                None => m.base == "self",
+            };
             env.insert(
                 m.alias.to_string(),
                 Binding {
