@@ -99,12 +99,15 @@ fn type_name<T: ?Sized>() -> &'static str {
 }
 
 /// An argument of a routine call inside a kernel.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub enum RoutineArg {
     /// A value.
     Scalar(Value),
     /// An array (a slice argument).
     Array(ArrayRef),
+    /// A struct value (`let p = ps[i]; f(p)`), which the routine copies; a complex number
+    /// loaded whole is one too, and a routine taking a value reads it as one.
+    Struct(StructValue),
 }
 
 /// The fields of `self` a `&self` routine reads, as its call passes them (the first
@@ -123,7 +126,7 @@ impl<'a> RoutineSelf<'a> {
             .zip(names)
             .map(|(a, name)| match a {
                 RoutineArg::Scalar(v) => Some(b.local(name, None, Some(*v))),
-                RoutineArg::Array(_) => None,
+                RoutineArg::Array(_) | RoutineArg::Struct(_) => None,
             })
             .collect();
         RoutineSelf { args, locals }

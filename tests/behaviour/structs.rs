@@ -388,3 +388,52 @@ fn struct_values_in_kernels() {
         }
     });
 }
+
+// A struct value passed to a routine by value: the routine reads and changes its own copy;
+// the caller's value is unchanged.
+
+#[acc::routine(seq)]
+fn kinetic(p: Particle, dt: f64) -> f64 {
+    let mut q = p;
+    q.v += dt;
+    0.5 * q.m as f64 * q.v * q.v
+}
+
+#[acc::routine(seq)]
+fn drifted(mut p: Particle, dt: f64) -> f64 {
+    p.x += p.v * dt;
+    p.x
+}
+
+#[acc::offload]
+fn struct_values_to_routines(ps: &[Particle], dt: f64) -> (Vec<f64>, Vec<f64>) {
+    let mut energy = vec![0.0; ps.len()];
+    let mut x = vec![0.0; ps.len()];
+    #[acc::parallel_loop(copyin(ps), copyout(energy, x))]
+    for i in 0..ps.len() {
+        let p = ps[i];
+        energy[i] = kinetic(p, dt);
+        x[i] = drifted(p, dt) + p.x;
+    }
+    (energy, x)
+}
+
+#[test]
+fn struct_values_passed_to_routines() {
+    let ps: Vec<Particle> = (0..700)
+        .map(|i| Particle {
+            x: i as f64 * 0.25,
+            v: (i % 5) as f64 - 2.0,
+            m: 1.0 + (i % 4) as f32,
+            id: i,
+        })
+        .collect();
+    on_each_device(|ty| {
+        let (energy, x) = struct_values_to_routines(&ps, 0.5);
+        for (i, p) in ps.iter().enumerate() {
+            let v = p.v + 0.5;
+            assert_eq!(energy[i], 0.5 * p.m as f64 * v * v, "particle {i} on {ty}");
+            assert_eq!(x[i], (p.x + p.v * 0.5) + p.x, "particle {i} on {ty}");
+        }
+    });
+}

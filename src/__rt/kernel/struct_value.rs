@@ -6,6 +6,8 @@ use acc_core::ir::{Elem, Scalar};
 
 /// The fields of a struct value, each in a local of the kernel; a complex number
 /// (`num_complex::Complex`) is one complex local, which is also used as a whole (`p * q`).
+/// A clone names the same locals (a routine's argument, copied by the routine).
+#[derive(Clone)]
 pub struct StructValue {
     name: String,
     fields: Vec<(&'static str, Var)>,
@@ -52,6 +54,28 @@ impl StructValue {
             name: name.to_string(),
             fields,
             complex: None,
+        }
+    }
+
+    /// A copy in locals of its own, named `name`: a routine's parameter passed by value,
+    /// whose changes the caller's value does not see.
+    pub fn copy(&self, b: &mut KernelBuilder, name: &str) -> StructValue {
+        let complex = self.complex.map(|v| {
+            let z = b.get(v);
+            b.local(name, None, Some(z))
+        });
+        let fields = self
+            .fields
+            .iter()
+            .map(|(f, v)| {
+                let x = b.get(*v);
+                (*f, b.local(&format!("{name}.{f}"), None, Some(x)))
+            })
+            .collect();
+        StructValue {
+            name: name.to_string(),
+            fields,
+            complex,
         }
     }
 

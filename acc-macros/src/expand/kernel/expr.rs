@@ -35,6 +35,11 @@ impl Tr {
                 args.push(quote!(::acc::__rt::kernel::RoutineArg::Array(#arr)));
             } else if let Some(view) = self.subslice_arg(a)? {
                 args.push(quote!(::acc::__rt::kernel::RoutineArg::Array(#view)));
+            } else if let Some(Local::Struct(sv)) =
+                path_ident(strip(a)).and_then(|id| self.lookup(&id.to_string()))
+            {
+                // A struct value (or a complex number loaded whole): the routine copies it.
+                args.push(quote!(::acc::__rt::kernel::RoutineArg::Struct(#sv.clone())));
             } else if matches!(strip(a), Expr::Reference(_)) {
                 return no(format!("passing `{}` to a routine", a.to_token_stream()));
             } else {

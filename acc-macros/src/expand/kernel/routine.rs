@@ -286,10 +286,30 @@ pub(super) fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
                     ::core::option::Option::Some(::acc::__rt::kernel::RoutineArg::Scalar(v)) => {
                         __acc_b.local(#lit, #ty, ::core::option::Option::Some(*v))
                     }
+                    ::core::option::Option::Some(::acc::__rt::kernel::RoutineArg::Struct(s)) => {
+                        let v = s.value(__acc_b);
+                        __acc_b.local(#lit, #ty, ::core::option::Option::Some(v))
+                    }
                     _ => { __acc_b.fail(#msg); return __acc_b.lit_bool(false); }
                 };
             });
             tr.bind(pname, Local::Scalar(v));
+        } else if matches!(&*pt.ty, syn::Type::Path(p) if p.qself.is_none()) {
+            // A `DeviceCopy` struct passed by value: a copy of the caller's struct value.
+            let v = tr.fresh(&pname);
+            let msg = wrong.replacen("{}", "a struct value", 1).replacen(
+                "{}",
+                "something else (pass a value bound by `let p = ps[i];`)",
+                1,
+            );
+            let lit = pname.clone();
+            prologue.push(quote! {
+                let #v = match __acc_args.get(#k) {
+                    ::core::option::Option::Some(::acc::__rt::kernel::RoutineArg::Struct(s)) => s.copy(__acc_b, #lit),
+                    _ => { __acc_b.fail(#msg); return __acc_b.lit_bool(false); }
+                };
+            });
+            tr.bind(pname, Local::Struct(v));
         } else {
             return no(format!(
                 "the parameter `{pname}: {}`",
@@ -336,10 +356,7 @@ pub(super) fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
             };
         });
         tr.ret = Some((r.clone(), flag));
-        let mut inner = TokenStream::new();
-        for st in body {
-            inner.extend(tr.stmt(st, true)?);
-        }
+        let inner = tr.stmts_in_scope(body, true)?;
         let set = match &result {
             Some(e) => {
                 let v = tr.expr(e)?;
@@ -349,9 +366,7 @@ pub(super) fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
         };
         out.extend(quote!(__acc_b.loop_(|__acc_b| { #inner #set __acc_b.break_(); });));
     } else {
-        for st in body {
-            out.extend(tr.stmt(st, true)?);
-        }
+        out.extend(tr.stmts_in_scope(body, true)?);
     }
     let result = match (result, &tr.ret) {
         _ if tuple.is_some() => quote!({

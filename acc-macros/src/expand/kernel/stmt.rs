@@ -6,6 +6,14 @@ use super::*;
 impl Tr {
     pub(super) fn stmts(&mut self, stmts: &[Stmt], in_parallel: bool) -> R<TokenStream> {
         self.scopes.push(HashMap::new());
+        let out = self.stmts_in_scope(stmts, in_parallel);
+        self.scopes.pop();
+        out
+    }
+
+    /// Statements whose bindings stay in the current scope (a routine's body, whose result
+    /// expression follows it).
+    pub(super) fn stmts_in_scope(&mut self, stmts: &[Stmt], in_parallel: bool) -> R<TokenStream> {
         let mut out = TokenStream::new();
         for (k, st) in stmts.iter().enumerate() {
             // `let p = ps[i];` whose fields the rest uses (`p.x`): a struct value.
@@ -15,12 +23,12 @@ impl Tr {
             }
             out.extend(self.stmt(st, in_parallel)?);
         }
-        self.scopes.pop();
         Ok(out)
     }
 
     /// `let [mut] p = a[i];` where `rest` uses a field of `p`: a struct value, a local per
-    /// field of the element (`StructValue`). `None` for any other statement.
+    /// field of the element (`StructValue`); `let q = p;` of a struct value `p`: a copy.
+    /// `None` for any other statement.
     fn struct_let(&mut self, st: &Stmt, rest: &[Stmt]) -> R<Option<TokenStream>> {
         let Stmt::Local(l) = st else { return Ok(None) };
         let Pat::Ident(pi) = strip_type(&l.pat) else {
@@ -29,6 +37,16 @@ impl Tr {
         let Some(init) = l.init.as_ref().filter(|i| i.diverge.is_none()) else {
             return Ok(None);
         };
+        // `let q = p;` of a struct value: a copy in locals of its own.
+        if let Some(Local::Struct(sv)) =
+            path_ident(strip(&init.expr)).and_then(|id| self.lookup(&id.to_string()))
+        {
+            let name = pi.ident.to_string();
+            let v = self.fresh(&name);
+            let lit = name.clone();
+            self.bind(name, Local::Struct(v.clone()));
+            return Ok(Some(quote!(let #v = #sv.copy(__acc_b, #lit);)));
+        }
         let Expr::Index(ix) = strip(&init.expr) else {
             return Ok(None);
         };
