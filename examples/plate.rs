@@ -2,7 +2,8 @@
 //! struct whose fields go in the data clauses (`copy(self.t, self.next)`), the data region
 //! sits on the `while` loop that runs until the largest change is small (as C puts
 //! `#pragma acc data` before a loop), each sweep walks the rows of the new grid with
-//! `chunks_exact_mut(n).enumerate()` and reads the old rows as subslices, the two grids are
+//! `chunks_exact_mut(n).enumerate()` (a gang per row, its points over the gang's threads) and
+//! reads the old rows as subslices, the two grids are
 //! swapped with `std::mem::swap` between sweeps (the device's copies follow them), and the
 //! heat of a few probe rows is summed by a reduction over part of a `Vec`
 //! (`reduction(+: heat[0..4])`). Runs on the current device (`ACC_DEVICE_TYPE`, default: the
@@ -47,6 +48,8 @@ impl Plate {
                     let up = &self.t[(i - 1) * n..i * n];
                     let here = &self.t[i * n..(i + 1) * n];
                     let down = &self.t[(i + 1) * n..(i + 2) * n];
+                    // The row's points spread over the gang's threads.
+                    #[acc::r#loop(vector, reduction(max: change))]
                     for j in 1..n - 1 {
                         row[j] = 0.25 * (up[j] + down[j] + here[j - 1] + here[j + 1]);
                         change = change.max((row[j] - here[j]).abs());
