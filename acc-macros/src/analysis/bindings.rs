@@ -52,9 +52,11 @@ impl Env {
                     let ref_mut = is_ref_mut_type(&pt.ty);
                     self.add_pat(&pt.pat, ref_mut);
                 }
-                // `&mut self` holds a `&mut` reference; `mut self` is a mutable binding.
+                // `&mut self` (or `self: &mut Self`) holds a `&mut` reference; `mut self` is a
+                // mutable binding.
                 FnArg::Receiver(r) => {
-                    let ref_mut = r.reference.is_some() && r.mutability.is_some();
+                    let ref_mut = (r.reference.is_some() && r.mutability.is_some())
+                        || (r.colon_token.is_some() && is_ref_mut_type(&r.ty));
                     let mutable = r.reference.is_none() && r.mutability.is_some();
                     self.insert(String::from("self"), Binding { mutable, ref_mut });
                 }

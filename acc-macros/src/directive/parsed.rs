@@ -4,7 +4,7 @@
 //! rewrites before expansion (`collapse(force)`, recognized reductions, gang-redundant code),
 //! the host and multicore twins and each kernel builder. Every pass asks here instead of
 //! parsing the attribute itself, so each attribute is parsed once and every pass sees the same
-//! [`Directive`] (with the span of the directive's name, whoever asks first).
+//! [`Directive`].
 //!
 //! The table is keyed by the directive's kind and its tokens *with their spans* (their
 //! `Debug` form): parsing is a function of exactly that, so an entry is the parse any pass would

@@ -6,7 +6,7 @@
 //! Each device already reduces fixed-size arrays element-wise (`reduction(+: hist)` of a
 //! `[u32; 4]`), so the subarray becomes one: before the construct, its elements are copied into
 //! a private array of the subarray's length (`acc_part_s`, refreshed from the device first
-//! when `s` is present there); the construct and its loops reduce into that array, the body's
+//! when `s` is present there and the construct runs on the device); the construct and its loops reduce into that array, the body's
 //! `s[e]` reading and writing `acc_part_s[e - lo]`; after it, the array's elements go back
 //! to `s[lo..]` (and to the device's copy of `s`, when present). Indexing `s` outside the
 //! subarray is unspecified by the spec; here it indexes outside the private array, which is an
@@ -38,6 +38,8 @@ pub(super) struct Lowered {
 
 /// One array reduced over a subarray.
 struct Part {
+    /// The array, as the user names it.
+    arr: Ident,
     /// The private array.
     tmp: Ident,
     /// The subarray's first index, evaluated once before the construct.
@@ -92,6 +94,7 @@ pub(super) fn lower(
         return None;
     }
 
+    let bound = bound_in(body);
     let mut parts: HashMap<String, Part> = HashMap::new();
     let mut refused = false;
     for v in &vars {
@@ -106,6 +109,27 @@ pub(super) fn lower(
             refused = true;
             continue;
         };
+        if len == 0 {
+            ctx.error(
+                v.span,
+                format!("`{}`: an empty subarray has nothing to reduce", v.text),
+            );
+            refused = true;
+            continue;
+        }
+        // The subarray is read and written around the construct, so it is named by variables
+        // of the code around it, not by ones the construct binds (a loop's variable, a `let`
+        // of the body), nor may the body rebind the array's name.
+        let mut named = vec![v.name.to_string()];
+        named.extend(idents_of(&Expr::Range(r.clone())));
+        if let Some(inner) = named.iter().find(|n| bound.contains(*n)) {
+            ctx.error(v.span, format!(
+                "`{}`: `{inner}` is bound inside the construct; a reduction's subarray is named by variables of the code around the construct (3.3 section 2.5.15)",
+                v.text
+            ));
+            refused = true;
+            continue;
+        }
         let lo_expr: Expr = match r.start.as_deref() {
             Some(e) => e.clone(),
             None => syn::parse_quote!(0),
@@ -121,11 +145,12 @@ pub(super) fn lower(
             }
             Some(_) => {}
             None => {
-                let tmp = format_ident!("acc_part_{}", name, span = v.span);
-                let lo = format_ident!("acc_part_{}_lo", name, span = v.span);
+                let tmp = format_ident!("acc_part_{}", v.name, span = v.span);
+                let lo = format_ident!("acc_lo_{}", v.name, span = v.span);
                 parts.insert(
                     name,
                     Part {
+                        arr: v.name.clone(),
                         tmp,
                         lo,
                         lo_expr,
@@ -169,7 +194,10 @@ pub(super) fn lower(
         RegionBody::Block(b) => RegionBody::Block(b.clone()),
         RegionBody::Loop(f) => RegionBody::Loop(f.clone()),
     };
-    let mut rw = Rewrite { parts: &parts };
+    let mut rw = Rewrite {
+        parts: &parts,
+        errors: Vec::new(),
+    };
     match &mut body {
         RegionBody::Block(b) => rw.visit_block_mut(b),
         RegionBody::Loop(f) => {
@@ -180,12 +208,39 @@ pub(super) fn lower(
         }
     }
 
+    if !rw.errors.is_empty() {
+        for e in rw.errors {
+            ctx.push(e);
+        }
+        return None;
+    }
     let mut env = env.clone();
     let (mut before, mut after) = (TokenStream::new(), TokenStream::new());
+    // The device's copy is read and written only where the construct runs on the device: its
+    // `if` holds and its `self` does not (3.3 sections 2.5.6, 2.5.7).
+    let if_cond = dir
+        .general(C::If)
+        .next()
+        .and_then(|c| c.expr().cloned())
+        .map_or_else(
+            || quote_spanned!(Span::call_site()=> true),
+            |e| quote_spanned!(Span::call_site()=> (#e)),
+        );
+    let self_cond = match dir.general(C::SelfClause).next() {
+        None => quote_spanned!(Span::call_site()=> false),
+        Some(c) => match c.expr() {
+            Some(e) => quote_spanned!(Span::call_site()=> (#e)),
+            None => quote_spanned!(Span::call_site()=> true),
+        },
+    };
+    let on_device = format_ident!("acc_part_on_device");
+    before.extend(
+        quote_spanned!(Span::call_site()=> let #on_device: bool = #if_cond && !#self_cond;),
+    );
     for name in names {
         let p = &parts[name];
         let (tmp, lo, lo_expr, len) = (&p.tmp, &p.lo, &p.lo_expr, p.len as usize);
-        let arr = Ident::new(name, p.span);
+        let arr = &p.arr;
         env.insert(
             tmp.to_string(),
             Binding {
@@ -195,14 +250,14 @@ pub(super) fn lower(
         );
         before.extend(quote_spanned! {p.span=>
             let #lo: usize = #lo_expr;
-            ::acc::update!(self(#arr[#lo..#lo + #len]), if_present);
+            ::acc::update!(self(#arr[#lo..#lo + #len]), if_present, if(#on_device));
             let mut #tmp = ::core::array::from_fn::<_, #len, _>(|__acc_k| #arr[#lo + __acc_k]);
         });
         after.extend(quote_spanned! {p.span=>
             for __acc_k in 0..#len {
                 #arr[#lo + __acc_k] = #tmp[__acc_k];
             }
-            ::acc::update!(device(#arr[#lo..#lo + #len]), if_present);
+            ::acc::update!(device(#arr[#lo..#lo + #len]), if_present, if(#on_device));
         });
     }
     Some(Lowered {
@@ -297,9 +352,53 @@ fn rename_in_attr(a: &mut syn::Attribute, parts: &HashMap<String, Part>) {
 /// arrays.
 struct Rewrite<'a> {
     parts: &'a HashMap<String, Part>,
+    errors: Vec<syn::Error>,
+}
+
+fn strip_parens(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => strip_parens(&p.expr),
+        Expr::Group(g) => strip_parens(&g.expr),
+        other => other,
+    }
+}
+
+/// The names a construct's body binds: `let`s, loop variables, patterns of `match` arms,
+/// closures' parameters (and the loop of a combined construct).
+fn bound_in(body: &RegionBody) -> std::collections::HashSet<String> {
+    use crate::analysis::bindings::pat_bindings;
+    struct V(std::collections::HashSet<String>);
+    impl<'ast> syn::visit::Visit<'ast> for V {
+        fn visit_pat(&mut self, p: &'ast syn::Pat) {
+            self.0
+                .extend(pat_bindings(p, false).into_iter().map(|(n, _)| n));
+            syn::visit::visit_pat(self, p);
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {}
+    }
+    let mut v = V(Default::default());
+    match body {
+        RegionBody::Block(b) => syn::visit::Visit::visit_block(&mut v, b),
+        RegionBody::Loop(f) => syn::visit::Visit::visit_expr_for_loop(&mut v, f),
+    }
+    v.0
+}
+
+/// The identifiers an expression names.
+fn idents_of(e: &Expr) -> Vec<String> {
+    struct V(Vec<String>);
+    impl<'ast> syn::visit::Visit<'ast> for V {
+        fn visit_ident(&mut self, i: &'ast Ident) {
+            self.0.push(i.to_string());
+        }
+    }
+    let mut v = V(Vec::new());
+    syn::visit::Visit::visit_expr(&mut v, e);
+    v.0
 }
 
 impl VisitMut for Rewrite<'_> {
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
     fn visit_stmt_mut(&mut self, st: &mut Stmt) {
         for a in attrs::stmt_attrs_mut(st).into_iter().flatten() {
             rename_in_attr(a, self.parts);
@@ -312,6 +411,13 @@ impl VisitMut for Rewrite<'_> {
             if let Some(p) = crate::analysis::uses::path_ident(&ix.expr)
                 .and_then(|n| self.parts.get(&n.to_string()))
             {
+                if matches!(strip_parens(&ix.index), Expr::Range(_)) {
+                    self.errors.push(syn::Error::new_spanned(
+                        &*ix.index,
+                        format!("`{}` is reduced here: the construct indexes its elements one at a time, not as a subslice", p.text),
+                    ));
+                    return;
+                }
                 let (tmp, lo, index) = (&p.tmp, &p.lo, &ix.index);
                 *e = syn::parse_quote_spanned!(ix.bracket_token.span.join()=> #tmp[(#index) - #lo]);
             }

@@ -297,11 +297,13 @@ pub(super) fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
         } else if matches!(&*pt.ty, syn::Type::Path(p) if p.qself.is_none()) {
             // A `DeviceCopy` struct passed by value: a copy of the caller's struct value.
             let v = tr.fresh(&pname);
-            let msg = wrong.replacen("{}", "a struct value", 1).replacen(
-                "{}",
-                "something else (pass a value bound by `let p = ps[i];`)",
-                1,
-            );
+            let msg = wrong
+                .replacen("{}", "a struct value (or a type kernels do not know)", 1)
+                .replacen(
+                    "{}",
+                    "something else (pass a value bound by `let p = ps[i];`)",
+                    1,
+                );
             let lit = pname.clone();
             prologue.push(quote! {
                 let #v = match __acc_args.get(#k) {
