@@ -424,3 +424,98 @@ impl VisitMut for Rewrite<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::directive::parsed;
+    use quote::{quote, ToTokens};
+
+    type ClauseNameText = &'static str;
+
+    fn construct(dir: TokenStream, body: TokenStream) -> (Directive, RegionBody) {
+        let d = parsed::of_tokens(DirectiveKind::ParallelLoop, Span::call_site(), dir).unwrap();
+        let f: syn::ExprForLoop = syn::parse2(body).unwrap();
+        ((*d).clone(), RegionBody::Loop(f))
+    }
+
+    fn text(ts: impl ToTokens) -> String {
+        ts.to_token_stream().to_string().replace(' ', "")
+    }
+
+    #[test]
+    fn a_construct_and_a_loop_reduce_private_arrays() {
+        let (dir, body) = construct(
+            quote!(reduction(+: s[2..6])),
+            quote!(for i in 0..n {
+                s[2 + i % 4] += 1;
+                #[acc::r#loop(reduction(max: t[o..o + 3]))]
+                for j in 0..3 {
+                    t[o + j] = t[o + j].max(x[i]);
+                }
+            }),
+        );
+        let mut ctx = Ctx::new("f".into());
+        let l = lower(&mut ctx, &dir, &body, &Env::new()).expect("lowered");
+        assert_eq!(ctx.error_count(), 0);
+        let RegionBody::Loop(f) = &l.body else {
+            panic!("a loop")
+        };
+        let body = text(&f.body);
+        assert!(body.contains("acc_part_s[(2+i%4)-acc_lo_s]+=1"), "{body}");
+        assert!(body.contains("reduction(max:acc_part_t)"), "{body}");
+        assert!(body.contains("acc_part_t[(o+j)-acc_lo_t]"), "{body}");
+        // The construct reduces its own array and copies the loop's.
+        let vars: Vec<(ClauseNameText, String)> = l
+            .dir
+            .clauses
+            .iter()
+            .flat_map(|c| {
+                c.vars()
+                    .iter()
+                    .map(move |v| (c.name.spelling(), v.name.to_string()))
+            })
+            .collect();
+        assert!(
+            vars.contains(&("reduction", "acc_part_s".into())),
+            "{vars:?}"
+        );
+        assert!(vars.contains(&("copy", "acc_part_t".into())), "{vars:?}");
+        let (before, after) = (text(&l.before), text(&l.after));
+        assert!(before.contains("letacc_lo_s:usize=2;"), "{before}");
+        assert!(
+            before.contains("update!(self(s[acc_lo_s..acc_lo_s+4usize])"),
+            "{before}"
+        );
+        assert!(
+            after.contains("s[acc_lo_s+__acc_k]=acc_part_s[__acc_k];"),
+            "{after}"
+        );
+    }
+
+    #[test]
+    fn refusals_name_the_subarray() {
+        for (dir, why) in [
+            (
+                quote!(reduction(+: s[0..k])),
+                "a length known when compiling",
+            ),
+            (quote!(reduction(+: s[3..3])), "empty subarray"),
+            (
+                quote!(reduction(+: s[i..i + 2])),
+                "`i` is bound inside the construct",
+            ),
+        ] {
+            let (dir, body) = construct(
+                dir,
+                quote!(for i in 0..n {
+                    s[i % 2] += 1;
+                }),
+            );
+            let mut ctx = Ctx::new("f".into());
+            assert!(lower(&mut ctx, &dir, &body, &Env::new()).is_none());
+            let errors = ctx.into_compile_errors().to_string();
+            assert!(errors.contains(why), "{errors}");
+        }
+    }
+}
