@@ -521,29 +521,12 @@ pub fn check_loop_nesting(
 /// `""` (the device types no `device_type` clause names), then each device type named by a
 /// `device_type` clause of `outer` or of a loop directive in `stmts`.
 fn device_types_named(stmts: &[Stmt], outer: Option<&crate::directive::Directive>) -> Vec<String> {
-    use crate::directive::{ClauseArgs, ClauseName, DeviceTypeSel};
     struct Names(Vec<String>);
-    impl Names {
-        fn add(&mut self, d: &crate::directive::Directive) {
-            for c in d.all(ClauseName::DeviceType) {
-                if let ClauseArgs::DeviceTypes(list) = &c.args {
-                    for t in list {
-                        if let DeviceTypeSel::Named(id) = t {
-                            let n = id.to_string().to_ascii_lowercase();
-                            if !self.0.contains(&n) {
-                                self.0.push(n);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
     impl<'ast> Visit<'ast> for Names {
         fn visit_stmt(&mut self, st: &'ast Stmt) {
             for a in crate::expand::attrs::stmt_attrs(st) {
                 if let Some(d) = crate::directive::parsed::loop_of(a) {
-                    self.add(&d);
+                    d.add_named_device_types(&mut self.0);
                 }
             }
             visit::visit_stmt(self, st);
@@ -552,7 +535,7 @@ fn device_types_named(stmts: &[Stmt], outer: Option<&crate::directive::Directive
     }
     let mut names = Names(vec![String::new()]);
     if let Some(d) = outer {
-        names.add(d);
+        d.add_named_device_types(&mut names.0);
     }
     for st in stmts {
         names.visit_stmt(st);

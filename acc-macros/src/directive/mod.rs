@@ -224,23 +224,28 @@ impl Directive {
             return out;
         }
         let mut devices: Vec<String> = DEVICE_TYPE_NAMES.iter().map(|s| s.to_string()).collect();
-        for c in self.all(ClauseName::DeviceType) {
-            if let ClauseArgs::DeviceTypes(list) = &c.args {
-                for t in list {
-                    if let DeviceTypeSel::Named(id) = t {
-                        let n = id.to_string().to_ascii_lowercase();
-                        if !devices.contains(&n) {
-                            devices.push(n);
-                        }
-                    }
-                }
-            }
-        }
+        self.add_named_device_types(&mut devices);
         out.extend(devices.into_iter().map(|d| {
             let p = self.for_device(&d);
             (d, p)
         }));
         out
+    }
+
+    /// Adds to `names` (lowercase, once each) the device types its `device_type` clauses name.
+    pub fn add_named_device_types(&self, names: &mut Vec<String>) {
+        for c in self.all(ClauseName::DeviceType) {
+            if let ClauseArgs::DeviceTypes(list) = &c.args {
+                for t in list {
+                    if let DeviceTypeSel::Named(id) = t {
+                        let n = id.to_string().to_ascii_lowercase();
+                        if !names.contains(&n) {
+                            names.push(n);
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// All clauses named `name`, in any section.

@@ -38,11 +38,17 @@ const DATA_CLAUSES: &[C] = &[
 /// The launch clauses as `::acc::__rt::LaunchClauses`.
 fn launch_clauses(dir: &Directive, default_present: bool) -> TokenStream {
     let (if_cond, async_arg, wait) = if_async_wait(dir);
-    let self_cond = opt(dir.general(C::SelfClause).next().map(|c| match c.expr() {
+    let self_cond = self_condition(dir);
+    quote!(::acc::__rt::LaunchClauses { if_cond: #if_cond, self_cond: #self_cond, async_arg: #async_arg, wait: #wait, default_present: #default_present })
+}
+
+/// The construct's `self` condition (3.3 section 2.5.7) as an `Option<bool>`: `None` without
+/// the clause, `Some(true)` for a bare `self`.
+pub(super) fn self_condition(dir: &Directive) -> TokenStream {
+    opt(dir.general(C::SelfClause).next().map(|c| match c.expr() {
         Some(e) => quote!(#e),
         None => quote!(true),
-    }));
-    quote!(::acc::__rt::LaunchClauses { if_cond: #if_cond, self_cond: #self_cond, async_arg: #async_arg, wait: #wait, default_present: #default_present })
+    }))
 }
 
 /// Expands a compute or combined construct.

@@ -218,24 +218,11 @@ pub(super) fn lower(
     let (mut before, mut after) = (TokenStream::new(), TokenStream::new());
     // The device's copy is read and written only where the construct runs on the device: its
     // `if` holds and its `self` does not (3.3 sections 2.5.6, 2.5.7).
-    let if_cond = dir
-        .general(C::If)
-        .next()
-        .and_then(|c| c.expr().cloned())
-        .map_or_else(
-            || quote_spanned!(Span::call_site()=> true),
-            |e| quote_spanned!(Span::call_site()=> (#e)),
-        );
-    let self_cond = match dir.general(C::SelfClause).next() {
-        None => quote_spanned!(Span::call_site()=> false),
-        Some(c) => match c.expr() {
-            Some(e) => quote_spanned!(Span::call_site()=> (#e)),
-            None => quote_spanned!(Span::call_site()=> true),
-        },
-    };
+    let (if_cond, _, _) = super::if_async_wait(&dir);
+    let self_cond = super::compute::self_condition(&dir);
     let on_device = format_ident!("acc_part_on_device");
     before.extend(
-        quote_spanned!(Span::call_site()=> let #on_device: bool = #if_cond && !#self_cond;),
+        quote_spanned!(Span::call_site()=> let #on_device: bool = #if_cond.unwrap_or(true) && !#self_cond.unwrap_or(false);),
     );
     for name in names {
         let p = &parts[name];
@@ -355,14 +342,6 @@ struct Rewrite<'a> {
     errors: Vec<syn::Error>,
 }
 
-fn strip_parens(e: &Expr) -> &Expr {
-    match e {
-        Expr::Paren(p) => strip_parens(&p.expr),
-        Expr::Group(g) => strip_parens(&g.expr),
-        other => other,
-    }
-}
-
 /// The names a construct's body binds: `let`s, loop variables, patterns of `match` arms,
 /// closures' parameters (and the loop of a combined construct).
 fn bound_in(body: &RegionBody) -> std::collections::HashSet<String> {
@@ -411,7 +390,10 @@ impl VisitMut for Rewrite<'_> {
             if let Some(p) = crate::analysis::uses::path_ident(&ix.expr)
                 .and_then(|n| self.parts.get(&n.to_string()))
             {
-                if matches!(strip_parens(&ix.index), Expr::Range(_)) {
+                if matches!(
+                    crate::analysis::reduction_update::strip(&ix.index),
+                    Expr::Range(_)
+                ) {
                     self.errors.push(syn::Error::new_spanned(
                         &*ix.index,
                         format!("`{}` is reduced here: the construct indexes its elements one at a time, not as a subslice", p.text),
