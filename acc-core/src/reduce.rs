@@ -82,6 +82,27 @@ reduce_impl!(Or, [bool], |a, b| a || b, false);
 reduce_impl!(Max, [bool], |a, b| a | b, false);
 reduce_impl!(Min, [bool], |a, b| a & b, true);
 
+// The 16-bit floats of `half` (feature `half`): each combination is `half`'s own operation
+// (computed in f32, rounded to the type); max and min ignore NaN as f32's do.
+#[cfg(feature = "half")]
+reduce_impl!(Add, [half::f16, half::bf16], |a, b| a + b, Self::ZERO);
+#[cfg(feature = "half")]
+reduce_impl!(Mul, [half::f16, half::bf16], |a, b| a * b, Self::ONE);
+#[cfg(feature = "half")]
+reduce_impl!(
+    Max,
+    [half::f16, half::bf16],
+    |a, b| a.max(b),
+    Self::NEG_INFINITY
+);
+#[cfg(feature = "half")]
+reduce_impl!(
+    Min,
+    [half::f16, half::bf16],
+    |a, b| a.min(b),
+    Self::INFINITY
+);
+
 // Complex numbers (feature `num-complex`): `+` and `*` as num_complex computes them.
 #[cfg(feature = "num-complex")]
 reduce_impl!(Add, [num_complex::Complex<f32>, num_complex::Complex<f64>], |a, b| a + b, num_complex::Complex::new(0.0, 0.0));
@@ -122,6 +143,18 @@ mod tests {
         assert_eq!(<f64 as Reduce<Min>>::identity(), f64::INFINITY);
         assert!(<bool as Reduce<And>>::identity());
         assert_eq!(<[f32; 2] as Reduce<Mul>>::identity(), [1.0, 1.0]);
+    }
+
+    #[cfg(feature = "half")]
+    #[test]
+    fn halves_combine_as_half_computes() {
+        use half::{bf16, f16};
+        assert_eq!(<f16 as Reduce<Max>>::identity(), f16::NEG_INFINITY);
+        assert_eq!(<bf16 as Reduce<Mul>>::identity(), bf16::ONE);
+        assert_eq!(<f16 as Reduce<Min>>::combine(f16::NAN, f16::ONE), f16::ONE);
+        // 2048 + 1 is not an f16: the sum rounds to even, as `half`'s `+` does.
+        let big = f16::from_f32(2048.0);
+        assert_eq!(<f16 as Reduce<Add>>::combine(big, f16::ONE), big);
     }
 
     #[test]

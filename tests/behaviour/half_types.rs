@@ -229,3 +229,138 @@ fn f16_and_bf16_arithmetic_as_half_computes_it() {
         }
     });
 }
+
+/// Every reduction operator on 16-bit floats, on a combined construct and element-wise on an
+/// array (3.3 section 2.5.15).
+#[acc::offload]
+fn half_reductions(x: &[f16], b: &[bf16]) -> (f16, f16, f16, bf16, [f16; 2]) {
+    let mut s = f16::from_f32(0.5);
+    let mut hi = f16::NEG_INFINITY;
+    let mut lo = f16::from_f32(100.0);
+    let mut p = bf16::from_f32(3.0);
+    let mut parts = [f16::ZERO, f16::ONE];
+    #[acc::parallel_loop(
+        copyin(x, b),
+        reduction(+: s, parts),
+        reduction(max: hi),
+        reduction(min: lo),
+        reduction(*: p)
+    )]
+    for i in 0..x.len() {
+        s += x[i];
+        hi = hi.max(x[i]);
+        lo = lo.min(x[i]);
+        p *= b[i];
+        parts[i % 2] += x[i];
+    }
+    (s, hi, lo, p, parts)
+}
+
+/// Row sums by a vector loop's reduction into a gang's `f16` local, and of the even and odd
+/// columns into a gang's `[f16; 2]`; each comes back as the `f32` the kernel held, which must
+/// be a value of `f16`.
+#[acc::parallel_loop(gang, copyin(x), copyout(sums, held, halves))]
+fn half_row_sums(x: &[f16], n: usize, sums: &mut [f16], held: &mut [f32], halves: &mut [f32]) {
+    for r in 0..sums.len() {
+        let mut t = f16::ZERO;
+        let mut two = [f16::ZERO; 2];
+        #[acc::r#loop(vector, reduction(+: t, two))]
+        for c in 0..n {
+            t += x[r * n + c];
+            two[c % 2] += x[r * n + c];
+        }
+        sums[r] = t;
+        held[r] = t.to_f32();
+        halves[2 * r] = two[0].to_f32();
+        halves[2 * r + 1] = two[1].to_f32();
+    }
+}
+
+#[test]
+fn f16_and_bf16_reduce_with_every_operator() {
+    // Sums of multiples of 1/4 under 512 in magnitude, maxima, minima and products of powers
+    // of two are exact in any order, so every device gives the host's bits.
+    let n = 100_000;
+    let x: Vec<f16> = (0..n)
+        .map(|i| {
+            f16::from_f32(((i * 7) % 5) as f32 * 0.25 - 0.5 + if i == 777 { 9.0 } else { 0.0 })
+        })
+        .collect();
+    let b: Vec<bf16> = (0..n)
+        .map(|i| match i % 20_000 {
+            0 => bf16::from_f32(2.0),
+            10_000 => bf16::from_f32(0.5),
+            7 => bf16::from_f32(-4.0),
+            _ => bf16::ONE,
+        })
+        .collect();
+    acc::set_device_type(acc::DeviceType::Host);
+    let want = half_reductions(&x, &b);
+    assert_eq!(want.0, f16::from_f32(9.5));
+    assert_eq!(want.1, f16::from_f32(9.5));
+    assert_eq!(want.2, f16::from_f32(-0.5));
+    assert_eq!(want.3, bf16::from_f32(3.0 * (-4.0f32).powi(5)));
+    on_each_device(|ty| {
+        let got = half_reductions(&x, &b);
+        assert_eq!(got.0.to_bits(), want.0.to_bits(), "{ty}: + gave {}", got.0);
+        assert_eq!(
+            got.1.to_bits(),
+            want.1.to_bits(),
+            "{ty}: max gave {}",
+            got.1
+        );
+        assert_eq!(
+            got.2.to_bits(),
+            want.2.to_bits(),
+            "{ty}: min gave {}",
+            got.2
+        );
+        assert_eq!(got.3.to_bits(), want.3.to_bits(), "{ty}: * gave {}", got.3);
+        assert_eq!(got.4, want.4, "{ty}: the array's + gave {:?}", got.4);
+    });
+
+    // Sums that f16 cannot hold exactly: each device's result is within the rounding of its
+    // order, and what the kernel holds is a value of f16.
+    let (rows, cols) = (64, 1000);
+    let x: Vec<f16> = (0..rows * cols)
+        .map(|i| f16::from_f32(1.0 + (i % 37) as f32 * 0.013))
+        .collect();
+    on_each_device(|ty| {
+        let (mut sums, mut held, mut halves) = (
+            vec![f16::ZERO; rows],
+            vec![0.0f32; rows],
+            vec![0.0f32; 2 * rows],
+        );
+        half_row_sums(&x, cols, &mut sums, &mut held, &mut halves);
+        for r in 0..rows {
+            let row = &x[r * cols..(r + 1) * cols];
+            let exact: f64 = row.iter().map(|v| v.to_f64()).sum();
+            let got = sums[r].to_f64();
+            // f16 keeps 11 bits: a sum near 1,240 is rounded in steps of 1, and a sequential
+            // sum drifts by at most about half a step per addition above 1,024.
+            assert!(
+                (got - exact).abs() <= 150.0,
+                "{ty}: row {r}: {got} against {exact}"
+            );
+            assert_eq!(
+                held[r],
+                sums[r].to_f32(),
+                "{ty}: row {r}: the kernel held {}",
+                held[r]
+            );
+            for k in 0..2 {
+                let exact: f64 = row.iter().skip(k).step_by(2).map(|v| v.to_f64()).sum();
+                let h = halves[2 * r + k];
+                assert!(
+                    (h as f64 - exact).abs() <= 75.0,
+                    "{ty}: row {r}, part {k}: {h} against {exact}"
+                );
+                assert_eq!(
+                    h,
+                    f16::from_f32(h).to_f32(),
+                    "{ty}: row {r}, part {k}: the kernel held {h}"
+                );
+            }
+        }
+    });
+}

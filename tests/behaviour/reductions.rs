@@ -460,3 +460,39 @@ fn subarrays_reduce_element_wise() {
         assert_eq!(s[0] + s[1], 22 + x.len() as u64, "on {ty}");
     });
 }
+
+/// A vector loop's element-wise reduction into an array local to a gang iteration (a row's
+/// histogram): the block's threads cannot share it yet, so each gang iteration runs on one
+/// thread on the GPUs, with the same counts.
+#[acc::parallel_loop(gang, copyin(x), copyout(counts))]
+fn row_histograms(x: &[u32], n: usize, counts: &mut [u32]) {
+    for r in 0..counts.len() / 3 {
+        let mut bins = [0u32; 3];
+        #[acc::r#loop(vector, reduction(+: bins))]
+        for c in 0..n {
+            bins[(x[r * n + c] % 3) as usize] += 1;
+        }
+        for k in 0..3 {
+            counts[3 * r + k] = bins[k];
+        }
+    }
+}
+
+#[test]
+fn vector_loop_reduces_an_array_of_the_gang() {
+    let (rows, n) = (40, 777);
+    let x: Vec<u32> = (0..rows * n)
+        .map(|i| (i as u32).wrapping_mul(2654435761) >> 7)
+        .collect();
+    let mut want = vec![0u32; 3 * rows];
+    for r in 0..rows {
+        for c in 0..n {
+            want[3 * r + (x[r * n + c] % 3) as usize] += 1;
+        }
+    }
+    on_each_device(|ty| {
+        let mut counts = vec![0u32; 3 * rows];
+        row_histograms(&x, n, &mut counts);
+        assert_eq!(counts, want, "{ty}");
+    });
+}

@@ -116,6 +116,8 @@ pub struct KernelBuilder {
     name: String,
     params: Vec<Param>,
     reductions: Vec<(Var, ReduceOp, ParamId)>,
+    /// The private arrays of the construct's element-wise reductions (combined on the host).
+    reduction_arrays: Vec<LocalId>,
     unchecked: bool,
     function: Function,
     local_ty: Vec<TyVar>,
@@ -153,6 +155,7 @@ impl KernelBuilder {
             name: name.into(),
             params: Vec::new(),
             reductions: Vec::new(),
+            reduction_arrays: Vec::new(),
             unchecked: false,
             result: None,
             half_params: Vec::new(),
@@ -709,6 +712,11 @@ impl KernelBuilder {
             tile,
             body: b,
         });
+        // A 16-bit float's partial results combine in f32; the combined value is rounded to
+        // its type, so that the local again holds a value of it.
+        for &(v, _) in reductions {
+            self.round_half_reduction(v);
+        }
     }
 
     /// `v` as `usize` (unchanged when it already is).
@@ -861,7 +869,11 @@ impl KernelBuilder {
             self.function.locals[i].ty = t;
         }
         for (i, tv) in self.expr_ty.clone().into_iter().enumerate() {
-            let t = self.resolved(tv);
+            // A 16-bit float literal (a reduction's identity) is its f32, which is exact.
+            let t = match self.resolved(tv) {
+                t if t.is_half() => Scalar::F32,
+                t => t,
+            };
             let h = Handle::<Expr>::new(i);
             if let Some(Expr::Literal(l)) = self.function.exprs.items.get_mut(h.index()) {
                 *l = match *l {
@@ -904,8 +916,12 @@ impl KernelBuilder {
         self.push_expr(Expr::Param(id), t)
     }
 
-    /// The type of parameter `id` (an array's element type).
+    /// The type of parameter `id` (an array's element type); a 16-bit float scalar's own
+    /// type, though it arrives as its `f32`.
     pub fn param_type(&self, id: ParamId) -> Scalar {
+        if let Some(&(_, half)) = self.half_params.iter().find(|p| p.0 == id) {
+            return half;
+        }
         match self.params.get(id as usize).map(|p| &p.kind) {
             Some(ParamKind::Scalar(s))
             | Some(ParamKind::Array {

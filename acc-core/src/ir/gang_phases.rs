@@ -387,6 +387,16 @@ fn steps_of<'a>(
         if is_vector_loop(s) {
             let mut before = Vec::new();
             let (vector, block_reductions) = shared_loop(s, f, &mut before, reduced);
+            // The block trees combine scalars; an array's elements would each need one.
+            if let Some(r) = block_reductions
+                .iter()
+                .find(|r| f.locals[r.local as usize].len.is_some())
+            {
+                return Err(format!(
+                    "the vector loop reduces `{}`, an array, element-wise",
+                    f.locals[r.local as usize].name
+                ));
+            }
             out.extend(before.into_iter().map(Step::Redundant));
             out.push(Step::Shared(SharedLoop {
                 vector,

@@ -10,7 +10,7 @@
 //! payloads). `f16::from_f64` is refused: `half` rounds it differently by CPU (through `f32`
 //! where the CPU has F16C, from the high 32 bits of the `f64` elsewhere).
 
-use super::{KernelBuilder, Ty, Value};
+use super::{KernelBuilder, Ty, Value, Var};
 use crate::ir::{BinaryOp, Scalar};
 
 impl KernelBuilder {
@@ -245,13 +245,52 @@ impl KernelBuilder {
         }
     }
 
-    /// A reduction of a 16-bit float: its result would depend on the order of the partial
-    /// results far more than an `f32` one, and `half` has no atomic form either.
-    pub(super) fn refuse_half_reduction(&mut self, name: &str, ty: Scalar) {
-        if ty.is_half() {
-            self.fail(format!(
-                "a reduction of `{name}`, a `{ty}`: accumulate in `f32` (`.to_f32()`) and convert once"
-            ));
+    /// After a loop's reduction into `v`: where `v` is a 16-bit float (or an array of them)
+    /// local to the kernel, its value rounded to that type. The loop's partial results combine in `f32` (exact for
+    /// `max` and `min`, at least as accurate as `half`'s own operations for `+` and `*`), and
+    /// every value of a 16-bit float in a kernel must be one of the type's values.
+    pub(super) fn round_half_reduction(&mut self, v: Var) {
+        let Ty::Known(ty) = self.ty(v.ty) else {
+            return;
+        };
+        // The construct's own reductions combine on the host, which rounds their result.
+        let construct_level =
+            self.reductions.iter().any(|r| r.0.id == v.id) || self.reduction_arrays.contains(&v.id);
+        if !ty.is_half() || construct_level {
+            return;
+        }
+        let round = |b: &mut Self, x: Value| {
+            let f = b.retype(x, Scalar::F32);
+            let r = b.round_to_half(f, ty);
+            b.retype(r, ty)
+        };
+        match self.function.locals[v.id as usize].len {
+            None => {
+                let x = self.get(v);
+                let r = round(self, x);
+                self.set(v, r);
+            }
+            Some(len) => {
+                let start = self.lit_int(0, Some(Scalar::USize));
+                let end = self.lit_int(len as i128, Some(Scalar::USize));
+                self.for_range(
+                    "k",
+                    Some(Scalar::USize),
+                    start,
+                    end,
+                    false,
+                    None,
+                    &[],
+                    &[],
+                    |b, k| {
+                        let i = b.get(k[0]);
+                        let x = b.get_elem(v, i);
+                        let r = round(b, x);
+                        let i = b.get(k[0]);
+                        b.set_elem(v, i, r);
+                    },
+                );
+            }
         }
     }
 }

@@ -8,7 +8,6 @@ impl KernelBuilder {
     /// A local holding a reduction's running value, of type `ty`, set to `op`'s initial value
     /// (3.3 section 2.5.15).
     pub fn reduction_local(&mut self, name: &str, ty: Scalar, op: ReduceOp) -> Var {
-        self.refuse_half_reduction(name, ty);
         let init = self.identity(op, ty);
         self.local(name, Some(ty), Some(init))
     }
@@ -16,8 +15,8 @@ impl KernelBuilder {
     /// A private array `[ty; len]` for an element-wise reduction with `op`, each element set
     /// to the operator's identity (3.3 section 2.5.15: arrays reduce element by element).
     pub fn reduction_local_array(&mut self, name: &str, ty: Scalar, len: u32, op: ReduceOp) -> Var {
-        self.refuse_half_reduction(name, ty);
         let v = self.local_array(name, ty, len);
+        self.reduction_arrays.push(v.id);
         let (start, end) = (
             self.lit_int(0, Some(Scalar::USize)),
             self.lit_int(len as i128, Some(Scalar::USize)),
