@@ -409,9 +409,36 @@ fn declare_static(args: TokenStream, s: syn::ItemStatic) -> TokenStream {
     quote!(#errors #s)
 }
 
-fn finish(ctx: Ctx, f: ItemFn) -> TokenStream {
+fn finish(ctx: Ctx, mut f: ItemFn) -> TokenStream {
+    // One error per mistake: where acc reported one, the body as written would only add
+    // rustc's errors about the same mistake (an assignment to a reduction variable that is not
+    // `mut`, a directive's names), so the function keeps its signature and a body that never
+    // runs. The body stays where it must still expand (acc's statement macros, `cache!`,
+    // `enter_data!`, check their own clauses and report other mistakes), or where a body must
+    // type-check against an `impl Trait` result.
+    let impl_result = matches!(&f.sig.output, syn::ReturnType::Type(_, t) if matches!(**t, syn::Type::ImplTrait(_)));
+    if ctx.error_count() > 0 && !impl_result && !invokes_acc_macros(f.block.to_token_stream()) {
+        f.block = Box::new(syn::parse_quote!({ ::core::unreachable!() }));
+        f.attrs
+            .push(syn::parse_quote!(#[allow(unused_variables, unused_mut, unreachable_code)]));
+    }
     let errors = ctx.into_compile_errors();
     quote!(#errors #f)
+}
+
+/// Whether `tokens` invoke one of acc's function-like macros (`acc::name!`).
+fn invokes_acc_macros(tokens: TokenStream) -> bool {
+    use proc_macro2::TokenTree;
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    trees.iter().enumerate().any(|(k, t)| match t {
+        TokenTree::Group(g) => invokes_acc_macros(g.stream()),
+        TokenTree::Ident(i) if i == "acc" => matches!(
+            trees.get(k + 1..k + 5),
+            Some([TokenTree::Punct(a), TokenTree::Punct(b), TokenTree::Ident(_), TokenTree::Punct(bang)])
+                if a.as_char() == ':' && b.as_char() == ':' && bang.as_char() == '!'
+        ),
+        _ => false,
+    })
 }
 
 /// The marker `#[acc::routine]` leaves next to its function, which calls from regions refer to
