@@ -445,3 +445,60 @@ fn reductions_in_branches_the_host_decides() {
         assert_eq!(branch_sums(&x, true), (sum, 36), "on {ty}");
     });
 }
+
+/// A parallel loop of a region on `&mut Vec` parameters, with a reduction into a variable that
+/// already holds a value and a private scratch array: the host device runs it as the
+/// multicore device's one chunk of all iterations, which must still be the loop as written,
+/// in order (the float sum gives the plain loop's bits).
+#[allow(clippy::ptr_arg)]
+#[acc::offload]
+fn vec_loop(x: &Vec<f32>, y: &mut Vec<f32>, w: &mut Vec<f32>) -> f32 {
+    let mut s = 0.1f32;
+    let mut scratch = [0.0f32; 2];
+    #[acc::parallel(copy(s))]
+    {
+        #[acc::r#loop(gang, private(scratch), reduction(+: s))]
+        for i in 0..y.len() {
+            scratch[0] = x[i] * 0.5;
+            scratch[1] = x[i] + 1.0;
+            y[i] += scratch[0];
+            w[2 * i] = scratch[0];
+            w[2 * i + 1] = scratch[1];
+            s += x[i] * 1e-3;
+        }
+    }
+    s
+}
+
+#[test]
+fn vec_parameters_and_an_in_place_reduction_run_as_written() {
+    let n = 10_001;
+    let x: Vec<f32> = (0..n).map(|i| (i % 113) as f32 * 0.37 - 9.0).collect();
+    let want_s = {
+        let mut s = 0.1f32;
+        for v in &x {
+            s += v * 1e-3;
+        }
+        s
+    };
+    on_each_device(|ty| {
+        let (mut y, mut w) = (vec![1.0f32; n], vec![0.0f32; 2 * n]);
+        let s = vec_loop(&x, &mut y, &mut w);
+        for i in 0..n {
+            assert_eq!(y[i], 1.0 + x[i] * 0.5, "{ty}: y[{i}]");
+            assert_eq!(
+                [w[2 * i], w[2 * i + 1]],
+                [x[i] * 0.5, x[i] + 1.0],
+                "{ty}: w[{i}]"
+            );
+        }
+        if ty == DeviceType::Host {
+            assert_eq!(s.to_bits(), want_s.to_bits(), "host: {s} against {want_s}");
+        } else {
+            assert!(
+                (s - want_s).abs() <= 1e-3 * want_s.abs().max(1.0),
+                "{ty}: {s} against {want_s}"
+            );
+        }
+    });
+}

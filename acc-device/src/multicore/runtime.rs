@@ -7,7 +7,26 @@ use crate::host::runtime_property;
 
 /// The multicore device: a thread pool.
 pub struct MulticoreDevice {
-    pool: rayon::ThreadPool,
+    pool: Pool,
+}
+
+/// The threads chunks run on.
+enum Pool {
+    /// rayon's global pool, which the program's own rayon code also uses (when `ACC_NUM_CORES`
+    /// asks for no other size): one set of threads, so that acc's and the program's parallel
+    /// loops neither oversubscribe the cores nor find the other's idle threads still spinning.
+    Global,
+    /// A pool of `ACC_NUM_CORES` threads where that differs from the global pool's size.
+    Own(rayon::ThreadPool),
+}
+
+impl Pool {
+    fn threads(&self) -> usize {
+        match self {
+            Pool::Global => rayon::current_num_threads(),
+            Pool::Own(p) => p.current_num_threads(),
+        }
+    }
 }
 
 impl MulticoreDevice {
@@ -22,8 +41,13 @@ impl MulticoreDevice {
                     })
                 }
             },
-            _ => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            // rayon's global pool: one thread per core unless RAYON_NUM_THREADS (or the
+            // program, through `build_global`) sized it otherwise.
+            _ => return Ok(MulticoreDevice { pool: Pool::Global }),
         };
+        if rayon::current_thread_index().is_none() && rayon::current_num_threads() == threads {
+            return Ok(MulticoreDevice { pool: Pool::Global });
+        }
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("acc-multicore-{i}"))
@@ -32,7 +56,9 @@ impl MulticoreDevice {
                 device_type: DeviceType::Multicore,
                 reason: format!("could not start its threads: {e}"),
             })?;
-        Ok(MulticoreDevice { pool })
+        Ok(MulticoreDevice {
+            pool: Pool::Own(pool),
+        })
     }
 }
 
@@ -44,10 +70,7 @@ impl Device for MulticoreDevice {
         0
     }
     fn property(&self, p: Property) -> String {
-        runtime_property(
-            p,
-            &format!("multicore ({} threads)", self.pool.current_num_threads()),
-        )
+        runtime_property(p, &format!("multicore ({} threads)", self.pool.threads()))
     }
     fn shares_host_memory(&self) -> bool {
         true
@@ -55,7 +78,13 @@ impl Device for MulticoreDevice {
     fn details(&self) -> Vec<(&'static str, String)> {
         vec![(
             "threads",
-            format!("{} (ACC_NUM_CORES)", self.pool.current_num_threads()),
+            match self.pool {
+                Pool::Global => format!(
+                    "{} (rayon's global pool; ACC_NUM_CORES sets another size)",
+                    self.pool.threads()
+                ),
+                Pool::Own(_) => format!("{} (ACC_NUM_CORES)", self.pool.threads()),
+            },
         )]
     }
     fn host_threads(&self) -> Option<&dyn HostThreads> {
@@ -65,17 +94,21 @@ impl Device for MulticoreDevice {
 
 impl HostThreads for MulticoreDevice {
     fn parallelism(&self) -> usize {
-        self.pool.current_num_threads()
+        self.pool.threads()
     }
     fn run(&self, tasks: usize, task: &(dyn Fn(usize) + Sync)) {
         use rayon::prelude::*;
-        self.pool.install(|| {
+        let chunks = || {
             (0..tasks).into_par_iter().with_max_len(1).for_each(|t| {
                 // Each pool thread is a gang (acc::gang_idx).
                 let gang = rayon::current_thread_index().unwrap_or(0);
                 acc_core::icv::as_gang(gang, || task(t))
             })
-        });
+        };
+        match &self.pool {
+            Pool::Global => chunks(),
+            Pool::Own(p) => p.install(chunks),
+        }
     }
 }
 

@@ -341,13 +341,17 @@ impl<'a> RegionCx<'a> {
             .flat_map(|c| c.vars().iter().map(|v| v.name.clone()))
             .collect();
 
-        let parallel = self.mode == Mode::Multicore
-            && !in_parallel
+        // A loop the multicore device splits. On the host it runs as that device's one chunk
+        // of all its iterations (`threaded`), in order: the same code, so the same speed
+        // (`Vec`s as slices, accesses proven in bounds once).
+        let splittable = !in_parallel
             && spaces.len() == levels.len()
             && levels
                 .iter()
                 .all(|l| matches!(&l.pat, Pat::Ident(_) | Pat::Wild(_)))
             && self.parallelizable(dir.as_ref(), &names, &body_stmts, &reductions);
+        let parallel = self.mode == Mode::Multicore && splittable;
+        let one_chunk = self.mode == Mode::Host && splittable && self.compute.is_some();
 
         if self.mode == Mode::Multicore {
             self.note_loop(dir.as_ref(), &levels, &names, parallel, in_parallel);
@@ -357,11 +361,19 @@ impl<'a> RegionCx<'a> {
         for l in &levels {
             self.env.add_pat(&l.pat, false);
         }
-        let body = self.transform_stmts(body_stmts, in_parallel || parallel);
+        let body = self.transform_stmts(body_stmts, in_parallel || parallel || one_chunk);
         self.env.pop();
 
-        let ts = if parallel {
-            self.threaded(&levels, &spaces, body, &names, &reductions, &privates)
+        let ts = if parallel || one_chunk {
+            self.threaded(
+                &levels,
+                &spaces,
+                body,
+                &names,
+                &reductions,
+                &privates,
+                one_chunk,
+            )
         } else {
             local_reductions(sequential(&levels, body, &privates), &reductions)
         };
@@ -428,7 +440,10 @@ impl<'a> RegionCx<'a> {
         names.len() == 1 && provably_independent(&names[0], body, &reds)
     }
 
-    /// The nest split into chunks run by `__acc_threads`.
+    /// The nest split into chunks run by `__acc_threads`; with `one_chunk` (the host device),
+    /// run as one chunk of all its iterations on the calling thread, its reduction variables
+    /// updated in place, in order, as the loop is written.
+    #[allow(clippy::too_many_arguments)]
     fn threaded(
         &mut self,
         levels: &[Level],
@@ -437,6 +452,7 @@ impl<'a> RegionCx<'a> {
         names: &[String],
         loop_reductions: &[(RedOp, Ident)],
         loop_privates: &[Ident],
+        one_chunk: bool,
     ) -> TokenStream {
         let uses = scan_stmts(&body, names);
         // Reductions: the loop's own, and the region's that the loop updates.
@@ -616,8 +632,32 @@ impl<'a> RegionCx<'a> {
         } else {
             quote!((#(#red_vars,)*))
         };
-        let span = levels[0].span;
-        let _ = span;
+        if one_chunk {
+            let red_inits = red_vars
+                .iter()
+                .map(|v| quote!(#[allow(unused_mut)] let mut #v = #v;));
+            let write_back = if reductions.is_empty() {
+                quote!(;)
+            } else {
+                quote!(; (#(#red_vars,)*) = __acc_part;)
+            };
+            return quote! {
+                #(#space_inits)*
+                #(#shares)*
+                // The host twin itself: the user's lints are reported here (only acc's own
+                // constructs are allowed).
+                #[allow(unused_unsafe, unused_parens)]
+                let __acc_part = {
+                    let (__acc_k0, __acc_k1): (u64, u64) = (0, #trips);
+                    ::acc::__rt::#call(#(#args,)* |#(#params),*| {
+                        #(#red_inits)*
+                        #(#[allow(unused_mut)] let mut #privates = { use ::acc::__rt::{PrivateClone as _, PrivateOwned as _}; (&::acc::__rt::Private(&#privates)).private_copy() };)*
+                        #(#chunk)*
+                        #partials
+                    })
+                } #write_back
+            };
+        }
         quote! {
             #(#space_inits)*
             #(#shares)*
