@@ -452,10 +452,11 @@ fn reductions_in_branches_the_host_decides() {
 /// in order (the float sum gives the plain loop's bits).
 #[allow(clippy::ptr_arg)]
 #[acc::offload]
-fn vec_loop(x: &Vec<f32>, y: &mut Vec<f32>, w: &mut Vec<f32>) -> f32 {
+fn vec_loop(x: &Vec<f32>, y: &mut Vec<f32>, w: &mut Vec<f32>, last: &mut [f32]) -> f32 {
     let mut s = 0.1f32;
     let mut scratch = [0.0f32; 2];
-    #[acc::parallel(copy(s))]
+    let mut seen = -1.0f32;
+    #[acc::parallel(copy(s), copyout(last))]
     {
         #[acc::r#loop(gang, private(scratch), reduction(+: s))]
         for i in 0..y.len() {
@@ -465,7 +466,10 @@ fn vec_loop(x: &Vec<f32>, y: &mut Vec<f32>, w: &mut Vec<f32>) -> f32 {
             w[2 * i] = scratch[0];
             w[2 * i + 1] = scratch[1];
             s += x[i] * 1e-3;
+            // `seen` is the region's (firstprivate): each gang writes its own copy.
+            seen = x[i];
         }
+        last[0] = seen;
     }
     s
 }
@@ -482,8 +486,8 @@ fn vec_parameters_and_an_in_place_reduction_run_as_written() {
         s
     };
     on_each_device(|ty| {
-        let (mut y, mut w) = (vec![1.0f32; n], vec![0.0f32; 2 * n]);
-        let s = vec_loop(&x, &mut y, &mut w);
+        let (mut y, mut w, mut last) = (vec![1.0f32; n], vec![0.0f32; 2 * n], [0.0f32]);
+        let s = vec_loop(&x, &mut y, &mut w, &mut last);
         for i in 0..n {
             assert_eq!(y[i], 1.0 + x[i] * 0.5, "{ty}: y[{i}]");
             assert_eq!(
@@ -494,6 +498,12 @@ fn vec_parameters_and_an_in_place_reduction_run_as_written() {
         }
         if ty == DeviceType::Host {
             assert_eq!(s.to_bits(), want_s.to_bits(), "host: {s} against {want_s}");
+            // The host's one gang ran every iteration, in order, on the region's `seen`.
+            assert_eq!(
+                last[0],
+                x[n - 1],
+                "host: the region's variable after the loop"
+            );
         } else {
             assert!(
                 (s - want_s).abs() <= 1e-3 * want_s.abs().max(1.0),

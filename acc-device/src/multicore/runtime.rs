@@ -13,10 +13,12 @@ pub struct MulticoreDevice {
 /// The threads chunks run on.
 enum Pool {
     /// rayon's global pool, which the program's own rayon code also uses (when `ACC_NUM_CORES`
-    /// asks for no other size): one set of threads, so that acc's and the program's parallel
-    /// loops neither oversubscribe the cores nor find the other's idle threads still spinning.
+    /// is not set): one set of threads, so that acc's and the program's parallel loops neither
+    /// oversubscribe the cores nor find the other's idle threads still spinning. A region
+    /// launched from inside another rayon pool runs its chunks on that pool, as nested rayon
+    /// code does.
     Global,
-    /// A pool of `ACC_NUM_CORES` threads where that differs from the global pool's size.
+    /// A pool of `ACC_NUM_CORES` threads.
     Own(rayon::ThreadPool),
 }
 
@@ -42,12 +44,10 @@ impl MulticoreDevice {
                 }
             },
             // rayon's global pool: one thread per core unless RAYON_NUM_THREADS (or the
-            // program, through `build_global`) sized it otherwise.
+            // program, through `build_global` before its first region) sized it otherwise.
+            // Asking its size would start it, so `ACC_NUM_CORES` always gets a pool of its own.
             _ => return Ok(MulticoreDevice { pool: Pool::Global }),
         };
-        if rayon::current_thread_index().is_none() && rayon::current_num_threads() == threads {
-            return Ok(MulticoreDevice { pool: Pool::Global });
-        }
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("acc-multicore-{i}"))
@@ -80,7 +80,7 @@ impl Device for MulticoreDevice {
             "threads",
             match self.pool {
                 Pool::Global => format!(
-                    "{} (rayon's global pool; ACC_NUM_CORES sets another size)",
+                    "{} (rayon's global pool; ACC_NUM_CORES gives acc a pool of its own)",
                     self.pool.threads()
                 ),
                 Pool::Own(_) => format!("{} (ACC_NUM_CORES)", self.pool.threads()),
@@ -112,7 +112,8 @@ impl HostThreads for MulticoreDevice {
     }
 }
 
-/// Provides the multicore device; the pool starts on first use and stops at `acc::shutdown`.
+/// Provides the multicore device. An `ACC_NUM_CORES` pool starts on first use and stops at
+/// `acc::shutdown`; rayon's global pool lives as long as the program.
 #[derive(Default)]
 pub struct MulticoreBackend {
     device: Mutex<Option<Arc<MulticoreDevice>>>,

@@ -415,8 +415,11 @@ fn finish(ctx: Ctx, mut f: ItemFn) -> TokenStream {
     // `mut`, a directive's names), so the function keeps its signature and a body that never
     // runs. The body stays where it must still expand (acc's statement macros, `cache!`,
     // `enter_data!`, check their own clauses and report other mistakes), or where a body must
-    // type-check against an `impl Trait` result.
-    let impl_result = matches!(&f.sig.output, syn::ReturnType::Type(_, t) if matches!(**t, syn::Type::ImplTrait(_)));
+    // type-check against an `impl Trait` in the result (`-> Option<impl Fn()>` too).
+    let impl_result = match &f.sig.output {
+        syn::ReturnType::Type(_, t) => names_impl(t.to_token_stream()),
+        syn::ReturnType::Default => false,
+    };
     if ctx.error_count() > 0 && !impl_result && !invokes_acc_macros(f.block.to_token_stream()) {
         f.block = Box::new(syn::parse_quote!({ ::core::unreachable!() }));
         f.attrs
@@ -424,6 +427,15 @@ fn finish(ctx: Ctx, mut f: ItemFn) -> TokenStream {
     }
     let errors = ctx.into_compile_errors();
     quote!(#errors #f)
+}
+
+/// Whether `tokens` hold the keyword `impl` (an `impl Trait` type), at any depth.
+fn names_impl(tokens: TokenStream) -> bool {
+    tokens.into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Group(g) => names_impl(g.stream()),
+        proc_macro2::TokenTree::Ident(i) => i == "impl",
+        _ => false,
+    })
 }
 
 /// Whether `tokens` invoke one of acc's function-like macros (`acc::name!`).
@@ -887,5 +899,30 @@ pub fn opt<T: ToTokens>(v: Option<T>) -> TokenStream {
     match v {
         Some(v) => quote!(::core::option::Option::Some(#v)),
         None => quote!(::core::option::Option::None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_erroneous_function_keeps_a_body_only_where_it_must() {
+        let ty = |t: TokenStream| names_impl(t);
+        assert!(ty(quote!(impl Iterator<Item = u32>)));
+        assert!(ty(quote!(Option<(u8, impl Fn())>)));
+        assert!(!ty(quote!(Vec<f32>)));
+        assert!(invokes_acc_macros(quote!({
+            for i in 0..n {
+                acc::cache!(a[i]);
+            }
+        })));
+        assert!(invokes_acc_macros(quote!({
+            ::acc::enter_data!(copyin(a));
+        })));
+        assert!(!invokes_acc_macros(quote!({
+            acc::wait_all();
+            acc::r#loop
+        })));
     }
 }

@@ -463,8 +463,9 @@ impl<'a> RegionCx<'a> {
             }
         }
         // Private per chunk: the loop's private variables and region-private ones it writes.
+        // The host's one chunk is its one gang, which writes the region's own copies.
         let mut privates: Vec<Ident> = loop_privates.to_vec();
-        for p in &self.region_privates {
+        for p in self.region_privates.iter().filter(|_| !one_chunk) {
             let written = uses
                 .vars
                 .get(&p.to_string())
