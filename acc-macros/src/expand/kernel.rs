@@ -633,3 +633,127 @@ fn translate(
         #value
     }})
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::directive::DirectiveKind;
+    use quote::quote;
+
+    /// The kernel arm of the region in `item` (an `#[acc::offload]` function): the code from
+    /// the first kernel arm on, as tokens.
+    fn kernel_of(item: proc_macro2::TokenStream) -> String {
+        let out = crate::expand::expand_fn(DirectiveKind::Offload, quote!(), item).to_string();
+        assert!(!out.contains("compile_error"), "{out}");
+        let at = out
+            .find("device_type_of")
+            .or_else(|| out.find("kernel :: launch"))
+            .or_else(|| out.find("kernel :: unsupported"))
+            .expect("a kernel arm");
+        out[at..].to_string()
+    }
+
+    #[test]
+    fn a_reduction_loop_is_a_private_copy_and_a_reduced_parallel_loop() {
+        let k = kernel_of(quote! {
+            fn f(x: &[f32], n: usize) -> f32 {
+                let mut s = 0.0f32;
+                #[acc::parallel_loop(copyin(x), reduction(+: s))]
+                for i in 0..n {
+                    s += x[i];
+                }
+                s
+            }
+        });
+        assert!(
+            k.contains("let __acc_v1_s = __acc_h . reduction_local (__acc_b , __acc_p_s , \"s\" , :: acc :: __rt :: kernel :: ReduceOp :: Add)"),
+            "{k}"
+        );
+        // A combined construct's loop: gang and vector, reducing the private copy.
+        assert!(
+            k.contains("Schedule { gang : true , worker : false , vector : true }"),
+            "{k}"
+        );
+        assert!(
+            k.contains("& [(__acc_v1_s , :: acc :: __rt :: kernel :: ReduceOp :: Add)]"),
+            "{k}"
+        );
+        // `s += x[i]`: the current value read, added, set.
+        assert!(k.contains("let __cur = __acc_b . get (__acc_v1_s)"), "{k}");
+        assert!(k.contains("__acc_b . set (__acc_v1_s , __v)"), "{k}");
+    }
+
+    #[test]
+    fn branches_and_stores_follow_the_source() {
+        let k = kernel_of(quote! {
+            fn f(x: &[f32], y: &mut [f32], n: usize) {
+                #[acc::parallel_loop(copyin(x), copyout(y))]
+                for i in 0..n {
+                    if x[i] > 0.0 { y[i] = x[i] * 2.0 + 1.0; } else { y[i] = 0.0; }
+                }
+            }
+        });
+        assert!(k.contains("BinaryOp :: Gt"), "{k}");
+        assert!(k.contains("__acc_b . if_ (__c , | __acc_b |"), "{k}");
+        // `x[i] * 2.0 + 1.0`: the product first, as Rust groups it.
+        let (mul, add) = (
+            k.find("BinaryOp :: Mul").unwrap(),
+            k.find("BinaryOp :: Add").unwrap(),
+        );
+        assert!(mul < add, "{k}");
+        assert_eq!(
+            k.matches("__acc_b . store (__a , __i , __v)").count(),
+            2,
+            "{k}"
+        );
+    }
+
+    #[test]
+    fn a_routine_call_goes_through_its_marker() {
+        let k = kernel_of(quote! {
+            fn f(x: &[f32], y: &mut [f32], n: usize) {
+                #[acc::parallel_loop(copyin(x), copyout(y))]
+                for i in 0..n {
+                    y[i] = sq(x[i]);
+                }
+            }
+        });
+        assert!(k.contains("RoutineArg :: Scalar"), "{k}");
+        assert!(
+            k.contains("(sq_must_be_an_acc_routine . build) (__acc_b , & __args)"),
+            "{k}"
+        );
+    }
+
+    #[test]
+    fn what_kernels_cannot_run_is_an_error_naming_it_at_run_time() {
+        let k = kernel_of(quote! {
+            fn f(x: &[f32], y: &mut [f32], n: usize) {
+                #[acc::parallel_loop(copyin(x), copyout(y))]
+                for i in 0..n {
+                    y[i] = x[i] + b'a' as f32;
+                }
+            }
+        });
+        assert!(
+            k.contains("kernel :: unsupported (& __ACC_SITE , __acc_dev , \"the literal `b'a'`\")"),
+            "{k}"
+        );
+    }
+
+    #[test]
+    fn device_type_sections_build_an_arm_per_gpu_type() {
+        let k = kernel_of(quote! {
+            fn f(y: &mut [f32], n: usize) {
+                #[acc::parallel_loop(copy(y), device_type(nvidia), vector_length(64))]
+                for i in 0..n {
+                    y[i] += 1.0;
+                }
+            }
+        });
+        assert!(
+            k.contains("device_type_of (__acc_dev) == :: acc :: DeviceType :: Nvidia"),
+            "{k}"
+        );
+        assert!(k.matches("for_tiled").count() >= 2, "{k}");
+    }
+}
