@@ -421,7 +421,7 @@ fn finish(ctx: Ctx, mut f: ItemFn) -> TokenStream {
         syn::ReturnType::Default => false,
     };
     if ctx.error_count() > 0 && !impl_result && !invokes_acc_macros(f.block.to_token_stream()) {
-        f.block = Box::new(syn::parse_quote!({ ::core::unreachable!() }));
+        *f.block = syn::parse_quote!({ ::core::unreachable!() });
         f.attrs
             .push(syn::parse_quote!(#[allow(unused_variables, unused_mut, unreachable_code)]));
     }
