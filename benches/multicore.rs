@@ -293,8 +293,14 @@ fn main() {
         println!("(dot_host: the reference is the plain sequential loop, not rayon)");
         ratios.push(("dot_host", report("dot_host", t_acc, t_ref)));
     }
-    if run("saxpy_host") {
-        // The host device with slice parameters against the plain loop.
+    // The host device with slice and with `&mut Vec` parameters, against the plain loop.
+    for (filter, label, vec) in [
+        ("saxpy_host", "saxpy_host", false),
+        ("saxpy_vec_host", "vec_host", true),
+    ] {
+        if !run(filter) {
+            continue;
+        }
         let n = 1 << 25;
         let x: Vec<f32> = (0..n).map(|i| (i % 100) as f32).collect();
         let mut y1 = vec![1.0f32; n];
@@ -302,29 +308,16 @@ fn main() {
         acc::set_device_type(acc::DeviceType::Host);
         let (t_acc, t_ref) = best_of_both(
             reps,
-            || saxpy_acc(black_box(0.5), &x, &mut y1),
+            || match vec {
+                true => saxpy_acc_vec(black_box(0.5), &x, &mut y1),
+                false => saxpy_acc(black_box(0.5), &x, &mut y1),
+            },
             || saxpy_plain(black_box(0.5), &x, &mut y2),
         );
         acc::set_device_type(acc::DeviceType::Multicore);
-        assert_eq!(y1, y2, "host saxpy results differ");
-        ratios.push(("saxpy_host", report("saxpy_host", t_acc, t_ref)));
-    }
-    if run("saxpy_vec_host") {
-        // The host device with `&mut Vec` parameters against the plain loop on slices.
-        let n = 1 << 25;
-        let x: Vec<f32> = (0..n).map(|i| (i % 100) as f32).collect();
-        let mut y1 = vec![1.0f32; n];
-        let mut y2 = vec![1.0f32; n];
-        acc::set_device_type(acc::DeviceType::Host);
-        let (t_acc, t_ref) = best_of_both(
-            reps,
-            || saxpy_acc_vec(black_box(0.5), &x, &mut y1),
-            || saxpy_plain(black_box(0.5), &x, &mut y2),
-        );
-        acc::set_device_type(acc::DeviceType::Multicore);
-        assert_eq!(y1, y2, "host saxpy (Vec parameters) results differ");
-        println!("(saxpy_vec_host: the reference is the plain sequential loop, not rayon)");
-        ratios.push(("vec_host", report("vec_host", t_acc, t_ref)));
+        assert_eq!(y1, y2, "{filter} results differ");
+        println!("({filter}: the reference is the plain sequential loop, not rayon)");
+        ratios.push((label, report(label, t_acc, t_ref)));
     }
     let worst = ratios.iter().map(|r| r.1).fold(f64::INFINITY, f64::min);
     if !ratios.is_empty() {

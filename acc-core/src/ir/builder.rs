@@ -425,13 +425,27 @@ impl KernelBuilder {
             }
             return;
         }
-        // The fill is no loop of the source: the next nest's lines stay for it.
+        let name = format!("{} (fill)", self.function.locals[v.id as usize].name);
+        self.for_each_element(&name, len, |b, k| {
+            let (i, x) = (b.get(k), b.get(t));
+            b.set_elem(v, i, x);
+        });
+    }
+
+    /// A sequential loop over `0..len`, `body(b, k)` with `k` the `usize` loop variable: a
+    /// loop of the kernel's own (over a private array's elements), not of the source, so the
+    /// next nest's source lines stay pending for it.
+    pub(super) fn for_each_element(
+        &mut self,
+        name: &str,
+        len: u32,
+        body: impl FnOnce(&mut Self, Var),
+    ) {
         let lines = std::mem::take(&mut self.pending_lines);
         let start = self.lit_int(0, Some(Scalar::USize));
         let end = self.lit_int(i128::from(len), Some(Scalar::USize));
-        let name = format!("{} (fill)", self.function.locals[v.id as usize].name);
         self.for_range(
-            &name,
+            name,
             Some(Scalar::USize),
             start,
             end,
@@ -439,11 +453,7 @@ impl KernelBuilder {
             None,
             &[],
             &[],
-            |b, lv| {
-                let i = b.get(lv[0]);
-                let x = b.get(t);
-                b.set_elem(v, i, x);
-            },
+            |b, lv| body(b, lv[0]),
         );
         self.pending_lines = lines;
     }

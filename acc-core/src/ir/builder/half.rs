@@ -270,27 +270,13 @@ impl KernelBuilder {
                 let r = round(self, x);
                 self.set(v, r);
             }
-            Some(len) => {
-                let start = self.lit_int(0, Some(Scalar::USize));
-                let end = self.lit_int(len as i128, Some(Scalar::USize));
-                self.for_range(
-                    "k",
-                    Some(Scalar::USize),
-                    start,
-                    end,
-                    false,
-                    None,
-                    &[],
-                    &[],
-                    |b, k| {
-                        let i = b.get(k[0]);
-                        let x = b.get_elem(v, i);
-                        let r = round(b, x);
-                        let i = b.get(k[0]);
-                        b.set_elem(v, i, r);
-                    },
-                );
-            }
+            Some(len) => self.for_each_element("k", len, |b, k| {
+                let i = b.get(k);
+                let x = b.get_elem(v, i);
+                let r = round(b, x);
+                let i = b.get(k);
+                b.set_elem(v, i, r);
+            }),
         }
     }
 }

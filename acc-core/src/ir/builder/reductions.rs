@@ -17,25 +17,10 @@ impl KernelBuilder {
     pub fn reduction_local_array(&mut self, name: &str, ty: Scalar, len: u32, op: ReduceOp) -> Var {
         let v = self.local_array(name, ty, len);
         self.reduction_arrays.push(v.id);
-        let (start, end) = (
-            self.lit_int(0, Some(Scalar::USize)),
-            self.lit_int(len as i128, Some(Scalar::USize)),
-        );
-        self.for_range(
-            "k",
-            Some(Scalar::USize),
-            start,
-            end,
-            false,
-            None,
-            &[],
-            &[],
-            |b, k| {
-                let i = b.get(k[0]);
-                let init = b.identity(op, ty);
-                b.set_elem(v, i, init);
-            },
-        );
+        self.for_each_element("k", len, |b, k| {
+            let (i, init) = (b.get(k), b.identity(op, ty));
+            b.set_elem(v, i, init);
+        });
         v
     }
 
