@@ -218,7 +218,7 @@ impl Checker<'_> {
     }
 }
 
-fn acc_path_last(path: &syn::Path) -> Option<String> {
+pub(crate) fn acc_path_last(path: &syn::Path) -> Option<String> {
     let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
     (segs.len() == 2 && segs[0] == "acc").then(|| segs[1].clone())
 }

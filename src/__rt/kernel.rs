@@ -311,11 +311,6 @@ impl Params {
         b.reduce_into(v, op, i as u32);
         v
     }
-
-    /// The IR type of scalar parameter `i`.
-    pub fn scalar_type(&self, b: &KernelBuilder, i: usize) -> Scalar {
-        b.param_type(i as u32)
-    }
 }
 
 /// A kernel built for one argument signature, or why it could not be.

@@ -417,10 +417,10 @@ fn finish(ctx: Ctx, mut f: ItemFn) -> TokenStream {
     // `enter_data!`, check their own clauses and report other mistakes), or where a body must
     // type-check against an `impl Trait` in the result (`-> Option<impl Fn()>` too).
     let impl_result = match &f.sig.output {
-        syn::ReturnType::Type(_, t) => names_impl(t.to_token_stream()),
+        syn::ReturnType::Type(_, t) => names_impl(t),
         syn::ReturnType::Default => false,
     };
-    if ctx.error_count() > 0 && !impl_result && !invokes_acc_macros(f.block.to_token_stream()) {
+    if ctx.error_count() > 0 && !impl_result && !invokes_acc_macros(&f.block) {
         *f.block = syn::parse_quote!({ ::core::unreachable!() });
         f.attrs
             .push(syn::parse_quote!(#[allow(unused_variables, unused_mut, unreachable_code)]));
@@ -429,28 +429,30 @@ fn finish(ctx: Ctx, mut f: ItemFn) -> TokenStream {
     quote!(#errors #f)
 }
 
-/// Whether `tokens` hold the keyword `impl` (an `impl Trait` type), at any depth.
-fn names_impl(tokens: TokenStream) -> bool {
-    tokens.into_iter().any(|t| match t {
-        proc_macro2::TokenTree::Group(g) => names_impl(g.stream()),
-        proc_macro2::TokenTree::Ident(i) => i == "impl",
-        _ => false,
-    })
+/// Whether `ty` holds an `impl Trait` type, at any depth.
+fn names_impl(ty: &syn::Type) -> bool {
+    struct Find(bool);
+    impl<'ast> syn::visit::Visit<'ast> for Find {
+        fn visit_type_impl_trait(&mut self, _: &'ast syn::TypeImplTrait) {
+            self.0 = true;
+        }
+    }
+    let mut find = Find(false);
+    syn::visit::Visit::visit_type(&mut find, ty);
+    find.0
 }
 
-/// Whether `tokens` invoke one of acc's function-like macros (`acc::name!`).
-fn invokes_acc_macros(tokens: TokenStream) -> bool {
-    use proc_macro2::TokenTree;
-    let trees: Vec<TokenTree> = tokens.into_iter().collect();
-    trees.iter().enumerate().any(|(k, t)| match t {
-        TokenTree::Group(g) => invokes_acc_macros(g.stream()),
-        TokenTree::Ident(i) if i == "acc" => matches!(
-            trees.get(k + 1..k + 5),
-            Some([TokenTree::Punct(a), TokenTree::Punct(b), TokenTree::Ident(_), TokenTree::Punct(bang)])
-                if a.as_char() == ':' && b.as_char() == ':' && bang.as_char() == '!'
-        ),
-        _ => false,
-    })
+/// Whether `block` invokes one of acc's function-like macros (`acc::name!`).
+fn invokes_acc_macros(block: &syn::Block) -> bool {
+    struct Find(bool);
+    impl<'ast> syn::visit::Visit<'ast> for Find {
+        fn visit_macro(&mut self, m: &'ast syn::Macro) {
+            self.0 |= crate::check_region::acc_path_last(&m.path).is_some();
+        }
+    }
+    let mut find = Find(false);
+    syn::visit::Visit::visit_block(&mut find, block);
+    find.0
 }
 
 /// The marker `#[acc::routine]` leaves next to its function, which calls from regions refer to
@@ -908,21 +910,22 @@ mod tests {
 
     #[test]
     fn an_erroneous_function_keeps_a_body_only_where_it_must() {
-        let ty = |t: TokenStream| names_impl(t);
+        let ty = |t: TokenStream| names_impl(&syn::parse2(t).unwrap());
         assert!(ty(quote!(impl Iterator<Item = u32>)));
         assert!(ty(quote!(Option<(u8, impl Fn())>)));
         assert!(!ty(quote!(Vec<f32>)));
-        assert!(invokes_acc_macros(quote!({
+        let block = |t: TokenStream| syn::parse2::<syn::Block>(t).unwrap();
+        assert!(invokes_acc_macros(&block(quote!({
             for i in 0..n {
                 acc::cache!(a[i]);
             }
-        })));
-        assert!(invokes_acc_macros(quote!({
+        }))));
+        assert!(invokes_acc_macros(&block(quote!({
             ::acc::enter_data!(copyin(a));
-        })));
-        assert!(!invokes_acc_macros(quote!({
+        }))));
+        assert!(!invokes_acc_macros(&block(quote!({
             acc::wait_all();
-            acc::r#loop
-        })));
+            println!("{}", acc::r#loop);
+        }))));
     }
 }

@@ -625,7 +625,13 @@ impl<'a> RegionCx<'a> {
         };
         substitute(&mut chunk, &map);
         let call = format_ident!("call_{}", params.len());
-        let red_inits = super::compute::reduction_inits(&reductions);
+        // Each chunk's reduction variables: from the operator's identity, combined after; on
+        // the host's one chunk, from their current values, written back (the loop as written).
+        let red_inits = if one_chunk {
+            red_vars_inits(&reductions)
+        } else {
+            super::compute::reduction_inits(&reductions)
+        };
         let red_combines = super::compute::reduction_combines(&reductions, &quote!(__acc_part));
         let red_vars: Vec<&Ident> = reductions.iter().map(|(_, v)| v).collect();
         let partials = if reductions.is_empty() {
@@ -633,14 +639,20 @@ impl<'a> RegionCx<'a> {
         } else {
             quote!((#(#red_vars,)*))
         };
+        // The chunk: the body on its parameters, with its private copies.
+        let chunk_fn = quote! {
+            ::acc::__rt::#call(#(#args,)* |#(#params),*| {
+                #(#red_inits)*
+                #(#[allow(unused_mut)] let mut #privates = { use ::acc::__rt::{PrivateClone as _, PrivateOwned as _}; (&::acc::__rt::Private(&#privates)).private_copy() };)*
+                #(#chunk)*
+                #partials
+            })
+        };
         if one_chunk {
-            let red_inits = red_vars
-                .iter()
-                .map(|v| quote!(#[allow(unused_mut)] let mut #v = #v;));
             let write_back = if reductions.is_empty() {
-                quote!(;)
+                quote!()
             } else {
-                quote!(; (#(#red_vars,)*) = __acc_part;)
+                quote!((#(#red_vars,)*) = __acc_part;)
             };
             return quote! {
                 #(#space_inits)*
@@ -650,13 +662,9 @@ impl<'a> RegionCx<'a> {
                 #[allow(unused_unsafe, unused_parens)]
                 let __acc_part = {
                     let (__acc_k0, __acc_k1): (u64, u64) = (0, #trips);
-                    ::acc::__rt::#call(#(#args,)* |#(#params),*| {
-                        #(#red_inits)*
-                        #(#[allow(unused_mut)] let mut #privates = { use ::acc::__rt::{PrivateClone as _, PrivateOwned as _}; (&::acc::__rt::Private(&#privates)).private_copy() };)*
-                        #(#chunk)*
-                        #partials
-                    })
-                } #write_back
+                    #chunk_fn
+                };
+                #write_back
             };
         }
         quote! {
@@ -665,12 +673,7 @@ impl<'a> RegionCx<'a> {
             // A second copy of the user's code: its lints are reported once, on the host twin.
             #[allow(unused_unsafe, unused_mut, unused_variables, clippy::all)]
             let __acc_parts = ::acc::__rt::parallel_chunks(__acc_threads, &__acc_inh, #trips, |__acc_k0: u64, __acc_k1: u64| {
-                ::acc::__rt::#call(#(#args,)* |#(#params),*| {
-                    #(#red_inits)*
-                    #(let mut #privates = { use ::acc::__rt::{PrivateClone as _, PrivateOwned as _}; (&::acc::__rt::Private(&#privates)).private_copy() };)*
-                    #(#chunk)*
-                    #partials
-                })
+                #chunk_fn
             });
             #[allow(unused_variables)]
             for __acc_part in __acc_parts {
@@ -678,6 +681,15 @@ impl<'a> RegionCx<'a> {
             }
         }
     }
+}
+
+/// `let mut v = v;` for each reduction variable: a chunk's copy starting from the variable's
+/// current value.
+fn red_vars_inits(reductions: &[(RedOp, Ident)]) -> Vec<TokenStream> {
+    reductions
+        .iter()
+        .map(|(_, v)| quote!(#[allow(unused_mut)] let mut #v = #v;))
+        .collect()
 }
 
 /// `ts` (a loop run in order) working on copies of its reduction variables, written back
