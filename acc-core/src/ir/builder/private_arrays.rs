@@ -67,7 +67,8 @@ impl KernelBuilder {
     /// `v = [value; len]`: every element of private array `v` set to `value`, evaluated once.
     /// A long array is filled by a sequential loop over its elements rather than one
     /// assignment per element, so that the kernel does not grow with the array (and a GPU
-    /// block shares the loop where the array is a gang's, see [`GangPhases::shared_arrays`]).
+    /// block shares the loop where the array is a gang's, see
+    /// [`GangPhases::shared_arrays`](crate::ir::GangPhases::shared_arrays)).
     pub fn fill(&mut self, v: Var, value: Value) {
         let len = self.function.locals[v.id as usize].len.unwrap_or(1);
         let t = self.local("element", None, Some(value));
