@@ -145,3 +145,83 @@ fn a_first_time_step_of_twelve_kernels_runs_them_in_order() {
         );
     });
 }
+
+/// A long region, then pairs of short ones (recorded while the GPU is busy, and submitted
+/// together, on nvidia), with the host between them reading `x` back, summing it in a region
+/// that waits, and writing `y` for a region after: every result in program order.
+#[acc::offload]
+fn busy_then_short(x: &mut Vec<u64>, y: &mut Vec<u64>, rounds: u64, heavy: u64) -> Vec<u64> {
+    let n = x.len();
+    let mut seen = Vec::new();
+    #[acc::data(copy(x), copy(y))]
+    {
+        #[acc::parallel_loop]
+        for i in 0..n {
+            let mut v = y[i];
+            for k in 0..heavy {
+                v = v.wrapping_mul(6364136223846793005).wrapping_add(k);
+            }
+            y[i] = v;
+        }
+        for r in 0..rounds {
+            #[acc::parallel_loop]
+            for i in 0..n {
+                x[i] = x[i].wrapping_mul(3).wrapping_add(r + i as u64);
+            }
+            #[acc::parallel_loop]
+            for i in 0..n {
+                x[i] = x[i].wrapping_mul(5) ^ (y[i] >> 40) ^ r;
+            }
+            if r % 25 == 24 {
+                acc::update!(self(x));
+                seen.push(x[n - 1]);
+                y[0] = x[0];
+                acc::update!(device(y[0..1]));
+            }
+            if r % 40 == 39 {
+                let mut s = 0u64;
+                #[acc::parallel_loop(reduction(+: s))]
+                for i in 0..n {
+                    s += x[i] % 1000;
+                }
+                seen.push(s);
+            }
+        }
+    }
+    seen
+}
+
+#[test]
+fn short_regions_behind_a_long_one_keep_their_order_with_the_host() {
+    let (n, rounds, heavy) = (4096usize, 120u64, 20_000u64);
+    let start_x: Vec<u64> = (0..n as u64).map(|i| i * 11 + 1).collect();
+    let start_y: Vec<u64> = (0..n as u64).map(|i| i ^ 0x5555).collect();
+    let (mut x, mut y) = (start_x.clone(), start_y.clone());
+    for v in y.iter_mut() {
+        for k in 0..heavy {
+            *v = v.wrapping_mul(6364136223846793005).wrapping_add(k);
+        }
+    }
+    let mut seen = Vec::new();
+    for r in 0..rounds {
+        for (i, v) in x.iter_mut().enumerate() {
+            *v = v.wrapping_mul(3).wrapping_add(r + i as u64);
+        }
+        for (v, w) in x.iter_mut().zip(&y) {
+            *v = v.wrapping_mul(5) ^ (w >> 40) ^ r;
+        }
+        if r % 25 == 24 {
+            seen.push(x[n - 1]);
+            y[0] = x[0];
+        }
+        if r % 40 == 39 {
+            seen.push(x.iter().map(|v| v % 1000).sum());
+        }
+    }
+    on_each_device(|ty| {
+        let (mut gx, mut gy) = (start_x.clone(), start_y.clone());
+        let got = busy_then_short(&mut gx, &mut gy, rounds, heavy);
+        assert_eq!(got, seen, "what the host saw, on {ty}");
+        assert!(gx == x && gy == y, "the arrays on {ty}");
+    });
+}

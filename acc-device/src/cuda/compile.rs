@@ -1,7 +1,7 @@
 //! Kernels compiled off the launching thread (issue 16, the first launches): a kernel variant
 //! the disk cache does not hold is compiled by a thread of its own ([`Job`]), and the first
-//! launch of it that need not wait (nothing comes back) is recorded ([`Queued`]) and returns
-//! at once. So the first time step of a program compiles its kernels at once, in `ptxas`
+//! launch of it that need not wait (nothing comes back) is recorded
+//! ([`super::recorded::Queued`]) and returns at once. So the first time step of a program compiles its kernels at once, in `ptxas`
 //! processes where a toolkit is installed (the driver's JIT compiles one module at a time per
 //! process), while the host goes on.
 //!
@@ -14,12 +14,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
-use cudarc::driver::sys;
-
 use acc_core::{Error, Result};
 
 use super::module_cache::{Function, Module};
-use super::runtime::cuda_error;
 
 /// A variant's module, loaded, and its entry points in the order of the lowered kernel's.
 pub struct Code {
@@ -141,55 +138,6 @@ impl Job {
         let _ = self.code.set(code);
         drop(waiting);
         self.done.notify_all();
-    }
-}
-
-/// One dispatch of a recorded launch: entry point, grid and block, parameters (64-bit slots).
-pub struct Dispatch {
-    pub entry: usize,
-    pub grid: u32,
-    pub block: u32,
-    pub params: Vec<u64>,
-}
-
-/// A launch recorded before its module was compiled (or behind one that was): launched, in
-/// order, by the device's next use that is not such a launch.
-pub struct Queued {
-    pub job: Arc<Job>,
-    pub dispatches: Vec<Dispatch>,
-}
-
-/// Launches dispatch `d` of `code` on `stream` (the context bound).
-pub fn launch(code: &Code, d: &Dispatch, stream: sys::CUstream) -> std::result::Result<(), String> {
-    let f = code
-        .functions
-        .get(d.entry)
-        .ok_or_else(|| format!("no entry point {}", d.entry))?;
-    let mut values = d.params.clone();
-    let mut params: Vec<*mut std::ffi::c_void> =
-        values.iter_mut().map(|v| (v as *mut u64).cast()).collect();
-    // SAFETY: the parameters are the entry point's, in 64-bit slots as `CudaLaunch` made
-    // them; the memory they point to (present data, the launch's scratch) is freed only after
-    // the device launched its recorded launches and waited for its stream.
-    let r = unsafe {
-        sys::cuLaunchKernel(
-            f.raw(),
-            d.grid,
-            1,
-            1,
-            d.block,
-            1,
-            1,
-            0,
-            stream,
-            params.as_mut_ptr(),
-            std::ptr::null_mut(),
-        )
-    };
-    if r == sys::CUresult::CUDA_SUCCESS {
-        Ok(())
-    } else {
-        Err(cuda_error("launching", r).to_string())
     }
 }
 

@@ -9,9 +9,11 @@
 
 mod buffer;
 mod compile;
+mod graph;
 mod memory;
 mod module_cache;
 mod peer;
+mod recorded;
 mod runtime;
 
 pub use runtime::{CudaBackend, CudaDevice};

@@ -15,6 +15,7 @@ use super::buffer::{self, Buffer};
 use super::compile;
 use super::memory::{keep_pool_memory, Pinned, QueuedUploads, Staging};
 use super::module_cache;
+use super::recorded::{self, Recorder};
 use crate::ptx::{lower_with, Lowered, Target, BLOCK_SIZE};
 
 pub(crate) fn cuda_error(what: &str, e: impl std::fmt::Debug) -> Error {
@@ -88,9 +89,6 @@ pub struct CudaDevice {
     /// The page-locked copies `update device` with `async` sends from (taken after the
     /// present table's lock, as `staging`).
     queued_uploads: Mutex<QueuedUploads>,
-    /// Whether the stream may still run a launch that returned without waiting for it (see
-    /// `launch`): what reads or writes device memory from the host, or frees it, waits first.
-    pending: std::sync::atomic::AtomicBool,
     /// A stream per async queue (3.3 section 2.16), made when a launch first uses the queue.
     queues: Mutex<HashMap<u32, Arc<CudaStream>>>,
     /// For an async queue whose last launch ran deferred on the device's stream (one keeping
@@ -101,17 +99,15 @@ pub struct CudaDevice {
     queues_pending: std::sync::atomic::AtomicBool,
     /// Timing events `ACC_TIME` has read, for reuse (creating events costs microseconds).
     events: Arc<Mutex<Vec<cudarc::driver::CudaEvent>>>,
-    /// Launches recorded before their module was compiled ([`compile`]), in order; launched
-    /// by the device's next use that is not such a launch ([`CudaDevice::flush`]).
-    queued: Mutex<Vec<compile::Queued>>,
-    /// Whether `queued` may hold launches (read by every launch without taking the lock).
-    has_queued: std::sync::atomic::AtomicBool,
-    /// The failure of a recorded launch (its module's compilation), reported by every later
-    /// use of the device: the launches behind it were dropped, so no later result is right.
-    recorded_failure: Mutex<Option<String>>,
+    /// Launches recorded to run later (behind a compiling module, or while the GPU is busy),
+    /// and whether the device's stream may still run launches that returned early.
+    recorder: Arc<Recorder>,
     /// Whether first launches may be recorded (`ACC_CUDA_DEFER_COMPILE=0`, a tuning knob read
     /// when the device opens, says no: each launch then waits for its module).
     defer_compile: bool,
+    /// Whether launches made while the GPU is busy are recorded and submitted in batches
+    /// (`ACC_CUDA_GRAPHS=0`, a tuning knob read when the device opens, says no).
+    batch_launches: bool,
 }
 
 impl Drop for CudaDevice {
@@ -119,6 +115,7 @@ impl Drop for CudaDevice {
     /// dropped after this may still be used by kernels and copies queued without waiting
     /// (a device shut down while an async queue runs).
     fn drop(&mut self) {
+        self.recorder.shutdown();
         if self.ctx.bind_to_thread().is_ok() {
             let _ = self.flush();
             let _ = self.stream.synchronize();
@@ -126,6 +123,7 @@ impl Drop for CudaDevice {
                 let _ = s.synchronize();
             }
         }
+        self.recorder.release_graphs();
     }
 }
 
@@ -153,6 +151,7 @@ impl CudaDevice {
         let name = ctx.name().unwrap_or_else(|_| "NVIDIA GPU".into());
         let stream = ctx.default_stream();
         let status = Pinned::new(&ctx, acc_core::gpu::status::BYTES)?;
+        let batch_launches = std::env::var("ACC_CUDA_GRAPHS").map_or(true, |v| v != "0");
         Ok(CudaDevice {
             number: num,
             name,
@@ -166,6 +165,7 @@ impl CudaDevice {
                     .and_then(|v| v.parse::<u32>().ok())
                     .filter(|&b| (1..=1024).contains(&b))
                     .unwrap_or(32),
+            recorder: Recorder::new(Arc::clone(&ctx), Arc::clone(&stream), batch_launches),
             stream,
             ctx,
             present: PresentTable::new(),
@@ -175,84 +175,19 @@ impl CudaDevice {
             launching: Mutex::new(status),
             staging: Mutex::new(Staging::new()),
             queued_uploads: Mutex::new(QueuedUploads::default()),
-            pending: std::sync::atomic::AtomicBool::new(false),
             queues: Mutex::new(HashMap::new()),
             queues_pending: std::sync::atomic::AtomicBool::new(false),
             events: Arc::new(Mutex::new(Vec::new())),
             queue_marks: Mutex::new(HashMap::new()),
-            queued: Mutex::new(Vec::new()),
-            has_queued: std::sync::atomic::AtomicBool::new(false),
-            recorded_failure: Mutex::new(None),
             defer_compile: std::env::var("ACC_CUDA_DEFER_COMPILE").map_or(true, |v| v != "0"),
+            batch_launches,
         })
     }
 
-    /// Launches the recorded launches ([`compile::Queued`]), in order, each once its module
-    /// is compiled. Every use of the device but a launch that may be recorded calls this first.
+    /// Submits the recorded launches ([`Recorder::flush`]). Every use of the device but a
+    /// launch that may be recorded calls this first.
     fn flush(&self) -> Result<()> {
-        if !self.has_queued.load(Ordering::Acquire) {
-            return self.sticky_failure();
-        }
-        // Held until they are launched: another thread's flush meanwhile waits, rather than
-        // finding nothing recorded and reading data they have yet to write.
-        let mut queued = self.queued.lock().unwrap_or_else(|e| e.into_inner());
-        let launched = self.launch_recorded(&queued);
-        queued.clear();
-        if let Err(e) = &launched {
-            *self
-                .recorded_failure
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()) = Some(e.to_string());
-        }
-        self.has_queued.store(false, Ordering::Release);
-        launched
-    }
-
-    fn sticky_failure(&self) -> Result<()> {
-        match &*self
-            .recorded_failure
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-        {
-            Some(what) => Err(Error::Unsupported {
-                what: format!("{what} (a launch recorded while its kernel compiled failed; the device's later results would be wrong)"),
-            }),
-            None => Ok(()),
-        }
-    }
-
-    fn launch_recorded(&self, queued: &[compile::Queued]) -> Result<()> {
-        self.ctx
-            .bind_to_thread()
-            .map_err(|e| cuda_error("binding the context", e))?;
-        for q in queued {
-            let code = q.job.wait()?;
-            for d in &q.dispatches {
-                compile::launch(code, d, self.stream.cu_stream()).map_err(|what| {
-                    Error::Unsupported {
-                        what: format!("CUDA: {what}"),
-                    }
-                })?;
-            }
-            self.pending.store(true, Ordering::Release);
-        }
-        Ok(())
-    }
-
-    /// Records `q` to launch at the next [`CudaDevice::flush`].
-    fn record(&self, q: compile::Queued) {
-        let mut queued = self.queued.lock().unwrap_or_else(|e| e.into_inner());
-        queued.push(q);
-        self.has_queued.store(true, Ordering::Release);
-    }
-
-    /// How many launches are recorded.
-    fn recorded(&self) -> usize {
-        if self.has_queued.load(Ordering::Acquire) {
-            self.queued.lock().unwrap_or_else(|e| e.into_inner()).len()
-        } else {
-            0
-        }
+        self.recorder.flush()
     }
 
     /// Waits for launches that returned before the GPU ran them, if any: on the device's
@@ -271,7 +206,7 @@ impl CudaDevice {
     /// Waits for launches on the device's own stream that returned before the GPU ran them.
     fn settle_main(&self) -> Result<()> {
         self.flush()?;
-        if self.pending.swap(false, Ordering::AcqRel) {
+        if self.recorder.pending.swap(false, Ordering::AcqRel) {
             self.stream
                 .synchronize()
                 .map_err(|e| cuda_error("waiting for earlier kernels", e))?;

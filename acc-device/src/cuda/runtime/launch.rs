@@ -13,8 +13,8 @@ use cudarc::driver::sys;
 
 use super::*;
 
-/// Most launches recorded before their modules are compiled: a time loop launching during a
-/// compilation waits for it past this many.
+/// Most launches recorded: a time loop launching during a compilation, or faster than the
+/// GPU runs its launches, waits past this many.
 const MOST_RECORDED: usize = 256;
 
 impl GpuDriver for CudaDevice {
@@ -194,9 +194,8 @@ pub struct CudaLaunch<'a> {
     /// The async queue's stream the launch runs on, if not the device's.
     queue_stream: Option<Arc<CudaStream>>,
     deferred: bool,
-    /// The dispatches of a launch that returns before its module is compiled
-    /// ([`compile`]): run by the compiling thread once it is.
-    recording: Option<Vec<compile::Dispatch>>,
+    /// The dispatches of a launch recorded to run later ([`recorded`]).
+    recording: Option<Vec<recorded::Dispatch>>,
     /// `ACC_TIME`: an event before the kernels.
     timed: Option<cudarc::driver::CudaEvent>,
 }
@@ -251,24 +250,28 @@ impl GpuLaunch for CudaLaunch<'_> {
     fn ready(&mut self, _: &Grid, deferred: bool) -> Result<()> {
         let dev = self.dev;
         let loaded = Arc::clone(&self.loaded);
-        // A module still compiling: a launch that need not wait (on the device's stream,
-        // untimed, without region locals) is recorded, to run when it is there, and so are
-        // such launches behind it; any other launch first launches those, in order.
+        // A launch that need not wait (on the device's stream, untimed, without region
+        // locals) is recorded ([`recorded`]) rather than launched when its module is still
+        // compiling, or when the GPU is still busy with earlier launches; so are such launches
+        // behind recorded ones. Any other launch first submits those, in order.
         let recordable = deferred
-            && dev.defer_compile
             && matches!(self.order.queue, Queue::Sync)
             && loaded.lowered.layout.locals_size == 0
             && !acc_core::observe::timing();
-        let behind = dev.has_queued.load(Ordering::Acquire);
+        let rec = &dev.recorder;
+        let room = || rec.len() < MOST_RECORDED;
         match loaded.job.get() {
-            Some(code) if !behind => {
+            Some(code) if !rec.behind() => {
                 code?;
+                if recordable && dev.batch_launches && rec.busy() {
+                    self.recording = Some(Vec::new());
+                }
             }
-            Some(code) if recordable && dev.recorded() < MOST_RECORDED => {
+            Some(code) if recordable && room() => {
                 code?;
                 self.recording = Some(Vec::new());
             }
-            None if recordable && dev.recorded() < MOST_RECORDED && loaded.job.may_record() => {
+            None if recordable && dev.defer_compile && room() && loaded.job.may_record() => {
                 self.recording = Some(Vec::new());
             }
             _ => {
@@ -360,7 +363,7 @@ impl GpuLaunch for CudaLaunch<'_> {
             (blocks, BLOCK_SIZE)
         };
         if let Some(recorded) = &mut self.recording {
-            recorded.push(compile::Dispatch {
+            recorded.push(recorded::Dispatch {
                 entry: e,
                 grid,
                 block,
@@ -411,9 +414,9 @@ impl GpuLaunch for CudaLaunch<'_> {
 
     fn finish(mut self, args: &mut [Arg<'_>], grid: &Grid) -> Result<Option<Readback>> {
         let dev = self.dev;
-        // Launched by the device's next use that is not a recorded launch.
+        // Submitted by the flusher or the device's next use that is not a recorded launch.
         if let Some(dispatches) = self.recording.take() {
-            dev.record(compile::Queued {
+            dev.recorder.record(recorded::Queued {
                 job: Arc::clone(&self.loaded.job),
                 dispatches,
             });
@@ -438,7 +441,7 @@ impl GpuLaunch for CudaLaunch<'_> {
             return Ok(None);
         }
         if self.deferred {
-            dev.pending.store(true, Ordering::Release);
+            dev.recorder.pending.store(true, Ordering::Release);
             if let Queue::Async(n) = self.order.queue {
                 if let Ok(mark) = dev.stream.record_event(None) {
                     dev.queue_marks
@@ -452,7 +455,7 @@ impl GpuLaunch for CudaLaunch<'_> {
         dev.stream
             .synchronize()
             .map_err(|e| cuda_error("running a kernel", e))?;
-        dev.pending.store(false, Ordering::Release);
+        dev.recorder.pending.store(false, Ordering::Release);
         for (p, t, back) in &self.copies {
             if let (true, Arg::Write(d)) = (*back, &mut args[*p as usize]) {
                 if !d.is_empty() {
