@@ -734,10 +734,20 @@ fn main() {
     }
 
     if wanted("launch") {
-        let mut x = vec![0.0f64; 1];
-        let (mut enqueue, mut complete) = (Times::default(), Times::default());
-        launch_cost(&mut x, reps.max(200), &cu, &mut enqueue, &mut complete);
-        assert_eq!(x[0], 2.0 * reps.max(200) as f64);
+        let (mut x, mut y) = (vec![0.0f64; 1], vec![0.0f64; 1]);
+        let (mut enqueue, mut complete, mut busy) =
+            (Times::default(), Times::default(), Times::default());
+        let n = reps.max(200);
+        launch_cost(
+            &mut x,
+            &mut y,
+            n,
+            &cu,
+            [&mut enqueue, &mut complete, &mut busy],
+        );
+        assert_eq!(x[0], 3.0 * n as f64);
+        let spun = (0..n as u64 * launch::SPIN).fold(0.0f64, |v, _| v * 0.999 + 1.0);
+        assert_eq!(y[0], spun, "the long region's steps");
         let us = |t: &Times| {
             (
                 median(t.acc[WARM_UP..].to_vec()).as_secs_f64() * 1e6,
@@ -746,6 +756,11 @@ fn main() {
         };
         enqueue.report("launch, present data", 0.0, "  (until the call returns)");
         complete.report("launch + wait", 0.0, "  (until the kernel has run)");
+        busy.report(
+            "launch, GPU busy",
+            0.0,
+            "  (until the call returns, a long kernel running)",
+        );
         let ((ea, er), (ca, cr)) = (us(&enqueue), us(&complete));
         println!("{:<22} acc region returns after {ea:.1} us (bare launch {er:.1} us); with its wait {ca:.1} us (bare launch + synchronize {cr:.1} us)", "");
     }

@@ -198,6 +198,14 @@ extern "C" __global__ void touch(double* x) {
     x[0] += 1.0;
 }
 
+// A one-thread kernel that runs for a while (the GPU busy when the next launch comes):
+// `n` dependent steps, rounded as Rust does (no contraction into fma).
+extern "C" __global__ void spin(double* y, unsigned long long n) {
+    double v = y[0];
+    for (unsigned long long k = 0; k < n; k++) v = __dadd_rn(__dmul_rn(v, 0.999), 1.0);
+    y[0] = v;
+}
+
 // All-pairs n-body accelerations, a thread per body reading every other body from global
 // memory (the straightforward CUDA of acc's parallel loop over bodies with an inner loop).
 extern "C" __global__ void nbody_f32(const float* __restrict__ px, const float* __restrict__ py, const float* __restrict__ pz, const float* __restrict__ m, float* __restrict__ ax, float* __restrict__ ay, float* __restrict__ az, int n, float eps) {
