@@ -150,8 +150,9 @@ impl Chain {
 
 impl Drop for Chain {
     fn drop(&mut self) {
-        // SAFETY: made in `new` (null where that failed first); the recorder waits for the
-        // stream before dropping a chain, so no launch of it runs.
+        // SAFETY: made in `new` (null where that failed first). A launch of the chain may
+        // still run (a chain dropped after a failed call): the driver frees an executable
+        // graph destroyed while in flight once it completes.
         unsafe {
             if !self.exec.is_null() {
                 sys::cuGraphExecDestroy(self.exec);

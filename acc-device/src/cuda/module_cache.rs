@@ -40,7 +40,8 @@ fn directory() -> Option<PathBuf> {
     .map(|d| d.join("cuda"))
 }
 
-fn driver_version() -> i32 {
+/// The CUDA driver's version (12080 for 12.8; 0 where the driver cannot say).
+pub fn driver_version() -> i32 {
     let mut v = 0;
     // SAFETY: out-pointer to a local.
     unsafe { sys::cuDriverGetVersion(&mut v) };

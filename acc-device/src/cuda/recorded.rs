@@ -8,10 +8,12 @@
 //!
 //! So a program launching many short regions pays the driver's launch once per batch and the
 //! submission happens beside the program's thread; a launch made while the GPU is idle is
-//! launched at once (the GPU would otherwise wait for the batch), and a recorded launch waits
-//! at most about [`LINGER`] for the GPU, whatever the program does next. Order is kept on the
-//! host: while launches are recorded or being submitted, later launches are recorded behind
-//! them. The GPU never waits for the host (see `compile`'s notes on module loading).
+//! launched at once (the GPU would otherwise wait for the batch), and a recorded launch whose
+//! kernel is compiled (and which is not behind one still compiling) waits about [`LINGER`]
+//! at most for the GPU, whatever the program does next. Order is kept on the host: while
+//! launches are recorded or being submitted, later launches are recorded behind them; once
+//! the device's stream was handed to another library, nothing is recorded. The GPU never
+//! waits for the host (see `compile`'s notes on module loading).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -60,8 +62,6 @@ struct Submitter {
 struct Signals {
     /// A launch was recorded into an empty queue.
     work: bool,
-    /// [`BATCH`] launches are recorded.
-    full: bool,
     /// The device is being shut down.
     shutdown: bool,
     /// Whether the thread was started.
@@ -79,6 +79,12 @@ pub struct Recorder {
     /// The failure of a recorded launch, reported by every later use of the device: the
     /// launches behind it were dropped, so no later result is right.
     failure: Mutex<Option<String>>,
+    /// Whether `failure` is set (read by every launch without the lock).
+    failed: AtomicBool,
+    /// Whether the device's stream was handed to another library (`acc_get_cuda_stream`),
+    /// which may queue work on it at any time: launches are then made in program order, none
+    /// recorded.
+    shared: AtomicBool,
     /// Whether the device's stream may still run a launch that returned without waiting for
     /// it: what reads or writes device memory from the host, or frees it, waits first.
     pub pending: AtomicBool,
@@ -93,8 +99,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Recorder {
     /// A recorder submitting on `stream` of `ctx`; `graphs` says whether batches go as
-    /// graphs (`ACC_CUDA_GRAPHS=0` says no).
+    /// graphs (`ACC_CUDA_GRAPHS=0` says no; so does a driver older than CUDA 12, which lacks
+    /// the calls `graph` makes).
     pub fn new(ctx: Arc<CudaContext>, stream: Arc<CudaStream>, graphs: bool) -> Arc<Recorder> {
+        let graphs = graphs && super::module_cache::driver_version() >= 12000;
         Arc::new(Recorder {
             ctx,
             stream,
@@ -105,6 +113,8 @@ impl Recorder {
                 graphs,
             }),
             failure: Mutex::new(None),
+            failed: AtomicBool::new(false),
+            shared: AtomicBool::new(false),
             pending: AtomicBool::new(false),
             signals: Mutex::new(Signals::default()),
             wake: Condvar::new(),
@@ -116,6 +126,28 @@ impl Recorder {
     /// behind them (or flush them first) to keep its order.
     pub fn behind(&self) -> bool {
         self.has_queued.load(Ordering::Acquire)
+    }
+
+    /// Whether launches may be recorded at all: not once the device's stream was handed to
+    /// another library ([`Recorder::share_stream`]).
+    pub fn may_record(&self) -> bool {
+        !self.shared.load(Ordering::Acquire)
+    }
+
+    /// Notes that the device's stream was handed to another library: from now on no launch
+    /// is recorded, so work that library queues later comes after every launch before it.
+    pub fn share_stream(&self) {
+        self.shared.store(true, Ordering::Release);
+    }
+
+    /// The failure of an earlier recorded launch, if any (checked by every launch, so that a
+    /// launch made after the flusher failed does not return results missing its launches).
+    pub fn check(&self) -> Result<()> {
+        if self.failed.load(Ordering::Acquire) {
+            self.sticky_failure()
+        } else {
+            Ok(())
+        }
     }
 
     /// How many launches are recorded.
@@ -147,7 +179,6 @@ impl Recorder {
         if n == 1 || n == BATCH {
             let mut s = lock(&self.signals);
             s.work |= n == 1;
-            s.full |= n == BATCH;
             if !s.started && !s.shutdown {
                 s.started = true;
                 let me = Arc::clone(self);
@@ -177,11 +208,10 @@ impl Recorder {
             }
             s = self
                 .wake
-                .wait_timeout_while(s, LINGER, |s| !s.shutdown && !s.full)
+                .wait_timeout_while(s, LINGER, |s| !s.shutdown && self.len() < BATCH)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
             s.work = false;
-            s.full = false;
             drop(s);
             // A failure is kept as the device's sticky failure (`flush`), reported by its
             // next use.
@@ -224,9 +254,21 @@ impl Recorder {
                 }
                 std::mem::take(&mut *queued)
             };
-            if let Err(e) = self.submit(&mut sub, &batch) {
+            // A panic while submitting (an internal error, or a driver call cudarc cannot
+            // find) may have launched part of the batch: a failure like any other.
+            let submitted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                self.submit(&mut sub, &batch)
+            }))
+            .unwrap_or_else(|_| {
+                Err(Error::Unsupported {
+                    what: "internal error: submitting recorded launches panicked".into(),
+                })
+            });
+            if let Err(e) = submitted {
                 *lock(&self.failure) = Some(e.to_string());
-                lock(&self.queued).clear();
+                self.failed.store(true, Ordering::Release);
+                let mut queued = lock(&self.queued);
+                queued.clear();
                 self.has_queued.store(false, Ordering::Release);
                 return Err(e);
             }
@@ -244,20 +286,32 @@ impl Recorder {
     }
 
     /// Launches `batch` in order: as graph chains where it has several dispatches, one by
-    /// one otherwise (or where a graph fails).
+    /// one otherwise (or where a graph fails). What is ready goes before waiting for a module
+    /// still compiling.
     fn submit(&self, sub: &mut Submitter, batch: &[Queued]) -> Result<()> {
         self.ctx
             .bind_to_thread()
             .map_err(|e| cuda_error("binding the context", e))?;
-        let mut all: Vec<(sys::CUfunction, &Dispatch)> = Vec::new();
+        let mut ready: Vec<(sys::CUfunction, &Dispatch)> = Vec::new();
         for q in batch {
+            if q.job.get().is_none() {
+                self.launch_all(sub, &ready)?;
+                ready.clear();
+            }
             let code = q.job.wait()?;
             for d in &q.dispatches {
-                all.push((function(code, d)?, d));
+                ready.push((function(code, d)?, d));
             }
         }
+        self.launch_all(sub, &ready)
+    }
+
+    /// Launches `all` in order, in chains of [`CHAIN`].
+    fn launch_all(&self, sub: &mut Submitter, all: &[(sys::CUfunction, &Dispatch)]) -> Result<()> {
         let stream = self.stream.cu_stream();
         for part in all.chunks(CHAIN) {
+            // Before and after: a settle on another thread between the two then still finds
+            // the launch pending.
             self.pending.store(true, Ordering::Release);
             if sub.graphs && part.len() > 1 {
                 let chained = match &mut sub.chain {
@@ -269,7 +323,10 @@ impl Recorder {
                     }),
                 };
                 match chained {
-                    Ok(()) => continue,
+                    Ok(()) => {
+                        self.pending.store(true, Ordering::Release);
+                        continue;
+                    }
                     // Nothing of `part` was launched: one by one from here on.
                     Err(what) => {
                         acc_core::observe::notify(acc_core::observe::Notify::Launch, || {
@@ -285,6 +342,7 @@ impl Recorder {
                     what: format!("CUDA: {what}"),
                 })?;
             }
+            self.pending.store(true, Ordering::Release);
         }
         Ok(())
     }

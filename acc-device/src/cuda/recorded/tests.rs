@@ -41,6 +41,7 @@ struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     job: Arc<Job>,
+    sm: u32,
 }
 
 fn gpu() -> Option<Gpu> {
@@ -66,14 +67,18 @@ fn gpu() -> Option<Gpu> {
         }
     };
     let (major, minor) = ctx.compute_capability().expect("compute capability");
-    let (module, _) =
-        module_cache::compile(&ctx, PTX, (major * 10 + minor) as u32).expect("compiles");
-    let code = Code::new(module, &["times3".into(), "times5".into()]).expect("entry points");
+    let sm = (major * 10 + minor) as u32;
     Some(Gpu {
         stream: ctx.default_stream(),
-        job: Job::ready("recorder test", code),
+        job: Job::ready("recorder test", code(&ctx, sm).expect("compiles")),
         ctx,
+        sm,
     })
+}
+
+fn code(ctx: &Arc<CudaContext>, sm: u32) -> Result<Code> {
+    let (module, _) = module_cache::compile(ctx, PTX, sm)?;
+    Code::new(module, &["times3".into(), "times5".into()])
 }
 
 /// The value after launches `(entry, k)` in order, from 1.
@@ -155,20 +160,9 @@ fn the_flusher_submits_recorded_launches_without_another_use_of_the_device() {
     let rec = Recorder::new(Arc::clone(&gpu.ctx), Arc::clone(&gpu.stream), true);
     let launches: Vec<(usize, u64)> = (0..5u64).map(|i| ((i % 2) as usize, i + 7)).collect();
     let x = gpu.stream.clone_htod(&[1u64]).expect("upload");
-    let p = {
-        let (ptr, _sync) = x.device_ptr(&gpu.stream);
-        ptr
-    };
+    let p = address(&gpu, &x);
     for &(entry, k) in &launches {
-        rec.record(Queued {
-            job: Arc::clone(&gpu.job),
-            dispatches: vec![Dispatch {
-                entry,
-                grid: 1,
-                block: 1,
-                params: vec![p, k],
-            }],
-        });
+        rec.record(one(&gpu.job, entry, p, k));
     }
     // Nothing else uses the device: the flusher alone submits them, within LINGER and a
     // thread's wake-up (a second is ample).
@@ -182,6 +176,102 @@ fn the_flusher_submits_recorded_launches_without_another_use_of_the_device() {
         gpu.stream.clone_dtoh(&x).expect("download")[0],
         want(&launches)
     );
+    rec.shutdown();
+    rec.release_graphs();
+}
+
+fn address(gpu: &Gpu, x: &cudarc::driver::CudaSlice<u64>) -> u64 {
+    let (ptr, _sync) = x.device_ptr(&gpu.stream);
+    ptr
+}
+
+/// A launch of one dispatch of `job`'s entry point `entry` on `p` with `k`.
+fn one(job: &Arc<Job>, entry: usize, p: u64, k: u64) -> Queued {
+    Queued {
+        job: Arc::clone(job),
+        dispatches: vec![Dispatch {
+            entry,
+            grid: 1,
+            block: 1,
+            params: vec![p, k],
+        }],
+    }
+}
+
+/// Waits (up to 5 s) until nothing is recorded.
+fn drained(rec: &Recorder) {
+    let start = std::time::Instant::now();
+    while rec.behind() && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(!rec.behind(), "still recorded after {:?}", start.elapsed());
+}
+
+#[test]
+fn the_flusher_submits_what_is_compiled_before_waiting_for_a_module_still_compiling() {
+    let Some(gpu) = gpu() else { return };
+    let rec = Recorder::new(Arc::clone(&gpu.ctx), Arc::clone(&gpu.stream), true);
+    let (ctx, sm) = (Arc::clone(&gpu.ctx), gpu.sm);
+    let slow = Job::spawn("slow", move || {
+        std::thread::sleep(Duration::from_millis(600));
+        code(&ctx, sm)
+    });
+    let x = gpu.stream.clone_htod(&[1u64]).expect("upload");
+    let p = address(&gpu, &x);
+    let first: Vec<(usize, u64)> = (0..6u64).map(|i| ((i % 2) as usize, i + 3)).collect();
+    let then: Vec<(usize, u64)> = (0..5u64)
+        .map(|i| (((i + 1) % 2) as usize, i * 11))
+        .collect();
+    for &(e, k) in &first {
+        rec.record(one(&gpu.job, e, p, k));
+    }
+    rec.record(one(&slow, 0, p, 99));
+    for &(e, k) in &then {
+        rec.record(one(&gpu.job, e, p, k));
+    }
+    // While `slow` compiles, the flusher has launched the six before it and waits.
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        slow.get().is_none(),
+        "the slow module compiled early: the test proves nothing"
+    );
+    assert!(rec.behind());
+    let seen = gpu.stream.clone_dtoh(&x).expect("download")[0];
+    assert_eq!(
+        seen,
+        want(&first),
+        "the launches before the compiling module"
+    );
+    drained(&rec);
+    gpu.stream.synchronize().expect("run");
+    let all: Vec<(usize, u64)> = first.iter().copied().chain([(0, 99)]).chain(then).collect();
+    assert_eq!(gpu.stream.clone_dtoh(&x).expect("download")[0], want(&all));
+    rec.shutdown();
+    rec.release_graphs();
+}
+
+#[test]
+fn a_failed_recorded_launch_is_reported_by_every_later_use() {
+    let Some(gpu) = gpu() else { return };
+    let rec = Recorder::new(Arc::clone(&gpu.ctx), Arc::clone(&gpu.stream), true);
+    let broken = Job::spawn("broken", || {
+        Err(Error::Unsupported {
+            what: "no such module".into(),
+        })
+    });
+    let x = gpu.stream.clone_htod(&[1u64]).expect("upload");
+    let p = address(&gpu, &x);
+    rec.record(one(&gpu.job, 0, p, 1));
+    rec.record(one(&broken, 0, p, 2));
+    rec.record(one(&gpu.job, 1, p, 3));
+    // Whoever submits (this thread or the flusher) meets the failure; every use after
+    // reports it.
+    let first = rec.flush();
+    drained(&rec);
+    for e in [first, rec.flush(), rec.check()] {
+        let e = e.expect_err("the failure sticks").to_string();
+        assert!(e.contains("broken") && e.contains("no such module"), "{e}");
+    }
     rec.shutdown();
     rec.release_graphs();
 }

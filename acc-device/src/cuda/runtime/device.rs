@@ -198,6 +198,13 @@ impl acc_core::Device for CudaDevice {
         }
     }
     fn cuda_stream(&self, queue: Queue) -> Option<Result<usize>> {
+        // The device's own stream: another library may queue work on it from now on,
+        // whenever it likes, so no launch is recorded any more (noted before the flush, so
+        // that no launch is recorded after it) and that work comes after every launch made
+        // before it.
+        if queue == Queue::Sync {
+            self.recorder.share_stream();
+        }
         if let Err(e) = self.flush() {
             return Some(Err(e));
         }

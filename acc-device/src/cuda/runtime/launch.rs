@@ -254,11 +254,13 @@ impl GpuLaunch for CudaLaunch<'_> {
         // locals) is recorded ([`recorded`]) rather than launched when its module is still
         // compiling, or when the GPU is still busy with earlier launches; so are such launches
         // behind recorded ones. Any other launch first submits those, in order.
+        let rec = &dev.recorder;
+        rec.check()?;
         let recordable = deferred
             && matches!(self.order.queue, Queue::Sync)
             && loaded.lowered.layout.locals_size == 0
-            && !acc_core::observe::timing();
-        let rec = &dev.recorder;
+            && !acc_core::observe::timing()
+            && rec.may_record();
         let room = || rec.len() < MOST_RECORDED;
         match loaded.job.get() {
             Some(code) if !rec.behind() => {
