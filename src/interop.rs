@@ -550,6 +550,11 @@ pub unsafe fn set_cuda_stream(q: i32, stream: *mut std::ffi::c_void) -> Result<(
 /// on; a queue's stream is made on first use), for CUDA libraries to run in order with acc's
 /// work. An error on a device without CUDA streams.
 ///
+/// Once the synchronous queue's stream is handed out, the nvidia device no longer records
+/// regions launched while the GPU is busy to submit them in batches (a library may queue work
+/// on that stream at any time, and it must come after the regions before it): each region is
+/// then launched at once, for the rest of the process.
+///
 /// # Examples
 ///
 /// ```rust

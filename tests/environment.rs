@@ -143,9 +143,64 @@ fn chain_plain(a: &mut [i64]) {
     }
 }
 
+/// Two rounds of a long region and a short one after it (the first round loads the kernels'
+/// modules, which waits for the GPU): on nvidia the second short region comes while the GPU
+/// is busy. With `share`, the synchronous queue's CUDA stream is first handed out
+/// (`acc::get_cuda_stream`) and another library then sets `x` to 7 on it: work it queues
+/// after a region returned must run after that region (issue 16: a region launched while the
+/// GPU is busy is otherwise recorded and submitted later). In a child of its own: once the
+/// stream is handed out, the device records no launch for the rest of the process.
+#[cfg(feature = "cuda")]
+#[acc::offload]
+fn busy_then_short(x: &mut Vec<u32>, y: &mut Vec<f64>, steps: u64, share: bool) {
+    let stream = if share {
+        acc::get_cuda_stream(acc::ASYNC_SYNC).expect("nvidia has CUDA streams")
+    } else {
+        std::ptr::null_mut()
+    };
+    #[acc::data(copy(x, y))]
+    {
+        for _round in 0..2 {
+            #[acc::parallel_loop]
+            for i in 0..y.len() {
+                let mut v = y[i];
+                for _k in 0..steps {
+                    v = v * 0.999 + 1.0;
+                }
+                y[i] = v;
+            }
+            #[acc::parallel_loop]
+            for i in 0..x.len() {
+                x[i] = 5;
+            }
+        }
+        if share {
+            let p = acc::deviceptr(&*x).expect("x is present");
+            let n = x.len();
+            // SAFETY: `p` is `x`'s device memory, `n` words long, present until the data
+            // region ends (which waits for the stream); the stream is the device's, whose
+            // context acc's launches made current on this thread.
+            let r = unsafe {
+                acc::cudarc::driver::sys::cuMemsetD32Async(p.addr() as u64, 7, n, stream.cast())
+            };
+            assert_eq!(r, acc::cudarc::driver::sys::CUresult::CUDA_SUCCESS);
+        }
+    }
+}
+
 /// What a child does, by `ACC_ENV_CASE`.
 fn child(case: &str) {
     match case {
+        #[cfg(feature = "cuda")]
+        "shared-stream" => {
+            let (mut x, mut y) = (vec![1u32; 4096], vec![0.5f64; 4096]);
+            busy_then_short(&mut x, &mut y, 50_000, false);
+            // On stderr, between the launches' ACC_NOTIFY lines.
+            eprintln!("PHASE-SHARED");
+            busy_then_short(&mut x, &mut y, 50_000, true);
+            let sevens = x.iter().filter(|&&v| v == 7).count();
+            println!("SHARED-STREAM sevens {sevens} of {}", x.len());
+        }
         "unknown" => {
             let e = acc::try_get_device_type().unwrap_err().to_string();
             println!("CHILD-ERROR: {e}");
@@ -559,6 +614,24 @@ fn main() {
             4,
             "{warm}"
         );
+        passed += 1;
+    }
+
+    // The synchronous queue's stream handed to another library: its work comes after the
+    // regions before it, though they came while the GPU was busy.
+    if types.contains(&DeviceType::Nvidia) {
+        let out = run_child(
+            "shared-stream",
+            &[("ACC_DEVICE_TYPE", "nvidia"), ("ACC_NOTIFY", "1")],
+        );
+        let (before, after) = out.split_once("PHASE-SHARED").unwrap_or((&out, ""));
+        // Recorded while the stream was acc's own, made at once after it was handed out.
+        assert!(
+            before.contains("` recorded (the GPU is busy)"),
+            "no launch recorded:\n{out}"
+        );
+        assert!(!after.contains("` recorded ("), "a launch recorded:\n{out}");
+        assert!(out.contains("SHARED-STREAM sevens 4096 of 4096"), "{out}");
         passed += 1;
     }
 

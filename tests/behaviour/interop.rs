@@ -233,7 +233,10 @@ fn cuda_streams_of_queues() {
         if ty == DeviceType::Nvidia {
             let (a, b, c) = (a.unwrap(), b.unwrap(), c.unwrap());
             assert!(!a.is_null() && a == b && a != c, "{ty}: {a:?} {b:?} {c:?}");
-            assert!(acc::get_cuda_stream(acc::ASYNC_SYNC).is_ok(), "{ty}");
+            // The synchronous queue's stream is tested in tests/environment.rs, in a process
+            // of its own: handing it out stops the device recording launches made while the
+            // GPU is busy for the rest of the process, which would leave this suite's later
+            // tests without them.
         } else {
             let e = a.unwrap_err().to_string();
             assert!(

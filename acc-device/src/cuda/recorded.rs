@@ -325,6 +325,12 @@ impl Recorder {
                 match chained {
                     Ok(()) => {
                         self.pending.store(true, Ordering::Release);
+                        acc_core::observe::notify(acc_core::observe::Notify::Launch, || {
+                            format!(
+                                "cuda: {} recorded launches submitted as one graph",
+                                part.len()
+                            )
+                        });
                         continue;
                     }
                     // Nothing of `part` was launched: one by one from here on.
@@ -343,6 +349,12 @@ impl Recorder {
                 })?;
             }
             self.pending.store(true, Ordering::Release);
+            acc_core::observe::notify(acc_core::observe::Notify::Launch, || {
+                format!(
+                    "cuda: {} recorded launch(es) submitted one by one",
+                    part.len()
+                )
+            });
         }
         Ok(())
     }

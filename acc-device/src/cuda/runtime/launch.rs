@@ -262,24 +262,32 @@ impl GpuLaunch for CudaLaunch<'_> {
             && !acc_core::observe::timing()
             && rec.may_record();
         let room = || rec.len() < MOST_RECORDED;
-        match loaded.job.get() {
+        let why = match loaded.job.get() {
             Some(code) if !rec.behind() => {
                 code?;
-                if recordable && dev.batch_launches && rec.busy() {
-                    self.recording = Some(Vec::new());
-                }
+                (recordable && dev.batch_launches && rec.busy()).then_some("the GPU is busy")
             }
             Some(code) if recordable && room() => {
                 code?;
-                self.recording = Some(Vec::new());
+                Some("behind recorded launches")
             }
             None if recordable && dev.defer_compile && room() && loaded.job.may_record() => {
-                self.recording = Some(Vec::new());
+                Some("its kernel is compiling")
             }
             _ => {
                 dev.flush()?;
                 loaded.job.wait()?;
+                None
             }
+        };
+        if let Some(why) = why {
+            self.recording = Some(Vec::new());
+            acc_core::observe::notify(acc_core::observe::Notify::Launch, || {
+                format!(
+                    "cuda: `{}` recorded ({why}), to be submitted with the launches after it",
+                    self.kernel.name
+                )
+            });
         }
         let mut scratch = loaded.scratch.lock().unwrap_or_else(|e| e.into_inner());
         self.values.push(self.status.device_address());
