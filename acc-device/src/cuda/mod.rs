@@ -17,3 +17,18 @@ mod recorded;
 mod runtime;
 
 pub use runtime::{CudaBackend, CudaDevice};
+
+/// For the GPU tests (feature `gpu-tests`): a test that finds no NVIDIA GPU (`why`) fails
+/// when `ACC_REQUIRE_DEVICES` names nvidia (CI, the GPU machine), and otherwise says so and
+/// is not run.
+#[cfg(all(test, feature = "gpu-tests"))]
+fn no_gpu(tests: &str, why: impl std::fmt::Display) {
+    let required = std::env::var("ACC_REQUIRE_DEVICES").unwrap_or_default();
+    if required
+        .split(',')
+        .any(|t| t.trim().eq_ignore_ascii_case("nvidia"))
+    {
+        panic!("ACC_REQUIRE_DEVICES names nvidia, but: {why}");
+    }
+    eprintln!("{tests}: no GPU ({why}); not run");
+}

@@ -55,14 +55,7 @@ fn gpu() -> Option<Gpu> {
     let ctx = match opened {
         Ok(c) => c,
         Err(e) => {
-            let required = std::env::var("ACC_REQUIRE_DEVICES").unwrap_or_default();
-            if required
-                .split(',')
-                .any(|t| t.trim().eq_ignore_ascii_case("nvidia"))
-            {
-                panic!("ACC_REQUIRE_DEVICES names nvidia, but: {e}");
-            }
-            eprintln!("recorder tests: no GPU ({e}); not run");
+            crate::cuda::no_gpu("recorder tests", e);
             return None;
         }
     };

@@ -13,14 +13,7 @@ fn device() -> Option<CudaDevice> {
     match CudaDevice::open(0) {
         Ok(d) => Some(d),
         Err(e) => {
-            let required = std::env::var("ACC_REQUIRE_DEVICES").unwrap_or_default();
-            if required
-                .split(',')
-                .any(|t| t.trim().eq_ignore_ascii_case("nvidia"))
-            {
-                panic!("ACC_REQUIRE_DEVICES names nvidia, but: {e}");
-            }
-            eprintln!("cuda tests: no GPU ({e}); not run");
+            crate::cuda::no_gpu("cuda tests", e);
             None
         }
     }
