@@ -9,7 +9,7 @@
 
 use cudarc::driver::sys;
 
-use super::recorded::Dispatch;
+use super::recorded::{slot_addresses, Dispatch};
 
 /// Nodes in a chain: the most launches one `cuGraphLaunch` submits.
 pub const CHAIN: usize = 32;
@@ -35,11 +35,6 @@ fn node(
         kern: std::ptr::null_mut(),
         ctx: std::ptr::null_mut(),
     }
-}
-
-/// The addresses of `d`'s parameter slots, as kernel parameters take them.
-fn slots(d: &mut [u64]) -> Vec<*mut std::ffi::c_void> {
-    d.iter_mut().map(|v| (v as *mut u64).cast()).collect()
 }
 
 fn check(what: &str, r: sys::CUresult) -> Result<(), String> {
@@ -79,7 +74,7 @@ impl Chain {
             sys::cuGraphCreate(&mut chain.graph, 0)
         })?;
         let mut values = d.params.clone();
-        let mut params = slots(&mut values);
+        let mut params = slot_addresses(&mut values);
         let p = node(f, d, &mut params);
         for k in 0..CHAIN {
             let mut n = std::ptr::null_mut();
@@ -114,7 +109,7 @@ impl Chain {
         }
         for (k, (f, d)) in batch.iter().enumerate() {
             let mut values = d.params.clone();
-            let mut params = slots(&mut values);
+            let mut params = slot_addresses(&mut values);
             let p = node(*f, d, &mut params);
             // SAFETY: a node of this chain's graph; `p` points at `values`' slots, whose
             // values the call copies (a launch of the graph already queued keeps its own).

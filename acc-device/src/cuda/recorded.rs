@@ -35,6 +35,12 @@ pub const BATCH: usize = CHAIN;
 /// any host work a program overlaps with its kernels.
 pub const LINGER: Duration = Duration::from_micros(60);
 
+/// The addresses of parameter slots, as `cuLaunchKernel` and kernel nodes take them (valid
+/// while `slots` is neither moved nor grown).
+pub fn slot_addresses(slots: &mut [u64]) -> Vec<*mut std::ffi::c_void> {
+    slots.iter_mut().map(|v| (v as *mut u64).cast()).collect()
+}
+
 /// One dispatch of a recorded launch: entry point, grid and block, parameters (64-bit slots).
 pub struct Dispatch {
     pub entry: usize,
@@ -71,6 +77,9 @@ struct Signals {
 /// The launches a device recorded, and how they are submitted.
 pub struct Recorder {
     ctx: Arc<CudaContext>,
+    /// Whether launches made while the GPU is busy are recorded (`ACC_CUDA_GRAPHS=0` says
+    /// no; launches behind a compiling module are recorded either way).
+    batch: bool,
     stream: Arc<CudaStream>,
     queued: Mutex<Vec<Queued>>,
     /// Whether launches are recorded or being submitted (read by every launch without a lock).
@@ -98,13 +107,14 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Recorder {
-    /// A recorder submitting on `stream` of `ctx`; `graphs` says whether batches go as
-    /// graphs (`ACC_CUDA_GRAPHS=0` says no; so does a driver older than CUDA 12, which lacks
-    /// the calls `graph` makes).
-    pub fn new(ctx: Arc<CudaContext>, stream: Arc<CudaStream>, graphs: bool) -> Arc<Recorder> {
-        let graphs = graphs && super::module_cache::driver_version() >= 12000;
+    /// A recorder submitting on `stream` of `ctx`; `batch` says whether launches made while
+    /// the GPU is busy are recorded and batches go as graphs (`ACC_CUDA_GRAPHS=0` says no; a
+    /// driver older than CUDA 12, which lacks the calls `graph` makes, gets no graphs).
+    pub fn new(ctx: Arc<CudaContext>, stream: Arc<CudaStream>, batch: bool) -> Arc<Recorder> {
+        let graphs = batch && super::module_cache::driver_version() >= 12000;
         Arc::new(Recorder {
             ctx,
+            batch,
             stream,
             queued: Mutex::new(Vec::new()),
             has_queued: AtomicBool::new(false),
@@ -159,11 +169,13 @@ impl Recorder {
         }
     }
 
-    /// Whether the device's stream is still running launches that returned early (asked of
-    /// the driver only when there may be some).
-    pub fn busy(&self) -> bool {
+    /// Whether a launch that may be recorded should be, nothing being recorded: batching is
+    /// on and the device's stream is still running launches that returned early (asked of the
+    /// driver only when there may be some).
+    pub fn gpu_busy(&self) -> bool {
         // SAFETY: the device's stream, its context bound by the launch asking.
-        self.pending.load(Ordering::Acquire)
+        self.batch
+            && self.pending.load(Ordering::Acquire)
             && unsafe { sys::cuStreamQuery(self.stream.cu_stream()) }
                 == sys::CUresult::CUDA_ERROR_NOT_READY
     }
@@ -292,18 +304,18 @@ impl Recorder {
         self.ctx
             .bind_to_thread()
             .map_err(|e| cuda_error("binding the context", e))?;
-        let mut ready: Vec<(sys::CUfunction, &Dispatch)> = Vec::new();
+        let mut compiled: Vec<(sys::CUfunction, &Dispatch)> = Vec::new();
         for q in batch {
             if q.job.get().is_none() {
-                self.launch_all(sub, &ready)?;
-                ready.clear();
+                self.launch_all(sub, &compiled)?;
+                compiled.clear();
             }
             let code = q.job.wait()?;
             for d in &q.dispatches {
-                ready.push((function(code, d)?, d));
+                compiled.push((function(code, d)?, d));
             }
         }
-        self.launch_all(sub, &ready)
+        self.launch_all(sub, &compiled)
     }
 
     /// Launches `all` in order, in chains of [`CHAIN`].
@@ -377,8 +389,7 @@ fn launch(
     stream: sys::CUstream,
 ) -> std::result::Result<(), String> {
     let mut values = d.params.clone();
-    let mut params: Vec<*mut std::ffi::c_void> =
-        values.iter_mut().map(|v| (v as *mut u64).cast()).collect();
+    let mut params = slot_addresses(&mut values);
     // SAFETY: the parameters are the entry point's, in 64-bit slots as `CudaLaunch` made
     // them; the memory they point to (present data, the launch's scratch) is freed only after
     // the device submitted its recorded launches and waited for its stream.

@@ -105,9 +105,6 @@ pub struct CudaDevice {
     /// Whether first launches may be recorded (`ACC_CUDA_DEFER_COMPILE=0`, a tuning knob read
     /// when the device opens, says no: each launch then waits for its module).
     defer_compile: bool,
-    /// Whether launches made while the GPU is busy are recorded and submitted in batches
-    /// (`ACC_CUDA_GRAPHS=0`, a tuning knob read when the device opens, says no).
-    batch_launches: bool,
 }
 
 impl Drop for CudaDevice {
@@ -151,7 +148,8 @@ impl CudaDevice {
         let name = ctx.name().unwrap_or_else(|_| "NVIDIA GPU".into());
         let stream = ctx.default_stream();
         let status = Pinned::new(&ctx, acc_core::gpu::status::BYTES)?;
-        let batch_launches = std::env::var("ACC_CUDA_GRAPHS").map_or(true, |v| v != "0");
+        // `ACC_CUDA_GRAPHS=0`, a tuning knob read when the device opens: no batches.
+        let batch = std::env::var("ACC_CUDA_GRAPHS").map_or(true, |v| v != "0");
         Ok(CudaDevice {
             number: num,
             name,
@@ -165,7 +163,7 @@ impl CudaDevice {
                     .and_then(|v| v.parse::<u32>().ok())
                     .filter(|&b| (1..=1024).contains(&b))
                     .unwrap_or(32),
-            recorder: Recorder::new(Arc::clone(&ctx), Arc::clone(&stream), batch_launches),
+            recorder: Recorder::new(Arc::clone(&ctx), Arc::clone(&stream), batch),
             stream,
             ctx,
             present: PresentTable::new(),
@@ -180,7 +178,6 @@ impl CudaDevice {
             events: Arc::new(Mutex::new(Vec::new())),
             queue_marks: Mutex::new(HashMap::new()),
             defer_compile: std::env::var("ACC_CUDA_DEFER_COMPILE").map_or(true, |v| v != "0"),
-            batch_launches,
         })
     }
 

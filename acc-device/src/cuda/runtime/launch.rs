@@ -265,7 +265,7 @@ impl GpuLaunch for CudaLaunch<'_> {
         let why = match loaded.job.get() {
             Some(code) if !rec.behind() => {
                 code?;
-                (recordable && dev.batch_launches && rec.busy()).then_some("the GPU is busy")
+                (recordable && rec.gpu_busy()).then_some("the GPU is busy")
             }
             Some(code) if recordable && room() => {
                 code?;
@@ -306,11 +306,7 @@ impl GpuLaunch for CudaLaunch<'_> {
         let host_vars = self.loaded.lowered.layout.program.host_vars();
         self.values.extend((0..host_vars).map(|_| 0));
         // No slot is added from here on, so their addresses hold until the launch ends.
-        self.params = self
-            .values
-            .iter_mut()
-            .map(|v| (v as *mut u64).cast())
-            .collect();
+        self.params = recorded::slot_addresses(&mut self.values);
         let has_locals = scratch.locals.is_some();
         if let Some(b) = &mut scratch.locals {
             // Launches run one at a time (the launch lock); the clear is ordered on the
