@@ -18,6 +18,7 @@ pub mod error;
 pub mod gpu;
 pub mod host_alloc;
 pub mod icv;
+pub mod int_hash;
 pub mod ir;
 pub mod observe;
 pub mod parallel;

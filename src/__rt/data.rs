@@ -320,6 +320,10 @@ fn enter_on(
     loc: Location,
     entries: &[ClauseEntry],
 ) -> DataGuard {
+    // A compute construct without data clauses (most of a time loop's) enters nothing.
+    if entries.is_empty() {
+        return DataGuard::none();
+    }
     let Some(mem) = device.own_memory() else {
         return DataGuard::none();
     };

@@ -225,3 +225,66 @@ fn short_regions_behind_a_long_one_keep_their_order_with_the_host() {
         assert!(gx == x && gy == y, "the arrays on {ty}");
     });
 }
+
+/// `v[i] = v[i] * 0.5 + a`, on whichever present array it is given.
+#[acc::offload]
+fn halve_and_add(v: &mut Vec<f64>, a: f64) {
+    let n = v.len();
+    #[acc::parallel_loop]
+    for i in 0..n {
+        v[i] = v[i] * 0.5 + a;
+    }
+}
+
+/// Steps of `halve_and_add`, each on `x` or `y` with its own `a`, inside one data region; the
+/// host sets `x[0]` and sends it to the device after step `poke`.
+#[acc::offload]
+fn repeated_steps(x: &mut Vec<f64>, y: &mut Vec<f64>, steps: &[(f64, bool)], poke: usize) {
+    #[acc::data(copy(x), copy(y))]
+    {
+        for (s, &(a, on_y)) in steps.iter().enumerate() {
+            if on_y {
+                halve_and_add(y, a);
+            } else {
+                halve_and_add(x, a);
+            }
+            if s == poke {
+                acc::update!(self(x[0..1]));
+                x[0] += 100.0;
+                acc::update!(device(x[0..1]));
+            }
+        }
+    }
+}
+
+/// A region launched again with exactly the same arguments is made again as it was (on
+/// nvidia, without assembling it): a changed scalar, another array, or data the host sent
+/// between launches must each still be seen.
+#[test]
+fn a_region_launched_again_sees_each_change_of_its_arguments_and_data() {
+    let steps: Vec<(f64, bool)> = [(1.5, false); 4]
+        .into_iter()
+        .chain([(-0.25, false); 3])
+        .chain([(-0.25, true); 3])
+        .chain([(2.0, false), (2.0, false), (2.0, true), (2.0, false)])
+        .collect();
+    let poke = 8;
+    let start_x: Vec<f64> = (0..500).map(|i| (i % 17) as f64).collect();
+    let start_y: Vec<f64> = (0..500).map(|i| (i % 5) as f64 * 3.0).collect();
+    let (mut want_x, mut want_y) = (start_x.clone(), start_y.clone());
+    for (s, &(a, on_y)) in steps.iter().enumerate() {
+        let v = if on_y { &mut want_y } else { &mut want_x };
+        for e in v.iter_mut() {
+            *e = *e * 0.5 + a;
+        }
+        if s == poke {
+            want_x[0] += 100.0;
+        }
+    }
+    on_each_device(|ty| {
+        let (mut x, mut y) = (start_x.clone(), start_y.clone());
+        repeated_steps(&mut x, &mut y, &steps, poke);
+        assert_eq!(x, want_x, "x on {ty}");
+        assert_eq!(y, want_y, "y on {ty}");
+    });
+}

@@ -55,35 +55,12 @@ struct Family<C> {
     variants: Vec<(Variant, Arc<C>)>,
 }
 
-/// Hashes a kernel's address for the family map: one multiplication (the map is looked up
-/// at every launch; addresses need no protection from collisions an attacker chose).
-#[derive(Default)]
-struct AddressHasher(u64);
-
-impl std::hash::Hasher for AddressHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        }
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.0 = (n as u64)
-            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-            .rotate_right(17);
-    }
-}
-
-type BuildAddress = std::hash::BuildHasherDefault<AddressHasher>;
-
 /// How many launches' proofs a kernel keeps.
 const PROOFS_KEPT: usize = 4;
 
 /// Loaded kernels of type `C` (a backend's compiled variant), by IR.
 pub struct KernelCache<C> {
-    families: Mutex<HashMap<usize, Vec<Family<C>>, BuildAddress>>,
+    families: Mutex<HashMap<usize, Vec<Family<C>>, crate::int_hash::IntKeys>>,
 }
 
 impl<C> Default for KernelCache<C> {

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use super::cache::{KernelCache, Variant};
 use super::grid::{Grid, GridLimits};
 use super::layout::LaunchLayout;
-use super::memo::{Dispatches, Kept, Places};
+use super::memo::{Dispatches, Kept, Places, Replay};
 use super::status;
 use crate::ir::launch::{KernelArg, KernelOutput, ScalarValue};
 use crate::ir::{Kernel, ParamId, ParamKind};
@@ -95,6 +95,18 @@ pub trait GpuDriver {
         compiled: Arc<Self::Compiled>,
         order: Order<'a>,
     ) -> Result<Self::Launch<'a>>;
+    /// Makes again, in `order`, the launch of `kernel` that [`GpuLaunch::replay`] kept as
+    /// `kept` (the same variant and arguments, the present table unchanged); `false` when it
+    /// cannot here (the launch is then assembled as usual). A backend that keeps none never
+    /// gets here.
+    fn replay(
+        &self,
+        _kernel: &Kernel,
+        _kept: &(dyn std::any::Any + Send),
+        _order: Order<'_>,
+    ) -> Result<bool> {
+        Ok(false)
+    }
 }
 
 /// One launch, assembled by [`launch`]: every argument, then [`GpuLaunch::ready`], the
@@ -113,6 +125,16 @@ pub trait GpuLaunch {
     /// `blocks` is the grid before it, which a fold reads), the host loops' variables at
     /// `host`.
     fn dispatch(&mut self, e: usize, blocks: u32, host: &[i128]) -> Result<()>;
+    /// Asked before [`GpuLaunch::ready`] of a launch whose arguments, grid and dispatches are
+    /// those of the kernel's launch before: keep what is dispatched, so that
+    /// [`GpuLaunch::replay`] can give it.
+    fn keep(&mut self) {}
+    /// After the dispatches of a launch asked to [`GpuLaunch::keep`]: what
+    /// [`GpuDriver::replay`] needs to make it again, where it can (a deferred launch on the
+    /// device's own queue, say).
+    fn replay(&mut self) -> Option<Box<dyn std::any::Any + Send>> {
+        None
+    }
     /// Submits what was dispatched. Deferred: returns `None`, maybe before the device ran it.
     /// Otherwise waits, writes the copied arrays the kernel wrote back into `args`, and returns
     /// what else came back.
@@ -149,6 +171,19 @@ pub fn launch<D: GpuDriver>(
     // The kernel's memo: held through the launch (launches of one kernel are one at a time).
     let mut memo = found.memo.lock().unwrap_or_else(|e| e.into_inner());
     let generation = driver.present().generation();
+    // The same launch again (a time loop's): made as the backend kept it.
+    if let Some(r) = memo
+        .replay
+        .as_ref()
+        .filter(|r| r.fits(found.variant, generation, args))
+    {
+        if driver.replay(kernel, r.kept.as_ref(), order)? {
+            if let Some(d) = &memo.dispatches {
+                notify_launch(driver, kernel, layout, &d.done);
+            }
+            return Ok(KernelOutput::default());
+        }
+    }
     let mut launch = driver.begin(kernel, Arc::clone(&found.compiled), order)?;
     let (largest, copied) = match memo.places.as_ref().filter(|p| p.fits(args, generation)) {
         // The same arrays, and nothing added to or removed from the table since.
@@ -188,13 +223,24 @@ pub fn launch<D: GpuDriver>(
     {
         // The same sizes and integer values: the same grid and dispatches.
         Some(d) => {
+            // The same arrays and sizes as the launch before: kept to be made again where
+            // every argument is the same next time.
+            let again = deferred && memo.places.is_some();
+            if again {
+                launch.keep();
+            }
             launch.ready(&d.ready, deferred)?;
             for (e, blocks, host) in &d.steps {
                 launch.dispatch(*e, *blocks, host)?;
             }
+            memo.replay = match launch.replay().filter(|_| again) {
+                Some(kept) => Some(Replay::new(found.variant, generation, args, kept)),
+                None => None,
+            };
             &d.done
         }
         None => {
+            memo.replay = None;
             let mut grid = Grid::new(layout, driver.grid_limits(), largest as u64, args)?;
             let ready = grid.clone();
             launch.ready(&grid, deferred)?;
@@ -299,18 +345,7 @@ fn finish<D: GpuDriver>(
     args: &mut [KernelArg<'_>],
     grid: &Grid,
 ) -> Result<KernelOutput> {
-    let limits = grid.limits();
-    notify(Notify::Launch, || {
-        format!(
-            "{} kernel `{}`: {} entry point(s), {}s of {}: {:?}",
-            driver.name(),
-            kernel.name,
-            layout.entries.len(),
-            limits.words.0,
-            limits.threads,
-            grid.blocks
-        )
-    });
+    notify_launch(driver, kernel, layout, grid);
     let Some(back) = launch.finish(args, grid)? else {
         return Ok(KernelOutput::default());
     };
@@ -349,8 +384,27 @@ fn finish<D: GpuDriver>(
     Ok(out)
 }
 
+/// `ACC_NOTIFY`: a kernel's launch, its entry points and grid.
+fn notify_launch<D: GpuDriver>(driver: &D, kernel: &Kernel, layout: &LaunchLayout, grid: &Grid) {
+    let limits = grid.limits();
+    notify(Notify::Launch, || {
+        format!(
+            "{} kernel `{}`: {} entry point(s), {}s of {}: {:?}",
+            driver.name(),
+            kernel.name,
+            layout.entries.len(),
+            limits.words.0,
+            limits.threads,
+            grid.blocks
+        )
+    });
+}
+
 fn internal(what: String) -> Error {
     Error::Unsupported {
         what: format!("internal error: {what}"),
     }
 }
+
+#[cfg(test)]
+mod tests;

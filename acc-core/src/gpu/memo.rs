@@ -2,7 +2,8 @@
 //! are on the device (while the present table is unchanged and the arguments are the same
 //! arrays), and its grid and dispatches (while the variant and every value the host program
 //! reads are the same). A time loop's launch then neither looks its arrays up nor runs the
-//! host program again.
+//! host program again; one with exactly the same arguments, which returned without waiting,
+//! is made again as the backend kept it ([`Replay`]), without assembling it.
 
 use super::cache::Variant;
 use super::grid::Grid;
@@ -14,6 +15,51 @@ use crate::present::Placement;
 pub struct LaunchMemo {
     pub(super) places: Option<Places>,
     pub(super) dispatches: Option<Dispatches>,
+    pub(super) replay: Option<Replay>,
+}
+
+/// A launch that returned without waiting, as the backend kept it to make it again
+/// ([`super::GpuLaunch::replay`]), and the arguments it was made with.
+pub(super) struct Replay {
+    variant: Variant,
+    /// The present table's generation then.
+    generation: u64,
+    /// Each argument: an array's address and length in bytes, a scalar's bits.
+    key: Vec<(usize, u64)>,
+    pub(super) kept: Box<dyn std::any::Any + Send>,
+}
+
+impl Replay {
+    pub(super) fn new(
+        variant: Variant,
+        generation: u64,
+        args: &[KernelArg<'_>],
+        kept: Box<dyn std::any::Any + Send>,
+    ) -> Replay {
+        Replay {
+            variant,
+            generation,
+            key: args.iter().map(replay_word).collect(),
+            kept,
+        }
+    }
+
+    /// Whether a launch of `variant` with `args` at `generation` is this one again: the same
+    /// arrays where they were, every scalar the same.
+    pub(super) fn fits(&self, variant: Variant, generation: u64, args: &[KernelArg<'_>]) -> bool {
+        self.variant == variant
+            && self.generation == generation
+            && self.key.len() == args.len()
+            && self.key.iter().zip(args).all(|(k, a)| *k == replay_word(a))
+    }
+}
+
+fn replay_word(a: &KernelArg<'_>) -> (usize, u64) {
+    match a {
+        KernelArg::Read(d) => (d.as_ptr() as usize, d.len() as u64),
+        KernelArg::Write(d) => (d.as_ptr() as usize, d.len() as u64),
+        KernelArg::Scalar(_) => (0, super::cache::word(a, true)),
+    }
 }
 
 /// Where an array argument went: present on the device, or not passed at all (the kernel

@@ -42,6 +42,7 @@ pub fn slot_addresses(slots: &mut [u64]) -> Vec<*mut std::ffi::c_void> {
 }
 
 /// One dispatch of a recorded launch: entry point, grid and block, parameters (64-bit slots).
+#[derive(Clone)]
 pub struct Dispatch {
     pub entry: usize,
     pub grid: u32,
@@ -373,7 +374,7 @@ impl Recorder {
 }
 
 /// Entry point `d.entry` of `code`.
-fn function(code: &Code, d: &Dispatch) -> Result<sys::CUfunction> {
+pub fn function(code: &Code, d: &Dispatch) -> Result<sys::CUfunction> {
     code.functions
         .get(d.entry)
         .map(|f| f.raw())

@@ -60,6 +60,18 @@ struct Scratch {
     partials: Vec<Partials>,
 }
 
+/// What one launch at a time uses (the device's launch lock): the bounds-check status words
+/// (in host memory the kernels write), and the entry points' parameter slots and their
+/// addresses, kept from launch to launch so that a launch allocates none.
+pub(super) struct LaunchState {
+    status: Pinned,
+    /// The parameters, each in a 64-bit slot (`launch::slot`).
+    values: Vec<u64>,
+    /// The address of each slot, as `cuLaunchKernel` takes them (`*mut c_void`, kept as
+    /// integers: the state moves between threads).
+    params: Vec<usize>,
+}
+
 /// One NVIDIA GPU, opened.
 pub struct CudaDevice {
     number: usize,
@@ -76,13 +88,13 @@ pub struct CudaDevice {
     stream: Arc<CudaStream>,
     ctx: Arc<CudaContext>,
     present: PresentTable,
-    buffers: Mutex<HashMap<BufferId, Buffer>>,
+    /// Looked up at every launch, by ids the runtime hands out: an integer hasher.
+    buffers: Mutex<HashMap<BufferId, Buffer, acc_core::int_hash::IntKeys>>,
     next_buffer: AtomicU64,
     /// The kernels loaded, with their variants and bounds proofs.
     kernels: acc_core::gpu::KernelCache<Loaded>,
-    /// One launch at a time, with the bounds-check status words (in host memory the kernels
-    /// write).
-    launching: Mutex<Pinned>,
+    /// One launch at a time, with what it uses ([`LaunchState`]).
+    launching: Mutex<LaunchState>,
     /// The staging buffers of transfers: a lock of its own, taken last (the present table
     /// transfers while holding its own lock, and a launch looks data up in the table).
     staging: Mutex<Staging>,
@@ -167,10 +179,14 @@ impl CudaDevice {
             stream,
             ctx,
             present: PresentTable::new(),
-            buffers: Mutex::new(HashMap::new()),
+            buffers: Mutex::new(HashMap::default()),
             next_buffer: AtomicU64::new(1),
             kernels: Default::default(),
-            launching: Mutex::new(status),
+            launching: Mutex::new(LaunchState {
+                status,
+                values: Vec::new(),
+                params: Vec::new(),
+            }),
             staging: Mutex::new(Staging::new()),
             queued_uploads: Mutex::new(QueuedUploads::default()),
             queues: Mutex::new(HashMap::new()),

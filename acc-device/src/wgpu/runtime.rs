@@ -227,8 +227,8 @@ pub struct WgpuDevice {
     present: PresentTable,
     /// The bytes asked for each buffer (a buffer from the pool may be larger): the bounds of
     /// the memory routines' addresses.
-    pub(super) buffer_bytes: Mutex<HashMap<BufferId, u64>>,
-    pub(super) buffers: Mutex<HashMap<BufferId, wgpu::Buffer>>,
+    pub(super) buffer_bytes: Mutex<HashMap<BufferId, u64, acc_core::int_hash::IntKeys>>,
+    pub(super) buffers: Mutex<HashMap<BufferId, wgpu::Buffer, acc_core::int_hash::IntKeys>>,
     /// The buffers another library made (`acc::DeviceVec::from_wgpu_buffer`): never reused.
     pub(super) adopted: Mutex<std::collections::HashSet<BufferId>>,
     pub(super) next_buffer: AtomicU64,
@@ -368,8 +368,8 @@ impl WgpuDevice {
             kernels: Default::default(),
             launching: Mutex::new(()),
             present: PresentTable::new(),
-            buffers: Mutex::new(HashMap::new()),
-            buffer_bytes: Mutex::new(HashMap::new()),
+            buffers: Mutex::new(HashMap::default()),
+            buffer_bytes: Mutex::new(HashMap::default()),
             adopted: Mutex::new(std::collections::HashSet::new()),
             next_buffer: AtomicU64::new(1),
             pool: BufferPool::default(),

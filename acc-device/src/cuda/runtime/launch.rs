@@ -2,6 +2,7 @@
 //! variant lowered to PTX and loaded as a module, each argument a kernel parameter (an array
 //! its address and length), entry points launched on the device's stream or an async queue's.
 
+use std::any::Any;
 use std::sync::MutexGuard;
 
 use acc_core::gpu::{
@@ -135,17 +136,17 @@ impl GpuDriver for CudaDevice {
         loaded: Arc<Loaded>,
         order: Order<'a>,
     ) -> Result<CudaLaunch<'a>> {
-        let status = self.launching.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = self.launching.lock().unwrap_or_else(|e| e.into_inner());
         self.ctx
             .bind_to_thread()
             .map_err(|e| cuda_error("binding the context", e))?;
+        state.values.clear();
+        state.params.clear();
         Ok(CudaLaunch {
             dev: self,
             kernel,
-            values: Vec::with_capacity(2 * kernel.params.len() + 8),
-            params: Vec::new(),
             loaded,
-            status,
+            state,
             order,
             copies: Vec::new(),
             blocks_arg: 0,
@@ -153,9 +154,88 @@ impl GpuDriver for CudaDevice {
             queue_stream: None,
             deferred: false,
             recording: None,
+            kept: None,
             timed: None,
         })
     }
+
+    fn replay(&self, kernel: &Kernel, kept: &(dyn Any + Send), order: Order<'_>) -> Result<bool> {
+        let Some(kept) = kept.downcast_ref::<Kept>() else {
+            return Ok(false);
+        };
+        if !matches!(order.queue, Queue::Sync) || acc_core::observe::timing() {
+            return Ok(false);
+        }
+        let mut state = self.launching.lock().unwrap_or_else(|e| e.into_inner());
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| cuda_error("binding the context", e))?;
+        // As `CudaLaunch::ready` decides, for a launch that need not wait whose module is
+        // there; any other case goes the whole way.
+        let rec = &self.recorder;
+        rec.check()?;
+        let code = match kept.loaded.job.get() {
+            Some(code) if !rec.behind() => code?,
+            _ => return Ok(false),
+        };
+        if rec.may_record() && rec.gpu_busy() {
+            acc_core::observe::notify(acc_core::observe::Notify::Launch, || {
+                format!(
+                    "cuda: `{}` recorded (the GPU is busy), to be submitted with the launches after it",
+                    kernel.name
+                )
+            });
+            rec.record(recorded::Queued {
+                job: Arc::clone(&kept.loaded.job),
+                dispatches: kept.dispatches.clone(),
+            });
+        } else {
+            let state = &mut *state;
+            for d in &kept.dispatches {
+                let f = recorded::function(code, d)?;
+                state.values.clear();
+                state.values.extend_from_slice(&d.params);
+                state.params.clear();
+                state.params.extend(
+                    state
+                        .values
+                        .iter_mut()
+                        .map(|v| (v as *mut u64).cast::<std::ffi::c_void>() as usize),
+                );
+                // SAFETY: as `CudaLaunch::dispatch`'s launch: the entry point's parameters,
+                // as that launch made them (the same arrays, present where they were: the
+                // table is unchanged), each in a slot `params` points at.
+                let r = unsafe {
+                    sys::cuLaunchKernel(
+                        f,
+                        d.grid,
+                        1,
+                        1,
+                        d.block,
+                        1,
+                        1,
+                        0,
+                        self.stream.cu_stream(),
+                        state.params.as_mut_ptr().cast(),
+                        std::ptr::null_mut(),
+                    )
+                };
+                if r != sys::CUresult::CUDA_SUCCESS {
+                    return Err(cuda_error(&format!("launching `{}`", kernel.name), r));
+                }
+            }
+        }
+        rec.pending.store(true, Ordering::Release);
+        Ok(true)
+    }
+}
+
+/// A launch kept to be made again ([`GpuDriver::replay`]): its variant (the module, and the
+/// scratch buffers its parameters may point to) and its dispatches, each with its parameters
+/// as made.
+struct Kept {
+    loaded: Arc<Loaded>,
+    dispatches: Vec<recorded::Dispatch>,
 }
 
 /// A kernel argument's value, as the PTX entry points take it, in the low bytes of a 64-bit
@@ -179,14 +259,11 @@ pub struct CudaLaunch<'a> {
     dev: &'a CudaDevice,
     kernel: &'a Kernel,
     loaded: Arc<Loaded>,
-    status: MutexGuard<'a, Pinned>,
+    /// The launch lock's state: the status words; the entry points' parameters
+    /// (`ptx::Lowered::entry_points` lists them), each in a 64-bit slot ([`slot`]), and the
+    /// address of each slot (made once the slots are all there, in `ready`).
+    state: MutexGuard<'a, LaunchState>,
     order: Order<'a>,
-    /// The entry points' parameters (`ptx::Lowered::entry_points` lists them), each in a
-    /// 64-bit slot ([`slot`]).
-    values: Vec<u64>,
-    /// The address of each slot, as `cuLaunchKernel` takes them (made once the slots are
-    /// all there, in `ready`).
-    params: Vec<*mut std::ffi::c_void>,
     /// Arrays copied in for the launch: parameter, device copy, whether it comes back.
     copies: Vec<(ParamId, CudaSlice<u8>, bool)>,
     blocks_arg: usize,
@@ -196,6 +273,8 @@ pub struct CudaLaunch<'a> {
     deferred: bool,
     /// The dispatches of a launch recorded to run later ([`recorded`]).
     recording: Option<Vec<recorded::Dispatch>>,
+    /// The dispatches, kept to be made again ([`GpuLaunch::keep`]).
+    kept: Option<Vec<recorded::Dispatch>>,
     /// `ACC_TIME`: an event before the kernels.
     timed: Option<cudarc::driver::CudaEvent>,
 }
@@ -208,7 +287,7 @@ impl CudaLaunch<'_> {
 
 impl GpuLaunch for CudaLaunch<'_> {
     fn scalar(&mut self, _: ParamId, v: ScalarValue) -> Result<()> {
-        self.values.push(slot(v));
+        self.state.values.push(slot(v));
         Ok(())
     }
 
@@ -242,8 +321,8 @@ impl GpuLaunch for CudaLaunch<'_> {
                 (ptr, data.len() / size.max(1))
             }
         };
-        self.values.push(ptr);
-        self.values.push(len as u64);
+        self.state.values.push(ptr);
+        self.state.values.push(len as u64);
         Ok(())
     }
 
@@ -290,23 +369,30 @@ impl GpuLaunch for CudaLaunch<'_> {
             });
         }
         let mut scratch = loaded.scratch.lock().unwrap_or_else(|e| e.into_inner());
-        self.values.push(self.status.device_address());
-        self.values
+        let state = &mut *self.state;
+        state.values.push(state.status.device_address());
+        state
+            .values
             .push(scratch.locals.as_ref().map_or(0, |b| dev.address(b)));
-        self.blocks_arg = self.values.len();
-        self.values.push(1);
+        self.blocks_arg = state.values.len();
+        state.values.push(1);
         for p in &scratch.partials {
-            self.values.push(match p {
+            state.values.push(match p {
                 Partials::Host(h) => h.device_address(),
                 Partials::Device(d) => dev.address(d),
             });
         }
         // The host loops' variables, set at each launch.
-        self.host_values_arg = self.values.len();
+        self.host_values_arg = state.values.len();
         let host_vars = self.loaded.lowered.layout.program.host_vars();
-        self.values.extend((0..host_vars).map(|_| 0));
+        state.values.extend((0..host_vars).map(|_| 0));
         // No slot is added from here on, so their addresses hold until the launch ends.
-        self.params = recorded::slot_addresses(&mut self.values);
+        state.params.extend(
+            state
+                .values
+                .iter_mut()
+                .map(|v| (v as *mut u64).cast::<std::ffi::c_void>() as usize),
+        );
         let has_locals = scratch.locals.is_some();
         if let Some(b) = &mut scratch.locals {
             // Launches run one at a time (the launch lock); the clear is ordered on the
@@ -348,10 +434,12 @@ impl GpuLaunch for CudaLaunch<'_> {
     }
 
     fn dispatch(&mut self, e: usize, blocks: u32, host: &[i128]) -> Result<()> {
+        let state = &mut *self.state;
         for (n, &v) in host.iter().enumerate() {
-            // SAFETY: `params` points at `values`' slots, which stay where they are (none is
-            // added after `ready`); writing through the pointer keeps it the only access.
-            unsafe { *self.params[self.host_values_arg + n].cast::<u64>() = v as u64 };
+            // SAFETY: `params` holds the addresses of `values`' slots, which stay where they
+            // are (none is added after `ready`); writing through them keeps them the only
+            // access until the launch.
+            unsafe { *(state.params[self.host_values_arg + n] as *mut u64) = v as u64 };
         }
         let Some(shape) = self.loaded.lowered.layout.entries.get(e) else {
             return Err(Error::Unsupported {
@@ -362,18 +450,26 @@ impl GpuLaunch for CudaLaunch<'_> {
             });
         };
         // SAFETY: as above.
-        unsafe { *self.params[self.blocks_arg].cast::<u64>() = blocks as u64 };
+        unsafe { *(state.params[self.blocks_arg] as *mut u64) = blocks as u64 };
         let (grid, block) = if shape.single {
             (1, 1)
         } else {
             (blocks, BLOCK_SIZE)
         };
+        if let Some(kept) = &mut self.kept {
+            kept.push(recorded::Dispatch {
+                entry: e,
+                grid,
+                block,
+                params: state.values.clone(),
+            });
+        }
         if let Some(recorded) = &mut self.recording {
             recorded.push(recorded::Dispatch {
                 entry: e,
                 grid,
                 block,
-                params: self.values.clone(),
+                params: state.values.clone(),
             });
             return Ok(());
         }
@@ -391,7 +487,11 @@ impl GpuLaunch for CudaLaunch<'_> {
                 ),
             });
         };
-        let stream = self.stream().cu_stream();
+        let stream = self
+            .queue_stream
+            .as_ref()
+            .unwrap_or(&self.dev.stream)
+            .cu_stream();
         // SAFETY: the parameters are the entry point's, in order and of their types
         // (`ptx::Lowered` documents the list), each in a slot `params` points at; the memory
         // they point to lives until the stream is synchronized (a deferred launch copies
@@ -407,7 +507,7 @@ impl GpuLaunch for CudaLaunch<'_> {
                 1,
                 0,
                 stream,
-                self.params.as_mut_ptr(),
+                state.params.as_mut_ptr().cast(),
                 std::ptr::null_mut(),
             )
         };
@@ -416,6 +516,25 @@ impl GpuLaunch for CudaLaunch<'_> {
         } else {
             Err(cuda_error(&format!("launching `{}`", self.kernel.name), r))
         }
+    }
+
+    fn keep(&mut self) {
+        self.kept = Some(Vec::new());
+    }
+
+    fn replay(&mut self) -> Option<Box<dyn Any + Send>> {
+        // Made again as `ready` would make it: on the device's stream, untimed, without region
+        // locals (their buffer is cleared before each launch).
+        let again = self.deferred
+            && self.queue_stream.is_none()
+            && matches!(self.order.queue, Queue::Sync)
+            && self.timed.is_none()
+            && self.loaded.lowered.layout.locals_size == 0;
+        let dispatches = self.kept.take().filter(|_| again)?;
+        Some(Box::new(Kept {
+            loaded: Arc::clone(&self.loaded),
+            dispatches,
+        }))
     }
 
     fn finish(mut self, args: &mut [Arg<'_>], grid: &Grid) -> Result<Option<Readback>> {
@@ -496,9 +615,9 @@ impl GpuLaunch for CudaLaunch<'_> {
             }
         }
         if layout.status_used {
-            back.status = self.status.bytes()[..status::BYTES].to_vec();
+            back.status = self.state.status.bytes()[..status::BYTES].to_vec();
             if back.status.iter().any(|&b| b != 0) {
-                self.status.clear(status::BYTES);
+                self.state.status.clear(status::BYTES);
             }
         }
         Ok(Some(back))
