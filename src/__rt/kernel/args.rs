@@ -29,16 +29,39 @@ pub struct Args<'a> {
     pub(super) complex: Vec<usize>,
 }
 
+/// The lists of a launch that ended, emptied, for the thread's next launch: a time loop
+/// allocates its argument lists once, not at every launch.
+struct Spare {
+    args: Vec<KernelArg<'static>>,
+    params: Vec<(&'static str, ParamKind)>,
+    fixed: Vec<Option<usize>>,
+    aggregate: Vec<bool>,
+}
+
+thread_local! {
+    static SPARE: std::cell::Cell<Option<Spare>> = const { std::cell::Cell::new(None) };
+}
+
 impl<'a> Args<'a> {
-    /// No arguments yet, with room for `n` parameters (a launch allocates once per list).
+    /// No arguments yet, with room for `n` parameters (the lists of the thread's last launch,
+    /// else allocated once per list).
     pub fn with_capacity(n: usize) -> Args<'a> {
-        Args {
-            args: Vec::with_capacity(n),
-            params: Vec::with_capacity(n),
-            fixed: Vec::with_capacity(n),
-            aggregate: Vec::with_capacity(n),
-            ..Args::default()
-        }
+        let spare = SPARE.with(|s| s.take()).unwrap_or_else(|| Spare {
+            args: Vec::new(),
+            params: Vec::new(),
+            fixed: Vec::new(),
+            aggregate: Vec::new(),
+        });
+        let mut a = Args::default();
+        a.args = spare.args;
+        a.params = spare.params;
+        a.fixed = spare.fixed;
+        a.aggregate = spare.aggregate;
+        a.args.reserve(n);
+        a.params.reserve(n);
+        a.fixed.reserve(n);
+        a.aggregate.reserve(n);
+        a
     }
 
     pub(super) fn refuse(&mut self, name: &str, why: String) -> usize {
@@ -312,5 +335,27 @@ fn array_elem<V: DataVar + ?Sized>() -> Option<Elem> {
         (Some(s), _) => Some(Elem::Scalar(s)),
         (None, Some(layout)) if !V::IS_SCALAR => Some(Elem::Struct(layout)),
         _ => None,
+    }
+}
+
+impl Drop for Args<'_> {
+    /// Keeps the lists, emptied, for the thread's next launch.
+    fn drop(&mut self) {
+        let mut args = std::mem::take(&mut self.args);
+        args.clear();
+        // SAFETY: an empty `Vec` holds no `KernelArg`, so no borrow of lifetime `'_` is kept;
+        // the layout of `Vec<KernelArg<'_>>` does not depend on the lifetime.
+        let args: Vec<KernelArg<'static>> = unsafe { std::mem::transmute(args) };
+        let mut spare = Spare {
+            args,
+            params: std::mem::take(&mut self.params),
+            fixed: std::mem::take(&mut self.fixed),
+            aggregate: std::mem::take(&mut self.aggregate),
+        };
+        spare.params.clear();
+        spare.fixed.clear();
+        spare.aggregate.clear();
+        // `try_with`: a thread being torn down keeps nothing.
+        let _ = SPARE.try_with(|s| s.set(Some(spare)));
     }
 }
