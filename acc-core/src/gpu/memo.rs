@@ -3,7 +3,7 @@
 //! arrays), and its grid and dispatches (while the variant and every value the host program
 //! reads are the same). A time loop's launch then neither looks its arrays up nor runs the
 //! host program again; one with exactly the same arguments, which returned without waiting,
-//! is made again as the backend kept it ([`Replay`]), without assembling it.
+//! is made again as the backend kept it ([`super::GpuDriver::replay`]), without assembling it.
 
 use super::cache::Variant;
 use super::grid::Grid;

@@ -456,21 +456,17 @@ impl GpuLaunch for CudaLaunch<'_> {
         } else {
             (blocks, BLOCK_SIZE)
         };
+        let this = || recorded::Dispatch {
+            entry: e,
+            grid,
+            block,
+            params: state.values.clone(),
+        };
         if let Some(kept) = &mut self.kept {
-            kept.push(recorded::Dispatch {
-                entry: e,
-                grid,
-                block,
-                params: state.values.clone(),
-            });
+            kept.push(this());
         }
         if let Some(recorded) = &mut self.recording {
-            recorded.push(recorded::Dispatch {
-                entry: e,
-                grid,
-                block,
-                params: state.values.clone(),
-            });
+            recorded.push(this());
             return Ok(());
         }
         let Some(f) = self
