@@ -15,12 +15,8 @@ use super::recorded::{slot_addresses, Dispatch};
 pub const CHAIN: usize = 32;
 
 /// The parameters of a kernel node launching `d` of `f` (`values`: `d`'s parameter slots'
-/// addresses, read when the parameters are set).
-fn node(
-    f: sys::CUfunction,
-    d: &Dispatch,
-    values: &mut [*mut std::ffi::c_void],
-) -> sys::CUDA_KERNEL_NODE_PARAMS_v2 {
+/// addresses, [`slot_addresses`], read when the parameters are set).
+fn node(f: sys::CUfunction, d: &Dispatch, values: &mut [usize]) -> sys::CUDA_KERNEL_NODE_PARAMS_v2 {
     sys::CUDA_KERNEL_NODE_PARAMS_v2 {
         func: f,
         gridDimX: d.grid,
@@ -30,7 +26,7 @@ fn node(
         blockDimY: 1,
         blockDimZ: 1,
         sharedMemBytes: 0,
-        kernelParams: values.as_mut_ptr(),
+        kernelParams: values.as_mut_ptr().cast(),
         extra: std::ptr::null_mut(),
         kern: std::ptr::null_mut(),
         ctx: std::ptr::null_mut(),
@@ -73,8 +69,8 @@ impl Chain {
         check("creating", unsafe {
             sys::cuGraphCreate(&mut chain.graph, 0)
         })?;
-        let mut values = d.params.clone();
-        let mut params = slot_addresses(&mut values);
+        let (mut values, mut params) = (d.params.clone(), Vec::new());
+        slot_addresses(&mut values, &mut params);
         let p = node(f, d, &mut params);
         for k in 0..CHAIN {
             let mut n = std::ptr::null_mut();
@@ -107,9 +103,10 @@ impl Chain {
         if batch.is_empty() || batch.len() > CHAIN {
             return Err(format!("a batch of {} launches", batch.len()));
         }
+        let mut params = Vec::new();
         for (k, (f, d)) in batch.iter().enumerate() {
             let mut values = d.params.clone();
-            let mut params = slot_addresses(&mut values);
+            slot_addresses(&mut values, &mut params);
             let p = node(*f, d, &mut params);
             // SAFETY: a node of this chain's graph; `p` points at `values`' slots, whose
             // values the call copies (a launch of the graph already queued keeps its own).

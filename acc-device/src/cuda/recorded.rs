@@ -35,10 +35,23 @@ pub const BATCH: usize = CHAIN;
 /// any host work a program overlaps with its kernels.
 pub const LINGER: Duration = Duration::from_micros(60);
 
-/// The addresses of parameter slots, as `cuLaunchKernel` and kernel nodes take them (valid
-/// while `slots` is neither moved nor grown).
-pub fn slot_addresses(slots: &mut [u64]) -> Vec<*mut std::ffi::c_void> {
-    slots.iter_mut().map(|v| (v as *mut u64).cast()).collect()
+/// The addresses of parameter slots, as `cuLaunchKernel` and kernel nodes take them (as
+/// integers, so that a buffer of them can be kept between launches), into `into`, emptied
+/// first; valid while `slots` is neither moved nor grown.
+pub fn slot_addresses(slots: &mut [u64], into: &mut Vec<usize>) {
+    into.clear();
+    into.extend(
+        slots
+            .iter_mut()
+            .map(|v| (v as *mut u64).cast::<std::ffi::c_void>() as usize),
+    );
+}
+
+/// `ACC_NOTIFY`: launch `name` recorded, and why.
+pub fn notify_recorded(name: &str, why: &str) {
+    acc_core::observe::notify(acc_core::observe::Notify::Launch, || {
+        format!("cuda: `{name}` recorded ({why}), to be submitted with the launches after it")
+    });
 }
 
 /// One dispatch of a recorded launch: entry point, grid and block, parameters (64-bit slots).
@@ -356,10 +369,12 @@ impl Recorder {
                     }
                 }
             }
+            let (mut slots, mut addresses) = (Vec::new(), Vec::new());
             for (f, d) in part {
-                launch(*f, d, stream).map_err(|what| Error::Unsupported {
-                    what: format!("CUDA: {what}"),
-                })?;
+                let r = launch(*f, d, stream, (&mut slots, &mut addresses));
+                if r != sys::CUresult::CUDA_SUCCESS {
+                    return Err(cuda_error("launching a recorded launch", r));
+                }
             }
             self.pending.store(true, Ordering::Release);
             acc_core::observe::notify(acc_core::observe::Notify::Launch, || {
@@ -383,18 +398,22 @@ pub fn function(code: &Code, d: &Dispatch) -> Result<sys::CUfunction> {
         })
 }
 
-/// Launches dispatch `d` of `f` on `stream` (the context bound).
-fn launch(
+/// Launches dispatch `d` of `f` on `stream` (the context bound), its parameters copied into
+/// `slots` and their addresses into `addresses` (buffers a caller keeps between launches).
+pub fn launch(
     f: sys::CUfunction,
     d: &Dispatch,
     stream: sys::CUstream,
-) -> std::result::Result<(), String> {
-    let mut values = d.params.clone();
-    let mut params = slot_addresses(&mut values);
+    (slots, addresses): (&mut Vec<u64>, &mut Vec<usize>),
+) -> sys::CUresult {
+    slots.clear();
+    slots.extend_from_slice(&d.params);
+    slot_addresses(slots, addresses);
     // SAFETY: the parameters are the entry point's, in 64-bit slots as `CudaLaunch` made
-    // them; the memory they point to (present data, the launch's scratch) is freed only after
-    // the device submitted its recorded launches and waited for its stream.
-    let r = unsafe {
+    // them, each at an address in `addresses`; the memory they point to (present data, the
+    // launch's scratch) is freed only after the device submitted its recorded launches and
+    // waited for its stream.
+    unsafe {
         sys::cuLaunchKernel(
             f,
             d.grid,
@@ -405,14 +424,9 @@ fn launch(
             1,
             0,
             stream,
-            params.as_mut_ptr(),
+            addresses.as_mut_ptr().cast(),
             std::ptr::null_mut(),
         )
-    };
-    if r == sys::CUresult::CUDA_SUCCESS {
-        Ok(())
-    } else {
-        Err(cuda_error("launching", r).to_string())
     }
 }
 

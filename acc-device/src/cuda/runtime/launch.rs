@@ -155,6 +155,7 @@ impl GpuDriver for CudaDevice {
             deferred: false,
             recording: None,
             kept: None,
+            plain: false,
             timed: None,
         })
     }
@@ -179,12 +180,7 @@ impl GpuDriver for CudaDevice {
             _ => return Ok(false),
         };
         if rec.may_record() && rec.gpu_busy() {
-            acc_core::observe::notify(acc_core::observe::Notify::Launch, || {
-                format!(
-                    "cuda: `{}` recorded (the GPU is busy), to be submitted with the launches after it",
-                    kernel.name
-                )
-            });
+            recorded::notify_recorded(&kernel.name, "the GPU is busy");
             rec.record(recorded::Queued {
                 job: Arc::clone(&kept.loaded.job),
                 dispatches: kept.dispatches.clone(),
@@ -193,33 +189,14 @@ impl GpuDriver for CudaDevice {
             let state = &mut *state;
             for d in &kept.dispatches {
                 let f = recorded::function(code, d)?;
-                state.values.clear();
-                state.values.extend_from_slice(&d.params);
-                state.params.clear();
-                state.params.extend(
-                    state
-                        .values
-                        .iter_mut()
-                        .map(|v| (v as *mut u64).cast::<std::ffi::c_void>() as usize),
+                // As `CudaLaunch::dispatch`'s launch made it: the same arrays, present where
+                // they were (the table is unchanged).
+                let r = recorded::launch(
+                    f,
+                    d,
+                    self.stream.cu_stream(),
+                    (&mut state.values, &mut state.params),
                 );
-                // SAFETY: as `CudaLaunch::dispatch`'s launch: the entry point's parameters,
-                // as that launch made them (the same arrays, present where they were: the
-                // table is unchanged), each in a slot `params` points at.
-                let r = unsafe {
-                    sys::cuLaunchKernel(
-                        f,
-                        d.grid,
-                        1,
-                        1,
-                        d.block,
-                        1,
-                        1,
-                        0,
-                        self.stream.cu_stream(),
-                        state.params.as_mut_ptr().cast(),
-                        std::ptr::null_mut(),
-                    )
-                };
                 if r != sys::CUresult::CUDA_SUCCESS {
                     return Err(cuda_error(&format!("launching `{}`", kernel.name), r));
                 }
@@ -275,6 +252,9 @@ pub struct CudaLaunch<'a> {
     recording: Option<Vec<recorded::Dispatch>>,
     /// The dispatches, kept to be made again ([`GpuLaunch::keep`]).
     kept: Option<Vec<recorded::Dispatch>>,
+    /// A launch that need not wait, on the device's stream, untimed, without region locals:
+    /// one the recorder may take, and one that can be made again (set in `ready`).
+    plain: bool,
     /// `ACC_TIME`: an event before the kernels.
     timed: Option<cudarc::driver::CudaEvent>,
 }
@@ -335,11 +315,11 @@ impl GpuLaunch for CudaLaunch<'_> {
         // behind recorded ones. Any other launch first submits those, in order.
         let rec = &dev.recorder;
         rec.check()?;
-        let recordable = deferred
+        self.plain = deferred
             && matches!(self.order.queue, Queue::Sync)
             && loaded.lowered.layout.locals_size == 0
-            && !acc_core::observe::timing()
-            && rec.may_record();
+            && !acc_core::observe::timing();
+        let recordable = self.plain && rec.may_record();
         let room = || rec.len() < MOST_RECORDED;
         let why = match loaded.job.get() {
             Some(code) if !rec.behind() => {
@@ -361,12 +341,7 @@ impl GpuLaunch for CudaLaunch<'_> {
         };
         if let Some(why) = why {
             self.recording = Some(Vec::new());
-            acc_core::observe::notify(acc_core::observe::Notify::Launch, || {
-                format!(
-                    "cuda: `{}` recorded ({why}), to be submitted with the launches after it",
-                    self.kernel.name
-                )
-            });
+            recorded::notify_recorded(&self.kernel.name, why);
         }
         let mut scratch = loaded.scratch.lock().unwrap_or_else(|e| e.into_inner());
         let state = &mut *self.state;
@@ -387,12 +362,7 @@ impl GpuLaunch for CudaLaunch<'_> {
         let host_vars = self.loaded.lowered.layout.program.host_vars();
         state.values.extend((0..host_vars).map(|_| 0));
         // No slot is added from here on, so their addresses hold until the launch ends.
-        state.params.extend(
-            state
-                .values
-                .iter_mut()
-                .map(|v| (v as *mut u64).cast::<std::ffi::c_void>() as usize),
-        );
+        recorded::slot_addresses(&mut state.values, &mut state.params);
         let has_locals = scratch.locals.is_some();
         if let Some(b) = &mut scratch.locals {
             // Launches run one at a time (the launch lock); the clear is ordered on the
@@ -519,14 +489,9 @@ impl GpuLaunch for CudaLaunch<'_> {
     }
 
     fn replay(&mut self) -> Option<Box<dyn Any + Send>> {
-        // Made again as `ready` would make it: on the device's stream, untimed, without region
+        // Only a launch `ready` could record: on the device's stream, untimed, without region
         // locals (their buffer is cleared before each launch).
-        let again = self.deferred
-            && self.queue_stream.is_none()
-            && matches!(self.order.queue, Queue::Sync)
-            && self.timed.is_none()
-            && self.loaded.lowered.layout.locals_size == 0;
-        let dispatches = self.kept.take().filter(|_| again)?;
+        let dispatches = self.kept.take().filter(|_| self.plain)?;
         Some(Box::new(Kept {
             loaded: Arc::clone(&self.loaded),
             dispatches,
