@@ -200,7 +200,7 @@ pub fn malloc(bytes: usize) -> Result<DevicePtr> {
         Memory::Host => host_alloc::malloc(bytes).map(|addr| DevicePtr { addr }),
         Memory::Own(d) => {
             let mem = own(&*d, "acc::malloc")?;
-            let buf = mem.memory.alloc_bytes(bytes.max(1))?;
+            let buf = mem.memory.alloc_bytes(bytes)?;
             match mem.memory.address(buf) {
                 Some(addr) => {
                     DEVICE_ALLOCS

@@ -165,6 +165,92 @@ fn device_memory_routines_check_every_access() {
     });
 }
 
+/// Copies are checked against the size `acc::malloc` was asked for, not the allocation a
+/// device rounds it up to (issue 40, item 3: nvidia took a byte past `malloc(7)` and a byte
+/// into `malloc(0)`).
+#[test]
+fn device_memory_routines_check_the_size_asked_for() {
+    on_each_device(|ty| {
+        let p = acc::malloc(7).unwrap();
+        acc::memcpy_to_device(p, &[1u8; 7]).unwrap();
+        acc::memcpy_to_device(p.offset(6), &[2u8]).unwrap();
+        assert!(
+            acc::memcpy_to_device(p.offset(7), &[3u8]).is_err(),
+            "{ty}: a byte past malloc(7)"
+        );
+        assert!(
+            acc::memcpy_to_device(p, &[3u8; 8]).is_err(),
+            "{ty}: 8 bytes into malloc(7)"
+        );
+        let mut eight = [0u8; 8];
+        assert!(
+            acc::memcpy_from_device(&mut eight, p).is_err(),
+            "{ty}: 8 bytes out of malloc(7)"
+        );
+        assert!(
+            acc::memcpy_device(p.offset(4), p, 4).is_err(),
+            "{ty}: to bytes 4..8 of malloc(7)"
+        );
+        let mut seven = [0u8; 7];
+        acc::memcpy_from_device(&mut seven, p).unwrap();
+        assert_eq!(seven, [1, 1, 1, 1, 1, 1, 2], "{ty}");
+        let empty = acc::malloc(0).unwrap();
+        assert!(
+            acc::memcpy_to_device(empty, &[1u8]).is_err(),
+            "{ty}: a byte into malloc(0)"
+        );
+        let mut one = [0u8; 1];
+        assert!(
+            acc::memcpy_from_device(&mut one, empty).is_err(),
+            "{ty}: a byte out of malloc(0)"
+        );
+        acc::free(empty).unwrap();
+        acc::free(p).unwrap();
+    });
+}
+
+#[acc::offload]
+fn copy_half(src: &[f32], dst: &mut [f32]) {
+    #[acc::parallel_loop(present(src, dst))]
+    for i in 0..dst.len() {
+        dst[i] = src[i] + 1.0;
+    }
+}
+
+#[acc::offload]
+fn halves_of_one_array(a: &mut Vec<f32>) {
+    let n = a.len() / 2;
+    #[acc::data(copy(a))]
+    {
+        let (lo, hi) = a.split_at_mut(n);
+        copy_half(lo, hi);
+        // And back the other way, from the half just written.
+        let (lo, hi) = a.split_at_mut(n);
+        copy_half(hi, lo);
+    }
+}
+
+/// Two parts of one present array in one region, one read and one written: Rust's spelling of
+/// C's two pointers into one array (NPB MG's levels). Issue 40, item 6: wgpu refused the buffer
+/// bound read-only and writable in one dispatch and copied nothing back.
+#[test]
+fn two_parts_of_one_array_one_read_one_written() {
+    on_each_device(|ty| {
+        let mut a: Vec<f32> = (0..2000).map(|i| i as f32).collect();
+        halves_of_one_array(&mut a);
+        let want: Vec<f32> = (0..2000)
+            .map(|i| {
+                if i < 1000 {
+                    i as f32 + 2.0
+                } else {
+                    (i - 1000) as f32 + 1.0
+                }
+            })
+            .collect();
+        assert_eq!(a, want, "on {ty}");
+    });
+}
+
 /// `acc::memcpy_d2d` (3.3 section 3.2.30) from device 0 to the last device of the type
 /// (itself where there is one): only the destination's device copy changes where devices have
 /// their own memory; `i16` is widened on wgpu, so the copy goes element by element there.

@@ -395,6 +395,135 @@ fn kernels_loops_with_recognized_reductions() {
     });
 }
 
+// A recognized reduction's value is the variable's for the rest of the `kernels` region: the
+// code after the loop reads the sum and writes it again (issue 40, item 1: the GPUs read 0 and
+// lost the last write).
+#[acc::offload]
+fn kernels_reduction_read_after_its_loop(
+    a: &[f64],
+    scale: f64,
+) -> (Vec<f64>, Vec<f64>, f64, f64, i32) {
+    let n = a.len();
+    let mut s1 = vec![0.0; n];
+    let mut s2 = vec![0.0; n];
+    let mut total = 0.0;
+    let mut top = f64::NEG_INFINITY;
+    let mut count = 0;
+    #[acc::kernels(copyin(a), copyout(s1, s2))]
+    {
+        for i in 0..n {
+            s1[i] = a[i] * scale;
+        }
+        for i in 0..n {
+            total += s1[i];
+        }
+        let mean = total / n as f64;
+        for i in 0..n {
+            s2[i] = s1[i] - mean;
+            if s2[i] > top {
+                top = s2[i];
+            }
+        }
+        for i in 0..n {
+            if s2[i] > 0.0 {
+                count += 1;
+            }
+        }
+        total = total * 2.0;
+    }
+    (s1, s2, total, top, count)
+}
+
+#[test]
+fn kernels_code_after_a_recognized_reduction_sees_its_value() {
+    let n = 3000;
+    let a: Vec<f64> = (0..n)
+        .map(|i| ((i * 37) % 1001) as f64 * 0.5 + 0.25)
+        .collect();
+    let scale = 0.01;
+    let s1: Vec<f64> = a.iter().map(|x| x * scale).collect();
+    let mut sum = 0.0;
+    for x in &s1 {
+        sum += x;
+    }
+    let mean = sum / n as f64;
+    let s2: Vec<f64> = s1.iter().map(|x| x - mean).collect();
+    let top = s2.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let count = s2.iter().filter(|&&x| x > 0.0).count() as i32;
+    on_each_device(|ty| {
+        let (g1, g2, total, t, c) = kernels_reduction_read_after_its_loop(&a, scale);
+        assert_eq!(g1, s1, "on {ty}");
+        // The sum's order differs between devices: the mean and all after it by rounding only.
+        assert!(
+            (total - 2.0 * sum).abs() <= 1e-9 * sum,
+            "total {total}, want {} on {ty}",
+            2.0 * sum
+        );
+        for (g, w) in g2.iter().zip(&s2) {
+            assert!((g - w).abs() <= 1e-9, "s2 {g}, want {w} on {ty}");
+        }
+        assert!((t - top).abs() <= 1e-9, "top {t}, want {top} on {ty}");
+        assert_eq!(c, count, "on {ty}");
+    });
+}
+
+// `kernels_loop` recognizes the reductions `kernels { for .. }` does (issue 40, item 2: the
+// combined form left `delta` a shared copy and its iterations raced). Kmeans' loop, as written.
+#[acc::offload]
+fn kmeans_membership(membership: &mut Vec<i32>, target: &[i32]) -> (f32, [i32; 5]) {
+    let n = membership.len();
+    let mut delta = 0.0f32;
+    let mut counts = [0i32; 5];
+    #[acc::kernels_loop(gang, worker, independent, reduction(+: counts), copy(membership), copyin(target))]
+    for i in 0..n {
+        if membership[i] != target[i] {
+            delta += 1.0;
+        }
+        membership[i] = target[i];
+        counts[target[i] as usize] += 1;
+    }
+    (delta, counts)
+}
+
+#[acc::offload]
+fn kernels_loop_max_and_count(x: &[i64]) -> (i64, u32) {
+    let mut hi = i64::MIN;
+    let mut odd = 0u32;
+    #[acc::kernels_loop(copyin(x))]
+    for i in 0..x.len() {
+        hi = hi.max(x[i]);
+        if x[i] % 2 != 0 {
+            odd += 1;
+        }
+    }
+    (hi, odd)
+}
+
+#[test]
+fn kernels_loop_recognizes_reductions_as_kernels_does() {
+    let n = 20_000;
+    let target: Vec<i32> = (0..n).map(|i| ((i * 7919) % 5) as i32).collect();
+    let x: Vec<i64> = (0..n)
+        .map(|i| ((i as i64 * 104_729) % 1_000_003) - 500_000)
+        .collect();
+    on_each_device(|ty| {
+        let mut membership: Vec<i32> = (0..n)
+            .map(|i| if i % 4 == 0 { target[i] } else { -1 })
+            .collect();
+        let (delta, counts) = kmeans_membership(&mut membership, &target);
+        assert_eq!(delta, 15_000.0, "on {ty}");
+        assert_eq!(membership, target, "on {ty}");
+        assert_eq!(counts, [4000; 5], "on {ty}");
+        let (hi, odd) = kernels_loop_max_and_count(&x);
+        assert_eq!(hi, *x.iter().max().unwrap(), "on {ty}");
+        assert_eq!(
+            odd,
+            x.iter().filter(|v| *v % 2 != 0).count() as u32,
+            "on {ty}"
+        );
+    });
+}
+
 // Reductions over subarrays (3.3 section 2.5.15): part of a `Vec` or a slice, on the
 // construct and on a loop inside it, element-wise into what the elements held.
 

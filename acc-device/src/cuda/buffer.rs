@@ -11,8 +11,9 @@ use acc_core::{Error, Result};
 
 /// A buffer of the nvidia device.
 pub(super) enum Buffer {
-    /// acc's own allocation.
-    Own(CudaSlice<u8>),
+    /// acc's own allocation of the given size in bytes: the slice may be larger (no
+    /// allocation is under 16 bytes), but copies are checked against the size asked for.
+    Own(CudaSlice<u8>, usize),
     /// Another library's memory: `bytes` bytes at `addr`; `_keep` owns it where acc was given
     /// ownership (dropping it frees the memory), and is `None` where acc borrows it.
     Foreign {
@@ -26,7 +27,7 @@ impl Buffer {
     /// Its size in bytes.
     pub(super) fn len(&self) -> usize {
         match self {
-            Buffer::Own(s) => s.len(),
+            Buffer::Own(_, bytes) => *bytes,
             Buffer::Foreign { bytes, .. } => *bytes,
         }
     }
@@ -34,7 +35,7 @@ impl Buffer {
     /// The device address of its first byte.
     pub(super) fn address(&self, stream: &CudaStream) -> u64 {
         match self {
-            Buffer::Own(s) => s.device_ptr(stream).0,
+            Buffer::Own(s, _) => s.device_ptr(stream).0,
             Buffer::Foreign { addr, .. } => *addr,
         }
     }

@@ -529,7 +529,7 @@ impl DeviceMemory for CudaDevice {
             .checked_mul(elem.size)
             .ok_or(Error::OutOfMemory { bytes: usize::MAX })?;
         let b = self.zeros(bytes)?;
-        Ok(self.insert_buffer(Buffer::Own(b)))
+        Ok(self.insert_buffer(Buffer::Own(b, bytes)))
     }
 
     /// CUDA memory of another library, checked to be an allocation of this device holding

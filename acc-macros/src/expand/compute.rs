@@ -54,6 +54,14 @@ pub(super) fn self_condition(dir: &Directive) -> TokenStream {
 /// Expands a compute or combined construct.
 pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &Env) -> TokenStream {
     let errors_before = ctx.error_count();
+    // A `kernels loop` gets the reductions `kernels { loop }` would find in its loop.
+    let recognized = match &body {
+        RegionBody::Loop(f) if dir.kind.compute() == Some(ComputeKind::Kernels) => {
+            with_recognized_reductions(dir, f)
+        }
+        _ => None,
+    };
+    let dir = recognized.as_ref().unwrap_or(dir);
     match super::subarray_reductions::lower(ctx, dir, &body, env) {
         Some(l) => {
             let (before, after) = (l.before, l.after);
@@ -74,6 +82,20 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
         }
         None => expand_construct(ctx, dir, body, env),
     }
+}
+
+/// `dir`, a `kernels loop` construct on `f`, with the reductions its loop computes without
+/// naming them added (`expand::recognized_reductions`), or `None` where it has none.
+fn with_recognized_reductions(dir: &Directive, f: &ExprForLoop) -> Option<Directive> {
+    let clauses = super::recognized_reductions::for_combined(dir, f);
+    if clauses.is_empty() {
+        return None;
+    }
+    let added =
+        crate::directive::parsed::of_tokens(dir.kind, dir.span, quote!(#(#clauses),*)).ok()?;
+    let mut with = dir.clone();
+    with.clauses.extend(added.clauses.iter().cloned());
+    Some(with)
 }
 
 /// Expands a compute or combined construct whose reductions are whole variables.

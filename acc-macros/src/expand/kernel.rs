@@ -404,6 +404,22 @@ fn translate(
         }
     }
     collect_loop_reductions(stmts, &mut loop_reds);
+    // In `kernels`, a variable that code outside its reducing loops also reads or writes is the
+    // region's variable, its value flowing from statement to statement as on the host (3.3
+    // section 2.5.3: the loops run in order): a region local, into which each loop's partials
+    // are folded after that loop, not a reduction combined once when the region ends.
+    let mut flowing: Vec<String> = Vec::new();
+    if compute == ComputeKind::Kernels && combined_loop.is_none() {
+        loop_reds.retain(|(_, v)| {
+            let name = v.to_string();
+            let keep = region_reductions.iter().any(|(_, r)| r == v)
+                || !routine::used_outside_reducing_loops(stmts, &name);
+            if !keep && !flowing.contains(&name) {
+                flowing.push(name);
+            }
+            keep
+        });
+    }
     // Private copies (region and loop level) are made from the originals' types: the
     // originals travel read-only and are never written back.
     let mut private_names: std::collections::HashSet<String> =
@@ -560,6 +576,30 @@ fn translate(
         };),
         );
     }
+    // The variables whose value flows through a `kernels` region (above): a region local
+    // loaded from the variable's device copy first and stored back last.
+    let mut store_back = TokenStream::new();
+    for name in &flowing {
+        if !matches!(tr.captured.get(name), Some((Cap::WriteScalar, _))) {
+            return no(format!(
+                "a reduction of `{name}`, which the region also uses outside its loops"
+            ));
+        }
+        tr.arrays_used.insert(name.clone());
+        let a = format_ident!("__acc_a_{}", name);
+        let v = tr.fresh(name);
+        let zero = quote!(__acc_b.lit_int(
+            0,
+            ::core::option::Option::Some(::acc::__rt::kernel::Scalar::USize)
+        ));
+        locals.push(quote! {
+            let #v = { let __i = #zero; let __init = __acc_b.load(#a, __i); __acc_b.local(#name, ::core::option::Option::None, ::core::option::Option::Some(__init)) };
+        });
+        store_back.extend(
+            quote!({ let __i = #zero; let __v = __acc_b.get(#v); __acc_b.store(#a, __i, __v); }),
+        );
+        tr.bind(name.clone(), Local::Scalar(v));
+    }
     let body = match combined_loop {
         Some(d) => match stmts {
             [Stmt::Expr(e, _)] => tr.expr_stmt(e, Some(d.clone()), false)?,
@@ -625,6 +665,7 @@ fn translate(
                 #(#resolve)*
                 #(#locals)*
                 #body
+                #store_back
                 ::core::result::Result::Ok(())
             },
         );

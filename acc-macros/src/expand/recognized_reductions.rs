@@ -53,43 +53,11 @@ pub fn recognize(stmts: &mut [Stmt]) {
                 named.extend(c.vars().iter().map(|v| v.name.to_string()));
             }
         }
-        let mut local: HashSet<String> = pat_bindings(&f.pat, false)
-            .into_iter()
-            .map(|(n, _)| n)
-            .collect();
-        let mut find = Updates::default();
-        for s in &f.body.stmts {
-            find.visit_stmt(s);
-        }
-        local.extend(find.declared.iter().cloned());
-        let mut found: Vec<(String, RedOp)> = Vec::new();
-        for (name, op) in &find.updates {
-            if local.contains(name) || named.contains(name) || find.other.contains(name) {
-                continue;
-            }
-            let Some(op) = *op else { continue };
-            if find
-                .updates
-                .iter()
-                .any(|(n, o)| n == name && *o != Some(op))
-            {
-                continue;
-            }
-            if !found.iter().any(|(n, _)| n == name) {
-                found.push((name.clone(), op));
-            }
-        }
+        let found = found_in(f, &named);
         if found.is_empty() {
             continue;
         }
-        let clauses: Vec<TokenStream> = found
-            .iter()
-            .map(|(n, op)| {
-                let id = syn::Ident::new(n, Span::call_site());
-                let op: TokenStream = op.spelling().parse().unwrap_or_default();
-                quote!(reduction(#op: #id))
-            })
-            .collect();
+        let clauses = clauses(&found);
         match dir_at {
             Some(at) => {
                 let args = attrs::attr_args(&f.attrs[at]).unwrap_or_default();
@@ -102,6 +70,66 @@ pub fn recognize(stmts: &mut [Stmt]) {
                 .push(syn::parse_quote!(#[acc::r#loop(#(#clauses),*)])),
         }
     }
+}
+
+/// The reductions `kernels` recognizes in loop `f` (see the module docs), but for the names in
+/// `named` (those the loop's clauses already give a data attribute).
+fn found_in(f: &syn::ExprForLoop, named: &HashSet<String>) -> Vec<(String, RedOp)> {
+    let mut local: HashSet<String> = pat_bindings(&f.pat, false)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    let mut find = Updates::default();
+    for s in &f.body.stmts {
+        find.visit_stmt(s);
+    }
+    local.extend(find.declared.iter().cloned());
+    let mut found: Vec<(String, RedOp)> = Vec::new();
+    for (name, op) in &find.updates {
+        if local.contains(name) || named.contains(name) || find.other.contains(name) {
+            continue;
+        }
+        let Some(op) = *op else { continue };
+        if find
+            .updates
+            .iter()
+            .any(|(n, o)| n == name && *o != Some(op))
+        {
+            continue;
+        }
+        if !found.iter().any(|(n, _)| n == name) {
+            found.push((name.clone(), op));
+        }
+    }
+    found
+}
+
+/// `reduction(op: name)` clauses for what [`found_in`] found.
+fn clauses(found: &[(String, RedOp)]) -> Vec<TokenStream> {
+    found
+        .iter()
+        .map(|(n, op)| {
+            let id = syn::Ident::new(n, Span::call_site());
+            let op: TokenStream = op.spelling().parse().unwrap_or_default();
+            quote!(reduction(#op: #id))
+        })
+        .collect()
+}
+
+/// The clauses a combined `kernels loop` construct gets for the reductions its loop computes
+/// without naming them, as `kernels { loop }` does ([`recognize`]): none for a `seq` loop, nor
+/// for names its `reduction`, `private` or `firstprivate` clauses name.
+pub fn for_combined(dir: &crate::directive::Directive, f: &syn::ExprForLoop) -> Vec<TokenStream> {
+    if dir.has(C::Seq) {
+        return Vec::new();
+    }
+    let named: HashSet<String> = dir
+        .clauses
+        .iter()
+        .filter(|c| matches!(c.name, C::Reduction | C::Private | C::Firstprivate))
+        .flat_map(|c| c.vars().iter().map(|v| v.name.to_string()))
+        .collect();
+    clauses(&found_in(f, &named))
 }
 
 /// What a loop body does with outside names: the updates of a name with a reduction

@@ -64,6 +64,7 @@ impl GpuDriver for WgpuDevice {
             compiled,
             queue: order.queue,
             buffers: vec![None; n],
+            parts: vec![None; n],
             temporaries: Vec::new(),
             readback: Vec::new(),
             group: None,
@@ -93,6 +94,9 @@ pub struct WgpuLaunch<'a> {
     params: Vec<u8>,
     /// Each binding's buffer, once known.
     buffers: Vec<Option<wgpu::Buffer>>,
+    /// For each array binding of present data: its parameter, first element, length and
+    /// element size on the device (to read a part through a copy, [`WgpuLaunch::unalias`]).
+    parts: Vec<Option<(ParamId, usize, usize, usize)>>,
     /// Buffers from the pool for this launch, given back after it.
     temporaries: Vec<wgpu::Buffer>,
     /// (binding, bytes) copied back after the launch.
@@ -108,6 +112,83 @@ pub struct WgpuLaunch<'a> {
 }
 
 impl WgpuLaunch<'_> {
+    /// Binds a copy of each part of present data the kernel only reads that lies in a buffer
+    /// another of its arrays writes: wgpu refuses a buffer bound both read-only and writable
+    /// in one dispatch, and Rust's two parts of one array (`split_at_mut`, C's two pointers
+    /// into one array: NPB MG's levels) are exactly that. The parts are disjoint (one is
+    /// borrowed mutably), so the copy holds what the kernel would read. The copy is recorded
+    /// in the batch, after the launches before this one.
+    fn unalias(&mut self) -> Result<()> {
+        let l = &self.compiled.lowered;
+        let writable = |p: ParamId| {
+            matches!(
+                self.kernel.params[p as usize].kind,
+                ParamKind::Array { writable: true, .. }
+            )
+        };
+        let mut copies = Vec::new();
+        for (i, b) in l.bindings.iter().enumerate() {
+            let (Binding::Array(p), Some((_, first, len, elem)), Some(buf)) =
+                (b, self.parts[i], &self.buffers[i])
+            else {
+                continue;
+            };
+            if writable(*p) {
+                continue;
+            }
+            let shared = l.bindings.iter().enumerate().any(|(j, other)| {
+                matches!(other, Binding::Array(q) if writable(*q))
+                    && self.buffers[j].as_ref() == Some(buf)
+            });
+            if shared {
+                copies.push((i, *p, first, len, elem));
+            }
+        }
+        if copies.is_empty() {
+            return Ok(());
+        }
+        let dev = self.dev;
+        let mut batch = dev.batch.lock().unwrap_or_else(|e| e.into_inner());
+        batch.take_failure()?;
+        for (i, p, first, len, elem) in copies {
+            let bytes = (len * elem) as u64;
+            let t = dev.pool.take(
+                &dev.device,
+                bytes.next_multiple_of(4).max(4),
+                STORAGE,
+                "acc read-only part",
+            );
+            let src = self.buffers[i]
+                .clone()
+                .ok_or_else(|| internal("an unbound array"))?;
+            if (first * elem) % 4 != 0 {
+                return Err(Error::Unsupported {
+                    what: format!(
+                        "on wgpu: `{}` is read from a buffer the kernel also writes, starting at byte {} (not a multiple of 4)",
+                        self.kernel.params[p as usize].name,
+                        first * elem
+                    ),
+                });
+            }
+            if bytes > 0 {
+                batch.encoder(&dev.device).copy_buffer_to_buffer(
+                    &src,
+                    (first * elem) as u64,
+                    &t,
+                    0,
+                    bytes.next_multiple_of(4),
+                );
+            }
+            if let Some(slot) = l.arrays.iter().find(|s| s.param == p) {
+                let o = slot.offset as usize;
+                self.params[o..o + 4].copy_from_slice(&0u32.to_le_bytes());
+            }
+            self.temporaries.push(t.clone());
+            self.buffers[i] = Some(t);
+        }
+        Ok(())
+    }
+
     fn binding_of(&self, b: Binding) -> Option<usize> {
         self.compiled.lowered.bindings.iter().position(|x| *x == b)
     }
@@ -164,7 +245,12 @@ impl GpuLaunch for WgpuLaunch<'_> {
                 .map_err(|e| self.param_error(e, p))?;
         let binding = self.binding_of(Binding::Array(p));
         let (buffer, first, len) = match place {
-            ArrayPlace::Present(at) => (dev.buffer(at.buf)?, at.first, at.len),
+            ArrayPlace::Present(at) => {
+                if let Some(b) = binding {
+                    self.parts[b] = Some((p, at.first, at.len, device_elem));
+                }
+                (dev.buffer(at.buf)?, at.first, at.len)
+            }
             // wgpu buffers may not be empty; an array the kernel does not touch (or an empty
             // one) is bound to one element it never reads (its length in the shader is `len`).
             ArrayPlace::Unused { len } => {
@@ -231,6 +317,7 @@ impl GpuLaunch for WgpuLaunch<'_> {
     }
 
     fn ready(&mut self, grid: &Grid, _deferred: bool) -> Result<()> {
+        self.unalias()?;
         let dev = self.dev;
         let compiled = Arc::clone(&self.compiled);
         let l = &compiled.lowered;
