@@ -6,8 +6,8 @@
 //! compiler matches, and this is how a program uses it on acc's data. Needs the nvidia device
 //! and libcublas (loaded at run time).
 //!
-//! `cargo run --release --example cublas_gemm [n]` (default 4096). A program of one's own
-//! adds `cudarc` with its `cublas` feature at the version acc re-exports (`acc::cudarc`).
+//! `cargo run --release --features cublas --example cublas_gemm [n]` (default 4096). A program
+//! of one's own turns on acc's feature `cublas` and uses `acc::cudarc::cublas`, as here.
 
 use std::time::{Duration, Instant};
 

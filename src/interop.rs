@@ -17,7 +17,8 @@ use crate::routines::runtime;
 #[cfg(feature = "wgpu")]
 pub use acc_device::deps::wgpu;
 
-/// The cudarc crate, at the version acc uses (feature `cuda`).
+/// The cudarc crate, at the version acc uses (feature `cuda`): its `driver` and `nvrtc`
+/// modules, and `cublas` with acc's feature `cublas` (`use acc::cudarc::cublas::CudaBlas`).
 #[cfg(feature = "cuda")]
 pub use acc_device::deps::cudarc;
 

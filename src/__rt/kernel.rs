@@ -6,7 +6,7 @@
 mod args;
 mod struct_value;
 pub use args::Args;
-pub use struct_value::StructValue;
+pub use struct_value::{whole_struct, StructValue};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -108,6 +108,12 @@ pub enum RoutineArg {
     /// A struct value (`let p = ps[i]; f(p)`), which the routine copies; a complex number
     /// loaded whole is one too, and a routine taking a value reads it as one.
     Struct(StructValue),
+    /// A scalar local of the caller passed by reference (`&mut seed`): routines are inlined, so
+    /// the routine reads and writes the caller's local itself.
+    Local(Var),
+    /// A private array of the caller passed as a slice (`&mut x`, `&mut x[..]`): the routine
+    /// indexes the caller's array itself.
+    LocalArray(Var),
 }
 
 /// The fields of `self` a `&self` routine reads, as its call passes them (the first
@@ -126,7 +132,8 @@ impl<'a> RoutineSelf<'a> {
             .zip(names)
             .map(|(a, name)| match a {
                 RoutineArg::Scalar(v) => Some(b.local(name, None, Some(*v))),
-                RoutineArg::Array(_) | RoutineArg::Struct(_) => None,
+                RoutineArg::Local(v) => Some(*v),
+                RoutineArg::Array(_) | RoutineArg::Struct(_) | RoutineArg::LocalArray(_) => None,
             })
             .collect();
         RoutineSelf { args, locals }
@@ -149,6 +156,42 @@ impl<'a> RoutineSelf<'a> {
             Some(RoutineArg::Array(a)) => Some(*a),
             _ => None,
         }
+    }
+}
+
+/// The value of a `const` or `static` item a routine reads (its value is rustc's), as a
+/// literal of its type in the kernel.
+pub trait RoutineConst {
+    /// The literal.
+    fn literal(&self, b: &mut KernelBuilder) -> Value;
+}
+
+macro_rules! routine_const_int {
+    ($($t:ty => $s:ident),*) => {$(
+        impl RoutineConst for $t {
+            fn literal(&self, b: &mut KernelBuilder) -> Value {
+                b.lit_int(*self as i128, Some(Scalar::$s))
+            }
+        }
+    )*};
+}
+routine_const_int!(i8 => I8, i16 => I16, i32 => I32, i64 => I64, isize => ISize, u8 => U8, u16 => U16, u32 => U32, u64 => U64, usize => USize);
+
+impl RoutineConst for f32 {
+    fn literal(&self, b: &mut KernelBuilder) -> Value {
+        b.lit_float(f64::from(*self), Some(Scalar::F32))
+    }
+}
+
+impl RoutineConst for f64 {
+    fn literal(&self, b: &mut KernelBuilder) -> Value {
+        b.lit_float(*self, Some(Scalar::F64))
+    }
+}
+
+impl RoutineConst for bool {
+    fn literal(&self, b: &mut KernelBuilder) -> Value {
+        b.lit_bool(*self)
     }
 }
 

@@ -262,3 +262,95 @@ fn routines_return_tuples() {
         }
     });
 }
+
+// NPB's random number generator as its OpenACC sources write it (issue 40, items 7, 8, 9):
+// `randlc(&mut seed, a)` takes the seed by reference and reads `const` items; `vranlc` fills
+// a private array through a routine, passing its own `&mut` parameter on.
+
+const R23: f64 = 1.192_092_895_507_812_5e-7; // 0.5^23
+const T23: f64 = 8_388_608.0; // 2^23
+const R46: f64 = R23 * R23;
+const T46: f64 = T23 * T23;
+const NK: usize = 16;
+
+#[acc::routine(seq)]
+fn randlc(x: &mut f64, a: f64) -> f64 {
+    let t1 = R23 * a;
+    let a1 = (t1 as i64) as f64;
+    let a2 = a - T23 * a1;
+    let t2 = R23 * *x;
+    let x1 = (t2 as i64) as f64;
+    let x2 = *x - T23 * x1;
+    let t3 = a1 * x2 + a2 * x1;
+    let t4 = ((R23 * t3) as i64) as f64;
+    let z = t3 - T23 * t4;
+    let t5 = T23 * z + a2 * x2;
+    let t6 = ((R46 * t5) as i64) as f64;
+    *x = t5 - T46 * t6;
+    R46 * *x
+}
+
+#[acc::routine(seq)]
+fn vranlc(n: usize, x: &mut f64, a: f64, y: &mut [f64]) {
+    for i in 0..n {
+        y[i] = randlc(x, a);
+    }
+}
+
+#[acc::routine(seq)]
+fn bump(x: &mut f64, by: f64) -> f64 {
+    *x += by;
+    *x * 2.0
+}
+
+#[acc::offload]
+fn npb_randoms(seeds: &[f64], a: f64) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let n = seeds.len();
+    let mut first = vec![0.0; n];
+    let mut sums = vec![0.0; n];
+    let mut last = vec![0.0; n];
+    #[acc::parallel_loop(copyin(seeds), copyout(first, sums, last))]
+    for k in 0..n {
+        let mut seed = seeds[k];
+        let mut x = [0.0f64; 2 * NK];
+        first[k] = randlc(&mut seed, a);
+        vranlc(2 * NK, &mut seed, a, &mut x);
+        let mut s = 0.0;
+        for i in 0..2 * NK {
+            s += x[i];
+        }
+        let doubled = bump(&mut s, 1.0);
+        sums[k] = s + doubled;
+        last[k] = seed;
+    }
+    (first, sums, last)
+}
+
+#[test]
+fn routines_take_scalars_by_reference_read_consts_and_fill_private_arrays() {
+    let seeds: Vec<f64> = (0..500).map(|k| 271_828_183.0 + 2.0 * k as f64).collect();
+    let a = 1_220_703_125.0; // 5^13, NPB EP's multiplier
+    let want = {
+        let (mut first, mut sums, mut last) = (Vec::new(), Vec::new(), Vec::new());
+        for &s0 in &seeds {
+            let mut seed = s0;
+            let mut x = [0.0f64; 2 * NK];
+            first.push(randlc(&mut seed, a));
+            vranlc(2 * NK, &mut seed, a, &mut x);
+            let mut s = 0.0;
+            for v in x {
+                s += v;
+            }
+            let d = bump(&mut s, 1.0);
+            sums.push(s + d);
+            last.push(seed);
+        }
+        (first, sums, last)
+    };
+    on_each_device(|ty| {
+        let got = npb_randoms(&seeds, a);
+        assert_eq!(got.0, want.0, "first numbers on {ty}");
+        assert_eq!(got.2, want.2, "seeds after on {ty}");
+        assert_eq!(got.1, want.1, "sums on {ty}");
+    });
+}

@@ -437,3 +437,42 @@ fn struct_values_passed_to_routines() {
         }
     });
 }
+
+// Struct elements copied whole, with no field touched: `b[i] = a[i]` and `let p = a[i];
+// b[i] = p;` (issue 40, item 10: refused as "an element of `a` as a whole"). Scalars copied
+// the same ways stay scalar copies.
+
+#[acc::offload]
+fn copy_whole(a: &[Particle], b: &mut [Particle], c: &mut [Particle], x: &[f64], y: &mut [f64]) {
+    #[acc::parallel_loop(copyin(a, x), copyout(b, c, y))]
+    for i in 0..a.len() {
+        b[i] = a[a.len() - 1 - i];
+        let p = a[i];
+        c[i] = p;
+        let v = x[i];
+        y[i] = v;
+    }
+}
+
+#[test]
+fn struct_elements_copied_whole() {
+    let a: Vec<Particle> = (0..300)
+        .map(|i| Particle {
+            x: i as f64 * 0.5,
+            v: -(i as f64),
+            m: i as f32 + 0.25,
+            id: 7 * i,
+        })
+        .collect();
+    let x: Vec<f64> = (0..300).map(|i| i as f64 / 3.0).collect();
+    on_each_device(|ty| {
+        let mut b = vec![Particle::default(); a.len()];
+        let mut c = vec![Particle::default(); a.len()];
+        let mut y = vec![0.0; a.len()];
+        copy_whole(&a, &mut b, &mut c, &x, &mut y);
+        let rev: Vec<Particle> = a.iter().rev().copied().collect();
+        assert_eq!(b, rev, "on {ty}");
+        assert_eq!(c, a, "on {ty}");
+        assert_eq!(y, x, "on {ty}");
+    });
+}

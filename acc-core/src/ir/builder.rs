@@ -91,6 +91,9 @@ pub struct ArrayRef {
     /// `len` long (locals holding `usize`s): the present part of an array of which only a
     /// subarray is on the device (3.3 section 2.7.1).
     window: Option<(LocalId, LocalId)>,
+    /// A private array of the kernel seen as an array (a routine's slice parameter given the
+    /// caller's private array): loads and stores are of its elements, `id` means nothing.
+    local: Option<Var>,
 }
 
 impl ArrayRef {
@@ -517,7 +520,9 @@ impl KernelBuilder {
         let Some(&loop_var) = self.loop_vars.last() else {
             return;
         };
-        let outcome = if a.view.is_some() || a.window.is_some() || a.field.is_some() {
+        let outcome = if a.local.is_some() {
+            super::cache::CacheOutcome::Hint("it names a private array".into())
+        } else if a.view.is_some() || a.window.is_some() || a.field.is_some() {
             super::cache::CacheOutcome::Hint(
                 "it names a subslice, a field or a partly present array".into(),
             )

@@ -201,6 +201,11 @@ impl Tr {
         self.scopes.iter().rev().find_map(|s| s.get(name).cloned())
     }
 
+    /// What the plain name `e` is bound to, if it is one.
+    fn lookup_path(&self, e: &Expr) -> Option<Local> {
+        path_ident(strip(e)).and_then(|id| self.lookup(&id.to_string()))
+    }
+
     fn bind(&mut self, name: String, l: Local) {
         self.scopes.last_mut().expect("a scope").insert(name, l);
     }

@@ -5,7 +5,8 @@ use acc_core::ir::builder::{ArrayRef, KernelBuilder, Value, Var};
 use acc_core::ir::{Elem, Scalar};
 
 /// The fields of a struct value, each in a local of the kernel; a complex number
-/// (`num_complex::Complex`) is one complex local, which is also used as a whole (`p * q`).
+/// (`num_complex::Complex`) is one complex local, which is also used as a whole (`p * q`), and
+/// so is a scalar element loaded by [`StructValue::load_any`].
 /// A clone names the same locals (a routine's argument, copied by the routine).
 #[derive(Clone)]
 pub struct StructValue {
@@ -54,6 +55,22 @@ impl StructValue {
             name: name.to_string(),
             fields,
             complex: None,
+        }
+    }
+
+    /// Element `i` of `a` as a value named `name` whatever its type: a struct's fields as
+    /// [`StructValue::load`] loads them, a scalar or complex element whole (`let p = a[i];`
+    /// that the code only stores whole, `b[j] = p`, or uses as a value).
+    pub fn load_any(b: &mut KernelBuilder, a: ArrayRef, i: Value, name: &str) -> StructValue {
+        if whole_struct(&a) {
+            return StructValue::load(b, a, i, name);
+        }
+        let v = b.load(a, i);
+        let var = b.local(name, None, Some(v));
+        StructValue {
+            name: name.to_string(),
+            fields: Vec::new(),
+            complex: Some(var),
         }
     }
 
@@ -152,4 +169,10 @@ impl StructValue {
             b.store(fa, i, v);
         }
     }
+}
+
+/// Whether the elements of `a` are structs other than complex numbers: copied field by field
+/// (`b[j] = a[i]`), not loaded as one value.
+pub fn whole_struct(a: &ArrayRef) -> bool {
+    matches!(a.elem(), Elem::Struct(l) if l.complex().is_none())
 }

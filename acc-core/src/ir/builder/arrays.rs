@@ -27,6 +27,22 @@ impl KernelBuilder {
             parts: None,
             view: None,
             window: None,
+            local: None,
+        }
+    }
+
+    /// Private array `v` as an array (`&mut x` of a private array passed to a routine taking a
+    /// slice): loads, stores, lengths and subslices of the result are of `v`'s elements.
+    pub fn private_as_array(&mut self, v: Var) -> ArrayRef {
+        let ty = self.function.locals[v.id as usize].ty;
+        ArrayRef {
+            id: 0,
+            elem: Elem::Scalar(ty),
+            field: None,
+            parts: None,
+            view: None,
+            window: None,
+            local: Some(v),
         }
     }
 
@@ -45,6 +61,12 @@ impl KernelBuilder {
     /// Field `name` of the elements of `a`, an array of structs: loads, stores and atomics on
     /// the result access that field.
     pub fn field(&mut self, a: ArrayRef, name: &str) -> ArrayRef {
+        if a.local.is_some() {
+            self.errors.push(format!(
+                "`.{name}` of an element of a private array passed to a routine"
+            ));
+            return a;
+        }
         let array = self.params[a.id as usize].name.clone();
         match a.elem {
             Elem::Struct(l) => match l.field(name) {
@@ -146,6 +168,11 @@ impl KernelBuilder {
 
     /// `array[index]`.
     pub fn load(&mut self, a: ArrayRef, index: Value) -> Value {
+        if let Some(v) = a.local {
+            self.index_type(index);
+            let i = self.in_view(a, index);
+            return self.get_elem(v, i);
+        }
         if self.complex_elements(a).is_some() {
             return self.complex_load(a, index);
         }
@@ -170,6 +197,11 @@ impl KernelBuilder {
 
     /// `array[index] = value`.
     pub fn store(&mut self, a: ArrayRef, index: Value, value: Value) {
+        if let Some(v) = a.local {
+            self.index_type(index);
+            let i = self.in_view(a, index);
+            return self.set_elem(v, i, value);
+        }
         if self.complex_elements(a).is_some() {
             return self.complex_store(a, index, value);
         }
@@ -209,6 +241,9 @@ impl KernelBuilder {
                 ty: self.local_ty[n as usize],
             });
         }
+        if let Some(v) = a.local {
+            return self.local_len(v);
+        }
         let t = self.new_var(Ty::Known(Scalar::USize));
         self.push_expr(Expr::Len(a.id), t)
     }
@@ -223,6 +258,10 @@ impl KernelBuilder {
         old: Option<Var>,
         new: Option<Var>,
     ) {
+        if a.local.is_some() {
+            self.fail("an atomic operation on a private array passed to a routine (a private array is one thread's: use a plain update)");
+            return;
+        }
         self.index_type(index);
         let index = self.element(a, index);
         let ty = self.accessed(a);

@@ -40,14 +40,48 @@ impl Tr {
             {
                 // A struct value (or a complex number loaded whole): the routine copies it.
                 args.push(quote!(::acc::__rt::kernel::RoutineArg::Struct(#sv.clone())));
-            } else if matches!(strip(a), Expr::Reference(_)) {
-                return no(format!("passing `{}` to a routine", a.to_token_stream()));
+            } else if let Some(arg) = self.local_by_reference(a) {
+                args.push(arg);
+            } else if let Expr::Reference(r) = strip(a).clone() {
+                if r.mutability.is_some() {
+                    return no(format!("passing `{}` to a routine (a routine may take `&mut` of a variable of the region, or a slice)", a.to_token_stream()));
+                }
+                // `&e` of a value (`&a[i]` to a routine taking `&f64`): the value.
+                let v = self.expr(&r.expr)?;
+                args.push(quote!(::acc::__rt::kernel::RoutineArg::Scalar(#v)));
             } else {
                 let v = self.expr(a)?;
                 args.push(quote!(::acc::__rt::kernel::RoutineArg::Scalar(#v)));
             }
         }
         Ok(args)
+    }
+
+    /// A local of the caller that a routine call takes by reference: `&mut t`, `&t` or `t` of a
+    /// scalar local, the routine then reading and writing it in place (it is inlined) where it
+    /// takes a reference, and copying it where it takes a value; a
+    /// private array whole (`&mut x`, `&x`, `&mut x[..]`), or an array parameter of a routine
+    /// bound to one, passed on as a slice.
+    fn local_by_reference(&self, a: &Expr) -> Option<TokenStream> {
+        let bare = match strip(a) {
+            Expr::Reference(r) => strip(&r.expr),
+            other => other,
+        };
+        let whole = match bare {
+            Expr::Index(ix) if matches!(strip(&ix.index), Expr::Range(r) if r.start.is_none() && r.end.is_none()) => {
+                strip(&ix.expr)
+            }
+            other => other,
+        };
+        match path_ident(whole).and_then(|id| self.lookup(&id.to_string()))? {
+            // (A bare `x` too: a routine's own `&mut f64` parameter passed on. A routine taking
+            // the value copies it.)
+            Local::Scalar(v) if std::ptr::eq(whole, bare) => {
+                Some(quote!(::acc::__rt::kernel::RoutineArg::Local(#v)))
+            }
+            Local::Array(v) => Some(quote!(::acc::__rt::kernel::RoutineArg::LocalArray(#v))),
+            _ => None,
+        }
     }
 
     pub(super) fn expr(&mut self, e: &Expr) -> R<TokenStream> {
@@ -130,6 +164,12 @@ impl Tr {
                             let (a, i) = self.place(e)?;
                             quote!({ let __a = #a; let __i = #i; __acc_b.load(__a, __i) })
                         }
+                        // In a routine, a name that is neither a parameter nor a local is an
+                        // item in scope where the routine is (a `const`, a `static`): its value,
+                        // computed by rustc, as a literal of its type.
+                        None if self.in_routine => {
+                            quote!(::acc::__rt::kernel::RoutineConst::literal(&#id, __acc_b))
+                        }
                         _ => return no(format!("the value of `{name}`")),
                     },
                 }
@@ -193,6 +233,15 @@ impl Tr {
                 let op = match u.op {
                     UnOp::Neg(_) => quote!(Neg),
                     UnOp::Not(_) => quote!(Not),
+                    // `*x` of a scalar a routine takes by reference: the caller's local.
+                    UnOp::Deref(_)
+                        if matches!(self.lookup_path(&u.expr), Some(Local::Scalar(_))) =>
+                    {
+                        let Some(Local::Scalar(v)) = self.lookup_path(&u.expr) else {
+                            unreachable!("matched above")
+                        };
+                        return Ok(quote!(__acc_b.get(#v)));
+                    }
                     UnOp::Deref(_) => {
                         // `*y` of an element reference: the element.
                         let (a, i) = self.elem_place(&u.expr)?;

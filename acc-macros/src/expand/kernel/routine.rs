@@ -299,6 +299,8 @@ pub(super) fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
             "{}", "{}"
         );
         if let Some(writable) = slice_param(&pt.ty) {
+            // A slice of the caller's arrays, or the caller's private array (its elements, the
+            // routine being inlined).
             let a = format_ident!("__acc_a_{}", pname);
             let msg = wrong
                 .replacen("{}", "a slice", 1)
@@ -306,11 +308,34 @@ pub(super) fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
             prologue.push(quote! {
                 let #a = match __acc_args.get(#k) {
                     ::core::option::Option::Some(::acc::__rt::kernel::RoutineArg::Array(a)) => *a,
+                    ::core::option::Option::Some(::acc::__rt::kernel::RoutineArg::LocalArray(v)) => __acc_b.private_as_array(*v),
                     _ => { __acc_b.fail(#msg); return __acc_b.lit_bool(false); }
                 };
             });
             let cap = if writable { Cap::Write } else { Cap::Read };
             tr.captured.insert(pname, (cap, a));
+        } else if let Some(ty) = scalar_reference(&pt.ty, &generic) {
+            // `&mut T` (or `&T`) of a scalar: the caller's local itself (routines are inlined);
+            // a value for `&T`.
+            let v = tr.fresh(&pname);
+            let msg = wrong
+                .replacen("{}", "a reference to a scalar variable", 1)
+                .replacen(
+                    "{}",
+                    "something else (pass `&mut x` of a variable of the region)",
+                    1,
+                );
+            let lit = pname.clone();
+            prologue.push(quote! {
+                let #v = match __acc_args.get(#k) {
+                    ::core::option::Option::Some(::acc::__rt::kernel::RoutineArg::Local(v)) => *v,
+                    ::core::option::Option::Some(::acc::__rt::kernel::RoutineArg::Scalar(v)) if !#ty.1 => {
+                        __acc_b.local(#lit, #ty.0, ::core::option::Option::Some(*v))
+                    }
+                    _ => { __acc_b.fail(#msg); return __acc_b.lit_bool(false); }
+                };
+            });
+            tr.bind(pname, Local::Scalar(v));
         } else if let Some(ty) = scalar_of(&pt.ty)
             .map(|t| quote!(::core::option::Option::Some(#t)))
             .or_else(|| {
@@ -328,6 +353,11 @@ pub(super) fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
                 let #v = match __acc_args.get(#k) {
                     ::core::option::Option::Some(::acc::__rt::kernel::RoutineArg::Scalar(v)) => {
                         __acc_b.local(#lit, #ty, ::core::option::Option::Some(*v))
+                    }
+                    // A variable of the caller: its value, copied.
+                    ::core::option::Option::Some(::acc::__rt::kernel::RoutineArg::Local(v)) => {
+                        let v = __acc_b.get(*v);
+                        __acc_b.local(#lit, #ty, ::core::option::Option::Some(v))
                     }
                     ::core::option::Option::Some(::acc::__rt::kernel::RoutineArg::Struct(s)) => {
                         let v = s.value(__acc_b);
@@ -450,6 +480,21 @@ pub(super) fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
             #result
         }
     })
+}
+
+/// A reference to a scalar (`&mut f64`, `&T` of a type parameter): tokens of a pair, the
+/// scalar type as the builder takes it and whether the reference is `&mut`.
+fn scalar_reference(ty: &syn::Type, generic: &dyn Fn(&syn::Type) -> bool) -> Option<TokenStream> {
+    let syn::Type::Reference(r) = ty else {
+        return None;
+    };
+    let t = match scalar_of(&r.elem) {
+        Some(t) => quote!(::core::option::Option::Some(#t)),
+        None if generic(&r.elem) => quote!(::core::option::Option::None),
+        None => return None,
+    };
+    let m = r.mutability.is_some();
+    Some(quote!((#t, #m)))
 }
 
 /// Whether `ty` names `num_complex::Complex` (`Complex<f64>`, `Complex32`, `Complex64`).

@@ -54,16 +54,22 @@ impl Tr {
             return Ok(None);
         }
         let name = pi.ident.to_string();
-        if !fields_used(&name, rest) {
+        // Used by field: a struct. Only ever stored whole (`b[j] = p`): whatever the element
+        // is, decided when the kernel is built from its type.
+        let load = if fields_used(&name, rest) {
+            quote!(load)
+        } else if stored_whole(&name, rest) {
+            quote!(load_any)
+        } else {
             return Ok(None);
-        }
+        };
         let arr = self.array(&ix.expr)?;
         let i = self.expr(&ix.index)?;
         let v = self.fresh(&name);
         let name_lit = name.clone();
         self.bind(name, Local::Struct(v.clone()));
         Ok(Some(quote! {
-            let #v = { let __a = #arr; let __i = #i; ::acc::__rt::kernel::StructValue::load(__acc_b, __a, __i, #name_lit) };
+            let #v = { let __a = #arr; let __i = #i; ::acc::__rt::kernel::StructValue::#load(__acc_b, __a, __i, #name_lit) };
         }))
     }
 
@@ -417,6 +423,42 @@ impl Tr {
                 return Ok(quote!({ let __a = #a; let __i = #i; #sv.store(__acc_b, __a, __i); }));
             }
         }
+        // `b[j] = a[i]` of struct elements: field by field (decided when the kernel is built,
+        // from the elements' type; other elements take the path below).
+        if let (None, Expr::Index(to), Expr::Index(from)) = (op, strip(target), strip(value)) {
+            let plain = |e: &Expr| !matches!(strip(e), Expr::Range(_));
+            let captured = |e: &Expr| {
+                path_ident(e).is_some_and(|id| {
+                    !matches!(self.lookup(&id.to_string()), Some(Local::Array(_)))
+                })
+            };
+            let captured = captured(&from.expr) && captured(&to.expr);
+            if plain(&to.index) && plain(&from.index) && captured {
+                if let (Ok(src), Ok(dst)) = (self.array(&from.expr), self.array(&to.expr)) {
+                    let si = self.expr(&from.index)?;
+                    let di = self.expr(&to.index)?;
+                    let name = format!("{}[..]", from.expr.to_token_stream());
+                    let regular = self.assign_value(target, op, value)?;
+                    return Ok(quote!({
+                        let __src = #src;
+                        if ::acc::__rt::kernel::whole_struct(&__src) {
+                            let __si = #si;
+                            let __sv = ::acc::__rt::kernel::StructValue::load(__acc_b, __src, __si, #name);
+                            let __a = #dst;
+                            let __i = #di;
+                            __sv.store(__acc_b, __a, __i);
+                        } else {
+                            #regular
+                        }
+                    }));
+                }
+            }
+        }
+        self.assign_value(target, op, value)
+    }
+
+    /// `target op= value` (or `target = value`) of a scalar value.
+    fn assign_value(&mut self, target: &Expr, op: Option<&str>, value: &Expr) -> R<TokenStream> {
         // Rust evaluates the value before the place it is assigned to.
         let v = match strip(value) {
             Expr::If(e) => self.if_value(e, true)?,
@@ -493,6 +535,13 @@ impl Tr {
             return Ok(
                 quote!({ let __a = #a; let __i = #i; let __v = #value; __acc_b.store(__a, __i, __v); }),
             );
+        }
+        // `*x = ..` of a scalar a routine takes by reference: the caller's local.
+        if let Expr::Unary(u) = strip(target) {
+            if let (UnOp::Deref(_), Some(Local::Scalar(var))) = (u.op, self.lookup_path(&u.expr)) {
+                let value = combine(quote!(__acc_b.get(#var)));
+                return Ok(quote!({ let __v = #value; __acc_b.set(#var, __v); }));
+            }
         }
         // `*y = ..` through an element reference.
         if let Expr::Unary(u) = strip(target) {
@@ -873,6 +922,50 @@ fn holds_a_loop(l: &syn::Local) -> bool {
     let mut f = Find(false);
     syn::visit::Visit::visit_local(&mut f, l);
     f.0
+}
+
+/// Whether `stmts` use the variable `name` only to store it whole into elements (`b[j] =
+/// name`), at least once.
+fn stored_whole(name: &str, stmts: &[Stmt]) -> bool {
+    struct Find<'a> {
+        name: &'a str,
+        stores: usize,
+        mentions: usize,
+    }
+    impl<'ast> syn::visit::Visit<'ast> for Find<'_> {
+        fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+            if matches!(strip(&a.left), Expr::Index(_))
+                && matches!(strip(&a.right), Expr::Path(p) if p.path.is_ident(self.name))
+            {
+                self.stores += 1;
+            }
+            syn::visit::visit_expr_assign(self, a);
+        }
+        fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+            if p.path.is_ident(self.name) {
+                self.mentions += 1;
+            }
+        }
+        fn visit_macro(&mut self, m: &'ast syn::Macro) {
+            let named = m
+                .tokens
+                .clone()
+                .into_iter()
+                .any(|t| matches!(t, proc_macro2::TokenTree::Ident(i) if i == self.name));
+            if named {
+                self.mentions += 1;
+            }
+        }
+    }
+    let mut f = Find {
+        name,
+        stores: 0,
+        mentions: 0,
+    };
+    for s in stmts {
+        syn::visit::Visit::visit_stmt(&mut f, s);
+    }
+    f.stores > 0 && f.stores == f.mentions
 }
 
 /// Whether `stmts` use a field of the variable `name` (`name.x`) before a `let` shadows it.
