@@ -768,3 +768,63 @@ fn firstprivate_arrays_carry_gang_redundant_writes_into_loops() {
         );
     });
 }
+
+// The OpenACC V&V suite's `parallel firstprivate` cases, as a Rust port writes them: a
+// firstprivate `[f64; 10]` each gang fills and reads in worker loops, inside a data region, and
+// one whose original's values the gangs read (issue 40, item 5: the H200's Vulkan driver failed
+// leaving the data region, a buffer freed while its read-back was pending).
+#[allow(unused_mut)]
+#[acc::offload]
+fn vv_firstprivate(a: &[f64], b: &[f64], n: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut c = [0.0f64; 10];
+    let mut init = [0.0f64; 10];
+    for y in 0..10 {
+        init[y] = y as f64 * 0.5;
+    }
+    let mut d = vec![0.0; 10 * n];
+    let mut e = vec![0.0; 10 * n];
+    #[acc::data(copyin(a, b), copy(d, e))]
+    {
+        #[acc::parallel(firstprivate(c))]
+        {
+            #[acc::r#loop(gang)]
+            for x in 0..n {
+                #[acc::r#loop(worker)]
+                for y in 0..10 {
+                    c[y] = a[x * 10 + y] - b[x * 10 + y];
+                }
+                #[acc::r#loop(worker)]
+                for y in 0..10 {
+                    d[x * 10 + y] = c[y];
+                }
+            }
+        }
+        #[acc::parallel(firstprivate(init))]
+        {
+            #[acc::r#loop(gang)]
+            for x in 0..n {
+                #[acc::r#loop(worker)]
+                for y in 0..10 {
+                    e[x * 10 + y] = a[x * 10 + y] + b[x * 10 + y] + init[y];
+                }
+            }
+        }
+    }
+    (d, e)
+}
+
+#[test]
+fn firstprivate_arrays_of_the_validation_suite() {
+    let n = 1000;
+    let a: Vec<f64> = (0..10 * n).map(|i| (i % 97) as f64 * 1.25).collect();
+    let b: Vec<f64> = (0..10 * n).map(|i| (i % 13) as f64 * 0.5).collect();
+    on_each_device(|ty| {
+        for _ in 0..3 {
+            let (d, e) = vv_firstprivate(&a, &b, n);
+            for i in 0..10 * n {
+                assert_eq!(d[i], a[i] - b[i], "d[{i}] on {ty}");
+                assert_eq!(e[i], a[i] + b[i] + (i % 10) as f64 * 0.5, "e[{i}] on {ty}");
+            }
+        }
+    });
+}

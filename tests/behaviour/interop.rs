@@ -349,3 +349,116 @@ fn a_wgpu_device_of_ones_own_runs_regions() {
         assert!(v.iter().enumerate().all(|(i, &x)| x == (i * i) as u32));
     });
 }
+
+#[acc::offload]
+fn set_on_queue(v: &mut Vec<u32>, q: i32, base: u32) {
+    #[acc::parallel_loop(present(v), async(q))]
+    for i in 0..v.len() {
+        v[i] = i as u32 + base;
+    }
+}
+
+#[acc::offload]
+fn add_on_queue(v: &mut Vec<u32>, q: i32, k: u32) {
+    #[acc::parallel_loop(present(v), async(q))]
+    for i in 0..v.len() {
+        v[i] += k;
+    }
+}
+
+/// Another library's work on acc's CUDA streams, twice (issue 40, item 5b: the second round
+/// hung or died on an H200). Each round: an async region on queue `q`, then on the queue's
+/// stream a memset of a buffer of the program's own and an NVRTC kernel doubling acc's array,
+/// another async region, the queue put on a stream of the program's own for a third region and
+/// handed back (null), and the array copied out. Other devices run the regions alone.
+#[test]
+fn other_libraries_on_acc_streams_round_after_round() {
+    const Q: i32 = 11;
+    let n = 2_000_000usize;
+    on_each_device(|ty| {
+        let nvidia = ty == DeviceType::Nvidia;
+        let cuda = nvidia.then(|| {
+            use acc::cudarc::driver::CudaContext;
+            let ctx = CudaContext::new(0).expect("the CUDA device");
+            let src = r#"extern "C" __global__ void twice(unsigned* v, unsigned long long n) {
+                unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+                if (i < n) v[i] *= 2u;
+            }"#;
+            let ptx = acc::cudarc::nvrtc::compile_ptx(src).expect("NVRTC compiles the kernel");
+            let module = ctx.load_module(ptx).expect("the module loads");
+            let f = module.load_function("twice").expect("the kernel");
+            let scratch = ctx
+                .default_stream()
+                .alloc_zeros::<u32>(n)
+                .expect("a buffer");
+            (ctx, module, f, scratch)
+        });
+        for round in 0..3u32 {
+            let mut v = vec![0u32; n];
+            acc::copyin(&v).unwrap();
+            set_on_queue(&mut v, Q, round);
+            if let Some((_, _, f, scratch)) = &cuda {
+                use acc::cudarc::driver::{sys, DevicePtr};
+                let stream = acc::get_cuda_stream(Q).unwrap() as sys::CUstream;
+                let addr = acc::deviceptr(&v).expect("present").addr() as u64;
+                let (sp, _guard) = scratch.device_ptr(scratch.stream());
+                // SAFETY: `scratch` holds n u32 of this context; `addr` is acc's buffer of `v`
+                // (n u32), alive until the copyout below; both on queue Q's stream, in order
+                // with acc's regions on it.
+                unsafe {
+                    sys::cuMemsetD32Async(sp, 7, n, stream)
+                        .result()
+                        .expect("memset");
+                    let mut p = addr;
+                    let mut len = n as u64;
+                    let mut params = [
+                        (&mut p) as *mut u64 as *mut std::ffi::c_void,
+                        (&mut len) as *mut u64 as *mut std::ffi::c_void,
+                    ];
+                    acc::cudarc::driver::result::launch_kernel(
+                        f.cu_function(),
+                        (n.div_ceil(256) as u32, 1, 1),
+                        (256, 1, 1),
+                        0,
+                        stream,
+                        &mut params,
+                    )
+                    .expect("the kernel launches");
+                }
+            }
+            add_on_queue(&mut v, Q, 1);
+            if let Some((ctx, ..)) = &cuda {
+                let own = ctx.new_stream().expect("a stream");
+                // SAFETY: a stream of the primary context, alive until handed back below.
+                unsafe { acc::set_cuda_stream(Q, own.cu_stream() as *mut std::ffi::c_void) }
+                    .expect("set_cuda_stream");
+                add_on_queue(&mut v, Q, 10);
+                acc::wait(Q).unwrap();
+                // SAFETY: null is always allowed.
+                unsafe { acc::set_cuda_stream(Q, std::ptr::null_mut()) }.expect("hand back");
+            } else {
+                add_on_queue(&mut v, Q, 10);
+            }
+            acc::wait(Q).unwrap();
+            acc::copyout(&mut v).unwrap();
+            let doubled = if nvidia { 2 } else { 1 };
+            for (i, &x) in v.iter().enumerate() {
+                assert_eq!(
+                    x,
+                    (i as u32 + round) * doubled + 11,
+                    "{ty}, round {round}, element {i}"
+                );
+            }
+            if let Some((_, _, _, scratch)) = &cuda {
+                let back = scratch
+                    .stream()
+                    .clone_dtoh(scratch)
+                    .expect("the buffer back");
+                assert!(
+                    back.iter().all(|&x| x == 7),
+                    "{ty}, round {round}: the memset"
+                );
+            }
+        }
+    });
+}
