@@ -651,6 +651,7 @@ pub fn hostptr(p: DevicePtr) -> Option<*const u8> {
 /// # Ok(())
 /// # }
 /// ```
+#[track_caller]
 pub fn map_data<V: DataVar + ?Sized>(a: &V, p: DevicePtr) -> Result<()> {
     let elems = a.elems();
     match memory()? {
@@ -681,7 +682,7 @@ pub fn map_data<V: DataVar + ?Sized>(a: &V, p: DevicePtr) -> Result<()> {
                 (elems.as_ptr() as usize, bytes),
                 elem,
                 buf,
-                acc_core::present::Named::unlocated("acc::map_data"),
+                acc_core::present::Named::at_caller("the array"),
             )
         }
     }
@@ -709,6 +710,7 @@ pub fn map_data<V: DataVar + ?Sized>(a: &V, p: DevicePtr) -> Result<()> {
 /// # Ok(())
 /// # }
 /// ```
+#[track_caller]
 pub fn unmap_data<V: DataVar + ?Sized>(a: &V) -> Result<()> {
     let elems = a.elems();
     match memory()? {
@@ -720,7 +722,7 @@ pub fn unmap_data<V: DataVar + ?Sized>(a: &V) -> Result<()> {
             let mem = own(&*d, "acc::unmap_data")?;
             mem.table.unmap(
                 elems.as_ptr() as usize,
-                acc_core::present::Named::unlocated("acc::unmap_data"),
+                acc_core::present::Named::at_caller("the array"),
             )
         }
     }

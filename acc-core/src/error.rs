@@ -30,6 +30,9 @@ impl Location {
 
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.file.is_empty() {
+            return f.write_str("an unknown place");
+        }
         write!(f, "{}:{}:{}", self.file, self.line, self.column)
     }
 }

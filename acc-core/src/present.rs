@@ -278,6 +278,21 @@ pub struct Named<'a> {
 }
 
 impl Named<'_> {
+    /// A name at the place the caller of the `#[track_caller]` routine calling this is (the
+    /// runtime routines' messages name the user's call).
+    #[track_caller]
+    pub fn at_caller(name: &str) -> Named<'_> {
+        let at = std::panic::Location::caller();
+        Named {
+            name,
+            location: Location {
+                file: at.file(),
+                line: at.line(),
+                column: at.column(),
+            },
+        }
+    }
+
     /// A name without a source location (a kernel argument, whose clause, if any, was
     /// checked where it was written).
     pub fn unlocated(name: &str) -> Named<'_> {

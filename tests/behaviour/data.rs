@@ -251,6 +251,32 @@ fn two_parts_of_one_array_one_read_one_written() {
     });
 }
 
+/// `acc::map_data` and `acc::unmap_data` errors name the call's place (issue 40, item 17:
+/// wgpu's said "(at :0:0)").
+#[test]
+fn map_data_errors_name_the_call() {
+    on_each_device(|ty| {
+        if shares_memory(ty) {
+            return;
+        }
+        let a = vec![1.0f32; 16];
+        let p = acc::malloc(64).unwrap();
+        acc::map_data(&a, p).unwrap();
+        let e = acc::map_data(&a, p).unwrap_err().to_string();
+        assert!(
+            e.contains("tests/behaviour/data.rs:") && !e.contains(":0:0"),
+            "{ty}: {e}"
+        );
+        acc::unmap_data(&a).unwrap();
+        let e = acc::unmap_data(&a).unwrap_err().to_string();
+        assert!(
+            e.contains("tests/behaviour/data.rs:") && !e.contains(":0:0"),
+            "{ty}: {e}"
+        );
+        acc::free(p).unwrap();
+    });
+}
+
 /// `acc::memcpy_d2d` (3.3 section 3.2.30) from device 0 to the last device of the type
 /// (itself where there is one): only the destination's device copy changes where devices have
 /// their own memory; `i16` is widened on wgpu, so the copy goes element by element there.

@@ -402,13 +402,20 @@ fn expand_construct(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &Env)
             reductions.clone(),
             privates.clone(),
         );
-        match &body {
+        let mut out = match &body {
             RegionBody::Block(_) => cx.transform_stmts(stmts.clone(), false),
             RegionBody::Loop(f) => {
                 let loop_dir = loop_part(dir);
                 vec![cx.expand_loop(Some(loop_dir), f.clone(), false)]
             }
+        };
+        // The construct's own size clauses, which the CPU devices do not use: evaluated, so
+        // that the names they use are used.
+        let sizes: Vec<Expr> = super::region::size_exprs(&compute_part(dir));
+        if !sizes.is_empty() {
+            out.insert(0, syn::parse_quote!(let _ = (#(&(#sizes),)*);));
         }
+        out
     };
     let host = wrap(&region_stmts(ctx, Mode::Host), &privates, &reductions);
     if ctx.error_count() > errors_before {
@@ -451,8 +458,7 @@ fn expand_construct(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &Env)
                 .general(C::VectorLength)
                 .next()
                 .and_then(|c| c.expr())
-                .and_then(crate::check::int_literal)
-                .and_then(|n| u32::try_from(n).ok()),
+                .and_then(constant_u32),
             parts: dir
                 .clauses
                 .iter()
@@ -536,6 +542,36 @@ fn expand_construct(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &Env)
 }
 
 /// The loop part of a combined directive, as a `loop` directive.
+/// `n` of `vector_length(n)` as the kernel builder takes it, where it is a constant: a literal,
+/// or a `const` item (a path in upper case, `VL`, `config::VL`), whose value rustc gives.
+fn constant_u32(e: &Expr) -> Option<TokenStream> {
+    if let Some(n) = crate::check::int_literal(e).and_then(|n| u32::try_from(n).ok()) {
+        return Some(quote!(#n));
+    }
+    let Expr::Path(p) = e else { return None };
+    let last = p.path.segments.last()?.ident.to_string();
+    let constant = last.chars().any(|c| c.is_ascii_uppercase())
+        && !last.chars().any(|c| c.is_ascii_lowercase());
+    constant.then(|| quote!(u32::try_from(#p).unwrap_or(u32::MAX)))
+}
+
+/// A combined construct's clauses that are not its loop's (or all of a compute construct's).
+fn compute_part(dir: &Directive) -> Directive {
+    Directive {
+        kind: dir.kind,
+        span: dir.span,
+        clauses: dir
+            .clauses
+            .iter()
+            .filter(|c| {
+                !dir.kind.is_combined()
+                    || !crate::directive::allowed::allows(DirectiveKind::Loop, c.name)
+            })
+            .cloned()
+            .collect(),
+    }
+}
+
 fn loop_part(dir: &Directive) -> Directive {
     let clauses = dir
         .clauses

@@ -254,8 +254,9 @@ fn short(e: &Expr) -> String {
 pub struct KernelOptions {
     /// `unchecked`: no bounds checks (DESIGN.md 4.2).
     pub unchecked: bool,
-    /// `vector_length(n)` with a constant `n` (for every device type).
-    pub vector_length: Option<u32>,
+    /// `vector_length(n)` with a constant `n` (for every device type): the `u32` expression
+    /// the builder takes (a literal, or a `const` item's value).
+    pub vector_length: Option<TokenStream>,
     /// The subarrays the construct's data clauses name: variable, range as written (3.3
     /// section 2.7.1). The region uses that part of the array when only it is on the device.
     pub parts: Vec<(String, syn::Expr)>,

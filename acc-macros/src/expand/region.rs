@@ -223,8 +223,25 @@ impl<'a> RegionCx<'a> {
         }
     }
 
-    /// A loop construct (or, in `kernels` on multicore, a bare `for`, treated as `auto`).
+    /// A loop construct (or, in `kernels` on multicore, a bare `for`, treated as `auto`). The
+    /// expressions of its size clauses (`gang(num: ..)`, `worker(num: ..)`, `vector(length:
+    /// ..)`), which the CPU devices do not use, are evaluated before it, so that the names
+    /// they use are used.
     pub fn expand_loop(
+        &mut self,
+        dir: Option<Directive>,
+        f: ExprForLoop,
+        in_parallel: bool,
+    ) -> Stmt {
+        let sizes = dir.as_ref().map(size_exprs).unwrap_or_default();
+        let st = self.expand_loop_nest(dir, f, in_parallel);
+        if sizes.is_empty() {
+            return st;
+        }
+        syn::parse_quote!({ let _ = (#(&(#sizes),)*); #st })
+    }
+
+    fn expand_loop_nest(
         &mut self,
         dir: Option<Directive>,
         f: ExprForLoop,
@@ -752,4 +769,28 @@ impl VisitMut for Nested<'_, '_> {
         visit_mut::visit_expr_mut(self, e);
     }
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// The expressions of a directive's launch-size clauses, in every `device_type` section:
+/// `num_gangs`, `num_workers`, `vector_length`, `gang(num: .., dim: ..)`, `worker(num: ..)` and
+/// `vector(length: ..)`. The CPU devices do not use them; the code they expand to evaluates
+/// them, so that a name only they use is not reported unused.
+pub(super) fn size_exprs(d: &Directive) -> Vec<syn::Expr> {
+    let mut out = Vec::new();
+    for c in &d.clauses {
+        match (&c.name, &c.args) {
+            (C::NumGangs | C::NumWorkers | C::VectorLength, ClauseArgs::Expr(e)) => {
+                out.push((**e).clone())
+            }
+            (C::NumGangs | C::NumWorkers | C::VectorLength, ClauseArgs::Exprs(v)) => {
+                out.extend(v.iter().cloned())
+            }
+            (_, ClauseArgs::Gang { num, dim, .. }) => {
+                out.extend(num.iter().chain(dim.iter()).map(|e| (**e).clone()))
+            }
+            (_, ClauseArgs::Level { arg: Some(e) }) => out.push((**e).clone()),
+            _ => {}
+        }
+    }
+    out
 }
