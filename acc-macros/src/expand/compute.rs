@@ -286,10 +286,14 @@ fn expand_construct(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &Env)
             .flat_map(|c| c.vars().iter().map(|v| v.name.to_string()))
             .chain(ctx_enclosing(ctx))
             .collect();
+        // A loop's private variable (a gang's own, that its vector loop reduces) says where
+        // its value lives; nothing outside the region sees it.
+        let loop_private = nested_loop_privates(&stmts);
         let mut reported = HashSet::new();
         for (name, span, op, _) in &loop_reductions {
             if uses.vars.contains_key(name)
                 && !on_construct.contains(name)
+                && !loop_private.contains(name)
                 && reported.insert(name.clone())
             {
                 ctx.error(*span, format!(
@@ -693,6 +697,13 @@ fn nested_loop_reductions(stmts: &[Stmt]) -> Vec<(String, Span, RedOp, bool)> {
         syn::visit::Visit::visit_stmt(&mut c, st);
     }
     c.0
+}
+
+/// Names in `private` clauses of loop directives inside a region.
+fn nested_loop_privates(stmts: &[Stmt]) -> HashSet<String> {
+    let mut out = HashSet::new();
+    super::kernel::collect_private_names(stmts, &mut out);
+    out
 }
 
 /// Names in `reduction` and `private` clauses of loop directives inside a region.

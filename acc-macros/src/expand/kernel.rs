@@ -21,6 +21,11 @@ use routine::{
 };
 pub use routine::{routine_builder, routine_self_fields, routine_written_fields};
 
+/// Names in `private` clauses of loop directives in `stmts` (at any depth).
+pub fn collect_private_names(stmts: &[Stmt], out: &mut std::collections::HashSet<String>) {
+    collect_loop_privates(stmts, out);
+}
+
 use std::collections::{BTreeMap, HashMap};
 
 use proc_macro2::{Span, TokenStream};
@@ -436,6 +441,11 @@ fn translate(
             private_names.extend(c.vars().iter().map(|v| v.name.to_string()));
         }
     }
+    // A loop reduction into a private variable (a gang loop's, or the construct's
+    // `firstprivate`) reduces into that copy, not into the captured variable.
+    loop_reds.retain(|(_, v)| {
+        region_reductions.iter().any(|(_, r)| r == v) || !private_names.contains(&v.to_string())
+    });
 
     let mut tr = Tr {
         in_routine: false,
