@@ -687,3 +687,65 @@ fn a_gang_private_variable_reduced_by_its_vector_loop() {
         }
     });
 }
+
+// A subarray reduction whose length is an expression of `const` items (issue 40, item 12:
+// kmeans' `new_centers[0..NC * NF]`; only literals were taken).
+const NC: usize = 5;
+const NF: usize = 3;
+
+#[acc::offload]
+fn center_sums(x: &[f32], membership: &[usize]) -> Vec<f32> {
+    let mut centers = vec![0.0f32; NC * NF + 2];
+    #[acc::parallel_loop(copyin(x, membership), reduction(+: centers[0..NC * NF]))]
+    for i in 0..membership.len() {
+        for f in 0..NF {
+            centers[membership[i] * NF + f] += x[i * NF + f];
+        }
+    }
+    centers
+}
+
+#[test]
+fn subarray_reductions_of_a_const_length() {
+    let n = 3000;
+    let membership: Vec<usize> = (0..n).map(|i| (i * 7) % NC).collect();
+    let x: Vec<f32> = (0..n * NF).map(|i| (i % 11) as f32).collect();
+    let mut want = vec![0.0f32; NC * NF + 2];
+    for i in 0..n {
+        for f in 0..NF {
+            want[membership[i] * NF + f] += x[i * NF + f];
+        }
+    }
+    on_each_device(|ty| {
+        assert_eq!(center_sums(&x, &membership), want, "on {ty}");
+    });
+}
+
+// A 2-D array reduced element-wise (issue 40, item 12: kmeans' `new_centers: [[f32; NF]; NC]`).
+#[acc::offload]
+fn center_sums_2d(x: &[f32], membership: &[usize]) -> [[f32; NF]; NC] {
+    let mut centers = [[0.0f32; NF]; NC];
+    #[acc::parallel_loop(copyin(x, membership), reduction(+: centers))]
+    for i in 0..membership.len() {
+        for f in 0..NF {
+            centers[membership[i]][f] += x[i * NF + f];
+        }
+    }
+    centers
+}
+
+#[test]
+fn two_dimensional_array_reductions() {
+    let n = 3000;
+    let membership: Vec<usize> = (0..n).map(|i| (i * 7) % NC).collect();
+    let x: Vec<f32> = (0..n * NF).map(|i| (i % 11) as f32).collect();
+    let mut want = [[0.0f32; NF]; NC];
+    for i in 0..n {
+        for f in 0..NF {
+            want[membership[i]][f] += x[i * NF + f];
+        }
+    }
+    on_each_device(|ty| {
+        assert_eq!(center_sums_2d(&x, &membership), want, "on {ty}");
+    });
+}

@@ -45,7 +45,9 @@ struct Part {
     /// The subarray's first index, evaluated once before the construct.
     lo: Ident,
     lo_expr: Expr,
-    len: u32,
+    /// The length: a literal, or an expression of `const` items (`NC * NF`), in braces where
+    /// an array type needs it.
+    len: TokenStream,
     /// The subarray as written (`s[0..4]`), for messages.
     text: String,
     span: Span,
@@ -101,7 +103,14 @@ pub(super) fn lower(
         let Some(Expr::Range(r)) = v.subarray.as_deref() else {
             continue;
         };
-        let Some(len) = super::executable::window_length(r) else {
+        let literal = super::executable::window_length(r);
+        let Some(len) = literal
+            .map(|n| {
+                let n = n as usize;
+                quote::quote!(#n)
+            })
+            .or_else(|| const_length(r))
+        else {
             ctx.error(v.span, format!(
                 "`{}`: a subarray in `reduction` needs a length known when compiling (`{name}[lo..lo + 4]`, `{name}[0..4]`): acc reduces it as an array of that length on every device (3.3 section 2.5.15)",
                 v.text, name = v.name
@@ -109,7 +118,7 @@ pub(super) fn lower(
             refused = true;
             continue;
         };
-        if len == 0 {
+        if literal == Some(0) {
             ctx.error(
                 v.span,
                 format!("`{}`: an empty subarray has nothing to reduce", v.text),
@@ -136,7 +145,7 @@ pub(super) fn lower(
         };
         let name = v.name.to_string();
         match parts.get(&name) {
-            Some(p) if p.len != len || !same(&p.lo_expr, &lo_expr) => {
+            Some(p) if p.len.to_string() != len.to_string() || !same(&p.lo_expr, &lo_expr) => {
                 ctx.error(v.span, format!(
                     "`{}`: `{name}` is reduced over another subarray in this construct already; one construct reduces one subarray of an array",
                     v.text
@@ -226,7 +235,7 @@ pub(super) fn lower(
     );
     for name in names {
         let p = &parts[name];
-        let (tmp, lo, lo_expr, len) = (&p.tmp, &p.lo, &p.lo_expr, p.len as usize);
+        let (tmp, lo, lo_expr, len) = (&p.tmp, &p.lo, &p.lo_expr, &p.len);
         let arr = &p.arr;
         env.insert(
             tmp.to_string(),
@@ -238,7 +247,7 @@ pub(super) fn lower(
         before.extend(quote_spanned! {p.span=>
             let #lo: usize = #lo_expr;
             ::acc::update!(self(#arr[#lo..#lo + #len]), if_present, if(#on_device));
-            let mut #tmp = ::core::array::from_fn::<_, #len, _>(|__acc_k| #arr[#lo + __acc_k]);
+            let mut #tmp = ::core::array::from_fn::<_, { #len }, _>(|__acc_k| #arr[#lo + __acc_k]);
         });
         after.extend(quote_spanned! {p.span=>
             for __acc_k in 0..#len {
@@ -254,6 +263,43 @@ pub(super) fn lower(
         before,
         after,
     })
+}
+
+/// The length of `lo..lo + K` or `..K` (or `0..K`) where `K` is an expression of `const` items
+/// and literals (`NC * NF`, `config::BINS`): rustc computes it; as `(K)`.
+fn const_length(r: &syn::ExprRange) -> Option<TokenStream> {
+    fn constant(e: &Expr) -> bool {
+        match e {
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(_),
+                ..
+            }) => true,
+            Expr::Paren(p) => constant(&p.expr),
+            Expr::Group(g) => constant(&g.expr),
+            Expr::Binary(b) => constant(&b.left) && constant(&b.right),
+            Expr::Cast(c) => constant(&c.expr),
+            Expr::Path(p) => p.path.segments.last().is_some_and(|s| {
+                let n = s.ident.to_string();
+                n.chars().any(|c| c.is_ascii_uppercase())
+                    && !n.chars().any(|c| c.is_ascii_lowercase())
+            }),
+            _ => false,
+        }
+    }
+    if !matches!(r.limits, syn::RangeLimits::HalfOpen(_)) {
+        return None;
+    }
+    let hi = r.end.as_deref()?;
+    let zero = |e: &Expr| matches!(e, Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(l), .. }) if l.base10_digits() == "0");
+    let k = match r.start.as_deref() {
+        None => hi,
+        Some(lo) if zero(lo) => hi,
+        Some(lo) => match hi {
+            Expr::Binary(b) if matches!(b.op, syn::BinOp::Add(_)) && same(&b.left, lo) => &b.right,
+            _ => return None,
+        },
+    };
+    constant(k).then(|| quote::quote!((#k) as usize))
 }
 
 /// The subarray reduction variables of a directive.
