@@ -28,6 +28,10 @@ pub unsafe trait DeviceCopy: Copy + Send + Sync + 'static {
     /// field of such a type is also recorded as its two parts (`z.re`, `z.im`), which kernels
     /// access as the complex field.
     const COMPLEX_PART: Option<crate::ir::Scalar> = None;
+    /// For a fixed-size array of scalars (`[f32; 3]`, a row of a 2-D array `[[f32; 3]; 5]`):
+    /// the scalar and how many of it the array holds. Kernels see an array of such rows as
+    /// its scalars, row after row.
+    const ROW: Option<(crate::ir::Scalar, usize)> = None;
 }
 
 macro_rules! device_copy {
@@ -36,7 +40,12 @@ macro_rules! device_copy {
 device_copy!(f32 => F32, f64 => F64, i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, u16 => U16,
     u32 => U32, u64 => U64, isize => ISize, usize => USize, bool => Bool);
 #[diagnostic::do_not_recommend]
-unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
+unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {
+    const ROW: Option<(crate::ir::Scalar, usize)> = match T::SCALAR {
+        Some(s) => Some((s, N)),
+        None => None,
+    };
+}
 // The 16-bit floats of the `half` crate (feature `half`): stored as their bits on devices,
 // computed in f32 and rounded after each operation in kernels, as `half` computes them.
 #[cfg(feature = "half")]

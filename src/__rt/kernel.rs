@@ -211,9 +211,23 @@ pub struct Params {
     fixed: Vec<Option<usize>>,
     /// The complex scalars: the index of each one's first (real) part.
     complex: Vec<usize>,
+    /// 2-D arrays: the parameter and its row length.
+    rows: Vec<(usize, usize)>,
 }
 
 impl Params {
+    /// The row length of 2-D array parameter `i` (`M` of `[[T; M]; N]`), for `a[r][c]`
+    /// indexed as `a[r * M + c]`; the kernel's error where `i` is not such an array.
+    pub fn row(&self, b: &mut KernelBuilder, i: usize, name: &str) -> Value {
+        match self.rows.iter().find(|(p, _)| *p == i) {
+            Some(&(_, m)) => b.lit_int(m as i128, Some(Scalar::USize)),
+            None => {
+                b.fail(format!("`{name}[..][..]`: kernels index two levels of an array only for the reduction of a fixed-size 2-D array (`[[T; M]; N]`)"));
+                b.lit_int(1, Some(Scalar::USize))
+            }
+        }
+    }
+
     /// Scalar parameter `i` (a fresh expression each time).
     pub fn scalar(&self, b: &mut KernelBuilder, i: usize) -> Value {
         let _ = &self.params[i];
@@ -576,6 +590,7 @@ fn build_kernel(
         params,
         fixed,
         complex: args.complex.clone(),
+        rows: args.rows.clone(),
     };
     build(&mut b, &params)?;
     let k = b.finish().map_err(|e| e.to_string())?;
@@ -658,7 +673,10 @@ pub fn reduce_back<V: DataVar + DataVarMut>(
         super::data::reduction_to_device(device, &*var);
         return;
     }
-    let Some(elem) = V::Elem::SCALAR else { return };
+    // (The scalars of a 2-D array's rows, row after row.)
+    let Some(elem) = V::Elem::SCALAR.or(V::Elem::ROW.map(|(s, _)| s)) else {
+        return;
+    };
     // A variable may have several results: its gang loops' partials and what gang-redundant
     // code contributed; each is combined in, in the order the kernel produced them.
     let mut array = out

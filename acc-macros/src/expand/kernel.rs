@@ -216,6 +216,50 @@ impl Tr {
     }
 }
 
+/// `a[i][j]` of a variable bound outside the region (a 2-D array, `[[T; M]; N]`) rewritten
+/// as `a[(i) * __acc_row_a + (j)]`, and the names so rewritten; the kernel binds
+/// `__acc_row_a` to `M`, from the parameter ([`Tr`]'s locals).
+fn rows_flattened(stmts: Vec<Stmt>, env: &Env) -> (Vec<Stmt>, Vec<String>) {
+    struct Flatten<'a> {
+        env: &'a Env,
+        names: Vec<String>,
+    }
+    impl syn::visit_mut::VisitMut for Flatten<'_> {
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            syn::visit_mut::visit_expr_mut(self, e);
+            let Expr::Index(outer) = e else { return };
+            let Expr::Index(inner) = strip(&outer.expr).clone() else {
+                return;
+            };
+            let Some(id) = path_ident(&inner.expr) else {
+                return;
+            };
+            let name = id.to_string();
+            if self.env.get(&name).is_none()
+                || matches!(strip(&inner.index), Expr::Range(_))
+                || matches!(strip(&outer.index), Expr::Range(_))
+            {
+                return;
+            }
+            let row = format_ident!("__acc_row_{}", name);
+            let (i, j) = (&inner.index, &outer.index);
+            *e = syn::parse_quote!(#id[(#i) * #row + (#j)]);
+            if !self.names.contains(&name) {
+                self.names.push(name);
+            }
+        }
+    }
+    let mut f = Flatten {
+        env,
+        names: Vec::new(),
+    };
+    let mut stmts = stmts;
+    for st in &mut stmts {
+        syn::visit_mut::VisitMut::visit_stmt_mut(&mut f, st);
+    }
+    (stmts, f.names)
+}
+
 /// Whether the arms of an `if` read arrays or call functions (so must not run when not taken).
 fn reads_arrays_or_calls(then: &[Stmt], els: &Expr) -> bool {
     struct Find(bool);
@@ -389,6 +433,8 @@ fn translate(
     let (rewritten, nd_lengths) = ndarray::lower(&rewritten);
     // `match` and tuple assignments as the builder takes them.
     let rewritten = rust_forms::lower(&rewritten);
+    // `a[i][j]` of a captured 2-D array: `a[i * M + j]`, `M` its row length.
+    let (rewritten, two_d) = rows_flattened(rewritten, env);
     let stmts = &rewritten[..];
     let uses = scan_stmts(stmts, &[]);
     let mut self_borrows = Vec::new();
@@ -579,6 +625,19 @@ fn translate(
                 },
             );
         }
+    }
+    // The row lengths of the 2-D arrays indexed `a[i][j]`, from their parameters.
+    for name in &two_d {
+        let row = format_ident!("__acc_row_{}", name);
+        if tr.captured.get(name).is_none() {
+            return no(format!("indexing `{name}[..][..]`"));
+        }
+        let p = format_ident!("__acc_p_{}", name);
+        let v = tr.fresh(&row.to_string());
+        locals.push(quote! {
+            let #v = { let __r = __acc_h.row(__acc_b, #p, #name); __acc_b.local("row length", ::core::option::Option::Some(::acc::__rt::kernel::Scalar::USize), ::core::option::Option::Some(__r)) };
+        });
+        tr.bind(row.to_string(), Local::Scalar(v));
     }
     // `&self` routines the region calls: the fields they read travel as parameters too.
     for method in self_routine_calls(stmts) {

@@ -27,6 +27,8 @@ pub struct Args<'a> {
     /// Complex scalars (`num_complex::Complex`), each passed as two scalar parameters: the
     /// first's index (its real part; the next is the imaginary part).
     pub(super) complex: Vec<usize>,
+    /// 2-D arrays (`[[T; M]; N]`, reduced element-wise): the parameter and its row length `M`.
+    pub(super) rows: Vec<(usize, usize)>,
 }
 
 /// The lists of a launch that ended, emptied, for the thread's next launch: a time loop
@@ -321,6 +323,17 @@ impl<'a> Args<'a> {
                 self.aggregate.push(false);
                 self.args.push(KernelArg::Read(bytes_of(v.elems())));
                 self.params.push((name, ParamKind::Array { elem: Elem::Scalar(elem), writable: false }));
+                self.args.len() - 1
+            }
+            // A 2-D array of a fixed size (`[[f32; 3]; 5]`): element-wise over its scalars, row
+            // after row; the kernel indexes `a[i][j]` as `a[i * 3 + j]`.
+            (false, None) if V::FIXED_LEN.is_some() && V::Elem::ROW.is_some() => {
+                let (elem, row) = V::Elem::ROW.unwrap_or((acc_core::ir::Scalar::I32, 1));
+                self.fixed.push(V::FIXED_LEN.map(|n| n * row));
+                self.aggregate.push(false);
+                self.args.push(KernelArg::Read(bytes_of(v.elems())));
+                self.params.push((name, ParamKind::Array { elem: Elem::Scalar(elem), writable: false }));
+                self.rows.push((self.args.len() - 1, row));
                 self.args.len() - 1
             }
             _ => self.refuse(name, format!("reductions of `{}` are not supported in kernels yet (arrays must have a fixed length, `[T; N]`)", type_name::<V>())),
