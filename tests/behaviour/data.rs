@@ -277,6 +277,33 @@ fn map_data_errors_name_the_call() {
     });
 }
 
+/// `acc::memcpy_*(acc::deviceptr(&a))` (issue 40, item 16): on the GPUs the device copy of
+/// present `a` is acc's memory and the copies work; where the device shares host memory the
+/// address is `a`'s own memory, which acc cannot keep alive, so safe code cannot copy through
+/// it, and the error says why and what to do instead.
+#[test]
+fn memory_routines_on_deviceptr_of_present_data() {
+    on_each_device(|ty| {
+        let a: Vec<f64> = (0..64).map(|i| i as f64).collect();
+        acc::copyin(&a).unwrap();
+        let p = acc::deviceptr(&a).expect("present");
+        let mut back = vec![0.0f64; 8];
+        let r = acc::memcpy_from_device(&mut back, p.offset(8 * 8));
+        if shares_memory(ty) {
+            let e = r.unwrap_err().to_string();
+            assert!(e.contains("cannot keep alive"), "{ty}: {e}");
+        } else {
+            r.unwrap();
+            assert_eq!(back, (8..16).map(|i| i as f64).collect::<Vec<_>>(), "{ty}");
+            acc::memcpy_to_device(p, &[-1.0f64, -2.0]).unwrap();
+            let mut two = [0.0f64; 2];
+            acc::memcpy_from_device(&mut two, p).unwrap();
+            assert_eq!(two, [-1.0, -2.0], "{ty}");
+        }
+        acc::delete(&a).unwrap();
+    });
+}
+
 /// `acc::memcpy_d2d` (3.3 section 3.2.30) from device 0 to the last device of the type
 /// (itself where there is one): only the destination's device copy changes where devices have
 /// their own memory; `i16` is widened on wgpu, so the copy goes element by element there.
