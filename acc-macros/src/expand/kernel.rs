@@ -629,7 +629,7 @@ fn translate(
     // The row lengths of the 2-D arrays indexed `a[i][j]`, from their parameters.
     for name in &two_d {
         let row = format_ident!("__acc_row_{}", name);
-        if tr.captured.get(name).is_none() {
+        if !tr.captured.contains_key(name) {
             return no(format!("indexing `{name}[..][..]`"));
         }
         let p = format_ident!("__acc_p_{}", name);
