@@ -6,7 +6,7 @@
 mod args;
 mod struct_value;
 pub use args::Args;
-pub use struct_value::{whole_struct, StructValue};
+pub use struct_value::{whole_struct, StructArray, StructValue};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

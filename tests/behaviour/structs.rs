@@ -476,3 +476,49 @@ fn struct_elements_copied_whole() {
         assert_eq!(y, x, "on {ty}");
     });
 }
+
+// Private arrays of structs and struct literals in regions (issue 40, item 11): one private
+// array per field on the GPUs.
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, acc::DeviceCopy)]
+#[repr(C)]
+struct Pair {
+    a: f64,
+    b: i32,
+}
+
+#[acc::offload]
+fn private_structs(x: &[f64], out: &mut [f64], last: &mut [Pair]) {
+    #[acc::parallel_loop(copyin(x), copyout(out, last))]
+    for i in 0..x.len() {
+        let mut ps = [Pair { a: 0.0, b: -1 }; 6];
+        for k in 0..ps.len() {
+            ps[k].a = x[i] * k as f64;
+            ps[k].b += k as i32;
+        }
+        ps[1].a += 0.5;
+        let q = Pair {
+            a: ps[2].a + 1.0,
+            b: 7,
+        };
+        ps[0] = q;
+        let r = ps[5];
+        out[i] = ps[0].a + ps[1].a + ps[3].b as f64 + r.a;
+        last[i] = r;
+    }
+}
+
+#[test]
+fn private_arrays_of_structs_and_struct_literals() {
+    let x: Vec<f64> = (0..500).map(|i| i as f64 * 0.25).collect();
+    on_each_device(|ty| {
+        let mut out = vec![0.0; x.len()];
+        let mut last = vec![Pair::default(); x.len()];
+        private_structs(&x, &mut out, &mut last);
+        for (i, &v) in x.iter().enumerate() {
+            let want = (v * 2.0 + 1.0) + (v * 1.0 + 0.5) + 2.0 + v * 5.0;
+            assert_eq!(out[i], want, "element {i} on {ty}");
+            assert_eq!(last[i], Pair { a: v * 5.0, b: 4 }, "element {i} on {ty}");
+        }
+    });
+}

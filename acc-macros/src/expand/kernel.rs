@@ -64,6 +64,9 @@ enum Local {
     /// A struct value, `let p = ps[i];` whose fields the code uses (`p.x`): the builder
     /// variable holding its `StructValue` (a local per field).
     Struct(Ident),
+    /// A private array of structs, `let mut ps = [P { .. }; 4];`: the builder variable holding
+    /// its `StructArray` (a private array per field).
+    StructArray(Ident),
 }
 
 struct Tr {

@@ -2,7 +2,7 @@
 //! per scalar field, loaded together, read and written by field, stored back field by field.
 
 use acc_core::ir::builder::{ArrayRef, KernelBuilder, Value, Var};
-use acc_core::ir::{Elem, Scalar};
+use acc_core::ir::{Elem, Scalar, StructLayout};
 
 /// The fields of a struct value, each in a local of the kernel; a complex number
 /// (`num_complex::Complex`) is one complex local, which is also used as a whole (`p * q`), and
@@ -71,6 +71,46 @@ impl StructValue {
             name: name.to_string(),
             fields: Vec::new(),
             complex: Some(var),
+        }
+    }
+
+    /// A struct literal `P { x: .., v: .. }` of a `DeviceCopy` struct whose layout is
+    /// `layout`: each scalar field a local set from its value in `given`. A field the literal
+    /// does not give, or a struct kernels cannot hold, is the kernel's error.
+    pub fn literal(
+        b: &mut KernelBuilder,
+        layout: Option<&'static StructLayout>,
+        name: &str,
+        given: &[(&str, Value)],
+    ) -> StructValue {
+        let mut fields = Vec::new();
+        let Some(layout) = layout.filter(|l| l.complex().is_none()) else {
+            b.fail(format!("the struct value `{name}`: kernels build values of `#[derive(acc::DeviceCopy)]` structs only"));
+            return StructValue {
+                name: name.to_string(),
+                fields,
+                complex: None,
+            };
+        };
+        for f in layout.fields.iter().filter(|f| !f.name.contains('.')) {
+            let Some(ty) = f.ty else {
+                b.fail(format!("the field `{}` of `{}` in a struct value: kernels hold struct values of scalar fields", f.name, layout.name));
+                continue;
+            };
+            let Some(&(_, v)) = given.iter().find(|(n, _)| *n == f.name) else {
+                b.fail(format!(
+                    "the field `{}` of `{}` is not given in the struct literal `{name}`",
+                    f.name, layout.name
+                ));
+                continue;
+            };
+            let var = b.local(&format!("{name}.{}", f.name), Some(ty), Some(v));
+            fields.push((f.name, var));
+        }
+        StructValue {
+            name: name.to_string(),
+            fields,
+            complex: None,
         }
     }
 
@@ -175,4 +215,99 @@ impl StructValue {
 /// (`b[j] = a[i]`), not loaded as one value.
 pub fn whole_struct(a: &ArrayRef) -> bool {
     matches!(a.elem(), Elem::Struct(l) if l.complex().is_none())
+}
+
+/// A private array of structs in a kernel (`let mut ps = [P { x: 0.0, v: 1.0 }; 4];`): one
+/// private array per scalar field, indexed together.
+#[derive(Clone)]
+pub struct StructArray {
+    name: String,
+    fields: Vec<(&'static str, Var)>,
+    len: u32,
+}
+
+impl StructArray {
+    /// `[value; len]`, named `name`.
+    pub fn filled(b: &mut KernelBuilder, value: &StructValue, len: u32, name: &str) -> StructArray {
+        if value.complex.is_some() {
+            b.fail(format!("the private array `{name}` of complex numbers"));
+        }
+        let mut fields = Vec::new();
+        for (f, var) in &value.fields {
+            let elem = b.local_array_of(&format!("{name}.{f}"), None, len);
+            let x = b.get(*var);
+            b.fill(elem, x);
+            fields.push((*f, elem));
+        }
+        StructArray {
+            name: name.to_string(),
+            fields,
+            len,
+        }
+    }
+
+    fn var(&self, b: &mut KernelBuilder, field: &str) -> Option<Var> {
+        let found = self
+            .fields
+            .iter()
+            .find(|(n, _)| *n == field)
+            .map(|(_, v)| *v);
+        if found.is_none() {
+            b.fail(format!(
+                "`{}[..].{field}`: no such field of a scalar type in the struct",
+                self.name
+            ));
+        }
+        found
+    }
+
+    /// `ps[i].field`.
+    pub fn get(&self, b: &mut KernelBuilder, field: &str, i: Value) -> Value {
+        match self.var(b, field) {
+            Some(v) => b.get_elem(v, i),
+            None => b.lit_int(0, Some(Scalar::I32)),
+        }
+    }
+
+    /// `ps[i].field = value`.
+    pub fn set(&self, b: &mut KernelBuilder, field: &str, i: Value, value: Value) {
+        if let Some(v) = self.var(b, field) {
+            b.set_elem(v, i, value);
+        }
+    }
+
+    /// `let p = ps[i];`: a struct value named `name`, a copy of element `i`.
+    pub fn load(&self, b: &mut KernelBuilder, i: Value, name: &str) -> StructValue {
+        let idx = b.local(&format!("{name} (index)"), Some(Scalar::USize), Some(i));
+        let mut fields = Vec::new();
+        for (f, arr) in &self.fields {
+            let i = b.get(idx);
+            let x = b.get_elem(*arr, i);
+            fields.push((*f, b.local(&format!("{name}.{f}"), None, Some(x))));
+        }
+        StructValue {
+            name: name.to_string(),
+            fields,
+            complex: None,
+        }
+    }
+
+    /// `ps[i] = p`: every field of `p` stored into element `i`.
+    pub fn store(&self, b: &mut KernelBuilder, i: Value, value: &StructValue) {
+        let idx = b.local(
+            &format!("{} (index)", self.name),
+            Some(Scalar::USize),
+            Some(i),
+        );
+        for (f, arr) in &self.fields {
+            let x = value.field(b, f);
+            let i = b.get(idx);
+            b.set_elem(*arr, i, x);
+        }
+    }
+
+    /// `ps.len()`.
+    pub fn len(&self, b: &mut KernelBuilder) -> Value {
+        b.lit_int(i128::from(self.len), Some(Scalar::USize))
+    }
 }

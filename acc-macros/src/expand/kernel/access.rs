@@ -77,6 +77,9 @@ impl Tr {
 
     /// `a.len()`: of a private array of the region (a constant), or of a captured one.
     pub(super) fn array_len(&mut self, receiver: &Expr) -> R<TokenStream> {
+        if let Some(Local::StructArray(sa)) = self.lookup_path(receiver) {
+            return Ok(quote!(#sa.len(__acc_b)));
+        }
         if let Some(Local::Array(v)) =
             path_ident(receiver).and_then(|id| self.lookup(&id.to_string()))
         {

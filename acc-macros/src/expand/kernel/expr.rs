@@ -152,6 +152,11 @@ impl Tr {
                     Some(Local::View(_)) => {
                         return no(format!("the subslice `{name}` used as a value"))
                     }
+                    Some(Local::StructArray(_)) => {
+                        return no(format!(
+                            "the private array of structs `{name}` used as a value"
+                        ))
+                    }
                     // A complex number's value (other structs: the kernel's error, naming it).
                     Some(Local::Struct(v)) => quote!(#v.value(__acc_b)),
                     // `x` of `&f64` in arithmetic (Rust's operators take references): the element.
@@ -187,6 +192,17 @@ impl Tr {
             Expr::Field(f) => {
                 if let Some((v, field)) = self.struct_value_field(f) {
                     return Ok(quote!(#v.field(__acc_b, #field)));
+                }
+                // `ps[i].f` of a private array of structs.
+                if let Expr::Index(ix) = strip(&f.base) {
+                    if let Some(Local::StructArray(sa)) = self.lookup_path(&ix.expr) {
+                        let field = match &f.member {
+                            syn::Member::Named(id) => id.to_string(),
+                            syn::Member::Unnamed(i) => i.index.to_string(),
+                        };
+                        let i = self.expr(&ix.index)?;
+                        return Ok(quote!({ let __i = #i; #sa.get(__acc_b, #field, __i) }));
+                    }
                 }
                 if !matches!(strip(&f.base), Expr::Index(_)) {
                     if let syn::Member::Named(m) = &f.member {

@@ -47,6 +47,16 @@ impl Tr {
             self.bind(name, Local::Struct(v.clone()));
             return Ok(Some(quote!(let #v = #sv.copy(__acc_b, #lit);)));
         }
+        // `let p = P { x: .., v: .. };` of a `DeviceCopy` struct: a value of its own.
+        if let Expr::Struct(st) = strip(&init.expr) {
+            if !is_complex_literal(st) {
+                let name = pi.ident.to_string();
+                let built = self.struct_literal(st, &name)?;
+                let v = self.fresh(&name);
+                self.bind(name, Local::Struct(v.clone()));
+                return Ok(Some(quote!(let #v = #built;)));
+            }
+        }
         let Expr::Index(ix) = strip(&init.expr) else {
             return Ok(None);
         };
@@ -54,6 +64,16 @@ impl Tr {
             return Ok(None);
         }
         let name = pi.ident.to_string();
+        // `let p = ps[i];` of a private array of structs: a copy of the element.
+        if let Some(Local::StructArray(sa)) = self.lookup_path(&ix.expr) {
+            let i = self.expr(&ix.index)?;
+            let v = self.fresh(&name);
+            let lit = name.clone();
+            self.bind(name, Local::Struct(v.clone()));
+            return Ok(Some(
+                quote!(let #v = { let __i = #i; #sa.load(__acc_b, __i, #lit) };),
+            ));
+        }
         // Used by field: a struct. Only ever stored whole (`b[j] = p`): whatever the element
         // is, decided when the kernel is built from its type.
         let load = if fields_used(&name, rest) {
@@ -253,6 +273,24 @@ impl Tr {
             }
             None => quote!(::core::option::Option::None),
         };
+        if let Some(Expr::Repeat(r)) = init {
+            if let Some(value) = self.struct_repeat_value(&r.expr, name)? {
+                let v = self.fresh(name);
+                let len = &r.len;
+                let lit = name.to_string();
+                self.bind(name.to_string(), Local::StructArray(v.clone()));
+                return Ok(quote! {
+                    let #v = {
+                        let __len: usize = #len;
+                        if __len > 4096 {
+                            __acc_b.fail(::std::format!("the private array `{}` has {} elements; kernels hold at most 4096 per thread", #lit, __len));
+                        }
+                        let __value = #value;
+                        ::acc::__rt::kernel::StructArray::filled(__acc_b, &__value, __len.min(4096) as u32, #lit)
+                    };
+                });
+            }
+        }
         let v = self.fresh(name);
         let (len, sets) = match init {
             Some(Expr::Repeat(r)) => {
@@ -413,6 +451,10 @@ impl Tr {
         op: Option<&str>,
         value: &Expr,
     ) -> R<TokenStream> {
+        // `ps[i].f = ..` and `ps[i] = p` of a private array of structs.
+        if let Some(t) = self.struct_array_assign(target, op, value)? {
+            return Ok(t);
+        }
         // `a[j] = p` of a struct value: every field stored.
         if let (None, Expr::Index(ix)) = (op, strip(target)) {
             if let Some(Local::Struct(sv)) =
@@ -731,6 +773,9 @@ impl Tr {
                 Some(Local::View(_) | Local::Elem(_) | Local::Struct(_)) => {
                     return no(format!("a private copy of the reference `{name}`"));
                 }
+                Some(Local::StructArray(_)) => {
+                    return no(format!("a loop's private copy of the private array of structs `{name}` (declare it inside the loop)"));
+                }
                 None => match self.captured.get(&name) {
                     Some((_, p)) => (
                         quote!(let #fresh = __acc_h.private(__acc_b, #p, #name, false, #indexed);),
@@ -987,4 +1032,116 @@ fn fields_used(name: &str, stmts: &[Stmt]) -> bool {
         }
     }
     false
+}
+
+impl Tr {
+    /// The `StructValue` a private array of structs is filled with: a struct literal, or a
+    /// struct value (`[p; 4]`); `None` for anything else.
+    fn struct_repeat_value(&mut self, e: &Expr, name: &str) -> R<Option<TokenStream>> {
+        match strip(e) {
+            Expr::Struct(st) if !is_complex_literal(st) => Ok(Some(self.struct_literal(st, name)?)),
+            other => match self.lookup_path(other) {
+                Some(Local::Struct(sv)) => Ok(Some(quote!(#sv.copy(__acc_b, #name)))),
+                _ => Ok(None),
+            },
+        }
+    }
+
+    /// A struct literal `P { x: e, .. }` as a `StructValue` named `name`, each field's value
+    /// computed in the order written.
+    pub(super) fn struct_literal(&mut self, st: &syn::ExprStruct, name: &str) -> R<TokenStream> {
+        if st.rest.is_some() {
+            return no(format!(
+                "the struct literal `{}` with `..` (give every field)",
+                short(&Expr::Struct(st.clone()))
+            ));
+        }
+        let path = &st.path;
+        let mut values = TokenStream::new();
+        let mut pairs = Vec::new();
+        for (k, f) in st.fields.iter().enumerate() {
+            let field = match &f.member {
+                syn::Member::Named(id) => id.to_string(),
+                syn::Member::Unnamed(i) => i.index.to_string(),
+            };
+            let v = self.expr(&f.expr)?;
+            let x = format_ident!("__f{}", k);
+            values.extend(quote!(let #x = #v;));
+            pairs.push(quote!((#field, #x)));
+        }
+        Ok(quote!({
+            #values
+            ::acc::__rt::kernel::StructValue::literal(__acc_b, <#path as ::acc::DeviceCopy>::LAYOUT, #name, &[#(#pairs),*])
+        }))
+    }
+
+    /// `ps[i].f op= v` and `ps[i] = p` where `ps` is a private array of structs; `None` for
+    /// other targets.
+    fn struct_array_assign(
+        &mut self,
+        target: &Expr,
+        op: Option<&str>,
+        value: &Expr,
+    ) -> R<Option<TokenStream>> {
+        let (ix, field) = match strip(target) {
+            Expr::Field(f) => match strip(&f.base) {
+                Expr::Index(ix) => (
+                    ix,
+                    Some(match &f.member {
+                        syn::Member::Named(id) => id.to_string(),
+                        syn::Member::Unnamed(i) => i.index.to_string(),
+                    }),
+                ),
+                _ => return Ok(None),
+            },
+            Expr::Index(ix) => (ix, None),
+            _ => return Ok(None),
+        };
+        let Some(Local::StructArray(sa)) = self.lookup_path(&ix.expr) else {
+            return Ok(None);
+        };
+        match field {
+            Some(field) => {
+                let v = self.expr(value)?;
+                let i = self.expr(&ix.index)?;
+                let value = match op {
+                    None => quote!(__v),
+                    Some(op) => {
+                        let op = Ident::new(op, Span::call_site());
+                        quote!({ let __cur = #sa.get(__acc_b, #field, __i); __acc_b.binary(::acc::__rt::kernel::BinaryOp::#op, __cur, __v) })
+                    }
+                };
+                // (Rust evaluates the value, then the place.)
+                Ok(Some(quote!({
+                    let __v = #v;
+                    let __i = #i;
+                    let __i = __acc_b.local("index", ::core::option::Option::Some(::acc::__rt::kernel::Scalar::USize), ::core::option::Option::Some(__i));
+                    let __i = __acc_b.get(__i);
+                    let __x = #value;
+                    #sa.set(__acc_b, #field, __i, __x);
+                })))
+            }
+            None => {
+                let sv = match (op, self.lookup_path(value)) {
+                    (None, Some(Local::Struct(sv))) => quote!(#sv),
+                    (None, _) if matches!(strip(value), Expr::Struct(_)) => {
+                        let Expr::Struct(st) = strip(value) else { unreachable!("matched above") };
+                        self.struct_literal(st, "value")?
+                    }
+                    _ => return no(format!("assigning `{}` to an element of a private array of structs (assign a struct value or its fields)", short(value))),
+                };
+                let i = self.expr(&ix.index)?;
+                Ok(Some(
+                    quote!({ let __sv = #sv; let __i = #i; #sa.store(__acc_b, __i, &__sv); }),
+                ))
+            }
+        }
+    }
+}
+
+/// Whether `st` is `Complex { re, im }` (a complex number, not a `DeviceCopy` struct's value).
+fn is_complex_literal(st: &syn::ExprStruct) -> bool {
+    st.path.segments.last().is_some_and(|s| {
+        crate::analysis::methods::COMPLEX_TYPES.contains(&s.ident.to_string().as_str())
+    })
 }
