@@ -189,6 +189,17 @@ fn busy_then_short(x: &mut Vec<u32>, y: &mut Vec<f64>, steps: u64, share: bool) 
 }
 
 /// What a child does, by `ACC_ENV_CASE`.
+/// A reduction `kernels_loop` finds without a clause naming it (ACC_INFO says so).
+#[acc::offload]
+fn summed_by_kernels(x: &[i64]) -> i64 {
+    let mut s = 0;
+    #[acc::kernels_loop(copyin(x))]
+    for i in 0..x.len() {
+        s += x[i];
+    }
+    s
+}
+
 fn child(case: &str) {
     match case {
         #[cfg(feature = "cuda")]
@@ -242,6 +253,11 @@ fn child(case: &str) {
             assert!(a.iter().all(|&x| x == 4.0));
             // On demand, then again at exit.
             println!("REPORT-BEGIN\n{}REPORT-END", acc::time_report());
+        }
+        "recognized" => {
+            let x: Vec<i64> = (0..10_000).collect();
+            assert_eq!(summed_by_kernels(&x), x.iter().sum::<i64>());
+            println!("RECOGNIZED-OK");
         }
         "default" => {
             println!("DEFAULT-DEVICE: {}", acc::get_device_type());
@@ -522,6 +538,21 @@ fn main() {
                 out.contains("bounds checks: none (`unchecked`)"),
                 "{ty}: {out}"
             );
+        }
+        passed += 1;
+    }
+
+    // ACC_INFO names a reduction `kernels` found as found, on every device type.
+    for &ty in &types {
+        let out = run_child(
+            "recognized",
+            &[("ACC_DEVICE_TYPE", ty.name()), ("ACC_INFO", "1")],
+        );
+        for line in [
+            "RECOGNIZED-OK",
+            "`s`: reduction(+) (recognized: the loop only updates it with this operator)",
+        ] {
+            assert!(out.contains(line), "{ty}: missing {line:?} in:\n{out}");
         }
         passed += 1;
     }

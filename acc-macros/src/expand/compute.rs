@@ -55,9 +55,10 @@ pub(super) fn self_condition(dir: &Directive) -> TokenStream {
 pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &Env) -> TokenStream {
     let errors_before = ctx.error_count();
     // A `kernels loop` gets the reductions `kernels { loop }` would find in its loop.
+    ctx.recognized.clear();
     let recognized = match &body {
         RegionBody::Loop(f) if dir.kind.compute() == Some(ComputeKind::Kernels) => {
-            with_recognized_reductions(dir, f)
+            with_recognized_reductions(ctx, dir, f)
         }
         _ => None,
     };
@@ -86,11 +87,19 @@ pub fn expand_compute(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &En
 
 /// `dir`, a `kernels loop` construct on `f`, with the reductions its loop computes without
 /// naming them added (`expand::recognized_reductions`), or `None` where it has none.
-fn with_recognized_reductions(dir: &Directive, f: &ExprForLoop) -> Option<Directive> {
-    let clauses = super::recognized_reductions::for_combined(dir, f);
+fn with_recognized_reductions(
+    ctx: &mut Ctx,
+    dir: &Directive,
+    f: &ExprForLoop,
+) -> Option<Directive> {
+    let (names, clauses): (Vec<String>, Vec<TokenStream>) =
+        super::recognized_reductions::for_combined(dir, f)
+            .into_iter()
+            .unzip();
     if clauses.is_empty() {
         return None;
     }
+    ctx.recognized.extend(names);
     let added =
         crate::directive::parsed::of_tokens(dir.kind, dir.span, quote!(#(#clauses),*)).ok()?;
     let mut with = dir.clone();
@@ -116,7 +125,8 @@ fn expand_construct(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &Env)
         super::gang_redundant::repeat_updates(ctx, dir, &mut stmts);
     }
     if compute == ComputeKind::Kernels && !dir.kind.is_combined() {
-        super::recognized_reductions::recognize(&mut stmts);
+        let found = super::recognized_reductions::recognize(&mut stmts);
+        ctx.recognized.extend(found);
     }
 
     // What cannot run on a device, and ways out of the region (3.3 section 2.5: a region is
@@ -757,14 +767,21 @@ fn data_attributes(
             .iter()
             .find(|c| c.vars().iter().any(|v| v.name == name.as_str()));
         let array = !u.indexes.is_empty() || !u.unindexed;
+        let found = if ctx.recognized.contains(name) {
+            " (recognized: the loop only updates it with this operator)"
+        } else {
+            ""
+        };
         let attr = if let Some(c) = clause {
             match (&c.args, c.modifier()) {
-                (ClauseArgs::Reduction { op, .. }, _) => format!("reduction({})", op.spelling()),
+                (ClauseArgs::Reduction { op, .. }, _) => {
+                    format!("reduction({}){found}", op.spelling())
+                }
                 (_, Some(m)) => format!("{}({m}:)", c.name.spelling()),
                 _ => c.name.spelling().to_string(),
             }
         } else if let Some((_, _, op, _)) = loop_reductions.iter().find(|(n, ..)| n == name) {
-            format!("reduction({}) on a loop", op.spelling())
+            format!("reduction({}) on a loop{found}", op.spelling())
         } else if ctx.enclosing_data.iter().flatten().any(|n| n == name) {
             "present (named by an enclosing data construct)".into()
         } else if array && default_present {

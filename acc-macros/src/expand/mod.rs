@@ -48,6 +48,9 @@ pub struct Ctx {
     /// `::acc::__rt::LoopSite`s of the loop constructs the multicore rewrite of the region
     /// being expanded met (`ACC_INFO`).
     pub loop_notes: Vec<proc_macro2::TokenStream>,
+    /// The reductions `kernels` recognized in the construct being expanded (names), which
+    /// `ACC_INFO` says were found, not written.
+    pub recognized: Vec<String>,
 }
 
 impl Ctx {
@@ -77,6 +80,7 @@ impl Ctx {
             next_id: 0,
             undeclared_statics: Vec::new(),
             loop_notes: Vec::new(),
+            recognized: Vec::new(),
         }
     }
     /// A number not given out before in this item.

@@ -19,8 +19,9 @@ use crate::analysis::bindings::pat_bindings;
 use crate::analysis::reduction_update::{assignment, strip};
 use crate::directive::{ClauseName as C, DirectiveKind, RedOp};
 
-/// Adds the recognized reductions to the region's top-level loops.
-pub fn recognize(stmts: &mut [Stmt]) {
+/// Adds the recognized reductions to the region's top-level loops; returns their names.
+pub fn recognize(stmts: &mut [Stmt]) -> Vec<String> {
+    let mut names = Vec::new();
     for st in stmts {
         let Stmt::Expr(Expr::ForLoop(f), _) = st else {
             continue;
@@ -57,6 +58,7 @@ pub fn recognize(stmts: &mut [Stmt]) {
         if found.is_empty() {
             continue;
         }
+        names.extend(found.iter().map(|(n, _)| n.clone()));
         let clauses = clauses(&found);
         match dir_at {
             Some(at) => {
@@ -70,6 +72,7 @@ pub fn recognize(stmts: &mut [Stmt]) {
                 .push(syn::parse_quote!(#[acc::r#loop(#(#clauses),*)])),
         }
     }
+    names
 }
 
 /// The reductions `kernels` recognizes in loop `f` (see the module docs), but for the names in
@@ -119,7 +122,10 @@ fn clauses(found: &[(String, RedOp)]) -> Vec<TokenStream> {
 /// The clauses a combined `kernels loop` construct gets for the reductions its loop computes
 /// without naming them, as `kernels { loop }` does ([`recognize`]): none for a `seq` loop, nor
 /// for names its `reduction`, `private` or `firstprivate` clauses name.
-pub fn for_combined(dir: &crate::directive::Directive, f: &syn::ExprForLoop) -> Vec<TokenStream> {
+pub fn for_combined(
+    dir: &crate::directive::Directive,
+    f: &syn::ExprForLoop,
+) -> Vec<(String, TokenStream)> {
     if dir.has(C::Seq) {
         return Vec::new();
     }
@@ -129,7 +135,12 @@ pub fn for_combined(dir: &crate::directive::Directive, f: &syn::ExprForLoop) -> 
         .filter(|c| matches!(c.name, C::Reduction | C::Private | C::Firstprivate))
         .flat_map(|c| c.vars().iter().map(|v| v.name.to_string()))
         .collect();
-    clauses(&found_in(f, &named))
+    let found = found_in(f, &named);
+    found
+        .iter()
+        .map(|(n, _)| n.clone())
+        .zip(clauses(&found))
+        .collect()
 }
 
 /// What a loop body does with outside names: the updates of a name with a reduction
