@@ -188,7 +188,6 @@ fn busy_then_short(x: &mut Vec<u32>, y: &mut Vec<f64>, steps: u64, share: bool) 
     }
 }
 
-/// What a child does, by `ACC_ENV_CASE`.
 /// A reduction `kernels_loop` finds without a clause naming it (ACC_INFO says so).
 #[acc::offload]
 fn summed_by_kernels(x: &[i64]) -> i64 {
@@ -200,6 +199,7 @@ fn summed_by_kernels(x: &[i64]) -> i64 {
     s
 }
 
+/// What a child does, by `ACC_ENV_CASE`.
 fn child(case: &str) {
     match case {
         #[cfg(feature = "cuda")]
