@@ -749,3 +749,38 @@ fn two_dimensional_array_reductions() {
         assert_eq!(center_sums_2d(&x, &membership), want, "on {ty}");
     });
 }
+
+// The same inside a time loop the host drives: each step's sum is folded into the variable,
+// which the step then halves.
+#[acc::offload]
+fn kernels_reduction_in_a_time_loop(a: &[f64], steps: usize) -> f64 {
+    let n = a.len();
+    let mut total = 1.0;
+    #[acc::kernels(copyin(a))]
+    {
+        for _t in 0..steps {
+            for i in 0..n {
+                total += a[i];
+            }
+            total = total * 0.5;
+        }
+    }
+    total
+}
+
+#[test]
+fn kernels_reduction_read_after_its_loop_in_a_time_loop() {
+    let a: Vec<f64> = (0..2000).map(|i| (i % 13) as f64 * 0.5).collect();
+    let sum: f64 = a.iter().sum();
+    let mut want = 1.0;
+    for _ in 0..5 {
+        want = (want + sum) * 0.5;
+    }
+    on_each_device(|ty| {
+        let got = kernels_reduction_in_a_time_loop(&a, 5);
+        assert!(
+            (got - want).abs() <= 1e-9 * want,
+            "{got} against {want} on {ty}"
+        );
+    });
+}
