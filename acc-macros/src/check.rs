@@ -480,6 +480,27 @@ fn check_effective(dir: &Directive, original: &Directive) -> Vec<(Span, String)>
     errs
 }
 
+/// Whether `e` is an expression of integer literals and `const` items (paths in upper case,
+/// `NC * NF`, `config::BINS as usize`), whose value rustc computes: a clause may use it where
+/// a length must be known when compiling.
+pub(crate) fn constant_expr(e: &syn::Expr) -> bool {
+    match e {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(_),
+            ..
+        }) => true,
+        syn::Expr::Paren(p) => constant_expr(&p.expr),
+        syn::Expr::Group(g) => constant_expr(&g.expr),
+        syn::Expr::Binary(b) => constant_expr(&b.left) && constant_expr(&b.right),
+        syn::Expr::Cast(c) => constant_expr(&c.expr),
+        syn::Expr::Path(p) => p.path.segments.last().is_some_and(|s| {
+            let n = s.ident.to_string();
+            n.chars().any(|c| c.is_ascii_uppercase()) && !n.chars().any(|c| c.is_ascii_lowercase())
+        }),
+        _ => false,
+    }
+}
+
 /// The value of an integer literal expression.
 pub(crate) fn int_literal(e: &syn::Expr) -> Option<u64> {
     match e {

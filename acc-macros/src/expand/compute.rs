@@ -298,7 +298,8 @@ fn expand_construct(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &Env)
             .collect();
         // A loop's private variable (a gang's own, that its vector loop reduces) says where
         // its value lives; nothing outside the region sees it.
-        let loop_private = nested_loop_privates(&stmts);
+        let mut loop_private = HashSet::new();
+        super::kernel::collect_loop_privates(&stmts, &mut loop_private);
         let mut reported = HashSet::new();
         for (name, span, op, _) in &loop_reductions {
             if uses.vars.contains_key(name)
@@ -555,18 +556,13 @@ fn expand_construct(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &Env)
     }
 }
 
-/// The loop part of a combined directive, as a `loop` directive.
 /// `n` of `vector_length(n)` as the kernel builder takes it, where it is a constant: a literal,
-/// or a `const` item (a path in upper case, `VL`, `config::VL`), whose value rustc gives.
+/// or an expression of `const` items, whose value rustc gives.
 fn constant_u32(e: &Expr) -> Option<TokenStream> {
     if let Some(n) = crate::check::int_literal(e).and_then(|n| u32::try_from(n).ok()) {
         return Some(quote!(#n));
     }
-    let Expr::Path(p) = e else { return None };
-    let last = p.path.segments.last()?.ident.to_string();
-    let constant = last.chars().any(|c| c.is_ascii_uppercase())
-        && !last.chars().any(|c| c.is_ascii_lowercase());
-    constant.then(|| quote!(u32::try_from(#p).unwrap_or(u32::MAX)))
+    crate::check::constant_expr(e).then(|| quote!(u32::try_from(#e).unwrap_or(u32::MAX)))
 }
 
 /// A combined construct's clauses that are not its loop's (or all of a compute construct's).
@@ -586,6 +582,7 @@ fn compute_part(dir: &Directive) -> Directive {
     }
 }
 
+/// The loop part of a combined directive, as a `loop` directive.
 fn loop_part(dir: &Directive) -> Directive {
     let clauses = dir
         .clauses
@@ -707,13 +704,6 @@ fn nested_loop_reductions(stmts: &[Stmt]) -> Vec<(String, Span, RedOp, bool)> {
         syn::visit::Visit::visit_stmt(&mut c, st);
     }
     c.0
-}
-
-/// Names in `private` clauses of loop directives inside a region.
-fn nested_loop_privates(stmts: &[Stmt]) -> HashSet<String> {
-    let mut out = HashSet::new();
-    super::kernel::collect_private_names(stmts, &mut out);
-    out
 }
 
 /// Names in `reduction` and `private` clauses of loop directives inside a region.

@@ -12,19 +12,13 @@ mod ndarray;
 mod routine;
 mod rust_forms;
 mod stmt;
+mod struct_values;
 mod tuple_return;
 
 use crate::analysis::reduction_update::strip;
-use routine::{
-    collect_loop_privates, collect_loop_reductions, has_return, self_fields_as_variables,
-    self_routine_calls,
-};
+pub(crate) use routine::collect_loop_privates;
+use routine::{collect_loop_reductions, has_return, self_fields_as_variables, self_routine_calls};
 pub use routine::{routine_builder, routine_self_fields, routine_written_fields};
-
-/// Names in `private` clauses of loop directives in `stmts` (at any depth).
-pub fn collect_private_names(stmts: &[Stmt], out: &mut std::collections::HashSet<String>) {
-    collect_loop_privates(stmts, out);
-}
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -219,6 +213,14 @@ impl Tr {
     }
 }
 
+/// The name of a struct member as the layouts name it (`x`, or `0` of a tuple struct).
+fn member_name(m: &syn::Member) -> String {
+    match m {
+        syn::Member::Named(id) => id.to_string(),
+        syn::Member::Unnamed(i) => i.index.to_string(),
+    }
+}
+
 /// `a[i][j]` of a variable bound outside the region (a 2-D array, `[[T; M]; N]`) rewritten
 /// as `a[(i) * __acc_row_a + (j)]`, and the names so rewritten; the kernel binds
 /// `__acc_row_a` to `M`, from the parameter ([`Tr`]'s locals).
@@ -261,6 +263,80 @@ fn rows_flattened(stmts: Vec<Stmt>, env: &Env) -> (Vec<Stmt>, Vec<String>) {
         syn::visit_mut::VisitMut::visit_stmt_mut(&mut f, st);
     }
     (stmts, f.names)
+}
+
+/// Takes out of `loop_reds` the variables that code outside their reducing loops also uses
+/// (not the region's own reductions), and returns their names, once each: in `kernels` their
+/// value flows through the region ([`Tr::flowing_locals`]).
+fn flowing_out_of(
+    loop_reds: &mut Vec<(RedOp, Ident)>,
+    region_reductions: &[(RedOp, Ident)],
+    stmts: &[Stmt],
+) -> Vec<String> {
+    let mut flowing: Vec<String> = Vec::new();
+    loop_reds.retain(|(_, v)| {
+        let name = v.to_string();
+        let keep = region_reductions.iter().any(|(_, r)| r == v)
+            || !super::recognized_reductions::used_outside_reducing_loops(stmts, &name);
+        if !keep && !flowing.contains(&name) {
+            flowing.push(name);
+        }
+        keep
+    });
+    flowing
+}
+
+impl Tr {
+    /// The row lengths of the 2-D arrays indexed `a[i][j]` ([`rows_flattened`]), as locals set
+    /// from their parameters.
+    fn row_lengths(&mut self, two_d: &[String], locals: &mut Vec<TokenStream>) -> R<()> {
+        for name in two_d {
+            let row = format_ident!("__acc_row_{}", name);
+            if !self.captured.contains_key(name) {
+                return no(format!("indexing `{name}[..][..]`"));
+            }
+            let p = format_ident!("__acc_p_{}", name);
+            let v = self.fresh(&row.to_string());
+            locals.push(quote! {
+                let #v = { let __r = __acc_h.row(__acc_b, #p, #name); __acc_b.local("row length", ::core::option::Option::Some(::acc::__rt::kernel::Scalar::USize), ::core::option::Option::Some(__r)) };
+            });
+            self.bind(row.to_string(), Local::Scalar(v));
+        }
+        Ok(())
+    }
+
+    /// The variables whose value flows through a `kernels` region ([`flowing_out_of`]): each a
+    /// region local loaded from the variable's device copy first (into `locals`); returns the
+    /// statements that store them back last.
+    fn flowing_locals(
+        &mut self,
+        flowing: &[String],
+        locals: &mut Vec<TokenStream>,
+    ) -> R<TokenStream> {
+        let mut store_back = TokenStream::new();
+        for name in flowing {
+            if !matches!(self.captured.get(name), Some((Cap::WriteScalar, _))) {
+                return no(format!(
+                    "a reduction of `{name}`, which the region also uses outside its loops"
+                ));
+            }
+            self.arrays_used.insert(name.clone());
+            let a = format_ident!("__acc_a_{}", name);
+            let v = self.fresh(name);
+            let zero = quote!(__acc_b.lit_int(
+                0,
+                ::core::option::Option::Some(::acc::__rt::kernel::Scalar::USize)
+            ));
+            locals.push(quote! {
+                let #v = { let __i = #zero; let __init = __acc_b.load(#a, __i); __acc_b.local(#name, ::core::option::Option::None, ::core::option::Option::Some(__init)) };
+            });
+            store_back.extend(
+                quote!({ let __i = #zero; let __v = __acc_b.get(#v); __acc_b.store(#a, __i, __v); }),
+            );
+            self.bind(name.clone(), Local::Scalar(v));
+        }
+        Ok(store_back)
+    }
 }
 
 /// Whether the arms of an `if` read arrays or call functions (so must not run when not taken).
@@ -468,18 +544,11 @@ fn translate(
     // region's variable, its value flowing from statement to statement as on the host (3.3
     // section 2.5.3: the loops run in order): a region local, into which each loop's partials
     // are folded after that loop, not a reduction combined once when the region ends.
-    let mut flowing: Vec<String> = Vec::new();
-    if compute == ComputeKind::Kernels && combined_loop.is_none() {
-        loop_reds.retain(|(_, v)| {
-            let name = v.to_string();
-            let keep = region_reductions.iter().any(|(_, r)| r == v)
-                || !routine::used_outside_reducing_loops(stmts, &name);
-            if !keep && !flowing.contains(&name) {
-                flowing.push(name);
-            }
-            keep
-        });
-    }
+    let flowing = if compute == ComputeKind::Kernels && combined_loop.is_none() {
+        flowing_out_of(&mut loop_reds, region_reductions, stmts)
+    } else {
+        Vec::new()
+    };
     // Private copies (region and loop level) are made from the originals' types: the
     // originals travel read-only and are never written back.
     let mut private_names: std::collections::HashSet<String> =
@@ -629,19 +698,7 @@ fn translate(
             );
         }
     }
-    // The row lengths of the 2-D arrays indexed `a[i][j]`, from their parameters.
-    for name in &two_d {
-        let row = format_ident!("__acc_row_{}", name);
-        if !tr.captured.contains_key(name) {
-            return no(format!("indexing `{name}[..][..]`"));
-        }
-        let p = format_ident!("__acc_p_{}", name);
-        let v = tr.fresh(&row.to_string());
-        locals.push(quote! {
-            let #v = { let __r = __acc_h.row(__acc_b, #p, #name); __acc_b.local("row length", ::core::option::Option::Some(::acc::__rt::kernel::Scalar::USize), ::core::option::Option::Some(__r)) };
-        });
-        tr.bind(row.to_string(), Local::Scalar(v));
-    }
+    tr.row_lengths(&two_d, &mut locals)?;
     // `&self` routines the region calls: the fields they read travel as parameters too.
     for method in self_routine_calls(stmts) {
         let sp = format_ident!("__acc_sp_{}", method);
@@ -654,30 +711,7 @@ fn translate(
         };),
         );
     }
-    // The variables whose value flows through a `kernels` region (above): a region local
-    // loaded from the variable's device copy first and stored back last.
-    let mut store_back = TokenStream::new();
-    for name in &flowing {
-        if !matches!(tr.captured.get(name), Some((Cap::WriteScalar, _))) {
-            return no(format!(
-                "a reduction of `{name}`, which the region also uses outside its loops"
-            ));
-        }
-        tr.arrays_used.insert(name.clone());
-        let a = format_ident!("__acc_a_{}", name);
-        let v = tr.fresh(name);
-        let zero = quote!(__acc_b.lit_int(
-            0,
-            ::core::option::Option::Some(::acc::__rt::kernel::Scalar::USize)
-        ));
-        locals.push(quote! {
-            let #v = { let __i = #zero; let __init = __acc_b.load(#a, __i); __acc_b.local(#name, ::core::option::Option::None, ::core::option::Option::Some(__init)) };
-        });
-        store_back.extend(
-            quote!({ let __i = #zero; let __v = __acc_b.get(#v); __acc_b.store(#a, __i, __v); }),
-        );
-        tr.bind(name.clone(), Local::Scalar(v));
-    }
+    let store_back = tr.flowing_locals(&flowing, &mut locals)?;
     let body = match combined_loop {
         Some(d) => match stmts {
             [Stmt::Expr(e, _)] => tr.expr_stmt(e, Some(d.clone()), false)?,

@@ -143,6 +143,49 @@ pub fn for_combined(
         .collect()
 }
 
+/// Whether `stmts` mention `name` outside the loops whose `loop` directive reduces it (their
+/// ranges count as outside).
+pub fn used_outside_reducing_loops(stmts: &[Stmt], name: &str) -> bool {
+    struct V<'a> {
+        name: &'a str,
+        found: bool,
+    }
+    impl<'ast> syn::visit::Visit<'ast> for V<'_> {
+        fn visit_stmt(&mut self, st: &'ast Stmt) {
+            let reduces = attrs::stmt_attrs(st).iter().any(|a| {
+                crate::directive::parsed::loop_of(a).is_some_and(|d| {
+                    d.general(C::Reduction)
+                        .any(|c| c.vars().iter().any(|v| v.name == self.name))
+                })
+            });
+            match st {
+                Stmt::Expr(Expr::ForLoop(f), _) if reduces => self.visit_expr(&f.expr),
+                _ => syn::visit::visit_stmt(self, st),
+            }
+        }
+        fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+            if p.path.get_ident().is_some_and(|i| i == self.name) {
+                self.found = true;
+            }
+        }
+        fn visit_macro(&mut self, m: &'ast syn::Macro) {
+            // A macro's tokens (`println!`, a user's): a mention of the name there counts.
+            if m.tokens
+                .clone()
+                .into_iter()
+                .any(|t| matches!(t, proc_macro2::TokenTree::Ident(i) if i == self.name))
+            {
+                self.found = true;
+            }
+        }
+    }
+    let mut v = V { name, found: false };
+    for st in stmts {
+        syn::visit::Visit::visit_stmt(&mut v, st);
+    }
+    v.found
+}
+
 /// What a loop body does with outside names: the updates of a name with a reduction
 /// operator (`None` for an assignment that is not one), the names used any other way, and
 /// the names it declares.

@@ -268,24 +268,6 @@ pub(super) fn lower(
 /// The length of `lo..lo + K` or `..K` (or `0..K`) where `K` is an expression of `const` items
 /// and literals (`NC * NF`, `config::BINS`): rustc computes it; as `(K)`.
 fn const_length(r: &syn::ExprRange) -> Option<TokenStream> {
-    fn constant(e: &Expr) -> bool {
-        match e {
-            Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Int(_),
-                ..
-            }) => true,
-            Expr::Paren(p) => constant(&p.expr),
-            Expr::Group(g) => constant(&g.expr),
-            Expr::Binary(b) => constant(&b.left) && constant(&b.right),
-            Expr::Cast(c) => constant(&c.expr),
-            Expr::Path(p) => p.path.segments.last().is_some_and(|s| {
-                let n = s.ident.to_string();
-                n.chars().any(|c| c.is_ascii_uppercase())
-                    && !n.chars().any(|c| c.is_ascii_lowercase())
-            }),
-            _ => false,
-        }
-    }
     if !matches!(r.limits, syn::RangeLimits::HalfOpen(_)) {
         return None;
     }
@@ -299,7 +281,7 @@ fn const_length(r: &syn::ExprRange) -> Option<TokenStream> {
             _ => return None,
         },
     };
-    constant(k).then(|| quote::quote!((#k) as usize))
+    crate::check::constant_expr(k).then(|| quote::quote!((#k) as usize))
 }
 
 /// The subarray reduction variables of a directive.

@@ -317,23 +317,21 @@ impl<'a> Args<'a> {
                 None => self.refuse(name, format!("{elem} reductions are not supported in kernels yet")),
             },
             // An array of a fixed length reduces element-wise; its values stay on the host
-            // (combined there with the launch's results), the parameter only names it.
-            (false, Some(elem)) if V::FIXED_LEN.is_some() => {
-                self.fixed.push(V::FIXED_LEN);
+            // (combined there with the launch's results), the parameter only names it. A 2-D
+            // array (`[[f32; 3]; 5]`) reduces over its scalars, row after row: the kernel
+            // indexes `a[i][j]` as `a[i * 3 + j]`.
+            (false, scalar) => {
+                let flat = scalar.map(|s| (s, 1)).or(V::Elem::ROW);
+                let (Some(n), Some((elem, row))) = (V::FIXED_LEN, flat) else {
+                    return self.refuse(name, format!("reductions of `{}` are not supported in kernels yet (arrays must have a fixed length, `[T; N]` or `[[T; M]; N]`)", type_name::<V>()));
+                };
+                self.fixed.push(Some(n * row));
                 self.aggregate.push(false);
                 self.args.push(KernelArg::Read(bytes_of(v.elems())));
                 self.params.push((name, ParamKind::Array { elem: Elem::Scalar(elem), writable: false }));
-                self.args.len() - 1
-            }
-            // A 2-D array of a fixed size (`[[f32; 3]; 5]`): element-wise over its scalars, row
-            // after row; the kernel indexes `a[i][j]` as `a[i * 3 + j]`.
-            (false, None) if V::FIXED_LEN.is_some() && V::Elem::ROW.is_some() => {
-                let (elem, row) = V::Elem::ROW.unwrap_or((acc_core::ir::Scalar::I32, 1));
-                self.fixed.push(V::FIXED_LEN.map(|n| n * row));
-                self.aggregate.push(false);
-                self.args.push(KernelArg::Read(bytes_of(v.elems())));
-                self.params.push((name, ParamKind::Array { elem: Elem::Scalar(elem), writable: false }));
-                self.rows.push((self.args.len() - 1, row));
+                if scalar.is_none() {
+                    self.rows.push((self.args.len() - 1, row));
+                }
                 self.args.len() - 1
             }
             _ => self.refuse(name, format!("reductions of `{}` are not supported in kernels yet (arrays must have a fixed length, `[T; N]`)", type_name::<V>())),

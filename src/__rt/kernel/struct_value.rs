@@ -159,18 +159,7 @@ impl StructValue {
     }
 
     fn var(&self, b: &mut KernelBuilder, field: &str) -> Option<Var> {
-        let found = self
-            .fields
-            .iter()
-            .find(|(n, _)| *n == field)
-            .map(|(_, v)| *v);
-        if found.is_none() {
-            b.fail(format!(
-                "`{}.{field}`: no such field of a scalar or complex type in the struct",
-                self.name
-            ));
-        }
-        found
+        field_var(b, &self.fields, field, || format!("{}.{field}", self.name))
     }
 
     /// `p.field`.
@@ -211,6 +200,25 @@ impl StructValue {
     }
 }
 
+/// The local (or private array) of `field` among `fields`; the kernel's error, naming the
+/// access as `shown` gives it (`p.x`, `ps[..].x`), where the struct has no such field of a
+/// scalar or complex type.
+fn field_var(
+    b: &mut KernelBuilder,
+    fields: &[(&'static str, Var)],
+    field: &str,
+    shown: impl FnOnce() -> String,
+) -> Option<Var> {
+    let found = fields.iter().find(|(n, _)| *n == field).map(|(_, v)| *v);
+    if found.is_none() {
+        b.fail(format!(
+            "`{}`: no such field of a scalar or complex type in the struct",
+            shown()
+        ));
+    }
+    found
+}
+
 /// Whether the elements of `a` are structs other than complex numbers: copied field by field
 /// (`b[j] = a[i]`), not loaded as one value.
 pub fn whole_struct(a: &ArrayRef) -> bool {
@@ -247,18 +255,9 @@ impl StructArray {
     }
 
     fn var(&self, b: &mut KernelBuilder, field: &str) -> Option<Var> {
-        let found = self
-            .fields
-            .iter()
-            .find(|(n, _)| *n == field)
-            .map(|(_, v)| *v);
-        if found.is_none() {
-            b.fail(format!(
-                "`{}[..].{field}`: no such field of a scalar type in the struct",
-                self.name
-            ));
-        }
-        found
+        field_var(b, &self.fields, field, || {
+            format!("{}[..].{field}", self.name)
+        })
     }
 
     /// `ps[i].field`.

@@ -161,10 +161,7 @@ impl Tr {
         else {
             return None;
         };
-        let name = match &f.member {
-            syn::Member::Named(id) => id.to_string(),
-            syn::Member::Unnamed(i) => i.index.to_string(),
-        };
+        let name = member_name(&f.member);
         Some((v, name))
     }
 
@@ -175,10 +172,7 @@ impl Tr {
                 short(&Expr::Field(f.clone()))
             ));
         };
-        let name = match &f.member {
-            syn::Member::Named(id) => id.to_string(),
-            syn::Member::Unnamed(i) => i.index.to_string(),
-        };
+        let name = member_name(&f.member);
         let a = self.array(&ix.expr)?;
         let i = self.expr(&ix.index)?;
         Ok((quote!({ let __s = #a; __acc_b.field(__s, #name) }), i))

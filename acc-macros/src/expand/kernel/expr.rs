@@ -196,10 +196,7 @@ impl Tr {
                 // `ps[i].f` of a private array of structs.
                 if let Expr::Index(ix) = strip(&f.base) {
                     if let Some(Local::StructArray(sa)) = self.lookup_path(&ix.expr) {
-                        let field = match &f.member {
-                            syn::Member::Named(id) => id.to_string(),
-                            syn::Member::Unnamed(i) => i.index.to_string(),
-                        };
+                        let field = member_name(&f.member);
                         let i = self.expr(&ix.index)?;
                         return Ok(quote!({ let __i = #i; #sa.get(__acc_b, #field, __i) }));
                     }
@@ -219,11 +216,7 @@ impl Tr {
             }
             // `Complex { re, im }`.
             Expr::Struct(st)
-                if st.rest.is_none()
-                    && st.path.segments.last().is_some_and(|s| {
-                        crate::analysis::methods::COMPLEX_TYPES
-                            .contains(&s.ident.to_string().as_str())
-                    }) =>
+                if st.rest.is_none() && super::struct_values::is_complex_literal(st) =>
             {
                 let field = |n: &str| {
                     st.fields
@@ -249,16 +242,11 @@ impl Tr {
                 let op = match u.op {
                     UnOp::Neg(_) => quote!(Neg),
                     UnOp::Not(_) => quote!(Not),
-                    // `*x` of a scalar a routine takes by reference: the caller's local.
-                    UnOp::Deref(_)
-                        if matches!(self.lookup_path(&u.expr), Some(Local::Scalar(_))) =>
-                    {
-                        let Some(Local::Scalar(v)) = self.lookup_path(&u.expr) else {
-                            unreachable!("matched above")
-                        };
-                        return Ok(quote!(__acc_b.get(#v)));
-                    }
                     UnOp::Deref(_) => {
+                        // `*x` of a scalar a routine takes by reference: the caller's local.
+                        if let Some(Local::Scalar(v)) = self.lookup_path(&u.expr) {
+                            return Ok(quote!(__acc_b.get(#v)));
+                        }
                         // `*y` of an element reference: the element.
                         let (a, i) = self.elem_place(&u.expr)?;
                         return Ok(quote!({ let __a = #a; let __i = #i; __acc_b.load(__a, __i) }));

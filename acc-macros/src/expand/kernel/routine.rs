@@ -80,7 +80,7 @@ pub fn routine_written_fields(f: &syn::ItemFn) -> Vec<String> {
         .collect()
 }
 
-pub(super) fn collect_loop_privates(stmts: &[Stmt], out: &mut std::collections::HashSet<String>) {
+pub(crate) fn collect_loop_privates(stmts: &[Stmt], out: &mut std::collections::HashSet<String>) {
     struct V<'a>(&'a mut std::collections::HashSet<String>);
     impl<'ast> syn::visit::Visit<'ast> for V<'_> {
         fn visit_stmt(&mut self, st: &'ast Stmt) {
@@ -124,49 +124,6 @@ pub(super) fn collect_loop_reductions(stmts: &[Stmt], out: &mut Vec<(RedOp, Iden
     for st in stmts {
         syn::visit::Visit::visit_stmt(&mut v, st);
     }
-}
-
-/// Whether `stmts` mention `name` outside the loops whose `loop` directive reduces it (their
-/// ranges count as outside).
-pub(super) fn used_outside_reducing_loops(stmts: &[Stmt], name: &str) -> bool {
-    struct V<'a> {
-        name: &'a str,
-        found: bool,
-    }
-    impl<'ast> syn::visit::Visit<'ast> for V<'_> {
-        fn visit_stmt(&mut self, st: &'ast Stmt) {
-            let reduces = attrs::stmt_attrs(st).iter().any(|a| {
-                crate::directive::parsed::loop_of(a).is_some_and(|d| {
-                    d.general(C::Reduction)
-                        .any(|c| c.vars().iter().any(|v| v.name == self.name))
-                })
-            });
-            match st {
-                Stmt::Expr(syn::Expr::ForLoop(f), _) if reduces => self.visit_expr(&f.expr),
-                _ => syn::visit::visit_stmt(self, st),
-            }
-        }
-        fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
-            if p.path.get_ident().is_some_and(|i| i == self.name) {
-                self.found = true;
-            }
-        }
-        fn visit_macro(&mut self, m: &'ast syn::Macro) {
-            // A macro's tokens (`println!`, a user's): a mention of the name there counts.
-            if m.tokens
-                .clone()
-                .into_iter()
-                .any(|t| matches!(t, proc_macro2::TokenTree::Ident(i) if i == self.name))
-            {
-                self.found = true;
-            }
-        }
-    }
-    let mut v = V { name, found: false };
-    for st in stmts {
-        syn::visit::Visit::visit_stmt(&mut v, st);
-    }
-    v.found
 }
 
 /// The builder of an `#[acc::routine]`: a function that builds the routine's body into the
@@ -314,33 +271,29 @@ pub(super) fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
             });
             let cap = if writable { Cap::Write } else { Cap::Read };
             tr.captured.insert(pname, (cap, a));
-        } else if let Some(ty) = scalar_reference(&pt.ty, &generic) {
-            // `&mut T` (or `&T`) of a scalar: the caller's local itself (routines are inlined);
-            // a value for `&T`.
+        } else if scalar_mut_reference(&pt.ty, &generic) {
+            // `&mut T` of a scalar: the caller's local itself (routines are inlined).
             let v = tr.fresh(&pname);
             let msg = wrong
-                .replacen("{}", "a reference to a scalar variable", 1)
+                .replacen("{}", "`&mut` of a scalar variable", 1)
                 .replacen(
                     "{}",
                     "something else (pass `&mut x` of a variable of the region)",
                     1,
                 );
-            let lit = pname.clone();
             prologue.push(quote! {
                 let #v = match __acc_args.get(#k) {
                     ::core::option::Option::Some(::acc::__rt::kernel::RoutineArg::Local(v)) => *v,
-                    ::core::option::Option::Some(::acc::__rt::kernel::RoutineArg::Scalar(v)) if !#ty.1 => {
-                        __acc_b.local(#lit, #ty.0, ::core::option::Option::Some(*v))
-                    }
                     _ => { __acc_b.fail(#msg); return __acc_b.lit_bool(false); }
                 };
             });
             tr.bind(pname, Local::Scalar(v));
-        } else if let Some(ty) = scalar_of(&pt.ty)
+        } else if let Some(ty) = scalar_of(shared_referent(&pt.ty))
             .map(|t| quote!(::core::option::Option::Some(#t)))
             .or_else(|| {
                 // A generic `T`, or a `num_complex::Complex` (its type is the argument's).
-                (generic(&pt.ty) || complex_type(&pt.ty))
+                let value = shared_referent(&pt.ty);
+                (generic(value) || complex_type(value))
                     .then(|| quote!(::core::option::Option::None))
             })
         {
@@ -482,19 +435,19 @@ pub(super) fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
     })
 }
 
-/// A reference to a scalar (`&mut f64`, `&T` of a type parameter): tokens of a pair, the
-/// scalar type as the builder takes it and whether the reference is `&mut`.
-fn scalar_reference(ty: &syn::Type, generic: &dyn Fn(&syn::Type) -> bool) -> Option<TokenStream> {
-    let syn::Type::Reference(r) = ty else {
-        return None;
-    };
-    let t = match scalar_of(&r.elem) {
-        Some(t) => quote!(::core::option::Option::Some(#t)),
-        None if generic(&r.elem) => quote!(::core::option::Option::None),
-        None => return None,
-    };
-    let m = r.mutability.is_some();
-    Some(quote!((#t, #m)))
+/// `&mut T` of a scalar or of a type parameter (`&mut f64`): a routine parameter bound to the
+/// caller's variable.
+fn scalar_mut_reference(ty: &syn::Type, generic: &dyn Fn(&syn::Type) -> bool) -> bool {
+    matches!(ty, syn::Type::Reference(r)
+        if r.mutability.is_some() && (scalar_of(&r.elem).is_some() || generic(&r.elem)))
+}
+
+/// The type a `&T` parameter refers to (a routine takes `&f64` as the value); `ty` otherwise.
+fn shared_referent(ty: &syn::Type) -> &syn::Type {
+    match ty {
+        syn::Type::Reference(r) if r.mutability.is_none() => &r.elem,
+        other => other,
+    }
 }
 
 /// Whether `ty` names `num_complex::Complex` (`Complex<f64>`, `Complex32`, `Complex64`).

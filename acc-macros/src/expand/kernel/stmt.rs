@@ -26,73 +26,6 @@ impl Tr {
         Ok(out)
     }
 
-    /// `let [mut] p = a[i];` where `rest` uses a field of `p`: a struct value, a local per
-    /// field of the element (`StructValue`); `let q = p;` of a struct value `p`: a copy.
-    /// `None` for any other statement.
-    fn struct_let(&mut self, st: &Stmt, rest: &[Stmt]) -> R<Option<TokenStream>> {
-        let Stmt::Local(l) = st else { return Ok(None) };
-        let Pat::Ident(pi) = strip_type(&l.pat) else {
-            return Ok(None);
-        };
-        let Some(init) = l.init.as_ref().filter(|i| i.diverge.is_none()) else {
-            return Ok(None);
-        };
-        // `let q = p;` of a struct value: a copy in locals of its own.
-        if let Some(Local::Struct(sv)) =
-            path_ident(strip(&init.expr)).and_then(|id| self.lookup(&id.to_string()))
-        {
-            let name = pi.ident.to_string();
-            let v = self.fresh(&name);
-            let lit = name.clone();
-            self.bind(name, Local::Struct(v.clone()));
-            return Ok(Some(quote!(let #v = #sv.copy(__acc_b, #lit);)));
-        }
-        // `let p = P { x: .., v: .. };` of a `DeviceCopy` struct: a value of its own.
-        if let Expr::Struct(st) = strip(&init.expr) {
-            if !is_complex_literal(st) {
-                let name = pi.ident.to_string();
-                let built = self.struct_literal(st, &name)?;
-                let v = self.fresh(&name);
-                self.bind(name, Local::Struct(v.clone()));
-                return Ok(Some(quote!(let #v = #built;)));
-            }
-        }
-        let Expr::Index(ix) = strip(&init.expr) else {
-            return Ok(None);
-        };
-        if matches!(strip(&ix.index), Expr::Range(_)) {
-            return Ok(None);
-        }
-        let name = pi.ident.to_string();
-        // `let p = ps[i];` of a private array of structs: a copy of the element.
-        if let Some(Local::StructArray(sa)) = self.lookup_path(&ix.expr) {
-            let i = self.expr(&ix.index)?;
-            let v = self.fresh(&name);
-            let lit = name.clone();
-            self.bind(name, Local::Struct(v.clone()));
-            return Ok(Some(
-                quote!(let #v = { let __i = #i; #sa.load(__acc_b, __i, #lit) };),
-            ));
-        }
-        // Used by field: a struct. Only ever stored whole (`b[j] = p`): whatever the element
-        // is, decided when the kernel is built from its type.
-        let load = if fields_used(&name, rest) {
-            quote!(load)
-        } else if stored_whole(&name, rest) {
-            quote!(load_any)
-        } else {
-            return Ok(None);
-        };
-        let arr = self.array(&ix.expr)?;
-        let i = self.expr(&ix.index)?;
-        let v = self.fresh(&name);
-        let name_lit = name.clone();
-        self.bind(name, Local::Struct(v.clone()));
-        Ok(Some(quote! {
-            let #v = { let __a = #arr; let __i = #i; ::acc::__rt::kernel::StructValue::#load(__acc_b, __a, __i, #name_lit) };
-        }))
-    }
-
     pub(super) fn stmt(&mut self, st: &Stmt, in_parallel: bool) -> R<TokenStream> {
         let dirs: Vec<_> = attrs::stmt_attrs(st)
             .iter()
@@ -273,23 +206,8 @@ impl Tr {
             }
             None => quote!(::core::option::Option::None),
         };
-        if let Some(Expr::Repeat(r)) = init {
-            if let Some(value) = self.struct_repeat_value(&r.expr, name)? {
-                let v = self.fresh(name);
-                let len = &r.len;
-                let lit = name.to_string();
-                self.bind(name.to_string(), Local::StructArray(v.clone()));
-                return Ok(quote! {
-                    let #v = {
-                        let __len: usize = #len;
-                        if __len > 4096 {
-                            __acc_b.fail(::std::format!("the private array `{}` has {} elements; kernels hold at most 4096 per thread", #lit, __len));
-                        }
-                        let __value = #value;
-                        ::acc::__rt::kernel::StructArray::filled(__acc_b, &__value, __len.min(4096) as u32, #lit)
-                    };
-                });
-            }
+        if let Some(t) = self.struct_array_let(name, init)? {
+            return Ok(t);
         }
         let v = self.fresh(name);
         let (len, sets) = match init {
@@ -330,13 +248,11 @@ impl Tr {
         self.bind(name.to_string(), Local::Array(v.clone()));
         // A private array lives in each thread's local memory: a bound keeps a mistaken length
         // from exhausting it.
+        let checked = private_len(&len, &name_lit);
         Ok(quote! {
             let #v = {
-                let __len: usize = #len;
-                if __len > 4096 {
-                    __acc_b.fail(::std::format!("the private array `{}` has {} elements; kernels hold at most 4096 per thread", #name_lit, __len));
-                }
-                __acc_b.local_array_of(#name_lit, #elem, __len.min(4096) as u32)
+                let __len: u32 = #checked;
+                __acc_b.local_array_of(#name_lit, #elem, __len)
             };
             {
                 #[allow(unused_variables)]
@@ -465,42 +381,20 @@ impl Tr {
                 return Ok(quote!({ let __a = #a; let __i = #i; #sv.store(__acc_b, __a, __i); }));
             }
         }
-        // `b[j] = a[i]` of struct elements: field by field (decided when the kernel is built,
-        // from the elements' type; other elements take the path below).
-        if let (None, Expr::Index(to), Expr::Index(from)) = (op, strip(target), strip(value)) {
-            let plain = |e: &Expr| !matches!(strip(e), Expr::Range(_));
-            let captured = |e: &Expr| {
-                path_ident(e).is_some_and(|id| {
-                    !matches!(self.lookup(&id.to_string()), Some(Local::Array(_)))
-                })
-            };
-            let captured = captured(&from.expr) && captured(&to.expr);
-            if plain(&to.index) && plain(&from.index) && captured {
-                if let (Ok(src), Ok(dst)) = (self.array(&from.expr), self.array(&to.expr)) {
-                    let si = self.expr(&from.index)?;
-                    let di = self.expr(&to.index)?;
-                    let name = format!("{}[..]", from.expr.to_token_stream());
-                    let regular = self.assign_value(target, op, value)?;
-                    return Ok(quote!({
-                        let __src = #src;
-                        if ::acc::__rt::kernel::whole_struct(&__src) {
-                            let __si = #si;
-                            let __sv = ::acc::__rt::kernel::StructValue::load(__acc_b, __src, __si, #name);
-                            let __a = #dst;
-                            let __i = #di;
-                            __sv.store(__acc_b, __a, __i);
-                        } else {
-                            #regular
-                        }
-                    }));
-                }
-            }
+        // `b[j] = a[i]` of struct elements: field by field.
+        if let Some(t) = self.whole_element_copy(target, op, value)? {
+            return Ok(t);
         }
         self.assign_value(target, op, value)
     }
 
     /// `target op= value` (or `target = value`) of a scalar value.
-    fn assign_value(&mut self, target: &Expr, op: Option<&str>, value: &Expr) -> R<TokenStream> {
+    pub(super) fn assign_value(
+        &mut self,
+        target: &Expr,
+        op: Option<&str>,
+        value: &Expr,
+    ) -> R<TokenStream> {
         // Rust evaluates the value before the place it is assigned to.
         let v = match strip(value) {
             Expr::If(e) => self.if_value(e, true)?,
@@ -578,15 +472,13 @@ impl Tr {
                 quote!({ let __a = #a; let __i = #i; let __v = #value; __acc_b.store(__a, __i, __v); }),
             );
         }
-        // `*x = ..` of a scalar a routine takes by reference: the caller's local.
         if let Expr::Unary(u) = strip(target) {
+            // `*x = ..` of a scalar a routine takes by reference: the caller's local.
             if let (UnOp::Deref(_), Some(Local::Scalar(var))) = (u.op, self.lookup_path(&u.expr)) {
                 let value = combine(quote!(__acc_b.get(#var)));
                 return Ok(quote!({ let __v = #value; __acc_b.set(#var, __v); }));
             }
-        }
-        // `*y = ..` through an element reference.
-        if let Expr::Unary(u) = strip(target) {
+            // `*y = ..` through an element reference.
             if matches!(u.op, UnOp::Deref(_)) {
                 let (a, i) = self.elem_place(&u.expr)?;
                 let value = combine(quote!(__acc_b.load(__a, __i)));
@@ -952,6 +844,18 @@ impl Tr {
     }
 }
 
+/// The length `len` of private array `name` as the builder takes it: at most 4096 elements
+/// (each thread holds its own copy; a larger one is the kernel's error, naming it).
+pub(super) fn private_len(len: &TokenStream, name: &str) -> TokenStream {
+    quote!({
+        let __n: usize = #len;
+        if __n > 4096 {
+            __acc_b.fail(::std::format!("the private array `{}` has {} elements; kernels hold at most 4096 per thread", #name, __n));
+        }
+        __n.min(4096) as u32
+    })
+}
+
 /// Whether `let` statement `l` holds a loop (in its initialiser or its `else`).
 fn holds_a_loop(l: &syn::Local) -> bool {
     struct Find(bool);
@@ -967,181 +871,4 @@ fn holds_a_loop(l: &syn::Local) -> bool {
     let mut f = Find(false);
     syn::visit::Visit::visit_local(&mut f, l);
     f.0
-}
-
-/// Whether `stmts` use the variable `name` only to store it whole into elements (`b[j] =
-/// name`), at least once.
-fn stored_whole(name: &str, stmts: &[Stmt]) -> bool {
-    struct Find<'a> {
-        name: &'a str,
-        stores: usize,
-        mentions: usize,
-    }
-    impl<'ast> syn::visit::Visit<'ast> for Find<'_> {
-        fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
-            if matches!(strip(&a.left), Expr::Index(_))
-                && matches!(strip(&a.right), Expr::Path(p) if p.path.is_ident(self.name))
-            {
-                self.stores += 1;
-            }
-            syn::visit::visit_expr_assign(self, a);
-        }
-        fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
-            if p.path.is_ident(self.name) {
-                self.mentions += 1;
-            }
-        }
-        fn visit_macro(&mut self, m: &'ast syn::Macro) {
-            let named = m
-                .tokens
-                .clone()
-                .into_iter()
-                .any(|t| matches!(t, proc_macro2::TokenTree::Ident(i) if i == self.name));
-            if named {
-                self.mentions += 1;
-            }
-        }
-    }
-    let mut f = Find {
-        name,
-        stores: 0,
-        mentions: 0,
-    };
-    for s in stmts {
-        syn::visit::Visit::visit_stmt(&mut f, s);
-    }
-    f.stores > 0 && f.stores == f.mentions
-}
-
-/// Whether `stmts` use a field of the variable `name` (`name.x`) before a `let` shadows it.
-fn fields_used(name: &str, stmts: &[Stmt]) -> bool {
-    struct Find<'a>(&'a str, bool);
-    impl<'ast> syn::visit::Visit<'ast> for Find<'_> {
-        fn visit_expr_field(&mut self, f: &'ast syn::ExprField) {
-            if matches!(&*f.base, Expr::Path(p) if p.path.is_ident(self.0)) {
-                self.1 = true;
-            }
-            syn::visit::visit_expr_field(self, f);
-        }
-    }
-    let mut f = Find(name, false);
-    for s in stmts {
-        syn::visit::Visit::visit_stmt(&mut f, s);
-        if f.1 {
-            return true;
-        }
-    }
-    false
-}
-
-impl Tr {
-    /// The `StructValue` a private array of structs is filled with: a struct literal, or a
-    /// struct value (`[p; 4]`); `None` for anything else.
-    fn struct_repeat_value(&mut self, e: &Expr, name: &str) -> R<Option<TokenStream>> {
-        match strip(e) {
-            Expr::Struct(st) if !is_complex_literal(st) => Ok(Some(self.struct_literal(st, name)?)),
-            other => match self.lookup_path(other) {
-                Some(Local::Struct(sv)) => Ok(Some(quote!(#sv.copy(__acc_b, #name)))),
-                _ => Ok(None),
-            },
-        }
-    }
-
-    /// A struct literal `P { x: e, .. }` as a `StructValue` named `name`, each field's value
-    /// computed in the order written.
-    pub(super) fn struct_literal(&mut self, st: &syn::ExprStruct, name: &str) -> R<TokenStream> {
-        if st.rest.is_some() {
-            return no(format!(
-                "the struct literal `{}` with `..` (give every field)",
-                short(&Expr::Struct(st.clone()))
-            ));
-        }
-        let path = &st.path;
-        let mut values = TokenStream::new();
-        let mut pairs = Vec::new();
-        for (k, f) in st.fields.iter().enumerate() {
-            let field = match &f.member {
-                syn::Member::Named(id) => id.to_string(),
-                syn::Member::Unnamed(i) => i.index.to_string(),
-            };
-            let v = self.expr(&f.expr)?;
-            let x = format_ident!("__f{}", k);
-            values.extend(quote!(let #x = #v;));
-            pairs.push(quote!((#field, #x)));
-        }
-        Ok(quote!({
-            #values
-            ::acc::__rt::kernel::StructValue::literal(__acc_b, <#path as ::acc::DeviceCopy>::LAYOUT, #name, &[#(#pairs),*])
-        }))
-    }
-
-    /// `ps[i].f op= v` and `ps[i] = p` where `ps` is a private array of structs; `None` for
-    /// other targets.
-    fn struct_array_assign(
-        &mut self,
-        target: &Expr,
-        op: Option<&str>,
-        value: &Expr,
-    ) -> R<Option<TokenStream>> {
-        let (ix, field) = match strip(target) {
-            Expr::Field(f) => match strip(&f.base) {
-                Expr::Index(ix) => (
-                    ix,
-                    Some(match &f.member {
-                        syn::Member::Named(id) => id.to_string(),
-                        syn::Member::Unnamed(i) => i.index.to_string(),
-                    }),
-                ),
-                _ => return Ok(None),
-            },
-            Expr::Index(ix) => (ix, None),
-            _ => return Ok(None),
-        };
-        let Some(Local::StructArray(sa)) = self.lookup_path(&ix.expr) else {
-            return Ok(None);
-        };
-        match field {
-            Some(field) => {
-                let v = self.expr(value)?;
-                let i = self.expr(&ix.index)?;
-                let value = match op {
-                    None => quote!(__v),
-                    Some(op) => {
-                        let op = Ident::new(op, Span::call_site());
-                        quote!({ let __cur = #sa.get(__acc_b, #field, __i); __acc_b.binary(::acc::__rt::kernel::BinaryOp::#op, __cur, __v) })
-                    }
-                };
-                // (Rust evaluates the value, then the place.)
-                Ok(Some(quote!({
-                    let __v = #v;
-                    let __i = #i;
-                    let __i = __acc_b.local("index", ::core::option::Option::Some(::acc::__rt::kernel::Scalar::USize), ::core::option::Option::Some(__i));
-                    let __i = __acc_b.get(__i);
-                    let __x = #value;
-                    #sa.set(__acc_b, #field, __i, __x);
-                })))
-            }
-            None => {
-                let sv = match (op, self.lookup_path(value)) {
-                    (None, Some(Local::Struct(sv))) => quote!(#sv),
-                    (None, _) if matches!(strip(value), Expr::Struct(_)) => {
-                        let Expr::Struct(st) = strip(value) else { unreachable!("matched above") };
-                        self.struct_literal(st, "value")?
-                    }
-                    _ => return no(format!("assigning `{}` to an element of a private array of structs (assign a struct value or its fields)", short(value))),
-                };
-                let i = self.expr(&ix.index)?;
-                Ok(Some(
-                    quote!({ let __sv = #sv; let __i = #i; #sa.store(__acc_b, __i, &__sv); }),
-                ))
-            }
-        }
-    }
-}
-
-/// Whether `st` is `Complex { re, im }` (a complex number, not a `DeviceCopy` struct's value).
-fn is_complex_literal(st: &syn::ExprStruct) -> bool {
-    st.path.segments.last().is_some_and(|s| {
-        crate::analysis::methods::COMPLEX_TYPES.contains(&s.ident.to_string().as_str())
-    })
 }
