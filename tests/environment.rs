@@ -199,6 +199,19 @@ fn summed_by_kernels(x: &[i64]) -> i64 {
     s
 }
 
+/// A private array larger than a GPU thread holds itself (ACC_INFO says where it lives).
+#[acc::offload]
+fn with_a_large_private_array(out: &mut [f64]) {
+    #[acc::parallel_loop(copyout(out))]
+    for i in 0..out.len() {
+        let mut t = [0.0f64; 8192];
+        for k in 0..8192 {
+            t[k] = (i + k) as f64;
+        }
+        out[i] = t[8191 - i % 8192];
+    }
+}
+
 /// What a child does, by `ACC_ENV_CASE`.
 fn child(case: &str) {
     match case {
@@ -258,6 +271,12 @@ fn child(case: &str) {
             let x: Vec<i64> = (0..10_000).collect();
             assert_eq!(summed_by_kernels(&x), x.iter().sum::<i64>());
             println!("RECOGNIZED-OK");
+        }
+        "spilled" => {
+            let mut out = vec![0.0; 1000];
+            with_a_large_private_array(&mut out);
+            assert!((0..1000).all(|i| out[i] == (i + 8191 - i) as f64));
+            println!("SPILLED-OK");
         }
         "default" => {
             println!("DEFAULT-DEVICE: {}", acc::get_device_type());
@@ -553,6 +572,21 @@ fn main() {
             "`s`: reduction(+) (recognized: the loop only updates it with this operator)",
         ] {
             assert!(out.contains(line), "{ty}: missing {line:?} in:\n{out}");
+        }
+        passed += 1;
+    }
+
+    // ACC_INFO says which private arrays the GPUs keep in device memory, and what it costs.
+    for &ty in &types {
+        let out = run_child(
+            "spilled",
+            &[("ACC_DEVICE_TYPE", ty.name()), ("ACC_INFO", "1")],
+        );
+        assert!(out.contains("SPILLED-OK"), "{ty}: {out}");
+        if matches!(ty, DeviceType::Wgpu | DeviceType::Nvidia) {
+            let line = "the private array `t` (8192 elements of f64, 64 KiB per";
+            assert!(out.contains(line), "{ty}: missing {line:?} in:\n{out}");
+            assert!(out.contains("it lives in device memory"), "{ty}: {out}");
         }
         passed += 1;
     }

@@ -286,19 +286,22 @@ impl Params {
                     b.fail(format!("a private copy of `{name}`: arrays of structs cannot be private in kernels yet (arrays of scalars can)"));
                     return b.local(name, Some(Scalar::I32), None);
                 };
-                let Some(n) = self.fixed.get(i).copied().flatten().filter(|&n| n <= 1024) else {
-                    b.fail(format!("a private copy of `{name}`: its length is {}, and private arrays in kernels hold at most 1024 elements (each thread has its own copy)", self.fixed.get(i).copied().flatten().map_or("unknown".to_string(), |n| n.to_string())));
+                // Each thread's copy: in its own memory up to 32 KiB, else in device memory
+                // (`acc_core::ir::spill`), the grid capped to the copies that fit.
+                let Some(n) = self
+                    .fixed
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .and_then(|n| u32::try_from(n).ok())
+                else {
+                    b.fail(format!("a private copy of `{name}`: its length is {}, and private arrays in kernels hold at most {} elements", self.fixed.get(i).copied().flatten().map_or("unknown".to_string(), |n| n.to_string()), u32::MAX));
                     // Of the right element type, so that no type error follows this one.
                     return b.local_array(name, elem, 1);
                 };
-                let v = b.local_array(name, elem, n as u32);
+                let v = b.local_array(name, elem, n);
                 if first {
-                    for k in 0..n {
-                        let idx = b.lit_int(k as i128, Some(Scalar::USize));
-                        let x = b.load(a, idx);
-                        let idx = b.lit_int(k as i128, Some(Scalar::USize));
-                        b.set_elem(v, idx, x);
-                    }
+                    b.copy_into(v, a);
                 }
                 v
             }

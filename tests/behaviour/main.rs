@@ -25,6 +25,7 @@ mod half_types;
 mod host_loops;
 mod int_methods;
 mod interop;
+mod large_private_arrays;
 mod loops;
 mod math;
 mod ndarray_arrays;

@@ -25,6 +25,9 @@ pub struct GridLimits {
     pub uniform: bool,
     /// What the target calls a block and a thread (for `ACC_NOTIFY` and `ACC_TIME`).
     pub words: (&'static str, &'static str),
+    /// Most bytes of a launch's buffer of private arrays spilled to device memory
+    /// ([`crate::ir::spill`]); the grid keeps to the threads whose copies fit.
+    pub spill_bytes: u64,
 }
 
 /// The blocks of one launch's entry points.
@@ -51,11 +54,7 @@ impl Grid {
         largest: u64,
         args: &[KernelArg<'_>],
     ) -> Result<Grid> {
-        let cap = if layout.reductions.is_empty() {
-            limits.max_blocks
-        } else {
-            limits.max_reduction_blocks
-        };
+        let cap = layout.max_blocks(&limits)?;
         let mut grid = Grid {
             limits,
             shapes: layout.entries.clone(),
@@ -154,7 +153,8 @@ mod tests {
             index_bytes: 8,
             gangs_per_warp_block: None,
         };
-        LaunchLayout::new(&k, &plan, (&[], 0), &words, false).expect("layout")
+        let spilled = crate::ir::spill::Spilled::of(&k, Scalar::size);
+        LaunchLayout::new(&k, &plan, (&[], 0), &spilled, &words, false).expect("layout")
     }
 
     const LIMITS: GridLimits = GridLimits {
@@ -163,6 +163,7 @@ mod tests {
         max_reduction_blocks: 1024,
         uniform: false,
         words: ("block", "thread"),
+        spill_bytes: 1 << 30,
     };
 
     #[test]
@@ -175,5 +176,24 @@ mod tests {
         let mut g = Grid::new(&l, LIMITS, 1, &[]).expect("grid");
         assert_eq!(g.blocks_for(0, Some(1 << 30)), 1024);
         assert_eq!(g.shape(), "blocks x threads: 1024x256");
+    }
+
+    #[test]
+    fn spilled_private_arrays_cap_the_grid_to_the_copies_that_fit() {
+        let mut l = layout();
+        l.spilled_per_thread = 512 * 1024;
+        // 1 GiB holds 8 blocks' copies.
+        let mut g = Grid::new(&l, LIMITS, 1, &[]).expect("grid");
+        assert_eq!(g.blocks_for(0, Some(1 << 30)), 8);
+        assert_eq!(g.blocks_for(0, Some(1000)), 4);
+        assert_eq!(l.spill_buffer_bytes(&LIMITS).expect("bytes"), 1 << 30);
+        // Not even one block's copies fit: an error naming the sizes.
+        l.spilled_per_thread = 8 << 20;
+        let e = Grid::new(&l, LIMITS, 1, &[])
+            .err()
+            .expect("too large")
+            .to_string();
+        assert!(e.contains("private arrays of 8 MiB a thread"), "{e}");
+        assert!(e.contains("take 2 GiB, more than the 1 GiB"), "{e}");
     }
 }

@@ -4,6 +4,7 @@
 
 use crate::ir::launch::{sequential_reduction_slots, ReductionSlot};
 use crate::ir::segments::{Entry, Program, Segments};
+use crate::ir::spill::{show_bytes, Spilled};
 use crate::ir::{Kernel, LocalId, Scalar};
 
 /// How one entry point of a lowered kernel runs.
@@ -57,16 +58,22 @@ pub struct LaunchLayout {
     pub status_used: bool,
     /// The order in which the entry points are launched (host loops repeat some).
     pub program: Program,
+    /// Bytes of one thread's private arrays spilled to device memory ([`Spilled`]): the
+    /// launch provides a buffer of this many bytes per thread of its grid, which it caps
+    /// ([`LaunchLayout::spill_blocks`]). 0 when nothing is spilled.
+    pub spilled_per_thread: u64,
 }
 
 impl LaunchLayout {
     /// The layout of `k` split as `plan` says, its scalar region locals at `local_slots` (local,
-    /// type, offset) of a locals buffer of `locals_size` bytes. `Err` names what the target
-    /// cannot hold (a reduction into an array local updated outside the loops).
+    /// type, offset) of a locals buffer of `locals_size` bytes, its private arrays `spilled`
+    /// as the emitter laid them out. `Err` names what the target cannot hold (a reduction into
+    /// an array local updated outside the loops).
     pub fn new(
         k: &Kernel,
         plan: &Segments,
         (local_slots, locals_size): (&[(LocalId, Scalar, u32)], u32),
+        spilled: &Spilled,
         words: &TargetWords<'_>,
         status_used: bool,
     ) -> Result<LaunchLayout, String> {
@@ -116,7 +123,58 @@ impl LaunchLayout {
             index_bytes: words.index_bytes,
             status_used,
             program: plan.program.clone(),
+            spilled_per_thread: spilled.bytes_per_thread,
         })
+    }
+
+    /// The most blocks a launch of this kernel runs on a device of `limits`: fewer where it
+    /// has reductions (their partials) or spilled private arrays (their copies).
+    pub fn max_blocks(&self, limits: &super::GridLimits) -> crate::Result<u32> {
+        let cap = if self.reductions.is_empty() {
+            limits.max_blocks
+        } else {
+            limits.max_reduction_blocks
+        };
+        // With spilled arrays, no more than the device holds at once: more would only add
+        // copies, each thread striding over iterations anyway.
+        Ok(
+            match self.spill_blocks(limits.threads, limits.spill_bytes)? {
+                Some(spill) => cap.min(limits.max_reduction_blocks).min(spill),
+                None => cap,
+            },
+        )
+    }
+
+    /// Bytes of the buffer of spilled private arrays a launch on a device of `limits` needs
+    /// at most (0 when nothing is spilled): a copy for every thread of the largest grid.
+    pub fn spill_buffer_bytes(&self, limits: &super::GridLimits) -> crate::Result<u64> {
+        if self.spilled_per_thread == 0 {
+            return Ok(0);
+        }
+        let blocks = self.max_blocks(limits)?.max(1);
+        Ok(u64::from(blocks) * u64::from(limits.threads) * self.spilled_per_thread)
+    }
+
+    /// The most blocks of `threads` threads a launch may run so that every thread's copy of
+    /// the spilled private arrays fits in `budget` bytes (`None` when nothing is spilled);
+    /// `Err` when not even one block's fit.
+    pub fn spill_blocks(&self, threads: u32, budget: u64) -> crate::Result<Option<u32>> {
+        if self.spilled_per_thread == 0 {
+            return Ok(None);
+        }
+        let block = self.spilled_per_thread * u64::from(threads.max(1));
+        match budget / block {
+            0 => Err(crate::Error::Unsupported {
+                what: format!(
+                    "private arrays of {} a thread, in device memory: a {}-thread block's copies take {}, more than the {} this device gives them",
+                    show_bytes(self.spilled_per_thread),
+                    threads,
+                    show_bytes(block),
+                    show_bytes(budget)
+                ),
+            }),
+            n => Ok(Some(n.min(u64::from(u32::MAX)) as u32)),
+        }
     }
 
     /// Whether a launch must read the locals buffer back: a reduction sequential code computed,

@@ -36,6 +36,7 @@ pub fn describe(k: &Kernel, w: Words) -> Vec<LoopMapping> {
     let mut out = Vec::new();
     entry_points(k, &k.function.body, &hosted, w, &mut out);
     caches(k, w, &mut out);
+    spilled(k, w, &mut out);
     out.sort_by_key(|m| m.line);
     out
 }
@@ -123,6 +124,42 @@ fn entry_points(
             }
             other => sequential_code(k, other, hosted, w, out),
         }
+    }
+}
+
+/// The private arrays kept in device memory ([`super::spill`]), each at the outermost parallel
+/// loop using it: what each costs.
+fn spilled(k: &Kernel, w: Words, out: &mut Vec<LoopMapping>) {
+    use super::spill::{show_bytes, Spilled, THREAD_ARRAY_BYTES};
+    let spilled = Spilled::of(k, Scalar::size);
+    let (block, thread) = (w.block, w.thread);
+    for a in &spilled.arrays {
+        let mut at: Option<Vec<LoopLevel>> = None;
+        walk::for_each_stmt(&k.function.body, &mut |s| {
+            if let Stmt::For {
+                schedule: Some(_),
+                levels,
+                body,
+                ..
+            } = s
+            {
+                if at.is_none() && walk::arrays_used(&k.function, body).contains(&a.local) {
+                    at = Some(levels.clone());
+                }
+            }
+        });
+        let name = &k.function.locals[a.local as usize].name;
+        out.push(LoopMapping {
+            line: at.as_ref().and_then(|l| l.first()).map_or(0, |l| l.line),
+            vars: at.as_ref().map_or_else(Vec::new, |l| vars(k, l)),
+            how: format!(
+                "the private array `{name}` ({} elements of {}, {} per {thread}) is larger than the {} each {thread} holds itself: it lives in device memory, a copy per {thread} of the launch (adjacent {thread}s on adjacent addresses), each access a global memory access; the grid keeps to the {block}s whose copies fit, at most as many as the device runs at once",
+                a.len,
+                a.ty,
+                show_bytes(a.bytes()),
+                show_bytes(THREAD_ARRAY_BYTES)
+            ),
+        });
     }
 }
 

@@ -29,6 +29,7 @@ pub mod privatize;
 pub mod samples;
 mod scalar;
 pub mod segments;
+pub mod spill;
 pub mod tile;
 pub mod validate;
 pub mod walk;

@@ -56,6 +56,9 @@ pub struct Loaded {
 /// The buffers every launch of a kernel's variant uses besides its arguments.
 struct Scratch {
     locals: Option<CudaSlice<u8>>,
+    /// The private arrays spilled to device memory, a copy per thread of the largest grid
+    /// (`acc_core::ir::spill`).
+    spill: Option<CudaSlice<u8>>,
     /// One per reduction an entry point computes, in order.
     partials: Vec<Partials>,
 }
@@ -85,6 +88,9 @@ pub struct CudaDevice {
     /// holds at once), unless `ACC_CUDA_BLOCKS_PER_SM` (a tuning knob, read when the device
     /// opens) says otherwise.
     grid_blocks: u32,
+    /// Most bytes of a launch's private arrays spilled to device memory (`acc_core::ir::spill`):
+    /// a 32nd of the device's memory, between 256 MiB and 4 GiB.
+    spill_bytes: u64,
     stream: Arc<CudaStream>,
     ctx: Arc<CudaContext>,
     present: PresentTable,
@@ -158,6 +164,7 @@ impl CudaDevice {
             .unwrap_or(16)
             .max(1) as u32;
         let name = ctx.name().unwrap_or_else(|_| "NVIDIA GPU".into());
+        let total = ctx.total_mem().unwrap_or(8 << 30) as u64;
         let stream = ctx.default_stream();
         let status = Pinned::new(&ctx, acc_core::gpu::status::BYTES)?;
         // `ACC_CUDA_GRAPHS=0`, a tuning knob read when the device opens: no batches.
@@ -175,6 +182,7 @@ impl CudaDevice {
                     .and_then(|v| v.parse::<u32>().ok())
                     .filter(|&b| (1..=1024).contains(&b))
                     .unwrap_or(32),
+            spill_bytes: (total / 32).clamp(256 << 20, 4 << 30),
             recorder: Recorder::new(Arc::clone(&ctx), Arc::clone(&stream), batch),
             stream,
             ctx,

@@ -6,6 +6,7 @@ use std::fmt::Write;
 use acc_core::gpu::{LaunchLayout, TargetWords};
 pub use acc_core::ir::launch::ReductionSlot;
 use acc_core::ir::segments::{Entry, Segments};
+use acc_core::ir::spill::Spilled;
 use acc_core::ir::validate::expr_types;
 use acc_core::ir::*;
 use acc_core::{Error, Result};
@@ -135,7 +136,10 @@ pub fn lower_with(kernel: &Kernel, target: Target, narrow: bool) -> Result<Lower
     let types = expr_types(kernel).map_err(|e| Error::Unsupported {
         what: format!("invalid kernel IR: {e}"),
     })?;
+    let spilled = Spilled::of(kernel, elem_size);
     let mut w = Writer {
+        spilled,
+        spill_regs: Default::default(),
         k: kernel,
         types,
         regs: Default::default(),
@@ -163,6 +167,11 @@ pub use acc_core::gpu::status::PRIVATE_ARRAY_BIT;
 
 struct Writer<'a> {
     k: &'a Kernel,
+    /// The private arrays in device memory, one copy per thread (`acc_spill`).
+    spilled: Spilled,
+    /// For each spilled array, the registers of the entry point holding its element 0 in the
+    /// thread's copy and the bytes between its elements.
+    spill_regs: std::collections::HashMap<LocalId, (String, String)>,
     types: Vec<Scalar>,
     /// Registers used so far, per class.
     regs: std::collections::BTreeMap<&'static str, u32>,
@@ -264,6 +273,7 @@ impl Writer<'_> {
             k,
             plan,
             (&self.local_slots, locals_size),
+            &self.spilled,
             &TargetWords {
                 partial_size: &partial_size,
                 index_bytes: 8,

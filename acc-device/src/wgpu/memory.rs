@@ -90,6 +90,16 @@ const ADDRESS_TAG: u64 = 1 << 62;
 const OFFSET_BITS: u32 = 40;
 
 impl WgpuDevice {
+    /// Most bytes of one binding of private arrays spilled to device memory
+    /// (`acc_core::ir::spill`): what one storage buffer may hold, at most 1 GiB.
+    pub(super) fn spill_bytes(&self) -> u64 {
+        let limits = self.device.limits();
+        limits
+            .max_buffer_size
+            .min(limits.max_storage_buffer_binding_size)
+            .min(1 << 30)
+    }
+
     /// A zeroed storage buffer of `bytes` bytes (rounded up to whole words).
     fn alloc_raw(&self, bytes: usize) -> Result<BufferId> {
         let limits = self.device.limits();

@@ -203,6 +203,8 @@ struct Scratch {
     locals: Option<wgpu::Buffer>,
     /// Per kernel reduction, room for one partial per workgroup of the largest grid.
     partials: Vec<wgpu::Buffer>,
+    /// Per spilled private array (`Binding::Spilled`), a copy for every invocation.
+    spilled: Vec<wgpu::Buffer>,
     /// Bind groups by the buffers they bind, when all are long-lived (present data).
     groups: HashMap<Vec<wgpu::Buffer>, wgpu::BindGroup>,
 }

@@ -6,6 +6,7 @@ use std::fmt::Write;
 use acc_core::gpu::{LaunchLayout, TargetWords};
 pub use acc_core::ir::launch::ReductionSlot;
 use acc_core::ir::segments::{Entry, Segments};
+use acc_core::ir::spill::Spilled;
 use acc_core::ir::validate::expr_types;
 use acc_core::ir::*;
 use acc_core::{Error, Result};
@@ -111,6 +112,8 @@ pub enum Binding {
     /// The host loops' variables at a dispatch ([`Segments::host_vars`]), each as two `u32`
     /// words (low, high), bound with a dynamic offset that picks the dispatch's values.
     HostValues,
+    /// Private array `n` of [`Lowered::spilled`], a copy per invocation of the largest grid.
+    Spilled(usize),
 }
 
 /// Bytes of one reduction partial in a buffer (`bool` and narrow integers travel as `u32`).
@@ -158,6 +161,8 @@ pub struct Lowered {
     /// What a launch needs to know of it: each entry point's shape, the locals buffer, the
     /// reductions' slots, the region's value, the program dispatching the entry points.
     pub layout: LaunchLayout,
+    /// The private arrays kept in device memory ([`Binding::Spilled`]).
+    pub spilled: Spilled,
 }
 
 fn unsupported(what: impl Into<String>) -> Error {
@@ -363,10 +368,17 @@ pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
         }
         _ => {}
     });
+    // Bytes of an element in a buffer, as the locals buffer lays them out (`param_size`).
+    let word_bytes = |t: Scalar| match device_scalar(t, target) {
+        Scalar::F64 | Scalar::I64 | Scalar::U64 => 8,
+        _ => 4,
+    };
+    let spilled = Spilled::of(kernel, word_bytes);
     let mut w = Writer {
         k: kernel,
         target,
         types,
+        spilled,
         helpers: String::new(),
         atomic,
         packed_atomic,
@@ -384,6 +396,9 @@ struct Writer<'a> {
     k: &'a Kernel,
     target: Target,
     types: Vec<Scalar>,
+    /// The private arrays in device memory: a binding each (`acc_sp<local>`), a copy per
+    /// invocation, interleaved (`acc_core::ir::spill`).
+    spilled: Spilled,
     /// Helper functions the body needs (bounds checks, powi), each once.
     helpers: String,
     /// Arrays (and fields of arrays of structs) some `atomic` statement updates: declared
@@ -713,6 +728,21 @@ impl Writer<'_> {
             bindings.len()
         );
         bindings.push(Binding::Status);
+        for (n, a) in self.spilled.arrays.iter().enumerate() {
+            let ty = if a.ty == Scalar::Bool {
+                "u32"
+            } else {
+                self.ty(a.ty)?
+            };
+            let _ = writeln!(
+                decls,
+                "@group(0) @binding({}) var<storage, read_write> acc_sp{}: array<{ty}>; // {}",
+                bindings.len(),
+                a.local,
+                self.k.function.locals[a.local as usize].name
+            );
+            bindings.push(Binding::Spilled(n));
+        }
 
         // Entry points: one per top-level parallel loop. When the region has only scalar
         // assignments besides, they are the gang-redundant prelude every invocation runs;
@@ -849,6 +879,7 @@ impl Writer<'_> {
             k,
             plan,
             (&slots, locals_size),
+            &self.spilled,
             &TargetWords {
                 partial_size: &|t| partial_size(t, target),
                 index_bytes: target.index_bytes(),
@@ -868,6 +899,7 @@ impl Writer<'_> {
             params_size,
             groups_offset,
             layout,
+            spilled: self.spilled.clone(),
         })
     }
 

@@ -64,6 +64,7 @@ impl GpuDriver for Fake {
             max_reduction_blocks: 1024,
             uniform: false,
             words: ("block", "thread"),
+            spill_bytes: 1 << 30,
         }
     }
     fn compile(&self, kernel: &Kernel, variant: Variant) -> Result<LaunchLayout> {
@@ -79,7 +80,8 @@ impl GpuDriver for Fake {
             gangs_per_warp_block: None,
         };
         // A checked kernel reports out-of-bounds accesses in its status words.
-        LaunchLayout::new(&k, &plan, (&[], 0), &words, !variant.proven).map_err(internal)
+        let spilled = crate::ir::spill::Spilled::of(&k, crate::ir::Scalar::size);
+        LaunchLayout::new(&k, &plan, (&[], 0), &spilled, &words, !variant.proven).map_err(internal)
     }
     fn layout(compiled: &LaunchLayout) -> &LaunchLayout {
         compiled

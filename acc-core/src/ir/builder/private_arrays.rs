@@ -1,7 +1,7 @@
 //! Private arrays of a kernel (`let mut t = [0.0; 4]`, `private(t)`, an element-wise
 //! reduction's copy): declaring them, their elements, filling them, and loops over them.
 
-use super::{KernelBuilder, Ty, Value, Var};
+use super::{ArrayRef, KernelBuilder, Ty, Value, Var};
 use crate::ir::{Expr, Local, LocalId, Scalar, Stmt};
 
 /// Elements up to which [`KernelBuilder::fill`] assigns each element in turn rather than loop.
@@ -83,6 +83,32 @@ impl KernelBuilder {
         let name = format!("{} (fill)", self.function.locals[v.id as usize].name);
         self.for_each_element(&name, len, |b, k| {
             let (i, x) = (b.get(k), b.get(t));
+            b.set_elem(v, i, x);
+        });
+    }
+
+    /// `v`'s elements set from the first ones of array `a` (a `firstprivate` copy's initial
+    /// values, 3.3 section 2.5.14): one assignment each for a short array, else a loop, so
+    /// that the kernel does not grow with the array.
+    pub fn copy_into(&mut self, v: Var, a: ArrayRef) {
+        let len = self.function.locals[v.id as usize].len.unwrap_or(0);
+        if len <= FILL_UNROLLED {
+            for k in 0..len {
+                let i = self.lit_int(i128::from(k), Some(Scalar::USize));
+                let x = self.load(a, i);
+                let i = self.lit_int(i128::from(k), Some(Scalar::USize));
+                self.set_elem(v, i, x);
+            }
+            return;
+        }
+        let name = format!(
+            "{} (firstprivate copy)",
+            self.function.locals[v.id as usize].name
+        );
+        self.for_each_element(&name, len, |b, k| {
+            let i = b.get(k);
+            let x = b.load(a, i);
+            let i = b.get(k);
             b.set_elem(v, i, x);
         });
     }

@@ -44,6 +44,7 @@ impl GpuDriver for CudaDevice {
             max_reduction_blocks: self.reduction_blocks,
             uniform: false,
             words: ("block", "thread"),
+            spill_bytes: self.spill_bytes,
         }
     }
     fn layout(compiled: &Loaded) -> &LaunchLayout {
@@ -111,6 +112,11 @@ impl GpuDriver for CudaDevice {
         } else {
             None
         };
+        // Every launch's copies fit: the grid keeps to them (`LaunchLayout::max_blocks`).
+        let spill = match layout.spill_buffer_bytes(&self.grid_limits())? {
+            0 => None,
+            bytes => Some(self.zeros(bytes as usize)?),
+        };
         let mut partials = Vec::new();
         for (r, size) in layout.reductions.iter().zip(&layout.partial_sizes) {
             if r.entry.is_none() {
@@ -126,7 +132,11 @@ impl GpuDriver for CudaDevice {
         Ok(Loaded {
             lowered,
             job,
-            scratch: Mutex::new(Scratch { locals, partials }),
+            scratch: Mutex::new(Scratch {
+                locals,
+                spill,
+                partials,
+            }),
         })
     }
 
@@ -361,9 +371,13 @@ impl GpuLaunch for CudaLaunch<'_> {
         self.host_values_arg = state.values.len();
         let host_vars = self.loaded.lowered.layout.program.host_vars();
         state.values.extend((0..host_vars).map(|_| 0));
+        if let Some(b) = &scratch.spill {
+            state.values.push(dev.address(b));
+        }
         // No slot is added from here on, so their addresses hold until the launch ends.
         recorded::slot_addresses(&mut state.values, &mut state.params);
-        let has_locals = scratch.locals.is_some();
+        // The spilled private arrays are the kernel's one buffer too.
+        let has_locals = scratch.locals.is_some() || scratch.spill.is_some();
         if let Some(b) = &mut scratch.locals {
             // Launches run one at a time (the launch lock); the clear is ordered on the
             // device's stream before this launch's kernels.

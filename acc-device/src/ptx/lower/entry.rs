@@ -27,11 +27,55 @@ impl Writer<'_> {
                     let decl_ty = if r.class == "%p" { ".pred" } else { r.bits };
                     self.emit(format!(".reg {decl_ty} {}_l{i};", r.class));
                 }
+                Some(_) if self.spilled.get(i as LocalId).is_some() => {}
                 Some(n) => {
                     let size = elem_size(l.ty) as u64 * n as u64;
                     self.emit(format!(".local .align 8 .b8 acc_pa{i}[{}];", size.max(1)));
                 }
             }
+        }
+        self.spill_addresses();
+    }
+
+    /// Where this thread's copy of each spilled private array starts, and the bytes between
+    /// its elements (`acc_core::ir::spill`: copies interleaved over the grid's threads).
+    fn spill_addresses(&mut self) {
+        self.spill_regs.clear();
+        if self.spilled.is_empty() {
+            return;
+        }
+        let (ntid, nctaid, ctaid, tid) = (
+            self.reg("%r"),
+            self.reg("%r"),
+            self.reg("%r"),
+            self.reg("%r"),
+        );
+        let (threads, me, base) = (self.reg("%rd"), self.reg("%rd"), self.reg("%rd"));
+        self.emit(format!("mov.u32 {ntid}, %ntid.x;"));
+        self.emit(format!("mov.u32 {nctaid}, %nctaid.x;"));
+        self.emit(format!("mov.u32 {ctaid}, %ctaid.x;"));
+        self.emit(format!("mov.u32 {tid}, %tid.x;"));
+        self.emit(format!("mul.wide.u32 {threads}, {ntid}, {nctaid};"));
+        self.emit(format!("mul.wide.u32 {me}, {ctaid}, {ntid};"));
+        let t64 = self.reg("%rd");
+        self.emit(format!("cvt.u64.u32 {t64}, {tid};"));
+        self.emit(format!("add.u64 {me}, {me}, {t64};"));
+        self.emit(format!("ld.param.u64 {base}, [acc_spill];"));
+        self.emit(format!("cvta.to.global.u64 {base}, {base};"));
+        for a in self.spilled.arrays.clone() {
+            let (start, stride) = (self.reg("%rd"), self.reg("%rd"));
+            // Element 0 of this thread's copy: past the other arrays' parts, then the
+            // threads before it.
+            self.emit(format!(
+                "mad.lo.u64 {start}, {threads}, {}, {base};",
+                a.offset
+            ));
+            self.emit(format!(
+                "mad.lo.u64 {start}, {me}, {}, {start};",
+                a.elem_bytes
+            ));
+            self.emit(format!("mul.lo.u64 {stride}, {threads}, {};", a.elem_bytes));
+            self.spill_regs.insert(a.local, (start, stride));
         }
     }
 
@@ -106,8 +150,13 @@ impl Writer<'_> {
                 (_, true) => self.emit(format!("st.global{} [{base}+{off}], {reg};", r.bits)),
             }
         }
-        // Private arrays, byte for byte (in words where the length allows).
+        // Private arrays, byte for byte (in words where the length allows); a spilled one
+        // element by element into (out of) the thread's interleaved copy.
         for (l, t, off, len) in self.array_slots.clone() {
+            if let Some((start, stride)) = self.spill_regs.get(&l).cloned() {
+                self.move_spilled(&base, off, (t, len), (&start, &stride), store);
+                continue;
+            }
             let bytes = elem_size(t) * len;
             let (w, step) = if bytes % 4 == 0 {
                 (".u32", 4)
@@ -137,6 +186,47 @@ impl Writer<'_> {
             self.emit(format!("bra.uni {top};"));
             self.emit(format!("{end}:"));
         }
+    }
+
+    /// Copies spilled private array of `len` elements of `t` between byte `off` of the locals
+    /// buffer at `base` and the thread's copy (element 0 at `start`, `stride` bytes apart).
+    fn move_spilled(
+        &mut self,
+        base: &str,
+        off: u32,
+        (t, len): (Scalar, u32),
+        (start, stride): (&str, &str),
+        store: bool,
+    ) {
+        let size = elem_size(t);
+        let w = match size {
+            1 => ".u8",
+            2 => ".u16",
+            4 => ".u32",
+            _ => ".u64",
+        };
+        let v = self.reg(if size == 8 { "%rd" } else { "%r" });
+        let (k, g, a) = (self.reg("%rd"), self.reg("%rd"), self.reg("%rd"));
+        self.emit(format!("mov.u64 {k}, 0;"));
+        self.emit(format!("add.u64 {g}, {base}, {off};"));
+        self.emit(format!("mov.u64 {a}, {start};"));
+        let (top, end) = (self.label("copy"), self.label("copied"));
+        self.emit(format!("{top}:"));
+        let done = self.reg("%p");
+        self.emit(format!("setp.ge.u64 {done}, {k}, {len};"));
+        self.emit(format!("@{done} bra {end};"));
+        if store {
+            self.emit(format!("ld.global{w} {v}, [{a}];"));
+            self.emit(format!("st.global{w} [{g}], {v};"));
+        } else {
+            self.emit(format!("ld.global{w} {v}, [{g}];"));
+            self.emit(format!("st.global{w} [{a}], {v};"));
+        }
+        self.emit(format!("add.u64 {k}, {k}, 1;"));
+        self.emit(format!("add.u64 {g}, {g}, {size};"));
+        self.emit(format!("add.u64 {a}, {a}, {stride};"));
+        self.emit(format!("bra.uni {top};"));
+        self.emit(format!("{end}:"));
     }
 
     /// Sets the host loops' variables from the launch's arguments (after the locals are loaded,
@@ -253,6 +343,9 @@ impl Writer<'_> {
         }
         for n in 0..self.host_vars.len() {
             ps.push(format!("    .param .u64 acc_hv{n}"));
+        }
+        if !self.spilled.is_empty() {
+            ps.push("    .param .u64 acc_spill".into());
         }
         ps.join(",\n")
     }

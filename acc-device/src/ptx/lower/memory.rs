@@ -188,6 +188,8 @@ impl Writer<'_> {
     fn private_home(&self, l: LocalId) -> (&'static str, String) {
         if self.gang_arrays.contains(&l) {
             (".shared", format!("acc_sa{l}"))
+        } else if let Some((start, _)) = self.spill_regs.get(&l) {
+            (".global", start.clone())
         } else {
             (".local", format!("acc_pa{l}"))
         }
@@ -195,6 +197,11 @@ impl Writer<'_> {
 
     /// The address of element `e` (a constant) of private array `l`.
     pub(super) fn private_address_const(&mut self, l: LocalId, e: u32) -> String {
+        if let Some((start, stride)) = self.spill_regs.get(&l).cloned() {
+            let a = self.reg("%rd");
+            self.emit(format!("mad.lo.u64 {a}, {stride}, {e}, {start};"));
+            return a;
+        }
         let ty = self.k.function.locals[l as usize].ty;
         let (space, sym) = self.private_home(l);
         let wide = if space == ".shared" { "" } else { "d" };
@@ -290,6 +297,10 @@ impl Writer<'_> {
             return (ok, a);
         }
         let a = self.reg("%rd");
+        if let Some((_, stride)) = self.spill_regs.get(&l) {
+            self.emit(format!("mad.lo.u64 {a}, {i}, {stride}, {sym};"));
+            return (ok, a);
+        }
         self.emit(format!("mov.u64 {a}, {sym};"));
         self.emit(format!("mad.lo.u64 {a}, {i}, {}, {a};", elem_size(ty)));
         (ok, a)

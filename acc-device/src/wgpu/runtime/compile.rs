@@ -48,7 +48,10 @@ impl WgpuDevice {
                         }
                     ),
                     Binding::Params | Binding::HostValues => true,
-                    Binding::Status | Binding::Partials(_) | Binding::Locals => false,
+                    Binding::Status
+                    | Binding::Partials(_)
+                    | Binding::Locals
+                    | Binding::Spilled(_) => false,
                 };
                 wgpu::BindGroupLayoutEntry {
                     binding: i as u32,
@@ -114,6 +117,23 @@ impl WgpuDevice {
                 .zip(&lowered.layout.partial_sizes)
                 .map(|(r, &size)| buffer("partials", max_groups * r.len as u64 * size as u64))
                 .collect(),
+            // A copy of each spilled private array for every invocation of the largest grid
+            // (`LaunchLayout::max_blocks` keeps the grid to it).
+            spilled: {
+                let limits = acc_core::gpu::GpuDriver::grid_limits(self);
+                let blocks = u64::from(lowered.layout.max_blocks(&limits)?.max(1));
+                lowered
+                    .spilled
+                    .arrays
+                    .iter()
+                    .map(|a| {
+                        buffer(
+                            "acc private arrays",
+                            blocks * u64::from(limits.threads) * a.bytes(),
+                        )
+                    })
+                    .collect()
+            },
             groups: HashMap::new(),
         };
         Ok(Compiled {

@@ -39,6 +39,7 @@ impl GpuDriver for WgpuDevice {
             max_reduction_blocks: most.min(REDUCTION_WORKGROUPS),
             uniform: true,
             words: ("workgroup", "invocation"),
+            spill_bytes: self.spill_bytes(),
         }
     }
     fn layout(compiled: &Compiled) -> &LaunchLayout {
@@ -364,6 +365,7 @@ impl GpuLaunch for WgpuLaunch<'_> {
                     }
                     scratch.partials[*r].clone()
                 }
+                Binding::Spilled(n) => scratch.spilled[*n].clone(),
             };
             buffers.push(buf);
         }
@@ -574,7 +576,7 @@ impl GpuLaunch for WgpuLaunch<'_> {
                 Binding::Status => back.status = data,
                 Binding::Partials(r) => back.partials.push((r, data)),
                 Binding::Locals => back.locals = data,
-                Binding::Params | Binding::HostValues => {}
+                Binding::Params | Binding::HostValues | Binding::Spilled(_) => {}
             }
         }
         Ok(Some(back))

@@ -8,6 +8,9 @@ impl Writer<'_> {
     /// The name of private array `l` in the entry being written: the workgroup's copy for a
     /// gang's array its invocations share, else the invocation's own `l<id>`.
     pub(super) fn array_name(&self, l: LocalId) -> String {
+        if self.spilled.get(l).is_some() {
+            return format!("acc_sp{l}");
+        }
         match &self.gang_arrays {
             Some((entry, arrays)) if arrays.contains(&l) => format!("acc_wa_{entry}_{l}"),
             _ => format!("l{l}"),
@@ -19,6 +22,19 @@ impl Writer<'_> {
     pub(super) fn shared_bool(&self, l: LocalId) -> bool {
         self.k.function.locals[l as usize].ty == Scalar::Bool
             && self.array_name(l) != format!("l{l}")
+    }
+
+    /// Element `i` (a WGSL `u32`) of private array `l`: of a spilled one, the element of this
+    /// invocation's copy (interleaved over the grid's invocations, `acc_spn` of them), the
+    /// index kept within the copy as WGSL keeps it within a fixed-size array.
+    pub(super) fn private_element(&self, l: LocalId, i: &str) -> String {
+        match self.spilled.get(l) {
+            Some(a) => format!(
+                "acc_sp{l}[acc_spme + min({i}, {}u) * acc_spn]",
+                a.len.saturating_sub(1)
+            ),
+            None => format!("{}[{i}]", self.array_name(l)),
+        }
     }
 
     /// An index into a private array as WGSL takes it (`u32`): a 64-bit index saturates, so

@@ -22,7 +22,7 @@ impl Writer<'_> {
             self.k.entry_name(m)
         );
         let _ = writeln!(out, "    if (acc_gid.x != 0u) {{ return; }}");
-        self.declare_locals(&mut out)?;
+        self.declare_locals(&mut out, false)?;
         out.push_str(load_locals);
         let _ = writeln!(out, "    var acc_g: u32 = 0u;");
         let _ = writeln!(
@@ -90,7 +90,7 @@ impl Writer<'_> {
         let _ = writeln!(out, "@compute @workgroup_size(1)");
         let _ = writeln!(out, "fn {}(@builtin(global_invocation_id) acc_gid: vec3<u32>, @builtin(local_invocation_index) acc_lid: u32, @builtin(workgroup_id) acc_wg: vec3<u32>, @builtin(num_workgroups) acc_nwg: vec3<u32>) {{", self.k.entry_name(n));
         let _ = writeln!(out, "    if (acc_gid.x != 0u) {{ return; }}");
-        self.declare_locals(&mut out)?;
+        self.declare_locals(&mut out, false)?;
         out.push_str(load);
         for st in stmts {
             self.stmt(&mut out, st, 1)?;
@@ -309,11 +309,23 @@ impl Writer<'_> {
     }
 
     /// Declares the entry's locals: the invocation's own, and the workgroup's copies of the
-    /// gang's arrays (`gang_arrays`, at module scope).
-    pub(super) fn declare_locals(&mut self, out: &mut String) -> Result<()> {
+    /// gang's arrays (`gang_arrays`, at module scope). `invocations`: the dispatch's
+    /// invocations, where the entry has its workgroup count (`acc_nwg`); the copies of the
+    /// spilled arrays are interleaved over them.
+    pub(super) fn declare_locals(&mut self, out: &mut String, invocations: bool) -> Result<()> {
+        if !self.spilled.is_empty() {
+            if invocations {
+                let _ = writeln!(out, "    let acc_spn = acc_nwg.x * {}u;", self.wg);
+                let _ = writeln!(out, "    let acc_spme = acc_gid.x;");
+            } else {
+                let _ = writeln!(out, "    let acc_spn = 1u;");
+                let _ = writeln!(out, "    let acc_spme = 0u;");
+            }
+        }
         for (i, l) in self.k.function.locals.iter().enumerate() {
             let ty = self.ty(l.ty).map_err(|e| annotate(e, &l.name))?;
             match l.len {
+                Some(_) if self.spilled.get(i as LocalId).is_some() => {}
                 Some(len) if self.array_name(i as LocalId) != format!("l{i}") => {
                     let ty = if l.ty == Scalar::Bool { "u32" } else { ty };
                     let decl = format!(
@@ -375,7 +387,7 @@ impl Writer<'_> {
         self.storage_barriers = phases
             .as_ref()
             .is_some_and(|p| p.exchanges_through_arrays(&self.k.function));
-        self.declare_locals(&mut out)?;
+        self.declare_locals(&mut out, true)?;
         out.push_str(load);
         for st in prelude {
             self.stmt(&mut out, st, 1)?;

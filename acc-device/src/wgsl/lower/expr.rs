@@ -18,7 +18,8 @@ impl Writer<'_> {
             }
             Expr::Local(l) => format!("l{l}"),
             Expr::LocalElem { local, index } => {
-                let e = format!("{}[{}]", self.array_name(*local), self.local_index(*index)?);
+                let i = self.local_index(*index)?;
+                let e = self.private_element(*local, &i);
                 if self.shared_bool(*local) {
                     format!("({e} != 0u)")
                 } else {

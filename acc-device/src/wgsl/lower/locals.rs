@@ -64,7 +64,19 @@ impl Writer<'_> {
             }
         }
         for &(i, t, _, len) in &arrays {
-            if t == Scalar::Bool {
+            if self.spilled.get(i).is_some() {
+                // Element by element into (out of) the invocation's interleaved copy (`bool`
+                // is a `u32` word in both).
+                let own = self.private_element(i, "k");
+                let _ = writeln!(
+                    load,
+                    "    for (var k = 0u; k < {len}u; k++) {{ {own} = acc_locals.l{i}[k]; }}"
+                );
+                let _ = writeln!(
+                    store,
+                    "    for (var k = 0u; k < {len}u; k++) {{ acc_locals.l{i}[k] = {own}; }}"
+                );
+            } else if t == Scalar::Bool {
                 let _ = writeln!(load, "    for (var k = 0u; k < {len}u; k++) {{ l{i}[k] = (acc_locals.l{i}[k] != 0u); }}");
                 let _ = writeln!(store, "    for (var k = 0u; k < {len}u; k++) {{ acc_locals.l{i}[k] = select(0u, 1u, l{i}[k]); }}");
             } else {

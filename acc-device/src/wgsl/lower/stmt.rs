@@ -29,7 +29,7 @@ impl Writer<'_> {
                 } else {
                     v
                 };
-                let _ = writeln!(out, "{pad}{}[{i}] = {v};", self.array_name(*local));
+                let _ = writeln!(out, "{pad}{} = {v};", self.private_element(*local, &i));
             }
             Stmt::Store {
                 array,

@@ -246,8 +246,7 @@ impl Tr {
         };
         let name_lit = name.to_string();
         self.bind(name.to_string(), Local::Array(v.clone()));
-        // A private array lives in each thread's local memory: a bound keeps a mistaken length
-        // from exhausting it.
+        // Each thread has its own copy (in device memory past 32 KiB, `acc_core::ir::spill`).
         let checked = private_len(&len, &name_lit);
         Ok(quote! {
             let #v = {
@@ -256,7 +255,7 @@ impl Tr {
             };
             {
                 #[allow(unused_variables)]
-                let __len: u32 = { let __n: usize = #len; __n.min(4096) as u32 };
+                let __len: u32 = { let __n: usize = #len; __n.min(u32::MAX as usize) as u32 };
                 #sets
             }
         })
@@ -844,15 +843,15 @@ impl Tr {
     }
 }
 
-/// The length `len` of private array `name` as the builder takes it: at most 4096 elements
-/// (each thread holds its own copy; a larger one is the kernel's error, naming it).
+/// The length `len` of private array `name` as the builder takes it, a `u32` (a longer one is
+/// the kernel's error, naming it).
 pub(super) fn private_len(len: &TokenStream, name: &str) -> TokenStream {
     quote!({
         let __n: usize = #len;
-        if __n > 4096 {
-            __acc_b.fail(::std::format!("the private array `{}` has {} elements; kernels hold at most 4096 per thread", #name, __n));
+        if __n > u32::MAX as usize {
+            __acc_b.fail(::std::format!("the private array `{}` has {} elements; kernels hold at most {} per thread", #name, __n, u32::MAX));
         }
-        __n.min(4096) as u32
+        __n.min(u32::MAX as usize) as u32
     })
 }
 
