@@ -32,6 +32,9 @@ pub unsafe trait DeviceCopy: Copy + Send + Sync + 'static {
     /// the scalar and how many of it the array holds. Kernels see an array of such rows as
     /// its scalars, row after row.
     const ROW: Option<(crate::ir::Scalar, usize)> = None;
+    /// For a fixed-size array `[T; N]` (a struct's array field): its elements, which kernels
+    /// index in arrays of the struct (`boxes[l].nei[k].number`).
+    const ARRAY: Option<crate::ir::FieldArray> = None;
 }
 
 macro_rules! device_copy {
@@ -45,6 +48,18 @@ unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {
         Some(s) => Some((s, N)),
         None => None,
     };
+    // Kernels address at most 2^32 bytes of an element.
+    const ARRAY: Option<crate::ir::FieldArray> =
+        if N <= u32::MAX as usize && std::mem::size_of::<T>() <= u32::MAX as usize {
+            Some(crate::ir::FieldArray {
+                len: N as u32,
+                stride: std::mem::size_of::<T>() as u32,
+                scalar: T::SCALAR,
+                layout: T::LAYOUT,
+            })
+        } else {
+            None
+        };
 }
 // The 16-bit floats of the `half` crate (feature `half`): stored as their bits on devices,
 // computed in f32 and rounded after each operation in kernels, as `half` computes them.

@@ -33,8 +33,8 @@ pub fn device_copy(input: TokenStream) -> TokenStream {
         let ty = &f.ty;
         quote!(::acc::__rt::assert_device_copy::<#ty>();)
     });
-    // Each field's offset and scalar type, for kernels that access the fields of arrays of
-    // the struct (and a complex field's parts).
+    // Each field's offset and scalar type (or, for an array field, its elements), for kernels
+    // that access the fields of arrays of the struct (and a complex field's parts).
     let fields = s.fields.iter().enumerate().map(|(k, f)| {
         let ty = &f.ty;
         let member = match &f.ident {
@@ -51,14 +51,17 @@ pub fn device_copy(input: TokenStream) -> TokenStream {
             name: #field_name,
             offset: ::core::mem::offset_of!(Self, #member) as u32,
             ty: <#ty as ::acc::DeviceCopy>::SCALAR,
+            array: <#ty as ::acc::DeviceCopy>::ARRAY,
         }, ::acc::__rt::StructField {
             name: #re,
             offset: ::core::mem::offset_of!(Self, #member) as u32,
             ty: <#ty as ::acc::DeviceCopy>::COMPLEX_PART,
+            array: ::core::option::Option::None,
         }, ::acc::__rt::StructField {
             name: #im,
             offset: (::core::mem::offset_of!(Self, #member) + ::core::mem::size_of::<#ty>() / 2) as u32,
             ty: <#ty as ::acc::DeviceCopy>::COMPLEX_PART,
+            array: ::core::option::Option::None,
         })
     });
     let name_lit = name.to_string();

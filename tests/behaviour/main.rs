@@ -29,6 +29,7 @@ mod large_private_arrays;
 mod loops;
 mod math;
 mod ndarray_arrays;
+mod nested_arrays;
 mod reductions;
 mod routine;
 mod routine_methods;

@@ -15,8 +15,8 @@ macro_rules! complex_device_copy {
             name: concat!("Complex<", stringify!($t), ">"),
             size: 2 * std::mem::size_of::<$t>() as u32,
             fields: &[
-                StructField { name: "re", offset: 0, ty: Some(Scalar::$ir) },
-                StructField { name: "im", offset: std::mem::size_of::<$t>() as u32, ty: Some(Scalar::$ir) },
+                StructField { name: "re", offset: 0, ty: Some(Scalar::$ir), array: None },
+                StructField { name: "im", offset: std::mem::size_of::<$t>() as u32, ty: Some(Scalar::$ir), array: None },
             ],
         };
         // SAFETY: `Complex<T>` is `#[repr(C)]` `{ re: T, im: T }` of a plain float.

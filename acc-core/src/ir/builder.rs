@@ -94,6 +94,9 @@ pub struct ArrayRef {
     /// A private array of the kernel seen as an array (a routine's slice parameter given the
     /// caller's private array): loads and stores are of its elements, `id` means nothing.
     local: Option<Var>,
+    /// An array field of one element of the parameter (`boxes[l].nei`): the element's index
+    /// in the parameter and the field; `elem` is then the field's element type.
+    outer: Option<(Value, FieldId)>,
 }
 
 impl ArrayRef {

@@ -486,7 +486,9 @@ fn mark_ragged(p: &mut GangPhases, f: &Function) {
             Expr::Local(l) => loaded.contains(l),
             Expr::LocalElem { local, index } => loaded.contains(local) || loads(f, *index, loaded),
             Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => loads(f, *a, loaded),
-            Expr::Binary(_, a, b) => loads(f, *a, loaded) || loads(f, *b, loaded),
+            Expr::Binary(_, a, b) | Expr::NestedIndex { element: a, sub: b } => {
+                loads(f, *a, loaded) || loads(f, *b, loaded)
+            }
             Expr::Select {
                 cond,
                 accept,

@@ -204,8 +204,44 @@ pub struct StructField {
     pub name: &'static str,
     /// Byte offset in the struct.
     pub offset: u32,
-    /// Its scalar type; `None` for a field kernels cannot access (a nested struct, an array).
+    /// Its scalar type; `None` for a field kernels cannot access as one value (a nested
+    /// struct, an array).
     pub ty: Option<Scalar>,
+    /// For a fixed-size array field (`nei: [Nei; 26]`, `pos: [f64; 3]`): its elements, which
+    /// kernels index (`boxes[l].nei[k].number`, `p[i].pos[d]`).
+    pub array: Option<FieldArray>,
+}
+
+/// The elements of a fixed-size array field of a struct ([`StructField::array`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FieldArray {
+    /// How many.
+    pub len: u32,
+    /// Bytes between consecutive elements.
+    pub stride: u32,
+    /// The element type, for an array of scalars.
+    pub scalar: Option<Scalar>,
+    /// The element's layout, for an array of `#[derive(DeviceCopy)]` structs.
+    pub layout: Option<&'static StructLayout>,
+}
+
+/// A field of an element of a nested array, as a [`FieldId`]: field `array` of the struct
+/// (an array field), then field `inner` of its element (`None`: the element itself, a
+/// scalar). The bits above 16 hold `inner + 1` (`0xFFFF` for the element itself), so a
+/// plain field's id is unchanged. Such an access's index is an [`Expr::NestedIndex`].
+pub fn nested_field(array: FieldId, inner: Option<FieldId>) -> FieldId {
+    let inner = inner.map_or(0xFFFF, |f| f + 1);
+    array | (inner << 16)
+}
+
+/// The parts of a [`FieldId`]: the struct's field, and for a field of a nested array's
+/// element, `Some(inner)` ([`nested_field`]).
+pub fn split_field(f: FieldId) -> (FieldId, Option<Option<FieldId>>) {
+    match f >> 16 {
+        0 => (f, None),
+        0xFFFF => (f & 0xFFFF, Some(None)),
+        inner => (f & 0xFFFF, Some(Some(inner - 1))),
+    }
 }
 
 impl StructLayout {
@@ -511,6 +547,14 @@ pub enum Expr {
     /// The index of the gang running the code (`acc::gang_idx()`), as `usize`: the
     /// workgroup or block; 0 in sequential code.
     GangIndex,
+    /// The index of an access of a nested array's element (`boxes[l].nei[k]`): `element` of
+    /// the array parameter, `sub` of its array field. Only the index of a [`Expr::Load`],
+    /// [`Stmt::Store`] or [`Stmt::Atomic`] whose field is a [`nested_field`]; both are
+    /// bounds-checked. Its value as a number is `element`'s.
+    NestedIndex {
+        element: Handle<Expr>,
+        sub: Handle<Expr>,
+    },
 }
 
 /// A sequence of statements.
@@ -737,6 +781,9 @@ pub struct Access {
     pub offset: u32,
     /// Whether the region writes the array.
     pub writable: bool,
+    /// For a field of a nested array's element: that array's length and the bytes between its
+    /// elements (the access's index is an [`Expr::NestedIndex`]).
+    pub nested: Option<(u32, u32)>,
 }
 
 impl Kernel {
@@ -810,15 +857,33 @@ impl Kernel {
                 stride: ty.size(),
                 offset: 0,
                 writable,
+                nested: None,
             }),
             (Elem::Struct(l), Some(f)) => {
-                let f = l.fields.get(f as usize)?;
+                let (outer, inner) = split_field(f);
+                let of = l.fields.get(outer as usize)?;
+                let (ty, offset, nested) = match inner {
+                    None => (of.ty?, of.offset, None),
+                    Some(inner) => {
+                        let a = of.array?;
+                        let (ty, at) = match (inner, a.scalar, a.layout) {
+                            (None, Some(t), _) => (t, 0),
+                            (Some(g), _, Some(sub)) => {
+                                let g = sub.fields.get(g as usize)?;
+                                (g.ty?, g.offset)
+                            }
+                            _ => return None,
+                        };
+                        (ty, of.offset + at, Some((a.len, a.stride)))
+                    }
+                };
                 Some(Access {
                     // A 16-bit float field is its bits (the builder converts).
-                    ty: f.ty?.storage(),
+                    ty: ty.storage(),
                     stride: l.size,
-                    offset: f.offset,
+                    offset,
                     writable,
+                    nested,
                 })
             }
             _ => None,

@@ -131,6 +131,10 @@ pub fn to_32(k: &Kernel) -> Kernel {
                 field: *field,
                 index: m(index),
             },
+            Expr::NestedIndex { element, sub } => Expr::NestedIndex {
+                element: m(element),
+                sub: m(sub),
+            },
             Expr::Unary(op, a) => Expr::Unary(*op, m(a)),
             Expr::Binary(op, a, b) => Expr::Binary(*op, m(a), m(b)),
             Expr::Select {

@@ -56,6 +56,7 @@ fn expr(f: &Function, h: Handle<Expr>) -> String {
         } => format!("p{array}[{}]{}", expr(f, *index), field_suffix(*field)),
         Expr::Len(a) => format!("len(p{a})"),
         Expr::GangIndex => "gang_index()".to_string(),
+        Expr::NestedIndex { element, sub } => format!("{}][{}", expr(f, *element), expr(f, *sub)),
         Expr::Unary(UnaryOp::Neg, a) => format!("-{}", expr(f, *a)),
         Expr::Unary(UnaryOp::Not, a) => format!("!{}", expr(f, *a)),
         Expr::Binary(op, a, b) => format!("({} {} {})", expr(f, *a), op.symbol(), expr(f, *b)),
@@ -215,6 +216,13 @@ fn block(out: &mut String, f: &Function, b: &[Stmt], depth: usize) {
 }
 
 /// `.fN` after an element of an array of structs.
+/// `.f2` for field 2; `.f1[].f0` for field 0 of the elements of array field 1 (`[]`: the
+/// element the index's second part picks), `.f1[]` for a scalar array field's element.
 fn field_suffix(field: Option<FieldId>) -> String {
-    field.map(|f| format!(".f{f}")).unwrap_or_default()
+    match field.map(split_field) {
+        None => String::new(),
+        Some((f, None)) => format!(".f{f}"),
+        Some((f, Some(None))) => format!(".f{f}[]"),
+        Some((f, Some(Some(g)))) => format!(".f{f}[].f{g}"),
+    }
 }

@@ -847,16 +847,19 @@ pub static PARTICLE: StructLayout = StructLayout {
             name: "x",
             offset: 0,
             ty: Some(Scalar::F64),
+            array: None,
         },
         StructField {
             name: "v",
             offset: 8,
             ty: Some(Scalar::F64),
+            array: None,
         },
         StructField {
             name: "hits",
             offset: 16,
             ty: Some(Scalar::U32),
+            array: None,
         },
     ],
 };

@@ -397,7 +397,9 @@ fn same_on_every_thread(f: &Function, h: Handle<Expr>) -> bool {
         Expr::Load { .. } | Expr::LocalElem { .. } | Expr::GangIndex => false,
         Expr::Literal(_) | Expr::Param(_) | Expr::Local(_) | Expr::Len(_) => true,
         Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => same_on_every_thread(f, *a),
-        Expr::Binary(_, a, b) => same_on_every_thread(f, *a) && same_on_every_thread(f, *b),
+        Expr::Binary(_, a, b) | Expr::NestedIndex { element: a, sub: b } => {
+            same_on_every_thread(f, *a) && same_on_every_thread(f, *b)
+        }
         Expr::Select {
             cond,
             accept,

@@ -200,7 +200,8 @@ fn struct_fields_are_typed_by_the_layout() {
             ty: Scalar::F64,
             stride: 24,
             offset: 8,
-            writable: true
+            writable: true,
+            nested: None,
         })
     );
     assert_eq!(k.access(1, Some(2)).map(|a| a.ty), Some(Scalar::U32));
@@ -208,6 +209,118 @@ fn struct_fields_are_typed_by_the_layout() {
         k.access(1, None),
         None,
         "a whole struct element is not a scalar access"
+    );
+}
+
+static NEI: StructLayout = StructLayout {
+    name: "Nei",
+    size: 16,
+    fields: &[
+        StructField {
+            name: "number",
+            offset: 0,
+            ty: Some(Scalar::I32),
+            array: None,
+        },
+        StructField {
+            name: "offset",
+            offset: 8,
+            ty: Some(Scalar::I64),
+            array: None,
+        },
+    ],
+};
+
+static BOX: StructLayout = StructLayout {
+    name: "Box",
+    size: 8 + 4 * 16 + 24,
+    fields: &[
+        StructField {
+            name: "nn",
+            offset: 0,
+            ty: Some(Scalar::I32),
+            array: None,
+        },
+        StructField {
+            name: "nei",
+            offset: 8,
+            ty: None,
+            array: Some(FieldArray {
+                len: 4,
+                stride: 16,
+                scalar: None,
+                layout: Some(&NEI),
+            }),
+        },
+        StructField {
+            name: "pos",
+            offset: 72,
+            ty: None,
+            array: Some(FieldArray {
+                len: 3,
+                stride: 8,
+                scalar: Some(Scalar::F64),
+                layout: None,
+            }),
+        },
+    ],
+};
+
+#[test]
+fn array_fields_are_indexed_as_nested_accesses() {
+    assert_eq!(split_field(1), (1, None));
+    assert_eq!(split_field(nested_field(1, Some(0))), (1, Some(Some(0))));
+    assert_eq!(split_field(nested_field(2, None)), (2, Some(None)));
+    let mut b = KernelBuilder::new("boxes");
+    let boxes = b.param_array("boxes", Elem::Struct(&BOX), true);
+    let l = b.lit_int(1, Some(Scalar::USize));
+    let nei = b.nested(boxes, l, "nei");
+    let offset = b.field(nei, "offset");
+    let k = b.lit_int(2, Some(Scalar::USize));
+    let x = b.load(offset, k);
+    let l = b.lit_int(0, Some(Scalar::USize));
+    let pos = b.nested(boxes, l, "pos");
+    let d = b.lit_int(1, Some(Scalar::USize));
+    let y = b.cast(x, Scalar::F64);
+    b.store(pos, d, y);
+    let n = b.len(pos);
+    let _ = b.local("n", Some(Scalar::USize), Some(n));
+    let k = b.finish().unwrap();
+    validate(&k).unwrap();
+    assert_eq!(
+        k.access(0, Some(nested_field(1, Some(1)))),
+        Some(Access {
+            ty: Scalar::I64,
+            stride: BOX.size,
+            offset: 16,
+            writable: true,
+            nested: Some((4, 16)),
+        })
+    );
+    assert_eq!(
+        k.access(0, Some(nested_field(2, None)))
+            .map(|a| (a.ty, a.offset, a.nested)),
+        Some((Scalar::F64, 72, Some((3, 8))))
+    );
+    let text = print(&k);
+    assert!(text.contains("p0[1usize][2usize].f1[].f1"), "{text}");
+    // Two levels, and an array of a scalar array's elements, are refused naming them.
+    let mut b = KernelBuilder::new("deeper");
+    let boxes = b.param_array("boxes", Elem::Struct(&BOX), false);
+    let l = b.lit_int(0, Some(Scalar::USize));
+    let nei = b.nested(boxes, l, "nei");
+    let k = b.lit_int(0, Some(Scalar::USize));
+    let _ = b.nested(nei, k, "number");
+    let l = b.lit_int(0, Some(Scalar::USize));
+    let _ = b.nested(boxes, l, "nn");
+    let e = b.finish().unwrap_err().to_string();
+    assert!(
+        e.contains("kernels index one level of arrays inside struct elements"),
+        "{e}"
+    );
+    assert!(
+        e.contains("`nn` of `Box` (in `boxes`) is not an array"),
+        "{e}"
     );
 }
 

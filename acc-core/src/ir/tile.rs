@@ -547,7 +547,8 @@ fn stage_loads(
         else {
             continue;
         };
-        let Some(access) = k.access(array, field) else {
+        // An element of a nested array (`boxes[l].nei[k]`) is not staged.
+        let Some(access) = k.access(array, field).filter(|a| a.nested.is_none()) else {
             continue;
         };
         if written.contains(&array) || access.ty == Scalar::Bool {
@@ -694,6 +695,10 @@ fn unconditional_loads(f: &Function, e: Handle<Expr>, out: &mut Vec<Handle<Expr>
             }
         }
         Expr::Select { cond, .. } => unconditional_loads(f, *cond, out),
+        Expr::NestedIndex { element, sub } => {
+            unconditional_loads(f, *element, out);
+            unconditional_loads(f, *sub, out);
+        }
         Expr::Math(_, args) => {
             for a in args {
                 unconditional_loads(f, *a, out);

@@ -202,6 +202,12 @@ impl Validator<'_> {
                 Scalar::USize
             }
             Expr::GangIndex => Scalar::USize,
+            // Its value as a number is `element`'s.
+            Expr::NestedIndex { element, sub } => {
+                self.index(h, *element);
+                self.index(h, *sub);
+                self.operand(h, *element)?
+            }
             Expr::Unary(op, a) => {
                 let t = self.operand(h, *a)?;
                 match (op, t) {

@@ -103,7 +103,7 @@ pub fn locals_read(f: &Function, h: Handle<Expr>, out: &mut HashSet<LocalId>) {
         }
         Expr::Load { index, .. } => locals_read(f, *index, out),
         Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => locals_read(f, *a, out),
-        Expr::Binary(_, a, b) => {
+        Expr::Binary(_, a, b) | Expr::NestedIndex { element: a, sub: b } => {
             locals_read(f, *a, out);
             locals_read(f, *b, out);
         }
@@ -244,7 +244,7 @@ pub fn operands(e: &Expr) -> Vec<Handle<Expr>> {
     match e {
         Expr::LocalElem { index, .. } | Expr::Load { index, .. } => vec![*index],
         Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => vec![*a],
-        Expr::Binary(_, a, b) => vec![*a, *b],
+        Expr::Binary(_, a, b) | Expr::NestedIndex { element: a, sub: b } => vec![*a, *b],
         Expr::Select {
             cond,
             accept,
@@ -262,7 +262,7 @@ pub fn operands_mut(e: &mut Expr) -> Vec<&mut Handle<Expr>> {
     match e {
         Expr::LocalElem { index, .. } | Expr::Load { index, .. } => vec![index],
         Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => vec![a],
-        Expr::Binary(_, a, b) => vec![a, b],
+        Expr::Binary(_, a, b) | Expr::NestedIndex { element: a, sub: b } => vec![a, b],
         Expr::Select {
             cond,
             accept,

@@ -803,6 +803,8 @@ impl Writer<'_> {
                 let xs: Vec<String> = args.iter().map(|a| self.expr(*a)).collect::<Result<_>>()?;
                 self.math(f, ty, &xs)?
             }
+            // The element's index; `checked_address` adds the nested array's.
+            Expr::NestedIndex { element, .. } => self.expr(element)?,
             Expr::GangIndex => {
                 let (w, d) = (self.reg("%r"), self.reg("%rd"));
                 self.emit(format!("mov.u32 {w}, %ctaid.x;"));

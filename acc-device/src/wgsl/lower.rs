@@ -248,6 +248,34 @@ fn struct_decl(
         )));
     }
     let mut members: Vec<(u32, String, String)> = Vec::new();
+    // Array fields WGSL can hold (of 4- and 8-byte scalars, of structs it can declare), as
+    // arrays; the structs' declarations before this one.
+    let mut nested = String::new();
+    for (k, f) in layout.fields.iter().enumerate() {
+        let Some(a) = f.array else { continue };
+        let elem = match (a.scalar, a.layout) {
+            (Some(t), _) => struct_member_type(t.storage(), target)
+                .filter(|_| a.stride == t.storage().size())
+                .map(str::to_string),
+            (_, Some(sub)) => {
+                let sub_name = format!("{name}_{k}");
+                struct_decl(&sub_name, sub, &[], false, target)
+                    .ok()
+                    .map(|d| {
+                        let _ = writeln!(nested, "{d}");
+                        sub_name
+                    })
+            }
+            _ => None,
+        };
+        if let Some(elem) = elem {
+            members.push((
+                f.offset,
+                format!("f{k}"),
+                format!("array<{elem}, {}>", a.len),
+            ));
+        }
+    }
     for (k, f) in layout.fields.iter().enumerate() {
         let Some(t) = f.ty.and_then(|t| struct_member_type(t.storage(), target)) else {
             continue;
@@ -279,7 +307,7 @@ fn struct_decl(
     if members.first().is_none_or(|m| m.0 != 0) {
         members.insert(0, (0, "acc_pad".to_string(), "u32".to_string()));
     }
-    let mut out = format!("struct {name} {{ // {}\n", layout.name);
+    let mut out = format!("{nested}struct {name} {{ // {}\n", layout.name);
     for (i, (offset, member, ty)) in members.iter().enumerate() {
         let end = members.get(i + 1).map_or(layout.size, |m| m.0);
         let _ = writeln!(out, "    @size({}) {member}: {ty},", end - offset);

@@ -12,8 +12,15 @@ use acc_core::ir::{Elem, Scalar, StructLayout};
 pub struct StructValue {
     name: String,
     fields: Vec<(&'static str, Var)>,
+    /// Its array fields (`nei: [Nei; 26]`), each in private arrays: the field, the element's
+    /// field for an array of structs (one private array each), and the private array.
+    elements: Vec<(NestedPlace, Var)>,
     complex: Option<Var>,
 }
+
+/// An array field of a struct value: the field, and the element's field for an array of
+/// structs.
+type NestedPlace = (&'static str, Option<&'static str>);
 
 impl StructValue {
     /// Element `i` of `a`, an array of structs, as a value named `name` (each scalar field
@@ -26,11 +33,14 @@ impl StructValue {
             return StructValue {
                 name: name.to_string(),
                 fields,
+                elements: Vec::new(),
                 complex: Some(var),
             };
         }
+        let mut elements = Vec::new();
         match a.elem() {
             Elem::Struct(layout) => {
+                elements = load_array_fields(b, a, i, name, layout);
                 for f in layout.fields {
                     // A complex field is loaded whole (its parts, recorded beside it, are
                     // not fields of their own).
@@ -54,6 +64,7 @@ impl StructValue {
         StructValue {
             name: name.to_string(),
             fields,
+            elements,
             complex: None,
         }
     }
@@ -70,6 +81,7 @@ impl StructValue {
         StructValue {
             name: name.to_string(),
             fields: Vec::new(),
+            elements: Vec::new(),
             complex: Some(var),
         }
     }
@@ -89,6 +101,7 @@ impl StructValue {
             return StructValue {
                 name: name.to_string(),
                 fields,
+                elements: Vec::new(),
                 complex: None,
             };
         };
@@ -110,6 +123,7 @@ impl StructValue {
         StructValue {
             name: name.to_string(),
             fields,
+            elements: Vec::new(),
             complex: None,
         }
     }
@@ -129,9 +143,24 @@ impl StructValue {
                 (*f, b.local(&format!("{name}.{f}"), None, Some(x)))
             })
             .collect();
+        let elements = self
+            .elements
+            .iter()
+            .map(|&(at, arr)| {
+                let len = b.local_len_of(arr);
+                let copy = b.local_array_like(&format!("{name}.{}", at.0), arr);
+                b.for_each_element(&format!("{name}.{} (copy)", at.0), len, |b, k| {
+                    let (from, to) = (b.get(k), b.get(k));
+                    let x = b.get_elem(arr, from);
+                    b.set_elem(copy, to, x);
+                });
+                (at, copy)
+            })
+            .collect();
         StructValue {
             name: name.to_string(),
             fields,
+            elements,
             complex,
         }
     }
@@ -197,7 +226,68 @@ impl StructValue {
             let v = b.get(*var);
             b.store(fa, i, v);
         }
+        for &((field, inner), arr) in &self.elements {
+            let len = b.local_len_of(arr);
+            b.for_each_element(&format!("{}.{field} (copy)", self.name), len, |b, k| {
+                let na = b.nested(a, i, field);
+                let fa = match inner {
+                    Some(g) => b.field(na, g),
+                    None => na,
+                };
+                let (at, to) = (b.get(k), b.get(k));
+                let v = b.get_elem(arr, at);
+                b.store(fa, to, v);
+            });
+        }
     }
+}
+
+/// The array fields of element `i` of `a` (of struct `layout`), each (each field of their
+/// elements) loaded into a private array by a loop, for a struct value copied whole
+/// (`b[j] = a[i]`); an array of arrays is the kernel's error.
+fn load_array_fields(
+    b: &mut KernelBuilder,
+    a: ArrayRef,
+    i: Value,
+    name: &str,
+    layout: &'static StructLayout,
+) -> Vec<(NestedPlace, Var)> {
+    let mut out = Vec::new();
+    for f in layout.fields {
+        let Some(fa) = f.array else { continue };
+        let inner: Vec<(Option<&'static str>, Scalar)> = match (fa.scalar, fa.layout) {
+            (Some(t), _) => vec![(None, t)],
+            (_, Some(sub)) => sub
+                .fields
+                .iter()
+                .filter(|g| !g.name.contains('.'))
+                .filter_map(|g| Some((Some(g.name), g.ty?)))
+                .collect(),
+            _ => {
+                b.fail(format!("the struct value `{name}`: its field `{}` is an array of arrays, which kernels do not hold", f.name));
+                continue;
+            }
+        };
+        for (g, ty) in inner {
+            let shown = match g {
+                Some(g) => format!("{name}.{}[..].{g}", f.name),
+                None => format!("{name}.{}", f.name),
+            };
+            let arr = b.local_array(&shown, ty, fa.len);
+            b.for_each_element(&format!("{shown} (copy)"), fa.len, |b, k| {
+                let na = b.nested(a, i, f.name);
+                let fa = match g {
+                    Some(g) => b.field(na, g),
+                    None => na,
+                };
+                let (at, to) = (b.get(k), b.get(k));
+                let v = b.load(fa, at);
+                b.set_elem(arr, to, v);
+            });
+            out.push(((f.name, g), arr));
+        }
+    }
+    out
 }
 
 /// The local (or private array) of `field` among `fields`; the kernel's error, naming the
@@ -287,6 +377,7 @@ impl StructArray {
         StructValue {
             name: name.to_string(),
             fields,
+            elements: Vec::new(),
             complex: None,
         }
     }
@@ -298,6 +389,9 @@ impl StructArray {
             Some(Scalar::USize),
             Some(i),
         );
+        if let Some(((field, _), _)) = value.elements.first() {
+            b.fail(format!("storing `{}` into the private array of structs `{}`: its array field `{field}` (private arrays of structs hold scalar fields)", value.name, self.name));
+        }
         for (f, arr) in &self.fields {
             let x = value.field(b, f);
             let i = b.get(idx);

@@ -98,7 +98,9 @@ impl Tape {
             }
             match &exprs[h] {
                 Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => work.push(*a),
-                Expr::Binary(_, a, b) => work.extend([*a, *b]),
+                Expr::Binary(_, a, b) | Expr::NestedIndex { element: a, sub: b } => {
+                    work.extend([*a, *b])
+                }
                 Expr::Select {
                     cond,
                     accept,
@@ -137,7 +139,7 @@ impl Tape {
         match &k.function.exprs[h] {
             Expr::Load { index, .. } | Expr::LocalElem { index, .. } => self.expr(k, *index),
             Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => self.expr(k, *a),
-            Expr::Binary(_, a, b) => {
+            Expr::Binary(_, a, b) | Expr::NestedIndex { element: a, sub: b } => {
                 self.expr(k, *a);
                 self.expr(k, *b);
             }

@@ -28,6 +28,7 @@ impl KernelBuilder {
             view: None,
             window: None,
             local: None,
+            outer: None,
         }
     }
 
@@ -43,6 +44,7 @@ impl KernelBuilder {
             view: None,
             window: None,
             local: Some(v),
+            outer: None,
         }
     }
 
@@ -86,6 +88,66 @@ impl KernelBuilder {
             Elem::Scalar(t) => self.errors.push(format!("`.{name}` of an element of `{array}`, whose elements are {t}")),
         }
         a
+    }
+
+    /// Array field `name` of element `index` of `a`, an array of structs (`boxes[l].nei`,
+    /// `p[i].pos`): an array of the field's elements, which loads, stores and atomics index
+    /// (`boxes[l].nei[k].number`), both indices bounds-checked.
+    pub fn nested(&mut self, a: ArrayRef, index: Value, name: &str) -> ArrayRef {
+        let array = self.params[a.id as usize].name.clone();
+        let problem = match (a.local, a.outer, a.elem) {
+            (Some(_), ..) => Some(format!("`.{name}` of an element of a private array passed to a routine")),
+            (_, Some(_), _) => Some(format!("`.{name}` of an element of an array field of `{array}`: kernels index one level of arrays inside struct elements")),
+            (_, _, Elem::Scalar(t)) => Some(format!("`.{name}` of an element of `{array}`, whose elements are {t}")),
+            (_, _, Elem::Struct(l)) => match l.field(name) {
+                Some((id, StructField { array: Some(fa), .. })) => {
+                    let elem = match (fa.scalar, fa.layout) {
+                        (Some(t), _) => Some(Elem::Scalar(t)),
+                        (_, Some(sub)) => Some(Elem::Struct(sub)),
+                        _ => None,
+                    };
+                    if let Some(elem) = elem {
+                        self.index_type(index);
+                        let index = self.element(a, index);
+                        return ArrayRef {
+                            elem,
+                            field: None,
+                            parts: None,
+                            view: None,
+                            window: None,
+                            outer: Some((index, id)),
+                            ..a
+                        };
+                    }
+                    Some(format!("the field `{name}` of `{}` (in `{array}`): kernels index arrays of scalars and of `#[derive(DeviceCopy)]` structs inside struct elements, not arrays of arrays", l.name))
+                }
+                Some(_) => Some(format!("`{name}` of `{}` (in `{array}`) is not an array", l.name)),
+                None => Some(format!("`{}` (the elements of `{array}`) has no field `{name}`", l.name)),
+            },
+        };
+        if let Some(p) = problem {
+            self.errors.push(p);
+        }
+        a
+    }
+
+    /// The index and field of an access of element `index` (in the whole parameter) of `a`:
+    /// of an array field of an element, the pair of indices ([`Expr::NestedIndex`]) and the
+    /// field of the nested element ([`crate::ir::nested_field`]).
+    fn place(&mut self, a: ArrayRef, index: Value) -> (Handle<Expr>, Option<FieldId>) {
+        let Some((outer, array_field)) = a.outer else {
+            return (index.expr, a.field.map(|f| f.0));
+        };
+        let t = self.new_var(Ty::Known(Scalar::USize));
+        let pair = self.push_expr(
+            Expr::NestedIndex {
+                element: outer.expr,
+                sub: index.expr,
+            },
+            t,
+        );
+        let field = crate::ir::nested_field(array_field, a.field.map(|f| f.0));
+        (pair.expr, Some(field))
     }
 
     /// The type an access of `a` reads or writes.
@@ -179,12 +241,13 @@ impl KernelBuilder {
         self.index_type(index);
         let index = self.element(a, index);
         let ty = self.accessed(a);
+        let (index, field) = self.place(a, index);
         let t = self.new_var(Ty::Known(ty.storage()));
         let v = self.push_expr(
             Expr::Load {
                 array: a.id,
-                field: a.field.map(|f| f.0),
-                index: index.expr,
+                field,
+                index,
             },
             t,
         );
@@ -225,10 +288,11 @@ impl KernelBuilder {
             self.errors
                 .push(format!("`{name}` is written but was captured read-only"));
         }
+        let (index, field) = self.place(a, index);
         self.emit(Stmt::Store {
             array: a.id,
-            field: a.field.map(|f| f.0),
-            index: index.expr,
+            field,
+            index,
             value: value.expr,
         });
     }
@@ -243,6 +307,21 @@ impl KernelBuilder {
         }
         if let Some(v) = a.local {
             return self.local_len(v);
+        }
+        if let Some((_, f)) = a.outer {
+            // An array field's length is its type's.
+            let n = match self.params[a.id as usize].kind {
+                ParamKind::Array {
+                    elem: Elem::Struct(l),
+                    ..
+                } => l
+                    .fields
+                    .get(f as usize)
+                    .and_then(|f| f.array)
+                    .map_or(0, |a| a.len),
+                _ => 0,
+            };
+            return self.lit_int(i128::from(n), Some(Scalar::USize));
         }
         let t = self.new_var(Ty::Known(Scalar::USize));
         self.push_expr(Expr::Len(a.id), t)
@@ -275,10 +354,11 @@ impl KernelBuilder {
         for v in old.iter().chain(new.iter()) {
             self.unify(v.ty, t, "atomic capture");
         }
+        let (index, field) = self.place(a, index);
         self.emit(Stmt::Atomic {
             array: a.id,
-            field: a.field.map(|f| f.0),
-            index: index.expr,
+            field,
+            index,
             op,
             value: value.expr,
             old: old.map(|v| v.id),

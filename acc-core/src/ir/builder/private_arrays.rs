@@ -35,6 +35,20 @@ impl KernelBuilder {
         Var { id, ty: t }
     }
 
+    /// The length of private array `v`, as a number.
+    pub fn local_len_of(&self, v: Var) -> u32 {
+        self.function.locals[v.id as usize].len.unwrap_or(0)
+    }
+
+    /// A private array of the same type and length as private array `v`, named `name`.
+    pub fn local_array_like(&mut self, name: &str, v: Var) -> Var {
+        let (ty, len) = {
+            let l = &self.function.locals[v.id as usize];
+            (l.ty, l.len.unwrap_or(0))
+        };
+        self.local_array(name, ty, len)
+    }
+
     /// The length of a private array (`t.len()`), a constant.
     pub fn local_len(&mut self, v: Var) -> Value {
         let len = self.function.locals[v.id as usize].len.unwrap_or(1);
@@ -116,12 +130,7 @@ impl KernelBuilder {
     /// A sequential loop over `0..len`, `body(b, k)` with `k` the `usize` loop variable: a
     /// loop of the kernel's own (over a private array's elements), not of the source, so the
     /// next nest's source lines stay pending for it.
-    pub(super) fn for_each_element(
-        &mut self,
-        name: &str,
-        len: u32,
-        body: impl FnOnce(&mut Self, Var),
-    ) {
+    pub fn for_each_element(&mut self, name: &str, len: u32, body: impl FnOnce(&mut Self, Var)) {
         let lines = std::mem::take(&mut self.pending_lines);
         let start = self.lit_int(0, Some(Scalar::USize));
         let end = self.lit_int(i128::from(len), Some(Scalar::USize));

@@ -310,7 +310,8 @@ pub(super) fn plan<'b>(
         else {
             continue;
         };
-        let Some(access) = k.access(array, field) else {
+        // An element of a nested array (`boxes[l].nei[k]`) is not staged.
+        let Some(access) = k.access(array, field).filter(|a| a.nested.is_none()) else {
             continue;
         };
         if written.contains(&array) || access.ty == Scalar::Bool {

@@ -62,6 +62,31 @@ impl Writer<'_> {
         if access.offset != 0 {
             self.emit(format!("add.u64 {addr}, {addr}, {};", access.offset));
         }
+        // An element of a nested array (`boxes[l].nei[k]`): its index checked against the
+        // field's length too, and its offset added.
+        let ok = match (access.nested, &self.k.function.exprs[index]) {
+            (Some((len, stride)), &Expr::NestedIndex { sub, .. }) => {
+                let s = self.index_expr(sub)?;
+                let n = self.reg("%rd");
+                self.emit(format!("mov.u64 {n}, {len};"));
+                let sub_ok = self.bounds_check(array, &s, &n);
+                self.emit(format!("mad.lo.u64 {addr}, {s}, {stride}, {addr};"));
+                Some(match ok {
+                    Some(ok) => {
+                        let both = self.reg("%p");
+                        self.emit(format!("and.pred {both}, {ok}, {sub_ok};"));
+                        both
+                    }
+                    None => sub_ok,
+                })
+            }
+            (Some(_), _) | (None, &Expr::NestedIndex { .. }) => {
+                return Err(unsupported(format!(
+                    "internal error: an access of parameter {array} whose field and index disagree on nesting"
+                )))
+            }
+            _ => ok,
+        };
         Ok((ok, addr))
     }
 

@@ -115,7 +115,9 @@ impl Writer<'_> {
                 }
                 Expr::LocalElem { index, .. } => exprs.push(*index),
                 Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => exprs.push(*a),
-                Expr::Binary(_, a, b) => exprs.extend([*a, *b]),
+                Expr::Binary(_, a, b) | Expr::NestedIndex { element: a, sub: b } => {
+                    exprs.extend([*a, *b])
+                }
                 Expr::Select {
                     cond,
                     accept,
@@ -136,7 +138,8 @@ impl Writer<'_> {
     /// Where a narrow field of an array of structs sits (None for other fields and arrays).
     pub(super) fn packed(&self, array: ParamId, field: Option<FieldId>) -> Option<Packed> {
         field?;
-        let a = self.k.access(array, field)?;
+        // (Narrow fields of nested arrays' elements are refused by `member_at`.)
+        let a = self.k.access(array, field).filter(|a| a.nested.is_none())?;
         is_packed(a.ty).then(|| Packed {
             word: a.offset / 4,
             shift: (a.offset % 4) * 8,
@@ -144,6 +147,72 @@ impl Writer<'_> {
             ty: a.ty,
             atomic: self.packed_atomic.contains(&array),
         })
+    }
+
+    /// The member access after an element of `array` for `field` at `index`: [`Self::member`],
+    /// or for a field of a nested array's element (`boxes[l].nei[k].number`), the array field,
+    /// its element (the index checked against its length: out of range, the access is
+    /// recorded and takes element 0) and the element's field.
+    pub(super) fn member_at(
+        &mut self,
+        array: ParamId,
+        field: Option<FieldId>,
+        index: Handle<Expr>,
+    ) -> Result<String> {
+        let Some((outer, Some(inner))) = field.map(split_field) else {
+            return self.member(array, field);
+        };
+        let p = &self.k.params[array as usize];
+        let (Some(access), &Expr::NestedIndex { sub, .. }) =
+            (self.k.access(array, field), &self.k.function.exprs[index])
+        else {
+            return Err(unsupported(format!(
+                "internal error: a nested field {field:?} of parameter {array}"
+            )));
+        };
+        if is_packed(access.ty) || struct_member_type(access.ty, self.target).is_none() {
+            return Err(unsupported(format!(
+                "an element of an array field of `{}` of type {}; kernels there index arrays inside struct elements of f32, i32, u32, f64, i64 and u64 (and of structs of those)",
+                p.name, access.ty
+            )));
+        }
+        let len = access.nested.map_or(0, |n| n.0);
+        let s = self.expr(sub)?;
+        let s32 = self.index32(&s, self.is_constant(sub));
+        let at = if self.k.unchecked {
+            format!("min({s32}, {}u)", len.saturating_sub(1))
+        } else {
+            self.bounds_helper();
+            format!("select(0u, {s32}, acc_in_bounds({array}u, {s}, {len}u))")
+        };
+        let inner = inner.map_or(String::new(), |g| format!(".f{g}"));
+        Ok(format!(".f{outer}[{at}]{inner}"))
+    }
+
+    /// For a store into a field of a nested array's element in a checked kernel, the test that
+    /// the nested index is within the array field (recording it when not).
+    pub(super) fn nested_in_bounds(
+        &mut self,
+        array: ParamId,
+        field: Option<FieldId>,
+        index: Handle<Expr>,
+    ) -> Result<Option<String>> {
+        let (Some((_, Some(_))), &Expr::NestedIndex { sub, .. }) =
+            (field.map(split_field), &self.k.function.exprs[index])
+        else {
+            return Ok(None);
+        };
+        if self.k.unchecked {
+            return Ok(None);
+        }
+        let len = self
+            .k
+            .access(array, field)
+            .and_then(|a| a.nested)
+            .map_or(0, |n| n.0);
+        let s = self.expr(sub)?;
+        self.bounds_helper();
+        Ok(Some(format!("acc_in_bounds({array}u, {s}, {len}u)")))
     }
 
     pub(super) fn member(&self, array: ParamId, field: Option<FieldId>) -> Result<String> {
@@ -154,6 +223,12 @@ impl Writer<'_> {
             return Ok(String::new());
         };
         let p = &self.k.params[array as usize];
+        if split_field(f).1.is_some() {
+            return Err(unsupported(format!(
+                "an atomic update of an element of an array field of `{}` (kernels there update fields of the array's own elements atomically)",
+                p.name
+            )));
+        }
         let (
             ParamKind::Array {
                 elem: Elem::Struct(layout),

@@ -31,7 +31,7 @@ impl Writer<'_> {
                 field,
                 index,
             } => {
-                let member = self.member(*array, *field)?;
+                let member = self.member_at(*array, *field, *index)?;
                 let i = self.expr(*index)?;
                 let i32 = self.index32(&i, self.is_constant(*index));
                 let place = if self.k.unchecked || self.fast_index(*array, *index) {
@@ -57,6 +57,8 @@ impl Writer<'_> {
             }
             Expr::Len(a) => self.len_of(*a),
             Expr::GangIndex => format!("{}(acc_wg.x)", self.uty()),
+            // The element's index; `member_at` indexes the nested array.
+            Expr::NestedIndex { element, .. } => self.expr(*element)?,
             Expr::Unary(UnaryOp::Neg, a) => {
                 let x = format!("(-{})", self.expr(*a)?);
                 wrap(ty, &x).unwrap_or(x)

@@ -37,7 +37,7 @@ impl Writer<'_> {
                 index,
                 value,
             } => {
-                let member = self.member(*array, *field)?;
+                let member = self.member_at(*array, *field, *index)?;
                 let (i, mut v) = (self.expr(*index)?, self.expr(*value)?);
                 if let Some(p) = self.packed(*array, *field) {
                     // A compare-exchange on the field's word (see `Packed`).
@@ -58,6 +58,12 @@ impl Writer<'_> {
                 if self.types[value.index()] == Scalar::Bool {
                     v = format!("select(0u, 1u, {v})");
                 }
+                // An element of a nested array out of its range is not stored (as one of the
+                // array is not).
+                if let Some(ok) = self.nested_in_bounds(*array, *field, *index)? {
+                    let _ = writeln!(out, "{pad}if ({ok}) {{");
+                }
+                let nested = field.is_some_and(|f| split_field(f).1.is_some());
                 if self.atomic.contains(&(*array, *field)) {
                     let elem = self.types[value.index()];
                     let w = encode(elem, &v);
@@ -71,6 +77,9 @@ impl Writer<'_> {
                     let ai = self.index32("acc_i", false);
                     let _ = writeln!(out, "{pad}{{ let acc_i = {i}; if (acc_in_bounds({array}u, acc_i, params.n{array})) {{ p{array}[params.b{array} + {ai}]{member} = {v}; }} }}");
                     self.bounds_helper();
+                }
+                if nested && !self.k.unchecked {
+                    let _ = writeln!(out, "{pad}}}");
                 }
             }
             Stmt::If {

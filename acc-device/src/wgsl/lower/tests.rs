@@ -382,16 +382,19 @@ static TAGGED: StructLayout = StructLayout {
             name: "id",
             offset: 0,
             ty: Some(Scalar::U32),
+            array: None,
         },
         StructField {
             name: "flag",
             offset: 4,
             ty: Some(Scalar::Bool),
+            array: None,
         },
         StructField {
             name: "level",
             offset: 6,
             ty: Some(Scalar::I16),
+            array: None,
         },
     ],
 };

@@ -90,6 +90,17 @@ impl Tr {
     }
 
     pub(super) fn array(&mut self, e: &Expr) -> R<TokenStream> {
+        // `boxes[l].nei` (indexed next, `boxes[l].nei[k]`): the array field of one element.
+        if let Expr::Field(f) = strip(e) {
+            if let Expr::Index(ix) = strip(&f.base) {
+                let name = member_name(&f.member);
+                let a = self.array(&ix.expr)?;
+                let i = self.expr(&ix.index)?;
+                return Ok(
+                    quote!({ let __o = #a; let __oi = #i; __acc_b.nested(__o, __oi, #name) }),
+                );
+            }
+        }
         let id = path_ident(e).ok_or_else(|| format!("indexing `{}`", e.to_token_stream()))?;
         if let Some(Local::View(v)) = self.lookup(&id.to_string()) {
             return Ok(quote!(#v));
