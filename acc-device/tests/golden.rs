@@ -40,6 +40,7 @@ fn plan(k: &Kernel) -> String {
                 thread: "thread",
                 threads: acc_device::ptx::BLOCK_SIZE,
                 warps: true,
+                privatized_types: acc_device::ptx::PRIVATIZED_TYPES,
             },
         ),
         (
@@ -49,6 +50,7 @@ fn plan(k: &Kernel) -> String {
                 thread: "invocation",
                 threads: acc_device::wgsl::WORKGROUP_SIZE,
                 warps: false,
+                privatized_types: acc_device::wgsl::PRIVATIZED_TYPES,
             },
         ),
     ] {

@@ -152,6 +152,7 @@ mod tests {
             partial_size: &|t| t.size(),
             index_bytes: 8,
             gangs_per_warp_block: None,
+            privatized_types: &[],
         };
         let spilled = crate::ir::spill::Spilled::of(&k, Scalar::size);
         LaunchLayout::new(&k, &plan, (&[], 0), &spilled, &words, false).expect("layout")

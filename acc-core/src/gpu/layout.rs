@@ -34,6 +34,9 @@ pub struct TargetWords<'a> {
     /// Gang iterations per block where a gang iteration takes a warp, or `None` where the
     /// target has no warps to give one (each takes a block).
     pub gangs_per_warp_block: Option<u32>,
+    /// The element types whose atomic updates the target's blocks combine in their own memory
+    /// ([`crate::ir::privatize::privatized`]).
+    pub privatized_types: &'a [Scalar],
 }
 
 /// What a launch needs to know of a lowered kernel.
@@ -84,7 +87,8 @@ impl LaunchLayout {
                 let (phases, merges) = match e {
                     Entry::Grid { looped, .. } => (
                         looped.gang_phases(&k.function),
-                        !crate::ir::privatize::atomic_targets(k, looped).is_empty(),
+                        crate::ir::privatize::privatized(k, looped, words.privatized_types)
+                            .is_some(),
                     ),
                     _ => (None, false),
                 };

@@ -28,6 +28,9 @@ pub struct Words {
     /// Whether `vector_length(n)` with n at most 32 gives each gang iteration a warp (32
     /// threads) instead of a block.
     pub warps: bool,
+    /// The element types whose atomic updates a block combines in its own memory first
+    /// ([`super::privatize::privatized`]).
+    pub privatized_types: &'static [Scalar],
 }
 
 /// The loops of `k` in source order, each with how the GPU backends run it.
@@ -389,8 +392,7 @@ fn grid_loop(k: &Kernel, s: &Stmt, auto: bool, w: Words, out: &mut Vec<LoopMappi
     } else {
         String::new()
     };
-    let private = super::privatize::atomic_targets(k, s)
-        .first()
+    let private = super::privatize::privatized(k, s, w.privatized_types)
         .and_then(|p| k.params.get(p.array as usize))
         .map_or(String::new(), |p| {
             format!(

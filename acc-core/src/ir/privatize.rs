@@ -66,3 +66,15 @@ pub fn atomic_targets(k: &Kernel, s: &Stmt) -> Vec<Privatized> {
     found.retain(|p| !refused.contains(&p.array));
     found
 }
+
+/// The array loop `s` privatizes on a target whose blocks combine elements of the types
+/// `elements` in their own memory (scalar arrays of those, element after element): the first
+/// of [`atomic_targets`] it can hold. The one decision the emitters, the launch layout and
+/// `ACC_INFO` read, so that what `ACC_INFO` says is what the kernel does (an `f64` histogram
+/// is not privatized where the target combines 4-byte words only).
+pub fn privatized(k: &Kernel, s: &Stmt, elements: &[Scalar]) -> Option<Privatized> {
+    atomic_targets(k, s).into_iter().find(|p| {
+        k.access(p.array, None)
+            .is_some_and(|a| elements.contains(&a.ty) && a.stride == a.ty.size())
+    })
+}

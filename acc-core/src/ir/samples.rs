@@ -898,3 +898,43 @@ pub fn particles() -> Kernel {
     );
     b.finish().expect("valid IR")
 }
+
+/// `for i in 0..keys.len() { hist[keys[i] as usize % hist.len()] += 1 }` with an atomic update,
+/// as a gang/vector loop: a histogram of `elem` counts (privatized per block where the target
+/// combines `elem` in its own memory, [`super::privatize::privatized`]).
+pub fn histogram(elem: Scalar) -> Kernel {
+    let mut b = KernelBuilder::new("histogram");
+    let keys = b.param_array("keys", Scalar::U32, false);
+    let hist = b.param_array("hist", elem, true);
+    let start = b.lit_int(0, Some(Scalar::USize));
+    let n = b.len(keys);
+    let sched = Schedule {
+        gang: true,
+        worker: false,
+        vector: true,
+    };
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        start,
+        n,
+        false,
+        Some(sched),
+        &[],
+        &[],
+        |b, v| {
+            let i = b.get(v[0]);
+            let k = b.load(keys, i);
+            let k = b.cast(k, Scalar::USize);
+            let len = b.len(hist);
+            let slot = b.binary(BinaryOp::Rem, k, len);
+            let one = if elem.is_float() {
+                b.lit_float(1.0, Some(elem))
+            } else {
+                b.lit_int(1, Some(elem))
+            };
+            b.atomic(hist, slot, AtomicOp::Update(BinaryOp::Add), one, None, None);
+        },
+    );
+    b.finish().expect("histogram builds")
+}

@@ -684,6 +684,7 @@ fn loop_mappings_say_how_and_why() {
         thread: "thread",
         threads: 256,
         warps: true,
+        privatized_types: &[Scalar::I32, Scalar::U32, Scalar::F32],
     };
     let flat = describe(&crate::ir::samples::saxpy(Scalar::F32), w);
     assert_eq!(flat.len(), 1);

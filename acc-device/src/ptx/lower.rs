@@ -278,6 +278,7 @@ impl Writer<'_> {
                 partial_size: &partial_size,
                 index_bytes: 8,
                 gangs_per_warp_block: Some(BLOCK_SIZE / 32),
+                privatized_types: PRIVATIZED_TYPES,
             },
             // Only bounds checks write the status words (`memory.rs`).
             !k.unchecked,
@@ -864,6 +865,10 @@ fn fold_float(op: BinaryOp, t: Scalar, x: f64, y: f64) -> Option<f64> {
 
 /// Elements of a block's copy of a privatized array (4 bytes each: 16 KiB of shared memory).
 const PRIVATE_ELEMENTS: u32 = 4096;
+
+/// The element types whose atomic updates a block combines in its shared memory first (4-byte
+/// words, `acc_core::ir::privatize::privatized`).
+pub const PRIVATIZED_TYPES: &[Scalar] = &[Scalar::I32, Scalar::U32, Scalar::F32];
 
 /// The `atom` operation and type of a privatized update.
 fn private_atom(op: BinaryOp, elem: Scalar) -> &'static str {

@@ -18,4 +18,5 @@ mod lower;
 
 pub use lower::{
     lower, lower_with, partial_size, Lowered, ReductionSlot, Target, BLOCK_SIZE, PRIVATE_ARRAY_BIT,
+    PRIVATIZED_TYPES,
 };

@@ -14,6 +14,10 @@ use acc_core::{Error, Result};
 /// Invocations per workgroup (along x).
 pub const WORKGROUP_SIZE: u32 = 256;
 
+/// The element types whose atomic updates a workgroup combines in its workgroup memory first
+/// (32-bit integers, `acc_core::ir::privatize::privatized`).
+pub const PRIVATIZED_TYPES: &[Scalar] = &[Scalar::I32, Scalar::U32];
+
 /// What the adapter can do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Target {
@@ -912,6 +916,7 @@ impl Writer<'_> {
                 partial_size: &|t| partial_size(t, target),
                 index_bytes: target.index_bytes(),
                 gangs_per_warp_block: None,
+                privatized_types: PRIVATIZED_TYPES,
             },
             self.helpers.contains("acc_status"),
         )

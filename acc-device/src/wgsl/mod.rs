@@ -11,5 +11,5 @@ mod lower;
 
 pub use lower::{
     fast_float, lower, partial_size, widened_in_buffers, Binding, Lowered, ParamSlot,
-    ReductionSlot, Target, WORKGROUP_SIZE,
+    ReductionSlot, Target, PRIVATIZED_TYPES, WORKGROUP_SIZE,
 };

@@ -78,6 +78,7 @@ impl GpuDriver for Fake {
             partial_size: &|t| t.size(),
             index_bytes: 8,
             gangs_per_warp_block: None,
+            privatized_types: &[],
         };
         // A checked kernel reports out-of-bounds accesses in its status words.
         let spilled = crate::ir::spill::Spilled::of(&k, crate::ir::Scalar::size);

@@ -115,6 +115,7 @@ fn acc_info_says_why_the_host_does_not_drive_a_loop() {
         thread: "thread",
         threads: 256,
         warps: true,
+        privatized_types: &[Scalar::I32, Scalar::U32, Scalar::F32],
     };
     let how = |k: &Kernel| {
         describe(k, w)

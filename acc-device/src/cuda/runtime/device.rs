@@ -62,6 +62,7 @@ impl acc_core::Device for CudaDevice {
             thread: "thread",
             threads: BLOCK_SIZE,
             warps: true,
+            privatized_types: crate::ptx::PRIVATIZED_TYPES,
         })
     }
     fn details(&self) -> Vec<(&'static str, String)> {

@@ -479,13 +479,7 @@ impl Writer<'_> {
             None => {
                 // A small array the loop only adds (or ors, xors) into atomically: each block
                 // combines its updates in its own copy in shared memory first.
-                let private = acc_core::ir::privatize::atomic_targets(self.k, s)
-                    .into_iter()
-                    .find(|p| {
-                        self.k
-                            .access(p.array, None)
-                            .is_some_and(|a| a.ty.size() == 4 && a.stride == 4)
-                    });
+                let private = acc_core::ir::privatize::privatized(self.k, s, PRIVATIZED_TYPES);
                 if let Some(p) = private {
                     self.privatize_begin(p, &tid, &ntid)?;
                 }

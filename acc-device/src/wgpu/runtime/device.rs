@@ -31,6 +31,7 @@ impl acc_core::Device for WgpuDevice {
             thread: "invocation",
             threads: WORKGROUP_SIZE,
             warps: false,
+            privatized_types: crate::wgsl::PRIVATIZED_TYPES,
         })
     }
     fn details(&self) -> Vec<(&'static str, String)> {

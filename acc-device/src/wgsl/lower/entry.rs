@@ -447,14 +447,7 @@ impl Writer<'_> {
             None => {
                 // A small array of 32-bit integers the loop only adds (ors, xors) into
                 // atomically: each workgroup combines its updates in workgroup memory first.
-                let private = acc_core::ir::privatize::atomic_targets(self.k, s)
-                    .into_iter()
-                    .find(|p| {
-                        self.packed(p.array, None).is_none()
-                            && self.k.access(p.array, None).is_some_and(|a| {
-                                matches!(a.ty, Scalar::U32 | Scalar::I32) && a.stride == 4
-                            })
-                    });
+                let private = acc_core::ir::privatize::privatized(self.k, s, PRIVATIZED_TYPES);
                 if let Some(p) = private {
                     self.privatize_begin(&mut out, n, p)?;
                 }

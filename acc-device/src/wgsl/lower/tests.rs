@@ -476,3 +476,39 @@ fn a_tiled_nest_takes_a_workgroup_per_tile() {
         );
     }
 }
+
+/// As on nvidia (`ptx::lower::tests`): the WGSL, the launch layout and ACC_INFO agree on which
+/// histograms a workgroup combines in its own memory first (32-bit integers only).
+#[test]
+fn privatized_histograms_are_what_acc_info_says() {
+    use acc_core::ir::mapping::{describe, Words};
+    let words = Words {
+        block: "workgroup",
+        thread: "invocation",
+        threads: WORKGROUP_SIZE,
+        warps: false,
+        privatized_types: PRIVATIZED_TYPES,
+    };
+    for (elem, privatized) in [
+        (Scalar::U32, true),
+        (Scalar::I32, true),
+        (Scalar::F32, false),
+        (Scalar::F64, false),
+    ] {
+        let k = acc_core::ir::samples::histogram(elem);
+        let l = lower(&k, FULL).unwrap();
+        let info: String = describe(&k, words).into_iter().map(|m| m.how).collect();
+        assert_eq!(
+            l.wgsl.contains("acc_priv"),
+            privatized,
+            "{elem}: {}",
+            l.wgsl
+        );
+        assert_eq!(l.layout.entries[0].merges_per_block, privatized, "{elem}");
+        assert_eq!(
+            info.contains("combine in its own shared memory first"),
+            privatized,
+            "{elem}: {info}"
+        );
+    }
+}
