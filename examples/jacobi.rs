@@ -1,4 +1,4 @@
-//! Jacobi relaxation on a 4096 x 4096 grid: the program of DESIGN.md section 4.1, a `data`
+//! Jacobi relaxation on a 4096 x 4096 grid: OpenACC's classic example, a `data`
 //! region around two `parallel loop`s per sweep (one with `reduction(max: err)`). Runs on the
 //! current device and verifies the grid and the error against the same sweeps as plain loops.
 //!

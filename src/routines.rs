@@ -1,5 +1,5 @@
-//! The runtime routines of OpenACC chapter 3, named without the `acc_` prefix (DESIGN.md
-//! section 4.3). Queries return plain values; actions return [`Result`].
+//! The runtime routines of OpenACC chapter 3, named without the `acc_` prefix
+//! ([`crate::guide::devices`]). Queries return plain values; actions return [`Result`].
 
 use std::sync::OnceLock;
 
@@ -422,7 +422,7 @@ pub fn device_info() -> String {
     runtime().describe()
 }
 
-/// The `ACC_AUTOCOMPARE` summary (DESIGN.md section 7): how many region runs were compared
+/// The `ACC_AUTOCOMPARE` summary ([`crate::guide::tools`]): how many region runs were compared
 /// with their host twin, how many variable results differed, how many regions could not be
 /// compared. The same line is printed at exit when the variable is set.
 ///
@@ -461,7 +461,7 @@ pub fn autocompare_differences() -> u64 {
     crate::__rt::autocompare::differences()
 }
 
-/// The `ACC_TIME` table (DESIGN.md section 7) as text: one row per compute region, data
+/// The `ACC_TIME` table ([`crate::guide::tools`]) as text: one row per compute region, data
 /// region and data directive that ran so far, named by function and source location, with
 /// times entered, kernel launches, device time (and how it was measured), host time, bytes and
 /// time of transfers each way, and the last launch's shape; then a totals line. Device times

@@ -701,7 +701,7 @@ fn main() {
     }
 
     // On a device with its own memory, ACC_NOTIFY reports launches, grids and transfers
-    // (updates included) and ACC_DUMP writes each stage (DESIGN.md section 7).
+    // (updates included) and ACC_DUMP writes each stage (docs/guide/tools.md).
     if types.contains(&DeviceType::Wgpu) {
         let dir = std::env::temp_dir().join(format!("acc-dump-{}", std::process::id()));
         let dir_s = dir.to_string_lossy().into_owned();

@@ -48,8 +48,7 @@ impl Runtime {
         self.backend(ty).map_or(0, |b| b.count())
     }
 
-    /// The best device type present: nvidia, then wgpu, then multicore, then host (DESIGN.md
-    /// section 1).
+    /// The best device type present: nvidia, then wgpu, then multicore, then host (docs/guide/devices.md).
     pub fn default_device_type(&self) -> DeviceType {
         DeviceType::CONCRETE
             .into_iter()
@@ -358,7 +357,7 @@ impl Runtime {
     }
 }
 
-/// A device type's place in the default order (DESIGN.md section 1).
+/// A device type's place in the default order (docs/guide/devices.md).
 fn default_rank(ty: DeviceType) -> usize {
     DeviceType::CONCRETE
         .iter()

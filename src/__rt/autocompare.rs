@@ -1,4 +1,4 @@
-//! `ACC_AUTOCOMPARE` (DESIGN.md section 7, after NVHPC's PCAST autocompare): a compute region
+//! `ACC_AUTOCOMPARE` ([`crate::guide::tools`], after NVHPC's PCAST autocompare): a compute region
 //! that runs on a device other than `host` runs its host twin too, and every variable it
 //! writes is compared, device result against host result.
 //!

@@ -1,4 +1,4 @@
-//! `ACC_INFO` (DESIGN.md section 7, after NVHPC's `-Minfo=accel`): at the first launch of each
+//! `ACC_INFO` ([`crate::guide::tools`], after NVHPC's `-Minfo=accel`): at the first launch of each
 //! region on each device type, on stderr, how each of its loops runs there and why, each
 //! variable's data attribute (implicit ones marked), and whether its bounds checks were
 //! proven away.

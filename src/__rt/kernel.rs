@@ -517,7 +517,7 @@ pub fn launch(
                 device.device_type()
             )
         }
-        // As Rust reports it, at the region (DESIGN.md 4.2).
+        // As Rust reports it, at the region (docs/guide/regions.md).
         Err(e @ acc_core::Error::IndexOutOfBounds { .. }) => panic!(
             "acc: {e} in the region in `{}` at {}, on the {} device",
             site.function,

@@ -594,7 +594,7 @@ fn shifted_copy(a: &[f32], b: &mut [f32], shift: usize) {
 }
 
 /// An index out of range stops the launching call with Rust's message, the array's length,
-/// the index and the region's location, on every device (DESIGN.md 4.2).
+/// the index and the region's location, on every device (docs/guide/regions.md).
 #[test]
 fn out_of_range_indices_panic_at_the_region() {
     on_each_device(|ty| {
@@ -629,7 +629,7 @@ fn local_arrays(x: &[f64], y: &mut [f64]) {
     for i in 0..y.len() {
         // A hint that the window is reused (OpenACC 2.0 section 2.8): it changes no result.
         acc::cache!(x[i..i + 3]);
-        // Private arrays declared in the region (DESIGN.md 4.2), by repetition and by list.
+        // Private arrays declared in the region (docs/guide/regions.md), by repetition and by list.
         let mut w = [0.0; TAPS];
         let k: [f64; 3] = [0.25, 0.5, 0.25];
         let mut acc = 0.0;

@@ -1,4 +1,4 @@
-//! The integer methods of std a region may call (DESIGN.md 4.2), on every device, against std
+//! The integer methods of std a region may call (docs/guide/regions.md), on every device, against std
 //! on the host: bit counts, rotations, byte and bit order, euclidean division, wrapping and
 //! saturating arithmetic, `isqrt`, `ilog2` and the sign and power-of-two tests. Exact
 //! everywhere; devices whose bit instructions are 32-bit split 64-bit values into halves.

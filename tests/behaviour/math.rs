@@ -1,4 +1,4 @@
-//! The std math methods a region may call (DESIGN.md 4.2), on every device, against std on the
+//! The std math methods a region may call (docs/guide/regions.md), on every device, against std on the
 //! host. The host and multicore run std itself (exact); a GPU's results may differ in the last
 //! places: within 1e-13 (f64) and 1e-6 (f32) relative on both GPU devices, whose
 //! transcendental functions are fdlibm's algorithms computed in f64 (`acc_core::ir::math`,

@@ -137,7 +137,7 @@ fn init_shutdown_and_set_directives() {
 }
 
 /// Without a setting the best device present runs regions: an NVIDIA GPU, then a GPU wgpu
-/// reaches (a software adapter such as lavapipe only on request), then multicore (DESIGN.md 1).
+/// reaches (a software adapter such as lavapipe only on request), then multicore (docs/guide/devices.md).
 #[test]
 fn the_default_device_is_the_best_one_present() {
     let software = |name: String| name.contains(", Cpu)");

@@ -1,4 +1,4 @@
-//! Arrays of `#[derive(acc::DeviceCopy)]` structs in compute regions (DESIGN.md 4.2): fields
+//! Arrays of `#[derive(acc::DeviceCopy)]` structs in compute regions (docs/guide/regions.md): fields
 //! read, written and updated atomically element by element, in data regions and as routine
 //! arguments. Structs travel bit for bit (3.3 section 2.6: a `copy` of the array copies its
 //! elements' bytes), so fields a region does not touch come back unchanged.

@@ -17,7 +17,7 @@ pub const WORDS: usize = 5;
 /// Bytes of the status words.
 pub const BYTES: usize = 4 * WORDS;
 
-/// Code: an access out of range (DESIGN.md 4.2); the other words say where.
+/// Code: an access out of range (docs/guide/regions.md); the other words say where.
 pub const OUT_OF_BOUNDS: u32 = 1;
 
 /// Code: the adapter ended a loop early (Mesa's llvmpipe stops an invocation's loops after

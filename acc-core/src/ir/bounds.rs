@@ -1,7 +1,7 @@
 //! Proves, on the host before a launch, that every array access of a kernel is in bounds for
 //! the launch's arguments: interval arithmetic over the integer expressions, with loop
 //! variables ranging over their loops. A backend may then skip what only the bounds checks
-//! need (DESIGN.md 4.2: an out-of-range index panics at the launching call), such as waiting
+//! need (docs/guide/regions.md: an out-of-range index panics at the launching call), such as waiting
 //! for the kernel to read its status. The proof is conservative: a value it cannot bound (a
 //! load, a float, a local assigned more than once, arithmetic that may wrap) makes it fail,
 //! never succeed wrongly.

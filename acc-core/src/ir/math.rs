@@ -1,4 +1,4 @@
-//! The transcendental functions of std, written once for every GPU backend (DESIGN.md 4.2).
+//! The transcendental functions of std, written once for every GPU backend (docs/guide/regions.md).
 //!
 //! GPUs have no instructions for `exp`, `ln`, `sin`, `atan2`, ... in `f64` (and only
 //! approximate ones in `f32`), so a kernel computes them from fdlibm's range reductions and

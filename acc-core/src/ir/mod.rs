@@ -1,5 +1,5 @@
-//! The kernel IR: what a compute region becomes before a GPU backend lowers it (DESIGN.md
-//! section 3, steps 3-5).
+//! The kernel IR: what a compute region becomes before a GPU backend lowers it
+//! (docs/design-notes/ir-and-backends.md).
 //!
 //! Modelled on naga's IR: each function owns an arena of expressions referenced by [`Handle`]s;
 //! statements form structured control flow (`if`, loops, `break`, `continue`); parallel loops
@@ -318,7 +318,7 @@ pub enum UnaryOp {
     Not,
 }
 
-/// Binary operators. Integer arithmetic wraps (DESIGN.md 4.2).
+/// Binary operators. Integer arithmetic wraps (docs/guide/regions.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BinaryOp {
     Add,
@@ -754,7 +754,7 @@ pub struct Kernel {
     /// Compute-level reductions: each names a local and the scalar parameter it is combined
     /// into at the end (3.3 section 2.5.15).
     pub reductions: Vec<(Reduction, ParamId)>,
-    /// `unchecked`: no bounds checks (DESIGN.md 4.2).
+    /// `unchecked`: no bounds checks (docs/guide/regions.md).
     pub unchecked: bool,
     /// The local holding the region's value (a compute construct on a function that returns
     /// what the region computed), read back after the launch.

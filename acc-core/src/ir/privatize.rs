@@ -1,5 +1,5 @@
 //! Which arrays a parallel loop updates only through atomics that a GPU block may combine in
-//! its own shared memory first (DESIGN.md section 6: "atomics to a small target from a gang
+//! its own shared memory first (docs/design-notes/execution-model.md: "atomics to a small target from a gang
 //! loop may be privatized per block"), the histogram's shape. The backends decide the size
 //! limit and merge each block's copy into the array with one atomic per element it changed.
 

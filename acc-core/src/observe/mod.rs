@@ -1,4 +1,4 @@
-//! What `acc` tells a user about what it does (DESIGN.md section 7, contract names):
+//! What `acc` tells a user about what it does (docs/guide/tools.md, contract names):
 //! `ACC_NOTIFY` (a bit mask with NVIDIA's meanings, [`Notify`]) prints lines on stderr as things
 //! happen, `ACC_TIME` ([`time`]) a table of where the time went, `ACC_DUMP=ir,wgsl,ptx` writes
 //! what each stage produced for a kernel to `ACC_DUMP_DIR` (default `acc-dump`).

@@ -1,4 +1,4 @@
-//! `ACC_TIME=1` (DESIGN.md section 7): a table on stderr at process exit, and from
+//! `ACC_TIME=1` (docs/guide/tools.md): a table on stderr at process exit, and from
 //! `acc::time_report()` on demand, with one row per compute region, data region and data
 //! directive, named by function and source location: times entered, kernel launches, device
 //! time, host time, bytes and time of transfers each way, and the launch shape.

@@ -1,4 +1,4 @@
-//! Compiled kernels on disk (DESIGN.md section 3, step 5): the driver's JIT turns each PTX
+//! Compiled kernels on disk (docs/design-notes/ir-and-backends.md): the driver's JIT turns each PTX
 //! module into a cubin once; the cubin is kept under the cache directory, keyed by a hash of
 //! the PTX (itself a function of the kernel's IR and the target) and the driver's version, so
 //! later processes load it without compiling again.

@@ -1,5 +1,5 @@
 //! The PTX backend's lowering: kernel IR to PTX text for NVIDIA GPUs (compute capability 7.0
-//! and newer), the first half of the `nvidia` device (DESIGN.md section 3, step 5). Generating
+//! and newer), the first half of the `nvidia` device (docs/design-notes/ir-and-backends.md). Generating
 //! PTX needs no GPU; `ptxas` checks what is generated (the tests run it when it is installed,
 //! and CI installs it).
 //!

@@ -1,4 +1,4 @@
-//! Buffers kept for reuse (DESIGN.md section 6: device allocations come from a pool). Creating
+//! Buffers kept for reuse (docs/design-notes/execution-model.md: device allocations come from a pool). Creating
 //! a wgpu buffer is a driver allocation (and, for storage, a zero fill); present data, a
 //! launch's temporaries and read-back staging come and go with every region, so freed buffers
 //! wait here for the next request of their kind and size class.

@@ -1,5 +1,5 @@
 //! The WGSL backend's lowering: kernel IR to WGSL, parsed and validated by naga into a
-//! `naga::Module` that wgpu runs (DESIGN.md section 3, step 5).
+//! `naga::Module` that wgpu runs (docs/design-notes/ir-and-backends.md).
 //!
 //! The IR is written as WGSL text and given to naga's WGSL front end and validator rather than
 //! built as naga IR node by node: the text is what `ACC_DUMP=wgsl` shows anyway, naga still

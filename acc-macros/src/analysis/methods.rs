@@ -1,6 +1,6 @@
-//! The methods regions may call: std's numeric methods and `len` (DESIGN.md 4.2).
+//! The methods regions may call: std's numeric methods and `len` (docs/guide/regions.md).
 
-/// Methods a device runs: the float and integer methods of std (DESIGN.md 4.2) and `len`.
+/// Methods a device runs: the float and integer methods of std (docs/guide/regions.md) and `len`.
 /// `ndarray`'s shape methods, on a captured array (feature `ndarray`): the kernel builder reads
 /// them as the axes' lengths (`expand::kernel::ndarray`).
 pub const NDARRAY_METHODS: &[&str] = &["nrows", "ncols", "dim", "shape", "len_of"];

@@ -1,6 +1,6 @@
 //! The kernel arm of a compute region: the region's body translated into calls of the kernel
 //! IR builder (`::acc::__rt::kernel`), and the captured variables marshalled as the kernel's
-//! arguments (DESIGN.md section 3, step 3). What the translation does not cover yet makes the
+//! arguments (docs/design-notes/ir-and-backends.md). What the translation does not cover yet makes the
 //! arm an `acc::Error` at run time naming the construct, on kernel devices only; the host and
 //! multicore arms are unaffected.
 
@@ -380,7 +380,7 @@ fn short(e: &Expr) -> String {
 /// What the compute construct's clauses say about its kernel as a whole.
 #[derive(Clone, Default)]
 pub struct KernelOptions {
-    /// `unchecked`: no bounds checks (DESIGN.md 4.2).
+    /// `unchecked`: no bounds checks (docs/guide/regions.md).
     pub unchecked: bool,
     /// `vector_length(n)` with a constant `n` (for every device type): the `u32` expression
     /// the builder takes (a literal, or a `const` item's value).
@@ -771,7 +771,7 @@ fn translate(
             &__ACC_KERNEL,
             &mut __acc_args,
             &|__acc_b: &mut ::acc::__rt::kernel::KernelBuilder, __acc_h: &::acc::__rt::kernel::Params| -> ::core::result::Result<(), ::std::string::String> {
-                // `unchecked` (DESIGN.md 4.2): the kernel's accesses are not bounds-checked.
+                // `unchecked` (docs/guide/regions.md): the kernel's accesses are not bounds-checked.
                 __acc_b.set_unchecked(#unchecked);
                 #set_vector_length
                 #(#resolve)*

@@ -1,5 +1,5 @@
 //! Expansion: directives on functions and statements become Rust code that calls the runtime
-//! (`::acc::__rt`) and runs the region's host twin (DESIGN.md section 3, step 2).
+//! (`::acc::__rt`) and runs the region's host twin (docs/design-notes/ir-and-backends.md).
 
 pub mod atomic;
 pub mod attrs;

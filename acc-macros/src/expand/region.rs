@@ -1,6 +1,6 @@
 //! The body of a compute region (or routine), rewritten for one way of running it: `loop`
 //! directives, `atomic` statements and, on multicore, the outermost parallel loop of each nest
-//! split into chunks across the device's threads (DESIGN.md section 3, step 2).
+//! split into chunks across the device's threads (docs/design-notes/ir-and-backends.md).
 
 use std::collections::{HashMap, HashSet};
 

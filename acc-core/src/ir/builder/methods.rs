@@ -1,9 +1,9 @@
-//! std's numeric methods (DESIGN.md 4.2) in IR. Those a device has an instruction for are a
+//! std's numeric methods (docs/guide/regions.md) in IR. Those a device has an instruction for are a
 //! [`MathFn`]; the others are built here from IR operations, following std's own definitions
 //! (`core::num`, `std::f64`), so every backend computes them alike, from one place.
 //!
 //! Where std panics (`isqrt` of a negative number, `ilog2` of zero or less, a division by
-//! zero), a kernel does not stop: as for integer overflow (DESIGN.md 4.2), the result is what
+//! zero), a kernel does not stop: as for integer overflow (docs/guide/regions.md), the result is what
 //! the wrapping arithmetic gives.
 
 use super::{KernelBuilder, Ty, Value};
@@ -46,7 +46,7 @@ fn arity(name: &str) -> usize {
 }
 
 impl KernelBuilder {
-    /// `args[0].name(args[1..])`, a numeric method of std (DESIGN.md 4.2). A method that is not
+    /// `args[0].name(args[1..])`, a numeric method of std (docs/guide/regions.md). A method that is not
     /// one, or not for the receiver's type, is recorded as a failure naming it.
     pub fn method(&mut self, name: &str, args: &[Value]) -> Value {
         if args.first().is_some_and(|a| a.im.is_some()) {
@@ -400,7 +400,7 @@ impl KernelBuilder {
                 let zero = self.int(0, t);
                 self.binary(if name == "is_positive" { Gt } else { Lt }, x, zero)
             }
-            // Device arithmetic wraps (DESIGN.md 4.2).
+            // Device arithmetic wraps (docs/guide/regions.md).
             ("wrapping_add", Some(b)) => self.binary(Add, x, b),
             ("wrapping_sub", Some(b)) => self.binary(Sub, x, b),
             ("wrapping_mul", Some(b)) => self.binary(Mul, x, b),

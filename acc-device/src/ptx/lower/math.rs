@@ -1,4 +1,4 @@
-//! Math functions PTX has no instruction for, written out in PTX (DESIGN.md 4.2 lists the
+//! Math functions PTX has no instruction for, written out in PTX (docs/guide/regions.md lists the
 //! std methods a region may call). The transcendental ones are the programs of
 //! `acc_core::ir::math` (fdlibm's algorithms in `f64`, written once for every GPU backend),
 //! emitted inline at the call: an `f32` argument is widened and the result rounded once.
@@ -135,7 +135,7 @@ impl Writer<'_> {
         }
     }
 
-    /// Math functions of std (DESIGN.md 4.2).
+    /// Math functions of std (docs/guide/regions.md).
     pub(super) fn math(&mut self, f: MathFn, t: Scalar, x: &[String]) -> Result<String> {
         let r = repr(t);
         let float = t.is_float();

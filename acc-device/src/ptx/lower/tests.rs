@@ -385,7 +385,7 @@ fn atomics_assemble_native_and_compare_and_swap() {
 }
 
 /// A gang loop over rows whose body is a vector loop over columns, with a max reduction (the
-/// Jacobi sweep of DESIGN.md 4.1): one block per row, its threads over the columns.
+/// Jacobi sweep of examples/jacobi.rs): one block per row, its threads over the columns.
 #[test]
 fn a_gang_loop_around_a_vector_loop_takes_a_block_per_iteration() {
     let mut b = KernelBuilder::new("rows");

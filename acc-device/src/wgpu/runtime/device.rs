@@ -186,7 +186,7 @@ impl acc_core::device::Backend for WgpuBackend {
     fn open(&self, num: usize) -> Result<Arc<dyn acc_core::Device>> {
         self.devices.get_or_open(num, WgpuDevice::open)
     }
-    // A hardware adapter is a default choice (after nvidia, DESIGN.md section 1); a software
+    // A hardware adapter is a default choice (after nvidia, docs/guide/devices.md); a software
     // one (lavapipe, llvmpipe, WARP) runs regions only when asked for (`ACC_DEVICE_TYPE=wgpu`),
     // since all host cores run them faster.
     //

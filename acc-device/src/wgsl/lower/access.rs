@@ -269,7 +269,7 @@ impl Writer<'_> {
             return;
         }
         // The first out-of-range access of a launch is recorded; the host turns it into the
-        // same panic as on the other devices (DESIGN.md 4.2).
+        // same panic as on the other devices (docs/guide/regions.md).
         // A 64-bit index is compared on its halves (see `Target::int64_compare_by_halves`).
         let (uty, high, within) = if self.target.wide_usize() {
             (

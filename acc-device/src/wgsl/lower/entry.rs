@@ -420,7 +420,7 @@ impl Writer<'_> {
         }
         match phases {
             // Each iteration of the outer loop on one workgroup, whose invocations share the
-            // inner vector loop's iterations (DESIGN.md 6: gang to workgroup, vector to
+            // inner vector loop's iterations (docs/design-notes/execution-model.md: gang to workgroup, vector to
             // invocation); the workgroup combines the loop's reductions into locals of the
             // iteration, and its first invocation runs the code after the loop.
             Some(phases) => {

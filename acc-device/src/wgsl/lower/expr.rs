@@ -1,5 +1,5 @@
 //! Expressions in WGSL: operators, conversions, element loads, and the std math methods a region
-//! may call (DESIGN.md 4.2), with helpers for those WGSL lacks.
+//! may call (docs/guide/regions.md), with helpers for those WGSL lacks.
 
 use super::*;
 

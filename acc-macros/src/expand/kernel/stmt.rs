@@ -186,7 +186,7 @@ impl Tr {
     }
 
     /// `let t = [v; N];` or `let t: [T; N] = [a, b, ..];`: a private array of the region
-    /// (DESIGN.md 4.2), each element set from its initializer.
+    /// (docs/guide/regions.md), each element set from its initializer.
     pub(super) fn local_array(
         &mut self,
         name: &str,
