@@ -153,6 +153,7 @@ mod tests {
             index_bytes: 8,
             gangs_per_warp_block: None,
             privatized_types: &[],
+            update_by_cas: &|_, _| false,
         };
         let spilled = crate::ir::spill::Spilled::of(&k, Scalar::size);
         LaunchLayout::new(&k, &plan, (&[], 0), &spilled, &words, false).expect("layout")

@@ -20,8 +20,10 @@ pub struct EntryShape {
     /// the target runs a gang iteration per warp ([`crate::ir::mapping::warp_per_iteration`]).
     pub gangs_per_block: u32,
     /// Each block ends by merging its own copy of an array into memory (atomics privatized
-    /// per block, [`crate::ir::privatize`]): the grid keeps to the blocks the device holds at
-    /// once, else the merges cost as much as the updates they save.
+    /// per block, [`crate::ir::privatize`]), or its threads update such an array by
+    /// compare-exchange loops ([`crate::ir::privatize::contended_by_cas`]): the grid keeps to
+    /// the blocks the device holds at once, else the merges cost as much as the updates they
+    /// save, or more blocks only add retries.
     pub merges_per_block: bool,
 }
 
@@ -37,6 +39,9 @@ pub struct TargetWords<'a> {
     /// The element types whose atomic updates the target's blocks combine in their own memory
     /// ([`crate::ir::privatize::privatized`]).
     pub privatized_types: &'a [Scalar],
+    /// Whether the target updates an element of this type with this operator by a
+    /// compare-exchange loop rather than one atomic instruction.
+    pub update_by_cas: &'a dyn Fn(crate::ir::BinaryOp, Scalar) -> bool,
 }
 
 /// What a launch needs to know of a lowered kernel.
@@ -88,7 +93,13 @@ impl LaunchLayout {
                     Entry::Grid { looped, .. } => (
                         looped.gang_phases(&k.function),
                         crate::ir::privatize::privatized(k, looped, words.privatized_types)
-                            .is_some(),
+                            .is_some()
+                            || crate::ir::privatize::contended_by_cas(
+                                k,
+                                looped,
+                                words.privatized_types,
+                                words.update_by_cas,
+                            ),
                     ),
                     _ => (None, false),
                 };

@@ -279,6 +279,7 @@ impl Writer<'_> {
                 index_bytes: 8,
                 gangs_per_warp_block: Some(BLOCK_SIZE / 32),
                 privatized_types: PRIVATIZED_TYPES,
+                update_by_cas: &update_by_cas,
             },
             // Only bounds checks write the status words (`memory.rs`).
             !k.unchecked,
@@ -869,6 +870,28 @@ const PRIVATE_ELEMENTS: u32 = 4096;
 /// The element types whose atomic updates a block combines in its shared memory first (4-byte
 /// words, `acc_core::ir::privatize::privatized`).
 pub const PRIVATIZED_TYPES: &[Scalar] = &[Scalar::I32, Scalar::U32, Scalar::F32];
+
+/// Whether PTX updates an element of type `t` with `op` by a compare-and-swap loop: `atom` has
+/// `add` for every 4- and 8-byte type and the bitwise operators for integers; 8- and 16-bit
+/// elements go through their 32-bit word.
+pub fn update_by_cas(op: BinaryOp, t: Scalar) -> bool {
+    t.size() < 4 || native_update(op, t).is_none()
+}
+
+/// The `atom` operation updating a 4- or 8-byte element of type `t` with `op`, where PTX has
+/// one (`add.f64`, `or.b32`).
+fn native_update(op: BinaryOp, t: Scalar) -> Option<String> {
+    let r = repr(t);
+    let int_ty = if r.bits == ".b64" { ".u64" } else { ".u32" };
+    match (op, t.is_float()) {
+        (BinaryOp::Add, true) => Some(format!("add{}", r.ty)),
+        (BinaryOp::Add, false) => Some(format!("add{int_ty}")),
+        (BinaryOp::BitAnd, false) => Some(format!("and{}", r.bits)),
+        (BinaryOp::BitOr, false) => Some(format!("or{}", r.bits)),
+        (BinaryOp::BitXor, false) => Some(format!("xor{}", r.bits)),
+        _ => None,
+    }
+}
 
 /// The `atom` operation and type of a privatized update.
 fn private_atom(op: BinaryOp, elem: Scalar) -> &'static str {

@@ -18,6 +18,30 @@ pub const WORKGROUP_SIZE: u32 = 256;
 /// (32-bit integers, `acc_core::ir::privatize::privatized`).
 pub const PRIVATIZED_TYPES: &[Scalar] = &[Scalar::I32, Scalar::U32];
 
+/// The WGSL function updating an element of type `t` with `op` in one step, where WGSL has one
+/// for the element's word (integers whose word is exactly theirs: narrow types are widened,
+/// floats have no atomic arithmetic); `None`: a compare-exchange loop.
+fn native_update(op: BinaryOp, t: Scalar) -> Option<&'static str> {
+    let exact_word = matches!(
+        t,
+        Scalar::I32 | Scalar::U32 | Scalar::ISize | Scalar::USize | Scalar::I64 | Scalar::U64
+    );
+    let f = match op {
+        BinaryOp::Add => "atomicAdd",
+        BinaryOp::Sub => "atomicSub",
+        BinaryOp::BitAnd => "atomicAnd",
+        BinaryOp::BitOr => "atomicOr",
+        BinaryOp::BitXor => "atomicXor",
+        _ => return None,
+    };
+    exact_word.then_some(f)
+}
+
+/// Whether WGSL updates an element of type `t` with `op` by a compare-exchange loop.
+pub fn update_by_cas(op: BinaryOp, t: Scalar) -> bool {
+    native_update(op, t).is_none()
+}
+
 /// What the adapter can do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Target {
@@ -917,6 +941,7 @@ impl Writer<'_> {
                 index_bytes: target.index_bytes(),
                 gangs_per_warp_block: None,
                 privatized_types: PRIVATIZED_TYPES,
+                update_by_cas: &update_by_cas,
             },
             self.helpers.contains("acc_status"),
         )

@@ -79,6 +79,7 @@ impl GpuDriver for Fake {
             index_bytes: 8,
             gangs_per_warp_block: None,
             privatized_types: &[],
+            update_by_cas: &|_, _| false,
         };
         // A checked kernel reports out-of-bounds accesses in its status words.
         let spilled = crate::ir::spill::Spilled::of(&k, crate::ir::Scalar::size);

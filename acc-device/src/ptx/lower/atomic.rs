@@ -136,16 +136,7 @@ impl Writer<'_> {
                     self.emit(format!("bra {skip};"));
                     self.emit(format!("{global}:"));
                 }
-                let int_ty = if r.bits == ".b64" { ".u64" } else { ".u32" };
-                let native = match (bop, elem.is_float()) {
-                    (BinaryOp::Add, true) => Some(format!("add{}", r.ty)),
-                    (BinaryOp::Add, false) => Some(format!("add{int_ty}")),
-                    (BinaryOp::BitAnd, false) => Some(format!("and{}", r.bits)),
-                    (BinaryOp::BitOr, false) => Some(format!("or{}", r.bits)),
-                    (BinaryOp::BitXor, false) => Some(format!("xor{}", r.bits)),
-                    _ => None,
-                };
-                match native {
+                match native_update(bop, elem) {
                     Some(instr) => {
                         let d = self.reg(r.class);
                         self.emit(format!("atom.global.{instr} {d}, [{addr}], {v};"));

@@ -162,31 +162,15 @@ impl Writer<'_> {
             AtomicOp::Update(bop) => {
                 let v = self.expr(value)?;
                 let _ = writeln!(out, "{pad}    let acc_v = {v};");
-                let native = match bop {
-                    BinaryOp::Add => Some("atomicAdd"),
-                    BinaryOp::Sub => Some("atomicSub"),
-                    BinaryOp::BitAnd => Some("atomicAnd"),
-                    BinaryOp::BitOr => Some("atomicOr"),
-                    BinaryOp::BitXor => Some("atomicXor"),
-                    _ => None,
-                };
                 // Native read-modify-write where WGSL has it for the word type and the value
                 // needs no wrapping; a compare-exchange loop otherwise.
-                let exact_word = matches!(
-                    elem,
-                    Scalar::I32
-                        | Scalar::U32
-                        | Scalar::ISize
-                        | Scalar::USize
-                        | Scalar::I64
-                        | Scalar::U64
-                );
+                let native = super::native_update(bop, elem);
                 let combined = |o: &str| {
                     let r = format!("({o} {} acc_v)", bop.symbol());
                     wrap(elem, &r).unwrap_or(r)
                 };
                 match native {
-                    Some(f) if exact_word && packed.is_none() => {
+                    Some(f) if packed.is_none() => {
                         let _ = writeln!(out, "{pad}    let acc_old = {f}(&{place}, acc_v);");
                         set(out, old, "acc_old");
                         set(out, new, &combined("acc_old"));
