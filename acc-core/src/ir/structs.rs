@@ -45,7 +45,8 @@ pub struct FieldArray {
 /// A field of an element of a nested array, as a [`FieldId`]: field `array` of the struct
 /// (an array field), then field `inner` of its element (`None`: the element itself, a
 /// scalar). The bits above 16 hold `inner + 1` (`0xFFFF` for the element itself), so a
-/// plain field's id is unchanged. Such an access's index is an [`Expr::NestedIndex`].
+/// plain field's id is unchanged. Such an access's index is an
+/// [`Expr::NestedIndex`](super::Expr::NestedIndex).
 pub fn nested_field(array: FieldId, inner: Option<FieldId>) -> FieldId {
     let inner = inner.map_or(0xFFFF, |f| f + 1);
     array | (inner << 16)
