@@ -75,12 +75,7 @@ pub fn select_device<C: Communicator>(comm: &C) -> Result<usize> {
 /// query, as MPICH and most distribution builds). `ACC_MPI_CUDA_AWARE=0` or `=1` overrides
 /// the answer, for libraries that are CUDA-aware without saying so.
 pub fn cuda_aware() -> bool {
-    match std::env::var("ACC_MPI_CUDA_AWARE").as_deref() {
-        Ok("1") => return true,
-        Ok("0") => return false,
-        _ => {}
-    }
-    query_cuda_support()
+    acc_core::config::mpi_cuda_aware().unwrap_or_else(query_cuda_support)
 }
 
 #[cfg(unix)]

@@ -23,11 +23,10 @@ pub struct EnvSettings {
 
 impl EnvSettings {
     fn read() -> EnvSettings {
-        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-        let device_type = var("ACC_DEVICE_TYPE")
+        let device_type = crate::config::device_type()
             .map(|v| DeviceType::parse_env(&v))
             .transpose();
-        let device_num = var("ACC_DEVICE_NUM")
+        let device_num = crate::config::device_num()
             .map(|v| {
                 v.trim()
                     .parse::<usize>()

@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 pub mod atomic;
+pub mod config;
 pub mod data;
 pub mod device;
 pub mod device_type;

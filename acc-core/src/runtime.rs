@@ -336,9 +336,7 @@ impl Runtime {
         );
         match self.current_device_type() {
             Ok(t) => {
-                let set = std::env::var("ACC_DEVICE_TYPE")
-                    .ok()
-                    .filter(|v| !v.trim().is_empty());
+                let set = crate::config::device_type();
                 let _ = writeln!(
                     out,
                     "this program uses: {t} {}{}",

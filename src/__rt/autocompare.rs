@@ -44,14 +44,13 @@ const DEFAULT_TOL: f64 = 1e-5;
 fn settings() -> &'static Settings {
     static S: OnceLock<Settings> = OnceLock::new();
     S.get_or_init(|| {
-        let var = |n: &str| std::env::var(n).ok().filter(|v| !v.trim().is_empty());
-        let mode = match var("ACC_AUTOCOMPARE").map(|v| v.trim().to_ascii_lowercase()) {
+        let mode = match acc_core::config::autocompare().map(|v| v.trim().to_ascii_lowercase()) {
             None => Mode::Off,
             Some(v) if v == "0" => Mode::Off,
             Some(v) if v == "abort" => Mode::Abort,
             Some(_) => Mode::Report,
         };
-        let tol = match var("ACC_AUTOCOMPARE_TOL") {
+        let tol = match acc_core::config::autocompare_tol() {
             None => DEFAULT_TOL,
             Some(v) => v.trim().parse::<f64>().ok().filter(|t| *t >= 0.0).unwrap_or_else(|| {
                 eprintln!("acc: ACC_AUTOCOMPARE_TOL={v:?} is not a non-negative number; using {DEFAULT_TOL}");

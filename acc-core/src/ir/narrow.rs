@@ -16,7 +16,7 @@ use super::*;
 /// everywhere (to measure what narrowing gives, or to rule it out).
 pub fn enabled() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("ACC_NARROW").map_or(true, |v| v.trim() != "0"))
+    *ON.get_or_init(crate::config::narrow)
 }
 
 /// The bounds proof of a launch of `k` with `args` ([`Prepared::prove`](super::bounds::Prepared::prove)

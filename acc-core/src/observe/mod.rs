@@ -59,19 +59,13 @@ fn parse_notify(v: Option<String>) -> u32 {
 fn settings() -> &'static Settings {
     static S: OnceLock<Settings> = OnceLock::new();
     S.get_or_init(|| {
-        let var = |n: &str| std::env::var(n).ok().filter(|v| !v.trim().is_empty());
+        use crate::config;
         Settings {
-            notify: parse_notify(var("ACC_NOTIFY")),
-            time: var("ACC_TIME").is_some_and(|v| v.trim() != "0"),
-            info: var("ACC_INFO").map_or(0, |v| v.trim().parse().unwrap_or(1)),
-            dump: var("ACC_DUMP")
-                .map(|v| {
-                    v.split(',')
-                        .map(|s| s.trim().to_ascii_lowercase())
-                        .collect()
-                })
-                .unwrap_or_default(),
-            dir: var("ACC_DUMP_DIR")
+            notify: parse_notify(config::notify()),
+            time: config::time(),
+            info: config::info(),
+            dump: config::dump(),
+            dir: config::dump_dir()
                 .map(PathBuf::from)
                 .unwrap_or_else(|| PathBuf::from("acc-dump")),
         }

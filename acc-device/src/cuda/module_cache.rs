@@ -28,7 +28,7 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 
 fn directory() -> Option<PathBuf> {
     // (Set but empty is unset, as for every other variable.)
-    match std::env::var_os("ACC_CACHE_DIR").filter(|d| !d.is_empty()) {
+    match acc_core::config::cache_dir() {
         Some(d) if d == "off" => None,
         Some(d) => Some(PathBuf::from(d)),
         None => std::env::var_os("XDG_CACHE_HOME")
@@ -234,7 +234,7 @@ fn ptxas_path() -> Option<&'static std::path::Path> {
     static FOUND: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
     FOUND
         .get_or_init(|| {
-            if let Some(named) = std::env::var_os("ACC_PTXAS").filter(|v| !v.is_empty()) {
+            if let Some(named) = acc_core::config::ptxas() {
                 return (named != "off").then(|| PathBuf::from(named));
             }
             let path = std::env::var_os("PATH").unwrap_or_default();

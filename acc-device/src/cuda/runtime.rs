@@ -168,7 +168,7 @@ impl CudaDevice {
         let stream = ctx.default_stream();
         let status = Pinned::new(&ctx, acc_core::gpu::status::BYTES)?;
         // `ACC_CUDA_GRAPHS=0`, a tuning knob read when the device opens: no batches.
-        let batch = std::env::var("ACC_CUDA_GRAPHS").map_or(true, |v| v != "0");
+        let batch = acc_core::config::cuda_graphs();
         Ok(CudaDevice {
             number: num,
             name,
@@ -176,12 +176,7 @@ impl CudaDevice {
                 sm: (major * 10 + minor) as u32,
             },
             reduction_blocks: sms * (2048 / BLOCK_SIZE),
-            grid_blocks: sms
-                * std::env::var("ACC_CUDA_BLOCKS_PER_SM")
-                    .ok()
-                    .and_then(|v| v.parse::<u32>().ok())
-                    .filter(|&b| (1..=1024).contains(&b))
-                    .unwrap_or(32),
+            grid_blocks: sms * acc_core::config::cuda_blocks_per_sm().unwrap_or(32),
             spill_bytes: (total / 32).clamp(256 << 20, 4 << 30),
             recorder: Recorder::new(Arc::clone(&ctx), Arc::clone(&stream), batch),
             stream,
@@ -201,7 +196,7 @@ impl CudaDevice {
             queues_pending: std::sync::atomic::AtomicBool::new(false),
             events: Arc::new(Mutex::new(Vec::new())),
             queue_marks: Mutex::new(HashMap::new()),
-            defer_compile: std::env::var("ACC_CUDA_DEFER_COMPILE").map_or(true, |v| v != "0"),
+            defer_compile: acc_core::config::cuda_defer_compile(),
         })
     }
 

@@ -33,8 +33,8 @@ impl Pool {
 
 impl MulticoreDevice {
     fn new() -> Result<MulticoreDevice> {
-        let threads = match std::env::var("ACC_NUM_CORES") {
-            Ok(v) if !v.trim().is_empty() => match v.trim().parse::<usize>() {
+        let threads = match acc_core::config::num_cores() {
+            Some(v) => match v.trim().parse::<usize>() {
                 Ok(n) if n > 0 => n,
                 _ => {
                     return Err(Error::NoDevice {

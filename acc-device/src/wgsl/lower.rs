@@ -78,7 +78,7 @@ pub struct Target {
 /// ([`Target::fast_float`]), read once.
 pub fn fast_float() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("ACC_FAST_FLOAT").is_ok_and(|v| v.trim() == "1"))
+    *ON.get_or_init(acc_core::config::fast_float)
 }
 
 impl Target {
