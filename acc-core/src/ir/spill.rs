@@ -9,11 +9,20 @@
 //! part starts at byte `threads * offset`, `offset` the bytes of the spilled arrays before it
 //! in one thread's share.
 
-use super::{Kernel, LocalId, Scalar};
+use super::{Kernel, Local, LocalId, Scalar};
 
 /// Bytes of a private array a thread holds in its own memory (registers, or the local memory
 /// the driver reserves for every thread the device runs at once); a larger one is spilled.
 pub const THREAD_ARRAY_BYTES: u64 = 32 * 1024;
+
+/// Whether private array `l` lives in device memory: past [`THREAD_ARRAY_BYTES`] with each
+/// element taken as at least a 4-byte word (as WGSL holds narrow types). The same on every
+/// target, so that `ACC_INFO` names the arrays every emitter spills; each lays them out with
+/// its own element sizes ([`Spilled::of`]).
+pub fn spills(l: &Local) -> bool {
+    l.len
+        .is_some_and(|n| u64::from(n) * u64::from(l.ty.size().max(4)) > THREAD_ARRAY_BYTES)
+}
 
 /// One spilled private array.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,20 +53,19 @@ pub struct Spilled {
 }
 
 impl Spilled {
-    /// The private arrays of `k` larger than [`THREAD_ARRAY_BYTES`], `size` giving an element's
-    /// bytes on the target. One the region's code outside its parallel loops writes (a
-    /// construct's `firstprivate` copy, gang-redundant writes, [`Kernel::array_locals_layout`])
-    /// is spilled too: each thread's copy starts from the locals buffer, as a thread's own
-    /// copy of a smaller one does.
+    /// The private arrays of `k` that [`spills`] picks, laid out with `size` giving an
+    /// element's bytes on the target. One the region's code outside its parallel loops writes
+    /// (a construct's `firstprivate` copy, gang-redundant writes,
+    /// [`Kernel::array_locals_layout`]) is spilled too: each thread's copy starts from the
+    /// locals buffer, as a thread's own copy of a smaller one does.
     pub fn of(k: &Kernel, size: impl Fn(Scalar) -> u32) -> Spilled {
         let mut spilled = Spilled::default();
         for (i, l) in k.function.locals.iter().enumerate() {
-            let Some(len) = l.len else { continue };
+            let Some(len) = l.len.filter(|_| spills(l)) else {
+                continue;
+            };
             let elem_bytes = size(l.ty);
             let bytes = u64::from(len) * u64::from(elem_bytes);
-            if bytes <= THREAD_ARRAY_BYTES {
-                continue;
-            }
             let local = i as LocalId;
             spilled.arrays.push(SpilledArray {
                 local,
@@ -118,5 +126,12 @@ mod tests {
         assert_eq!(s.bytes_per_thread, s.arrays[2].offset + 40_000);
         assert_eq!(show_bytes(s.arrays[0].bytes()), "32776 bytes");
         assert_eq!(show_bytes(128 * 1024), "128 KiB");
+        // Narrow elements count as 4-byte words, whatever the target's layout.
+        let byte = |n| Local {
+            name: "b".into(),
+            ty: Scalar::U8,
+            len: Some(n),
+        };
+        assert!(!spills(&byte(8192)) && spills(&byte(8193)));
     }
 }
