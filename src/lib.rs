@@ -102,8 +102,9 @@ pub use acc_macros::wait;
 pub use acc_macros::DeviceCopy;
 pub use device_vec::DeviceVec;
 pub use memory::{
-    attach, detach, deviceptr, free, hostptr, malloc, map_data, memcpy_d2d, memcpy_device,
-    memcpy_from_device, memcpy_peer, memcpy_to_device, unmap_data, DevicePtr,
+    attach, detach, deviceptr, deviceptr_mut, free, hostptr, malloc, map_data, memcpy_d2d,
+    memcpy_device, memcpy_from_device, memcpy_from_device_raw, memcpy_peer, memcpy_to_device,
+    memcpy_to_device_raw, unmap_data, DevicePtr,
 };
 pub use routines::*;
 

@@ -13,6 +13,9 @@ use acc_core::{host_alloc, Error, Result};
 
 use crate::routines::runtime;
 
+mod variables;
+pub use variables::{deviceptr_mut, memcpy_from_device_raw, memcpy_to_device_raw};
+
 /// An address in device memory, from [`malloc`] or [`deviceptr`]. It is only an address: using
 /// it goes through the routines here, which check it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

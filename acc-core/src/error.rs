@@ -208,7 +208,7 @@ impl fmt::Display for Error {
             ),
             Error::InvalidDevicePtr { addr, what } => write!(
                 f,
-                "{what}: {addr:#x} is not a live allocation returned by acc::malloc (on a device that shares host memory, an address from acc::deviceptr is the variable's own memory, which acc cannot keep alive, so the memory routines do not copy through it: copy from or to the variable itself)"
+                "{what}: {addr:#x} is not a live allocation returned by acc::malloc (on a device that shares host memory, an address from acc::deviceptr is the variable's own memory, which acc cannot keep alive, so the safe memory routines do not copy through it: copy from or to the variable itself, or call `unsafe` acc::memcpy_from_device_raw / acc::memcpy_to_device_raw, which take the caller's promise that the variable is alive)"
             ),
             Error::DeviceCopyOutOfBounds { what, allocation, offset, bytes } => write!(
                 f,

@@ -210,6 +210,56 @@ fn device_memory_routines_check_the_size_asked_for() {
 }
 
 #[acc::offload]
+fn double_present(a: &mut [f32]) {
+    #[acc::parallel_loop(present(a))]
+    for i in 0..a.len() {
+        a[i] *= 2.0;
+    }
+}
+
+/// `acc_memcpy_*(acc_deviceptr(a))` on every device (issue 40, item 16): the safe routines
+/// refuse a variable's own host memory on devices that share it (acc cannot keep it alive),
+/// and the `unsafe` `_raw` routines copy through it on every device, reading and writing the
+/// device copy that kernels see.
+#[test]
+fn memory_routines_reach_a_variable_through_deviceptr() {
+    on_each_device(|ty| {
+        let mut a: Vec<f32> = (0..64).map(|i| i as f32).collect();
+        acc::copyin(&a).unwrap();
+        let p = acc::deviceptr(&a).expect("present");
+        let mut part = [0.0f32; 4];
+        let safe = acc::memcpy_from_device(&mut part, p.offset(8 * 4));
+        assert_eq!(safe.is_err(), shares_memory(ty), "{ty}: {safe:?}");
+        if let Err(e) = safe {
+            assert!(e.to_string().contains("memcpy_from_device_raw"), "{ty}: {e}");
+        }
+        // SAFETY: `a` is alive and nothing writes it during the copy; 8..12 is inside it.
+        unsafe { acc::memcpy_from_device_raw(&mut part, p.offset(8 * 4)) }.unwrap();
+        assert_eq!(part, [8.0, 9.0, 10.0, 11.0], "{ty}");
+        let w = acc::deviceptr_mut(&mut a).expect("present");
+        assert_eq!(w, p, "{ty}");
+        // SAFETY: `a` is alive and unused until the copy returns; 60..64 is inside it.
+        unsafe { acc::memcpy_to_device_raw(w.offset(60 * 4), &[-1.0f32, -2.0, -3.0, -4.0]) }
+            .unwrap();
+        double_present(&mut a);
+        // SAFETY: as above.
+        unsafe { acc::memcpy_from_device_raw(&mut part, p.offset(60 * 4)) }.unwrap();
+        assert_eq!(part, [-2.0, -4.0, -6.0, -8.0], "{ty}: the kernel saw the write");
+        // Addresses acc allocated stay checked: past the end of `malloc(8)` is an error.
+        let m = acc::malloc(8).unwrap();
+        // SAFETY: `m` is an allocation acc made; the routine checks it.
+        let past = unsafe { acc::memcpy_to_device_raw(m.offset(4), &[1.0f32, 2.0]) };
+        assert!(past.is_err(), "{ty}: 8 bytes at offset 4 of malloc(8)");
+        acc::free(m).unwrap();
+        acc::copyout(&mut a).unwrap();
+        let want: Vec<f32> = (0..64)
+            .map(|i| if i < 60 { 2.0 * i as f32 } else { -2.0 * (i - 59) as f32 })
+            .collect();
+        assert_eq!(a, want, "{ty}");
+    });
+}
+
+#[acc::offload]
 fn copy_half(src: &[f32], dst: &mut [f32]) {
     #[acc::parallel_loop(present(src, dst))]
     for i in 0..dst.len() {
