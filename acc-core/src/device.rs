@@ -53,9 +53,9 @@ pub trait Device: Send + Sync + 'static {
         let _ = kernel;
         Vec::new()
     }
-    /// How the device's blocks and threads are called and sized, for the loop mappings
-    /// `ACC_INFO` reports (devices that run kernels).
-    fn mapping_words(&self) -> Option<crate::ir::mapping::Words> {
+    /// What the device's target offers the kernel plan ([`crate::ir::plan`]), which `ACC_INFO`
+    /// reports as the device runs it (devices that run kernels).
+    fn caps(&self) -> Option<crate::ir::plan::Caps> {
         None
     }
     /// Whether the device runs regions as kernels (see [`Device::launch_kernel`]) rather than

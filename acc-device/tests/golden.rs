@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use acc_core::ir::mapping::{describe, Words};
+use acc_core::ir::mapping::describe;
 use acc_core::ir::{samples, Kernel, ReduceOp, Scalar};
 
 fn kernels() -> Vec<(&'static str, Kernel)> {
@@ -30,57 +30,37 @@ fn kernels() -> Vec<(&'static str, Kernel)> {
     ]
 }
 
+/// The wgpu target the golden files are written for: an adapter with every feature.
+const WGPU: acc_device::wgsl::Target = acc_device::wgsl::Target {
+    f64: true,
+    int64: true,
+    int64_atomics: true,
+    loop_limit: None,
+    int64_compare_by_halves: false,
+    narrow_usize: false,
+    fast_float: false,
+};
+
 fn plan(k: &Kernel) -> String {
     let mut out = String::new();
-    for (backend, w) in [
-        (
-            "nvidia",
-            Words {
-                block: "block",
-                thread: "thread",
-                threads: acc_device::ptx::BLOCK_SIZE,
-                warps: true,
-                privatized_types: acc_device::ptx::PRIVATIZED_TYPES,
-            },
-        ),
-        (
-            "wgpu",
-            Words {
-                block: "workgroup",
-                thread: "invocation",
-                threads: acc_device::wgsl::WORKGROUP_SIZE,
-                warps: false,
-                privatized_types: acc_device::wgsl::PRIVATIZED_TYPES,
-            },
-        ),
+    for (backend, caps) in [
+        ("nvidia", acc_device::ptx::caps()),
+        ("wgpu", acc_device::wgsl::caps(WGPU)),
     ] {
         out.push_str(&format!("{backend}:\n"));
-        for m in describe(k, w) {
+        // What ACC_INFO says of each loop.
+        for m in describe(k, &caps) {
             out.push_str(&format!("  loop {}: {}\n", m.vars.join(", "), m.how));
         }
-    }
-    // The steps of each gang loop a block runs an iteration of, barriers included.
-    let expanded = acc_core::ir::tile::expand(k);
-    let segments = acc_core::ir::segments::Segments::new(&expanded);
-    for e in segments.iter().flat_map(|s| &s.entries) {
-        if let acc_core::ir::segments::Entry::Grid { looped, .. } = e {
-            if let Some(p) = looped.gang_phases(&expanded.function) {
-                out.push_str("gang iteration:\n");
-                for line in p.outline(&expanded.function).lines() {
+        // The plan it reads, as the emitters get it.
+        match acc_core::ir::plan::prepare(k, Default::default()) {
+            Ok(prepared) => {
+                for line in prepared.plan(&caps).outline().lines() {
                     out.push_str(&format!("  {line}\n"));
                 }
             }
+            Err(e) => out.push_str(&format!("  not split: {e}\n")),
         }
-    }
-    // The order the host launches the entry points in.
-    match &segments {
-        Ok(s) => {
-            out.push_str("launches:\n");
-            for line in s.program.outline().lines() {
-                out.push_str(&format!("  {line}\n"));
-            }
-        }
-        Err(e) => out.push_str(&format!("not split: {e}\n")),
     }
     out
 }
@@ -89,20 +69,9 @@ fn outputs(k: &Kernel) -> Vec<(&'static str, String)> {
     let ptx = acc_device::ptx::lower(k, acc_device::ptx::Target { sm: 90 })
         .map(|l| l.ptx)
         .unwrap_or_else(|e| format!("not lowered: {e}\n"));
-    let wgsl = acc_device::wgsl::lower(
-        k,
-        acc_device::wgsl::Target {
-            f64: true,
-            int64: true,
-            int64_atomics: true,
-            loop_limit: None,
-            int64_compare_by_halves: false,
-            narrow_usize: false,
-            fast_float: false,
-        },
-    )
-    .map(|l| l.wgsl)
-    .unwrap_or_else(|e| format!("not lowered: {e}\n"));
+    let wgsl = acc_device::wgsl::lower(k, WGPU)
+        .map(|l| l.wgsl)
+        .unwrap_or_else(|e| format!("not lowered: {e}\n"));
     vec![
         ("ir", acc_core::ir::print::print(k)),
         ("plan", plan(k)),

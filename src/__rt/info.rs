@@ -86,8 +86,8 @@ pub(crate) fn kernel_report(
         &format!("{ty} ({name}), kernel `{}`", kernel.entry_name(0)),
     );
     out.push('\n');
-    if let Some(words) = device.mapping_words() {
-        for m in acc_core::ir::mapping::describe(kernel, words) {
+    if let Some(caps) = device.caps() {
+        for m in acc_core::ir::mapping::describe(kernel, &caps) {
             let vars: Vec<String> = m.vars.iter().map(|v| format!("`{v}`")).collect();
             out.push_str(&format!(
                 "acc:   line {}, loop {}: {}\n",

@@ -231,7 +231,10 @@ fn memory_routines_reach_a_variable_through_deviceptr() {
         let safe = acc::memcpy_from_device(&mut part, p.offset(8 * 4));
         assert_eq!(safe.is_err(), shares_memory(ty), "{ty}: {safe:?}");
         if let Err(e) = safe {
-            assert!(e.to_string().contains("memcpy_from_device_raw"), "{ty}: {e}");
+            assert!(
+                e.to_string().contains("memcpy_from_device_raw"),
+                "{ty}: {e}"
+            );
         }
         // SAFETY: `a` is alive and nothing writes it during the copy; 8..12 is inside it.
         unsafe { acc::memcpy_from_device_raw(&mut part, p.offset(8 * 4)) }.unwrap();
@@ -244,7 +247,11 @@ fn memory_routines_reach_a_variable_through_deviceptr() {
         double_present(&mut a);
         // SAFETY: as above.
         unsafe { acc::memcpy_from_device_raw(&mut part, p.offset(60 * 4)) }.unwrap();
-        assert_eq!(part, [-2.0, -4.0, -6.0, -8.0], "{ty}: the kernel saw the write");
+        assert_eq!(
+            part,
+            [-2.0, -4.0, -6.0, -8.0],
+            "{ty}: the kernel saw the write"
+        );
         // Addresses acc allocated stay checked: past the end of `malloc(8)` is an error.
         let m = acc::malloc(8).unwrap();
         // SAFETY: `m` is an allocation acc made; the routine checks it.
@@ -253,7 +260,13 @@ fn memory_routines_reach_a_variable_through_deviceptr() {
         acc::free(m).unwrap();
         acc::copyout(&mut a).unwrap();
         let want: Vec<f32> = (0..64)
-            .map(|i| if i < 60 { 2.0 * i as f32 } else { -2.0 * (i - 59) as f32 })
+            .map(|i| {
+                if i < 60 {
+                    2.0 * i as f32
+                } else {
+                    -2.0 * (i - 59) as f32
+                }
+            })
             .collect();
         assert_eq!(a, want, "{ty}");
     });

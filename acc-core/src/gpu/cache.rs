@@ -11,16 +11,7 @@ use crate::ir::launch::{KernelArg, ScalarValue};
 use crate::ir::Kernel;
 use crate::Result;
 
-/// Which lowering of a kernel a launch runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Variant {
-    /// Without bounds checks: every access is proven in bounds for the launch's arguments
-    /// ([`crate::ir::bounds`]), or the kernel asked for none ([`Kernel::unchecked`]).
-    pub proven: bool,
-    /// Proven, and its `usize` arithmetic in 32 bits: the arguments keep every index value
-    /// within them ([`crate::ir::narrow`]).
-    pub narrow: bool,
-}
+pub use crate::ir::plan::Variant;
 
 /// What [`KernelCache::find`] gives a launch.
 pub struct Found<C> {

@@ -141,22 +141,14 @@ impl Grid {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gpu::layout::TargetWords;
-    use crate::ir::segments::Segments;
+    use crate::ir::plan::{prepare, Caps, Variant};
     use crate::ir::Scalar;
 
     fn layout() -> LaunchLayout {
         let k = crate::ir::samples::saxpy(Scalar::F32);
-        let plan = Segments::new(&k).expect("plan");
-        let words = TargetWords {
-            partial_size: &|t| t.size(),
-            index_bytes: 8,
-            gangs_per_warp_block: None,
-            privatized_types: &[],
-            update_by_cas: &|_, _| false,
-        };
-        let spilled = crate::ir::spill::Spilled::of(&k, Scalar::size);
-        LaunchLayout::new(&k, &plan, (&[], 0), &spilled, &words, false).expect("layout")
+        let prepared = prepare(&k, Variant::default()).expect("prepared");
+        let caps = Caps::cuda_like();
+        LaunchLayout::new(&prepared.plan(&caps), (&[], 0), false).expect("layout")
     }
 
     const LIMITS: GridLimits = GridLimits {

@@ -1,11 +1,12 @@
 //! What a launch needs to know of a lowered kernel, the same for every GPU backend: how each
 //! entry point runs, the locals buffer, where each reduction's result is, the region's value.
-//! Emitters compute it from the plan with their target's word sizes ([`LaunchLayout::new`]).
+//! Emitters compute it from the [`Plan`] they lowered ([`LaunchLayout::new`]).
 
 use crate::ir::launch::{sequential_reduction_slots, ReductionSlot};
-use crate::ir::segments::{Entry, Program, Segments};
-use crate::ir::spill::{show_bytes, Spilled};
-use crate::ir::{Kernel, LocalId, Scalar};
+use crate::ir::plan::{EntryPlan, Plan};
+use crate::ir::segments::Program;
+use crate::ir::spill::show_bytes;
+use crate::ir::{LocalId, Scalar};
 
 /// How one entry point of a lowered kernel runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,7 +18,7 @@ pub struct EntryShape {
     /// vector loops ([`crate::ir::GangPhases`]), rather than one thread.
     pub block_per_iteration: bool,
     /// Iterations of its gang loop one block runs at once: 1, or a warp's worth per block where
-    /// the target runs a gang iteration per warp ([`crate::ir::mapping::warp_per_iteration`]).
+    /// the target runs a gang iteration per warp ([`crate::ir::plan::EntryPlan::gangs_per_block`]).
     pub gangs_per_block: u32,
     /// Each block ends by merging its own copy of an array into memory (atomics privatized
     /// per block, [`crate::ir::privatize`]), or its threads update such an array by
@@ -27,21 +28,16 @@ pub struct EntryShape {
     pub merges_per_block: bool,
 }
 
-/// The word sizes of a target that the layout depends on.
-pub struct TargetWords<'a> {
-    /// Bytes of one per-block partial of a reduction of this type.
-    pub partial_size: &'a dyn Fn(Scalar) -> u32,
-    /// Bytes of a `usize` word in the locals buffer and in partials.
-    pub index_bytes: usize,
-    /// Gang iterations per block where a gang iteration takes a warp, or `None` where the
-    /// target has no warps to give one (each takes a block).
-    pub gangs_per_warp_block: Option<u32>,
-    /// The element types whose atomic updates the target's blocks combine in their own memory
-    /// ([`crate::ir::privatize::privatized`]).
-    pub privatized_types: &'a [Scalar],
-    /// Whether the target updates an element of this type with this operator by a
-    /// compare-exchange loop rather than one atomic instruction.
-    pub update_by_cas: &'a dyn Fn(crate::ir::BinaryOp, Scalar) -> bool,
+impl EntryShape {
+    /// The shape of an entry point the plan decided.
+    pub fn of(e: &EntryPlan<'_>) -> EntryShape {
+        EntryShape {
+            single: e.single,
+            block_per_iteration: e.phases.is_some(),
+            gangs_per_block: e.gangs_per_block,
+            merges_per_block: e.merges_per_block,
+        }
+    }
 }
 
 /// What a launch needs to know of a lowered kernel.
@@ -66,79 +62,49 @@ pub struct LaunchLayout {
     pub status_used: bool,
     /// The order in which the entry points are launched (host loops repeat some).
     pub program: Program,
-    /// Bytes of one thread's private arrays spilled to device memory ([`Spilled`]): the
+    /// Bytes of one thread's private arrays spilled to device memory ([`crate::ir::spill::Spilled`]): the
     /// launch provides a buffer of this many bytes per thread of its grid, which it caps
     /// ([`LaunchLayout::spill_blocks`]). 0 when nothing is spilled.
     pub spilled_per_thread: u64,
 }
 
 impl LaunchLayout {
-    /// The layout of `k` split as `plan` says, its scalar region locals at `local_slots` (local,
-    /// type, offset) of a locals buffer of `locals_size` bytes, its private arrays `spilled`
-    /// as the emitter laid them out. `Err` names what the target cannot hold (a reduction into
-    /// an array local updated outside the loops).
+    /// The layout of `plan`'s kernel, its scalar region locals at `local_slots` (local, type,
+    /// offset) of a locals buffer of `locals_size` bytes. `Err` names what the target cannot
+    /// hold (a reduction into an array local updated outside the loops).
     pub fn new(
-        k: &Kernel,
-        plan: &Segments,
+        plan: &Plan<'_>,
         (local_slots, locals_size): (&[(LocalId, Scalar, u32)], u32),
-        spilled: &Spilled,
-        words: &TargetWords<'_>,
         status_used: bool,
     ) -> Result<LaunchLayout, String> {
-        let entries = plan
-            .entries
-            .iter()
-            .map(|e| {
-                let (phases, merges) = match e {
-                    Entry::Grid { looped, .. } => (
-                        looped.gang_phases(&k.function),
-                        crate::ir::privatize::privatized(k, looped, words.privatized_types)
-                            .is_some()
-                            || crate::ir::privatize::contended_by_cas(
-                                k,
-                                looped,
-                                words.privatized_types,
-                                words.update_by_cas,
-                            ),
-                    ),
-                    _ => (None, false),
-                };
-                let warp = phases
-                    .as_ref()
-                    .is_some_and(|p| crate::ir::mapping::warp_per_iteration(k, p));
-                EntryShape {
-                    single: e.single(),
-                    block_per_iteration: phases.is_some(),
-                    gangs_per_block: match (warp, words.gangs_per_warp_block) {
-                        (true, Some(n)) => n,
-                        _ => 1,
-                    },
-                    merges_per_block: merges && phases.is_none(),
-                }
-            })
-            .collect();
+        let (k, segments, caps) = (plan.kernel, plan.segments, plan.caps);
+        let entries = plan.entries.iter().map(EntryShape::of).collect();
         let slot = |l: LocalId| {
             local_slots
                 .iter()
                 .find(|(i, ..)| *i == l)
                 .map(|&(_, t, off)| (t, off))
         };
-        let mut reductions = plan.reductions.clone();
+        let mut reductions = segments.reductions.clone();
         // Kernel reductions computed by sequential code: the local's final value.
-        reductions.extend(sequential_reduction_slots(k, &plan.reduced_in_loops, slot)?);
+        reductions.extend(sequential_reduction_slots(
+            k,
+            &segments.reduced_in_loops,
+            slot,
+        )?);
         Ok(LaunchLayout {
             entries,
             locals_size,
             partial_sizes: reductions
                 .iter()
-                .map(|r| (words.partial_size)(r.ty))
+                .map(|r| caps.partial_bytes.of(r.ty))
                 .collect(),
             reductions,
             result: k.result.and_then(slot),
-            index_bytes: words.index_bytes,
+            index_bytes: caps.index_bytes,
             status_used,
-            program: plan.program.clone(),
-            spilled_per_thread: spilled.bytes_per_thread,
+            program: segments.program.clone(),
+            spilled_per_thread: plan.spilled.bytes_per_thread,
         })
     }
 

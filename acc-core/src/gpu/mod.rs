@@ -28,4 +28,4 @@ pub mod status;
 pub use cache::{KernelCache, Variant};
 pub use driver::{launch, ArrayPlace, GpuDriver, GpuLaunch, Order, Readback};
 pub use grid::{Grid, GridLimits};
-pub use layout::{EntryShape, LaunchLayout, TargetWords};
+pub use layout::{EntryShape, LaunchLayout};

@@ -72,6 +72,16 @@ pub struct SharedLoop<'a> {
     pub ragged: bool,
 }
 
+impl SharedLoop<'_> {
+    /// Whether the block's threads run the loop four iterations per trip while four remain
+    /// ([`crate::ir::plan::unrolls_strided`]); never a ragged one, whose few iterations would
+    /// not fill the unrolled copies.
+    pub fn unrolled(&self) -> bool {
+        !self.ragged
+            && matches!(&*self.vector, Stmt::For { levels, body, .. } if crate::ir::plan::unrolls_strided(levels, body))
+    }
+}
+
 /// A reduction of a shared loop into a local of the gang iteration.
 #[derive(Clone, Copy, Debug)]
 pub struct BlockReduction {
@@ -202,7 +212,11 @@ impl<'a> GangPhases<'a> {
                         } else {
                             format!(", reducing {}", reds.join(", "))
                         };
-                        out.push_str(&format!("{pad}shared loop {}{reds}\n", vars(f, levels)));
+                        let unrolled = if l.unrolled() { ", unrolled by 4" } else { "" };
+                        out.push_str(&format!(
+                            "{pad}shared loop {}{reds}{unrolled}\n",
+                            vars(f, levels)
+                        ));
                     }
                     Step::Sequential { levels, steps } => {
                         flush(&mut redundant, out);

@@ -3,6 +3,7 @@
 //! split of [`Stmt::gang_phases`], tiles, grid-stride loops), described once, with the
 //! reason wherever a loop the user marked parallel runs inside each thread.
 
+use super::plan::{Caps, EntryPlan, Plan, Variant};
 use super::*;
 
 /// One loop (nest) of the kernel and how it runs.
@@ -16,36 +17,23 @@ pub struct LoopMapping {
     pub how: String,
 }
 
-/// The words of one GPU backend: what a block is called and how many threads it has.
-#[derive(Clone, Copy, Debug)]
-pub struct Words {
-    /// `block` (CUDA) or `workgroup` (wgpu).
-    pub block: &'static str,
-    /// `thread` or `invocation`.
-    pub thread: &'static str,
-    /// Threads per block.
-    pub threads: u32,
-    /// Whether `vector_length(n)` with n at most 32 gives each gang iteration a warp (32
-    /// threads) instead of a block.
-    pub warps: bool,
-    /// The element types whose atomic updates a block combines in its own memory first
-    /// ([`super::privatize::privatized`]).
-    pub privatized_types: &'static [Scalar],
-}
-
 /// The loops of `k` in source order, each with how the GPU backends run it.
-pub fn describe(k: &Kernel, w: Words) -> Vec<LoopMapping> {
+pub fn describe(k: &Kernel, w: &Caps) -> Vec<LoopMapping> {
     let hosted = super::segments::host_loops::HostLoops::new(k);
+    // The plan the backends run (`None` where the kernel cannot be split into entry points,
+    // which its lowering reports: each loop is then described from its own decisions).
+    let prepared = super::plan::prepare(k, Variant::default()).ok();
+    let plan = prepared.as_ref().map(|p| p.plan(w));
     let mut out = Vec::new();
-    entry_points(k, &k.function.body, &hosted, w, &mut out);
+    entry_points(k, &k.function.body, &hosted, (w, plan.as_ref()), &mut out);
     caches(k, w, &mut out);
-    spilled(k, w, &mut out);
+    spilled(k, (w, plan.as_ref()), &mut out);
     out.sort_by_key(|m| m.line);
     out
 }
 
 /// What became of each `cache` directive ([`super::cache::stage`]), at its line.
-fn caches(k: &Kernel, w: Words, out: &mut Vec<LoopMapping>) {
+fn caches(k: &Kernel, w: &Caps, out: &mut Vec<LoopMapping>) {
     use super::cache::CacheOutcome;
     for c in &k.caches {
         let array = k
@@ -87,7 +75,7 @@ fn entry_points(
     k: &Kernel,
     body: &[Stmt],
     hosted: &super::segments::host_loops::HostLoops,
-    w: Words,
+    (w, plan): (&Caps, Option<&Plan<'_>>),
     out: &mut Vec<LoopMapping>,
 ) {
     for s in body {
@@ -102,7 +90,7 @@ fn entry_points(
                 levels
                     .first()
                     .is_some_and(|l| k.auto_tiled.contains(&l.var)),
-                w,
+                (w, plan),
                 out,
             ),
             Stmt::For { levels, body, .. } if hosted.driven(s) => {
@@ -119,11 +107,11 @@ fn entry_points(
                         }
                     ),
                 );
-                entry_points(k, body, hosted, w, out);
+                entry_points(k, body, hosted, (w, plan), out);
             }
             Stmt::If { accept, reject, .. } if hosted.decided(s) => {
-                entry_points(k, accept, hosted, w, out);
-                entry_points(k, reject, hosted, w, out);
+                entry_points(k, accept, hosted, (w, plan), out);
+                entry_points(k, reject, hosted, (w, plan), out);
             }
             other => sequential_code(k, other, hosted, w, out),
         }
@@ -132,9 +120,12 @@ fn entry_points(
 
 /// The private arrays kept in device memory ([`super::spill`]), each at the outermost parallel
 /// loop using it: what each costs.
-fn spilled(k: &Kernel, w: Words, out: &mut Vec<LoopMapping>) {
+fn spilled(k: &Kernel, (w, plan): (&Caps, Option<&Plan<'_>>), out: &mut Vec<LoopMapping>) {
     use super::spill::{show_bytes, Spilled, THREAD_ARRAY_BYTES};
-    let spilled = Spilled::of(k, Scalar::size);
+    let spilled = plan.map_or_else(
+        || Spilled::of(k, |t| w.elem_bytes.of(t)),
+        |p| p.spilled.clone(),
+    );
     let (block, thread) = (w.block, w.thread);
     for a in &spilled.arrays {
         let mut at: Option<Vec<LoopLevel>> = None;
@@ -197,7 +188,13 @@ fn push(out: &mut Vec<LoopMapping>, k: &Kernel, levels: &[LoopLevel], how: Strin
 
 /// A parallel loop at the top of the region: an entry point over the grid (`auto`: acc tiled
 /// it, [`super::tile::auto_tile`]).
-fn grid_loop(k: &Kernel, s: &Stmt, auto: bool, w: Words, out: &mut Vec<LoopMapping>) {
+fn grid_loop(
+    k: &Kernel,
+    s: &Stmt,
+    auto: bool,
+    (w, plan): (&Caps, Option<&Plan<'_>>),
+    out: &mut Vec<LoopMapping>,
+) {
     let Stmt::For {
         levels,
         schedule: Some(sched),
@@ -209,12 +206,7 @@ fn grid_loop(k: &Kernel, s: &Stmt, auto: bool, w: Words, out: &mut Vec<LoopMappi
     else {
         return;
     };
-    let Words {
-        block,
-        thread,
-        threads,
-        ..
-    } = w;
+    let (block, thread, threads) = (w.block, w.thread, w.threads);
     let red = if reductions.is_empty() {
         String::new()
     } else {
@@ -274,11 +266,23 @@ fn grid_loop(k: &Kernel, s: &Stmt, auto: bool, w: Words, out: &mut Vec<LoopMappi
         }
         return;
     }
-    if let Some(phases) = s.gang_phases(&k.function) {
+    // The plan's decisions for this loop's entry point.
+    let own;
+    let planned = levels
+        .first()
+        .and_then(|l| plan.and_then(|p| p.grid_entry(l.line, l.var)));
+    let entry = match planned {
+        Some(e) => e,
+        None => {
+            own = EntryPlan::of(k, s, w);
+            &own
+        }
+    };
+    if let Some(phases) = &entry.phases {
         // At most 32 vector iterations: a warp per gang iteration on nvidia, a workgroup of 32
         // invocations on wgpu.
-        let short = warp_per_iteration(k, &phases);
-        let warp = w.warps && short;
+        let short = entry.short_vector;
+        let warp = w.warp_lanes.is_some() && short;
         let (block, threads) = match (warp, short) {
             (true, _) => ("warp", 32),
             (false, true) => (block, 32),
@@ -392,7 +396,8 @@ fn grid_loop(k: &Kernel, s: &Stmt, auto: bool, w: Words, out: &mut Vec<LoopMappi
     } else {
         String::new()
     };
-    let private = super::privatize::privatized(k, s, w.privatized_types)
+    let private = entry
+        .privatized
         .and_then(|p| k.params.get(p.array as usize))
         .map_or(String::new(), |p| {
             format!(
@@ -427,7 +432,7 @@ fn grid_loop(k: &Kernel, s: &Stmt, auto: bool, w: Words, out: &mut Vec<LoopMappi
 fn uniform_loops(
     k: &Kernel,
     steps: &[super::gang_phases::Step],
-    w: Words,
+    w: &Caps,
     block: &str,
     out: &mut Vec<LoopMapping>,
 ) {
@@ -455,30 +460,8 @@ fn uniform_loops(
     }
 }
 
-/// Whether each gang iteration of `phases` takes a warp rather than a block: with
-/// `vector_length(n)`, n at most 32, where no array of the iteration lives in shared memory
-/// (the block's warps run different iterations, so they cannot share one copy).
-pub fn warp_per_iteration(k: &Kernel, phases: &super::GangPhases) -> bool {
-    k.vector_length.is_some_and(|v| v <= 32) && phases.shared_arrays.is_empty()
-}
-
-/// Whether a strided loop (the grid loop, a vector loop a block shares) over one level with
-/// this body runs four iterations per trip while four remain, in the same order per thread:
-/// short straight-line code (assignments and stores, no control flow or atomics) becomes one
-/// stretch whose loads are in flight together. GPU compilers do not unroll loops of unknown
-/// trip count themselves; every GPU backend unrolls where this says.
-pub fn unrolls_strided(body: &[Stmt]) -> bool {
-    body.len() <= 16
-        && body.iter().all(|s| {
-            matches!(
-                s,
-                Stmt::Assign { .. } | Stmt::AssignElem { .. } | Stmt::Store { .. }
-            )
-        })
-}
-
 /// Loops inside an iteration that one thread runs.
-fn inner(k: &Kernel, body: &[Stmt], w: Words, why: &str, out: &mut Vec<LoopMapping>) {
+fn inner(k: &Kernel, body: &[Stmt], w: &Caps, why: &str, out: &mut Vec<LoopMapping>) {
     walk::for_each_stmt(body, &mut |s| {
         if let Stmt::For {
             levels, schedule, ..
@@ -506,7 +489,7 @@ fn sequential_code(
     k: &Kernel,
     s: &Stmt,
     hosted: &super::segments::host_loops::HostLoops,
-    w: Words,
+    w: &Caps,
     out: &mut Vec<LoopMapping>,
 ) {
     walk::for_each_stmt(std::slice::from_ref(s), &mut |s| {

@@ -23,6 +23,7 @@ pub mod launch;
 pub mod mapping;
 pub mod math;
 pub mod narrow;
+pub mod plan;
 pub mod print;
 pub mod privatize;
 #[cfg(any(test, feature = "samples"))]

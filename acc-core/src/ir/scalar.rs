@@ -31,6 +31,24 @@ pub enum Scalar {
 }
 
 impl Scalar {
+    /// Every scalar type, in declaration order (`t as usize` is its index here).
+    pub const ALL: [Scalar; 15] = [
+        Scalar::Bool,
+        Scalar::I8,
+        Scalar::I16,
+        Scalar::I32,
+        Scalar::I64,
+        Scalar::ISize,
+        Scalar::U8,
+        Scalar::U16,
+        Scalar::U32,
+        Scalar::U64,
+        Scalar::USize,
+        Scalar::F32,
+        Scalar::F64,
+        Scalar::F16,
+        Scalar::BF16,
+    ];
     /// Size in bytes.
     pub fn size(self) -> u32 {
         match self {

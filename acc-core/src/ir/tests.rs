@@ -678,14 +678,8 @@ fn entry_points_are_named_after_the_region() {
 
 #[test]
 fn loop_mappings_say_how_and_why() {
-    use crate::ir::mapping::{describe, Words};
-    let w = Words {
-        block: "block",
-        thread: "thread",
-        threads: 256,
-        warps: true,
-        privatized_types: &[Scalar::I32, Scalar::U32, Scalar::F32],
-    };
+    use crate::ir::mapping::describe;
+    let w = &crate::ir::plan::Caps::cuda_like();
     let flat = describe(&crate::ir::samples::saxpy(Scalar::F32), w);
     assert_eq!(flat.len(), 1);
     assert!(

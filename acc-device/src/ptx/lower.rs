@@ -3,11 +3,11 @@
 
 use std::fmt::Write;
 
-use acc_core::gpu::{LaunchLayout, TargetWords};
+use acc_core::gpu::LaunchLayout;
 pub use acc_core::ir::launch::ReductionSlot;
-use acc_core::ir::segments::{Entry, Segments};
+use acc_core::ir::plan::{self, EntryPlan, Plan};
+use acc_core::ir::segments::Entry;
 use acc_core::ir::spill::Spilled;
-use acc_core::ir::validate::expr_types;
 use acc_core::ir::*;
 use acc_core::{Error, Result};
 
@@ -123,25 +123,23 @@ pub fn lower_with(kernel: &Kernel, target: Target, narrow: bool) -> Result<Lower
             target.sm % 10
         )));
     }
-    // Tiled nests run as tile loops around element loops.
-    let kernel = &*acc_core::ir::tile::expand(kernel);
-    let narrowed;
-    let kernel = if narrow {
-        narrowed = acc_core::ir::narrow::to_32(kernel);
-        &narrowed
-    } else {
-        kernel
-    };
-    let plan = Segments::new(kernel).map_err(unsupported)?;
-    let types = expr_types(kernel).map_err(|e| Error::Unsupported {
-        what: format!("invalid kernel IR: {e}"),
-    })?;
-    let spilled = Spilled::of(kernel, elem_size);
+    // The passes and every schedule decision, made once (`acc_core::ir::plan`).
+    let prepared = plan::prepare(
+        kernel,
+        plan::Variant {
+            proven: narrow,
+            narrow,
+        },
+    )
+    .map_err(unsupported)?;
+    let caps = caps();
+    let plan = prepared.plan(&caps);
+    let kernel = plan.kernel;
     let mut w = Writer {
-        spilled,
+        spilled: plan.spilled.clone(),
         spill_regs: Default::default(),
         k: kernel,
-        types,
+        types: plan.types,
         regs: Default::default(),
         labels: 0,
         loops: Vec::new(),
@@ -157,9 +155,24 @@ pub fn lower_with(kernel: &Kernel, target: Target, narrow: bool) -> Result<Lower
         const_vars: Default::default(),
         bad: Default::default(),
         fast: None,
-        host_vars: plan.host_vars.clone(),
+        host_vars: plan.segments.host_vars.clone(),
     };
     w.module(target, &plan)
+}
+
+/// What PTX on a CUDA GPU offers the plan.
+pub fn caps() -> plan::Caps {
+    plan::Caps {
+        block: "block",
+        thread: "thread",
+        threads: BLOCK_SIZE,
+        warp_lanes: Some(32),
+        privatized_types: PRIVATIZED_TYPES,
+        update_by_cas,
+        partial_bytes: plan::ScalarBytes::from_fn(partial_size),
+        elem_bytes: plan::ScalarBytes::from_fn(elem_size),
+        index_bytes: 8,
+    }
 }
 
 use acc_core::gpu::status;
@@ -172,7 +185,8 @@ struct Writer<'a> {
     /// For each spilled array, the registers of the entry point holding its element 0 in the
     /// thread's copy and the bytes between its elements.
     spill_regs: std::collections::HashMap<LocalId, (String, String)>,
-    types: Vec<Scalar>,
+    /// The type of each expression (the plan's).
+    types: &'a [Scalar],
     /// Registers used so far, per class.
     regs: std::collections::BTreeMap<&'static str, u32>,
     labels: u32,
@@ -212,8 +226,6 @@ struct Writer<'a> {
     host_vars: Vec<LocalId>,
 }
 
-use acc_core::ir::mapping::unrolls_strided as straight_line;
-
 impl Writer<'_> {
     fn reg(&mut self, class: &'static str) -> String {
         let n = self.regs.entry(class).or_insert(0);
@@ -232,7 +244,7 @@ impl Writer<'_> {
         self.body.push('\n');
     }
 
-    fn module(&mut self, target: Target, plan: &Segments) -> Result<Lowered> {
+    fn module(&mut self, target: Target, plan: &Plan<'_>) -> Result<Lowered> {
         let k = self.k;
         let version = if target.sm >= 90 {
             "7.8"
@@ -248,14 +260,14 @@ impl Writer<'_> {
         // Entry points as `acc_core::ir::segments` splits the region: a grid entry per
         // parallel loop, each run of other code on one thread (the region-level locals then
         // live in a buffer between entry points), host loops' bodies launched per iteration.
-        let segmented = plan.segmented;
+        let segmented = plan.segments.segmented;
         let mut locals_size = 0;
         if segmented {
             (self.local_slots, locals_size) = k.scalar_locals_layout(partial_size);
             (self.array_slots, locals_size) = k.array_locals_layout(elem_size, locals_size);
         }
         let mut entries: Vec<(String, String)> = Vec::new();
-        for e in &plan.entries {
+        for (e, planned) in plan.segments.entries.iter().zip(&plan.entries) {
             entries.push(match e {
                 Entry::Single(stmts) => {
                     let stmts: Vec<&Stmt> = stmts.iter().collect();
@@ -265,22 +277,17 @@ impl Writer<'_> {
                     prelude,
                     looped,
                     slots,
-                } => self.grid_entry(&prelude.iter().collect::<Vec<_>>(), looped, slots)?,
+                } => self.grid_entry(
+                    &prelude.iter().collect::<Vec<_>>(),
+                    (looped, planned),
+                    slots,
+                )?,
                 Entry::Fold(reds) => self.fold_entry(reds)?,
             });
         }
         let layout = LaunchLayout::new(
-            k,
             plan,
             (&self.local_slots, locals_size),
-            &self.spilled,
-            &TargetWords {
-                partial_size: &partial_size,
-                index_bytes: 8,
-                gangs_per_warp_block: Some(BLOCK_SIZE / 32),
-                privatized_types: PRIVATIZED_TYPES,
-                update_by_cas: &update_by_cas,
-            },
             // Only bounds checks write the status words (`memory.rs`).
             !k.unchecked,
         )
@@ -295,11 +302,7 @@ impl Writer<'_> {
         let mut entry_points = Vec::new();
         for (n, (decls, body)) in entries.iter().enumerate() {
             let name = k.entry_name(n);
-            let threads = if layout.entries[n].single {
-                1
-            } else {
-                BLOCK_SIZE
-            };
+            let threads = plan.entries[n].block_threads;
             let _ = write!(ptx, ".visible .entry {name}(\n{params}\n)\n.maxntid {threads}, 1, 1\n{{\n{decls}{body}}}\n\n");
             entry_points.push(name);
         }

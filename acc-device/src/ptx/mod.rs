@@ -17,6 +17,6 @@
 mod lower;
 
 pub use lower::{
-    lower, lower_with, partial_size, Lowered, ReductionSlot, Target, BLOCK_SIZE, PRIVATE_ARRAY_BIT,
-    PRIVATIZED_TYPES,
+    caps, lower, lower_with, partial_size, Lowered, ReductionSlot, Target, BLOCK_SIZE,
+    PRIVATE_ARRAY_BIT, PRIVATIZED_TYPES,
 };

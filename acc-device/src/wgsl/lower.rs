@@ -3,11 +3,11 @@
 
 use std::fmt::Write;
 
-use acc_core::gpu::{LaunchLayout, TargetWords};
+use acc_core::gpu::LaunchLayout;
 pub use acc_core::ir::launch::ReductionSlot;
-use acc_core::ir::segments::{Entry, Segments};
+use acc_core::ir::plan::{self, EntryPlan, Plan};
+use acc_core::ir::segments::Entry;
 use acc_core::ir::spill::Spilled;
-use acc_core::ir::validate::expr_types;
 use acc_core::ir::*;
 use acc_core::{Error, Result};
 
@@ -255,13 +255,11 @@ fn storage_type(t: Scalar, target: Target) -> Result<&'static str> {
 }
 /// Lowers `kernel` for `target`.
 pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
-    // Tiled nests run as tile loops around element loops.
-    let kernel = &*acc_core::ir::tile::expand(kernel);
-    // Entry points as `acc_core::ir::segments` splits the region.
-    let plan = Segments::new(kernel).map_err(unsupported)?;
-    let types = expr_types(kernel).map_err(|e| Error::Unsupported {
-        what: format!("invalid kernel IR: {e}"),
-    })?;
+    // The passes and every schedule decision, made once (`acc_core::ir::plan`).
+    let prepared = plan::prepare(kernel, plan::Variant::default()).map_err(unsupported)?;
+    let caps = caps(target);
+    let plan = prepared.plan(&caps);
+    let kernel = plan.kernel;
     // Arrays (and fields) an `atomic` statement updates, and struct arrays a statement writes
     // a narrow field of.
     let (mut atomic, mut packed_atomic) = (
@@ -283,17 +281,11 @@ pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
         }
         _ => {}
     });
-    // Bytes of an element in a buffer, as the locals buffer lays them out (`param_size`).
-    let word_bytes = |t: Scalar| match device_scalar(t, target) {
-        Scalar::F64 | Scalar::I64 | Scalar::U64 => 8,
-        _ => 4,
-    };
-    let spilled = Spilled::of(kernel, word_bytes);
     let mut w = Writer {
         k: kernel,
         target,
-        types,
-        spilled,
+        types: plan.types,
+        spilled: plan.spilled.clone(),
         helpers: String::new(),
         atomic,
         packed_atomic,
@@ -307,10 +299,30 @@ pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
     w.module(&plan)
 }
 
+/// What WGSL on an adapter of `target` offers the plan.
+pub fn caps(target: Target) -> plan::Caps {
+    plan::Caps {
+        block: "workgroup",
+        thread: "invocation",
+        threads: WORKGROUP_SIZE,
+        warp_lanes: None,
+        privatized_types: PRIVATIZED_TYPES,
+        update_by_cas,
+        partial_bytes: plan::ScalarBytes::from_fn(|t| partial_size(t, target)),
+        // Bytes of an element in a buffer, as the locals buffer lays them out (`param_size`).
+        elem_bytes: plan::ScalarBytes::from_fn(|t| match device_scalar(t, target) {
+            Scalar::F64 | Scalar::I64 | Scalar::U64 => 8,
+            _ => 4,
+        }),
+        index_bytes: target.index_bytes(),
+    }
+}
+
 struct Writer<'a> {
     k: &'a Kernel,
     target: Target,
-    types: Vec<Scalar>,
+    /// The type of each expression (the plan's).
+    types: &'a [Scalar],
     /// The private arrays in device memory: a binding each (`acc_sp<local>`), a copy per
     /// invocation, interleaved (`acc_core::ir::spill`).
     spilled: Spilled,
@@ -340,7 +352,7 @@ struct Writer<'a> {
     storage_barriers: bool,
     /// Invocations per workgroup of the entry point being written: [`WORKGROUP_SIZE`], or 32
     /// where each gang iteration's vector loops are at most 32 long (`vector_length(n)`,
-    /// n <= 32, [`warp_per_iteration`](acc_core::ir::mapping::warp_per_iteration)): a
+    /// n <= 32, [`warp_per_iteration`](acc_core::ir::plan::warp_per_iteration)): a
     /// workgroup of 32 per gang iteration, as nvidia gives it a warp, rather than 256
     /// invocations of which most would idle.
     wg: u32,
@@ -509,7 +521,7 @@ impl Writer<'_> {
         }
     }
 
-    fn module(&mut self, plan: &Segments) -> Result<Lowered> {
+    fn module(&mut self, plan: &Plan<'_>) -> Result<Lowered> {
         let k = self.k;
         let mut bindings = Vec::new();
         let mut decls = String::new();
@@ -664,7 +676,7 @@ impl Writer<'_> {
         // otherwise each run of other code is an entry point of one invocation, and the
         // region-level locals live in a buffer between entry points.
         // A region with no parallel loop at all is one segment of sequential code.
-        let segmented = plan.segmented;
+        let segmented = plan.segments.segmented;
         let LocalsBuffer {
             slots: local_slots,
             size: locals_size,
@@ -678,15 +690,15 @@ impl Writer<'_> {
         // The host loops' variables, which every entry point sets from its dispatch's values
         // after loading the locals.
         let mut load_locals = load_locals;
-        if !plan.host_vars.is_empty() {
+        if !plan.segments.host_vars.is_empty() {
             let _ = writeln!(
                 decls,
                 "@group(0) @binding({}) var<storage, read> acc_hv: array<u32, {}>;",
                 bindings.len(),
-                2 * plan.host_vars.len()
+                2 * plan.segments.host_vars.len()
             );
             bindings.push(Binding::HostValues);
-            for (n, &v) in plan.host_vars.iter().enumerate() {
+            for (n, &v) in plan.segments.host_vars.iter().enumerate() {
                 let t = k.function.locals[v as usize].ty;
                 let (lo, hi) = (
                     format!("acc_hv[{}]", 2 * n),
@@ -704,9 +716,9 @@ impl Writer<'_> {
 
         let mut entry_points = Vec::new();
         let mut bodies = String::new();
-        let reductions = &plan.reductions;
+        let reductions = &plan.segments.reductions;
         // Each reduction slot's partials buffer and workgroup scratch.
-        for (e, entry) in plan.entries.iter().enumerate() {
+        for (e, entry) in plan.segments.entries.iter().enumerate() {
             let Entry::Grid { slots, .. } = entry else {
                 continue;
             };
@@ -734,7 +746,7 @@ impl Writer<'_> {
                 bindings.push(Binding::Partials(slot));
             }
         }
-        for (n, entry) in plan.entries.iter().enumerate() {
+        for (n, (entry, planned)) in plan.segments.entries.iter().zip(&plan.entries).enumerate() {
             let body = match entry {
                 Entry::Single(stmts) => {
                     let stmts: Vec<&Stmt> = stmts.iter().collect();
@@ -747,7 +759,7 @@ impl Writer<'_> {
                 } => {
                     let prelude: Vec<&Stmt> = prelude.iter().collect();
                     let load = if segmented { load_locals.as_str() } else { "" };
-                    self.entry(n, &prelude, looped, slots, load)?
+                    self.entry(n, &prelude, (looped, planned), slots, load)?
                 }
                 Entry::Fold(on_device) => {
                     self.fold_entry(n, on_device, &load_locals, &store_locals)?
@@ -789,19 +801,9 @@ impl Writer<'_> {
             .iter()
             .map(|&(l, t, off)| (l as LocalId, t, off))
             .collect();
-        let target = self.target;
         let layout = LaunchLayout::new(
-            k,
             plan,
             (&slots, locals_size),
-            &self.spilled,
-            &TargetWords {
-                partial_size: &|t| partial_size(t, target),
-                index_bytes: target.index_bytes(),
-                gangs_per_warp_block: None,
-                privatized_types: PRIVATIZED_TYPES,
-                update_by_cas: &update_by_cas,
-            },
             self.helpers.contains("acc_status"),
         )
         .map_err(unsupported)?;

@@ -10,6 +10,6 @@
 mod lower;
 
 pub use lower::{
-    fast_float, lower, partial_size, widened_in_buffers, Binding, Lowered, ParamSlot,
+    caps, fast_float, lower, partial_size, widened_in_buffers, Binding, Lowered, ParamSlot,
     ReductionSlot, Target, PRIVATIZED_TYPES, WORKGROUP_SIZE,
 };

@@ -5,8 +5,6 @@
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use super::*;
-use crate::gpu::layout::TargetWords;
-use crate::ir::segments::Segments;
 use crate::ir::Scalar;
 use crate::present::{Absent, BufferId, Counter, DeviceMemory, ElemLayout, Leave, Release};
 
@@ -69,21 +67,10 @@ impl GpuDriver for Fake {
     }
     fn compile(&self, kernel: &Kernel, variant: Variant) -> Result<LaunchLayout> {
         // As the real backends: a proven variant's kernel does not check its accesses.
-        let k = Kernel {
-            unchecked: variant.proven,
-            ..kernel.clone()
-        };
-        let plan = Segments::new(&k).map_err(|e| internal(format!("{e:?}")))?;
-        let words = TargetWords {
-            partial_size: &|t| t.size(),
-            index_bytes: 8,
-            gangs_per_warp_block: None,
-            privatized_types: &[],
-            update_by_cas: &|_, _| false,
-        };
+        let prepared = crate::ir::plan::prepare(kernel, variant).map_err(internal)?;
+        let caps = crate::ir::plan::Caps::cuda_like();
         // A checked kernel reports out-of-bounds accesses in its status words.
-        let spilled = crate::ir::spill::Spilled::of(&k, crate::ir::Scalar::size);
-        LaunchLayout::new(&k, &plan, (&[], 0), &spilled, &words, !variant.proven).map_err(internal)
+        LaunchLayout::new(&prepared.plan(&caps), (&[], 0), !variant.proven).map_err(internal)
     }
     fn layout(compiled: &LaunchLayout) -> &LaunchLayout {
         compiled

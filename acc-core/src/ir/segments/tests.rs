@@ -109,14 +109,8 @@ fn loops_the_host_cannot_count_or_that_end_early_stay_on_the_device() {
 
 #[test]
 fn acc_info_says_why_the_host_does_not_drive_a_loop() {
-    use crate::ir::mapping::{describe, Words};
-    let w = Words {
-        block: "block",
-        thread: "thread",
-        threads: 256,
-        warps: true,
-        privatized_types: &[Scalar::I32, Scalar::U32, Scalar::F32],
-    };
+    use crate::ir::mapping::describe;
+    let w = &crate::ir::plan::Caps::cuda_like();
     let how = |k: &Kernel| {
         describe(k, w)
             .into_iter()

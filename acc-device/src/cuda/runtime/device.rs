@@ -56,14 +56,8 @@ impl acc_core::Device for CudaDevice {
         }
         out
     }
-    fn mapping_words(&self) -> Option<acc_core::ir::mapping::Words> {
-        Some(acc_core::ir::mapping::Words {
-            block: "block",
-            thread: "thread",
-            threads: BLOCK_SIZE,
-            warps: true,
-            privatized_types: crate::ptx::PRIVATIZED_TYPES,
-        })
+    fn caps(&self) -> Option<acc_core::ir::plan::Caps> {
+        Some(crate::ptx::caps())
     }
     fn details(&self) -> Vec<(&'static str, String)> {
         let attr = |a| self.ctx.attribute(a).map_or("?".into(), |v| v.to_string());

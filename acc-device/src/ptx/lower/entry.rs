@@ -355,7 +355,7 @@ impl Writer<'_> {
     pub(super) fn grid_entry(
         &mut self,
         prelude: &[&Stmt],
-        s: &Stmt,
+        (s, planned): (&Stmt, &EntryPlan<'_>),
         slots: &[usize],
     ) -> Result<(String, String)> {
         let Stmt::For {
@@ -416,7 +416,7 @@ impl Writer<'_> {
         // code): each iteration of the gang loop takes a block, whose threads share the vector
         // loop's iterations; the block combines the loop's reductions into locals of the
         // iteration, and its first thread runs the code after the loop (`GangPhases`).
-        match s.gang_phases(&self.k.function) {
+        match &planned.phases {
             Some(phases) => {
                 let (kb, sb, kt, st) = (
                     self.reg("%rd"),
@@ -426,11 +426,11 @@ impl Writer<'_> {
                 );
                 // With `vector_length(n)`, n <= 32: a warp per gang iteration, the block's
                 // warps taking consecutive ones; no barriers. Otherwise the whole block.
-                let warps = acc_core::ir::mapping::warp_per_iteration(self.k, &phases);
+                let warps = planned.gangs_per_block > 1;
                 self.gang_arrays = phases.shared_arrays.clone();
                 let lane = self.reg("%r");
                 if warps {
-                    let (warp, groups) = (self.reg("%r"), BLOCK_SIZE / 32);
+                    let (warp, groups) = (self.reg("%r"), planned.gangs_per_block);
                     self.emit(format!("and.b32 {lane}, {tid}, 31;"));
                     self.emit(format!("shr.u32 {warp}, {tid}, 5;"));
                     self.emit(format!("mul.wide.u32 {kb}, {ctaid}, {groups};"));
@@ -479,7 +479,7 @@ impl Writer<'_> {
             None => {
                 // A small array the loop only adds (or ors, xors) into atomically: each block
                 // combines its updates in its own copy in shared memory first.
-                let private = acc_core::ir::privatize::privatized(self.k, s, PRIVATIZED_TYPES);
+                let private = planned.privatized;
                 if let Some(p) = private {
                     self.privatize_begin(p, &tid, &ntid)?;
                 }
@@ -487,7 +487,7 @@ impl Writer<'_> {
                     levels,
                     &k,
                     &stride,
-                    straight_line(body),
+                    planned.unrolled,
                     &mut |w: &mut Self| w.block(body),
                 )?;
                 if let Some(p) = private {

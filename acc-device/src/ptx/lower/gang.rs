@@ -133,7 +133,7 @@ impl Writer<'_> {
                 levels,
                 &first,
                 &stride,
-                straight_line(body) && !l.ragged,
+                l.unrolled(),
                 !l.ragged,
                 &mut |w: &mut Self| w.block(body),
             )?,

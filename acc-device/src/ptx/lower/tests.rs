@@ -610,14 +610,8 @@ fn a_row_sum_the_first_thread_stores_takes_one_barrier_per_row() {
 /// the device holds.
 #[test]
 fn privatized_histograms_are_what_acc_info_says() {
-    use acc_core::ir::mapping::{describe, Words};
-    let words = Words {
-        block: "block",
-        thread: "thread",
-        threads: BLOCK_SIZE,
-        warps: true,
-        privatized_types: PRIVATIZED_TYPES,
-    };
+    use acc_core::ir::mapping::describe;
+    let words = &caps();
     for (elem, privatized) in [
         (Scalar::U32, true),
         (Scalar::I32, true),

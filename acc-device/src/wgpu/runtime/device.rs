@@ -25,14 +25,8 @@ impl acc_core::Device for WgpuDevice {
             Property::FreeMemory => "0".into(),
         }
     }
-    fn mapping_words(&self) -> Option<acc_core::ir::mapping::Words> {
-        Some(acc_core::ir::mapping::Words {
-            block: "workgroup",
-            thread: "invocation",
-            threads: WORKGROUP_SIZE,
-            warps: false,
-            privatized_types: crate::wgsl::PRIVATIZED_TYPES,
-        })
+    fn caps(&self) -> Option<acc_core::ir::plan::Caps> {
+        Some(crate::wgsl::caps(self.target))
     }
     fn details(&self) -> Vec<(&'static str, String)> {
         let yes = |b: bool| if b { "yes" } else { "no" }.to_string();

@@ -107,6 +107,7 @@ impl Writer<'_> {
         out: &mut String,
         levels: &[LoopLevel],
         body: &Block,
+        unrolled: bool,
     ) -> Result<()> {
         let _ = writeln!(out, "    let acc_stride: u32 = acc_nwg.x * {}u;", self.wg);
         // Arrays indexed by the loop variable itself: when its first and last values are in
@@ -149,7 +150,7 @@ impl Writer<'_> {
             "g",
             "acc_gid.x",
             "acc_stride",
-            acc_core::ir::mapping::unrolls_strided(body),
+            unrolled,
             &mut |w, out| {
                 if fast_arrays.is_empty() {
                     return w.block(out, body, 2);
@@ -252,7 +253,7 @@ impl Writer<'_> {
             Ok(())
         };
         // A straight-line body over one level in 32-bit counts runs four iterations per trip
-        // while four remain (`mapping::unrolls_strided`); the loop after takes the rest.
+        // while four remain (`plan::unrolls_strided`); the loop after takes the rest.
         if unroll && levels.len() == 1 && !wide {
             let _ = writeln!(
                 out,
@@ -351,7 +352,7 @@ impl Writer<'_> {
         &mut self,
         n: usize,
         prelude: &[&Stmt],
-        s: &Stmt,
+        (s, planned): (&Stmt, &EntryPlan<'_>),
         slots: &[usize],
         load: &str,
     ) -> Result<String> {
@@ -368,15 +369,8 @@ impl Writer<'_> {
             ));
         };
         let mut out = String::new();
-        let phases = s.gang_phases(&self.k.function);
-        self.wg = if phases
-            .as_ref()
-            .is_some_and(|p| acc_core::ir::mapping::warp_per_iteration(self.k, p))
-        {
-            32
-        } else {
-            WORKGROUP_SIZE
-        };
+        let phases = &planned.phases;
+        self.wg = planned.block_threads;
         let _ = writeln!(out, "@compute @workgroup_size({})", self.wg);
         let _ = writeln!(
             out,
@@ -447,11 +441,11 @@ impl Writer<'_> {
             None => {
                 // A small array of 32-bit integers the loop only adds (ors, xors) into
                 // atomically: each workgroup combines its updates in workgroup memory first.
-                let private = acc_core::ir::privatize::privatized(self.k, s, PRIVATIZED_TYPES);
+                let private = planned.privatized;
                 if let Some(p) = private {
                     self.privatize_begin(&mut out, n, p)?;
                 }
-                self.flat_grid(&mut out, levels, body)?;
+                self.flat_grid(&mut out, levels, body, planned.unrolled)?;
                 if let Some(p) = private {
                     self.privatize_end(&mut out, n, p)?;
                 }

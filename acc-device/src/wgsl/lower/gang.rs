@@ -85,7 +85,7 @@ impl Writer<'_> {
             let _ = writeln!(out, "{pad}l{local} = {id};");
         }
         let stride = format!("{}u", self.wg);
-        let unroll = acc_core::ir::mapping::unrolls_strided(body) && !l.ragged;
+        let unroll = l.unrolled();
         self.strided(
             out,
             levels,

@@ -482,14 +482,8 @@ fn a_tiled_nest_takes_a_workgroup_per_tile() {
 /// histogram, updated by compare-exchange loops, keeps to the workgroups the device holds.
 #[test]
 fn privatized_histograms_are_what_acc_info_says() {
-    use acc_core::ir::mapping::{describe, Words};
-    let words = Words {
-        block: "workgroup",
-        thread: "invocation",
-        threads: WORKGROUP_SIZE,
-        warps: false,
-        privatized_types: PRIVATIZED_TYPES,
-    };
+    use acc_core::ir::mapping::describe;
+    let words = &caps(FULL);
     for (elem, privatized) in [
         (Scalar::U32, true),
         (Scalar::I32, true),

@@ -1,0 +1,299 @@
+//! The plan of a kernel for one GPU target: the passes run in one written order
+//! ([`prepare`]), then every schedule decision of each entry point made once
+//! ([`Prepared::plan`]). Both emitters, the launch layout, ACC_INFO
+//! ([`crate::ir::mapping::describe`]) and the golden `.plan` files read the same [`Plan`], so
+//! what ACC_INFO reports is what runs; an emitter only writes what the plan says.
+
+use std::borrow::Cow;
+
+use super::gang_phases::GangPhases;
+use super::privatize::Privatized;
+use super::segments::{Entry, Segments};
+use super::spill::Spilled;
+use super::{Kernel, LocalId, Scalar, Stmt};
+
+mod caps;
+pub use caps::{Caps, ScalarBytes};
+
+/// Which lowering of a kernel a launch runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Variant {
+    /// Without bounds checks: every access is proven in bounds for the launch's arguments
+    /// ([`crate::ir::bounds`]), or the kernel asked for none ([`Kernel::unchecked`]).
+    pub proven: bool,
+    /// Proven, and its `usize` arithmetic in 32 bits: the arguments keep every index value
+    /// within them ([`crate::ir::narrow`]).
+    pub narrow: bool,
+}
+
+/// A kernel after the passes of one variant, with its entry points and expression types: what
+/// a [`Plan`] is made from.
+#[derive(Debug)]
+pub struct Prepared<'k> {
+    /// The kernel the target runs: tiled nests expanded into tile and element loops
+    /// ([`crate::ir::tile::expand`]), then narrowed where the variant says.
+    pub kernel: Cow<'k, Kernel>,
+    /// Its entry points and launch order ([`Segments`]).
+    pub segments: Segments,
+    /// The type of each of its expressions, from the validator.
+    pub types: Vec<Scalar>,
+}
+
+/// Runs the passes on `k` for variant `v`, in this order: bounds checks dropped where proven,
+/// tile expansion, narrowing, the split into entry points, type checking. `Err` says what no
+/// entry point can hold yet, or that the IR is invalid (an internal error).
+pub fn prepare(k: &Kernel, v: Variant) -> Result<Prepared<'_>, String> {
+    let kernel = if v.proven && !k.unchecked {
+        let unchecked = Kernel {
+            unchecked: true,
+            ..k.clone()
+        };
+        Cow::Owned(match super::tile::expand(&unchecked) {
+            Cow::Owned(expanded) => expanded,
+            Cow::Borrowed(_) => unchecked,
+        })
+    } else {
+        super::tile::expand(k)
+    };
+    let kernel = if v.narrow {
+        Cow::Owned(super::narrow::to_32(&kernel))
+    } else {
+        kernel
+    };
+    let segments = Segments::new(&kernel)?;
+    let types =
+        super::validate::expr_types(&kernel).map_err(|e| format!("invalid kernel IR: {e}"))?;
+    Ok(Prepared {
+        kernel,
+        segments,
+        types,
+    })
+}
+
+impl Prepared<'_> {
+    /// The plan of this kernel on a target of `caps`.
+    pub fn plan<'a>(&'a self, caps: &'a Caps) -> Plan<'a> {
+        let k = &*self.kernel;
+        Plan {
+            kernel: k,
+            segments: &self.segments,
+            types: &self.types,
+            entries: self
+                .segments
+                .entries
+                .iter()
+                .map(|e| match e {
+                    Entry::Grid { looped, .. } => EntryPlan::of(k, looped, caps),
+                    _ => EntryPlan::single(),
+                })
+                .collect(),
+            spilled: Spilled::of(k, |t| caps.elem_bytes.of(t)),
+            caps,
+        }
+    }
+}
+
+/// Every schedule decision for one kernel on one target.
+#[derive(Debug)]
+pub struct Plan<'a> {
+    /// The kernel as the target runs it ([`Prepared::kernel`]).
+    pub kernel: &'a Kernel,
+    /// Its entry points.
+    pub segments: &'a Segments,
+    /// The type of each expression.
+    pub types: &'a [Scalar],
+    /// How each entry point runs, in the order of `segments.entries`.
+    pub entries: Vec<EntryPlan<'a>>,
+    /// The private arrays kept in device memory, laid out with the target's element sizes.
+    pub spilled: Spilled,
+    /// The target.
+    pub caps: &'a Caps,
+}
+
+impl Plan<'_> {
+    /// The plan of the grid entry whose parallel loop starts at `line` with variable `var`
+    /// (how ACC_INFO, which reads the kernel as written, finds a loop's entry).
+    pub fn grid_entry(&self, line: u32, var: LocalId) -> Option<&EntryPlan<'_>> {
+        self.segments
+            .entries
+            .iter()
+            .zip(&self.entries)
+            .find_map(|(e, p)| match e {
+                Entry::Grid { looped, .. } if first_level(looped) == Some((line, var)) => Some(p),
+                _ => None,
+            })
+    }
+
+    /// The plan in words, one line per decision, as the golden `.plan` files show it.
+    pub fn outline(&self) -> String {
+        let f = &self.kernel.function;
+        let mut out = String::new();
+        for (n, (e, p)) in self.segments.entries.iter().zip(&self.entries).enumerate() {
+            let what = match e {
+                Entry::Single(_) => "one thread".to_string(),
+                Entry::Fold(r) => format!("one thread folding {} partial(s)", r.len()),
+                Entry::Grid { looped, .. } => {
+                    let var = first_level(looped)
+                        .and_then(|(_, v)| f.locals.get(v as usize))
+                        .map_or("?", |l| l.name.as_str());
+                    format!("grid over loop {var}")
+                }
+            };
+            out.push_str(&format!("entry {n}: {what}\n"));
+            if p.single {
+                continue;
+            }
+            let c = self.caps;
+            out.push_str(&format!(
+                "  {} {}s per {}, {} gang iteration(s) per {}{}{}\n",
+                p.block_threads,
+                c.thread,
+                c.block,
+                p.gangs_per_block,
+                c.block,
+                if p.unrolled { ", unrolled by 4" } else { "" },
+                if p.merges_per_block {
+                    format!(", grid kept to the {}s the device holds at once", c.block)
+                } else {
+                    String::new()
+                }
+            ));
+            if let Some(pr) = p.privatized {
+                let name = self
+                    .kernel
+                    .params
+                    .get(pr.array as usize)
+                    .map_or("?", |a| a.name.as_str());
+                out.push_str(&format!(
+                    "  atomic {:?} updates of `{name}` combined in the {}'s memory\n",
+                    pr.op, c.block
+                ));
+            }
+            if let Some(ph) = &p.phases {
+                out.push_str("  gang iteration:\n");
+                for line in ph.outline(f).lines() {
+                    out.push_str(&format!("    {line}\n"));
+                }
+            }
+        }
+        for a in &self.spilled.arrays {
+            out.push_str(&format!(
+                "spilled: `{}`, {} bytes per {}\n",
+                f.locals[a.local as usize].name,
+                a.bytes(),
+                self.caps.thread
+            ));
+        }
+        out.push_str("launches:\n");
+        for line in self.segments.program.outline().lines() {
+            out.push_str(&format!("  {line}\n"));
+        }
+        out
+    }
+}
+
+/// The source line and variable of a parallel loop's outermost level.
+fn first_level(s: &Stmt) -> Option<(u32, LocalId)> {
+    match s {
+        Stmt::For { levels, .. } => levels.first().map(|l| (l.line, l.var)),
+        _ => None,
+    }
+}
+
+/// How one entry point runs.
+#[derive(Clone, Debug)]
+pub struct EntryPlan<'a> {
+    /// On one thread (code between parallel loops, a fold of partials) rather than a grid.
+    pub single: bool,
+    /// Each iteration of the gang loop takes a block (or a warp), whose threads share its
+    /// vector loops, in these steps; `None`: each iteration takes a thread.
+    pub phases: Option<GangPhases<'a>>,
+    /// The gang iterations are short vector loops (`vector_length(n)`, n at most 32) that each
+    /// take a warp, or a block of 32 threads where the target has no warps to give
+    /// ([`Caps::warp_lanes`]).
+    pub short_vector: bool,
+    /// Threads per block of this entry point.
+    pub block_threads: u32,
+    /// Gang iterations one block runs at once (a warp's worth each, or 1).
+    pub gangs_per_block: u32,
+    /// The array whose atomic updates each block combines in its own memory first.
+    pub privatized: Option<Privatized>,
+    /// Each block ends by merging its copy of an array, or its threads update one by
+    /// compare-exchange loops: the grid keeps to the blocks the device holds at once.
+    pub merges_per_block: bool,
+    /// The grid-stride loop runs four iterations per trip while four remain (a thread per
+    /// iteration, short straight-line body: [`unrolls_strided`]).
+    pub unrolled: bool,
+}
+
+impl<'a> EntryPlan<'a> {
+    /// An entry point of one thread.
+    pub fn single() -> EntryPlan<'a> {
+        EntryPlan {
+            single: true,
+            phases: None,
+            short_vector: false,
+            block_threads: 1,
+            gangs_per_block: 1,
+            privatized: None,
+            merges_per_block: false,
+            unrolled: false,
+        }
+    }
+
+    /// The decisions for the grid entry running parallel loop `s` of `k` on a target of
+    /// `caps`.
+    pub fn of(k: &Kernel, s: &'a Stmt, caps: &Caps) -> EntryPlan<'a> {
+        let phases = s.gang_phases(&k.function);
+        let short_vector = phases.as_ref().is_some_and(|p| warp_per_iteration(k, p));
+        let (block_threads, gangs_per_block) = match (short_vector, caps.warp_lanes) {
+            (true, Some(lanes)) => (caps.threads, caps.threads / lanes),
+            (true, None) => (32, 1),
+            (false, _) => (caps.threads, 1),
+        };
+        let flat = phases.is_none();
+        let privatized = flat
+            .then(|| super::privatize::privatized(k, s, caps.privatized_types))
+            .flatten();
+        let contended = flat
+            && super::privatize::contended_by_cas(k, s, caps.privatized_types, &caps.update_by_cas);
+        let unrolled =
+            flat && matches!(s, Stmt::For { levels, body, .. } if unrolls_strided(levels, body));
+        EntryPlan {
+            single: false,
+            phases,
+            short_vector,
+            block_threads,
+            gangs_per_block,
+            privatized,
+            merges_per_block: privatized.is_some() || contended,
+            unrolled,
+        }
+    }
+}
+
+/// Whether each gang iteration of `phases` takes a warp rather than a block: with
+/// `vector_length(n)`, n at most 32, where no array of the iteration lives in shared memory
+/// (the block's warps run different iterations, so they cannot share one copy).
+pub fn warp_per_iteration(k: &Kernel, phases: &GangPhases<'_>) -> bool {
+    k.vector_length.is_some_and(|v| v <= 32) && phases.shared_arrays.is_empty()
+}
+
+/// Whether a strided loop (the grid loop, a vector loop a block shares) over one level with
+/// this body runs four iterations per trip while four remain, in the same order per thread:
+/// short straight-line code (assignments and stores, no control flow or atomics) becomes one
+/// stretch whose loads are in flight together. GPU compilers do not unroll loops of unknown
+/// trip count themselves; every GPU backend unrolls where this says.
+pub fn unrolls_strided(levels: &[super::LoopLevel], body: &[Stmt]) -> bool {
+    levels.len() == 1
+        && body.len() <= 16
+        && body.iter().all(|s| {
+            matches!(
+                s,
+                Stmt::Assign { .. } | Stmt::AssignElem { .. } | Stmt::Store { .. }
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests;
