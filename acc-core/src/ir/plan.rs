@@ -6,14 +6,23 @@
 
 use std::borrow::Cow;
 
-use super::gang_phases::GangPhases;
-use super::privatize::Privatized;
-use super::segments::{Entry, Segments};
-use super::spill::Spilled;
-use super::{Kernel, LocalId, Scalar, Stmt};
+pub use super::gang_phases::GangPhases;
+pub use super::privatize::Privatized;
+use super::segments::Segments;
+pub use super::spill::Spilled;
+use super::{Kernel, LocalId, LoopLevel, ParamId, Scalar, Stmt};
 
 mod caps;
+mod versioning;
 pub use caps::{Caps, ScalarBytes};
+pub use versioning::versioned_arrays;
+
+// The plan's parts, as the emitters read them (they import nothing from the passes that
+// compute them).
+pub use super::gang_phases::{BlockReduction, SharedLoop, Step};
+pub use super::launch::ReductionSlot;
+pub use super::segments::Entry;
+pub use super::spill::SpilledArray;
 
 /// Which lowering of a kernel a launch runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -169,6 +178,24 @@ impl Plan<'_> {
                     pr.op, c.block
                 ));
             }
+            for (var, arrays) in &p.versioned {
+                let names: Vec<String> = arrays
+                    .iter()
+                    .map(|&a| {
+                        let name = self
+                            .kernel
+                            .params
+                            .get(a as usize)
+                            .map_or("?", |p| p.name.as_str());
+                        format!("`{name}`")
+                    })
+                    .collect();
+                out.push_str(&format!(
+                    "  loop {}: a fast version without the checks of {}\n",
+                    f.locals.get(*var as usize).map_or("?", |l| l.name.as_str()),
+                    names.join(", ")
+                ));
+            }
             if let Some(ph) = &p.phases {
                 out.push_str("  gang iteration:\n");
                 for line in ph.outline(f).lines() {
@@ -224,6 +251,13 @@ pub struct EntryPlan<'a> {
     /// The grid-stride loop runs four iterations per trip while four remain (a thread per
     /// iteration, short straight-line body: [`unrolls_strided`]).
     pub unrolled: bool,
+    /// The strided loops with a fast version (the grid loop, loops a block shares): each
+    /// loop's variable and the arrays its fast version accesses unchecked
+    /// ([`versioned_arrays`]).
+    pub versioned: Vec<(LocalId, Vec<ParamId>)>,
+    /// The variables of the loops a block's threads share that each thread runs written out
+    /// ([`Caps::writes_out_short_loops`]): no loop, no fast version.
+    pub written_out: Vec<LocalId>,
 }
 
 impl<'a> EntryPlan<'a> {
@@ -238,7 +272,18 @@ impl<'a> EntryPlan<'a> {
             privatized: None,
             merges_per_block: false,
             unrolled: false,
+            versioned: Vec::new(),
+            written_out: Vec::new(),
         }
+    }
+
+    /// The arrays the fast version of the strided loop over `var` accesses unchecked (empty:
+    /// the loop has one version).
+    pub fn versioned(&self, var: LocalId) -> &[ParamId] {
+        self.versioned
+            .iter()
+            .find(|(v, _)| *v == var)
+            .map_or(&[], |(_, a)| a.as_slice())
     }
 
     /// The decisions for the grid entry running parallel loop `s` of `k` on a target of
@@ -259,6 +304,34 @@ impl<'a> EntryPlan<'a> {
             && super::privatize::contended_by_cas(k, s, caps.privatized_types, &caps.update_by_cas);
         let unrolled =
             flat && matches!(s, Stmt::For { levels, body, .. } if unrolls_strided(levels, body));
+        // Fast versions: of the grid loop where each iteration takes a thread, else of the
+        // loops the block's threads share (not ragged ones, whose check before the loop would
+        // cost more than the few checks it saves).
+        let (mut versioned, mut written_out) = (Vec::new(), Vec::new());
+        let mut version = |levels: &[LoopLevel], body: &[Stmt]| {
+            let arrays = versioned_arrays(k, levels, body, caps);
+            if !arrays.is_empty() {
+                versioned.push((levels[0].var, arrays));
+            }
+        };
+        // The threads taking a gang iteration's shared loops.
+        let group = block_threads / gangs_per_block;
+        match (&phases, s) {
+            (None, Stmt::For { levels, body, .. }) => version(levels, body),
+            (Some(p), _) => {
+                for l in p.loops() {
+                    let Stmt::For { levels, body, .. } = &*l.vector else {
+                        continue;
+                    };
+                    if caps.writes_out_short_loops && short_literal(k, levels, group) {
+                        written_out.push(levels[0].var);
+                    } else if caps.versions_shared_loops && !l.ragged {
+                        version(levels, body);
+                    }
+                }
+            }
+            _ => {}
+        }
         EntryPlan {
             single: false,
             phases,
@@ -268,8 +341,22 @@ impl<'a> EntryPlan<'a> {
             privatized,
             merges_per_block: privatized.is_some() || contended,
             unrolled,
+            versioned,
+            written_out,
         }
     }
+}
+
+/// The most iterations per thread of a shared loop that is written out
+/// ([`Caps::writes_out_short_loops`]): a tile's elements, a chunk's copy.
+pub const WRITTEN_OUT_ROUNDS: u32 = 4;
+
+/// Whether a shared loop over `levels` has one level and a literal trip count of at most
+/// [`WRITTEN_OUT_ROUNDS`] rounds of `group` threads.
+fn short_literal(k: &Kernel, levels: &[LoopLevel], group: u32) -> bool {
+    matches!(levels, [lv] if matches!(k.function.exprs[lv.trips],
+        super::Expr::Literal(super::Literal::Int(_, n))
+            if (0..=i128::from(WRITTEN_OUT_ROUNDS * group)).contains(&n)))
 }
 
 /// Whether each gang iteration of `phases` takes a warp rather than a block: with

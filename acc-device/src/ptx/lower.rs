@@ -4,10 +4,9 @@
 use std::fmt::Write;
 
 use acc_core::gpu::LaunchLayout;
-pub use acc_core::ir::launch::ReductionSlot;
-use acc_core::ir::plan::{self, EntryPlan, Plan};
-use acc_core::ir::segments::Entry;
-use acc_core::ir::spill::Spilled;
+pub use acc_core::ir::plan::ReductionSlot;
+use acc_core::ir::plan::Spilled;
+use acc_core::ir::plan::{self, Entry, EntryPlan, Plan};
 use acc_core::ir::*;
 use acc_core::{Error, Result};
 
@@ -155,6 +154,8 @@ pub fn lower_with(kernel: &Kernel, target: Target, narrow: bool) -> Result<Lower
         const_vars: Default::default(),
         bad: Default::default(),
         fast: None,
+        versioned: Vec::new(),
+        written_out: Vec::new(),
         host_vars: plan.segments.host_vars.clone(),
     };
     w.module(target, &plan)
@@ -172,6 +173,9 @@ pub fn caps() -> plan::Caps {
         partial_bytes: plan::ScalarBytes::from_fn(partial_size),
         elem_bytes: plan::ScalarBytes::from_fn(elem_size),
         index_bytes: 8,
+        versions_atomic_arrays: true,
+        versions_shared_loops: true,
+        writes_out_short_loops: true,
     }
 }
 
@@ -222,6 +226,11 @@ struct Writer<'a> {
     /// Accesses known in bounds (the grid loop's fast version): arrays indexed by this loop
     /// variable itself, whose first and last values were checked before the loop.
     fast: Option<(LocalId, Vec<ParamId>)>,
+    /// The entry's loops with a fast version and the arrays it covers, as planned
+    /// ([`EntryPlan::versioned`]).
+    versioned: Vec<(LocalId, Vec<ParamId>)>,
+    /// The entry's shared loops written out per thread ([`EntryPlan::written_out`]).
+    written_out: Vec<LocalId>,
     /// The host loops' variables each launch passes (`acc_hv<n>`, [`Segments::host_vars`]).
     host_vars: Vec<LocalId>,
 }

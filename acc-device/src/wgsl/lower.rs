@@ -4,10 +4,9 @@
 use std::fmt::Write;
 
 use acc_core::gpu::LaunchLayout;
-pub use acc_core::ir::launch::ReductionSlot;
-use acc_core::ir::plan::{self, EntryPlan, Plan};
-use acc_core::ir::segments::Entry;
-use acc_core::ir::spill::Spilled;
+pub use acc_core::ir::plan::ReductionSlot;
+use acc_core::ir::plan::Spilled;
+use acc_core::ir::plan::{self, Entry, EntryPlan, Plan};
 use acc_core::ir::*;
 use acc_core::{Error, Result};
 
@@ -315,6 +314,9 @@ pub fn caps(target: Target) -> plan::Caps {
             _ => 4,
         }),
         index_bytes: target.index_bytes(),
+        versions_atomic_arrays: false,
+        versions_shared_loops: false,
+        writes_out_short_loops: false,
     }
 }
 

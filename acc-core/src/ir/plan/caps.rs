@@ -46,6 +46,16 @@ pub struct Caps {
     pub elem_bytes: ScalarBytes,
     /// Bytes of a `usize` word in the locals buffer and in partials.
     pub index_bytes: usize,
+    /// Whether the fast version of a loop ([`super::versioned_arrays`]) may cover arrays the
+    /// kernel updates atomically (the target's atomics take the unchecked address).
+    pub versions_atomic_arrays: bool,
+    /// Whether the loops a block's threads share get fast versions too, not only the grid
+    /// loop.
+    pub versions_shared_loops: bool,
+    /// Whether a loop a block's threads share with a short literal trip count (at most
+    /// [`super::WRITTEN_OUT_ROUNDS`] iterations per thread) is written out, each thread's
+    /// iterations one stretch of code without a loop around them.
+    pub writes_out_short_loops: bool,
 }
 
 #[cfg(test)]
@@ -63,6 +73,9 @@ impl Caps {
             partial_bytes: ScalarBytes::from_fn(|t| t.size().max(4)),
             elem_bytes: ScalarBytes::from_fn(Scalar::size),
             index_bytes: 8,
+            versions_atomic_arrays: true,
+            versions_shared_loops: true,
+            writes_out_short_loops: true,
         }
     }
 }

@@ -71,3 +71,70 @@ fn a_proven_variant_runs_without_checks() {
             .unchecked
     );
 }
+
+/// Which arrays a loop's fast version covers is one decision (issue 41: the PTX and WGSL
+/// emitters each computed it their own way).
+#[test]
+fn fast_versions_cover_the_arrays_indexed_by_the_loop_variable() {
+    let names = |k: &Kernel, caps: &Caps| -> Vec<String> {
+        let prepared = prepare(k, Variant::default()).expect("prepared");
+        let plan = prepared.plan(caps);
+        let e = &plan.entries[0];
+        e.versioned
+            .iter()
+            .flat_map(|(_, a)| a.iter().map(|&p| k.params[p as usize].name.clone()))
+            .collect()
+    };
+    let cuda = Caps::cuda_like();
+    let saxpy = samples::saxpy(Scalar::F32);
+    assert_eq!(names(&saxpy, &cuda), ["x", "y"]);
+    // A kernel without checks, or a proven variant, has one version.
+    let unchecked = Kernel {
+        unchecked: true,
+        ..saxpy.clone()
+    };
+    assert!(names(&unchecked, &cuda).is_empty());
+    // `keys[i]` is covered; `hist[keys[i] % n]` is not indexed by `i`.
+    let hist = samples::histogram(Scalar::U32);
+    assert_eq!(names(&hist, &cuda), ["keys"]);
+    // Arrays updated atomically only where the target's atomics read the fast version.
+    let atomics_apart = Caps {
+        versions_atomic_arrays: false,
+        ..Caps::cuda_like()
+    };
+    let counts = counts_by_index();
+    assert_eq!(names(&counts, &cuda), ["keys", "counts"]);
+    assert_eq!(names(&counts, &atomics_apart), ["keys"]);
+}
+
+/// `counts[i] += keys[i]` atomically, over `i` in `0..keys.len()`.
+fn counts_by_index() -> Kernel {
+    use crate::ir::builder::KernelBuilder;
+    use crate::ir::{AtomicOp, BinaryOp, Schedule};
+    let mut b = KernelBuilder::new("counts");
+    let keys = b.param_array("keys", Scalar::U32, false);
+    let counts = b.param_array("counts", Scalar::U32, true);
+    let start = b.lit_int(0, Some(Scalar::USize));
+    let n = b.len(keys);
+    let sched = Schedule {
+        gang: true,
+        worker: false,
+        vector: true,
+    };
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        start,
+        n,
+        false,
+        Some(sched),
+        &[],
+        &[],
+        |b, v| {
+            let i = b.get(v[0]);
+            let k = b.load(keys, i);
+            b.atomic(counts, i, AtomicOp::Update(BinaryOp::Add), k, None, None);
+        },
+    );
+    b.finish().expect("counts builds")
+}

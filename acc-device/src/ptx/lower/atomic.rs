@@ -9,7 +9,7 @@ impl Writer<'_> {
     /// block's threads, then a barrier; atomic updates of `p` go to it from here on.
     pub(super) fn privatize_begin(
         &mut self,
-        p: acc_core::ir::privatize::Privatized,
+        p: acc_core::ir::plan::Privatized,
         tid: &str,
         ntid: &str,
     ) -> Result<()> {
@@ -31,7 +31,7 @@ impl Writer<'_> {
     /// combined into the array with one atomic.
     pub(super) fn privatize_end(
         &mut self,
-        p: acc_core::ir::privatize::Privatized,
+        p: acc_core::ir::plan::Privatized,
         tid: &str,
         ntid: &str,
     ) -> Result<()> {

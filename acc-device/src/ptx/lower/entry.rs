@@ -16,6 +16,8 @@ impl Writer<'_> {
         self.gang_arrays.clear();
         self.wide_vars.clear();
         self.fast = None;
+        self.versioned.clear();
+        self.written_out.clear();
         self.bad = (self.reg("%r"), self.reg("%rd"), self.reg("%rd"));
         let what = self.bad.0.clone();
         self.emit(format!("mov.u32 {what}, -1;"));
@@ -368,6 +370,8 @@ impl Writer<'_> {
             return Err(unsupported("internal error: an entry without its loop"));
         };
         self.begin_entry();
+        self.versioned = planned.versioned.clone();
+        self.written_out = planned.written_out.clone();
         self.move_locals(false);
         self.host_values();
         for st in prelude {
@@ -459,7 +463,7 @@ impl Writer<'_> {
                     set,
                     warps,
                 };
-                self.strided_versions(levels, &kb, &sb, false, false, &mut |w: &mut Self| {
+                self.strided(levels, &kb, &sb, false, &mut |w: &mut Self| {
                     w.gang_steps(&phases.steps, &g)?;
                     if !phases.post.is_empty() {
                         let (skip, p) = (w.label("single"), w.reg("%p"));
@@ -530,27 +534,15 @@ impl Writer<'_> {
     /// A strided loop over the (collapsed) `levels`: iterations `k`, `k + stride`, ... of
     /// their flat space (innermost level fastest), each setting the loop variables and running
     /// `body` (`continue` and `break` in it refer to this loop). `k` is advanced in place.
+    /// Where the plan gives the loop a fast version ([`EntryPlan::versioned`]), the loop is
+    /// written twice: without the checks of the arrays it covers, taken when the loop
+    /// variable's first and last values are in bounds for all of them, and with them.
     pub(super) fn strided(
         &mut self,
         levels: &[LoopLevel],
         k: &str,
         stride: &str,
         unroll: bool,
-        body: &mut dyn FnMut(&mut Self) -> Result<()>,
-    ) -> Result<()> {
-        self.strided_versions(levels, k, stride, unroll, true, body)
-    }
-
-    /// [`Writer::strided`], with its fast version only where `versions` says: a gang loop
-    /// whose iterations blocks run leaves it to the loops its threads share, where the bulk of
-    /// the accesses are (one fast version at a time).
-    pub(super) fn strided_versions(
-        &mut self,
-        levels: &[LoopLevel],
-        k: &str,
-        stride: &str,
-        unroll: bool,
-        versions: bool,
         body: &mut dyn FnMut(&mut Self) -> Result<()>,
     ) -> Result<()> {
         let (k, stride) = (k.to_string(), stride.to_string());
@@ -566,12 +558,14 @@ impl Writer<'_> {
         // Fast version: where the arrays indexed by the loop variable itself hold its first and
         // last values (checked once, before the loop), those accesses need no check.
         let arrays = match levels {
-            [lv] if self.k.function.locals[lv.var as usize].ty == Scalar::USize => {
-                self.indexed_by(lv.var)
-            }
+            [lv] => self
+                .versioned
+                .iter()
+                .find(|(v, _)| *v == lv.var)
+                .map_or_else(Vec::new, |(_, a)| a.clone()),
             _ => Vec::new(),
         };
-        if !versions || arrays.is_empty() || self.fast.is_some() || self.k.unchecked {
+        if arrays.is_empty() || self.fast.is_some() {
             return self.strided_loops(levels, &k, &stride, unroll, &trips, &total, body);
         }
         let lv = &levels[0];
@@ -603,39 +597,6 @@ impl Writer<'_> {
         self.strided_loops(levels, &k, &stride, unroll, &trips, &total, body)?;
         self.emit(format!("{done}:"));
         Ok(())
-    }
-
-    /// The arrays some access of the kernel indexes with local `var` itself.
-    pub(super) fn indexed_by(&self, var: LocalId) -> Vec<ParamId> {
-        let mut out = Vec::new();
-        let is_var =
-            |h: Handle<Expr>| matches!(self.k.function.exprs[h], Expr::Local(l) if l == var);
-        for (_, e) in self.k.function.exprs.iter() {
-            if let Expr::Load { array, index, .. } = e {
-                if is_var(*index) && !out.contains(array) {
-                    out.push(*array);
-                }
-            }
-        }
-        fn stmts(b: &[Stmt], is_var: &dyn Fn(Handle<Expr>) -> bool, out: &mut Vec<ParamId>) {
-            for s in b {
-                match s {
-                    Stmt::Store { array, index, .. } | Stmt::Atomic { array, index, .. }
-                        if is_var(*index) && !out.contains(array) =>
-                    {
-                        out.push(*array)
-                    }
-                    Stmt::If { accept, reject, .. } => {
-                        stmts(accept, is_var, out);
-                        stmts(reject, is_var, out);
-                    }
-                    Stmt::For { body, .. } | Stmt::Loop { body } => stmts(body, is_var, out),
-                    _ => {}
-                }
-            }
-        }
-        stmts(&self.k.function.body, &is_var, &mut out);
-        out
     }
 
     /// The loops of [`Writer::strided`] over `total` iterations.

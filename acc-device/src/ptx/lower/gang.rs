@@ -2,7 +2,7 @@
 //! ([`acc_core::ir::gang_phases`]) in PTX's words. What runs where and where the block
 //! synchronizes is decided there; this writes it.
 
-use acc_core::ir::gang_phases::{SharedLoop, Step};
+use acc_core::ir::plan::{SharedLoop, Step};
 
 use super::*;
 
@@ -22,9 +22,6 @@ pub(super) struct Gang {
     /// Whether a warp, not the block, runs each iteration.
     pub warps: bool,
 }
-
-/// The most iterations per thread a shared loop of constant length is written out for.
-const FIXED_ROUNDS: u32 = 4;
 
 impl Writer<'_> {
     /// The steps of a gang iteration, every thread of the group taking each in order.
@@ -102,9 +99,7 @@ impl Writer<'_> {
         match levels.as_slice() {
             // A few iterations per thread at most (a tile's elements, a chunk's copy): each
             // thread runs its ones written out, `lane`, `lane + group`, .., no loop around them.
-            [lv] if matches!(self.k.function.exprs[lv.trips],
-                Expr::Literal(Literal::Int(_, n)) if (0..=(FIXED_ROUNDS * group) as i128).contains(&n)) =>
-            {
+            [lv] if self.written_out.contains(&lv.var) => {
                 let Expr::Literal(Literal::Int(_, n)) = self.k.function.exprs[lv.trips] else {
                     unreachable!("matched above")
                 };
@@ -129,12 +124,11 @@ impl Writer<'_> {
             }
             // A ragged loop (a CSR row) is short: neither unrolled nor given a fast version,
             // whose check before the loop would cost more than the few checks it saves.
-            _ => self.strided_versions(
+            _ => self.strided(
                 levels,
                 &first,
                 &stride,
                 l.unrolled(),
-                !l.ragged,
                 &mut |w: &mut Self| w.block(body),
             )?,
         }

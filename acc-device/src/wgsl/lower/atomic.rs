@@ -11,7 +11,7 @@ impl Writer<'_> {
         &mut self,
         out: &mut String,
         entry: usize,
-        p: acc_core::ir::privatize::Privatized,
+        p: acc_core::ir::plan::Privatized,
     ) -> Result<()> {
         let a = p.array;
         let elem = self.k.access(a, None).map_or(Scalar::U32, |x| x.ty);
@@ -44,7 +44,7 @@ impl Writer<'_> {
         &mut self,
         out: &mut String,
         entry: usize,
-        p: acc_core::ir::privatize::Privatized,
+        p: acc_core::ir::plan::Privatized,
     ) -> Result<()> {
         self.privatized = None;
         let a = p.array;

@@ -107,20 +107,16 @@ impl Writer<'_> {
         out: &mut String,
         levels: &[LoopLevel],
         body: &Block,
-        unrolled: bool,
+        planned: &EntryPlan<'_>,
     ) -> Result<()> {
         let _ = writeln!(out, "    let acc_stride: u32 = acc_nwg.x * {}u;", self.wg);
-        // Arrays indexed by the loop variable itself: when its first and last values are in
-        // bounds for all of them (checked once here), the body runs without their checks.
-        let mut fast_arrays = std::collections::BTreeSet::new();
-        if levels.len() == 1 && !self.k.unchecked {
-            self.indexed_by(body, levels[0].var, &mut fast_arrays);
-            fast_arrays.retain(|a| !self.atomic.iter().any(|(p, _)| p == a));
-            // The fast path relies on the loop variable keeping its value.
-            if walk::assigns(body, &|l| l == levels[0].var) {
-                fast_arrays.clear();
-            }
-        }
+        // Arrays indexed by the loop variable itself (as the plan says): when its first and
+        // last values are in bounds for all of them (checked once here), the body runs
+        // without their checks.
+        let fast_arrays: std::collections::BTreeSet<ParamId> = match levels {
+            [lv] => planned.versioned(lv.var).iter().copied().collect(),
+            _ => Default::default(),
+        };
         if !fast_arrays.is_empty() {
             let lv = &levels[0];
             let ty = self.ty(self.k.function.locals[lv.var as usize].ty)?;
@@ -150,7 +146,7 @@ impl Writer<'_> {
             "g",
             "acc_gid.x",
             "acc_stride",
-            unrolled,
+            planned.unrolled,
             &mut |w, out| {
                 if fast_arrays.is_empty() {
                     return w.block(out, body, 2);
@@ -445,7 +441,7 @@ impl Writer<'_> {
                 if let Some(p) = private {
                     self.privatize_begin(&mut out, n, p)?;
                 }
-                self.flat_grid(&mut out, levels, body, planned.unrolled)?;
+                self.flat_grid(&mut out, levels, body, planned)?;
                 if let Some(p) = private {
                     self.privatize_end(&mut out, n, p)?;
                 }

@@ -2,7 +2,7 @@
 //! ([`acc_core::ir::gang_phases`]) in WGSL's words. What runs where and where the workgroup
 //! synchronizes is decided there; this writes it.
 
-use acc_core::ir::gang_phases::{SharedLoop, Step};
+use acc_core::ir::plan::{SharedLoop, Step};
 
 use super::*;
 
