@@ -49,7 +49,8 @@ pub struct Prepared<'k> {
 }
 
 /// Runs the passes on `k` for variant `v`, in this order: bounds checks dropped where proven,
-/// tile expansion, narrowing, the split into entry points, type checking. `Err` says what no
+/// tile expansion, narrowing, type checking (once: everything after reads its types), the
+/// split into entry points. `Err` says what no
 /// entry point can hold yet, or that the IR is invalid (an internal error).
 pub fn prepare(k: &Kernel, v: Variant) -> Result<Prepared<'_>, String> {
     let kernel = if v.proven && !k.unchecked {
@@ -69,9 +70,9 @@ pub fn prepare(k: &Kernel, v: Variant) -> Result<Prepared<'_>, String> {
     } else {
         kernel
     };
-    let segments = Segments::new(&kernel)?;
     let types =
         super::validate::expr_types(&kernel).map_err(|e| format!("invalid kernel IR: {e}"))?;
+    let segments = Segments::with_types(&kernel, &types)?;
     Ok(Prepared {
         kernel,
         segments,

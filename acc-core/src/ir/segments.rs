@@ -76,6 +76,13 @@ impl Entry {
 impl Segments {
     /// Splits `k` into entry points. `Err` names what no entry point can hold yet.
     pub fn new(k: &Kernel) -> Result<Segments, String> {
+        let types = validate::expr_types(k).map_err(|e| format!("invalid kernel IR: {e}"))?;
+        Segments::with_types(k, &types)
+    }
+
+    /// [`Segments::new`] of a kernel whose expression types the validator gave already
+    /// ([`crate::ir::plan::prepare`] computes them once).
+    pub fn with_types(k: &Kernel, types: &[Scalar]) -> Result<Segments, String> {
         let segmented = k.needs_segments();
         let mut reads = HashMap::new();
         count_reads(&k.function, &k.function.body, &mut reads);
@@ -84,7 +91,7 @@ impl Segments {
             reads,
             kernel: k,
             segmented,
-            plan: host_loops::HostLoops::new(k),
+            plan: host_loops::HostLoops::with_types(k, types.to_vec()),
             prelude: Vec::new(),
             entries: Vec::new(),
             reductions: Vec::new(),
@@ -99,10 +106,9 @@ impl Segments {
             b.entries.push(Entry::Single(Vec::new()));
             ops.push(Op::Launch(0));
         }
-        let types = validate::expr_types(k).map_err(|e| format!("invalid kernel IR: {e}"))?;
         let program = Program {
             kernel: k.clone(),
-            types,
+            types: types.to_vec(),
             ops,
             host_vars: b.host_vars.clone(),
         };

@@ -35,9 +35,14 @@ pub struct HostLoops {
 impl HostLoops {
     /// Decides which of `k`'s sequential loops the host drives.
     pub fn new(k: &Kernel) -> HostLoops {
-        let Ok(types) = validate::expr_types(k) else {
-            return HostLoops::default();
-        };
+        match validate::expr_types(k) {
+            Ok(types) => HostLoops::with_types(k, types),
+            Err(_) => HostLoops::default(),
+        }
+    }
+
+    /// [`HostLoops::new`] with `k`'s expression types, from the validator.
+    pub fn with_types(k: &Kernel, types: Vec<Scalar>) -> HostLoops {
         let mut writes: HashMap<LocalId, usize> = HashMap::new();
         let mut written = Vec::new();
         super::written_locals(&k.function.body, &mut written);
