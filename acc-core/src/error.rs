@@ -229,3 +229,9 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+impl From<crate::ir::segments::HostValueError> for Error {
+    fn from(e: crate::ir::segments::HostValueError) -> Error {
+        Error::Unsupported { what: e.0 }
+    }
+}

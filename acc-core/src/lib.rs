@@ -20,7 +20,9 @@ pub mod gpu;
 pub mod host_alloc;
 pub mod icv;
 pub mod int_hash;
-pub mod ir;
+/// The kernel compiler (the `acc-kernel` crate): the IR, its builder, analyses, transforms and
+/// the plan every GPU backend lowers.
+pub use acc_kernel as ir;
 pub mod observe;
 pub mod parallel;
 pub mod present;

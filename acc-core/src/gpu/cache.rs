@@ -13,6 +13,13 @@ use crate::Result;
 
 pub use crate::ir::plan::Variant;
 
+/// Whether launches may be narrowed at all: `ACC_NARROW=0` keeps 64-bit index arithmetic
+/// everywhere (to measure what narrowing gives, or to rule it out).
+pub fn narrowing_enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(crate::config::narrow)
+}
+
 /// What [`KernelCache::find`] gives a launch.
 pub struct Found<C> {
     /// The variant the launch runs, loaded.
@@ -124,7 +131,7 @@ impl<C> KernelCache<C> {
                     Some(prepared) => crate::ir::narrow::prove_prepared(
                         kernel,
                         prepared,
-                        family.narrowable,
+                        (family.narrowable, narrowing_enabled()),
                         args,
                         wide,
                     ),

@@ -67,12 +67,14 @@ impl Grid {
         };
         if limits.uniform {
             let mut wanted = 0;
-            layout.program.run(args, &mut |e, iterations, _| {
-                if grid.shapes.get(e).is_some_and(|s| !s.single) {
-                    wanted = wanted.max(grid.wanted(e, iterations));
-                }
-                Ok(())
-            })?;
+            layout
+                .program
+                .run::<crate::Error>(args, &mut |e, iterations, _| {
+                    if grid.shapes.get(e).is_some_and(|s| !s.single) {
+                        wanted = wanted.max(grid.wanted(e, iterations));
+                    }
+                    Ok(())
+                })?;
             if wanted == 0 {
                 wanted = grid.largest.div_ceil(u64::from(limits.threads));
             }

@@ -4,7 +4,7 @@
 #![allow(clippy::excessive_precision)]
 
 use super::{Builder, Compare, FUnary, IBinary, MathProgram, Value};
-use crate::ir::MathFn;
+use crate::MathFn;
 
 const LN2_HI: f64 = 6.93147180369123816490e-01;
 const LN2_LO: f64 = 1.90821492927058770002e-10;

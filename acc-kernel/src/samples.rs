@@ -733,8 +733,8 @@ pub fn tiled() -> Kernel {
 
 /// Runs [`tiled`] through `launch` (a device's) at shapes the tiles divide and do not, and
 /// checks that every element was written once and counted.
-pub fn check_tiled(
-    mut launch: impl FnMut(&Kernel, &mut [KernelArg<'_>]) -> crate::Result<KernelOutput>,
+pub fn check_tiled<E: std::fmt::Debug>(
+    mut launch: impl FnMut(&Kernel, &mut [KernelArg<'_>]) -> Result<KernelOutput, E>,
 ) {
     let k = tiled();
     for (n, m) in [(37usize, 53usize), (8, 32), (1, 1000), (300, 7)] {

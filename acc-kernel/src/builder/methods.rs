@@ -7,7 +7,7 @@
 //! the wrapping arithmetic gives.
 
 use super::{KernelBuilder, Ty, Value};
-use crate::ir::{BinaryOp, MathFn, Scalar};
+use crate::{BinaryOp, MathFn, Scalar};
 
 /// The unsigned integer type of the same width.
 fn unsigned(t: Scalar) -> Scalar {

@@ -149,7 +149,7 @@ impl Eval<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::builder::KernelBuilder;
+    use crate::builder::KernelBuilder;
 
     #[test]
     fn a_loop_over_a_scalar_bound_and_an_array_length() {
@@ -165,7 +165,7 @@ mod tests {
             start,
             end,
             false,
-            Some(crate::ir::Schedule {
+            Some(crate::Schedule {
                 gang: true,
                 worker: false,
                 vector: true,
@@ -186,10 +186,10 @@ mod tests {
         ];
         // One grid launch, of 37 iterations (`min(n, x.len())`).
         let mut counts = Vec::new();
-        crate::ir::segments::Segments::new(&k)
+        crate::segments::Segments::new(&k)
             .expect("splits")
             .program
-            .run(&args, &mut |_, n, _| {
+            .run::<crate::segments::HostValueError>(&args, &mut |_, n, _| {
                 counts.push(n);
                 Ok(())
             })

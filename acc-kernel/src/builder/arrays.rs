@@ -133,7 +133,7 @@ impl KernelBuilder {
 
     /// The index and field of an access of element `index` (in the whole parameter) of `a`:
     /// of an array field of an element, the pair of indices ([`Expr::NestedIndex`]) and the
-    /// field of the nested element ([`crate::ir::nested_field`]).
+    /// field of the nested element ([`crate::nested_field`]).
     fn place(&mut self, a: ArrayRef, index: Value) -> (Handle<Expr>, Option<FieldId>) {
         let Some((outer, array_field)) = a.outer else {
             return (index.expr, a.field.map(|f| f.0));
@@ -146,7 +146,7 @@ impl KernelBuilder {
             },
             t,
         );
-        let field = crate::ir::nested_field(array_field, a.field.map(|f| f.0));
+        let field = crate::nested_field(array_field, a.field.map(|f| f.0));
         (pair.expr, Some(field))
     }
 

@@ -1,5 +1,5 @@
 use super::*;
-use crate::ir::samples;
+use crate::samples;
 
 fn caps(warp_lanes: Option<u32>) -> Caps {
     Caps {
@@ -109,8 +109,8 @@ fn fast_versions_cover_the_arrays_indexed_by_the_loop_variable() {
 
 /// `counts[i] += keys[i]` atomically, over `i` in `0..keys.len()`.
 fn counts_by_index() -> Kernel {
-    use crate::ir::builder::KernelBuilder;
-    use crate::ir::{AtomicOp, BinaryOp, Schedule};
+    use crate::builder::KernelBuilder;
+    use crate::{AtomicOp, BinaryOp, Schedule};
     let mut b = KernelBuilder::new("counts");
     let keys = b.param_array("keys", Scalar::U32, false);
     let counts = b.param_array("counts", Scalar::U32, true);

@@ -20,11 +20,9 @@ pub enum Scalar {
     USize,
     F32,
     F64,
-    /// `half::f16`: IEEE binary16. Only the kernel builder sees it (and [`DeviceCopy`]
+    /// `half::f16`: IEEE binary16. Only the kernel builder sees it (and `acc_core::data::DeviceCopy`
     /// layouts): it stores it as `u16` bits and computes in `f32` rounded to it after each
-    /// operation, as `half` does ([`builder::half`](crate::ir::builder::half)); backends never meet it.
-    ///
-    /// [`DeviceCopy`]: crate::data::DeviceCopy
+    /// operation, as `half` does ([`builder::half`](crate::builder::half)); backends never meet it.
     F16,
     /// `half::bf16`, the same way.
     BF16,

@@ -2,7 +2,7 @@
 //! iteration can take a warp, which atomic updates it combines in a block's memory, and the
 //! sizes its buffers give each scalar type.
 
-use crate::ir::{BinaryOp, Scalar};
+use crate::{BinaryOp, Scalar};
 
 /// Bytes of each scalar type on a target, looked up by type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,7 +35,7 @@ pub struct Caps {
     /// consecutive iterations; `None` where it cannot (such a block then has 32 threads).
     pub warp_lanes: Option<u32>,
     /// The element types whose atomic updates a block combines in its own memory first
-    /// ([`crate::ir::privatize::privatized`]).
+    /// ([`crate::privatize::privatized`]).
     pub privatized_types: &'static [Scalar],
     /// Whether the target updates an element of this type with this operator by a
     /// compare-exchange loop rather than one atomic instruction.
@@ -58,11 +58,11 @@ pub struct Caps {
     pub writes_out_short_loops: bool,
 }
 
-#[cfg(test)]
+#[cfg(any(test, feature = "samples"))]
 impl Caps {
-    /// A CUDA-like target for unit tests: blocks of 256 threads, warps, 32-bit histograms
+    /// A CUDA-like target for tests: blocks of 256 threads, warps, 32-bit histograms
     /// privatized, host sizes.
-    pub(crate) fn cuda_like() -> Caps {
+    pub fn cuda_like() -> Caps {
         Caps {
             block: "block",
             thread: "thread",

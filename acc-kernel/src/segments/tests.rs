@@ -1,7 +1,7 @@
 use super::*;
-use crate::ir::builder::KernelBuilder;
-use crate::ir::launch::ScalarValue;
-use crate::ir::samples;
+use crate::builder::KernelBuilder;
+use crate::launch::ScalarValue;
+use crate::samples;
 
 #[test]
 fn a_host_loop_launches_its_body_per_iteration_with_grids_sized_to_each() {
@@ -17,7 +17,7 @@ fn a_host_loop_launches_its_body_per_iteration_with_grids_sized_to_each() {
     ];
     let mut launches = Vec::new();
     s.program
-        .run(&args, &mut |e, n, v| {
+        .run::<HostValueError>(&args, &mut |e, n, v| {
             launches.push((e, n, v[0]));
             Ok(())
         })
@@ -102,15 +102,15 @@ fn loops_the_host_cannot_count_or_that_end_early_stay_on_the_device() {
     // A range read from device data, and a loop left by `break`: one thread runs them.
     for k in [repeated(true, false), repeated(false, true)] {
         let s = Segments::new(&k).expect("splits");
-        assert!(!s.program.repeats(), "{}", crate::ir::print::print(&k));
+        assert!(!s.program.repeats(), "{}", crate::print::print(&k));
         assert_eq!(s.program.outline(), "entry 0 (one thread)\n");
     }
 }
 
 #[test]
 fn acc_info_says_why_the_host_does_not_drive_a_loop() {
-    use crate::ir::mapping::describe;
-    let w = &crate::ir::plan::Caps::cuda_like();
+    use crate::mapping::describe;
+    let w = &crate::plan::Caps::cuda_like();
     let how = |k: &Kernel| {
         describe(k, w)
             .into_iter()

@@ -1,8 +1,8 @@
 //! The staging of `cache` windows: what the rewrite gives, and where it leaves a hint.
 
 use super::*;
-use crate::ir::builder::KernelBuilder;
-use crate::ir::samples::{stencil_cached, GRID};
+use crate::builder::KernelBuilder;
+use crate::samples::{stencil_cached, GRID};
 
 fn outcomes(k: &Kernel) -> Vec<CacheOutcome> {
     k.caches.iter().map(|c| c.outcome.clone()).collect()
@@ -34,7 +34,7 @@ fn a_gang_rows_window_is_staged_and_its_loads_read_the_copy() {
     // The copy and the run reading it, or the run as written where the window is not all
     // inside the array.
     assert_eq!(phases.loops().len(), 3);
-    let text = crate::ir::print::print(&k);
+    let text = crate::print::print(&k);
     let copy = k
         .function
         .locals
@@ -134,14 +134,14 @@ fn what_cannot_be_staged_stays_a_hint_and_the_kernel_as_it_was() {
             CacheOutcome::Hint(w) => assert!(w.contains(why), "{w}"),
             other => panic!("{other:?}"),
         }
-        let text = crate::ir::print::print(&k);
+        let text = crate::print::print(&k);
         assert!(!text.contains("_cache"), "{text}");
     }
 }
 
 #[test]
 fn index_forms_see_through_names_and_products() {
-    use crate::ir::affine::{forms_before, Affine};
+    use crate::affine::{forms_before, Affine};
     // l0 = j, l1 = i, l2 = c; p0 = m. Body: `c = j * m + i; x = (j - 1) * m + i; y = c - m`.
     let mut f = Function::default();
     for name in ["j", "i", "c", "x", "y"] {

@@ -21,7 +21,6 @@ use std::collections::{BTreeSet, HashMap};
 use super::eval::{wrap, Eval};
 use super::launch::{KernelArg, ReductionSlot};
 use super::*;
-use crate::Error;
 
 pub mod host_loops;
 
@@ -81,7 +80,7 @@ impl Segments {
     }
 
     /// [`Segments::new`] of a kernel whose expression types the validator gave already
-    /// ([`crate::ir::plan::prepare`] computes them once).
+    /// ([`crate::plan::prepare`] computes them once).
     pub fn with_types(k: &Kernel, types: &[Scalar]) -> Result<Segments, String> {
         let segmented = k.needs_segments();
         let mut reads = HashMap::new();
@@ -446,8 +445,22 @@ pub struct Program {
     host_vars: Vec<LocalId>,
 }
 
-/// What [`Program::run`] calls for each launch: entry point, iteration count, host values.
-pub type LaunchFn<'a> = dyn FnMut(usize, Option<u64>, &[i128]) -> Result<(), Error> + 'a;
+/// What [`Program::run`] calls for each launch: entry point, iteration count, host values; its
+/// error type is the runtime's, which holds a [`HostValueError`].
+pub type LaunchFn<'a, E> = dyn FnMut(usize, Option<u64>, &[i128]) -> Result<(), E> + 'a;
+
+/// A value the host computes to drive a [`Program`] (a branch's condition, a host loop's range)
+/// could not be computed: an overflow or a division by zero. The message says where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostValueError(pub String);
+
+impl std::fmt::Display for HostValueError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for HostValueError {}
 
 /// One step of a [`Program`].
 #[derive(Clone, Debug, PartialEq)]
@@ -544,7 +557,11 @@ impl Program {
     /// those of [`Segments::host_vars`] at that launch (wrapped to their types; 0 before their
     /// loop starts, the last value after it). Stops at the first error `launch` gives; an error too where a host loop's trip
     /// count cannot be computed.
-    pub fn run(&self, args: &[KernelArg<'_>], launch: &mut LaunchFn<'_>) -> Result<(), Error> {
+    pub fn run<E: From<HostValueError>>(
+        &self,
+        args: &[KernelArg<'_>],
+        launch: &mut LaunchFn<'_, E>,
+    ) -> Result<(), E> {
         let mut env = Eval {
             k: &self.kernel,
             args,
@@ -555,13 +572,13 @@ impl Program {
         self.steps(&self.ops, &mut env, &mut values, launch)
     }
 
-    fn steps(
+    fn steps<E: From<HostValueError>>(
         &self,
         ops: &[Op],
         env: &mut Eval<'_, '_>,
         values: &mut Vec<i128>,
-        launch: &mut LaunchFn<'_>,
-    ) -> Result<(), Error> {
+        launch: &mut LaunchFn<'_, E>,
+    ) -> Result<(), E> {
         for op in ops {
             match op {
                 Op::Launch(e) => launch(*e, None, values)?,
@@ -592,11 +609,11 @@ impl Program {
                     accept,
                     reject,
                 } => {
-                    let taken = env.expr(*cond).ok_or_else(|| Error::Unsupported {
-                        what: format!(
+                    let taken = env.expr(*cond).ok_or_else(|| {
+                        HostValueError(format!(
                             "a condition in `{}` could not be computed on the host (an overflow or a division by zero)",
                             self.kernel.name
-                        ),
+                        ))
                     })?;
                     let branch = if taken != 0 { accept } else { reject };
                     self.steps(branch, env, values, launch)?;
@@ -610,12 +627,10 @@ impl Program {
                     body,
                 } => {
                     let unknown = || {
-                        Error::Unsupported {
-                        what: format!(
+                        HostValueError(format!(
                             "the sequential loop at line {line} of `{}`: its range could not be computed on the host (an overflow or a division by zero)",
                             self.kernel.name
-                        ),
-                    }
+                        ))
                     };
                     let n = env.expr(*trips).ok_or_else(unknown)?;
                     let (first, step) = (

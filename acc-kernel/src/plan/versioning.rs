@@ -6,8 +6,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::ir::walk;
-use crate::ir::{Expr, Kernel, LoopLevel, ParamId, Scalar, Stmt};
+use crate::walk;
+use crate::{Expr, Kernel, LoopLevel, ParamId, Scalar, Stmt};
 
 use super::Caps;
 
@@ -46,7 +46,7 @@ pub fn versioned_arrays(
 }
 
 /// The arrays `body` loads, stores or updates at exactly the index `var`.
-fn indexed_by(k: &Kernel, body: &[Stmt], var: crate::ir::LocalId) -> BTreeSet<ParamId> {
+fn indexed_by(k: &Kernel, body: &[Stmt], var: crate::LocalId) -> BTreeSet<ParamId> {
     let f = &k.function;
     let is_var = |h| f.exprs[h] == Expr::Local(var);
     let mut out = BTreeSet::new();

@@ -574,7 +574,7 @@ fn tiled_nests_expand_to_tile_loops_around_element_loops() {
     segments::Segments::new(&k)
         .expect("splits")
         .program
-        .run(&args, &mut |_, n, _| {
+        .run::<segments::HostValueError>(&args, &mut |_, n, _| {
             counts.push(n);
             Ok(())
         })
@@ -661,7 +661,7 @@ fn the_validator_checks_tile_sizes() {
 fn entry_points_are_named_after_the_region() {
     let named = |name: &str| Kernel {
         name: name.into(),
-        ..crate::ir::samples::saxpy(Scalar::F32)
+        ..crate::samples::saxpy(Scalar::F32)
     };
     let k = named("jacobi at examples/jacobi.rs:27:9");
     assert_eq!(k.entry_name(0), "jacobi_27_gpu");
@@ -678,9 +678,9 @@ fn entry_points_are_named_after_the_region() {
 
 #[test]
 fn loop_mappings_say_how_and_why() {
-    use crate::ir::mapping::describe;
-    let w = &crate::ir::plan::Caps::cuda_like();
-    let flat = describe(&crate::ir::samples::saxpy(Scalar::F32), w);
+    use crate::mapping::describe;
+    let w = &crate::plan::Caps::cuda_like();
+    let flat = describe(&crate::samples::saxpy(Scalar::F32), w);
     assert_eq!(flat.len(), 1);
     assert!(
         flat[0]
@@ -688,7 +688,7 @@ fn loop_mappings_say_how_and_why() {
             .starts_with("gang vector: grid-stride over blocks of 256 threads"),
         "{flat:?}"
     );
-    let tiled = describe(&crate::ir::samples::tiled(), w);
+    let tiled = describe(&crate::samples::tiled(), w);
     assert!(
         tiled[0].how.contains("tile(") && tiled[0].how.contains("a block per tile"),
         "{tiled:?}"

@@ -12,26 +12,19 @@
 
 use super::*;
 
-/// Whether backends may narrow launches at all: `ACC_NARROW=0` keeps 64-bit index arithmetic
-/// everywhere (to measure what narrowing gives, or to rule it out).
-pub fn enabled() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(crate::config::narrow)
-}
-
 /// The bounds proof of a launch of `k` with `args` ([`Prepared::prove`](super::bounds::Prepared::prove)
 /// with `prepared`, made of `k` once), its `fits_32` asked and kept only where the launch may run
-/// narrowed: narrowing is [`enabled`], the kernel [`narrowable`] (`narrowable`, also made once),
-/// and the backend holds `usize` wider than 32 bits (`wide`). Every GPU backend chooses its
-/// variant from it.
+/// narrowed: narrowing is `allowed` (the runtime's setting, `ACC_NARROW`), the kernel
+/// [`narrowable`] (`narrowable`, also made once), and the backend holds `usize` wider than 32
+/// bits (`wide`). Every GPU backend chooses its variant from it.
 pub fn prove_prepared(
     k: &Kernel,
     prepared: &super::bounds::Prepared,
-    narrowable: bool,
+    (narrowable, allowed): (bool, bool),
     args: &[super::launch::KernelArg<'_>],
     wide: bool,
 ) -> super::bounds::Proof {
-    let may = wide && enabled() && narrowable;
+    let may = wide && allowed && narrowable;
     let p = prepared.prove(k, args, may);
     super::bounds::Proof {
         in_bounds: p.in_bounds,

@@ -2,7 +2,7 @@
 //! GPU does).
 
 use super::*;
-use crate::ir::MathFn;
+use crate::MathFn;
 
 /// Arguments across the ranges that matter: tiny, around 1, large, negative, special.
 fn arguments() -> Vec<f64> {

@@ -1,7 +1,7 @@
 //! The plan of a kernel for one GPU target: the passes run in one written order
 //! ([`prepare`]), then every schedule decision of each entry point made once
 //! ([`Prepared::plan`]). Both emitters, the launch layout, ACC_INFO
-//! ([`crate::ir::mapping::describe`]) and the golden `.plan` files read the same [`Plan`], so
+//! ([`crate::mapping::describe`]) and the golden `.plan` files read the same [`Plan`], so
 //! what ACC_INFO reports is what runs; an emitter only writes what the plan says.
 
 use std::borrow::Cow;
@@ -28,10 +28,10 @@ pub use super::spill::SpilledArray;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Variant {
     /// Without bounds checks: every access is proven in bounds for the launch's arguments
-    /// ([`crate::ir::bounds`]), or the kernel asked for none ([`Kernel::unchecked`]).
+    /// ([`crate::bounds`]), or the kernel asked for none ([`Kernel::unchecked`]).
     pub proven: bool,
     /// Proven, and its `usize` arithmetic in 32 bits: the arguments keep every index value
-    /// within them ([`crate::ir::narrow`]).
+    /// within them ([`crate::narrow`]).
     pub narrow: bool,
 }
 
@@ -40,7 +40,7 @@ pub struct Variant {
 #[derive(Debug)]
 pub struct Prepared<'k> {
     /// The kernel the target runs: tiled nests expanded into tile and element loops
-    /// ([`crate::ir::tile::expand`]), then narrowed where the variant says.
+    /// ([`crate::tile::expand`]), then narrowed where the variant says.
     pub kernel: Cow<'k, Kernel>,
     /// Its entry points and launch order ([`Segments`]).
     pub segments: Segments,

@@ -2,7 +2,7 @@
 //! reduction's copy): declaring them, their elements, filling them, and loops over them.
 
 use super::{ArrayRef, KernelBuilder, Ty, Value, Var};
-use crate::ir::{Expr, Local, LocalId, Scalar, Stmt};
+use crate::{Expr, Local, LocalId, Scalar, Stmt};
 
 /// Elements up to which [`KernelBuilder::fill`] assigns each element in turn rather than loop.
 const FILL_UNROLLED: u32 = 8;
@@ -82,7 +82,7 @@ impl KernelBuilder {
     /// A long array is filled by a sequential loop over its elements rather than one
     /// assignment per element, so that the kernel does not grow with the array (and a GPU
     /// block shares the loop where the array is a gang's, see
-    /// [`GangPhases::shared_arrays`](crate::ir::GangPhases::shared_arrays)).
+    /// [`GangPhases::shared_arrays`](crate::GangPhases::shared_arrays)).
     pub fn fill(&mut self, v: Var, value: Value) {
         let len = self.function.locals[v.id as usize].len.unwrap_or(1);
         let t = self.local("element", None, Some(value));

@@ -103,7 +103,7 @@ pub fn show_bytes(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::builder::KernelBuilder;
+    use crate::builder::KernelBuilder;
 
     #[test]
     fn arrays_past_a_threads_memory_are_spilled_in_order() {

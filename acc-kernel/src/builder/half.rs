@@ -11,7 +11,7 @@
 //! where the CPU has F16C, from the high 32 bits of the `f64` elsewhere).
 
 use super::{KernelBuilder, Ty, Value, Var};
-use crate::ir::{BinaryOp, Scalar};
+use crate::{BinaryOp, Scalar};
 
 impl KernelBuilder {
     /// `v` seen as another type of the same representation (a 16-bit float's value as its

@@ -1,8 +1,8 @@
 //! The bounds proof on sample kernels and launch arguments.
 
 use super::*;
-use crate::ir::builder::KernelBuilder;
-use crate::ir::samples::{saxpy, GRID};
+use crate::builder::KernelBuilder;
+use crate::samples::{saxpy, GRID};
 
 fn bytes(v: &[f32]) -> &[u8] {
     // SAFETY: f32 is plain data.
@@ -34,7 +34,7 @@ fn saxpy_over_its_own_length_is_in_bounds() {
 fn loops_starting_at_a_variable_stay_below_their_end() {
     // `for k in 0..n { for i in k + 1..n { for j in k..n { m[i * n + j] .. m[k * n + j] } } }`:
     // in bounds exactly when `m` has n * n elements.
-    let k = crate::ir::samples::eliminate();
+    let k = crate::samples::eliminate();
     for (len, ok) in [(16 * 16, true), (16 * 16 - 1, false)] {
         let mut m = vec![0u8; 8 * len];
         let args = [
