@@ -19,20 +19,7 @@ mod private_arrays;
 mod reductions;
 mod tuples;
 
-/// A problem found while building or validating IR.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct IrError {
-    /// What is wrong, and where in the region.
-    pub message: String,
-}
-
-impl fmt::Display for IrError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for IrError {}
+pub use super::validate::IrError;
 
 /// What is known of a value's type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

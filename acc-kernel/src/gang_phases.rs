@@ -74,11 +74,11 @@ pub struct SharedLoop<'a> {
 
 impl SharedLoop<'_> {
     /// Whether the block's threads run the loop four iterations per trip while four remain
-    /// ([`crate::plan::unrolls_strided`]); never a ragged one, whose few iterations would
+    /// ([`crate::unroll::unrolls_strided`]); never a ragged one, whose few iterations would
     /// not fill the unrolled copies.
     pub fn unrolled(&self) -> bool {
         !self.ragged
-            && matches!(&*self.vector, Stmt::For { levels, body, .. } if crate::plan::unrolls_strided(levels, body))
+            && matches!(&*self.vector, Stmt::For { levels, body, .. } if crate::unroll::unrolls_strided(levels, body))
     }
 }
 

@@ -33,6 +33,7 @@ pub mod segments;
 pub mod spill;
 mod structs;
 pub mod tile;
+mod unroll;
 pub mod validate;
 pub mod walk;
 

@@ -14,6 +14,7 @@ use super::{Kernel, LocalId, LoopLevel, ParamId, Scalar, Stmt};
 
 mod caps;
 mod versioning;
+pub use crate::unroll::unrolls_strided;
 pub use caps::{Caps, ScalarBytes};
 pub use versioning::versioned_arrays;
 
@@ -365,22 +366,6 @@ fn short_literal(k: &Kernel, levels: &[LoopLevel], group: u32) -> bool {
 /// (the block's warps run different iterations, so they cannot share one copy).
 pub fn warp_per_iteration(k: &Kernel, phases: &GangPhases<'_>) -> bool {
     k.vector_length.is_some_and(|v| v <= 32) && phases.shared_arrays.is_empty()
-}
-
-/// Whether a strided loop (the grid loop, a vector loop a block shares) over one level with
-/// this body runs four iterations per trip while four remain, in the same order per thread:
-/// short straight-line code (assignments and stores, no control flow or atomics) becomes one
-/// stretch whose loads are in flight together. GPU compilers do not unroll loops of unknown
-/// trip count themselves; every GPU backend unrolls where this says.
-pub fn unrolls_strided(levels: &[super::LoopLevel], body: &[Stmt]) -> bool {
-    levels.len() == 1
-        && body.len() <= 16
-        && body.iter().all(|s| {
-            matches!(
-                s,
-                Stmt::Assign { .. } | Stmt::AssignElem { .. } | Stmt::Store { .. }
-            )
-        })
 }
 
 #[cfg(test)]

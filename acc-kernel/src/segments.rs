@@ -586,7 +586,8 @@ impl Program {
                     let mut total = Some(1u64);
                     for (i, t) in trips.iter().enumerate() {
                         let t = env.expr(*t).and_then(|t| u64::try_from(t).ok());
-                        let t = t.map(|t| tile.get(i).map_or(t, |&s| super::tile::tiles(t, s)));
+                        let t =
+                            t.map(|t| tile.get(i).map_or(t, |&s| t.div_ceil(u64::from(s.max(1)))));
                         total = total.zip(t).and_then(|(a, b)| a.checked_mul(b));
                     }
                     launch(*entry, total, values)?;

@@ -2,7 +2,6 @@
 //! validator): handles in range, every expression typed consistently, parameters used as
 //! what they are, `break`/`continue` inside loops.
 
-use super::builder::IrError;
 use super::*;
 
 /// Validates `k`; the error says what and where.
@@ -465,3 +464,18 @@ impl Validator<'_> {
         }
     }
 }
+
+/// A problem found while building or validating IR.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IrError {
+    /// What is wrong, and where in the region.
+    pub message: String,
+}
+
+impl std::fmt::Display for IrError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for IrError {}
