@@ -97,13 +97,7 @@ fn attribute<T: Default>(
     addr: u64,
     a: CUpointer_attribute,
 ) -> std::result::Result<T, sys::CUresult> {
-    let mut v = T::default();
-    // SAFETY: `v` has the size the attribute writes (an int, an unsigned int, a device
-    // pointer or a size_t, as the caller chose per attribute); `addr` is only looked up.
-    let r = unsafe { sys::cuPointerGetAttribute((&mut v as *mut T).cast(), a, addr) };
-    if r == sys::CUresult::CUDA_SUCCESS {
-        Ok(v)
-    } else {
-        Err(r)
-    }
+    // SAFETY: each caller asks for an attribute of `T`'s size (an int, an unsigned int, a
+    // device pointer or a size_t); `addr` is only looked up.
+    unsafe { super::result::pointer_attribute(addr, a) }.map_err(|e| e.0)
 }

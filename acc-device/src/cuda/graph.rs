@@ -9,7 +9,8 @@
 
 use cudarc::driver::sys;
 
-use super::recorded::{slot_addresses, Dispatch};
+use super::dispatch::{slot_addresses, Dispatch};
+use super::result;
 
 /// Nodes in a chain: the most launches one `cuGraphLaunch` submits.
 pub const CHAIN: usize = 32;
@@ -33,12 +34,9 @@ fn node(f: sys::CUfunction, d: &Dispatch, values: &mut [usize]) -> sys::CUDA_KER
     }
 }
 
-fn check(what: &str, r: sys::CUresult) -> Result<(), String> {
-    if r == sys::CUresult::CUDA_SUCCESS {
-        Ok(())
-    } else {
-        Err(format!("CUDA graph: {what}: {r:?}"))
-    }
+/// `r`, its error in words.
+fn check<T>(what: &str, r: result::DriverResult<T>) -> Result<T, String> {
+    r.map_err(|e| format!("CUDA graph: {what}: {:?}", e.0))
 }
 
 /// A chain of [`CHAIN`] kernel nodes, instantiated (destroyed on drop; the caller binds the
@@ -65,30 +63,22 @@ impl Chain {
             nodes: Vec::with_capacity(CHAIN),
             enabled: CHAIN,
         };
-        // SAFETY: out-pointer to a field; flags must be 0.
-        check("creating", unsafe {
-            sys::cuGraphCreate(&mut chain.graph, 0)
-        })?;
+        chain.graph = check("creating", result::graph_create())?;
         let (mut values, mut params) = (d.params.clone(), Vec::new());
         slot_addresses(&mut values, &mut params);
         let p = node(f, d, &mut params);
         for k in 0..CHAIN {
-            let mut n = std::ptr::null_mut();
-            let before = if k == 0 {
-                std::ptr::null()
-            } else {
-                &chain.nodes[k - 1]
-            };
+            let before = &chain.nodes[k.saturating_sub(1)..k];
             // SAFETY: a graph made above; `before` is its previous node (or none); `p` points
             // at `values`' slots, read during the call.
-            check("adding a kernel node", unsafe {
-                sys::cuGraphAddKernelNode_v2(&mut n, chain.graph, before, (k > 0) as usize, &p)
+            let n = check("adding a kernel node", unsafe {
+                result::graph_add_kernel_node(chain.graph, before, &p)
             })?;
             chain.nodes.push(n);
         }
-        // SAFETY: out-pointer to a field; a complete graph.
-        check("instantiating", unsafe {
-            sys::cuGraphInstantiateWithFlags(&mut chain.exec, chain.graph, 0)
+        // SAFETY: a complete graph.
+        chain.exec = check("instantiating", unsafe {
+            result::graph_instantiate(chain.graph)
         })?;
         Ok(chain)
     }
@@ -111,13 +101,13 @@ impl Chain {
             // SAFETY: a node of this chain's graph; `p` points at `values`' slots, whose
             // values the call copies (a launch of the graph already queued keeps its own).
             check("setting a node's launch", unsafe {
-                sys::cuGraphExecKernelNodeSetParams_v2(self.exec, self.nodes[k], &p)
+                result::graph_exec_set_kernel_node(self.exec, self.nodes[k], &p)
             })?;
         }
         self.enable(batch.len())?;
         // SAFETY: an instantiated graph whose enabled nodes were all set above.
         check("launching", unsafe {
-            sys::cuGraphLaunch(self.exec, stream)
+            cudarc::driver::result::graph::launch(self.exec, stream)
         })
     }
 
@@ -125,14 +115,14 @@ impl Chain {
     /// dependency on as an empty node would).
     fn enable(&mut self, n: usize) -> Result<(), String> {
         let (lo, hi, on) = if n > self.enabled {
-            (self.enabled, n, 1)
+            (self.enabled, n, true)
         } else {
-            (n, self.enabled, 0)
+            (n, self.enabled, false)
         };
         for &node in &self.nodes[lo..hi] {
             // SAFETY: a kernel node of this chain's graph.
             check("enabling a node", unsafe {
-                sys::cuGraphNodeSetEnabled(self.exec, node, on)
+                result::graph_node_set_enabled(self.exec, node, on)
             })?;
         }
         self.enabled = n;
@@ -147,10 +137,10 @@ impl Drop for Chain {
         // graph destroyed while in flight once it completes.
         unsafe {
             if !self.exec.is_null() {
-                sys::cuGraphExecDestroy(self.exec);
+                let _ = cudarc::driver::result::graph::exec_destroy(self.exec);
             }
             if !self.graph.is_null() {
-                sys::cuGraphDestroy(self.graph);
+                let _ = cudarc::driver::result::graph::destroy(self.graph);
             }
         }
     }

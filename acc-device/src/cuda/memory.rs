@@ -5,18 +5,16 @@
 
 use std::sync::Arc;
 
+use cudarc::driver::result as driver;
 use cudarc::driver::{sys, CudaContext, CudaStream};
 
 use acc_core::{Error, Result};
 
-use super::runtime::cuda_error;
+use super::result::{self, cuda_error};
 
-fn check(what: &str, r: sys::CUresult) -> Result<()> {
-    if r == sys::CUresult::CUDA_SUCCESS {
-        Ok(())
-    } else {
-        Err(cuda_error(what, r))
-    }
+/// `r`, its error as acc reports it while doing `what`.
+fn check<T>(what: &str, r: result::DriverResult<T>) -> Result<T> {
+    r.map_err(|e| cuda_error(what, e.0))
 }
 
 /// Page-locked host memory the device reads and writes through its own address.
@@ -39,25 +37,26 @@ impl Pinned {
         ctx.bind_to_thread()
             .map_err(|e| cuda_error("binding the context", e))?;
         let len = len.max(16);
-        let mut host = std::ptr::null_mut();
-        // SAFETY: out-pointers to locals; the flags map the memory for the device.
-        check("allocating page-locked memory", unsafe {
-            sys::cuMemHostAlloc(
-                &mut host,
+        // SAFETY: the flags map the memory for the device; its bytes are zeroed below before
+        // anything reads them.
+        let host = unsafe {
+            driver::malloc_host(
                 len,
                 sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE,
             )
-        })
-        .map_err(|_| Error::OutOfMemory { bytes: len })?;
-        let mut device = 0;
-        // SAFETY: `host` was just allocated with DEVICEMAP.
-        if let Err(e) = check("mapping page-locked memory", unsafe {
-            sys::cuMemHostGetDevicePointer_v2(&mut device, host, 0)
-        }) {
-            // SAFETY: allocated above, not used since.
-            unsafe { sys::cuMemFreeHost(host) };
-            return Err(e);
         }
+        .map_err(|_| Error::OutOfMemory { bytes: len })?;
+        // SAFETY: `host` was just allocated with DEVICEMAP.
+        let device = match check("mapping page-locked memory", unsafe {
+            result::mem_host_device_pointer(host)
+        }) {
+            Ok(d) => d,
+            Err(e) => {
+                // SAFETY: allocated above, not used since.
+                let _ = unsafe { driver::free_host(host) };
+                return Err(e);
+            }
+        };
         let host = host.cast::<u8>();
         // SAFETY: `len` bytes were allocated at `host`.
         unsafe { std::ptr::write_bytes(host, 0, len) };
@@ -97,7 +96,7 @@ impl Drop for Pinned {
     fn drop(&mut self) {
         if self.ctx.bind_to_thread().is_ok() {
             // SAFETY: allocated by cuMemHostAlloc in `new`; nothing uses it any more.
-            unsafe { sys::cuMemFreeHost(self.host.cast()) };
+            let _ = unsafe { driver::free_host(self.host.cast()) };
         }
     }
 }
@@ -139,7 +138,7 @@ impl Staging {
                 if n >= 2 {
                     // SAFETY: the event was recorded on this stream.
                     check("waiting for a copy", unsafe {
-                        sys::cuEventSynchronize(events[k])
+                        driver::event::synchronize(events[k])
                     })?;
                 }
                 chunks[k].bytes_mut()[..piece.len()].copy_from_slice(piece);
@@ -147,13 +146,15 @@ impl Staging {
                 // SAFETY: the chunk holds `piece.len()` bytes and stays untouched until the
                 // event recorded after the copy completes; `dst` has room (the caller's buffer).
                 check("copying in", unsafe {
-                    sys::cuMemcpyHtoDAsync_v2(at, chunks[k].host.cast(), piece.len(), s)
+                    driver::memcpy_htod_async(at, &chunks[k].bytes()[..piece.len()], s)
                 })?;
+                // SAFETY: an event and a stream of the bound context.
                 check("recording an event", unsafe {
-                    sys::cuEventRecord(events[k], s)
+                    driver::event::record(events[k], s)
                 })?;
             }
-            check("copying in", unsafe { sys::cuStreamSynchronize(s) })
+            // SAFETY: the stream of the bound context.
+            check("copying in", unsafe { driver::stream::synchronize(s) })
         })();
         destroy_events(events);
         result
@@ -172,10 +173,11 @@ impl Staging {
                 let at = src + (n * CHUNK) as u64;
                 // SAFETY: the chunk has room for `len` bytes and is not read until its event.
                 check("copying out", unsafe {
-                    sys::cuMemcpyDtoHAsync_v2(chunks[k].host.cast(), at, len, s)
+                    driver::memcpy_dtoh_async(&mut chunks[k].bytes_mut()[..len], at, s)
                 })?;
+                // SAFETY: an event and a stream of the bound context.
                 check("recording an event", unsafe {
-                    sys::cuEventRecord(events[k], s)
+                    driver::event::record(events[k], s)
                 })
             };
             let lens: Vec<usize> = pieces.iter().map(|p| p.len()).collect();
@@ -189,7 +191,7 @@ impl Staging {
                 }
                 // SAFETY: the event was recorded on this stream after the piece's copy.
                 check("copying out", unsafe {
-                    sys::cuEventSynchronize(events[n % 2])
+                    driver::event::synchronize(events[n % 2])
                 })?;
                 piece.copy_from_slice(&chunks[n % 2].bytes()[..piece.len()]);
             }
@@ -249,7 +251,7 @@ impl QueuedUploads {
         // SAFETY: `copy` holds `host.len()` bytes and is kept untouched (in `busy`) until the
         // event recorded after the transfer has passed; `dst` has room (the caller's buffer).
         check("copying in on a queue", unsafe {
-            sys::cuMemcpyHtoDAsync_v2(dst, copy.host.cast(), host.len(), stream.cu_stream())
+            driver::memcpy_htod_async(dst, &copy.bytes()[..host.len()], stream.cu_stream())
         })?;
         let done = match stream.record_event(None) {
             Ok(e) => e,
@@ -284,18 +286,16 @@ impl Drop for QueuedUploads {
 }
 
 fn new_event() -> Result<sys::CUevent> {
-    let mut e = std::ptr::null_mut();
-    // SAFETY: out-pointer to a local.
-    check("creating an event", unsafe {
-        sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32)
-    })?;
-    Ok(e)
+    check(
+        "creating an event",
+        driver::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING),
+    )
 }
 
 fn destroy_events(events: [sys::CUevent; 2]) {
     for e in events {
         // SAFETY: created by `new_event`, no longer waited on.
-        unsafe { sys::cuEventDestroy_v2(e) };
+        let _ = unsafe { driver::event::destroy(e) };
     }
 }
 
@@ -303,15 +303,12 @@ fn destroy_events(events: [sys::CUevent; 2]) {
 /// returning it to the driver at each synchronization (the pool behind every allocation of
 /// the runtime: present data, temporaries and scratch).
 pub fn keep_pool_memory(ctx: &CudaContext) {
-    let mut pool = std::ptr::null_mut();
-    // SAFETY: out-pointer to a local; the device handle comes from a live context.
-    if unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()) }
-        == sys::CUresult::CUDA_SUCCESS
-    {
+    // SAFETY: the device handle comes from a live context.
+    if let Ok(pool) = unsafe { driver::device::get_default_mem_pool(ctx.cu_device()) } {
         let mut keep = u64::MAX;
         // SAFETY: the attribute takes a pointer to a u64.
-        unsafe {
-            sys::cuMemPoolSetAttribute(
+        let _ = unsafe {
+            driver::mem_pool::set_attribute(
                 pool,
                 sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
                 (&mut keep as *mut u64).cast(),

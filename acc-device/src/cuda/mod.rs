@@ -9,11 +9,13 @@
 
 mod buffer;
 mod compile;
+mod dispatch;
 mod graph;
 mod memory;
 mod module_cache;
 mod peer;
 mod recorded;
+mod result;
 mod runtime;
 
 pub use runtime::{CudaBackend, CudaDevice};

@@ -14,7 +14,7 @@ use cudarc::driver::{sys, CudaContext};
 
 use acc_core::Result;
 
-use super::runtime::cuda_error;
+use super::result::{self, cuda_error};
 
 /// FNV-1a, 64 bits: stable across builds and platforms, unlike std's hasher.
 fn fnv1a(bytes: &[u8]) -> u64 {
@@ -42,10 +42,7 @@ fn directory() -> Option<PathBuf> {
 
 /// The CUDA driver's version (12080 for 12.8; 0 where the driver cannot say).
 pub fn driver_version() -> i32 {
-    let mut v = 0;
-    // SAFETY: out-pointer to a local.
-    unsafe { sys::cuDriverGetVersion(&mut v) };
-    v
+    result::driver_version()
 }
 
 /// The cubin file for `ptx` compiled for `sm`.
@@ -79,11 +76,10 @@ impl Module {
     fn load(ctx: &Arc<CudaContext>, image: &[u8]) -> Result<Module> {
         ctx.bind_to_thread()
             .map_err(|e| cuda_error("binding the context", e))?;
-        let mut raw = std::ptr::null_mut();
         // SAFETY: `image` is a whole cubin the driver made (`link`) or NUL-terminated PTX (the
-        // call takes no length); out-pointer to a local.
-        let r = unsafe { sys::cuModuleLoadData(&mut raw, image.as_ptr().cast()) };
-        Module::made(ctx, raw, r)
+        // call takes no length).
+        let raw = unsafe { cudarc::driver::result::module::load_data(image.as_ptr().cast()) };
+        Module::made(ctx, raw)
     }
 
     /// Loads the cubin file at `path` (the driver reads the file, whatever its length: a
@@ -93,18 +89,15 @@ impl Module {
             .map_err(|_| cuda_error("loading a cached module", "a NUL in its path"))?;
         ctx.bind_to_thread()
             .map_err(|e| cuda_error("binding the context", e))?;
-        let mut raw = std::ptr::null_mut();
-        // SAFETY: a NUL-terminated path; out-pointer to a local.
-        let r = unsafe { sys::cuModuleLoad(&mut raw, name.as_ptr()) };
-        Module::made(ctx, raw, r)
+        Module::made(ctx, cudarc::driver::result::module::load(name))
     }
 
-    fn made(ctx: &Arc<CudaContext>, raw: sys::CUmodule, r: sys::CUresult) -> Result<Module> {
-        if r != sys::CUresult::CUDA_SUCCESS {
-            return Err(cuda_error("loading a PTX module", r));
-        }
+    fn made(
+        ctx: &Arc<CudaContext>,
+        raw: std::result::Result<sys::CUmodule, cudarc::driver::DriverError>,
+    ) -> Result<Module> {
         Ok(Module {
-            raw,
+            raw: raw.map_err(|e| cuda_error("loading a PTX module", e.0))?,
             ctx: Arc::clone(ctx),
         })
     }
@@ -113,12 +106,9 @@ impl Module {
     pub fn function(&self, name: &str) -> Result<Function> {
         let name = std::ffi::CString::new(name)
             .map_err(|_| cuda_error("finding an entry point", "a NUL in its name"))?;
-        let mut f = std::ptr::null_mut();
-        // SAFETY: a loaded module and a NUL-terminated name; out-pointer to a local.
-        let r = unsafe { sys::cuModuleGetFunction(&mut f, self.raw, name.as_ptr()) };
-        if r != sys::CUresult::CUDA_SUCCESS {
-            return Err(cuda_error("finding an entry point", r));
-        }
+        // SAFETY: a loaded module.
+        let f = unsafe { cudarc::driver::result::module::get_function(self.raw, name) }
+            .map_err(|e| cuda_error("finding an entry point", e.0))?;
         Ok(Function(f))
     }
 }
@@ -128,7 +118,7 @@ impl Drop for Module {
         if self.ctx.bind_to_thread().is_ok() {
             // SAFETY: loaded in `Module::load`; its functions are not launched any more (they
             // live beside it in the same `Loaded`).
-            unsafe { sys::cuModuleUnload(self.raw) };
+            let _ = unsafe { cudarc::driver::result::module::unload(self.raw) };
         }
     }
 }
@@ -151,13 +141,9 @@ impl Function {
     /// An attribute of the entry point (registers, shared and local memory); the caller binds
     /// the module's context first.
     pub fn attribute(&self, a: sys::CUfunction_attribute) -> Result<i32> {
-        let mut v = 0;
-        // SAFETY: out-pointer to a local; a loaded function.
-        let r = unsafe { sys::cuFuncGetAttribute(&mut v, a, self.0) };
-        if r != sys::CUresult::CUDA_SUCCESS {
-            return Err(cuda_error("reading a function attribute", r));
-        }
-        Ok(v)
+        // SAFETY: a function of a loaded module.
+        unsafe { cudarc::driver::result::function::get_function_attribute(self.0, a) }
+            .map_err(|e| cuda_error("reading a function attribute", e.0))
     }
 }
 
@@ -321,44 +307,7 @@ fn store(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
 /// then reports why).
 fn link(ctx: &Arc<CudaContext>, ptx: &str) -> Option<Vec<u8>> {
     ctx.bind_to_thread().ok()?;
-    let mut src = ptx.as_bytes().to_vec();
-    src.push(0);
-    let mut state = std::ptr::null_mut();
-    // SAFETY: no options; out-pointer to a local.
-    if unsafe { sys::cuLinkCreate_v2(0, std::ptr::null_mut(), std::ptr::null_mut(), &mut state) }
-        != sys::CUresult::CUDA_SUCCESS
-    {
-        return None;
-    }
-    let name = c"acc.ptx";
-    let mut out = None;
-    // SAFETY: `src` is NUL-terminated PTX of the given size; the linker copies what it needs.
-    let added = unsafe {
-        sys::cuLinkAddData_v2(
-            state,
-            sys::CUjitInputType::CU_JIT_INPUT_PTX,
-            src.as_mut_ptr().cast(),
-            src.len(),
-            name.as_ptr(),
-            0,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-        )
-    };
-    if added == sys::CUresult::CUDA_SUCCESS {
-        let (mut cubin, mut size) = (std::ptr::null_mut(), 0usize);
-        // SAFETY: out-pointers to locals; the cubin lives until the state is destroyed.
-        if unsafe { sys::cuLinkComplete(state, &mut cubin, &mut size) }
-            == sys::CUresult::CUDA_SUCCESS
-            && !cubin.is_null()
-        {
-            // SAFETY: the driver returned `size` bytes at `cubin`.
-            out = Some(unsafe { std::slice::from_raw_parts(cubin.cast::<u8>(), size) }.to_vec());
-        }
-    }
-    // SAFETY: created above; the cubin was copied out.
-    unsafe { sys::cuLinkDestroy(state) };
-    out
+    result::link_ptx(ptx)
 }
 
 #[cfg(test)]

@@ -7,9 +7,9 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use acc_core::Result;
-use cudarc::driver::{sys, CudaContext};
+use cudarc::driver::CudaContext;
 
-use super::runtime::cuda_error;
+use super::result::{self, cuda_error};
 
 /// For each ordered pair of GPU ordinals tried: whether the first now reaches the second's
 /// memory directly.
@@ -35,21 +35,13 @@ pub fn enable(to: &CudaContext, from: &CudaContext) -> bool {
 
 /// Lets `ctx`'s kernels and copies reach `peer`'s memory, where the driver allows it.
 fn one_way(ctx: &CudaContext, peer: &CudaContext) -> bool {
-    let mut can = 0;
-    // SAFETY: plain queries and a context switch on this thread; no memory is touched.
-    unsafe {
-        if sys::cuDeviceCanAccessPeer(&mut can, ctx.cu_device(), peer.cu_device())
-            != sys::CUresult::CUDA_SUCCESS
-            || can == 0
-            || ctx.bind_to_thread().is_err()
-        {
-            return false;
-        }
-        matches!(
-            sys::cuCtxEnablePeerAccess(peer.cu_ctx(), 0),
-            sys::CUresult::CUDA_SUCCESS | sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
-        )
+    if !result::device_can_access_peer(ctx.cu_device(), peer.cu_device()).unwrap_or(false)
+        || ctx.bind_to_thread().is_err()
+    {
+        return false;
     }
+    // SAFETY: `peer` is a live context; `ctx` was bound to this thread above.
+    unsafe { result::ctx_enable_peer_access(peer.cu_ctx()) }.is_ok()
 }
 
 /// Copies `bytes` bytes from device address `src` of `from` to device address `dst` of `to`
@@ -69,13 +61,8 @@ pub unsafe fn copy(
     to.bind_to_thread()
         .map_err(|e| cuda_error("binding the context", e))?;
     // SAFETY: the caller's contract.
-    let r = unsafe { sys::cuMemcpyPeer(dst, to.cu_ctx(), src, from.cu_ctx(), bytes) };
-    if r != sys::CUresult::CUDA_SUCCESS {
-        return Err(cuda_error(
-            "copying between two GPUs",
-            cudarc::driver::DriverError(r),
-        ));
-    }
+    unsafe { result::memcpy_peer((to.cu_ctx(), dst), (from.cu_ctx(), src), bytes) }
+        .map_err(|e| cuda_error("copying between two GPUs", e))?;
     // cuMemcpyPeer may return before a device-to-device copy is done.
     to.synchronize()
         .map_err(|e| cuda_error("copying between two GPUs", e))?;

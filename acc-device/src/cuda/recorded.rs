@@ -24,8 +24,9 @@ use cudarc::driver::{sys, CudaContext, CudaStream};
 use acc_core::{Error, Result};
 
 use super::compile::{Code, Job};
+pub use super::dispatch::{slot_addresses, Dispatch};
 use super::graph::{Chain, CHAIN};
-use super::runtime::cuda_error;
+use super::result::cuda_error;
 
 /// Recorded launches at which the flusher submits them without waiting for [`LINGER`].
 pub const BATCH: usize = CHAIN;
@@ -35,32 +36,11 @@ pub const BATCH: usize = CHAIN;
 /// any host work a program overlaps with its kernels.
 pub const LINGER: Duration = Duration::from_micros(60);
 
-/// The addresses of parameter slots, as `cuLaunchKernel` and kernel nodes take them (as
-/// integers, so that a buffer of them can be kept between launches), into `into`, emptied
-/// first; valid while `slots` is neither moved nor grown.
-pub fn slot_addresses(slots: &mut [u64], into: &mut Vec<usize>) {
-    into.clear();
-    into.extend(
-        slots
-            .iter_mut()
-            .map(|v| (v as *mut u64).cast::<std::ffi::c_void>() as usize),
-    );
-}
-
 /// `ACC_NOTIFY`: launch `name` recorded, and why.
 pub fn notify_recorded(name: &str, why: &str) {
     acc_core::observe::notify(acc_core::observe::Notify::Launch, || {
         format!("cuda: `{name}` recorded ({why}), to be submitted with the launches after it")
     });
-}
-
-/// One dispatch of a recorded launch: entry point, grid and block, parameters (64-bit slots).
-#[derive(Clone)]
-pub struct Dispatch {
-    pub entry: usize,
-    pub grid: u32,
-    pub block: u32,
-    pub params: Vec<u64>,
 }
 
 /// A recorded launch: its variant's module (maybe still compiling) and its dispatches.
@@ -190,8 +170,7 @@ impl Recorder {
         // SAFETY: the device's stream, its context bound by the launch asking.
         self.batch
             && self.pending.load(Ordering::Acquire)
-            && unsafe { sys::cuStreamQuery(self.stream.cu_stream()) }
-                == sys::CUresult::CUDA_ERROR_NOT_READY
+            && unsafe { super::result::stream_idle(self.stream.cu_stream()) } == Ok(false)
     }
 
     /// Records `q`, to be submitted by the flusher or the device's next other use.
@@ -371,10 +350,8 @@ impl Recorder {
             }
             let (mut slots, mut addresses) = (Vec::new(), Vec::new());
             for (f, d) in part {
-                let r = launch(*f, d, stream, (&mut slots, &mut addresses));
-                if r != sys::CUresult::CUDA_SUCCESS {
-                    return Err(cuda_error("launching a recorded launch", r));
-                }
+                launch(*f, d, stream, (&mut slots, &mut addresses))
+                    .map_err(|e| cuda_error("launching a recorded launch", e.0))?;
             }
             self.pending.store(true, Ordering::Release);
             acc_core::observe::notify(acc_core::observe::Notify::Launch, || {
@@ -405,7 +382,7 @@ pub fn launch(
     d: &Dispatch,
     stream: sys::CUstream,
     (slots, addresses): (&mut Vec<u64>, &mut Vec<usize>),
-) -> sys::CUresult {
+) -> super::result::DriverResult<()> {
     slots.clear();
     slots.extend_from_slice(&d.params);
     slot_addresses(slots, addresses);
@@ -413,21 +390,7 @@ pub fn launch(
     // them, each at an address in `addresses`; the memory they point to (present data, the
     // launch's scratch) is freed only after the device submitted its recorded launches and
     // waited for its stream.
-    unsafe {
-        sys::cuLaunchKernel(
-            f,
-            d.grid,
-            1,
-            1,
-            d.block,
-            1,
-            1,
-            0,
-            stream,
-            addresses.as_mut_ptr().cast(),
-            std::ptr::null_mut(),
-        )
-    }
+    unsafe { super::result::launch_kernel(f, (d.grid, d.block), stream, addresses) }
 }
 
 #[cfg(all(test, feature = "gpu-tests"))]

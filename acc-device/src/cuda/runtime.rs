@@ -18,11 +18,7 @@ use super::module_cache;
 use super::recorded::{self, Recorder};
 use crate::ptx::{lower_with, Lowered, Target, BLOCK_SIZE};
 
-pub(crate) fn cuda_error(what: &str, e: impl std::fmt::Debug) -> Error {
-    Error::Unsupported {
-        what: format!("CUDA: {what}: {e:?}"),
-    }
-}
+pub(crate) use super::result::cuda_error;
 
 fn no_device(reason: impl Into<String>) -> Error {
     Error::NoDevice {
@@ -365,13 +361,8 @@ impl CudaDevice {
         }
         // SAFETY: `dst` has room for `host` (the caller's allocation); the copy of pageable
         // memory is finished when the call returns.
-        let r =
-            unsafe { cudarc::driver::sys::cuMemcpyHtoD_v2(dst, host.as_ptr().cast(), host.len()) };
-        if r == cudarc::driver::sys::CUresult::CUDA_SUCCESS {
-            Ok(())
-        } else {
-            Err(cuda_error("copying in", r))
-        }
+        unsafe { cudarc::driver::result::memcpy_htod_sync(dst, host) }
+            .map_err(|e| cuda_error("copying in", e.0))
     }
 
     /// Copies device memory at `src` into `host` (timed for `ACC_TIME`).
@@ -394,14 +385,8 @@ impl CudaDevice {
                 .copy_out(&self.stream, src, host);
         }
         // SAFETY: `src` holds `host.len()` bytes; the stream's work was synchronized before.
-        let r = unsafe {
-            cudarc::driver::sys::cuMemcpyDtoH_v2(host.as_mut_ptr().cast(), src, host.len())
-        };
-        if r == cudarc::driver::sys::CUresult::CUDA_SUCCESS {
-            Ok(())
-        } else {
-            Err(cuda_error("copying out", r))
-        }
+        unsafe { cudarc::driver::result::memcpy_dtoh_sync(host, src) }
+            .map_err(|e| cuda_error("copying out", e.0))
     }
 
     /// A timing event recorded on `stream` (from the pool of read ones where it has one).

@@ -135,9 +135,9 @@ impl acc_core::Device for CudaDevice {
     }
     fn queue_done(&self, queue: Option<Queue>) -> bool {
         let idle = |s: &CudaStream| {
-            // SAFETY: a stream of this device's context, alive while `s` is.
-            let r = unsafe { cudarc::driver::sys::cuStreamQuery(s.cu_stream()) };
-            r == cudarc::driver::sys::CUresult::CUDA_SUCCESS
+            // SAFETY: a stream of this device's context, alive while `s` is (the context is
+            // bound before this is called).
+            unsafe { crate::cuda::result::stream_idle(s.cu_stream()) }.unwrap_or(false)
         };
         if self.ctx.bind_to_thread().is_err() {
             return false;

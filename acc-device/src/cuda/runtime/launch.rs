@@ -10,7 +10,6 @@ use acc_core::gpu::{
     Readback, Variant,
 };
 use acc_core::ir::ParamId;
-use cudarc::driver::sys;
 
 use super::*;
 
@@ -201,15 +200,13 @@ impl GpuDriver for CudaDevice {
                 let f = recorded::function(code, d)?;
                 // As `CudaLaunch::dispatch`'s launch made it: the same arrays, present where
                 // they were (the table is unchanged).
-                let r = recorded::launch(
+                recorded::launch(
                     f,
                     d,
                     self.stream.cu_stream(),
                     (&mut state.values, &mut state.params),
-                );
-                if r != sys::CUresult::CUDA_SUCCESS {
-                    return Err(cuda_error(&format!("launching `{}`", kernel.name), r));
-                }
+                )
+                .map_err(|e| cuda_error(&format!("launching `{}`", kernel.name), e.0))?;
             }
         }
         rec.pending.store(true, Ordering::Release);
@@ -476,26 +473,10 @@ impl GpuLaunch for CudaLaunch<'_> {
         // (`ptx::Lowered` documents the list), each in a slot `params` points at; the memory
         // they point to lives until the stream is synchronized (a deferred launch copies
         // nothing in, and present data outlives it); the context was bound in `begin`.
-        let r = unsafe {
-            sys::cuLaunchKernel(
-                f.raw(),
-                grid,
-                1,
-                1,
-                block,
-                1,
-                1,
-                0,
-                stream,
-                state.params.as_mut_ptr().cast(),
-                std::ptr::null_mut(),
-            )
-        };
-        if r == sys::CUresult::CUDA_SUCCESS {
-            Ok(())
-        } else {
-            Err(cuda_error(&format!("launching `{}`", self.kernel.name), r))
+        unsafe {
+            crate::cuda::result::launch_kernel(f.raw(), (grid, block), stream, &mut state.params)
         }
+        .map_err(|e| cuda_error(&format!("launching `{}`", self.kernel.name), e.0))
     }
 
     fn keep(&mut self) {
