@@ -527,151 +527,10 @@ impl Writer<'_> {
         let k = self.k;
         let mut bindings = Vec::new();
         let mut decls = String::new();
-        // Arrays the kernel touches (the original of a `private` copy stays on the host).
-        let accessed = k.accessed_params();
-        for (id, p) in k.params.iter().enumerate() {
-            if matches!(p.kind, ParamKind::Array { .. }) && !accessed[id] {
-                continue;
-            }
-            if let ParamKind::Array {
-                elem: Elem::Struct(layout),
-                writable,
-            } = &p.kind
-            {
-                let atomic_fields: Vec<FieldId> = self
-                    .atomic
-                    .iter()
-                    .filter(|(a, _)| *a == id as ParamId)
-                    .filter_map(|(_, f)| *f)
-                    .collect();
-                let _ = writeln!(
-                    decls,
-                    "{}",
-                    struct_decl(
-                        &format!("S{id}"),
-                        layout,
-                        &atomic_fields,
-                        self.packed_atomic.contains(&(id as ParamId)),
-                        self.target
-                    )
-                    .map_err(|e| annotate(e, &p.name))?
-                );
-                let access = if *writable { "read_write" } else { "read" };
-                let _ = writeln!(
-                    decls,
-                    "@group(0) @binding({}) var<storage, {access}> p{id}: array<S{id}>; // {}",
-                    bindings.len(),
-                    p.name
-                );
-                bindings.push(Binding::Array(id as ParamId));
-                continue;
-            }
-            if let ParamKind::Array {
-                elem: Elem::Scalar(elem),
-                writable,
-            } = &p.kind
-            {
-                let ty = if self.atomic.contains(&(id as ParamId, None)) {
-                    let w = atomic_word(*elem, self.target).map_err(|e| annotate(e, &p.name))?;
-                    match w {
-                        "i32" => "atomic<i32>",
-                        "i64" => "atomic<i64>",
-                        "u64" => "atomic<u64>",
-                        _ => "atomic<u32>",
-                    }
-                } else {
-                    storage_type(*elem, self.target).map_err(|e| annotate(e, &p.name))?
-                };
-                let access = if *writable { "read_write" } else { "read" };
-                let _ = writeln!(
-                    decls,
-                    "@group(0) @binding({}) var<storage, {access}> p{id}: array<{ty}>; // {}",
-                    bindings.len(),
-                    p.name
-                );
-                bindings.push(Binding::Array(id as ParamId));
-            }
-        }
-        // Scalars, in one buffer laid out by size.
-        let mut params = Vec::new();
-        let mut offset = 0u32;
-        let mut fields = String::new();
-        let mut scalars: Vec<(usize, Scalar)> = k
-            .params
-            .iter()
-            .enumerate()
-            .filter_map(|(i, p)| match p.kind {
-                ParamKind::Scalar(s) => Some((i, s)),
-                _ => None,
-            })
-            .collect();
-        scalars.sort_by_key(|&(_, s)| std::cmp::Reverse(self.param_size(s)));
-        for (id, s) in scalars {
-            let size = self.param_size(s);
-            offset = offset.next_multiple_of(size);
-            let ty = if s == Scalar::Bool {
-                "u32"
-            } else {
-                self.ty(s).map_err(|e| annotate(e, &k.params[id].name))?
-            };
-            let _ = writeln!(fields, "    p{id}: {ty},");
-            params.push(ParamSlot {
-                param: id as ParamId,
-                ty: s,
-                offset,
-            });
-            offset += size;
-        }
-        // Each array's first element in its buffer and its length: an array may be a part of a
-        // present buffer (a subarray, 3.3 section 2.7.1), and an empty one is bound to a
-        // placeholder buffer.
-        let mut arrays = Vec::new();
-        for (id, p) in k.params.iter().enumerate() {
-            if matches!(p.kind, ParamKind::Array { .. }) {
-                offset = offset.next_multiple_of(4);
-                let _ = writeln!(fields, "    b{id}: u32,\n    n{id}: u32,");
-                arrays.push(ArraySlot {
-                    param: id as ParamId,
-                    offset,
-                });
-                offset += 8;
-            }
-        }
-        // The grid's workgroup count, for entry points that fold per-workgroup partials.
-        offset = offset.next_multiple_of(4);
-        let _ = writeln!(fields, "    acc_groups: u32,");
-        let groups_offset = Some(offset);
-        offset += 4;
-
-        let params_size = offset.next_multiple_of(8).max(4);
-        let _ = writeln!(decls, "struct Params {{\n{fields}}}");
-        let _ = writeln!(
-            decls,
-            "@group(0) @binding({}) var<storage, read> params: Params;",
-            bindings.len()
-        );
-        bindings.push(Binding::Params);
-        let _ = writeln!(
-            decls,
-            "@group(0) @binding({}) var<storage, read_write> acc_status: array<atomic<u32>, 5>;",
-            bindings.len()
-        );
-        bindings.push(Binding::Status);
-        for (n, a) in self.spilled.arrays.iter().enumerate() {
-            let ty = if a.ty == Scalar::Bool {
-                "u32"
-            } else {
-                self.ty(a.ty)?
-            };
-            let _ = writeln!(
-                decls,
-                "@group(0) @binding({}) var<storage, read_write> acc_sp{}: array<{ty}>; // {}",
-                bindings.len(),
-                a.local,
-                self.k.function.locals[a.local as usize].name
-            );
-            bindings.push(Binding::Spilled(n));
-        }
+        self.array_bindings(&mut decls, &mut bindings)?;
+        let buffer = self.param_buffer()?;
+        let _ = writeln!(decls, "struct Params {{\n{}}}", buffer.fields);
+        self.fixed_bindings(&mut decls, &mut bindings)?;
 
         // Entry points: one per top-level parallel loop. When the region has only scalar
         // assignments besides, they are the gang-redundant prelude every invocation runs;
@@ -682,72 +541,17 @@ impl Writer<'_> {
         let LocalsBuffer {
             slots: local_slots,
             size: locals_size,
-            load: load_locals,
+            load: mut load_locals,
             store: store_locals,
         } = if segmented {
             self.locals_buffer(&mut decls, &mut bindings)?
         } else {
             LocalsBuffer::default()
         };
-        // The host loops' variables, which every entry point sets from its dispatch's values
-        // after loading the locals.
-        let mut load_locals = load_locals;
-        if !plan.segments.host_vars.is_empty() {
-            let _ = writeln!(
-                decls,
-                "@group(0) @binding({}) var<storage, read> acc_hv: array<u32, {}>;",
-                bindings.len(),
-                2 * plan.segments.host_vars.len()
-            );
-            bindings.push(Binding::HostValues);
-            for (n, &v) in plan.segments.host_vars.iter().enumerate() {
-                let t = k.function.locals[v as usize].ty;
-                let (lo, hi) = (
-                    format!("acc_hv[{}]", 2 * n),
-                    format!("acc_hv[{}]", 2 * n + 1),
-                );
-                let value = match self.ty(t)? {
-                    "u32" => lo,
-                    "u64" => format!("((u64({hi}) << 32u) | u64({lo}))"),
-                    "i64" => format!("bitcast<i64>((u64({hi}) << 32u) | u64({lo}))"),
-                    other => format!("bitcast<{other}>({lo})"),
-                };
-                let _ = writeln!(load_locals, "    l{v} = {value};");
-            }
-        }
-
+        self.host_values(plan, (&mut decls, &mut bindings), &mut load_locals)?;
+        self.partial_bindings(plan, &mut decls, &mut bindings)?;
         let mut entry_points = Vec::new();
         let mut bodies = String::new();
-        let reductions = &plan.segments.reductions;
-        // Each reduction slot's partials buffer and workgroup scratch.
-        for (e, entry) in plan.segments.entries.iter().enumerate() {
-            let Entry::Grid { slots, .. } = entry else {
-                continue;
-            };
-            for (r, &slot) in slots.iter().enumerate() {
-                let ty = reductions[slot].ty;
-                // bool is not host-shareable: its partials are u32 0/1.
-                let wty = if ty == Scalar::Bool {
-                    "u32"
-                } else {
-                    storage_type(ty, self.target)?
-                };
-                let b = bindings.len();
-                let _ = writeln!(decls, "@group(0) @binding({b}) var<storage, read_write> acc_partials_{slot}: array<{wty}>;");
-                let _ = writeln!(
-                    decls,
-                    "var<workgroup> acc_shared_{e}_{r}: array<{wty}, {WORKGROUP_SIZE}>;"
-                );
-                if reductions[slot].op == ReduceOp::ComplexMul {
-                    // The imaginary parts of a complex product.
-                    let _ = writeln!(
-                        decls,
-                        "var<workgroup> acc_shared_{e}_{r}_im: array<{wty}, {WORKGROUP_SIZE}>;"
-                    );
-                }
-                bindings.push(Binding::Partials(slot));
-            }
-        }
         for (n, (entry, planned)) in plan.segments.entries.iter().zip(&plan.entries).enumerate() {
             let body = match entry {
                 Entry::Single(stmts) => {
@@ -775,30 +579,7 @@ impl Writer<'_> {
         wgsl.push_str(&decls);
         wgsl.push_str(&self.helpers);
         wgsl.push_str(&bodies);
-        let module = naga::front::wgsl::parse_str(&wgsl).map_err(|e| Error::Unsupported {
-            what: format!(
-                "internal error: generated WGSL does not parse:\n{}\n{wgsl}",
-                e.emit_to_string(&wgsl)
-            ),
-        })?;
-        let mut caps = naga::valid::Capabilities::empty();
-        if self.target.f64 {
-            caps |= naga::valid::Capabilities::FLOAT64;
-        }
-        if self.target.int64 {
-            caps |= naga::valid::Capabilities::SHADER_INT64;
-        }
-        if self.target.int64_atomics {
-            caps |= naga::valid::Capabilities::SHADER_INT64_ATOMIC_ALL_OPS;
-        }
-        let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)
-            .validate(&module)
-            .map_err(|e| Error::Unsupported {
-                what: format!(
-                    "internal error: generated WGSL does not validate:\n{}\n{wgsl}",
-                    e.emit_to_string(&wgsl)
-                ),
-            })?;
+        let (module, info) = self.validated(&wgsl)?;
         let slots: Vec<(LocalId, Scalar, u32)> = local_slots
             .iter()
             .map(|&(l, t, off)| (l as LocalId, t, off))
@@ -815,10 +596,10 @@ impl Writer<'_> {
             info,
             entry_points,
             bindings,
-            params,
-            arrays,
-            params_size,
-            groups_offset,
+            params: buffer.params,
+            arrays: buffer.arrays,
+            params_size: buffer.size,
+            groups_offset: Some(buffer.groups_offset),
             layout,
             spilled: self.spilled.clone(),
         })
@@ -862,6 +643,7 @@ fn annotate(e: Error, var: &str) -> Error {
 }
 
 mod access;
+mod bindings;
 mod structs;
 use expr::literal;
 use locals::LocalsBuffer;

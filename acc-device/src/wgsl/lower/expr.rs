@@ -30,31 +30,7 @@ impl Writer<'_> {
                 array,
                 field,
                 index,
-            } => {
-                let member = self.member_at(*array, *field, *index)?;
-                let i = self.expr(*index)?;
-                let i32 = self.index32(&i, self.is_constant(*index));
-                let place = if self.k.unchecked || self.fast_index(*array, *index) {
-                    format!("p{array}[params.b{array} + {i32}]{member}")
-                } else {
-                    self.bounds_helper();
-                    // Out of range: the access is recorded and reads element 0 (or zero).
-                    format!("p{array}[params.b{array} + select(0u, {i32}, acc_in_bounds({array}u, {i}, params.n{array}))]{member}")
-                };
-                if let Some(p) = self.packed(*array, *field) {
-                    p.extract(&if p.atomic {
-                        format!("atomicLoad(&{place})")
-                    } else {
-                        place
-                    })
-                } else if self.atomic.contains(&(*array, *field)) {
-                    decode(ty, &format!("atomicLoad(&{place})"))
-                } else if ty == Scalar::Bool {
-                    format!("({place} != 0u)")
-                } else {
-                    place
-                }
-            }
+            } => self.load(*array, *field, *index, ty)?,
             Expr::Len(a) => self.len_of(*a),
             Expr::GangIndex => format!("{}(acc_wg.x)", self.uty()),
             // The element's index; `member_at` indexes the nested array.
@@ -71,54 +47,7 @@ impl Writer<'_> {
                     format!("(~{inner})")
                 }
             }
-            Expr::Binary(op, a, b) => {
-                let (x, y) = (self.expr(*a)?, self.expr(*b)?);
-                let operand = self.types[a.index()];
-                let r = match op {
-                    BinaryOp::And => format!("({x} && {y})"),
-                    BinaryOp::Or => format!("({x} || {y})"),
-                    // A literal count is written as a `u32` literal: naga does not convert
-                    // 64-bit constants.
-                    BinaryOp::Shl | BinaryOp::Shr => match &self.k.function.exprs[*b] {
-                        Expr::Literal(Literal::Int(_, n)) => {
-                            format!("({x} {} {}u)", op.symbol(), *n as u32)
-                        }
-                        _ => format!("({x} {} u32({y}))", op.symbol()),
-                    },
-                    // WGSL allows f32 division 2.5 ULP (NVIDIA's Vulkan driver takes it): in
-                    // f64 and rounded once it is correctly rounded (53 >= 2 * 24 + 2 bits), as
-                    // Rust and PTX's `div.rn` divide.
-                    BinaryOp::Div
-                        if operand == Scalar::F32 && self.target.f64 && !self.target.fast_float =>
-                    {
-                        format!("f32(f64({x}) / f64({y}))")
-                    }
-                    BinaryOp::Rem if operand.is_float() => {
-                        format!("({x} - trunc({x} / {y}) * {y})")
-                    }
-                    BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
-                        if self.by_halves(operand) =>
-                    {
-                        match op {
-                            BinaryOp::Lt => self.less(operand, &x, &y),
-                            BinaryOp::Gt => self.less(operand, &y, &x),
-                            BinaryOp::Le => format!("(!{})", self.less(operand, &y, &x)),
-                            _ => format!("(!{})", self.less(operand, &x, &y)),
-                        }
-                    }
-                    // WGSL has no `^` on bool.
-                    BinaryOp::BitXor if operand == Scalar::Bool => format!("({x} != {y})"),
-                    _ => format!("({x} {} {y})", op.symbol()),
-                };
-                match op {
-                    BinaryOp::Add
-                    | BinaryOp::Sub
-                    | BinaryOp::Mul
-                    | BinaryOp::Shl
-                    | BinaryOp::Div => wrap(ty, &r).unwrap_or(r),
-                    _ => r,
-                }
-            }
+            Expr::Binary(op, a, b) => self.binary(*op, (*a, *b), ty)?,
             Expr::Select {
                 cond,
                 accept,
@@ -131,84 +60,178 @@ impl Writer<'_> {
                     self.expr(*cond)?
                 )
             }
-            Expr::Cast(a, t) => {
-                // A float literal cast to a float type is that type's literal (naga's constant
-                // evaluation does not convert an f64 constant to f32).
-                if let (Expr::Literal(Literal::Float(_, v)), true) =
-                    (&self.k.function.exprs[*a], t.is_float())
-                {
-                    let v = if *t == Scalar::F32 {
-                        *v as f32 as f64
-                    } else {
-                        *v
-                    };
-                    return literal(Literal::Float(*t, v), self.target);
-                }
-                let from = self.types[a.index()];
-                let inner = self.expr(*a)?;
-                let to = self.ty(*t)?;
-                let (lo, hi) = match t {
-                    Scalar::I8 => (-128.0, 127.0),
-                    Scalar::I16 => (-32768.0, 32767.0),
-                    Scalar::U8 => (0.0, 255.0),
-                    Scalar::U16 => (0.0, 65535.0),
-                    _ => (0.0, 0.0),
-                };
-                let (wide_from, wide_to) = (self.param_size(from) == 8, self.param_size(*t) == 8);
-                let same = from != Scalar::Bool && self.ty(from)? == to && wrap(*t, "x").is_none();
-                let converted = if same {
-                    // A cast between types the device holds alike (`usize` and `u64`) is no
-                    // conversion at all (NVIDIA's Vulkan driver misread a u64 converted to u64).
-                    inner
-                } else if from.is_int()
-                    && t.is_int()
-                    && !wide_from
-                    && wide_to
-                    && from.is_signed() != t.is_signed()
-                {
-                    // Widening extends by the source's signedness (Rust's `as`); naga's
-                    // conversion would extend by the target's.
-                    let mid = if from.is_signed() { "i64" } else { "u64" };
-                    format!("{to}({mid}({inner}))")
-                } else if from == Scalar::Bool && *t != Scalar::Bool {
-                    format!("select({to}(0), {to}(1), {inner})")
-                } else if from.is_float() && hi > 0.0 {
-                    // Rust's float-to-int `as` saturates at the type's bounds.
-                    let fty = self.ty(from)?;
-                    format!("{to}(clamp({inner}, {fty}({lo:.1}), {fty}({hi:.1})))")
-                } else {
-                    format!("{to}({inner})")
-                };
-                wrap(*t, &converted).unwrap_or(converted)
-            }
+            Expr::Cast(a, t) => self.cast(*a, *t)?,
             Expr::Bitcast(a, t) => {
                 let inner = self.expr(*a)?;
                 format!("bitcast<{}>({inner})", self.ty(*t)?)
             }
-            Expr::Math(m, args) => {
-                let a: Vec<String> = args.iter().map(|x| self.expr(*x)).collect::<Result<_>>()?;
-                // The transcendental functions are acc_core's programs (`math64`): for f64
-                // always (WGSL has them for f32 only), for f32 where the adapter has f64 and
-                // 64-bit integers, widened and rounded once, as nvidia computes them.
-                let exact = self.target.f64 && self.target.int64;
-                let for_f32 = ty == Scalar::F32;
-                if ty == Scalar::F64 || (for_f32 && exact) {
-                    if let Some(name) = math64::function(*m, for_f32) {
-                        if !self.helpers.contains(&format!("fn {name}(")) {
-                            if let Some(h) = math64::helper(*m, for_f32) {
-                                self.helpers.push_str(&h);
-                            }
-                        }
-                        if for_f32 {
-                            let wide: Vec<String> = a.iter().map(|x| format!("f64({x})")).collect();
-                            return Ok(format!("f32({name}({}))", wide.join(", ")));
-                        }
-                        return Ok(format!("{name}({})", a.join(", ")));
+            Expr::Math(m, args) => self.math_call(*m, args, ty)?,
+        })
+    }
+
+    /// A load of element `index` (and `field`) of parameter array `array`, of type `ty`:
+    /// checked unless proven or in a fast version, atomic where the array is.
+    fn load(
+        &mut self,
+        array: ParamId,
+        field: Option<FieldId>,
+        index: Handle<Expr>,
+        ty: Scalar,
+    ) -> Result<String> {
+        let member = self.member_at(array, field, index)?;
+        let i = self.expr(index)?;
+        let i32 = self.index32(&i, self.is_constant(index));
+        let place = if self.k.unchecked || self.fast_index(array, index) {
+            format!("p{array}[params.b{array} + {i32}]{member}")
+        } else {
+            self.bounds_helper();
+            // Out of range: the access is recorded and reads element 0 (or zero).
+            format!("p{array}[params.b{array} + select(0u, {i32}, acc_in_bounds({array}u, {i}, params.n{array}))]{member}")
+        };
+        Ok(if let Some(p) = self.packed(array, field) {
+            p.extract(&if p.atomic {
+                format!("atomicLoad(&{place})")
+            } else {
+                place
+            })
+        } else if self.atomic.contains(&(array, field)) {
+            decode(ty, &format!("atomicLoad(&{place})"))
+        } else if ty == Scalar::Bool {
+            format!("({place} != 0u)")
+        } else {
+            place
+        })
+    }
+
+    /// `a op b`, of type `ty`, as Rust computes it (wrapped to narrow types, f32 division
+    /// correctly rounded, 64-bit comparisons by halves where the adapter needs them).
+    fn binary(
+        &mut self,
+        op: BinaryOp,
+        (a, b): (Handle<Expr>, Handle<Expr>),
+        ty: Scalar,
+    ) -> Result<String> {
+        let (x, y) = (self.expr(a)?, self.expr(b)?);
+        let operand = self.types[a.index()];
+        let r = match op {
+            BinaryOp::And => format!("({x} && {y})"),
+            BinaryOp::Or => format!("({x} || {y})"),
+            // A literal count is written as a `u32` literal: naga does not convert
+            // 64-bit constants.
+            BinaryOp::Shl | BinaryOp::Shr => match &self.k.function.exprs[b] {
+                Expr::Literal(Literal::Int(_, n)) => {
+                    format!("({x} {} {}u)", op.symbol(), *n as u32)
+                }
+                _ => format!("({x} {} u32({y}))", op.symbol()),
+            },
+            // WGSL allows f32 division 2.5 ULP (NVIDIA's Vulkan driver takes it): in
+            // f64 and rounded once it is correctly rounded (53 >= 2 * 24 + 2 bits), as
+            // Rust and PTX's `div.rn` divide.
+            BinaryOp::Div
+                if operand == Scalar::F32 && self.target.f64 && !self.target.fast_float =>
+            {
+                format!("f32(f64({x}) / f64({y}))")
+            }
+            BinaryOp::Rem if operand.is_float() => {
+                format!("({x} - trunc({x} / {y}) * {y})")
+            }
+            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+                if self.by_halves(operand) =>
+            {
+                match op {
+                    BinaryOp::Lt => self.less(operand, &x, &y),
+                    BinaryOp::Gt => self.less(operand, &y, &x),
+                    BinaryOp::Le => format!("(!{})", self.less(operand, &y, &x)),
+                    _ => format!("(!{})", self.less(operand, &x, &y)),
+                }
+            }
+            // WGSL has no `^` on bool.
+            BinaryOp::BitXor if operand == Scalar::Bool => format!("({x} != {y})"),
+            _ => format!("({x} {} {y})", op.symbol()),
+        };
+        Ok(match op {
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Shl | BinaryOp::Div => {
+                wrap(ty, &r).unwrap_or(r)
+            }
+            _ => r,
+        })
+    }
+
+    /// `a as t`, as Rust's `as` converts.
+    fn cast(&mut self, a: Handle<Expr>, t: Scalar) -> Result<String> {
+        // A float literal cast to a float type is that type's literal (naga's constant
+        // evaluation does not convert an f64 constant to f32).
+        if let (Expr::Literal(Literal::Float(_, v)), true) =
+            (&self.k.function.exprs[a], t.is_float())
+        {
+            let v = if t == Scalar::F32 {
+                *v as f32 as f64
+            } else {
+                *v
+            };
+            return literal(Literal::Float(t, v), self.target);
+        }
+        let from = self.types[a.index()];
+        let inner = self.expr(a)?;
+        let to = self.ty(t)?;
+        let (lo, hi) = match t {
+            Scalar::I8 => (-128.0, 127.0),
+            Scalar::I16 => (-32768.0, 32767.0),
+            Scalar::U8 => (0.0, 255.0),
+            Scalar::U16 => (0.0, 65535.0),
+            _ => (0.0, 0.0),
+        };
+        let (wide_from, wide_to) = (self.param_size(from) == 8, self.param_size(t) == 8);
+        let same = from != Scalar::Bool && self.ty(from)? == to && wrap(t, "x").is_none();
+        let converted = if same {
+            // A cast between types the device holds alike (`usize` and `u64`) is no
+            // conversion at all (NVIDIA's Vulkan driver misread a u64 converted to u64).
+            inner
+        } else if from.is_int()
+            && t.is_int()
+            && !wide_from
+            && wide_to
+            && from.is_signed() != t.is_signed()
+        {
+            // Widening extends by the source's signedness (Rust's `as`); naga's
+            // conversion would extend by the target's.
+            let mid = if from.is_signed() { "i64" } else { "u64" };
+            format!("{to}({mid}({inner}))")
+        } else if from == Scalar::Bool && t != Scalar::Bool {
+            format!("select({to}(0), {to}(1), {inner})")
+        } else if from.is_float() && hi > 0.0 {
+            // Rust's float-to-int `as` saturates at the type's bounds.
+            let fty = self.ty(from)?;
+            format!("{to}(clamp({inner}, {fty}({lo:.1}), {fty}({hi:.1})))")
+        } else {
+            format!("{to}({inner})")
+        };
+        Ok(wrap(t, &converted).unwrap_or(converted))
+    }
+
+    /// A call of math function `m` on `args`, of type `ty`.
+    fn math_call(&mut self, m: MathFn, args: &[Handle<Expr>], ty: Scalar) -> Result<String> {
+        let a: Vec<String> = args.iter().map(|x| self.expr(*x)).collect::<Result<_>>()?;
+        // The transcendental functions are acc_core's programs (`math64`): for f64
+        // always (WGSL has them for f32 only), for f32 where the adapter has f64 and
+        // 64-bit integers, widened and rounded once, as nvidia computes them.
+        let exact = self.target.f64 && self.target.int64;
+        let for_f32 = ty == Scalar::F32;
+        if ty == Scalar::F64 || (for_f32 && exact) {
+            if let Some(name) = math64::function(m, for_f32) {
+                if !self.helpers.contains(&format!("fn {name}(")) {
+                    if let Some(h) = math64::helper(m, for_f32) {
+                        self.helpers.push_str(&h);
                     }
                 }
-                self.math(*m, ty, &a)
+                if for_f32 {
+                    let wide: Vec<String> = a.iter().map(|x| format!("f64({x})")).collect();
+                    return Ok(format!("f32({name}({}))", wide.join(", ")));
+                }
+                return Ok(format!("{name}({})", a.join(", ")));
             }
-        })
+        }
+        Ok(self.math(m, ty, &a))
     }
 
     pub(super) fn math(&mut self, m: MathFn, ty: Scalar, a: &[String]) -> String {
