@@ -213,57 +213,7 @@ fn grid_loop(
         format!("; its reductions combine across each {block}'s {thread}s, then across {block}s")
     };
     if !tile.is_empty() {
-        let sizes: Vec<String> = tile.iter().map(u32::to_string).collect();
-        let order = match super::tile::store_contiguous_level(&k.function, levels, body) {
-            Some(at) if at + 1 != levels.len() => format!(
-                "; adjacent {thread}s take adjacent `{}`, along which every store runs",
-                k.function.locals[levels[at].var as usize].name
-            ),
-            _ => String::new(),
-        };
-        let staging = super::tile::staging(k, s);
-        let names: Vec<String> = staging.reads.iter().map(|n| format!("`{n}`")).collect();
-        let staged = match &staging.chunked {
-            _ if names.is_empty() => String::new(),
-            Some((var, chunk)) => format!(
-                "; each element's loop `{var}` runs {chunk} iterations at a time, the {block} first copying what they read of {} into shared memory (adjacent {thread}s along each array), its {thread}s synchronizing before and after",
-                names.join(", ")
-            ),
-            None => format!(
-                "; its reads of {} run along the other loop, so the {block} first copies them into shared memory a tile at a time, adjacent {thread}s along the reads",
-                names.join(", ")
-            ),
-        };
-        push(
-            out,
-            k,
-            levels,
-            if auto {
-                format!(
-                    "{}: tiled by acc, {} iterations to a {block} (no `tile` clause), its {threads} {thread}s sharing them{staged}{red}",
-                    levels_of(sched),
-                    tile.iter().product::<u32>()
-                )
-            } else {
-                format!(
-                    "{} tile({}): a {block} per tile, the tile's {} elements shared by its {threads} {thread}s{order}{staged}{red}",
-                    levels_of(sched),
-                    sizes.join(", "),
-                    tile.iter().product::<u32>()
-                )
-            },
-        );
-        let from = out.len();
-        inner(k, body, w, "in each element of a tile", out);
-        if let Some((var, chunk)) = &staging.chunked {
-            for m in &mut out[from..] {
-                if m.vars == [var.clone()] {
-                    m.how = format!(
-                        "sequential, in each {thread} for its element of the tile, {chunk} iterations at a time between the {block}'s copies into shared memory"
-                    );
-                }
-            }
-        }
+        tiled_loop(k, s, auto, (w, &red), out);
         return;
     }
     // The plan's decisions for this loop's entry point.
@@ -279,116 +229,7 @@ fn grid_loop(
         }
     };
     if let Some(phases) = &entry.phases {
-        // At most 32 vector iterations: a warp per gang iteration on nvidia, a workgroup of 32
-        // invocations on wgpu.
-        let short = entry.short_vector;
-        let warp = w.warp_lanes.is_some() && short;
-        let (block, threads) = match (warp, short) {
-            (true, _) => ("warp", 32),
-            (false, true) => (block, 32),
-            _ => (block, threads),
-        };
-        push(
-            out,
-            k,
-            levels,
-            format!(
-                "{}: a {block} per iteration (grid-stride over {block}s{}), its scalar code repeated on each of its {thread}s{red}",
-                levels_of(sched),
-                if short { ", the vector_length being at most 32" } else { "" }
-            ),
-        );
-        if !phases.shared_arrays.is_empty() {
-            let names: Vec<String> = phases
-                .shared_arrays
-                .iter()
-                .map(|&l| format!("`{}`", k.function.locals[l as usize].name))
-                .collect();
-            push(
-                out,
-                k,
-                levels,
-                format!(
-                    "{}: the gang's {} {} in the {block}'s shared memory, one copy its {thread}s share",
-                    levels_of(sched),
-                    if names.len() == 1 { "array" } else { "arrays" },
-                    names.join(", ") + if names.len() == 1 { " lives" } else { " live" }
-                ),
-            );
-        }
-        let loops = phases.loops();
-        let count = loops.len();
-        for (at, l) in loops.into_iter().enumerate() {
-            let last = at + 1 == count;
-            let (vector, block_reductions) = (&*l.vector, &l.block_reductions);
-            if let Stmt::For {
-                levels: vl,
-                body: vb,
-                schedule: vs,
-                ..
-            } = vector
-            {
-                let nest = if vl.len() > 1 {
-                    " (the worker loop and the vector loop in it as one nest, vector iterations on adjacent threads)"
-                } else {
-                    ""
-                };
-                let fill = super::gang_phases::fill_of(&k.function, vector).is_some();
-                let mut how = if fill {
-                    // `let t = [v; n]` of a gang's array: no loop of the source.
-                    format!("the fill of a gang's array: shared by the {threads} {thread}s of the {block} running its gang iteration")
-                } else {
-                    format!(
-                    "{}: shared by the {threads} {thread}s of the {block} running its gang iteration{nest}",
-                    vs.as_ref().map_or_else(|| "vector".to_string(), levels_of)
-                )
-                };
-                if count > 1 {
-                    how.push_str(&format!(
-                        "; loop {} of the iteration's {count}, the {block} synchronizing after it",
-                        at + 1
-                    ));
-                }
-                if !block_reductions.is_empty() {
-                    let holder = if block_reductions.iter().all(|r| r.first_thread_only) && !warp {
-                        format!("the {block}'s first {thread} then holding the result, which only the code after the loop reads")
-                    } else {
-                        format!("every {thread} then holding the result")
-                    };
-                    how.push_str(&format!(
-                    "; its reductions combine across the {block} (shared memory, barriers), {holder}"
-                ));
-                }
-                if last && !phases.post.is_empty() {
-                    how.push_str(&format!(
-                        "; the code after it runs on the {block}'s first {thread}"
-                    ));
-                }
-                if fill {
-                    // Reported at the gang loop's line, where the array is declared.
-                    let at: Vec<LoopLevel> = vl
-                        .iter()
-                        .map(|l| LoopLevel {
-                            line: levels[0].line,
-                            ..l.clone()
-                        })
-                        .collect();
-                    push(out, k, &at, how);
-                } else {
-                    push(out, k, vl, how);
-                }
-                inner(k, vb, w, "in each thread of the vector loop", out);
-            }
-        }
-        uniform_loops(k, &phases.steps, w, block, out);
-        let post: Vec<Stmt> = phases.post.iter().map(|s| (*s).clone()).collect();
-        inner(
-            k,
-            &post,
-            w,
-            "after the vector loop, on the block's first thread",
-            out,
-        );
+        gang_loop(k, s, (phases, entry.short_vector), (w, &red), out);
         return;
     }
     let collapsed = if levels.len() > 1 {
@@ -425,6 +266,207 @@ fn grid_loop(
         _ => "inside each iteration of the parallel loop".into(),
     };
     inner(k, body, w, &why, out);
+}
+
+/// A tiled nest at the top of the region: a block per tile (`auto`: acc tiled it).
+fn tiled_loop(
+    k: &Kernel,
+    s: &Stmt,
+    auto: bool,
+    (w, red): (&Caps, &str),
+    out: &mut Vec<LoopMapping>,
+) {
+    let Stmt::For {
+        levels,
+        schedule: Some(sched),
+        tile,
+        body,
+        ..
+    } = s
+    else {
+        return;
+    };
+    let (block, thread, threads) = (w.block, w.thread, w.threads);
+    let sizes: Vec<String> = tile.iter().map(u32::to_string).collect();
+    let order = match super::tile::store_contiguous_level(&k.function, levels, body) {
+        Some(at) if at + 1 != levels.len() => format!(
+            "; adjacent {thread}s take adjacent `{}`, along which every store runs",
+            k.function.locals[levels[at].var as usize].name
+        ),
+        _ => String::new(),
+    };
+    let staging = super::tile::staging(k, s);
+    let names: Vec<String> = staging.reads.iter().map(|n| format!("`{n}`")).collect();
+    let staged = match &staging.chunked {
+        _ if names.is_empty() => String::new(),
+        Some((var, chunk)) => format!(
+            "; each element's loop `{var}` runs {chunk} iterations at a time, the {block} first copying what they read of {} into shared memory (adjacent {thread}s along each array), its {thread}s synchronizing before and after",
+            names.join(", ")
+        ),
+        None => format!(
+            "; its reads of {} run along the other loop, so the {block} first copies them into shared memory a tile at a time, adjacent {thread}s along the reads",
+            names.join(", ")
+        ),
+    };
+    push(
+        out,
+        k,
+        levels,
+        if auto {
+            format!(
+                "{}: tiled by acc, {} iterations to a {block} (no `tile` clause), its {threads} {thread}s sharing them{staged}{red}",
+                levels_of(sched),
+                tile.iter().product::<u32>()
+            )
+        } else {
+            format!(
+                "{} tile({}): a {block} per tile, the tile's {} elements shared by its {threads} {thread}s{order}{staged}{red}",
+                levels_of(sched),
+                sizes.join(", "),
+                tile.iter().product::<u32>()
+            )
+        },
+    );
+    let from = out.len();
+    inner(k, body, w, "in each element of a tile", out);
+    if let Some((var, chunk)) = &staging.chunked {
+        for m in &mut out[from..] {
+            if m.vars == [var.clone()] {
+                m.how = format!(
+                    "sequential, in each {thread} for its element of the tile, {chunk} iterations at a time between the {block}'s copies into shared memory"
+                );
+            }
+        }
+    }
+}
+
+/// A gang loop whose iterations each take a block (or a warp, `short`), its threads sharing
+/// the vector loops of `phases`.
+fn gang_loop(
+    k: &Kernel,
+    s: &Stmt,
+    (phases, short): (&super::GangPhases<'_>, bool),
+    (w, red): (&Caps, &str),
+    out: &mut Vec<LoopMapping>,
+) {
+    let Stmt::For {
+        levels,
+        schedule: Some(sched),
+        ..
+    } = s
+    else {
+        return;
+    };
+    let (block, thread, threads) = (w.block, w.thread, w.threads);
+    // At most 32 vector iterations: a warp per gang iteration on nvidia, a workgroup of 32
+    // invocations on wgpu.
+    let warp = w.warp_lanes.is_some() && short;
+    let (block, threads) = match (warp, short) {
+        (true, _) => ("warp", 32),
+        (false, true) => (block, 32),
+        _ => (block, threads),
+    };
+    push(
+        out,
+        k,
+        levels,
+        format!(
+            "{}: a {block} per iteration (grid-stride over {block}s{}), its scalar code repeated on each of its {thread}s{red}",
+            levels_of(sched),
+            if short { ", the vector_length being at most 32" } else { "" }
+        ),
+    );
+    if !phases.shared_arrays.is_empty() {
+        let names: Vec<String> = phases
+            .shared_arrays
+            .iter()
+            .map(|&l| format!("`{}`", k.function.locals[l as usize].name))
+            .collect();
+        push(
+            out,
+            k,
+            levels,
+            format!(
+                "{}: the gang's {} {} in the {block}'s shared memory, one copy its {thread}s share",
+                levels_of(sched),
+                if names.len() == 1 { "array" } else { "arrays" },
+                names.join(", ") + if names.len() == 1 { " lives" } else { " live" }
+            ),
+        );
+    }
+    let loops = phases.loops();
+    let count = loops.len();
+    for (at, l) in loops.into_iter().enumerate() {
+        let last = at + 1 == count;
+        let (vector, block_reductions) = (&*l.vector, &l.block_reductions);
+        if let Stmt::For {
+            levels: vl,
+            body: vb,
+            schedule: vs,
+            ..
+        } = vector
+        {
+            let nest = if vl.len() > 1 {
+                " (the worker loop and the vector loop in it as one nest, vector iterations on adjacent threads)"
+            } else {
+                ""
+            };
+            let fill = super::gang_phases::fill_of(&k.function, vector).is_some();
+            let mut how = if fill {
+                // `let t = [v; n]` of a gang's array: no loop of the source.
+                format!("the fill of a gang's array: shared by the {threads} {thread}s of the {block} running its gang iteration")
+            } else {
+                format!(
+                "{}: shared by the {threads} {thread}s of the {block} running its gang iteration{nest}",
+                vs.as_ref().map_or_else(|| "vector".to_string(), levels_of)
+            )
+            };
+            if count > 1 {
+                how.push_str(&format!(
+                    "; loop {} of the iteration's {count}, the {block} synchronizing after it",
+                    at + 1
+                ));
+            }
+            if !block_reductions.is_empty() {
+                let holder = if block_reductions.iter().all(|r| r.first_thread_only) && !warp {
+                    format!("the {block}'s first {thread} then holding the result, which only the code after the loop reads")
+                } else {
+                    format!("every {thread} then holding the result")
+                };
+                how.push_str(&format!(
+                "; its reductions combine across the {block} (shared memory, barriers), {holder}"
+            ));
+            }
+            if last && !phases.post.is_empty() {
+                how.push_str(&format!(
+                    "; the code after it runs on the {block}'s first {thread}"
+                ));
+            }
+            if fill {
+                // Reported at the gang loop's line, where the array is declared.
+                let at: Vec<LoopLevel> = vl
+                    .iter()
+                    .map(|l| LoopLevel {
+                        line: levels[0].line,
+                        ..l.clone()
+                    })
+                    .collect();
+                push(out, k, &at, how);
+            } else {
+                push(out, k, vl, how);
+            }
+            inner(k, vb, w, "in each thread of the vector loop", out);
+        }
+    }
+    uniform_loops(k, &phases.steps, w, block, out);
+    let post: Vec<Stmt> = phases.post.iter().map(|s| (*s).clone()).collect();
+    inner(
+        k,
+        &post,
+        w,
+        "after the vector loop, on the block's first thread",
+        out,
+    );
 }
 
 /// The sequential loops around shared loops of a gang iteration: every thread of the block runs
