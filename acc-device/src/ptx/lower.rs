@@ -651,6 +651,87 @@ impl Writer<'_> {
         Ok(d)
     }
 
+    /// A load of element `index` (and `field`) of parameter array `array`: through the
+    /// read-only data cache where the kernel does not write the array, checked unless proven.
+    fn load(
+        &mut self,
+        array: ParamId,
+        field: Option<FieldId>,
+        index: Handle<Expr>,
+    ) -> Result<String> {
+        let access = self.array(array, field)?;
+        let (elem, writable) = (access.ty, access.writable);
+        // Arrays the kernel does not write go through the read-only data cache: in
+        // Rust no other parameter can alias them mutably.
+        let space = if writable { ".global" } else { ".global.nc" };
+        let i = self.index_expr(index)?;
+        let (ok, addr) = self.checked_address(array, index, &i, access)?;
+        // Out of range: the access is recorded and reads zero.
+        let pad = ok.map(|ok| format!("@{ok} ")).unwrap_or_default();
+        Ok(if elem == Scalar::Bool {
+            let (w, d) = (self.reg("%r"), self.reg("%p"));
+            self.emit(format!("mov.u32 {w}, 0;"));
+            self.emit(format!("{pad}ld{space}.u8 {w}, [{addr}];"));
+            self.emit(format!("setp.ne.u32 {d}, {w}, 0;"));
+            d
+        } else {
+            let r = repr(elem);
+            let d = self.reg(r.class);
+            if !pad.is_empty() {
+                self.emit(format!("mov{} {d}, 0;", r.bits));
+            }
+            self.emit(format!("{pad}ld{space}{} {d}, [{addr}];", mem_type(elem)));
+            d
+        })
+    }
+
+    /// `a op b`: constants folded as the device rounds them, unsigned divisions by a
+    /// constant as shifts, masks or immediates, the rest by [`Writer::binary`].
+    fn binary_expr(&mut self, op: BinaryOp, a: Handle<Expr>, b: Handle<Expr>) -> Result<String> {
+        let operand = self.types[a.index()];
+        if let (Expr::Literal(Literal::Float(_, x)), Expr::Literal(Literal::Float(_, y))) =
+            (&self.k.function.exprs[a], &self.k.function.exprs[b])
+        {
+            // Constant arithmetic (`1.0 / 3.0` in a stencil's weights) is done here,
+            // rounded as the device would: an IEEE division is a long sequence there.
+            if let Some(v) = fold_float(op, operand, *x, *y) {
+                return self.literal(Literal::Float(operand, v));
+            }
+        }
+        let x = self.expr(a)?;
+        let divisor = match &self.k.function.exprs[b] {
+            Expr::Literal(Literal::Int(_, v)) => Some(*v),
+            _ => None,
+        };
+        Ok(match (op, divisor) {
+            // An unsigned division by a constant: a shift or mask for a power of two,
+            // else the immediate form, which ptxas turns into a multiplication.
+            (BinaryOp::Div | BinaryOp::Rem, Some(v))
+                if v > 0
+                    && operand.is_int()
+                    && !operand.is_signed()
+                    && v <= i128::from(u32::MAX) =>
+            {
+                let r = repr(operand);
+                let d = self.reg(r.class);
+                let v = v as u64;
+                self.emit(match (op, v.is_power_of_two()) {
+                    (BinaryOp::Div, true) => {
+                        format!("shr{} {d}, {x}, {};", r.ty, v.trailing_zeros())
+                    }
+                    (_, true) => format!("and{} {d}, {x}, {};", r.bits, v - 1),
+                    (BinaryOp::Div, false) => format!("div{} {d}, {x}, {v};", r.ty),
+                    _ => format!("rem{} {d}, {x}, {v};", r.ty),
+                });
+                d
+            }
+            _ => {
+                let y = self.expr(b)?;
+                self.binary(op, operand, &x, &y)?
+            }
+        })
+    }
+
     fn expr(&mut self, h: Handle<Expr>) -> Result<String> {
         let ty = self.types[h.index()];
         let e = self.k.function.exprs[h].clone();
@@ -685,32 +766,7 @@ impl Writer<'_> {
                 array,
                 field,
                 index,
-            } => {
-                let access = self.array(array, field)?;
-                let (elem, writable) = (access.ty, access.writable);
-                // Arrays the kernel does not write go through the read-only data cache: in
-                // Rust no other parameter can alias them mutably.
-                let space = if writable { ".global" } else { ".global.nc" };
-                let i = self.index_expr(index)?;
-                let (ok, addr) = self.checked_address(array, index, &i, access)?;
-                // Out of range: the access is recorded and reads zero.
-                let pad = ok.map(|ok| format!("@{ok} ")).unwrap_or_default();
-                if elem == Scalar::Bool {
-                    let (w, d) = (self.reg("%r"), self.reg("%p"));
-                    self.emit(format!("mov.u32 {w}, 0;"));
-                    self.emit(format!("{pad}ld{space}.u8 {w}, [{addr}];"));
-                    self.emit(format!("setp.ne.u32 {d}, {w}, 0;"));
-                    d
-                } else {
-                    let r = repr(elem);
-                    let d = self.reg(r.class);
-                    if !pad.is_empty() {
-                        self.emit(format!("mov{} {d}, 0;", r.bits));
-                    }
-                    self.emit(format!("{pad}ld{space}{} {d}, [{addr}];", mem_type(elem)));
-                    d
-                }
-            }
+            } => self.load(array, field, index)?,
             Expr::Len(a) => {
                 let d = self.reg("%rd");
                 self.emit(format!("ld.param.u64 {d}, [acc_n{a}];"));
@@ -738,50 +794,7 @@ impl Writer<'_> {
                 }
                 d
             }
-            Expr::Binary(op, a, b) => {
-                let operand = self.types[a.index()];
-                if let (Expr::Literal(Literal::Float(_, x)), Expr::Literal(Literal::Float(_, y))) =
-                    (&self.k.function.exprs[a], &self.k.function.exprs[b])
-                {
-                    // Constant arithmetic (`1.0 / 3.0` in a stencil's weights) is done here,
-                    // rounded as the device would: an IEEE division is a long sequence there.
-                    if let Some(v) = fold_float(op, operand, *x, *y) {
-                        return self.literal(Literal::Float(operand, v));
-                    }
-                }
-                let x = self.expr(a)?;
-                let divisor = match &self.k.function.exprs[b] {
-                    Expr::Literal(Literal::Int(_, v)) => Some(*v),
-                    _ => None,
-                };
-                match (op, divisor) {
-                    // An unsigned division by a constant: a shift or mask for a power of two,
-                    // else the immediate form, which ptxas turns into a multiplication.
-                    (BinaryOp::Div | BinaryOp::Rem, Some(v))
-                        if v > 0
-                            && operand.is_int()
-                            && !operand.is_signed()
-                            && v <= i128::from(u32::MAX) =>
-                    {
-                        let r = repr(operand);
-                        let d = self.reg(r.class);
-                        let v = v as u64;
-                        self.emit(match (op, v.is_power_of_two()) {
-                            (BinaryOp::Div, true) => {
-                                format!("shr{} {d}, {x}, {};", r.ty, v.trailing_zeros())
-                            }
-                            (_, true) => format!("and{} {d}, {x}, {};", r.bits, v - 1),
-                            (BinaryOp::Div, false) => format!("div{} {d}, {x}, {v};", r.ty),
-                            _ => format!("rem{} {d}, {x}, {v};", r.ty),
-                        });
-                        d
-                    }
-                    _ => {
-                        let y = self.expr(b)?;
-                        self.binary(op, operand, &x, &y)?
-                    }
-                }
-            }
+            Expr::Binary(op, a, b) => self.binary_expr(op, a, b)?,
             Expr::Select {
                 cond,
                 accept,

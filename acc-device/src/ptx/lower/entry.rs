@@ -393,6 +393,43 @@ impl Writer<'_> {
         self.emit(format!("cvt.u64.u32 {stride}, {tid};"));
         self.emit(format!("add.u64 {k}, {k}, {stride};"));
         self.emit(format!("mul.wide.u32 {stride}, {nctaid}, {ntid};"));
+        self.init_reductions(reductions)?;
+        // A gang loop whose body is a vector loop (after scalar assignments, maybe before more
+        // code): each iteration of the gang loop takes a block, whose threads share the vector
+        // loop's iterations; the block combines the loop's reductions into locals of the
+        // iteration, and its first thread runs the code after the loop (`GangPhases`).
+        match &planned.phases {
+            Some(phases) => {
+                self.gang_iterations(levels, phases, planned, (&tid, &ctaid, &ntid, &nctaid))?
+            }
+            None => {
+                // A small array the loop only adds (or ors, xors) into atomically: each block
+                // combines its updates in its own copy in shared memory first.
+                let private = planned.privatized;
+                if let Some(p) = private {
+                    self.privatize_begin(p, &tid, &ntid)?;
+                }
+                self.strided(
+                    levels,
+                    &k,
+                    &stride,
+                    planned.unrolled,
+                    &mut |w: &mut Self| w.block(body),
+                )?;
+                if let Some(p) = private {
+                    self.privatize_end(p, &tid, &ntid)?;
+                }
+            }
+        }
+        self.write_partials(reductions, slots, (&tid, &ctaid))?;
+        self.report_bad();
+        self.emit("ret;");
+        Ok(self.end_entry())
+    }
+
+    /// Sets each of the loop's reductions to its identity in every thread (each element of an
+    /// array reduction).
+    fn init_reductions(&mut self, reductions: &[Reduction]) -> Result<()> {
         for r in reductions {
             let l = &self.k.function.locals[r.local as usize];
             let (ty, len) = (l.ty, l.len);
@@ -416,89 +453,88 @@ impl Writer<'_> {
                 }
             }
         }
-        // A gang loop whose body is a vector loop (after scalar assignments, maybe before more
-        // code): each iteration of the gang loop takes a block, whose threads share the vector
-        // loop's iterations; the block combines the loop's reductions into locals of the
-        // iteration, and its first thread runs the code after the loop (`GangPhases`).
-        match &planned.phases {
-            Some(phases) => {
-                let (kb, sb, kt, st) = (
-                    self.reg("%rd"),
-                    self.reg("%rd"),
-                    self.reg("%rd"),
-                    self.reg("%rd"),
-                );
-                // With `vector_length(n)`, n <= 32: a warp per gang iteration, the block's
-                // warps taking consecutive ones; no barriers. Otherwise the whole block.
-                let warps = planned.gangs_per_block > 1;
-                self.gang_arrays = phases.shared_arrays.clone();
-                let lane = self.reg("%r");
-                if warps {
-                    let (warp, groups) = (self.reg("%r"), planned.gangs_per_block);
-                    self.emit(format!("and.b32 {lane}, {tid}, 31;"));
-                    self.emit(format!("shr.u32 {warp}, {tid}, 5;"));
-                    self.emit(format!("mul.wide.u32 {kb}, {ctaid}, {groups};"));
-                    let w64 = self.reg("%rd");
-                    self.emit(format!("cvt.u64.u32 {w64}, {warp};"));
-                    self.emit(format!("add.u64 {kb}, {kb}, {w64};"));
-                    self.emit(format!("mul.wide.u32 {sb}, {nctaid}, {groups};"));
-                    self.emit(format!("mov.u64 {st}, 32;"));
-                } else {
-                    self.emit(format!("mov.u32 {lane}, {tid};"));
-                    self.emit(format!("cvt.u64.u32 {kb}, {ctaid};"));
-                    self.emit(format!("cvt.u64.u32 {sb}, {nctaid};"));
-                    self.emit(format!("cvt.u64.u32 {st}, {ntid};"));
-                }
-                // Reductions only the first thread needs go through two slot sets in turn,
-                // one barrier each (`block_reduce_first`); a barrier after the loop keeps the
-                // last set from the code after it.
-                let set = self.reg("%r");
-                self.emit(format!("mov.u32 {set}, 0;"));
-                let first_only = !warps && phases.first_thread_reductions();
-                let g = super::gang::Gang {
-                    lane: lane.clone(),
-                    tid: tid.clone(),
-                    first: kt,
-                    stride: st,
-                    set,
-                    warps,
-                };
-                self.strided(levels, &kb, &sb, false, &mut |w: &mut Self| {
-                    w.gang_steps(&phases.steps, &g)?;
-                    if !phases.post.is_empty() {
-                        let (skip, p) = (w.label("single"), w.reg("%p"));
-                        w.emit(format!("setp.ne.u32 {p}, {lane}, 0;"));
-                        w.emit(format!("@{p} bra {skip};"));
-                        for a in &phases.post {
-                            w.stmt(a)?;
-                        }
-                        w.emit(format!("{skip}:"));
-                    }
-                    Ok(())
-                })?;
-                if first_only {
-                    self.emit("bar.sync 0;");
-                }
-            }
-            None => {
-                // A small array the loop only adds (or ors, xors) into atomically: each block
-                // combines its updates in its own copy in shared memory first.
-                let private = planned.privatized;
-                if let Some(p) = private {
-                    self.privatize_begin(p, &tid, &ntid)?;
-                }
-                self.strided(
-                    levels,
-                    &k,
-                    &stride,
-                    planned.unrolled,
-                    &mut |w: &mut Self| w.block(body),
-                )?;
-                if let Some(p) = private {
-                    self.privatize_end(p, &tid, &ntid)?;
-                }
-            }
+        Ok(())
+    }
+
+    /// The grid loop of a gang loop whose body is a vector loop (after scalar assignments,
+    /// maybe before more code): each iteration of the gang loop takes a block (or a warp,
+    /// as planned), whose threads share the vector loop's iterations; the block combines the
+    /// loop's reductions into locals of the iteration, and its first thread runs the code
+    /// after the loop (`GangPhases`).
+    fn gang_iterations(
+        &mut self,
+        levels: &[LoopLevel],
+        phases: &GangPhases<'_>,
+        planned: &EntryPlan<'_>,
+        (tid, ctaid, ntid, nctaid): (&str, &str, &str, &str),
+    ) -> Result<()> {
+        let (kb, sb, kt, st) = (
+            self.reg("%rd"),
+            self.reg("%rd"),
+            self.reg("%rd"),
+            self.reg("%rd"),
+        );
+        // With `vector_length(n)`, n <= 32: a warp per gang iteration, the block's
+        // warps taking consecutive ones; no barriers. Otherwise the whole block.
+        let warps = planned.gangs_per_block > 1;
+        self.gang_arrays = phases.shared_arrays.clone();
+        let lane = self.reg("%r");
+        if warps {
+            let (warp, groups) = (self.reg("%r"), planned.gangs_per_block);
+            self.emit(format!("and.b32 {lane}, {tid}, 31;"));
+            self.emit(format!("shr.u32 {warp}, {tid}, 5;"));
+            self.emit(format!("mul.wide.u32 {kb}, {ctaid}, {groups};"));
+            let w64 = self.reg("%rd");
+            self.emit(format!("cvt.u64.u32 {w64}, {warp};"));
+            self.emit(format!("add.u64 {kb}, {kb}, {w64};"));
+            self.emit(format!("mul.wide.u32 {sb}, {nctaid}, {groups};"));
+            self.emit(format!("mov.u64 {st}, 32;"));
+        } else {
+            self.emit(format!("mov.u32 {lane}, {tid};"));
+            self.emit(format!("cvt.u64.u32 {kb}, {ctaid};"));
+            self.emit(format!("cvt.u64.u32 {sb}, {nctaid};"));
+            self.emit(format!("cvt.u64.u32 {st}, {ntid};"));
         }
+        // Reductions only the first thread needs go through two slot sets in turn,
+        // one barrier each (`block_reduce_first`); a barrier after the loop keeps the
+        // last set from the code after it.
+        let set = self.reg("%r");
+        self.emit(format!("mov.u32 {set}, 0;"));
+        let first_only = !warps && phases.first_thread_reductions();
+        let g = super::gang::Gang {
+            lane: lane.clone(),
+            tid: tid.to_string(),
+            first: kt,
+            stride: st,
+            set,
+            warps,
+        };
+        self.strided(levels, &kb, &sb, false, &mut |w: &mut Self| {
+            w.gang_steps(&phases.steps, &g)?;
+            if !phases.post.is_empty() {
+                let (skip, p) = (w.label("single"), w.reg("%p"));
+                w.emit(format!("setp.ne.u32 {p}, {lane}, 0;"));
+                w.emit(format!("@{p} bra {skip};"));
+                for a in &phases.post {
+                    w.stmt(a)?;
+                }
+                w.emit(format!("{skip}:"));
+            }
+            Ok(())
+        })?;
+        if first_only {
+            self.emit("bar.sync 0;");
+        }
+        Ok(())
+    }
+
+    /// Each block's partial of each of the loop's reductions, into its slot.
+    fn write_partials(
+        &mut self,
+        reductions: &[Reduction],
+        slots: &[usize],
+        (tid, ctaid): (&str, &str),
+    ) -> Result<()> {
         for (n, (red, &slot)) in reductions.iter().zip(slots).enumerate() {
             let l = &self.k.function.locals[red.local as usize];
             let (ty, len) = (l.ty, l.len);
@@ -526,9 +562,7 @@ impl Writer<'_> {
                 }
             }
         }
-        self.report_bad();
-        self.emit("ret;");
-        Ok(self.end_entry())
+        Ok(())
     }
 
     /// A strided loop over the (collapsed) `levels`: iterations `k`, `k + stride`, ... of
