@@ -48,14 +48,28 @@ pub fn devices() -> &'static [DeviceType] {
     })
 }
 
-/// Runs `test` once per device type, with that type current on this thread.
+/// Runs `test` once per device type, with that type current on this thread. Every device
+/// runs even when one fails: the test then fails naming each device it failed on, with its
+/// message, and the ones it passed on, so one backend's failure hides no other's.
 pub fn on_each_device(test: impl Fn(DeviceType)) {
+    let (mut passed, mut failed) = (Vec::new(), Vec::new());
     for &ty in devices() {
         acc::set_device_type(ty);
         assert_eq!(acc::get_device_type(), ty);
-        test(ty);
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| test(ty))) {
+            Ok(()) => passed.push(ty.to_string()),
+            Err(e) => failed.push(format!("{ty}: {}", panic_message(&*e))),
+        }
     }
     acc::set_device_type(DeviceType::Host);
+    if !failed.is_empty() {
+        panic!(
+            "failed on {} device type(s), passed on [{}]:\n  {}",
+            failed.len(),
+            passed.join(", "),
+            failed.join("\n  ")
+        );
+    }
 }
 
 /// Number of threads the multicore device runs loops on (1 elsewhere).
