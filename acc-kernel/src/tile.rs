@@ -254,42 +254,9 @@ fn tiled(
     sizes: &[u32],
     body: Block,
 ) -> (Stmt, TileStaging) {
-    let (mut tile_levels, mut element_levels) = (Vec::new(), Vec::new());
-    let (mut tile_vars, mut element_vars) = (Vec::new(), Vec::new());
-    for (lv, &size) in levels.iter().zip(sizes) {
-        let name = f.locals[lv.var as usize].name.clone();
-        let (t, e) = (
-            new_index(f, &format!("{name}_tile")),
-            new_index(f, &format!("{name}_element")),
-        );
-        let (zero, one, s) = (lit(f, 0), lit(f, 1), lit(f, size));
-        // ceil(trips / size), without the overflow of (trips + size - 1) / size.
-        let whole = f.exprs.append(Expr::Binary(BinaryOp::Div, lv.trips, s));
-        let rest = f.exprs.append(Expr::Binary(BinaryOp::Rem, lv.trips, s));
-        let partial = f.exprs.append(Expr::Binary(BinaryOp::Ne, rest, zero));
-        let extra = f.exprs.append(Expr::Select {
-            cond: partial,
-            accept: one,
-            reject: zero,
-        });
-        let count = f.exprs.append(Expr::Binary(BinaryOp::Add, whole, extra));
-        tile_levels.push(LoopLevel {
-            var: t,
-            start: zero,
-            step: one,
-            trips: count,
-            line: lv.line,
-        });
-        element_levels.push(LoopLevel {
-            var: e,
-            start: zero,
-            step: one,
-            trips: s,
-            line: lv.line,
-        });
-        tile_vars.push(t);
-        element_vars.push(e);
-    }
+    let (tile_levels, mut element_levels) = tile_and_element_levels(f, &levels, sizes);
+    let tile_vars: Vec<LocalId> = tile_levels.iter().map(|l| l.var).collect();
+    let element_vars: Vec<LocalId> = element_levels.iter().map(|l| l.var).collect();
     let (inside, set_vars) = element_guard(f, &levels, sizes, &tile_vars, &element_vars);
     // Adjacent threads take adjacent elements of the innermost element loop. Where every
     // store of the body is contiguous along another loop of the nest (a transpose,
@@ -308,23 +275,7 @@ fn tiled(
         Some(at) => at,
         None => levels.len() - 1,
     };
-    // 3.3 section 2.9.8: gang goes to the tile loops; vector to the element loops; worker to
-    // the element loops, or to the tile loops when vector is there too.
-    let (outer, inner) = match &schedule {
-        None => (None, None),
-        Some(s) => (
-            Some(Schedule {
-                gang: s.gang,
-                worker: s.worker && s.vector,
-                vector: false,
-            }),
-            (s.vector || s.worker).then_some(Schedule {
-                gang: false,
-                worker: s.worker && !s.vector,
-                vector: s.vector,
-            }),
-        ),
-    };
+    let (outer, inner) = split_schedule(&schedule);
     // An inner sequential loop over data the tile's elements share runs in chunks staged
     // through shared memory.
     if inner.is_some() && reductions.is_empty() && private.is_empty() {
@@ -339,20 +290,7 @@ fn tiled(
             &inner,
             &body,
         ) {
-            let var = f.locals[c.var as usize].name.clone();
-            let report = TileStaging {
-                reads: c
-                    .staged
-                    .iter()
-                    .map(|&a| k.params[a as usize].name.clone())
-                    .fold(Vec::new(), |mut v, n| {
-                        if !v.contains(&n) {
-                            v.push(n);
-                        }
-                        v
-                    }),
-                chunked: Some((var, c.chunk)),
-            };
+            let report = TileStaging::of_chunks(k, f, &c);
             let tile_loop = Stmt::For {
                 levels: tile_levels,
                 schedule: outer,
@@ -403,16 +341,7 @@ fn tiled(
         }
         None => (vec![elements], Vec::new()),
     };
-    let report = TileStaging {
-        reads: stages
-            .iter()
-            .map(|&l| {
-                let name = &f.locals[l as usize].name;
-                name.strip_suffix("_tile").unwrap_or(name).to_string()
-            })
-            .collect(),
-        chunked: None,
-    };
+    let report = TileStaging::of_copies(f, &stages);
     let tile_loop = Stmt::For {
         levels: tile_levels,
         schedule: outer,
@@ -422,6 +351,105 @@ fn tiled(
         body: tile_body,
     };
     (tile_loop, report)
+}
+
+/// The nest's tile loops and element loops, a level of each per level of the nest: tile loop
+/// `t` counts the tiles that cover the level's trips, element loop `e` a tile's elements.
+fn tile_and_element_levels(
+    f: &mut Function,
+    levels: &[LoopLevel],
+    sizes: &[u32],
+) -> (Vec<LoopLevel>, Vec<LoopLevel>) {
+    let (mut tile_levels, mut element_levels) = (Vec::new(), Vec::new());
+    for (lv, &size) in levels.iter().zip(sizes) {
+        let name = f.locals[lv.var as usize].name.clone();
+        let (t, e) = (
+            new_index(f, &format!("{name}_tile")),
+            new_index(f, &format!("{name}_element")),
+        );
+        let (zero, one, s) = (lit(f, 0), lit(f, 1), lit(f, size));
+        // ceil(trips / size), without the overflow of (trips + size - 1) / size.
+        let whole = f.exprs.append(Expr::Binary(BinaryOp::Div, lv.trips, s));
+        let rest = f.exprs.append(Expr::Binary(BinaryOp::Rem, lv.trips, s));
+        let partial = f.exprs.append(Expr::Binary(BinaryOp::Ne, rest, zero));
+        let extra = f.exprs.append(Expr::Select {
+            cond: partial,
+            accept: one,
+            reject: zero,
+        });
+        let count = f.exprs.append(Expr::Binary(BinaryOp::Add, whole, extra));
+        tile_levels.push(LoopLevel {
+            var: t,
+            start: zero,
+            step: one,
+            trips: count,
+            line: lv.line,
+        });
+        element_levels.push(LoopLevel {
+            var: e,
+            start: zero,
+            step: one,
+            trips: s,
+            line: lv.line,
+        });
+    }
+    (tile_levels, element_levels)
+}
+
+/// The schedules of the tile loops and of the element loops, from the nest's.
+fn split_schedule(schedule: &Option<Schedule>) -> (Option<Schedule>, Option<Schedule>) {
+    // 3.3 section 2.9.8: gang goes to the tile loops; vector to the element loops; worker to
+    // the element loops, or to the tile loops when vector is there too.
+    match schedule {
+        None => (None, None),
+        Some(s) => (
+            Some(Schedule {
+                gang: s.gang,
+                worker: s.worker && s.vector,
+                vector: false,
+            }),
+            (s.vector || s.worker).then_some(Schedule {
+                gang: false,
+                worker: s.worker && !s.vector,
+                vector: s.vector,
+            }),
+        ),
+    }
+}
+
+impl TileStaging {
+    /// What a tile run in chunks stages: the arrays its copies read (each once), and the inner
+    /// loop's variable and chunk.
+    fn of_chunks(k: &Kernel, f: &Function, c: &chunks::Chunked) -> Self {
+        let var = f.locals[c.var as usize].name.clone();
+        TileStaging {
+            reads: c
+                .staged
+                .iter()
+                .map(|&a| k.params[a as usize].name.clone())
+                .fold(Vec::new(), |mut v, n| {
+                    if !v.contains(&n) {
+                        v.push(n);
+                    }
+                    v
+                }),
+            chunked: Some((var, c.chunk)),
+        }
+    }
+
+    /// What [`stage_loads`] stages: the arrays of its copies (`a_tile` copies `a`).
+    fn of_copies(f: &Function, stages: &[LocalId]) -> Self {
+        TileStaging {
+            reads: stages
+                .iter()
+                .map(|&l| {
+                    let name = &f.locals[l as usize].name;
+                    name.strip_suffix("_tile").unwrap_or(name).to_string()
+                })
+                .collect(),
+            chunked: None,
+        }
+    }
 }
 
 fn lit(f: &mut Function, v: u32) -> Handle<Expr> {
@@ -493,6 +521,17 @@ struct Staging {
     load: Stmt,
 }
 
+/// A load of a tile's body [`stage_loads`] copies: what it reads, and the level of the nest
+/// along which it runs contiguously.
+struct TileLoad {
+    load: Handle<Expr>,
+    array: ParamId,
+    field: Option<FieldId>,
+    index: Handle<Expr>,
+    ty: Scalar,
+    level: usize,
+}
+
 /// Stages the loads of a two-level tile's body that run contiguously along the other level
 /// than the threads' fastest (`fastest`), such as a transpose's reads: a first loop over the
 /// tile's elements, with adjacent threads along the loads' level, copies each such load's
@@ -515,6 +554,79 @@ fn stage_loads(
     if levels.len() != 2 {
         return None;
     }
+    let mut staged = loads_to_stage(k, f, levels, sizes, fastest, body);
+    let &TileLoad { level: l, .. } = staged.first()?;
+    // Every staged load runs along the same level (`l`), so one loop fills every stage.
+    staged.retain(|s| s.level == l);
+    let (sl, so) = (sizes[l], sizes[1 - l]);
+    let name = f.locals[levels[l].var as usize].name.clone();
+    let e = new_index(f, &format!("{name}_staged"));
+    let staging_elements: Vec<LocalId> = levels
+        .iter()
+        .map(|lv| {
+            let n = f.locals[lv.var as usize].name.clone();
+            new_index(f, &format!("{n}_staging"))
+        })
+        .collect();
+    let (inside, set_vars) = element_guard(f, levels, sizes, tiles, &staging_elements);
+    let (ev, sl_lit) = (f.exprs.append(Expr::Local(e)), lit(f, sl));
+    let minor = f.exprs.append(Expr::Binary(BinaryOp::Rem, ev, sl_lit));
+    let major = f.exprs.append(Expr::Binary(BinaryOp::Div, ev, sl_lit));
+    let mut load_body = vec![
+        Stmt::Assign {
+            local: staging_elements[l],
+            value: minor,
+        },
+        Stmt::Assign {
+            local: staging_elements[1 - l],
+            value: major,
+        },
+    ];
+    // Element (other, along) at other * (sl + 1) + along: e + e / sl in the staging loop.
+    let at_staging = f.exprs.append(Expr::Binary(BinaryOp::Add, ev, major));
+    let mut copies = set_vars;
+    let mut stages = Vec::new();
+    let mut reads = std::collections::HashMap::new();
+    for s in staged {
+        let (stage, copy, read) = stage_load(k, f, &s, (sl, so), inside, at_staging, elements);
+        copies.push(copy);
+        reads.insert(s.load, read);
+        stages.push(stage);
+    }
+    walk::substitute(f, body, &reads);
+    load_body.extend(copies);
+    let (zero, one, count) = (lit(f, 0), lit(f, 1), lit(f, sl * so));
+    Some(Staging {
+        stages,
+        load: Stmt::For {
+            levels: vec![LoopLevel {
+                var: e,
+                start: zero,
+                step: one,
+                trips: count,
+                line: levels[l].line,
+            }],
+            schedule: None,
+            reductions: Vec::new(),
+            private: Vec::new(),
+            tile: Vec::new(),
+            body: load_body,
+        },
+    })
+}
+
+/// The loads of a two-level tile's body [`stage_loads`] may copy, in the body's order: those it
+/// makes unconditionally, from arrays the kernel does not write, at an index of the nest's
+/// variables and values the body does not assign, running along one level, not the threads'
+/// fastest; as many as fit the shared arrays' bytes.
+fn loads_to_stage(
+    k: &Kernel,
+    f: &Function,
+    levels: &[LoopLevel],
+    sizes: &[u32],
+    fastest: usize,
+    body: &Block,
+) -> Vec<TileLoad> {
     let mut written = HashSet::new();
     walk::for_each_stmt(&k.function.body, &mut |s| match s {
         Stmt::Store { array, .. } | Stmt::Atomic { array, .. } => {
@@ -578,101 +690,70 @@ fn stage_loads(
             continue;
         }
         budget -= bytes;
-        staged.push((h, array, field, index, access.ty, *l));
-    }
-    let &(_, _, _, _, _, l) = staged.first()?;
-    // Every staged load runs along the same level (`l`), so one loop fills every stage.
-    staged.retain(|s| s.5 == l);
-    let (sl, so) = (sizes[l], sizes[1 - l]);
-    let name = f.locals[levels[l].var as usize].name.clone();
-    let e = new_index(f, &format!("{name}_staged"));
-    let staging_elements: Vec<LocalId> = levels
-        .iter()
-        .map(|lv| {
-            let n = f.locals[lv.var as usize].name.clone();
-            new_index(f, &format!("{n}_staging"))
-        })
-        .collect();
-    let (inside, set_vars) = element_guard(f, levels, sizes, tiles, &staging_elements);
-    let (ev, sl_lit) = (f.exprs.append(Expr::Local(e)), lit(f, sl));
-    let minor = f.exprs.append(Expr::Binary(BinaryOp::Rem, ev, sl_lit));
-    let major = f.exprs.append(Expr::Binary(BinaryOp::Div, ev, sl_lit));
-    let mut load_body = vec![
-        Stmt::Assign {
-            local: staging_elements[l],
-            value: minor,
-        },
-        Stmt::Assign {
-            local: staging_elements[1 - l],
-            value: major,
-        },
-    ];
-    // Element (other, along) at other * (sl + 1) + along: e + e / sl in the staging loop.
-    let at_staging = f.exprs.append(Expr::Binary(BinaryOp::Add, ev, major));
-    let mut copies = set_vars;
-    let mut stages = Vec::new();
-    let mut reads = std::collections::HashMap::new();
-    for (h, array, field, index, ty, _) in staged {
-        let stage = f.locals.len() as LocalId;
-        f.locals.push(Local {
-            name: format!("{}_tile", k.params[array as usize].name),
-            ty,
-            len: Some(so * (sl + 1)),
-        });
-        // The copy loop has no branch, so that a thread's loads are in flight together (an
-        // `if` per element kept one at a time): an element outside the nest (a partial tile)
-        // reads element 0 instead, a copy the body never reads.
-        let zero = lit(f, 0);
-        let within = f.exprs.append(Expr::Select {
-            cond: inside,
-            accept: index,
-            reject: zero,
-        });
-        let fresh = f.exprs.append(Expr::Load {
+        staged.push(TileLoad {
+            load: h,
             array,
             field,
-            index: within,
+            index,
+            ty: access.ty,
+            level: *l,
         });
-        copies.push(Stmt::AssignElem {
-            local: stage,
-            index: at_staging,
-            value: fresh,
-        });
-        // The body reads the copy of its element.
-        let (o, a) = (
-            f.exprs.append(Expr::Local(elements[1 - l])),
-            f.exprs.append(Expr::Local(elements[l])),
-        );
-        let width = lit(f, sl + 1);
-        let row = f.exprs.append(Expr::Binary(BinaryOp::Mul, o, width));
-        let at = f.exprs.append(Expr::Binary(BinaryOp::Add, row, a));
-        let copy = f.exprs.append(Expr::LocalElem {
-            local: stage,
-            index: at,
-        });
-        reads.insert(h, copy);
-        stages.push(stage);
     }
-    walk::substitute(f, body, &reads);
-    load_body.extend(copies);
-    let (zero, one, count) = (lit(f, 0), lit(f, 1), lit(f, sl * so));
-    Some(Staging {
-        stages,
-        load: Stmt::For {
-            levels: vec![LoopLevel {
-                var: e,
-                start: zero,
-                step: one,
-                trips: count,
-                line: levels[l].line,
-            }],
-            schedule: None,
-            reductions: Vec::new(),
-            private: Vec::new(),
-            tile: Vec::new(),
-            body: load_body,
-        },
-    })
+    staged
+}
+
+/// The copy of load `s` in the staging loop: its array of the tile (`so` rows of `sl + 1`,
+/// `sl` the tile's size along the load's level), the statement that fills element
+/// `at_staging` of it where the staging element is `inside` the nest, and the body's read of
+/// its element (`elements` the body's element variables).
+fn stage_load(
+    k: &Kernel,
+    f: &mut Function,
+    s: &TileLoad,
+    (sl, so): (u32, u32),
+    inside: Handle<Expr>,
+    at_staging: Handle<Expr>,
+    elements: &[LocalId],
+) -> (LocalId, Stmt, Handle<Expr>) {
+    let l = s.level;
+    let stage = f.locals.len() as LocalId;
+    f.locals.push(Local {
+        name: format!("{}_tile", k.params[s.array as usize].name),
+        ty: s.ty,
+        len: Some(so * (sl + 1)),
+    });
+    // The copy loop has no branch, so that a thread's loads are in flight together (an
+    // `if` per element kept one at a time): an element outside the nest (a partial tile)
+    // reads element 0 instead, a copy the body never reads.
+    let zero = lit(f, 0);
+    let within = f.exprs.append(Expr::Select {
+        cond: inside,
+        accept: s.index,
+        reject: zero,
+    });
+    let fresh = f.exprs.append(Expr::Load {
+        array: s.array,
+        field: s.field,
+        index: within,
+    });
+    let copy = Stmt::AssignElem {
+        local: stage,
+        index: at_staging,
+        value: fresh,
+    };
+    // The body reads the copy of its element.
+    let (o, a) = (
+        f.exprs.append(Expr::Local(elements[1 - l])),
+        f.exprs.append(Expr::Local(elements[l])),
+    );
+    let width = lit(f, sl + 1);
+    let row = f.exprs.append(Expr::Binary(BinaryOp::Mul, o, width));
+    let at = f.exprs.append(Expr::Binary(BinaryOp::Add, row, a));
+    let read = f.exprs.append(Expr::LocalElem {
+        local: stage,
+        index: at,
+    });
+    (stage, copy, read)
 }
 
 /// The loads expression `e` makes whenever it is evaluated (not those of a select's arms,

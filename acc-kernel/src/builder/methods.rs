@@ -390,11 +390,39 @@ impl KernelBuilder {
         self.bitcast(r, t)
     }
 
+    /// An integer method built here, by family (each a match of its own); `None` for a name
+    /// that is not one, or a method not for the receiver's type (`is_positive` of an unsigned
+    /// type) or missing its operand.
     fn int_method(&mut self, name: &str, x: Value, y: Option<Value>, t: Scalar) -> Option<Value> {
+        match name {
+            "is_positive" | "is_negative" | "wrapping_add" | "wrapping_sub" | "wrapping_mul"
+            | "wrapping_neg" | "wrapping_shl" | "wrapping_shr" | "abs_diff" => {
+                self.wrapping_method(name, x, y, t)
+            }
+            "rem_euclid" | "div_euclid" => self.euclid_method(name, x, y, t),
+            "saturating_add" | "saturating_sub" | "saturating_mul" => {
+                self.saturating_method(name, x, y, t)
+            }
+            "count_ones" | "count_zeros" | "leading_zeros" | "trailing_zeros" | "reverse_bits"
+            | "swap_bytes" | "rotate_left" | "rotate_right" => self.bit_method(name, x, y, t),
+            "is_power_of_two" | "next_power_of_two" | "ilog2" | "isqrt" => {
+                self.power_method(name, x, y, t)
+            }
+            _ => None,
+        }
+    }
+
+    /// The sign tests, wrapping arithmetic (what device arithmetic does anyway) and `abs_diff`.
+    fn wrapping_method(
+        &mut self,
+        name: &str,
+        x: Value,
+        y: Option<Value>,
+        t: Scalar,
+    ) -> Option<Value> {
         use BinaryOp::*;
         let w = bits(t);
         let signed = t.is_signed();
-        let (min, max) = (super::int_limit(t, false), super::int_limit(t, true));
         Some(match (name, y) {
             ("is_positive" | "is_negative", _) if signed => {
                 let zero = self.int(0, t);
@@ -425,6 +453,21 @@ impl KernelBuilder {
                 let down = self.binary(Sub, ux, ub);
                 self.select(less, up, down)
             }
+            _ => return None,
+        })
+    }
+
+    /// Euclidean division and remainder: for unsigned types the plain ones.
+    fn euclid_method(
+        &mut self,
+        name: &str,
+        x: Value,
+        y: Option<Value>,
+        t: Scalar,
+    ) -> Option<Value> {
+        use BinaryOp::*;
+        let signed = t.is_signed();
+        Some(match (name, y) {
             ("rem_euclid", Some(b)) if signed => {
                 // std: `r = self % rhs; if r < 0 { r.wrapping_add(rhs.wrapping_abs()) } else { r }`.
                 let b = self.keep(b, t);
@@ -455,6 +498,22 @@ impl KernelBuilder {
                 self.select(neg, step, q)
             }
             ("div_euclid", Some(b)) => self.binary(Div, x, b),
+            _ => return None,
+        })
+    }
+
+    /// Saturating arithmetic: the wrapped result, or the bound it overflowed past.
+    fn saturating_method(
+        &mut self,
+        name: &str,
+        x: Value,
+        y: Option<Value>,
+        t: Scalar,
+    ) -> Option<Value> {
+        use BinaryOp::*;
+        let signed = t.is_signed();
+        let (min, max) = (super::int_limit(t, false), super::int_limit(t, true));
+        Some(match (name, y) {
             ("saturating_add" | "saturating_sub", Some(b)) => {
                 let add = name == "saturating_add";
                 let (x, b) = (self.keep(x, t), self.keep(b, t));
@@ -522,6 +581,16 @@ impl KernelBuilder {
                     self.select(overflow, m, r)
                 }
             }
+            _ => return None,
+        })
+    }
+
+    /// Counting, reversing, swapping and rotating bits. The counts and reversals use the
+    /// devices' 32-bit instructions: a 64-bit value by its halves, a narrower one zero-extended.
+    fn bit_method(&mut self, name: &str, x: Value, y: Option<Value>, t: Scalar) -> Option<Value> {
+        use BinaryOp::*;
+        let w = bits(t);
+        Some(match (name, y) {
             ("count_ones" | "count_zeros", _) => {
                 let ones = if w == 64 {
                     let (lo, hi) = self.halves(x, t);
@@ -613,6 +682,16 @@ impl KernelBuilder {
                 let r = self.binary(BitOr, a, b);
                 self.convert(r, ut, t)
             }
+            _ => return None,
+        })
+    }
+
+    /// Powers of two, integer logarithms and square roots.
+    fn power_method(&mut self, name: &str, x: Value, y: Option<Value>, t: Scalar) -> Option<Value> {
+        use BinaryOp::*;
+        let w = bits(t);
+        let signed = t.is_signed();
+        Some(match (name, y) {
             ("is_power_of_two", _) if !signed => {
                 let x = self.keep(x, t);
                 let zero = self.int(0, t);
