@@ -29,6 +29,10 @@ use std::collections::{HashMap, HashSet};
 
 use super::*;
 
+mod build;
+
+use build::{build, Parts};
+
 /// What [`chunked`] made of a tile's body.
 pub(super) struct Chunked {
     /// The tile loop's new body.
@@ -193,6 +197,68 @@ pub(super) fn plan<'b>(
     if !(1..=2).contains(&levels.len()) {
         return None;
     }
+    let Shape {
+        before,
+        inner_level: kl,
+        inner_body: kb,
+        after,
+    } = shape(body)?;
+    // What changes from element to element (or from one of the loop's iterations to the
+    // next): the nest's variables, what the loop or the code after it assigns, what is
+    // assigned twice, and what is computed from any of those. The rest of what the
+    // statements before the loop assign (a range's hoisted bounds) is the same for every
+    // element: the block computes it once, before everything else. The loop's bounds may read
+    // only that.
+    let vars: Vec<LocalId> = levels.iter().map(|l| l.var).collect();
+    let varying = varying_locals(f, &vars, body, before, kb, after);
+    let (hoisted, before): (Vec<Stmt>, Vec<Stmt>) = before
+        .iter()
+        .cloned()
+        .partition(|s| matches!(s, Stmt::Assign { local, .. } if !varying.contains(local)));
+    if [kl.start, kl.step, kl.trips]
+        .iter()
+        .any(|&h| locals_read(f, h).iter().any(|l| varying.contains(l)))
+    {
+        return None;
+    }
+    let staged = staged_loads(k, f, &vars, kl, kb, &varying);
+    if staged.is_empty() {
+        return None;
+    }
+    let carried = carried_locals(f, &before, kl, kb, after);
+    let chunk = chunk_length(f, sizes, &staged, &carried)?;
+    Some(Plan {
+        hoisted,
+        before,
+        inner_level: kl,
+        inner_body: kb,
+        after,
+        staged,
+        carried,
+        chunk,
+    })
+}
+
+/// The locals expression `h` reads.
+fn locals_read(f: &Function, h: Handle<Expr>) -> HashSet<LocalId> {
+    let mut r = HashSet::new();
+    walk::locals_read(f, h, &mut r);
+    r
+}
+
+/// A tile's body taken apart around its inner loop: the statements before it, its level and
+/// body, and the statements after it.
+struct Shape<'b> {
+    before: &'b [Stmt],
+    inner_level: &'b LoopLevel,
+    inner_body: &'b [Stmt],
+    after: &'b [Stmt],
+}
+
+/// The parts of a tile's body of the shape chunks take: assignments of scalars, one
+/// sequential loop of one level without clauses whose body assigns scalars only, then the
+/// rest; no statement of it writes an array or is a parallel loop.
+fn shape(body: &Block) -> Option<Shape<'_>> {
     // The shape: assignments, the loop, the rest.
     let at = body.iter().position(|s| matches!(s, Stmt::For { .. }))?;
     let (before, rest) = body.split_at(at);
@@ -230,13 +296,26 @@ pub(super) fn plan<'b>(
     if array_writes || parallel {
         return None;
     }
-    // What changes from element to element (or from one of the loop's iterations to the
-    // next): the nest's variables, what the loop or the code after it assigns, what is
-    // assigned twice, and what is computed from any of those. The rest of what the
-    // statements before the loop assign (a range's hoisted bounds) is the same for every
-    // element: the block computes it once, before everything else. The loop's bounds may read
-    // only that.
-    let vars: Vec<LocalId> = levels.iter().map(|l| l.var).collect();
+    Some(Shape {
+        before,
+        inner_level: kl,
+        inner_body: kb,
+        after,
+    })
+}
+
+/// The locals whose values change from element to element (or from one of the inner loop's
+/// iterations to the next): the nest's variables `vars`, what the loop or the code after it
+/// assigns, what is assigned twice, and what the statements before the loop compute from any
+/// of those.
+fn varying_locals(
+    f: &Function,
+    vars: &[LocalId],
+    body: &Block,
+    before: &[Stmt],
+    kb: &[Stmt],
+    after: &[Stmt],
+) -> HashSet<LocalId> {
     let mut varying: HashSet<LocalId> = vars.iter().copied().collect();
     let mut count: HashMap<LocalId, usize> = HashMap::new();
     walk::for_each_stmt(body, &mut |s| match s {
@@ -271,21 +350,22 @@ pub(super) fn plan<'b>(
             break;
         }
     }
-    let (hoisted, before): (Vec<Stmt>, Vec<Stmt>) = before
-        .iter()
-        .cloned()
-        .partition(|s| matches!(s, Stmt::Assign { local, .. } if !varying.contains(local)));
-    let reads = |h: Handle<Expr>| {
-        let mut r = HashSet::new();
-        walk::locals_read(f, h, &mut r);
-        r
-    };
-    if [kl.start, kl.step, kl.trips]
-        .iter()
-        .any(|&h| reads(h).iter().any(|l| varying.contains(l)))
-    {
-        return None;
-    }
+    varying
+}
+
+/// The loads of the inner loop's body (`kb`, its level `kl`) that chunks stage: loads it makes
+/// unconditionally, of numbers (not an element of a nested array) from an array the kernel does
+/// not write, at an index of the loop's variable, at most one of the nest's variables `vars`
+/// and values that do not vary from element to element; in a tile of one level, only where
+/// the index runs along the loop.
+fn staged_loads(
+    k: &Kernel,
+    f: &Function,
+    vars: &[LocalId],
+    kl: &LoopLevel,
+    kb: &[Stmt],
+    varying: &HashSet<LocalId>,
+) -> Vec<Staged> {
     // The loads to stage.
     let mut written = HashSet::new();
     walk::for_each_stmt(&k.function.body, &mut |s| match s {
@@ -317,7 +397,7 @@ pub(super) fn plan<'b>(
         if written.contains(&array) || access.ty == Scalar::Bool {
             continue;
         }
-        let r = reads(index);
+        let r = locals_read(f, index);
         if !r.contains(&kl.var)
             || r.iter()
                 .any(|l| *l != kl.var && !vars.contains(l) && varying.contains(l))
@@ -348,13 +428,20 @@ pub(super) fn plan<'b>(
             along_inner,
         });
     }
-    if staged.is_empty() {
-        return None;
-    }
-    // The running values each element keeps from chunk to chunk: what the statements before
-    // the loop assign and the loop or the rest read; what the loop reads before it assigns it
-    // in an iteration (a sum), and what it assigns and the rest reads. A value the loop sets
-    // before reading it in every iteration (a temporary) is its thread's own.
+    staged
+}
+
+/// The running values each element keeps from chunk to chunk: what the statements before
+/// the loop assign and the loop or the rest read; what the loop reads before it assigns it
+/// in an iteration (a sum), and what it assigns and the rest reads. A value the loop sets
+/// before reading it in every iteration (a temporary) is its thread's own.
+fn carried_locals(
+    f: &Function,
+    before: &[Stmt],
+    kl: &LoopLevel,
+    kb: &[Stmt],
+    after: &[Stmt],
+) -> Vec<LocalId> {
     let reads_of = |b: &[Stmt]| {
         let mut r = HashSet::new();
         walk::for_each_stmt(b, &mut |s| {
@@ -376,7 +463,7 @@ pub(super) fn plan<'b>(
     let mut read_first = HashSet::new();
     for s in kb {
         if let Stmt::Assign { local, value } = s {
-            for l in reads(*value) {
+            for l in locals_read(f, *value) {
                 if assigned_in_loop.contains(&l) && !set.contains(&l) {
                     read_first.insert(l);
                 }
@@ -401,9 +488,19 @@ pub(super) fn plan<'b>(
             carried.push(*local);
         }
     }
-    // The chunk: twice the tile's longer side, at most 32 (fewer barriers and copies per
-    // iteration, each thread copying a few elements); a whole block's worth for a tile of one
-    // level (its copies are of reads every element shares); shorter where they would not fit.
+    carried
+}
+
+/// The chunk: twice the tile's longer side, at most 32 (fewer barriers and copies per
+/// iteration, each thread copying a few elements); a whole block's worth for a tile of one
+/// level (its copies are of reads every element shares); shorter where they would not fit
+/// (halved, down to 4 at the least, else `None`).
+fn chunk_length(
+    f: &Function,
+    sizes: &[u32],
+    staged: &[Staged],
+    carried: &[LocalId],
+) -> Option<u32> {
     let elements_count: u32 = sizes.iter().product();
     let bytes = |chunk: u32| -> u32 {
         let copies: u32 = staged
@@ -434,396 +531,5 @@ pub(super) fn plan<'b>(
         }
         chunk /= 2;
     }
-    Some(Plan {
-        hoisted,
-        before,
-        inner_level: kl,
-        inner_body: kb,
-        after,
-        staged,
-        carried,
-        chunk,
-    })
-}
-
-/// The pieces of the tile [`build`] puts together.
-struct Parts<'b> {
-    levels: &'b [LoopLevel],
-    sizes: &'b [u32],
-    tiles: &'b [LocalId],
-    elements: &'b [LocalId],
-    fastest: usize,
-    inner: &'b Option<Schedule>,
-    /// The statements before the loop that compute the same for every element.
-    hoisted: &'b [Stmt],
-    before: &'b [Stmt],
-    inner_level: &'b LoopLevel,
-    inner_body: &'b [Stmt],
-    after: &'b [Stmt],
-}
-
-fn binary(f: &mut Function, op: BinaryOp, a: Handle<Expr>, b: Handle<Expr>) -> Handle<Expr> {
-    f.exprs.append(Expr::Binary(op, a, b))
-}
-
-fn local(f: &mut Function, l: LocalId) -> Handle<Expr> {
-    f.exprs.append(Expr::Local(l))
-}
-
-/// A new array local of the tile.
-fn new_array(f: &mut Function, name: String, ty: Scalar, len: u32) -> LocalId {
-    f.locals.push(Local {
-        name,
-        ty,
-        len: Some(len),
-    });
-    (f.locals.len() - 1) as LocalId
-}
-
-/// A loop over `trips` iterations the block's threads share.
-fn shared_loop(
-    var: LocalId,
-    trips: Handle<Expr>,
-    line: u32,
-    f: &mut Function,
-    sched: &Option<Schedule>,
-    body: Block,
-) -> Stmt {
-    let (zero, one) = (lit(f, 0), lit(f, 1));
-    Stmt::For {
-        levels: vec![LoopLevel {
-            var,
-            start: zero,
-            step: one,
-            trips,
-            line,
-        }],
-        schedule: sched.clone(),
-        reductions: Vec::new(),
-        private: Vec::new(),
-        tile: Vec::new(),
-        body,
-    }
-}
-
-/// Puts the chunked tile together (see the module's documentation).
-fn build(
-    f: &mut Function,
-    p: Parts,
-    staged: Vec<Staged>,
-    carried: Vec<LocalId>,
-    chunk: u32,
-) -> Chunked {
-    let kl = p.inner_level;
-    let (line, nest_line) = (kl.line, p.levels[0].line);
-    let tile_elements: u32 = p.sizes.iter().product();
-    let name = |f: &Function, l: LocalId| f.locals[l as usize].name.clone();
-    // One flat loop over the tile's elements, the fastest level's element varying fastest, so
-    // the element's index into the accumulators grows with the loop's variable.
-    let nest: Vec<String> = p.levels.iter().map(|l| name(f, l.var)).collect();
-    let flat = new_index(f, &format!("{}_element", nest.join("_")));
-    let element_vars = |f: &mut Function| -> Vec<Stmt> {
-        let e = local(f, flat);
-        if p.levels.len() == 1 {
-            return vec![Stmt::Assign {
-                local: p.elements[0],
-                value: e,
-            }];
-        }
-        let (fast, slow) = (p.fastest, 1 - p.fastest);
-        let width = lit(f, p.sizes[fast]);
-        let minor = binary(f, BinaryOp::Rem, e, width);
-        let major = binary(f, BinaryOp::Div, e, width);
-        vec![
-            Stmt::Assign {
-                local: p.elements[fast],
-                value: minor,
-            },
-            Stmt::Assign {
-                local: p.elements[slow],
-                value: major,
-            },
-        ]
-    };
-    let (inside, set_vars) = element_guard(f, p.levels, p.sizes, p.tiles, p.elements);
-    let carries: Vec<LocalId> = carried
-        .iter()
-        .map(|&l| {
-            let n = format!("{}_carry", name(f, l));
-            let ty = f.locals[l as usize].ty;
-            new_array(f, n, ty, tile_elements)
-        })
-        .collect();
-    let save = |f: &mut Function| -> Vec<Stmt> {
-        carried
-            .iter()
-            .zip(&carries)
-            .map(|(&l, &c)| {
-                let (index, value) = (local(f, flat), local(f, l));
-                Stmt::AssignElem {
-                    local: c,
-                    index,
-                    value,
-                }
-            })
-            .collect()
-    };
-    let restore = |f: &mut Function| -> Vec<Stmt> {
-        carried
-            .iter()
-            .zip(&carries)
-            .map(|(&l, &c)| {
-                let index = local(f, flat);
-                let value = f.exprs.append(Expr::LocalElem { local: c, index });
-                Stmt::Assign { local: l, value }
-            })
-            .collect()
-    };
-    let element_loop = |f: &mut Function, guarded: Block| -> Stmt {
-        let mut body = element_vars(f);
-        body.push(Stmt::If {
-            cond: inside,
-            accept: guarded,
-            reject: Vec::new(),
-        });
-        let elements = lit(f, tile_elements);
-        shared_loop(flat, elements, nest_line, f, p.inner, body)
-    };
-    let mut out = p.hoisted.to_vec();
-    // The statements before the loop, per element.
-    let mut first = set_vars.clone();
-    first.extend(p.before.iter().cloned());
-    first.extend(save(f));
-    out.push(element_loop(f, first));
-    // The chunks: every thread counts them alike.
-    let (c, base, len) = (
-        new_index(f, &format!("{}_chunk", name(f, kl.var))),
-        new_index(f, &format!("{}_chunk_start", name(f, kl.var))),
-        new_index(f, &format!("{}_chunk_len", name(f, kl.var))),
-    );
-    let size = lit(f, chunk);
-    let whole = binary(f, BinaryOp::Div, kl.trips, size);
-    let rest = binary(f, BinaryOp::Rem, kl.trips, size);
-    let zero = lit(f, 0);
-    let partial = binary(f, BinaryOp::Ne, rest, zero);
-    let one = lit(f, 1);
-    let extra = f.exprs.append(Expr::Select {
-        cond: partial,
-        accept: one,
-        reject: zero,
-    });
-    let chunks = binary(f, BinaryOp::Add, whole, extra);
-    let cv = local(f, c);
-    let start_value = binary(f, BinaryOp::Mul, cv, size);
-    let bv = local(f, base);
-    let left = binary(f, BinaryOp::Sub, kl.trips, bv);
-    let len_value = f.exprs.append(Expr::Math(MathFn::Min, vec![size, left]));
-    let mut chunk_body = vec![
-        Stmt::Assign {
-            local: base,
-            value: start_value,
-        },
-        Stmt::Assign {
-            local: len,
-            value: len_value,
-        },
-    ];
-    // The inner loop's variable for chunk position `ek`: start + (base + ek) * step.
-    let kty = f.locals[kl.var as usize].ty;
-    let inner_var = |f: &mut Function, ek: Handle<Expr>| -> Stmt {
-        let bv = local(f, base);
-        let kk = binary(f, BinaryOp::Add, bv, ek);
-        let kk = f.exprs.append(Expr::Cast(kk, kty));
-        let off = binary(f, BinaryOp::Mul, kk, kl.step);
-        let value = binary(f, BinaryOp::Add, kl.start, off);
-        Stmt::Assign {
-            local: kl.var,
-            value,
-        }
-    };
-    // The copies: one loop per number of elements to copy, each thread copying some.
-    let mut copies: Vec<(u32, Block)> = Vec::new();
-    let mut stages = Vec::new();
-    let mut reads: HashMap<Handle<Expr>, Handle<Expr>> = HashMap::new();
-    let copy_var = new_index(f, &format!("{}_staged", name(f, kl.var)));
-    let kk = new_index(f, &format!("{}_in_chunk", name(f, kl.var)));
-    for s in &staged {
-        let (width, count) = match s.level {
-            Some(l) if s.along_inner => (chunk, p.sizes[l] * chunk),
-            Some(l) => (p.sizes[l], p.sizes[l] * chunk),
-            None => (chunk, chunk),
-        };
-        let stage = new_array(f, format!("{}_tile", s.name), s.ty, count);
-        stages.push(stage);
-        // Copy element `e`: its position along the contiguous direction is `e % width`.
-        let (el, ek) = (
-            new_index(f, &format!("{}_level_staging", name(f, stage))),
-            new_index(f, &format!("{}_inner_staging", name(f, stage))),
-        );
-        let e = local(f, copy_var);
-        let w = lit(f, width);
-        let minor = binary(f, BinaryOp::Rem, e, w);
-        let major = binary(f, BinaryOp::Div, e, w);
-        let mut body = match s.level {
-            Some(_) if s.along_inner => vec![
-                Stmt::Assign {
-                    local: ek,
-                    value: minor,
-                },
-                Stmt::Assign {
-                    local: el,
-                    value: major,
-                },
-            ],
-            Some(_) => vec![
-                Stmt::Assign {
-                    local: el,
-                    value: minor,
-                },
-                Stmt::Assign {
-                    local: ek,
-                    value: major,
-                },
-            ],
-            None => vec![Stmt::Assign {
-                local: ek,
-                value: e,
-            }],
-        };
-        let ekv = local(f, ek);
-        body.push(inner_var(f, ekv));
-        let lv = local(f, len);
-        let mut within = binary(f, BinaryOp::Lt, ekv, lv);
-        if let Some(l) = s.level {
-            let elv = local(f, el);
-            let (value, inside_level) = level_value(f, &p.levels[l], p.sizes[l], p.tiles[l], elv);
-            body.push(Stmt::Assign {
-                local: p.levels[l].var,
-                value,
-            });
-            within = binary(f, BinaryOp::And, within, inside_level);
-        }
-        // Branch-free: an element outside the nest reads element 0 into a copy nobody reads.
-        let zero = lit(f, 0);
-        let index = f.exprs.append(Expr::Select {
-            cond: within,
-            accept: s.index,
-            reject: zero,
-        });
-        let fresh = f.exprs.append(Expr::Load {
-            array: s.array,
-            field: s.field,
-            index,
-        });
-        // The copy is laid out as it is copied: adjacent threads write adjacent elements,
-        // and the elements read them along rows (one value, or adjacent ones, per warp), so
-        // no padding is needed against bank conflicts.
-        body.push(Stmt::AssignElem {
-            local: stage,
-            index: e,
-            value: fresh,
-        });
-        match copies.iter_mut().find(|(c, _)| *c == count) {
-            Some((_, b)) => b.extend(body),
-            None => copies.push((count, body)),
-        }
-        // The loop reads the copy: [level element][inner] or [inner][level element].
-        let kv = local(f, kk);
-        let read_at = match s.level {
-            Some(l) => {
-                let ev = local(f, p.elements[l]);
-                if s.along_inner {
-                    let row = lit(f, chunk);
-                    let r = binary(f, BinaryOp::Mul, ev, row);
-                    binary(f, BinaryOp::Add, r, kv)
-                } else {
-                    let row = lit(f, p.sizes[l]);
-                    let r = binary(f, BinaryOp::Mul, kv, row);
-                    binary(f, BinaryOp::Add, r, ev)
-                }
-            }
-            None => kv,
-        };
-        let copy = f.exprs.append(Expr::LocalElem {
-            local: stage,
-            index: read_at,
-        });
-        reads.insert(s.load, copy);
-    }
-    for (count, body) in copies {
-        let count = lit(f, count);
-        chunk_body.push(shared_loop(copy_var, count, nest_line, f, p.inner, body));
-    }
-    // The chunk's iterations, per element, reading the copies.
-    let mut inner_body = p.inner_body.to_vec();
-    walk::substitute(f, &mut inner_body, &reads);
-    let kv = local(f, kk);
-    let mut step_body = vec![inner_var(f, kv)];
-    step_body.extend(inner_body);
-    // A whole chunk runs a loop of constant length (which a backend may unroll, its reads of
-    // the copies then at constant offsets); the last, shorter one, a loop of its length.
-    let chunk_loop = |f: &mut Function, trips: Handle<Expr>| {
-        let (zero, one) = (lit(f, 0), lit(f, 1));
-        Stmt::For {
-            levels: vec![LoopLevel {
-                var: kk,
-                start: zero,
-                step: one,
-                trips,
-                line,
-            }],
-            schedule: None,
-            reductions: Vec::new(),
-            private: Vec::new(),
-            tile: Vec::new(),
-            body: step_body.clone(),
-        }
-    };
-    let (whole_len, lv) = (lit(f, chunk), local(f, len));
-    let whole_chunk = binary(f, BinaryOp::Eq, lv, whole_len);
-    let (full, last) = (chunk_loop(f, whole_len), chunk_loop(f, lv));
-    let mut compute = set_vars.clone();
-    compute.extend(restore(f));
-    compute.push(Stmt::If {
-        cond: whole_chunk,
-        accept: vec![full],
-        reject: vec![last],
-    });
-    compute.extend(save(f));
-    chunk_body.push(element_loop(f, compute));
-    let chunks_local = new_index(f, &format!("{}_chunks", name(f, kl.var)));
-    out.push(Stmt::Assign {
-        local: chunks_local,
-        value: chunks,
-    });
-    let (zero, one, cl) = (lit(f, 0), lit(f, 1), local(f, chunks_local));
-    out.push(Stmt::For {
-        levels: vec![LoopLevel {
-            var: c,
-            start: zero,
-            step: one,
-            trips: cl,
-            line,
-        }],
-        schedule: None,
-        reductions: Vec::new(),
-        private: Vec::new(),
-        tile: Vec::new(),
-        body: chunk_body,
-    });
-    // The rest, per element.
-    if !p.after.is_empty() {
-        let mut last = set_vars;
-        last.extend(restore(f));
-        last.extend(p.after.iter().cloned());
-        out.push(element_loop(f, last));
-    }
-    let staged_arrays = staged.iter().map(|s| s.array).collect();
-    Chunked {
-        var: kl.var,
-        body: out,
-        arrays: stages.into_iter().chain(carries).collect(),
-        staged: staged_arrays,
-        chunk,
-    }
+    Some(chunk)
 }
