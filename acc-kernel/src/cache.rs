@@ -34,9 +34,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::affine::{forms_before, Affine};
+use super::affine::{forms_before, Affine, Forms};
 
 mod reads;
+mod shared;
 
 use super::*;
 use reads::{window_reads, Offset};
@@ -158,10 +159,12 @@ struct Cx<'k> {
 struct Plan {
     /// The directives staged (indices into `Cx::caches`), each with its array's element type.
     staged: Vec<(usize, Scalar)>,
-    /// The loads read from a copy: (load, directive index in `staged`, where in the window).
-    reads: HashMap<Handle<Expr>, (usize, Offset)>,
+    reads: WindowReads,
     round: u32,
 }
+
+/// The loads read from a copy: (load, directive index in `staged`, where in the window).
+type WindowReads = HashMap<Handle<Expr>, (usize, Offset)>;
 
 impl Cx<'_> {
     fn hinted(&self, var: LocalId) -> bool {
@@ -329,6 +332,44 @@ impl Cx<'_> {
 
     /// Which of the directives on loop `s` can be staged, and which loads read the copies.
     fn plan(&mut self, f: &Function, s: &Stmt) -> Option<Plan> {
+        let (lv, body) = self.stageable_loop(f, s)?;
+        let var = lv.var;
+        let start_forms = forms_before(f, &self.types, body, 0, &Default::default());
+        let mut staged = Vec::new();
+        for n in 0..self.caches.len() {
+            let c = &self.caches[n];
+            if c.loop_var != var || c.outcome != CacheOutcome::Pending {
+                continue;
+            }
+            match self.window_start(f, c, var, &start_forms) {
+                Ok((elem, lo)) => staged.push((n, elem, lo)),
+                Err(why) => self.caches[n].outcome = CacheOutcome::Hint(why),
+            }
+        }
+        if staged.is_empty() {
+            return None;
+        }
+        let (reads, counts) = self.window_loads(f, body, &staged);
+        let (kept, renumbered) = self.drop_unread(staged, reads, &counts);
+        if kept.is_empty() {
+            return None;
+        }
+        let round = self.round(&kept)?;
+        Some(Plan {
+            staged: kept,
+            reads: renumbered,
+            round,
+        })
+    }
+
+    /// The level and body of loop `s`, where it is one whose directives may be staged: a loop
+    /// of one level, not tiled, stepping by 1, in a gang iteration with shared memory of its
+    /// own. Otherwise its directives become hints, saying why.
+    fn stageable_loop<'s>(
+        &mut self,
+        f: &Function,
+        s: &'s Stmt,
+    ) -> Option<(&'s LoopLevel, &'s Block)> {
         let Stmt::For {
             levels, tile, body, ..
         } = s
@@ -353,67 +394,70 @@ impl Cx<'_> {
             self.hint_all(var, why);
             return None;
         }
-        let start_forms = forms_before(f, &self.types, body, 0, &Default::default());
-        let mut staged = Vec::new();
-        for (n, c) in self.caches.iter_mut().enumerate() {
-            if c.loop_var != var || c.outcome != CacheOutcome::Pending {
-                continue;
-            }
-            let elem = match self.params.get(c.array as usize).map(|p| &p.kind) {
-                Some(ParamKind::Array {
-                    elem: Elem::Scalar(t),
-                    ..
-                }) if *t != Scalar::Bool => *t,
-                _ => {
-                    c.outcome = CacheOutcome::Hint(
-                        "its array's elements are not numbers (structs and `bool` stay in device memory)".into(),
-                    );
-                    continue;
-                }
-            };
-            if self.written.contains(&c.array) {
-                c.outcome = CacheOutcome::Hint(
-                    "the region writes the array, so a copy could go stale".into(),
+        Some((lv, body))
+    }
+
+    /// The element type of directive `c`'s array and its window's start as an affine form
+    /// (`start_forms`: the forms of locals at the top of the loop of `var`), where the
+    /// directive can be staged; else why not.
+    fn window_start(
+        &self,
+        f: &Function,
+        c: &Cache,
+        var: LocalId,
+        start_forms: &Forms,
+    ) -> Result<(Scalar, Affine), String> {
+        let elem = match self.params.get(c.array as usize).map(|p| &p.kind) {
+            Some(ParamKind::Array {
+                elem: Elem::Scalar(t),
+                ..
+            }) if *t != Scalar::Bool => *t,
+            _ => {
+                return Err(
+                    "its array's elements are not numbers (structs and `bool` stay in device memory)".into(),
                 );
-                continue;
             }
-            let Some(lo) = Affine::of(f, &self.types, c.start, &start_forms) else {
-                c.outcome = CacheOutcome::Hint(
-                    "its start is not a sum of the loop's variable and values from before the loop"
-                        .into(),
-                );
-                continue;
-            };
-            if c.len > MAX_WINDOW {
-                c.outcome = CacheOutcome::Hint(format!(
-                    "a window longer than {MAX_WINDOW} elements would not fit shared memory"
-                ));
-                continue;
-            }
-            if c.len < 2 {
-                c.outcome = CacheOutcome::Hint(
-                    "a window of one element is read by one iteration only, so a copy would save no reads"
-                        .into(),
-                );
-                continue;
-            }
-            let v = format!("l{var}");
-            let moves_once = lo.terms.get(&v) == Some(&1)
-                && lo
-                    .terms
-                    .keys()
-                    .all(|t| t == &v || !t.split('*').any(|x| x == v));
-            if !moves_once {
-                c.outcome = CacheOutcome::Hint(
-                    "its start does not move with the loop's variable (`a[i + c..]`)".into(),
-                );
-                continue;
-            }
-            staged.push((n, elem, lo));
+        };
+        if self.written.contains(&c.array) {
+            return Err("the region writes the array, so a copy could go stale".into());
         }
-        if staged.is_empty() {
-            return None;
+        let Some(lo) = Affine::of(f, &self.types, c.start, start_forms) else {
+            return Err(
+                "its start is not a sum of the loop's variable and values from before the loop"
+                    .into(),
+            );
+        };
+        if c.len > MAX_WINDOW {
+            return Err(format!(
+                "a window longer than {MAX_WINDOW} elements would not fit shared memory"
+            ));
         }
+        if c.len < 2 {
+            return Err(
+                "a window of one element is read by one iteration only, so a copy would save no reads"
+                    .into(),
+            );
+        }
+        let v = format!("l{var}");
+        let moves_once = lo.terms.get(&v) == Some(&1)
+            && lo
+                .terms
+                .keys()
+                .all(|t| t == &v || !t.split('*').any(|x| x == v));
+        if !moves_once {
+            return Err("its start does not move with the loop's variable (`a[i + c..]`)".into());
+        }
+        Ok((elem, lo))
+    }
+
+    /// The loads of the loop's body each window of `staged` holds, with where in it, and the
+    /// number of loads of each.
+    fn window_loads(
+        &self,
+        f: &Function,
+        body: &Block,
+        staged: &[(usize, Scalar, Affine)],
+    ) -> (WindowReads, Vec<usize>) {
         // The loads of the staged arrays at an index inside the window: a constant into it, or
         // that plus multiples of the variables of sequential loops around the load whose
         // ranges keep it inside (a filter's taps, `a[i + k - 8]` for `k` in `0..17`).
@@ -440,6 +484,17 @@ impl Cx<'_> {
                 reads.insert(h, (at_staged, offset));
             }
         }
+        (reads, counts)
+    }
+
+    /// The directives of `staged` that some load reads (with their element types) and the reads
+    /// of those, renumbered over them; the others become hints.
+    fn drop_unread(
+        &mut self,
+        staged: Vec<(usize, Scalar, Affine)>,
+        reads: WindowReads,
+        counts: &[usize],
+    ) -> (Vec<(usize, Scalar)>, WindowReads) {
         // Directives none of whose loads match stay hints; the reads are renumbered over the
         // rest.
         let mut kept = Vec::new();
@@ -455,16 +510,19 @@ impl Cx<'_> {
             order.push(at_staged);
             kept.push((n, elem));
         }
-        let renumbered: HashMap<Handle<Expr>, (usize, Offset)> = reads
+        let renumbered: WindowReads = reads
             .into_iter()
             .filter_map(|(h, (at_staged, d))| {
                 let pos = order.iter().position(|&x| x == at_staged)?;
                 Some((h, (pos, d)))
             })
             .collect();
-        if kept.is_empty() {
-            return None;
-        }
+        (kept, renumbered)
+    }
+
+    /// The run of iterations the copies of directives `kept` are for; `None`, the directives
+    /// hints, where even the shortest would not fit.
+    fn round(&mut self, kept: &[(usize, Scalar)]) -> Option<u32> {
         // The largest run whose copies fit the gang's shared arrays.
         let bytes = |round: u32| -> u32 {
             kept.iter()
@@ -475,19 +533,15 @@ impl Cx<'_> {
             .into_iter()
             .find(|&r| bytes(r) <= super::gang_phases::SHARED_ARRAY_BYTES)
         else {
-            for &(n, _) in &kept {
+            for &(n, _) in kept {
                 self.caches[n].outcome = CacheOutcome::Hint(format!(
-                    "its copies would take more than the {} bytes of shared memory a block's arrays may hold",
-                    super::gang_phases::SHARED_ARRAY_BYTES
-                ));
+                "its copies would take more than the {} bytes of shared memory a block's arrays may hold",
+                super::gang_phases::SHARED_ARRAY_BYTES
+            ));
             }
             return None;
         };
-        Some(Plan {
-            staged: kept,
-            reads: renumbered,
-            round,
-        })
+        Some(round)
     }
 
     fn hint_all(&mut self, var: LocalId, why: &str) {
@@ -495,323 +549,6 @@ impl Cx<'_> {
             if c.loop_var == var && c.outcome == CacheOutcome::Pending {
                 c.outcome = CacheOutcome::Hint(why.into());
             }
-        }
-    }
-
-    /// Loop `s` rewritten to stage its directives' windows (see the module's documentation):
-    /// a sequential loop over runs (`flat`: a gang loop over them), with the new shared arrays.
-    fn shared(&mut self, f: &mut Function, s: &Stmt, flat: bool) -> Option<(Stmt, Vec<LocalId>)> {
-        let plan = self.plan(f, s)?;
-        let Stmt::For {
-            levels,
-            schedule,
-            reductions,
-            private,
-            body,
-            ..
-        } = s
-        else {
-            return None;
-        };
-        let lv = &levels[0];
-        let var = lv.var;
-        let ty = f.locals[var as usize].ty;
-        let name = f.locals[var as usize].name.clone();
-        let mut b = Build { f };
-        let round = plan.round;
-        let r = b.local(format!("{name}_run"), Scalar::USize, None);
-        let q = b.local(format!("{name}_cached"), Scalar::USize, None);
-        let arrays: Vec<LocalId> = plan
-            .staged
-            .iter()
-            .map(|&(n, t)| {
-                let array = &self.params[self.caches[n].array as usize].name;
-                b.local(
-                    format!("{array}_cache"),
-                    t,
-                    Some(round + self.caches[n].len - 1),
-                )
-            })
-            .collect();
-        // The run's first iteration, `s + run * R`.
-        let offset = {
-            let (rv, rl) = (b.e(Expr::Local(r)), b.lit(round));
-            b.bin(BinaryOp::Mul, rv, rl)
-        };
-        let offset_ty = b.cast(offset, ty);
-        let first = b.bin(BinaryOp::Add, lv.start, offset_ty);
-        // Each window's start for the run, in a local every thread computes alike.
-        let mut starts = Vec::new();
-        let mut statements = Vec::new();
-        for &(n, _) in &plan.staged {
-            let w0 = b.local(format!("{name}_window"), Scalar::USize, None);
-            let value = replace_local(b.f, self.caches[n].start, var, first);
-            statements.push(Stmt::Assign { local: w0, value });
-            starts.push(w0);
-        }
-        // A run whose iterations are all there and whose windows lie inside their arrays
-        // reads the copies; another (the last, a window past an array's end) runs as written,
-        // its loads reading memory and checked as without `cache`. The test is the same on
-        // every thread, and its terms bound what the bounds proof needs: `run < trips / R`
-        // and `window + elements <= a.len()`.
-        let runs_full = {
-            let rl = b.lit(round);
-            b.bin(BinaryOp::Div, lv.trips, rl)
-        };
-        let rv = b.e(Expr::Local(r));
-        let mut fast = b.bin(BinaryOp::Lt, rv, runs_full);
-        let mut copies = Vec::new();
-        for ((&(n, _), &arr), &w0) in plan.staged.iter().zip(&arrays).zip(&starts) {
-            let (len, array) = (self.caches[n].len, self.caches[n].array);
-            let elements = round + len - 1;
-            let wv = b.e(Expr::Local(w0));
-            let el = b.lit(elements);
-            let end = b.bin(BinaryOp::Add, wv, el);
-            let n_a = b.e(Expr::Len(array));
-            let inside = b.bin(BinaryOp::Le, end, n_a);
-            // (A window starting below 0 wraps: its start is then past the end.)
-            let (wv, n_a) = (b.e(Expr::Local(w0)), b.e(Expr::Len(array)));
-            let starts_inside = b.bin(BinaryOp::Lt, wv, n_a);
-            let inside = b.bin(BinaryOp::And, starts_inside, inside);
-            fast = b.bin(BinaryOp::And, fast, inside);
-            // The copy, adjacent threads on adjacent elements, without a branch.
-            let c = b.local(format!("{name}_copy"), Scalar::USize, None);
-            let (wv, cv) = (b.e(Expr::Local(w0)), b.e(Expr::Local(c)));
-            let g = b.bin(BinaryOp::Add, wv, cv);
-            let value = b.e(Expr::Load {
-                array,
-                field: None,
-                index: g,
-            });
-            let cv = b.e(Expr::Local(c));
-            copies.push(b.vector_loop(
-                c,
-                elements,
-                lv.line,
-                vec![Stmt::AssignElem {
-                    local: arr,
-                    index: cv,
-                    value,
-                }],
-            ));
-        }
-        // The run's iterations reading the copies.
-        let mut with = HashMap::new();
-        for (&h, (at, offset)) in &plan.reads {
-            let mut index = b.e(Expr::Local(q));
-            for &(v, coefficient) in &offset.terms {
-                let mut x = b.e(Expr::Local(v));
-                x = b.cast(x, Scalar::USize);
-                if coefficient != 1 {
-                    let k = b.lit(coefficient);
-                    x = b.bin(BinaryOp::Mul, x, k);
-                }
-                index = b.bin(BinaryOp::Add, index, x);
-            }
-            if offset.constant != 0 {
-                let d = b.lit(offset.constant);
-                index = b.bin(BinaryOp::Add, index, d);
-            }
-            let read = b.e(Expr::LocalElem {
-                local: arrays[*at],
-                index,
-            });
-            with.insert(h, read);
-        }
-        // The staged run's locals are its own (the run as written assigns the originals): the
-        // bounds proof follows only locals assigned once.
-        let mut staged_body = body.clone();
-        walk::substitute(b.f, &mut staged_body, &with);
-        let mut map = HashMap::new();
-        let outside = self.used_outside.get(&var).cloned().unwrap_or_default();
-        let own = walk::locals_assigned(body)
-            .into_iter()
-            .chain(private.iter().copied())
-            .filter(|l| !outside.contains(l))
-            .chain([var]);
-        for l in own {
-            let local = b.f.locals[l as usize].clone();
-            let fresh = b.local(local.name, local.ty, local.len);
-            map.insert(l, fresh);
-        }
-        // A complex product's parts stay adjacent locals (`ReduceOp::ComplexMul`): renamed
-        // together into a fresh pair, or both kept.
-        for r in reductions.iter().filter(|r| r.op == ReduceOp::ComplexMul) {
-            let (re, im) = (r.local, r.local + 1);
-            match (map.get(&re).copied(), map.get(&im).copied()) {
-                (Some(a), Some(c)) if c == a + 1 => {}
-                (Some(_), Some(_)) => {
-                    let (lr, li) = (
-                        b.f.locals[re as usize].clone(),
-                        b.f.locals[im as usize].clone(),
-                    );
-                    let fr = b.local(lr.name, lr.ty, lr.len);
-                    let fi = b.local(li.name, li.ty, li.len);
-                    map.insert(re, fr);
-                    map.insert(im, fi);
-                }
-                _ => {
-                    map.remove(&re);
-                    map.remove(&im);
-                }
-            }
-        }
-        let mut staged_body = walk::renamed(b.f, &staged_body, &map);
-        let staged_var = map[&var];
-        let staged_private: Vec<LocalId> =
-            private.iter().map(|p| *map.get(p).unwrap_or(p)).collect();
-        let staged_reductions: Vec<Reduction> = reductions
-            .iter()
-            .map(|r| Reduction {
-                local: *map.get(&r.local).unwrap_or(&r.local),
-                op: r.op,
-            })
-            .collect();
-        let qv = b.e(Expr::Local(q));
-        let qv = b.cast(qv, ty);
-        let value = b.bin(BinaryOp::Add, first, qv);
-        staged_body.insert(
-            0,
-            Stmt::Assign {
-                local: staged_var,
-                value,
-            },
-        );
-        let compute = Stmt::For {
-            levels: vec![b.level(q, round, lv.line)],
-            schedule: if flat { Some(VECTOR) } else { schedule.clone() },
-            reductions: if flat { Vec::new() } else { staged_reductions },
-            private: staged_private,
-            tile: Vec::new(),
-            body: staged_body,
-        };
-        // The run as written: `run * R + q`, below the trip count.
-        let idx = b.local(format!("{name}_iteration"), Scalar::USize, None);
-        let sum = {
-            let qv = b.e(Expr::Local(q));
-            b.bin(BinaryOp::Add, offset, qv)
-        };
-        let iv = b.e(Expr::Local(idx));
-        let iv_ty = b.cast(iv, ty);
-        let value = b.bin(BinaryOp::Add, lv.start, iv_ty);
-        let mut plain_body = body.clone();
-        plain_body.insert(0, Stmt::Assign { local: var, value });
-        let iv = b.e(Expr::Local(idx));
-        let below = b.bin(BinaryOp::Lt, iv, lv.trips);
-        let plain = Stmt::For {
-            levels: vec![b.level(q, round, lv.line)],
-            schedule: if flat { Some(VECTOR) } else { schedule.clone() },
-            reductions: if flat { Vec::new() } else { reductions.clone() },
-            private: private.clone(),
-            tile: Vec::new(),
-            body: vec![
-                Stmt::Assign {
-                    local: idx,
-                    value: sum,
-                },
-                Stmt::If {
-                    cond: below,
-                    accept: plain_body,
-                    reject: Vec::new(),
-                },
-            ],
-        };
-        copies.push(compute);
-        statements.push(Stmt::If {
-            cond: fast,
-            accept: copies,
-            reject: vec![plain],
-        });
-        let runs = {
-            let extra = b.lit(round - 1);
-            let padded = b.bin(BinaryOp::Add, lv.trips, extra);
-            let rl = b.lit(round);
-            b.bin(BinaryOp::Div, padded, rl)
-        };
-        let (zero, one) = (b.lit(0), b.lit(1));
-        let outer = Stmt::For {
-            levels: vec![LoopLevel {
-                var: r,
-                start: zero,
-                step: one,
-                trips: runs,
-                line: lv.line,
-            }],
-            schedule: flat.then_some(Schedule {
-                gang: true,
-                worker: false,
-                vector: false,
-            }),
-            reductions: if flat { reductions.clone() } else { Vec::new() },
-            private: if flat { arrays.clone() } else { Vec::new() },
-            tile: Vec::new(),
-            body: statements,
-        };
-        for (at, &(n, _)) in plan.staged.iter().enumerate() {
-            let reads = plan.reads.values().filter(|(a, _)| *a == at).count();
-            self.caches[n].outcome = CacheOutcome::Staged {
-                round,
-                elements: round + self.caches[n].len - 1,
-                reads,
-            };
-        }
-        Some((outer, arrays))
-    }
-}
-
-/// A vector loop's schedule.
-const VECTOR: Schedule = Schedule {
-    gang: false,
-    worker: false,
-    vector: true,
-};
-
-/// Appends the expressions and locals of the rewrite to a function.
-struct Build<'f> {
-    f: &'f mut Function,
-}
-
-impl Build<'_> {
-    fn e(&mut self, x: Expr) -> Handle<Expr> {
-        self.f.exprs.append(x)
-    }
-    fn lit(&mut self, v: u32) -> Handle<Expr> {
-        self.e(Expr::Literal(Literal::Int(Scalar::USize, i128::from(v))))
-    }
-    fn bin(&mut self, op: BinaryOp, a: Handle<Expr>, b: Handle<Expr>) -> Handle<Expr> {
-        self.e(Expr::Binary(op, a, b))
-    }
-    /// `x` (a `usize`) as `ty`.
-    fn cast(&mut self, x: Handle<Expr>, ty: Scalar) -> Handle<Expr> {
-        if ty == Scalar::USize {
-            x
-        } else {
-            self.e(Expr::Cast(x, ty))
-        }
-    }
-    fn local(&mut self, name: String, ty: Scalar, len: Option<u32>) -> LocalId {
-        self.f.locals.push(Local { name, ty, len });
-        (self.f.locals.len() - 1) as LocalId
-    }
-    /// `var in 0..trips`.
-    fn level(&mut self, var: LocalId, trips: u32, line: u32) -> LoopLevel {
-        let (start, step, trips) = (self.lit(0), self.lit(1), self.lit(trips));
-        LoopLevel {
-            var,
-            start,
-            step,
-            trips,
-            line,
-        }
-    }
-    fn vector_loop(&mut self, var: LocalId, trips: u32, line: u32, body: Block) -> Stmt {
-        Stmt::For {
-            levels: vec![self.level(var, trips, line)],
-            schedule: Some(VECTOR),
-            reductions: Vec::new(),
-            private: Vec::new(),
-            tile: Vec::new(),
-            body,
         }
     }
 }
@@ -870,37 +607,6 @@ fn used_outside(
             Stmt::Loop { body } => used_outside(f, body, hinted, inside, out),
             _ => {}
         }
-    }
-}
-
-/// The expressions under `h` that read local `var`.
-fn local_reads(f: &Function, h: Handle<Expr>, var: LocalId, out: &mut Vec<Handle<Expr>>) {
-    if f.exprs[h] == Expr::Local(var) {
-        out.push(h);
-    }
-    for x in walk::operands(&f.exprs[h]) {
-        local_reads(f, x, var, out);
-    }
-}
-
-/// `e` with every read of local `var` replaced by `with`.
-fn replace_local(
-    f: &mut Function,
-    e: Handle<Expr>,
-    var: LocalId,
-    with: Handle<Expr>,
-) -> Handle<Expr> {
-    let mut reads = Vec::new();
-    local_reads(f, e, var, &mut reads);
-    let with: HashMap<Handle<Expr>, Handle<Expr>> = reads.into_iter().map(|h| (h, with)).collect();
-    let mut holder = [Stmt::Assign {
-        local: var,
-        value: e,
-    }];
-    walk::substitute(f, &mut holder, &with);
-    match &holder[0] {
-        Stmt::Assign { value, .. } => *value,
-        _ => e,
     }
 }
 
