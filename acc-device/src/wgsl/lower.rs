@@ -136,7 +136,7 @@ pub enum Binding {
     /// The region-level locals, kept between entry points when the region has code between
     /// its parallel loops (`layout.locals_size` bytes).
     Locals,
-    /// The host loops' variables at a dispatch ([`Segments::host_vars`]), each as two `u32`
+    /// The host loops' variables at a dispatch ([`acc_core::ir::segments::Segments::host_vars`]), each as two `u32`
     /// words (low, high), bound with a dynamic offset that picks the dispatch's values.
     HostValues,
     /// Private array `n` of [`Lowered::spilled`], a copy per invocation of the largest grid.
