@@ -8,11 +8,13 @@ use proc_macro2::Span;
 
 use crate::directive::allowed::{allows, allows_after_device_type};
 use crate::directive::{
-    ClauseArgs, ClauseName as C, ComputeKind, DeviceTypeSel, Directive, DirectiveKind as D,
+    Clause, ClauseArgs, ClauseName as C, ComputeKind, DeviceTypeSel, Directive, DirectiveKind as D,
     SizeExpr, DEVICE_TYPE_NAMES,
 };
 
-/// Every problem with `dir`, each at its span.
+/// Every problem with `dir`, each at its span: the clauses one at a time, then the rules on
+/// the clause set (per device type, data attributes, constant and level arguments, whole
+/// variables, device types, required clauses), then `attach`/`detach`.
 pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
     let mut errs = Vec::new();
     let name = dir.kind.spelling();
@@ -20,8 +22,68 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
 
     let section = dir.kind.cite();
     let mut disallowed = false;
-    // Struct members (`g.a`) are data: data clauses and `update` take them; the other lists
-    // (private copies, device addresses, `declare`, `cache`) take whole variables.
+    check_members_are_data(dir, &mut err);
+    for c in &dir.clauses {
+        if !allows(dir.kind, c.name) {
+            err(
+                c.span,
+                format!(
+                    "clause `{}` is not allowed on `{name}` ({section})",
+                    c.name.spelling()
+                ),
+            );
+            disallowed = true;
+            continue;
+        }
+        check_clause(dir, c, &mut err);
+    }
+
+    // The rules on the clause set that applies on each device type (3.3 section 2.4, R6).
+    for (span, msg) in check_each_device(dir) {
+        err(span, msg);
+    }
+    let atomic_clauses = dir
+        .clauses
+        .iter()
+        .filter(|c| matches!(c.name, C::Read | C::Write | C::Update | C::Capture))
+        .count();
+    if atomic_clauses > 1 {
+        err(
+            dir.span,
+            "`atomic` takes at most one of `read`, `write`, `update`, `capture` (3.3 section 2.12)"
+                .into(),
+        );
+    }
+
+    check_one_data_attribute(dir, &mut err);
+    check_constant_args(dir, &mut err);
+    check_level_args(dir, &mut err);
+    check_whole_vars(dir, &mut err);
+    check_one_device_type(dir, &mut err);
+    check_required_clauses(dir, disallowed, &mut err);
+    // `attach`/`detach` (3.3 section 2.7.13) fix up pointers held in device memory; the data acc
+    // moves holds none (`DeviceCopy` types have no pointers), so there is nothing to attach.
+    // (Only when the clause is otherwise right: one error per mistake.)
+    drop(err);
+    if errs.is_empty() {
+        for c in dir
+            .clauses
+            .iter()
+            .filter(|c| matches!(c.name, C::Attach | C::Detach))
+        {
+            errs.push(syn::Error::new(c.span, format!(
+                "`{}` fixes up pointers held in device memory (3.3 section 2.7.13), and the data acc moves holds none (`DeviceCopy` types have no pointers): put the data itself in a data clause (a struct's member as `copyin(g.a)`)",
+                c.name.spelling()
+            )));
+        }
+    }
+    errs
+}
+
+/// Struct members (`g.a`) are data: data clauses and `update` take them; the other lists
+/// (private copies, device addresses, `declare`, `cache`) take whole variables.
+fn check_members_are_data(dir: &Directive, err: &mut impl FnMut(Span, String)) {
+    let name = dir.kind.spelling();
     for c in &dir.clauses {
         let data = matches!(
             c.name,
@@ -47,109 +109,95 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
             }
         }
     }
-    for c in &dir.clauses {
-        if !allows(dir.kind, c.name) {
+}
+
+/// The rules on one clause the directive allows: `device_type` sections, modifiers, device
+/// type names, the number of `num_gangs` values and `gang(dim: ..)`.
+fn check_clause(dir: &Directive, c: &Clause, err: &mut impl FnMut(Span, String)) {
+    let name = dir.kind.spelling();
+    let section = dir.kind.cite();
+    if c.device_types.is_some()
+        && c.name != C::DeviceType
+        && !allows_after_device_type(dir.kind, c.name)
+    {
+        err(
+            c.span,
+            format!(
+                "clause `{}` may not follow `device_type` on `{name}` (3.3 section 2.4: only tuning clauses are device specific)",
+                c.name.spelling()
+            ),
+        );
+    }
+    if let Some(m) = c.modifier() {
+        let ok = match (m.to_string().as_str(), c.name) {
+            ("readonly", C::Copyin) => dir.kind != D::EnterData,
+            ("zero", C::Copyout) => dir.kind != D::ExitData,
+            ("zero", C::Create) => true,
+            _ => false,
+        };
+        if !ok {
             err(
-                c.span,
+                m.span(),
                 format!(
-                    "clause `{}` is not allowed on `{name}` ({section})",
+                    "modifier `{m}:` is not allowed on `{}` in `{name}` ({section})",
                     c.name.spelling()
                 ),
             );
-            disallowed = true;
-            continue;
         }
-        if c.device_types.is_some()
-            && c.name != C::DeviceType
-            && !allows_after_device_type(dir.kind, c.name)
-        {
-            err(
-                c.span,
-                format!(
-                    "clause `{}` may not follow `device_type` on `{name}` (3.3 section 2.4: only tuning clauses are device specific)",
-                    c.name.spelling()
-                ),
-            );
-        }
-        if let Some(m) = c.modifier() {
-            let ok = match (m.to_string().as_str(), c.name) {
-                ("readonly", C::Copyin) => dir.kind != D::EnterData,
-                ("zero", C::Copyout) => dir.kind != D::ExitData,
-                ("zero", C::Create) => true,
-                _ => false,
-            };
-            if !ok {
-                err(
-                    m.span(),
-                    format!(
-                        "modifier `{m}:` is not allowed on `{}` in `{name}` ({section})",
-                        c.name.spelling()
-                    ),
-                );
-            }
-        }
-        if let ClauseArgs::DeviceTypes(list) = &c.args {
-            for t in list {
-                if let DeviceTypeSel::Named(id) = t {
-                    let n = id.to_string().to_ascii_lowercase();
-                    if !DEVICE_TYPE_NAMES.contains(&n.as_str()) {
-                        err(
-                            id.span(),
-                            format!(
-                                "unknown device type `{id}`; the device types are {} and `*` (3.3 section 2.4)",
-                                DEVICE_TYPE_NAMES.join(", ")
-                            ),
-                        );
-                    }
-                }
-            }
-        }
-        if c.name == C::NumGangs {
-            if let ClauseArgs::Exprs(v) = &c.args {
-                let max = if dir.kind.compute() == Some(crate::directive::ComputeKind::Kernels) {
-                    1
-                } else {
-                    3
-                };
-                if v.len() > max {
-                    err(c.span, format!("`num_gangs` takes at most {max} value{} on `{name}` (3.3 section 2.5.10)", if max == 1 { "" } else { "s" }));
-                }
-            }
-        }
-        if let ClauseArgs::Gang { dim: Some(d), .. } = &c.args {
-            if let syn::Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Int(l),
-                ..
-            }) = &**d
-            {
-                if !matches!(l.base10_parse::<u32>(), Ok(1..=3)) {
+    }
+    if let ClauseArgs::DeviceTypes(list) = &c.args {
+        for t in list {
+            if let DeviceTypeSel::Named(id) = t {
+                let n = id.to_string().to_ascii_lowercase();
+                if !DEVICE_TYPE_NAMES.contains(&n.as_str()) {
                     err(
-                        l.span(),
-                        "`gang(dim: ..)` must be 1, 2 or 3 (3.3 section 2.9.2)".into(),
+                        id.span(),
+                        format!(
+                            "unknown device type `{id}`; the device types are {} and `*` (3.3 section 2.4)",
+                            DEVICE_TYPE_NAMES.join(", ")
+                        ),
                     );
                 }
             }
         }
     }
-
-    // The rules on the clause set that applies on each device type (3.3 section 2.4, R6).
-    for (span, msg) in check_each_device(dir) {
-        err(span, msg);
+    if c.name == C::NumGangs {
+        if let ClauseArgs::Exprs(v) = &c.args {
+            let max = if dir.kind.compute() == Some(crate::directive::ComputeKind::Kernels) {
+                1
+            } else {
+                3
+            };
+            if v.len() > max {
+                err(
+                    c.span,
+                    format!(
+                        "`num_gangs` takes at most {max} value{} on `{name}` (3.3 section 2.5.10)",
+                        if max == 1 { "" } else { "s" }
+                    ),
+                );
+            }
+        }
     }
-    let atomic_clauses = dir
-        .clauses
-        .iter()
-        .filter(|c| matches!(c.name, C::Read | C::Write | C::Update | C::Capture))
-        .count();
-    if atomic_clauses > 1 {
-        err(
-            dir.span,
-            "`atomic` takes at most one of `read`, `write`, `update`, `capture` (3.3 section 2.12)"
-                .into(),
-        );
+    if let ClauseArgs::Gang { dim: Some(d), .. } = &c.args {
+        if let syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(l),
+            ..
+        }) = &**d
+        {
+            if !matches!(l.base10_parse::<u32>(), Ok(1..=3)) {
+                err(
+                    l.span(),
+                    "`gang(dim: ..)` must be 1, 2 or 3 (3.3 section 2.9.2)".into(),
+                );
+            }
+        }
     }
+}
 
-    // The same variable in two data-sharing clauses of one directive.
+/// The same variable in two data-sharing clauses of one directive.
+fn check_one_data_attribute(dir: &Directive, err: &mut impl FnMut(Span, String)) {
+    let name = dir.kind.spelling();
     let mut var_clause: HashMap<String, (C, proc_macro2::Span)> = HashMap::new();
     for c in &dir.clauses {
         let sharing = matches!(
@@ -191,8 +239,10 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
             }
         }
     }
+}
 
-    // Constant arguments that must be positive (3.3 sections 2.5.10-2.5.12; R16, R68).
+/// Constant arguments that must be positive (3.3 sections 2.5.10-2.5.12; R16, R68).
+fn check_constant_args(dir: &Directive, err: &mut impl FnMut(Span, String)) {
     for c in dir.clauses.iter() {
         let exprs: Vec<&syn::Expr> = match &c.args {
             ClauseArgs::Exprs(v) if c.name == C::NumGangs => v.iter().collect(),
@@ -230,8 +280,11 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
             }
         }
     }
+}
 
-    // gang, worker and vector arguments by context (3.3 sections 2.9.2-2.9.4; R72-R77, R115).
+/// gang, worker and vector arguments by context (3.3 sections 2.9.2-2.9.4; R72-R77, R115).
+fn check_level_args(dir: &Directive, err: &mut impl FnMut(Span, String)) {
+    let name = dir.kind.spelling();
     for c in &dir.clauses {
         match (&c.args, c.name) {
             (ClauseArgs::Gang { num, dim, static_ }, _) => {
@@ -289,7 +342,11 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
             _ => {}
         }
     }
-    // Variables that must be whole: no subarrays (R54, R56, R91).
+}
+
+/// Variables that must be whole: no subarrays (R54, R56, R91).
+fn check_whole_vars(dir: &Directive, err: &mut impl FnMut(Span, String)) {
+    let name = dir.kind.spelling();
     for c in &dir.clauses {
         let whole_only =
             matches!(c.name, C::Attach | C::Detach | C::UseDevice) || dir.kind == D::Declare;
@@ -306,7 +363,11 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
             }
         }
     }
-    // init, shutdown and set name one device type (R107).
+}
+
+/// init, shutdown and set name one device type (R107).
+fn check_one_device_type(dir: &Directive, err: &mut impl FnMut(Span, String)) {
+    let name = dir.kind.spelling();
     if matches!(dir.kind, D::Init | D::Shutdown | D::Set) {
         for c in dir.all(C::DeviceType) {
             if matches!(&c.args, ClauseArgs::DeviceTypes(t) if t.len() > 1) {
@@ -329,8 +390,11 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
             );
         }
     }
+}
 
-    // Required clauses (not reported when a clause that is not allowed was probably meant as one).
+/// Required clauses (not reported when a clause that is not allowed was probably meant as one,
+/// which `disallowed` says).
+fn check_required_clauses(dir: &Directive, disallowed: bool, err: &mut impl FnMut(Span, String)) {
     let has_any = |names: &[C]| dir.clauses.iter().any(|c| names.contains(&c.name));
     match dir.kind {
         _ if disallowed => {}
@@ -352,23 +416,6 @@ pub fn check_directive(dir: &Directive) -> Vec<syn::Error> {
         D::Declare if dir.clauses.is_empty() => err(dir.span, "`declare` needs at least one data clause (3.3 section 2.13)".into()),
         _ => {}
     }
-    // `attach`/`detach` (3.3 section 2.7.13) fix up pointers held in device memory; the data acc
-    // moves holds none (`DeviceCopy` types have no pointers), so there is nothing to attach.
-    // (Only when the clause is otherwise right: one error per mistake.)
-    drop(err);
-    if errs.is_empty() {
-        for c in dir
-            .clauses
-            .iter()
-            .filter(|c| matches!(c.name, C::Attach | C::Detach))
-        {
-            errs.push(syn::Error::new(c.span, format!(
-                "`{}` fixes up pointers held in device memory (3.3 section 2.7.13), and the data acc moves holds none (`DeviceCopy` types have no pointers): put the data itself in a data clause (a struct's member as `copyin(g.a)`)",
-                c.name.spelling()
-            )));
-        }
-    }
-    errs
 }
 
 /// Runs [`check_effective`] on the directive as each device type sees it (3.3 section 2.4,

@@ -9,10 +9,12 @@ use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::{Block, Expr, ExprForLoop, Ident, Stmt};
 
+mod checks;
+
 use super::region::{Mode, RegionCx};
 use super::{attrs, data, if_async_wait, location, opt, Ctx};
 use crate::analysis::bindings::Env;
-use crate::analysis::uses::scan_stmts;
+use crate::analysis::uses::Uses;
 use crate::directive::{ClauseArgs, ClauseName as C, ComputeKind, Directive, DirectiveKind, RedOp};
 
 /// What a compute construct applies to.
@@ -107,10 +109,92 @@ fn with_recognized_reductions(
     Some(with)
 }
 
-/// Expands a compute or combined construct whose reductions are whole variables.
+/// Expands a compute or combined construct whose reductions are whole variables: the body
+/// made ready for every device, the spec's checks against it, the construct's private copies
+/// and reductions, then its three versions (the host twin, the multicore twin, the kernel)
+/// and the launch that picks one at run time.
 fn expand_construct(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &Env) -> TokenStream {
     let compute = dir.kind.compute().expect("a compute construct");
     let errors_before = ctx.error_count();
+    let (body, stmts) = prepare_body(ctx, dir, compute, body);
+    let (routine_checks, uses) = checks::check_body(ctx, dir, &body, &stmts);
+    if let RegionBody::Loop(f) = &body {
+        checks::check_loop_vars_unnamed(ctx, dir, f);
+    }
+    let listed = listed_vars(ctx, dir, &stmts);
+    checks::check_readonly_writes(ctx, dir, &uses);
+    checks::check_copyin_writes(ctx, dir, &uses);
+    let (mut privates, reductions) = construct_privates_and_reductions(dir);
+    // A variable reduced by a loop inside `parallel`/`serial` and used outside the region must be
+    // named on the construct, and nested reductions of one variable use one operator.
+    let loop_reductions = nested_loop_reductions(&stmts);
+    if !dir.kind.is_combined() && compute != ComputeKind::Kernels {
+        checks::check_loop_reductions_named(ctx, dir, &stmts, &uses, &loop_reductions);
+    }
+    checks::check_one_operator(ctx, dir, &reductions, &loop_reductions);
+    checks::check_reductions_mutable(ctx, dir, env, &loop_reductions);
+    checks::check_gang_reductions_one_dim(ctx, dir, &loop_reductions);
+    // Implicitly firstprivate (3.3 section 2.6.2): in `parallel` and `serial`, a variable the
+    // region assigns as a whole and that no clause names gets a private copy.
+    if compute != ComputeKind::Kernels {
+        add_implicit_firstprivates(&mut privates, &uses, &listed);
+    }
+    let default = visible_default(ctx, dir);
+    checks::check_default_none(ctx, dir, default.as_ref(), &uses, env, &listed);
+    let default_present = default.as_ref().is_some_and(|(v, _)| v == "present");
+
+    let construct = Construct {
+        dir,
+        compute,
+        body: &body,
+        stmts,
+        env,
+        privates,
+        reductions,
+    };
+    let host = construct.host_twin(ctx);
+    if ctx.error_count() > errors_before {
+        // Report the directive's errors alone: the body as written, without its directives.
+        return construct.into_written_body();
+    }
+    let kernel_arm = construct.kernel_arm(ctx.generic_fn);
+    let var_notes = data_attributes(
+        ctx,
+        dir,
+        &uses,
+        env,
+        compute,
+        &construct.privates,
+        &loop_reductions,
+        default_present,
+    );
+    ctx.loop_notes.clear();
+    let threads = construct.multicore_twin(ctx, &host);
+    let loop_notes = std::mem::take(&mut ctx.loop_notes);
+    let notes = SiteNotes {
+        routine_checks,
+        var_notes,
+        loop_notes,
+        autocompare: autocompare_steps(&uses, env, &construct.privates),
+    };
+    let versions = Versions {
+        host,
+        threads,
+        kernel_arm,
+    };
+    construct.launch(&ctx.fn_name, default_present, notes, versions)
+}
+
+/// The construct's body made ready for every device, and its statements: `collapse(force)`
+/// loops tightened, loops over slice iterators made index loops, a `parallel`'s updates of
+/// gang-redundant code repeated, and the reductions a `kernels` region computes without naming
+/// them recognized.
+fn prepare_body(
+    ctx: &mut Ctx,
+    dir: &Directive,
+    compute: ComputeKind,
+    body: RegionBody,
+) -> (RegionBody, Vec<Stmt>) {
     let mut body = super::collapse_force::tighten(dir, body);
     // Loops over slice iterators become index loops, for every device alike.
     match &mut body {
@@ -128,144 +212,25 @@ fn expand_construct(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &Env)
         let found = super::recognized_reductions::recognize(&mut stmts);
         ctx.recognized.extend(found);
     }
+    (body, stmts)
+}
 
-    // What cannot run on a device, and ways out of the region (3.3 section 2.5: a region is
-    // entered and left as a whole).
-    let body_check = crate::check_region::check_body(
-        &stmts,
-        crate::check_region::Body::Region(dir.kind.spelling()),
-        matches!(body, RegionBody::Loop(_)),
-        &ctx.undeclared_statics,
-    );
-    for e in body_check.errors {
-        ctx.push(e);
-    }
-    let mut routine_checks = body_check.routine_checks;
-    let nesting = match &body {
-        RegionBody::Block(_) => crate::check_region::check_loop_nesting(&stmts, None, None),
-        RegionBody::Loop(f) => {
-            crate::check_region::check_loop_nesting(&f.body.stmts, None, Some(dir))
-        }
-    };
-    for e in nesting.errors {
-        ctx.push(e);
-    }
-    routine_checks.extend(nesting.routine_checks);
-    let uses = scan_stmts(&stmts, &[]);
-    for (span, what) in uses.returns.iter().chain(&uses.escapes) {
-        ctx.error(*span, format!("`{what}` would leave the `{}` region; a compute region must run to its end (3.3 section 2.5)", dir.kind.spelling()));
-    }
-
-    // The loop variables of a combined construct are predetermined private: no data clause may
-    // name them (3.3 section 2.6.1; R26).
-    if let RegionBody::Loop(f) = &body {
-        let mut loop_vars = Vec::new();
-        let mut cur = Some(f);
-        while let Some(l) = cur {
-            loop_vars.extend(
-                crate::analysis::bindings::pat_bindings(&l.pat, false)
-                    .into_iter()
-                    .map(|(n, _)| n),
-            );
-            cur = match l.body.stmts.as_slice() {
-                [Stmt::Expr(Expr::ForLoop(inner), _)] => Some(inner),
-                _ => None,
-            };
-        }
-        for c in dir.clauses.iter().filter(|c| {
-            DATA_CLAUSES.contains(&c.name)
-                || matches!(c.name, C::Private | C::Firstprivate | C::Reduction)
-        }) {
-            for v in c
-                .vars()
-                .iter()
-                .filter(|v| loop_vars.contains(&v.name.to_string()))
-            {
-                ctx.error(v.span, format!(
-                    "`{}` is the variable of a loop of this `{}`, which is private to each iteration; it cannot appear in `{}` (3.3 section 2.6.1)",
-                    v.name, dir.kind.spelling(), c.name.spelling()
-                ));
-            }
-        }
-    }
-
-    // Variables named by the construct's clauses.
+/// Variables named by the construct's clauses, by the `reduction` and `private` clauses of the
+/// loops inside it, and by enclosing data constructs: those with a data attribute of their own.
+fn listed_vars(ctx: &Ctx, dir: &Directive, stmts: &[Stmt]) -> HashSet<String> {
     let mut listed: HashSet<String> = HashSet::new();
     for c in &dir.clauses {
         listed.extend(c.vars().iter().map(|v| v.name.to_string()));
     }
-    let loop_reductions = nested_loop_vars(&stmts);
+    let loop_reductions = nested_loop_vars(stmts);
     listed.extend(loop_reductions.iter().cloned());
     listed.extend(ctx_enclosing(ctx));
+    listed
+}
 
-    // `copyin(readonly: x)`: the region may not write `x` (R53).
-    for c in dir
-        .general(C::Copyin)
-        .filter(|c| c.modifier().is_some_and(|m| m == "readonly"))
-    {
-        for v in c.vars() {
-            if uses
-                .vars
-                .get(&v.name.to_string())
-                .is_some_and(|u| u.is_definitely_written())
-            {
-                ctx.error(v.span, format!(
-                    "`{}` is `copyin(readonly: ..)` on this `{}`, but the region writes it; drop `readonly:` or use `copy` (3.3 section 2.7.7)",
-                    v.name, dir.kind.spelling()
-                ));
-            }
-        }
-    }
-
-    // ... nor one an enclosing `data` construct names so.
-    let own: Vec<String> = dir
-        .general(C::Copyin)
-        .flat_map(|c| c.vars().iter().map(|v| v.name.to_string()))
-        .collect();
-    let readonly: Vec<String> = ctx.enclosing_readonly.iter().flatten().cloned().collect();
-    for name in readonly.iter().filter(|n| !own.contains(n)) {
-        if uses
-            .vars
-            .get(name)
-            .is_some_and(|u| u.is_definitely_written())
-        {
-            ctx.error(dir.span, format!(
-                "`{name}` is `copyin(readonly: ..)` on an enclosing `data` construct, but this `{}` writes it; drop `readonly:` there or use `copy` (3.3 section 2.7.7)",
-                dir.kind.spelling()
-            ));
-        }
-    }
-
-    // A write to what the construct's own `copyin` brings in (and no enclosing data construct
-    // holds): on a GPU the device copy takes the write and is freed at the region's end, so
-    // the write is lost there and kept on the host and multicore. An error, rather than
-    // answers that differ between devices; `copy` keeps the write, and data a program made
-    // present itself (`enter_data!`) is named with `present`.
-    let enclosing = ctx_enclosing(ctx);
-    for c in dir
-        .general(C::Copyin)
-        .filter(|c| c.modifier().is_none_or(|m| m != "readonly"))
-    {
-        for v in c.vars() {
-            let name = v.name.to_string();
-            if enclosing.contains(&name) {
-                continue;
-            }
-            if uses
-                .vars
-                .get(&name)
-                .is_some_and(|u| u.is_definitely_written())
-            {
-                ctx.error(v.span, format!(
-                    "`{}` is `copyin` on this `{}`, and the region writes it: on a GPU the write would go to the device copy, freed at the region's end, and be lost, while the host and multicore keep it; write `copy({})` to keep it everywhere, or `create`/`present` for data that lives on the device (3.3 section 2.7.7)",
-                    v.text, dir.kind.spelling(), v.text
-                ));
-            }
-        }
-    }
-
-    // Compute-level private, firstprivate and reduction; on combined constructs `private` and
-    // `reduction` belong to the loop (3.3 section 2.11).
+/// Compute-level private, firstprivate and reduction; on combined constructs `private` and
+/// `reduction` belong to the loop (3.3 section 2.11).
+fn construct_privates_and_reductions(dir: &Directive) -> (Vec<Ident>, Vec<(RedOp, Ident)>) {
     let combined = dir.kind.is_combined();
     let mut privates: Vec<Ident> = Vec::new();
     let mut reductions: Vec<(RedOp, Ident)> = Vec::new();
@@ -281,277 +246,240 @@ fn expand_construct(ctx: &mut Ctx, dir: &Directive, body: RegionBody, env: &Env)
             _ => {}
         }
     }
-    // A variable reduced by a loop inside `parallel`/`serial` and used outside the region must be
-    // named on the construct (3.3 L1314-1320; R28), and nested reductions of one variable use
-    // one operator (R79).
-    let loop_reductions = nested_loop_reductions(&stmts);
-    if !combined && compute != ComputeKind::Kernels {
-        let on_construct: HashSet<String> = dir
-            .clauses
-            .iter()
-            .filter(|c| {
-                DATA_CLAUSES.contains(&c.name)
-                    || matches!(c.name, C::Private | C::Firstprivate | C::Reduction)
-            })
-            .flat_map(|c| c.vars().iter().map(|v| v.name.to_string()))
-            .chain(ctx_enclosing(ctx))
-            .collect();
-        // A loop's private variable (a gang's own, that its vector loop reduces) says where
-        // its value lives; nothing outside the region sees it.
-        let mut loop_private = HashSet::new();
-        super::kernel::collect_loop_privates(&stmts, &mut loop_private);
-        let mut reported = HashSet::new();
-        for (name, span, op, _) in &loop_reductions {
-            if uses.vars.contains_key(name)
-                && !on_construct.contains(name)
-                && !loop_private.contains(name)
-                && reported.insert(name.clone())
-            {
-                ctx.error(*span, format!(
-                    "`{name}` is reduced by a loop inside this `{}` region, so the region must say what happens to it: add `reduction({}: {name})` or `copy({name})` to the `{}` (3.3 section 2.6.2)",
-                    dir.kind.spelling(), op.spelling(), dir.kind.spelling()
-                ));
-            }
-        }
-    }
-    for (op, v) in &reductions {
-        for (name, span, inner, _) in &loop_reductions {
-            if v == name && op != inner {
-                ctx.error(*span, format!(
-                    "`{name}` is reduced with `{}` here but with `{}` on the enclosing `{}`; nested reductions of one variable use one operator (3.3 section 2.9.11)",
-                    inner.spelling(), op.spelling(), dir.kind.spelling()
-                ));
-            }
-        }
-    }
+    (privates, reductions)
+}
 
-    // A reduction writes its variable: one the function binds without `mut` is an error here,
-    // at the clause, rather than rustc's about the expansion.
-    {
-        let mut seen = HashSet::new();
-        let on_dir = dir
-            .clauses
-            .iter()
-            .filter(|c| c.name == C::Reduction)
-            .flat_map(|c| {
-                c.vars()
-                    .iter()
-                    .map(|v| (v.name.to_string(), v.span))
-                    .collect::<Vec<_>>()
-            });
-        let nested = loop_reductions.iter().map(|(n, sp, ..)| (n.clone(), *sp));
-        for (name, span) in on_dir.chain(nested) {
-            if env.get(&name).is_some_and(|b| !b.mutable && !b.ref_mut) && seen.insert(name.clone())
-            {
-                ctx.error(span, format!(
-                    "`{name}` is a reduction variable, which the region writes, but it is not mutable: declare it `let mut {name}` (3.3 section 2.5.15)"
-                ));
-            }
+/// Adds to `privates` each variable the region assigns as a whole and no clause names (`listed`
+/// holds those named).
+fn add_implicit_firstprivates(privates: &mut Vec<Ident>, uses: &Uses, listed: &HashSet<String>) {
+    for (name, u) in &uses.vars {
+        if u.assigned && !listed.contains(name) && !privates.iter().any(|p| p == name) {
+            privates.push(Ident::new(name, u.span.unwrap_or_else(Span::call_site)));
         }
     }
+}
 
-    // R78: no reduction on a gang loop when the gang grid has several dimensions (3.3 section
-    // 2.9.11: "reduction on a gang loop is not allowed when num_gangs has more than one value").
-    if let Some(ng) = dir.general(C::NumGangs).next() {
-        if matches!(&ng.args, ClauseArgs::Exprs(v) if v.len() > 1) {
-            for (name, span, _, gang) in &loop_reductions {
-                if *gang {
-                    ctx.error(*span, format!(
-                        "`{name}` is reduced on a `gang` loop, but the enclosing `{}` has `num_gangs` with more than one value; a gang reduction needs a one-dimensional gang grid (3.3 section 2.9.11)",
-                        dir.kind.spelling()
-                    ));
-                }
-            }
-        }
-    }
+/// The `default` clause visible here: the construct's own, else the innermost enclosing data
+/// construct's (3.3 section 2.6.2).
+fn visible_default(ctx: &Ctx, dir: &Directive) -> Option<(String, Span)> {
+    super::data::default_clause(dir)
+        .or_else(|| ctx.enclosing_default.iter().rev().flatten().next().cloned())
+}
 
-    // Implicitly firstprivate (3.3 section 2.6.2): in `parallel` and `serial`, a variable the
-    // region assigns as a whole and that no clause names gets a private copy.
-    if compute != ComputeKind::Kernels {
-        for (name, u) in &uses.vars {
-            if u.assigned && !listed.contains(name) && !privates.iter().any(|p| p == name) {
-                privates.push(Ident::new(name, u.span.unwrap_or_else(Span::call_site)));
-            }
-        }
-    }
+/// A checked construct and what its versions are made from: the body as prepared, its
+/// statements, the bindings around it, and its private copies and reductions.
+struct Construct<'a> {
+    dir: &'a Directive,
+    compute: ComputeKind,
+    body: &'a RegionBody,
+    stmts: Vec<Stmt>,
+    env: &'a Env,
+    privates: Vec<Ident>,
+    reductions: Vec<(RedOp, Ident)>,
+}
 
-    // The `default` clause visible here: the construct's own, else the innermost enclosing data
-    // construct's (3.3 section 2.6.2).
-    let default = super::data::default_clause(dir)
-        .or_else(|| ctx.enclosing_default.iter().rev().flatten().next().cloned());
-    // default(none): every variable the region uses needs a clause (3.3 section 2.6.2; R27).
-    // Names bound in neither the function nor the region are items (constants).
-    if let Some((_, span)) = default.as_ref().filter(|(v, _)| v == "none") {
-        let where_ = if dir.general(C::Default).next().is_some() {
-            String::new()
-        } else {
-            " (from the enclosing `data` construct)".to_string()
-        };
-        for (name, u) in &uses.vars {
-            let item = env.get(name).is_none();
-            if listed.contains(name) || item {
-                continue;
-            }
-            let suggestion = if u.is_written() {
-                format!("copy({name})")
-            } else {
-                format!("copyin({name})` or `firstprivate({name})")
-            };
-            ctx.error(
-                u.span.unwrap_or(*span),
-                format!(
-                    "`{name}` is used in this `{}` region, which has `default(none)`{where_}, but no clause names it; add `{suggestion}` (3.3 section 2.6.2)",
-                    dir.kind.spelling()
-                ),
-            );
-        }
-    }
-    let default_present = default.as_ref().is_some_and(|(v, _)| v == "present");
+/// The three versions of a region's body, of which the launch runs one.
+struct Versions {
+    /// The sequential host twin.
+    host: TokenStream,
+    /// The multicore twin (the host twin run on one thread for `serial`).
+    threads: TokenStream,
+    /// The kernel for a device.
+    kernel_arm: TokenStream,
+}
 
-    let region_stmts = |ctx: &mut Ctx, mode: Mode| -> Vec<Stmt> {
+/// What the expansion records about the region besides its versions.
+struct SiteNotes {
+    /// Checks that the functions the region calls are `#[acc::routine]`s.
+    routine_checks: Vec<TokenStream>,
+    /// Each variable's data attribute, for `ACC_INFO`.
+    var_notes: Vec<(String, String)>,
+    /// The loop constructs' sites, for `ACC_INFO`.
+    loop_notes: Vec<TokenStream>,
+    /// The `ACC_AUTOCOMPARE` steps ([`autocompare_steps`]).
+    autocompare: (Vec<TokenStream>, Vec<TokenStream>, Vec<TokenStream>),
+}
+
+impl Construct<'_> {
+    /// The region's statements as `mode` runs them, the construct's size clauses evaluated.
+    fn region_stmts(&self, ctx: &mut Ctx, mode: Mode) -> Vec<Stmt> {
         let mut cx = RegionCx::new(
             ctx,
-            compute,
+            self.compute,
             mode,
-            env.clone(),
-            reductions.clone(),
-            privates.clone(),
+            self.env.clone(),
+            self.reductions.clone(),
+            self.privates.clone(),
         );
-        let mut out = match &body {
-            RegionBody::Block(_) => cx.transform_stmts(stmts.clone(), false),
+        let mut out = match self.body {
+            RegionBody::Block(_) => cx.transform_stmts(self.stmts.clone(), false),
             RegionBody::Loop(f) => {
-                let loop_dir = loop_part(dir);
+                let loop_dir = loop_part(self.dir);
                 vec![cx.expand_loop(Some(loop_dir), f.clone(), false)]
             }
         };
         // The construct's own size clauses, which the CPU devices do not use: evaluated, so
         // that the names they use are used.
-        let sizes: Vec<Expr> = super::region::size_exprs(&compute_part(dir));
+        let sizes: Vec<Expr> = super::region::size_exprs(&compute_part(self.dir));
         if !sizes.is_empty() {
             out.insert(0, syn::parse_quote!(let _ = (#(&(#sizes),)*);));
         }
         out
-    };
-    let host = wrap(&region_stmts(ctx, Mode::Host), &privates, &reductions);
-    if ctx.error_count() > errors_before {
-        // Report the directive's errors alone: the body as written, without its directives.
+    }
+
+    /// The sequential host twin, with the construct's private copies and reductions.
+    fn host_twin(&self, ctx: &mut Ctx) -> TokenStream {
+        wrap(
+            &self.region_stmts(ctx, Mode::Host),
+            &self.privates,
+            &self.reductions,
+        )
+    }
+
+    /// The multicore version: the region across threads, or, for `serial`, the host twin.
+    fn multicore_twin(&self, ctx: &mut Ctx, host: &TokenStream) -> TokenStream {
+        if self.compute == ComputeKind::Serial {
+            // A serial region runs on one thread even on multicore (`Launch::exec` never gives
+            // threads for it).
+            quote!(__acc_launch.run_sequential(|| #host))
+        } else {
+            let threads = wrap(
+                &self.region_stmts(ctx, Mode::Multicore),
+                &self.privates,
+                &self.reductions,
+            );
+            quote!(__acc_inh.run(|| #threads))
+        }
+    }
+
+    /// The body as written, without its directives: what a construct with errors expands to,
+    /// so that its errors are reported alone.
+    fn into_written_body(self) -> TokenStream {
         let mut block = Block {
             brace_token: Default::default(),
-            stmts,
+            stmts: self.stmts,
         };
         super::strip_all(&mut block);
-        return quote!(#block);
+        quote!(#block)
     }
-    let site_kind = match compute {
-        ComputeKind::Parallel => quote!(Parallel),
-        ComputeKind::Kernels => quote!(Kernels),
-        ComputeKind::Serial => quote!(Serial),
-    };
-    let fn_name = ctx.fn_name.clone();
-    let loc = location(dir.span);
-    let clauses = launch_clauses(dir, default_present);
-    let data_vars = data::clause_vars(dir, DATA_CLAUSES, &loc);
-    let data_hosts = data::exit_hosts(dir, DATA_CLAUSES);
-    let combined_loop = if combined { Some(loop_part(dir)) } else { None };
-    let sections = dir.clauses.iter().any(|c| c.device_types.is_some())
-        || super::kernel::has_device_type_sections(&stmts);
-    let kernel_arm = super::kernel::kernel_arm(
-        compute,
-        &stmts,
-        combined_loop.as_ref(),
-        env,
-        &reductions,
-        &privates,
-        ctx.generic_fn,
-        sections,
-        |device| super::kernel::KernelOptions {
-            uninitialized: uninitialized_privates(dir, combined),
-            unchecked: dir.has(C::Unchecked),
-            // `vector_length` as it applies on the device type (3.3 section 2.4).
-            vector_length: device
-                .map_or_else(|| dir.clone(), |d| dir.for_device(d))
-                .general(C::VectorLength)
-                .next()
-                .and_then(|c| c.expr())
-                .and_then(constant_u32),
-            parts: dir
-                .clauses
-                .iter()
-                .filter(|c| DATA_CLAUSES.contains(&c.name) && c.device_types.is_none())
-                .flat_map(|c| c.vars().iter())
-                .filter_map(|v| Some((v.name.to_string(), (**v.subarray.as_ref()?).clone())))
-                .collect(),
-        },
-    );
-    let var_notes = data_attributes(
-        ctx,
-        dir,
-        &uses,
-        env,
-        compute,
-        &privates,
-        &loop_reductions,
-        default_present,
-    );
-    ctx.loop_notes.clear();
-    let threads = if compute == ComputeKind::Serial {
-        // A serial region runs on one thread even on multicore (`Launch::exec` never gives
-        // threads for it).
-        quote!(__acc_launch.run_sequential(|| #host))
-    } else {
-        let threads = wrap(&region_stmts(ctx, Mode::Multicore), &privates, &reductions);
-        quote!(__acc_inh.run(|| #threads))
-    };
-    let loop_notes = std::mem::take(&mut ctx.loop_notes);
-    let (ac_before, ac_device, ac_host) = autocompare_steps(&uses, env, &privates);
-    let var_notes = var_notes.iter().map(|(n, a)| quote!((#n, #a)));
-    let run = quote! {
-        match __acc_launch.exec() {
-            ::acc::__rt::Exec::Sequential => __acc_launch.run_sequential(|| #host),
-            ::acc::__rt::Exec::Threads(__acc_threads, __acc_inh) => #threads,
-            ::acc::__rt::Exec::Kernel(__acc_dev) => #kernel_arm,
-        }
-    };
-    quote! {
-        {
-            // Functions called in the region must be `#[acc::routine]`s (3.3 section 2.15).
-            #(#routine_checks)*
-            static __ACC_SITE: ::acc::__rt::RegionSite = ::acc::__rt::RegionSite {
-                kind: ::acc::__rt::ComputeKind::#site_kind,
-                function: #fn_name,
-                location: #loc,
-                vars: &[#(#var_notes),*],
-                loops: &[#(#loop_notes),*],
-            };
-            let __acc_launch = ::acc::__rt::launch(&__ACC_SITE, #clauses);
-            // ACC_AUTOCOMPARE: the inputs as the device sees them.
-            #[allow(unused_imports)]
-            use ::acc::__rt::kernel::{KindData as _, KindRefuse as _, KindScalar as _};
-            let mut __acc_ac = ::acc::__rt::autocompare::begin(&__acc_launch, &__ACC_SITE);
-            if let ::core::option::Option::Some(__ac) = &mut __acc_ac {
-                #(#ac_before)*
+
+    /// The kernel version: the region built as a kernel for the device, with the options each
+    /// device type's clauses give.
+    fn kernel_arm(&self, generic_fn: bool) -> TokenStream {
+        let dir = self.dir;
+        let combined = dir.kind.is_combined();
+        let combined_loop = if combined { Some(loop_part(dir)) } else { None };
+        let sections = dir.clauses.iter().any(|c| c.device_types.is_some())
+            || super::kernel::has_device_type_sections(&self.stmts);
+        super::kernel::kernel_arm(
+            self.compute,
+            &self.stmts,
+            combined_loop.as_ref(),
+            self.env,
+            &self.reductions,
+            &self.privates,
+            generic_fn,
+            sections,
+            |device| super::kernel::KernelOptions {
+                uninitialized: uninitialized_privates(dir, combined),
+                unchecked: dir.has(C::Unchecked),
+                // `vector_length` as it applies on the device type (3.3 section 2.4).
+                vector_length: device
+                    .map_or_else(|| dir.clone(), |d| dir.for_device(d))
+                    .general(C::VectorLength)
+                    .next()
+                    .and_then(|c| c.expr())
+                    .and_then(constant_u32),
+                parts: dir
+                    .clauses
+                    .iter()
+                    .filter(|c| DATA_CLAUSES.contains(&c.name) && c.device_types.is_none())
+                    .flat_map(|c| c.vars().iter())
+                    .filter_map(|v| Some((v.name.to_string(), (**v.subarray.as_ref()?).clone())))
+                    .collect(),
+            },
+        )
+    }
+
+    /// The construct's expansion: the region's site, the launch, its data moved in and out
+    /// around the version the launch picks, and the `ACC_AUTOCOMPARE` run of the host twin.
+    fn launch(
+        &self,
+        fn_name: &str,
+        default_present: bool,
+        notes: SiteNotes,
+        versions: Versions,
+    ) -> TokenStream {
+        let dir = self.dir;
+        let site_kind = match self.compute {
+            ComputeKind::Parallel => quote!(Parallel),
+            ComputeKind::Kernels => quote!(Kernels),
+            ComputeKind::Serial => quote!(Serial),
+        };
+        let loc = location(dir.span);
+        let clauses = launch_clauses(dir, default_present);
+        let data_vars = data::clause_vars(dir, DATA_CLAUSES, &loc);
+        let data_hosts = data::exit_hosts(dir, DATA_CLAUSES);
+        let SiteNotes {
+            routine_checks,
+            var_notes,
+            loop_notes,
+            autocompare: (ac_before, ac_device, ac_host),
+        } = notes;
+        let Versions {
+            host,
+            threads,
+            kernel_arm,
+        } = versions;
+        let var_notes = var_notes.iter().map(|(n, a)| quote!((#n, #a)));
+        let run = quote! {
+            match __acc_launch.exec() {
+                ::acc::__rt::Exec::Sequential => __acc_launch.run_sequential(|| #host),
+                ::acc::__rt::Exec::Threads(__acc_threads, __acc_inh) => #threads,
+                ::acc::__rt::Exec::Kernel(__acc_dev) => #kernel_arm,
             }
-            let __acc_data = ::acc::__rt::region_data(&__acc_launch, #loc, &[#(#data_vars),*]);
-            let __acc_value = #run;
+        };
+        quote! {
             {
+                // Functions called in the region must be `#[acc::routine]`s (3.3 section 2.15).
+                #(#routine_checks)*
+                static __ACC_SITE: ::acc::__rt::RegionSite = ::acc::__rt::RegionSite {
+                    kind: ::acc::__rt::ComputeKind::#site_kind,
+                    function: #fn_name,
+                    location: #loc,
+                    vars: &[#(#var_notes),*],
+                    loops: &[#(#loop_notes),*],
+                };
+                let __acc_launch = ::acc::__rt::launch(&__ACC_SITE, #clauses);
+                // ACC_AUTOCOMPARE: the inputs as the device sees them.
                 #[allow(unused_imports)]
-                use ::acc::__rt::AccMut as _;
-                __acc_data.exit(#loc, &mut [#(#data_hosts),*]);
-            }
-            // ACC_AUTOCOMPARE: the host twin on the device's inputs, its results compared with
-            // the device's, the host copies put back as the region left them.
-            if let ::core::option::Option::Some(mut __acc_s) = __acc_ac {
-                {
-                    let __ac = &mut __acc_s;
-                    #(#ac_device)*
-                    if __ac.ready() {
-                        let _ = #host;
-                        #(#ac_host)*
-                    }
+                use ::acc::__rt::kernel::{KindData as _, KindRefuse as _, KindScalar as _};
+                let mut __acc_ac = ::acc::__rt::autocompare::begin(&__acc_launch, &__ACC_SITE);
+                if let ::core::option::Option::Some(__ac) = &mut __acc_ac {
+                    #(#ac_before)*
                 }
-                __acc_s.finish();
+                let __acc_data = ::acc::__rt::region_data(&__acc_launch, #loc, &[#(#data_vars),*]);
+                let __acc_value = #run;
+                {
+                    #[allow(unused_imports)]
+                    use ::acc::__rt::AccMut as _;
+                    __acc_data.exit(#loc, &mut [#(#data_hosts),*]);
+                }
+                // ACC_AUTOCOMPARE: the host twin on the device's inputs, its results compared with
+                // the device's, the host copies put back as the region left them.
+                if let ::core::option::Option::Some(mut __acc_s) = __acc_ac {
+                    {
+                        let __ac = &mut __acc_s;
+                        #(#ac_device)*
+                        if __ac.ready() {
+                            let _ = #host;
+                            #(#ac_host)*
+                        }
+                    }
+                    __acc_s.finish();
+                }
+                __acc_value
             }
-            __acc_value
         }
     }
 }

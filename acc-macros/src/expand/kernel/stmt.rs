@@ -495,63 +495,8 @@ impl Tr {
         dir: Option<Directive>,
         in_parallel: bool,
     ) -> R<TokenStream> {
-        let depth = dir
-            .as_ref()
-            .and_then(|d| {
-                d.clauses.iter().find_map(|c| match &c.args {
-                    ClauseArgs::Collapse { n, .. } if c.device_types.is_none() => Some(*n),
-                    ClauseArgs::Tile(s) if c.device_types.is_none() => Some(s.len()),
-                    _ => None,
-                })
-            })
-            .unwrap_or(1);
-        let mut levels = Vec::new();
-        // Each level's line, which rustc gives (`line!()` at the `for` keyword's span).
-        let mut lines = Vec::new();
-        let mut cur = f;
-        loop {
-            let span = cur.for_token.span;
-            lines.push(quote::quote_spanned!(span=> ::core::line!()));
-            let name = match &*cur.pat {
-                Pat::Ident(pi) => pi.ident.clone(),
-                Pat::Wild(w) => Ident::new("_unused", w.underscore_token.span),
-                _ => return no("a loop pattern other than a name"),
-            };
-            // `(a..b)`, with `.rev()` / `.step_by(s)` applied in order.
-            let mut ops: Vec<Option<Expr>> = Vec::new();
-            let mut it = strip(&cur.expr);
-            loop {
-                match it {
-                    Expr::MethodCall(m) if m.method == "rev" && m.args.is_empty() => ops.push(None),
-                    Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
-                        ops.push(Some(m.args[0].clone()))
-                    }
-                    _ => break,
-                }
-                let Expr::MethodCall(m) = it else { break };
-                it = strip(&m.receiver);
-            }
-            ops.reverse();
-            let (start, end, incl) = match it {
-                Expr::Range(r) => match (&r.start, &r.end) {
-                    (Some(s), Some(e)) => (
-                        s.clone(),
-                        e.clone(),
-                        matches!(r.limits, syn::RangeLimits::Closed(_)),
-                    ),
-                    _ => return no("an open range"),
-                },
-                _ => return no("a loop over something other than a range"),
-            };
-            levels.push((name, start, end, incl, ops));
-            if levels.len() == depth {
-                break;
-            }
-            match cur.body.stmts.as_slice() {
-                [Stmt::Expr(Expr::ForLoop(inner), _)] => cur = inner,
-                _ => return no("collapsed loops with code between them"),
-            }
-        }
+        let depth = collapse_depth(dir.as_ref());
+        let (levels, lines, cur) = loop_levels(f, depth)?;
         let body_stmts = &cur.body.stmts;
 
         // Parallel only at the outermost parallelizable loop, as on multicore.
@@ -565,56 +510,98 @@ impl Tr {
             self.vector_next = None;
         }
         let schedule = if parallel {
-            let has = |c| dir.as_ref().is_some_and(|d| d.general(c).next().is_some());
-            let (g, w, v) = (has(C::Gang), has(C::Worker), has(C::Vector));
-            let (g, w, v) = if !(g || w || v) {
-                // In `kernels`, a nest whose inner loop is independent too: gang over the
-                // outer, vector over the inner (adjacent threads along the inner loop, which
-                // runs along memory in a row-major nest), as nvc maps it.
-                match (
-                    levels.len(),
-                    dir.is_none(),
-                    self.kernels_vector_loop(body_stmts),
-                ) {
-                    (1, true, Some(inner)) => {
-                        self.vector_next = Some(inner);
-                        (true, false, false)
-                    }
-                    _ => (true, false, true),
-                }
-            } else {
-                (g, w, v)
-            };
-            quote!(::core::option::Option::Some(::acc::__rt::kernel::Schedule { gang: #g, worker: #w, vector: #v }))
-        } else if vector_here {
-            quote!(::core::option::Option::Some(
-                ::acc::__rt::kernel::Schedule {
-                    gang: false,
-                    worker: false,
-                    vector: true
-                }
-            ))
-        } else if in_parallel
-            && dir.as_ref().is_some_and(|d| {
-                d.general(C::Vector).next().is_some() || d.general(C::Worker).next().is_some()
-            })
-        {
-            // An explicit worker or vector loop inside the parallel loop: a GPU backend may
-            // share its iterations among the threads of the gang running the enclosing
-            // iteration (3.3 sections 2.9.3, 2.9.4); elsewhere it runs in order.
-            let has = |c| dir.as_ref().is_some_and(|d| d.general(c).next().is_some());
-            let (w, v) = (has(C::Worker), has(C::Vector));
-            quote!(::core::option::Option::Some(
-                ::acc::__rt::kernel::Schedule {
-                    gang: false,
-                    worker: #w,
-                    vector: #v
-                }
-            ))
+            self.parallel_schedule(dir.as_ref(), &levels, body_stmts)
         } else {
-            quote!(::core::option::Option::None)
+            inner_schedule(dir.as_ref(), in_parallel, vector_here)
         };
-        // Reductions: the loop's own, and the region's it updates (on a parallel loop).
+        let reductions = self.loop_reductions(dir.as_ref(), parallel, body_stmts);
+        let privates = self.loop_privates(dir.as_ref(), body_stmts)?;
+        let mut red_tokens = Vec::new();
+        for (op, v) in &reductions {
+            match self.lookup(&v.to_string()) {
+                Some(Local::Scalar(var) | Local::Array(var)) => {
+                    let o = red_op(*op);
+                    red_tokens.push(quote!((#var, #o)));
+                }
+                _ => return no(format!("a reduction of `{v}`")),
+            }
+        }
+        self.scopes.push(HashMap::new());
+        let (level_tokens, binds) = self.level_spaces(&levels)?;
+        let vars: Vec<Ident> = levels
+            .iter()
+            .map(|(n, ..)| match self.lookup(&n.to_string()) {
+                Some(Local::Scalar(v)) => v,
+                _ => n.clone(),
+            })
+            .collect();
+        let idx: Vec<usize> = (0..vars.len()).collect();
+        let LoopPrivates {
+            tokens: private_tokens,
+            binds: private_binds,
+            fresh: private_fresh,
+        } = privates;
+        for (name, local) in private_binds {
+            self.bind(name, local);
+        }
+        let body = self.stmts(body_stmts, in_parallel || parallel)?;
+        if parallel {
+            self.vector_next = None;
+        }
+        self.scopes.pop();
+        let tile = tile_sizes(dir.as_ref());
+        Ok(quote!({
+            #(#level_tokens)*
+            __acc_b.at_lines(&[#(#lines),*]);
+            // The loop's private copies (3.3 section 2.9.10), fresh locals the IR's loop names.
+            #(#private_tokens)*
+            __acc_b.for_tiled(&[#(#binds),*], &[#(#tile),*], #schedule, &[#(#red_tokens),*], &[#(#private_fresh),*], |__acc_b, __lv| {
+                #(let #vars = __lv[#idx];)*
+                #body
+            });
+        }))
+    }
+
+    /// The schedule of a loop that runs in parallel: its `gang`, `worker` and `vector`
+    /// clauses; without any, gang and vector over its iterations, or in `kernels` gang over
+    /// them and vector over an inner loop that is independent too (which it marks as
+    /// [`Tr::vector_next`]).
+    fn parallel_schedule(
+        &mut self,
+        dir: Option<&Directive>,
+        levels: &[Level],
+        body_stmts: &[Stmt],
+    ) -> TokenStream {
+        let has = |c| dir.is_some_and(|d| d.general(c).next().is_some());
+        let (g, w, v) = (has(C::Gang), has(C::Worker), has(C::Vector));
+        let (g, w, v) = if !(g || w || v) {
+            // In `kernels`, a nest whose inner loop is independent too: gang over the
+            // outer, vector over the inner (adjacent threads along the inner loop, which
+            // runs along memory in a row-major nest), as nvc maps it.
+            match (
+                levels.len(),
+                dir.is_none(),
+                self.kernels_vector_loop(body_stmts),
+            ) {
+                (1, true, Some(inner)) => {
+                    self.vector_next = Some(inner);
+                    (true, false, false)
+                }
+                _ => (true, false, true),
+            }
+        } else {
+            (g, w, v)
+        };
+        quote!(::core::option::Option::Some(::acc::__rt::kernel::Schedule { gang: #g, worker: #w, vector: #v }))
+    }
+
+    /// Reductions: the loop's own, and the region's it updates (on a parallel loop).
+    fn loop_reductions(
+        &self,
+        dir: Option<&Directive>,
+        parallel: bool,
+        body_stmts: &[Stmt],
+    ) -> Vec<(RedOp, Ident)> {
         let mut reductions: Vec<(RedOp, Ident)> = dir
             .iter()
             .flat_map(|d| d.general(C::Reduction))
@@ -635,16 +622,19 @@ impl Tr {
                 }
             }
         }
-        // Loop-level private copies (3.3 section 2.9.10), one per iteration.
+        reductions
+    }
+
+    /// Loop-level private copies (3.3 section 2.9.10), one per iteration: each a fresh local
+    /// like the variable it copies (a local of the kernel or a captured variable).
+    fn loop_privates(&mut self, dir: Option<&Directive>, body_stmts: &[Stmt]) -> R<LoopPrivates> {
         let private_vars: Vec<Ident> = dir
             .iter()
             .flat_map(|d| d.general(C::Private))
             .flat_map(|c| c.vars().iter().map(|v| v.name.clone()))
             .collect();
         let private_uses = scan_stmts(body_stmts, &[]);
-        let mut private_tokens = Vec::new();
-        let mut private_binds = Vec::new();
-        let mut private_fresh = Vec::new();
+        let mut out = LoopPrivates::default();
         for pv in &private_vars {
             let name = pv.to_string();
             let fresh = self.fresh(&name);
@@ -680,21 +670,17 @@ impl Tr {
                     None => continue,
                 },
             };
-            private_tokens.push(tokens);
-            private_fresh.push(fresh.clone());
-            private_binds.push((name, local));
+            out.tokens.push(tokens);
+            out.fresh.push(fresh.clone());
+            out.binds.push((name, local));
         }
-        let mut red_tokens = Vec::new();
-        for (op, v) in &reductions {
-            match self.lookup(&v.to_string()) {
-                Some(Local::Scalar(var) | Local::Array(var)) => {
-                    let o = red_op(*op);
-                    red_tokens.push(quote!((#var, #o)));
-                }
-                _ => return no(format!("a reduction of `{v}`")),
-            }
-        }
-        self.scopes.push(HashMap::new());
+        Ok(out)
+    }
+
+    /// The iteration space of each level of the nest, `.rev()` and `.step_by(s)` applied, and
+    /// its binding for the builder's loop; binds each loop variable to a fresh local in the
+    /// current scope.
+    fn level_spaces(&mut self, levels: &[Level]) -> R<(Vec<TokenStream>, Vec<TokenStream>)> {
         let mut level_tokens = Vec::new();
         let mut binds = Vec::new();
         for (k, (name, start, end, incl, ops)) in levels.iter().enumerate() {
@@ -722,51 +708,7 @@ impl Tr {
                 .expect("a scope")
                 .insert(name_lit, Local::Scalar(var.clone()));
         }
-        let vars: Vec<Ident> = levels
-            .iter()
-            .map(|(n, ..)| match self.lookup(&n.to_string()) {
-                Some(Local::Scalar(v)) => v,
-                _ => n.clone(),
-            })
-            .collect();
-        let idx: Vec<usize> = (0..vars.len()).collect();
-        for (name, local) in private_binds {
-            self.bind(name, local);
-        }
-        let body = self.stmts(body_stmts, in_parallel || parallel)?;
-        if parallel {
-            self.vector_next = None;
-        }
-        self.scopes.pop();
-        // `tile(..)` sizes as written (innermost loop first; `*` is the backend's choice).
-        let tile: Vec<TokenStream> = dir
-            .iter()
-            .flat_map(|d| d.general(C::Tile))
-            .flat_map(|c| match &c.args {
-                ClauseArgs::Tile(sizes) => sizes.clone(),
-                _ => vec![],
-            })
-            .map(|s| match s {
-                SizeExpr::Expr(e) => match crate::check::int_literal(&e) {
-                    Some(n) => {
-                        let n = u32::try_from(n).unwrap_or(u32::MAX);
-                        quote!(::core::option::Option::Some(#n))
-                    }
-                    None => quote!(::core::option::Option::None),
-                },
-                SizeExpr::Star(_) => quote!(::core::option::Option::None),
-            })
-            .collect();
-        Ok(quote!({
-            #(#level_tokens)*
-            __acc_b.at_lines(&[#(#lines),*]);
-            // The loop's private copies (3.3 section 2.9.10), fresh locals the IR's loop names.
-            #(#private_tokens)*
-            __acc_b.for_tiled(&[#(#binds),*], &[#(#tile),*], #schedule, &[#(#red_tokens),*], &[#(#private_fresh),*], |__acc_b, __lv| {
-                #(let #vars = __lv[#idx];)*
-                #body
-            });
-        }))
+        Ok((level_tokens, binds))
     }
 
     /// In a `kernels` region, the loop in `body` (a parallel loop's body) that may be its vector
@@ -803,11 +745,10 @@ impl Tr {
             .then_some(f as *const syn::ExprForLoop as usize)
     }
 
-    #[allow(clippy::type_complexity)]
     pub(super) fn parallel(
         &self,
         dir: Option<&Directive>,
-        levels: &[(Ident, Box<Expr>, Box<Expr>, bool, Vec<Option<Expr>>)],
+        levels: &[Level],
         body: &[Stmt],
     ) -> bool {
         if self.compute == ComputeKind::Serial
@@ -870,4 +811,147 @@ fn holds_a_loop(l: &syn::Local) -> bool {
     let mut f = Find(false);
     syn::visit::Visit::visit_local(&mut f, l);
     f.0
+}
+
+/// One level of a loop nest: its variable, the range's start and end, whether the range is
+/// inclusive, and the `.rev()` (`None`) and `.step_by(s)` applied to it, in order.
+pub(super) type Level = (Ident, Box<Expr>, Box<Expr>, bool, Vec<Option<Expr>>);
+
+/// A loop's private copies: the statements making them, each variable's binding to its copy,
+/// and the copies the builder's loop names.
+#[derive(Default)]
+struct LoopPrivates {
+    tokens: Vec<TokenStream>,
+    binds: Vec<(String, Local)>,
+    fresh: Vec<Ident>,
+}
+
+/// How many loops of the nest the directive's `collapse` or `tile` takes (1 without either).
+fn collapse_depth(dir: Option<&Directive>) -> usize {
+    dir.and_then(|d| {
+        d.clauses.iter().find_map(|c| match &c.args {
+            ClauseArgs::Collapse { n, .. } if c.device_types.is_none() => Some(*n),
+            ClauseArgs::Tile(s) if c.device_types.is_none() => Some(s.len()),
+            _ => None,
+        })
+    })
+    .unwrap_or(1)
+}
+
+/// The `depth` levels of the loop nest `f`, each level's line, and the innermost loop of them,
+/// whose body is the nest's body.
+fn loop_levels(
+    f: &syn::ExprForLoop,
+    depth: usize,
+) -> R<(Vec<Level>, Vec<TokenStream>, &syn::ExprForLoop)> {
+    let mut levels = Vec::new();
+    // Each level's line, which rustc gives (`line!()` at the `for` keyword's span).
+    let mut lines = Vec::new();
+    let mut cur = f;
+    loop {
+        let span = cur.for_token.span;
+        lines.push(quote::quote_spanned!(span=> ::core::line!()));
+        let name = match &*cur.pat {
+            Pat::Ident(pi) => pi.ident.clone(),
+            Pat::Wild(w) => Ident::new("_unused", w.underscore_token.span),
+            _ => return no("a loop pattern other than a name"),
+        };
+        let (start, end, incl, ops) = loop_range(cur)?;
+        levels.push((name, start, end, incl, ops));
+        if levels.len() == depth {
+            break;
+        }
+        match cur.body.stmts.as_slice() {
+            [Stmt::Expr(Expr::ForLoop(inner), _)] => cur = inner,
+            _ => return no("collapsed loops with code between them"),
+        }
+    }
+    Ok((levels, lines, cur))
+}
+
+/// The range loop `cur` runs over: start, end, whether inclusive, and the `.rev()` and
+/// `.step_by(s)` applied to it.
+#[allow(clippy::type_complexity)]
+fn loop_range(cur: &syn::ExprForLoop) -> R<(Box<Expr>, Box<Expr>, bool, Vec<Option<Expr>>)> {
+    // `(a..b)`, with `.rev()` / `.step_by(s)` applied in order.
+    let mut ops: Vec<Option<Expr>> = Vec::new();
+    let mut it = strip(&cur.expr);
+    loop {
+        match it {
+            Expr::MethodCall(m) if m.method == "rev" && m.args.is_empty() => ops.push(None),
+            Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
+                ops.push(Some(m.args[0].clone()))
+            }
+            _ => break,
+        }
+        let Expr::MethodCall(m) = it else { break };
+        it = strip(&m.receiver);
+    }
+    ops.reverse();
+    let (start, end, incl) = match it {
+        Expr::Range(r) => match (&r.start, &r.end) {
+            (Some(s), Some(e)) => (
+                s.clone(),
+                e.clone(),
+                matches!(r.limits, syn::RangeLimits::Closed(_)),
+            ),
+            _ => return no("an open range"),
+        },
+        _ => return no("a loop over something other than a range"),
+    };
+    Ok((start, end, incl, ops))
+}
+
+/// The schedule of a loop that does not run in parallel itself: the vector loop a `kernels`
+/// gang loop left to it, an explicit worker or vector loop inside the parallel loop, or none.
+fn inner_schedule(dir: Option<&Directive>, in_parallel: bool, vector_here: bool) -> TokenStream {
+    if vector_here {
+        quote!(::core::option::Option::Some(
+            ::acc::__rt::kernel::Schedule {
+                gang: false,
+                worker: false,
+                vector: true
+            }
+        ))
+    } else if in_parallel
+        && dir.is_some_and(|d| {
+            d.general(C::Vector).next().is_some() || d.general(C::Worker).next().is_some()
+        })
+    {
+        // An explicit worker or vector loop inside the parallel loop: a GPU backend may
+        // share its iterations among the threads of the gang running the enclosing
+        // iteration (3.3 sections 2.9.3, 2.9.4); elsewhere it runs in order.
+        let has = |c| dir.is_some_and(|d| d.general(c).next().is_some());
+        let (w, v) = (has(C::Worker), has(C::Vector));
+        quote!(::core::option::Option::Some(
+            ::acc::__rt::kernel::Schedule {
+                gang: false,
+                worker: #w,
+                vector: #v
+            }
+        ))
+    } else {
+        quote!(::core::option::Option::None)
+    }
+}
+
+/// `tile(..)` sizes as written (innermost loop first; `*` is the backend's choice).
+fn tile_sizes(dir: Option<&Directive>) -> Vec<TokenStream> {
+    dir.iter()
+        .flat_map(|d| d.general(C::Tile))
+        .flat_map(|c| match &c.args {
+            ClauseArgs::Tile(sizes) => sizes.clone(),
+            _ => vec![],
+        })
+        .map(|s| match s {
+            SizeExpr::Expr(e) => match crate::check::int_literal(&e) {
+                Some(n) => {
+                    let n = u32::try_from(n).unwrap_or(u32::MAX);
+                    quote!(::core::option::Option::Some(#n))
+                }
+                None => quote!(::core::option::Option::None),
+            },
+            SizeExpr::Star(_) => quote!(::core::option::Option::None),
+        })
+        .collect()
 }
