@@ -244,6 +244,8 @@ fn parse_eq_arg(name: ClauseName, span: Span, input: ParseStream) -> syn::Result
     }
 }
 
+/// The arguments of clause `name` on a `kind` directive, as the clause's shape reads them (a
+/// `wait`'s `devnum:` into `devnum`).
 fn parse_args(
     kind: DirectiveKind,
     name: ClauseName,
@@ -260,217 +262,15 @@ fn parse_args(
             ));
         }
         Shape::Expr | Shape::OptExpr => ClauseArgs::Expr(Box::new(input.parse()?)),
-        Shape::Exprs | Shape::OptExprs => {
-            // wait-argument: `[devnum: e :] [queues:] list` (3.3 section 2.16.3).
-            if name == ClauseName::Wait
-                && input.peek(Ident)
-                && input.peek2(Token![:])
-                && !input.peek2(Token![::])
-            {
-                let label: Ident = input.parse()?;
-                if label == "devnum" {
-                    input.parse::<Token![:]>()?;
-                    *devnum = Some(input.parse()?);
-                    input.parse::<Token![:]>()?;
-                    if input.peek(Ident) && input.peek2(Token![:]) {
-                        let q: Ident = input.parse()?;
-                        if q != "queues" {
-                            return Err(syn::Error::new(q.span(), "expected `queues:`"));
-                        }
-                        input.parse::<Token![:]>()?;
-                    }
-                } else if label == "queues" {
-                    input.parse::<Token![:]>()?;
-                } else {
-                    return Err(syn::Error::new(
-                        label.span(),
-                        "expected `devnum:` or `queues:`",
-                    ));
-                }
-            }
-            let list = input.parse_terminated(<Expr as syn::parse::Parse>::parse, Token![,])?;
-            if list.is_empty() && shape(kind, name) == Shape::Exprs {
-                return Err(syn::Error::new(
-                    span,
-                    format!("`{spelled}(..)` needs at least one value"),
-                ));
-            }
-            ClauseArgs::Exprs(list.into_iter().collect())
-        }
-        Shape::Vars => {
-            let modifier =
-                if input.peek(Ident) && input.peek2(Token![:]) && !input.peek2(Token![::]) {
-                    let m: Ident = input.parse()?;
-                    input.parse::<Token![:]>()?;
-                    Some(m)
-                } else {
-                    None
-                };
-            let vars = parse_vars(input)?;
-            if vars.is_empty() {
-                return Err(syn::Error::new(
-                    span,
-                    format!("`{spelled}(..)` needs at least one variable"),
-                ));
-            }
-            ClauseArgs::Vars { modifier, vars }
-        }
-        Shape::Reduction => {
-            let (op, op_span) = parse_red_op(input)?;
-            input.parse::<Token![:]>().map_err(|e| {
-                syn::Error::new(
-                    e.span(),
-                    "expected `:` after the reduction operator, as in `reduction(+: sum)`",
-                )
-            })?;
-            if input.peek(Ident) && input.peek2(Token![.]) && !input.peek2(Token![..]) {
-                let v: Ident = input.fork().parse()?;
-                return Err(syn::Error::new(
-                    v.span(),
-                    format!("a reduction variable is a whole variable or array, not a member of one (`{v}.field`) (3.3 section 2.5.15)"),
-                ));
-            }
-            let vars = parse_vars(input)?;
-            if vars.is_empty() {
-                return Err(syn::Error::new(
-                    span,
-                    "`reduction(op: ..)` needs at least one variable",
-                ));
-            }
-            ClauseArgs::Reduction { op, op_span, vars }
-        }
-        Shape::Default => {
-            let v = Ident::parse_any(input)?;
-            if v != "none" && v != "present" {
-                return Err(syn::Error::new(
-                    v.span(),
-                    "`default` takes `none` or `present` (3.3 section 2.5.16)",
-                ));
-            }
-            ClauseArgs::Default(v)
-        }
-        Shape::DeviceTypes => {
-            let mut list = Vec::new();
-            while !input.is_empty() {
-                if input.peek(Token![*]) {
-                    let s: Token![*] = input.parse()?;
-                    list.push(DeviceTypeSel::Star(s.span));
-                } else {
-                    list.push(DeviceTypeSel::Named(Ident::parse_any(input)?));
-                }
-                if !input.is_empty() {
-                    input.parse::<Token![,]>()?;
-                }
-            }
-            if list.is_empty() {
-                return Err(syn::Error::new(
-                    span,
-                    "`device_type(..)` needs a device type or `*` (3.3 section 2.4)",
-                ));
-            }
-            ClauseArgs::DeviceTypes(list)
-        }
-        Shape::Gang => {
-            let (mut num, mut dim, mut static_) = (None, None, None);
-            while !input.is_empty() {
-                if input.peek(Ident::peek_any) && input.peek2(Token![:]) && !input.peek2(Token![::])
-                {
-                    let label = Ident::parse_any(input)?;
-                    input.parse::<Token![:]>()?;
-                    let once = |present: bool| {
-                        if present {
-                            Err(syn::Error::new(
-                                label.span(),
-                                format!(
-                                    "`gang` takes at most one `{}:` (3.3 section 2.9.2)",
-                                    label.unraw()
-                                ),
-                            ))
-                        } else {
-                            Ok(())
-                        }
-                    };
-                    match label.unraw().to_string().as_str() {
-                        "num" => {
-                            once(num.is_some())?;
-                            num = Some(Box::new(input.parse()?))
-                        }
-                        "dim" => {
-                            once(dim.is_some())?;
-                            dim = Some(Box::new(input.parse()?))
-                        }
-                        "static" => {
-                            once(static_.is_some())?;
-                            static_ = Some(parse_size(input)?)
-                        }
-                        other => {
-                            return Err(syn::Error::new(
-                                label.span(),
-                                format!("unknown gang argument `{other}:`; expected `num:`, `dim:` or `static:`"),
-                            ))
-                        }
-                    }
-                } else {
-                    if num.is_some() {
-                        return Err(
-                            input.error("`gang` takes at most one `num:` (3.3 section 2.9.2)")
-                        );
-                    }
-                    num = Some(Box::new(input.parse()?));
-                }
-                if !input.is_empty() {
-                    input.parse::<Token![,]>()?;
-                }
-            }
-            ClauseArgs::Gang { num, dim, static_ }
-        }
-        Shape::Level => {
-            let label = if name == ClauseName::Worker {
-                "num"
-            } else {
-                "length"
-            };
-            if input.peek(Ident) && input.peek2(Token![:]) && !input.peek2(Token![::]) {
-                let l: Ident = input.parse()?;
-                if l != label {
-                    return Err(syn::Error::new(l.span(), format!("expected `{label}:`")));
-                }
-                input.parse::<Token![:]>()?;
-            }
-            ClauseArgs::Level {
-                arg: Some(Box::new(input.parse()?)),
-            }
-        }
-        Shape::Collapse => {
-            let force = if input.peek(Ident) && input.peek2(Token![:]) {
-                let f: Ident = input.parse()?;
-                if f != "force" {
-                    return Err(syn::Error::new(
-                        f.span(),
-                        "expected `force:` or a loop count",
-                    ));
-                }
-                input.parse::<Token![:]>()?;
-                true
-            } else {
-                false
-            };
-            let e: Expr = input.parse()?;
-            collapse_count(force, &e)?
-        }
-        Shape::Tile => {
-            let mut sizes = Vec::new();
-            while !input.is_empty() {
-                sizes.push(parse_size(input)?);
-                if !input.is_empty() {
-                    input.parse::<Token![,]>()?;
-                }
-            }
-            if sizes.is_empty() {
-                return Err(syn::Error::new(span, "`tile(..)` needs at least one size"));
-            }
-            ClauseArgs::Tile(sizes)
-        }
+        Shape::Exprs | Shape::OptExprs => parse_exprs(kind, name, span, input, devnum)?,
+        Shape::Vars => parse_var_list(name, span, input)?,
+        Shape::Reduction => parse_reduction(span, input)?,
+        Shape::Default => parse_default(input)?,
+        Shape::DeviceTypes => parse_device_types(span, input)?,
+        Shape::Gang => parse_gang(input)?,
+        Shape::Level => parse_level(name, input)?,
+        Shape::Collapse => parse_collapse(input)?,
+        Shape::Tile => parse_tile(span, input)?,
         Shape::Bind => {
             if input.peek(LitStr) {
                 ClauseArgs::Bind(input.parse::<LitStr>()?.value())
@@ -479,6 +279,242 @@ fn parse_args(
             }
         }
     })
+}
+
+/// `e, ..` of a clause taking a list of expressions; for `wait`, after its optional
+/// `devnum: e:` (into `devnum`) and `queues:` (3.3 section 2.16.3).
+fn parse_exprs(
+    kind: DirectiveKind,
+    name: ClauseName,
+    span: Span,
+    input: ParseStream,
+    devnum: &mut Option<Expr>,
+) -> syn::Result<ClauseArgs> {
+    let spelled = name.spelling();
+    // wait-argument: `[devnum: e :] [queues:] list` (3.3 section 2.16.3).
+    if name == ClauseName::Wait
+        && input.peek(Ident)
+        && input.peek2(Token![:])
+        && !input.peek2(Token![::])
+    {
+        let label: Ident = input.parse()?;
+        if label == "devnum" {
+            input.parse::<Token![:]>()?;
+            *devnum = Some(input.parse()?);
+            input.parse::<Token![:]>()?;
+            if input.peek(Ident) && input.peek2(Token![:]) {
+                let q: Ident = input.parse()?;
+                if q != "queues" {
+                    return Err(syn::Error::new(q.span(), "expected `queues:`"));
+                }
+                input.parse::<Token![:]>()?;
+            }
+        } else if label == "queues" {
+            input.parse::<Token![:]>()?;
+        } else {
+            return Err(syn::Error::new(
+                label.span(),
+                "expected `devnum:` or `queues:`",
+            ));
+        }
+    }
+    let list = input.parse_terminated(<Expr as syn::parse::Parse>::parse, Token![,])?;
+    if list.is_empty() && shape(kind, name) == Shape::Exprs {
+        return Err(syn::Error::new(
+            span,
+            format!("`{spelled}(..)` needs at least one value"),
+        ));
+    }
+    Ok(ClauseArgs::Exprs(list.into_iter().collect()))
+}
+
+/// `[modifier:] var, ..` of a data clause.
+fn parse_var_list(name: ClauseName, span: Span, input: ParseStream) -> syn::Result<ClauseArgs> {
+    let spelled = name.spelling();
+    let modifier = if input.peek(Ident) && input.peek2(Token![:]) && !input.peek2(Token![::]) {
+        let m: Ident = input.parse()?;
+        input.parse::<Token![:]>()?;
+        Some(m)
+    } else {
+        None
+    };
+    let vars = parse_vars(input)?;
+    if vars.is_empty() {
+        return Err(syn::Error::new(
+            span,
+            format!("`{spelled}(..)` needs at least one variable"),
+        ));
+    }
+    Ok(ClauseArgs::Vars { modifier, vars })
+}
+
+/// `op: var, ..` of `reduction`.
+fn parse_reduction(span: Span, input: ParseStream) -> syn::Result<ClauseArgs> {
+    let (op, op_span) = parse_red_op(input)?;
+    input.parse::<Token![:]>().map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            "expected `:` after the reduction operator, as in `reduction(+: sum)`",
+        )
+    })?;
+    if input.peek(Ident) && input.peek2(Token![.]) && !input.peek2(Token![..]) {
+        let v: Ident = input.fork().parse()?;
+        return Err(syn::Error::new(
+            v.span(),
+            format!("a reduction variable is a whole variable or array, not a member of one (`{v}.field`) (3.3 section 2.5.15)"),
+        ));
+    }
+    let vars = parse_vars(input)?;
+    if vars.is_empty() {
+        return Err(syn::Error::new(
+            span,
+            "`reduction(op: ..)` needs at least one variable",
+        ));
+    }
+    Ok(ClauseArgs::Reduction { op, op_span, vars })
+}
+
+/// `none` or `present` of `default`.
+fn parse_default(input: ParseStream) -> syn::Result<ClauseArgs> {
+    let v = Ident::parse_any(input)?;
+    if v != "none" && v != "present" {
+        return Err(syn::Error::new(
+            v.span(),
+            "`default` takes `none` or `present` (3.3 section 2.5.16)",
+        ));
+    }
+    Ok(ClauseArgs::Default(v))
+}
+
+/// `name, ..` or `*` of `device_type`.
+fn parse_device_types(span: Span, input: ParseStream) -> syn::Result<ClauseArgs> {
+    let mut list = Vec::new();
+    while !input.is_empty() {
+        if input.peek(Token![*]) {
+            let s: Token![*] = input.parse()?;
+            list.push(DeviceTypeSel::Star(s.span));
+        } else {
+            list.push(DeviceTypeSel::Named(Ident::parse_any(input)?));
+        }
+        if !input.is_empty() {
+            input.parse::<Token![,]>()?;
+        }
+    }
+    if list.is_empty() {
+        return Err(syn::Error::new(
+            span,
+            "`device_type(..)` needs a device type or `*` (3.3 section 2.4)",
+        ));
+    }
+    Ok(ClauseArgs::DeviceTypes(list))
+}
+
+/// `[num:] e, dim: e, static: size` of `gang`, each at most once.
+fn parse_gang(input: ParseStream) -> syn::Result<ClauseArgs> {
+    let (mut num, mut dim, mut static_) = (None, None, None);
+    while !input.is_empty() {
+        if input.peek(Ident::peek_any) && input.peek2(Token![:]) && !input.peek2(Token![::]) {
+            let label = Ident::parse_any(input)?;
+            input.parse::<Token![:]>()?;
+            let once = |present: bool| {
+                if present {
+                    Err(syn::Error::new(
+                        label.span(),
+                        format!(
+                            "`gang` takes at most one `{}:` (3.3 section 2.9.2)",
+                            label.unraw()
+                        ),
+                    ))
+                } else {
+                    Ok(())
+                }
+            };
+            match label.unraw().to_string().as_str() {
+                "num" => {
+                    once(num.is_some())?;
+                    num = Some(Box::new(input.parse()?))
+                }
+                "dim" => {
+                    once(dim.is_some())?;
+                    dim = Some(Box::new(input.parse()?))
+                }
+                "static" => {
+                    once(static_.is_some())?;
+                    static_ = Some(parse_size(input)?)
+                }
+                other => {
+                    return Err(syn::Error::new(
+                        label.span(),
+                        format!(
+                        "unknown gang argument `{other}:`; expected `num:`, `dim:` or `static:`"
+                    ),
+                    ))
+                }
+            }
+        } else {
+            if num.is_some() {
+                return Err(input.error("`gang` takes at most one `num:` (3.3 section 2.9.2)"));
+            }
+            num = Some(Box::new(input.parse()?));
+        }
+        if !input.is_empty() {
+            input.parse::<Token![,]>()?;
+        }
+    }
+    Ok(ClauseArgs::Gang { num, dim, static_ })
+}
+
+/// `[num:] e` of `worker`, `[length:] e` of `vector`.
+fn parse_level(name: ClauseName, input: ParseStream) -> syn::Result<ClauseArgs> {
+    let label = if name == ClauseName::Worker {
+        "num"
+    } else {
+        "length"
+    };
+    if input.peek(Ident) && input.peek2(Token![:]) && !input.peek2(Token![::]) {
+        let l: Ident = input.parse()?;
+        if l != label {
+            return Err(syn::Error::new(l.span(), format!("expected `{label}:`")));
+        }
+        input.parse::<Token![:]>()?;
+    }
+    Ok(ClauseArgs::Level {
+        arg: Some(Box::new(input.parse()?)),
+    })
+}
+
+/// `[force:] n` of `collapse`.
+fn parse_collapse(input: ParseStream) -> syn::Result<ClauseArgs> {
+    let force = if input.peek(Ident) && input.peek2(Token![:]) {
+        let f: Ident = input.parse()?;
+        if f != "force" {
+            return Err(syn::Error::new(
+                f.span(),
+                "expected `force:` or a loop count",
+            ));
+        }
+        input.parse::<Token![:]>()?;
+        true
+    } else {
+        false
+    };
+    let e: Expr = input.parse()?;
+    collapse_count(force, &e)
+}
+
+/// `size, ..` of `tile`.
+fn parse_tile(span: Span, input: ParseStream) -> syn::Result<ClauseArgs> {
+    let mut sizes = Vec::new();
+    while !input.is_empty() {
+        sizes.push(parse_size(input)?);
+        if !input.is_empty() {
+            input.parse::<Token![,]>()?;
+        }
+    }
+    if sizes.is_empty() {
+        return Err(syn::Error::new(span, "`tile(..)` needs at least one size"));
+    }
+    Ok(ClauseArgs::Tile(sizes))
 }
 
 fn collapse_count(force: bool, e: &Expr) -> syn::Result<ClauseArgs> {

@@ -194,32 +194,7 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
     }
     let mut f: ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
-        Err(parse_error) => {
-            // rustc hands a statement attribute to the macro only where no enclosing item
-            // attribute took it: the function lacks one.
-            if syn::parse2::<Stmt>(item.clone()).is_ok() {
-                let msg = format!(
-                    "`#[acc::{}]` on a statement takes effect inside a function that carries an acc attribute: add `#[acc::offload]` to the enclosing function (docs/guide/directives.md)",
-                    kind.spelling()
-                );
-                // The statement is left out: rustc reports nothing more about it.
-                return syn::Error::new(Span::call_site(), msg).to_compile_error();
-            }
-            // A function with a syntax error inside (such as `#[acc::loop]`, which rustc
-            // reports with the fix): one error here, and the signature with a body that never
-            // runs, so that neither its directives nor its callers add errors of their own.
-            if let Some(signature) = signature_only(item.clone()) {
-                let e = syn::Error::new(
-                    parse_error.span(),
-                    format!("{parse_error}: acc reads the function as Rust, so the syntax error must be fixed first"),
-                )
-                .to_compile_error();
-                return quote!(#e #signature);
-            }
-            let msg = format!("`#[acc::{}]` goes on a function", kind.spelling());
-            let e = syn::Error::new(Span::call_site(), msg).to_compile_error();
-            return quote!(#e #item);
-        }
+        Err(parse_error) => return not_a_function(kind, item, parse_error),
     };
     // The routine's body as written, for the kernel builder (the host version below is
     // rewritten).
@@ -233,15 +208,7 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
         .iter()
         .any(|p| !matches!(p, syn::GenericParam::Lifetime(_)));
     let span = Span::call_site();
-    // One directive per item (3.3 section 2.1; R1): a second acc attribute would expand over
-    // this one's output.
-    for extra in f.attrs.iter().filter(|a| attrs::directive_of(a).is_some()) {
-        let other = attrs::directive_of(extra).map_or("", |k| k.spelling());
-        ctx.error(
-            extra.path().segments.last().map_or(span, |s| s.ident.span()),
-            format!("only one acc directive goes on a function; `{}` and `{other}` are both here (combined forms: `parallel_loop`, `kernels_loop`, `serial_loop`) (3.3 section 2.1)", kind.spelling()),
-        );
-    }
+    check_one_directive(&mut ctx, kind, &f);
     if ctx.error_count() > 0 {
         f.attrs.retain(|a| attrs::directive_of(a).is_none());
         strip_all(&mut f.block);
@@ -264,50 +231,9 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
         (DirectiveKind::Offload, Some(_)) => {
             HostWalker { ctx: &mut ctx, env }.visit_block_mut(&mut f.block)
         }
-        (DirectiveKind::Routine, Some(dir)) => {
-            let body_check = crate::check_region::check_body(
-                &f.block.stmts,
-                crate::check_region::Body::Routine,
-                false,
-                &ctx.undeclared_statics,
-            );
-            for e in body_check.errors {
-                ctx.push(e);
-            }
-            let mut checks = body_check.routine_checks;
-            let nesting = crate::check_region::check_loop_nesting(
-                &f.block.stmts,
-                Some(crate::check_region::routine_level(&dir)),
-                None,
-            );
-            for e in nesting.errors {
-                ctx.push(e);
-            }
-            checks.extend(nesting.routine_checks);
-            if !checks.is_empty() {
-                let check_stmts: Block = syn::parse2(quote!({ #(#checks)* })).expect("statements");
-                f.block.stmts.splice(0..0, check_stmts.stmts);
-            }
-            let mut cx = region::RegionCx::for_routine(&mut ctx, env);
-            cx.transform_block(&mut f.block, true);
-        }
+        (DirectiveKind::Routine, Some(dir)) => expand_routine_body(&mut ctx, &dir, env, &mut f),
         (DirectiveKind::Data | DirectiveKind::Declare, Some(dir)) => {
-            if kind == DirectiveKind::Declare {
-                // R98: `link` names global data; a function's declare names its parameters.
-                for c in dir.all(crate::directive::ClauseName::Link) {
-                    ctx.error(c.span, "`link` names global data: put `#[acc::declare(link(X))]` on the static `X` itself, not on a function (3.3 section 2.13.3)".to_string());
-                }
-            }
-            ctx.enter_data(&dir);
-            HostWalker {
-                ctx: &mut ctx,
-                env: env.clone(),
-            }
-            .visit_block_mut(&mut f.block);
-            ctx.leave_data();
-            let body = &f.block;
-            let expanded = data::expand_data_region(&mut ctx, &dir, quote!(#body));
-            f.block = Box::new(syn::parse2(quote!({ #expanded })).expect("a block"));
+            expand_data_body(&mut ctx, kind, &dir, env, &mut f)
         }
         (k, Some(dir)) if k.compute().is_some() => {
             let body = std::mem::replace(&mut f.block, Box::new(syn::parse_quote!({})));
@@ -348,6 +274,95 @@ pub fn expand_fn(kind: DirectiveKind, args: TokenStream, item: TokenStream) -> T
     };
     let out = finish(ctx, f);
     quote!(#out #marker)
+}
+
+/// What a function attribute on something that does not parse as a function expands to: an
+/// error saying so, and the item as far as it can be kept.
+fn not_a_function(kind: DirectiveKind, item: TokenStream, parse_error: syn::Error) -> TokenStream {
+    // rustc hands a statement attribute to the macro only where no enclosing item
+    // attribute took it: the function lacks one.
+    if syn::parse2::<Stmt>(item.clone()).is_ok() {
+        let msg = format!(
+            "`#[acc::{}]` on a statement takes effect inside a function that carries an acc attribute: add `#[acc::offload]` to the enclosing function (docs/guide/directives.md)",
+            kind.spelling()
+        );
+        // The statement is left out: rustc reports nothing more about it.
+        return syn::Error::new(Span::call_site(), msg).to_compile_error();
+    }
+    // A function with a syntax error inside (such as `#[acc::loop]`, which rustc
+    // reports with the fix): one error here, and the signature with a body that never
+    // runs, so that neither its directives nor its callers add errors of their own.
+    if let Some(signature) = signature_only(item.clone()) {
+        let e = syn::Error::new(
+            parse_error.span(),
+            format!("{parse_error}: acc reads the function as Rust, so the syntax error must be fixed first"),
+        )
+        .to_compile_error();
+        return quote!(#e #signature);
+    }
+    let msg = format!("`#[acc::{}]` goes on a function", kind.spelling());
+    let e = syn::Error::new(Span::call_site(), msg).to_compile_error();
+    quote!(#e #item)
+}
+
+/// One directive per item (3.3 section 2.1; R1): a second acc attribute would expand over
+/// this one's output.
+fn check_one_directive(ctx: &mut Ctx, kind: DirectiveKind, f: &ItemFn) {
+    let span = Span::call_site();
+    for extra in f.attrs.iter().filter(|a| attrs::directive_of(a).is_some()) {
+        let other = attrs::directive_of(extra).map_or("", |k| k.spelling());
+        ctx.error(
+            extra.path().segments.last().map_or(span, |s| s.ident.span()),
+            format!("only one acc directive goes on a function; `{}` and `{other}` are both here (combined forms: `parallel_loop`, `kernels_loop`, `serial_loop`) (3.3 section 2.1)", kind.spelling()),
+        );
+    }
+}
+
+/// A routine's body: checked as a routine's (what it calls, its loops' levels against its
+/// own), the checks that what it calls are routines put first, its directives expanded.
+fn expand_routine_body(ctx: &mut Ctx, dir: &Directive, env: Env, f: &mut ItemFn) {
+    let body_check = crate::check_region::check_body(
+        &f.block.stmts,
+        crate::check_region::Body::Routine,
+        false,
+        &ctx.undeclared_statics,
+    );
+    for e in body_check.errors {
+        ctx.push(e);
+    }
+    let mut checks = body_check.routine_checks;
+    let nesting = crate::check_region::check_loop_nesting(
+        &f.block.stmts,
+        Some(crate::check_region::routine_level(dir)),
+        None,
+    );
+    for e in nesting.errors {
+        ctx.push(e);
+    }
+    checks.extend(nesting.routine_checks);
+    if !checks.is_empty() {
+        let check_stmts: Block = syn::parse2(quote!({ #(#checks)* })).expect("statements");
+        f.block.stmts.splice(0..0, check_stmts.stmts);
+    }
+    let mut cx = region::RegionCx::for_routine(ctx, env);
+    cx.transform_block(&mut f.block, true);
+}
+
+/// A function's body as a `data` region (or the data of a function's `declare`): its
+/// directives expanded inside the data construct's scope, then the data moved around it.
+fn expand_data_body(ctx: &mut Ctx, kind: DirectiveKind, dir: &Directive, env: Env, f: &mut ItemFn) {
+    if kind == DirectiveKind::Declare {
+        // R98: `link` names global data; a function's declare names its parameters.
+        for c in dir.all(crate::directive::ClauseName::Link) {
+            ctx.error(c.span, "`link` names global data: put `#[acc::declare(link(X))]` on the static `X` itself, not on a function (3.3 section 2.13.3)".to_string());
+        }
+    }
+    ctx.enter_data(dir);
+    HostWalker { ctx, env }.visit_block_mut(&mut f.block);
+    ctx.leave_data();
+    let body = &f.block;
+    let expanded = data::expand_data_region(ctx, dir, quote!(#body));
+    *f.block = syn::parse2(quote!({ #expanded })).expect("a block");
 }
 
 /// The statics defined in `block` (at any depth) that no `#[acc::declare]` names.

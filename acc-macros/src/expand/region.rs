@@ -15,7 +15,7 @@ use crate::analysis::bindings::Env;
 use crate::analysis::depend::provably_independent;
 use crate::analysis::fastpath;
 use crate::analysis::subst::substitute;
-use crate::analysis::uses::{scan_expr, scan_stmts};
+use crate::analysis::uses::{scan_expr, scan_stmts, Uses};
 use crate::directive::{ClauseArgs, ClauseName as C, ComputeKind, Directive, DirectiveKind, RedOp};
 
 /// How the rewritten body will run.
@@ -254,51 +254,11 @@ impl<'a> RegionCx<'a> {
             "host"
         };
         let dir = dir.map(|d| d.for_device(device));
-        let depth = dir.as_ref().map_or(1, |d| {
-            d.clauses
-                .iter()
-                .find_map(|c| match &c.args {
-                    ClauseArgs::Collapse { n, .. } if c.device_types.is_none() => Some(*n),
-                    ClauseArgs::Tile(sizes) if c.device_types.is_none() => Some(sizes.len()),
-                    _ => None,
-                })
-                .unwrap_or(1)
-        });
-
-        // The nest: `depth` tightly nested loops.
-        let mut levels = Vec::new();
-        let mut cur = f;
-        loop {
-            levels.push(Level {
-                pat: (*cur.pat).clone(),
-                iter: (*cur.expr).clone(),
-                label: cur.label.clone(),
-                span: cur.for_token.span,
-            });
-            if levels.len() == depth {
-                break;
-            }
-            match cur.body.stmts.as_slice() {
-                [Stmt::Expr(Expr::ForLoop(inner), _)]
-                    if attrs::stmt_attrs(&cur.body.stmts[0]).is_empty() =>
-                {
-                    cur = inner.clone()
-                }
-                _ => {
-                    let force = dir
-                        .iter()
-                        .flat_map(|d| &d.clauses)
-                        .any(|c| matches!(c.args, ClauseArgs::Collapse { force: true, .. }));
-                    let msg = if force {
-                        format!("`collapse(force: {depth})` supports `let` bindings between the collapsed loops (moved into the innermost loop) when no inner loop's range uses them; other code between them is not supported yet: move it into the innermost loop (3.3 section 2.9.1)")
-                    } else {
-                        format!("`collapse`/`tile` over {depth} loops needs {depth} tightly nested `for` loops with nothing between them (3.3 section 2.9.1)")
-                    };
-                    self.ctx.error(cur.for_token.span, msg);
-                    return Stmt::Expr(Expr::ForLoop(cur), None);
-                }
-            }
-        }
+        let depth = nest_depth(dir.as_ref());
+        let (levels, cur) = match self.nest_levels(dir.as_ref(), depth, f) {
+            Ok(nest) => nest,
+            Err(as_written) => return *as_written,
+        };
         let body_stmts = cur.body.stmts.clone();
         let names: Vec<String> = levels
             .iter()
@@ -307,39 +267,11 @@ impl<'a> RegionCx<'a> {
             .collect();
 
         // Checks that hold for every loop construct.
-        let mut spaces = Vec::new();
-        if let Some(d) = &dir {
-            for (i, l) in levels.iter().enumerate() {
-                match parse_space(&l.iter) {
-                    Some(s) => spaces.push(s),
-                    None => self.ctx.error_spanned(&l.iter, RANGE_MSG),
-                }
-                if !matches!(&l.pat, Pat::Ident(_) | Pat::Wild(_)) {
-                    self.ctx.error(
-                        l.pat.span(),
-                        "the variable of a loop associated with a loop construct is a plain name",
-                    );
-                }
-                if i > 0 {
-                    let inner = scan_expr(&l.iter, &[]);
-                    for outer in &names[..i] {
-                        if inner.vars.contains_key(outer) {
-                            self.ctx.error_spanned(&l.iter, format!(
-                                "the trip count of a collapsed loop may not depend on `{outer}`: collapsed loops must be rectangular (3.3 section 2.9.1)"
-                            ));
-                        }
-                    }
-                }
-            }
-            let uses = scan_stmts(&body_stmts, &names);
-            for (span, what) in &uses.escapes {
-                if *what == "break" || depth > 1 {
-                    self.ctx.error(*span, format!("`{what}` leaves a loop associated with `{}`; every iteration must run (3.3 section 2.9)", d.kind.spelling()));
-                }
-            }
+        let spaces = if let Some(d) = &dir {
+            self.check_loop_construct(d, &levels, &names, &body_stmts, depth)
         } else {
-            spaces = levels.iter().filter_map(|l| parse_space(&l.iter)).collect();
-        }
+            levels.iter().filter_map(|l| parse_space(&l.iter)).collect()
+        };
 
         let reductions: Vec<(RedOp, Ident)> = dir
             .iter()
@@ -395,6 +327,94 @@ impl<'a> RegionCx<'a> {
             local_reductions(sequential(&levels, body, &privates), &reductions)
         };
         expr_stmt(ts)
+    }
+
+    /// The nest: `depth` tightly nested loops, from `f`, and the innermost of them, whose body
+    /// is the nest's. Where the loops are not nested tightly enough, the error is reported and
+    /// the loop where the nest breaks off is given back as written.
+    fn nest_levels(
+        &mut self,
+        dir: Option<&Directive>,
+        depth: usize,
+        f: ExprForLoop,
+    ) -> Result<(Vec<Level>, ExprForLoop), Box<Stmt>> {
+        let mut levels = Vec::new();
+        let mut cur = f;
+        loop {
+            levels.push(Level {
+                pat: (*cur.pat).clone(),
+                iter: (*cur.expr).clone(),
+                label: cur.label.clone(),
+                span: cur.for_token.span,
+            });
+            if levels.len() == depth {
+                break;
+            }
+            match cur.body.stmts.as_slice() {
+                [Stmt::Expr(Expr::ForLoop(inner), _)]
+                    if attrs::stmt_attrs(&cur.body.stmts[0]).is_empty() =>
+                {
+                    cur = inner.clone()
+                }
+                _ => {
+                    let force = dir
+                        .iter()
+                        .flat_map(|d| &d.clauses)
+                        .any(|c| matches!(c.args, ClauseArgs::Collapse { force: true, .. }));
+                    let msg = if force {
+                        format!("`collapse(force: {depth})` supports `let` bindings between the collapsed loops (moved into the innermost loop) when no inner loop's range uses them; other code between them is not supported yet: move it into the innermost loop (3.3 section 2.9.1)")
+                    } else {
+                        format!("`collapse`/`tile` over {depth} loops needs {depth} tightly nested `for` loops with nothing between them (3.3 section 2.9.1)")
+                    };
+                    self.ctx.error(cur.for_token.span, msg);
+                    return Err(Box::new(Stmt::Expr(Expr::ForLoop(cur), None)));
+                }
+            }
+        }
+        Ok((levels, cur))
+    }
+
+    /// The checks that hold for every loop construct `d`: each level iterates over a range
+    /// (its iteration spaces, returned) bound to a plain name, collapsed loops are
+    /// rectangular, and no `break` (nor, when collapsed, `continue`) leaves the nest.
+    fn check_loop_construct(
+        &mut self,
+        d: &Directive,
+        levels: &[Level],
+        names: &[String],
+        body_stmts: &[Stmt],
+        depth: usize,
+    ) -> Vec<SpaceSpec> {
+        let mut spaces = Vec::new();
+        for (i, l) in levels.iter().enumerate() {
+            match parse_space(&l.iter) {
+                Some(s) => spaces.push(s),
+                None => self.ctx.error_spanned(&l.iter, RANGE_MSG),
+            }
+            if !matches!(&l.pat, Pat::Ident(_) | Pat::Wild(_)) {
+                self.ctx.error(
+                    l.pat.span(),
+                    "the variable of a loop associated with a loop construct is a plain name",
+                );
+            }
+            if i > 0 {
+                let inner = scan_expr(&l.iter, &[]);
+                for outer in &names[..i] {
+                    if inner.vars.contains_key(outer) {
+                        self.ctx.error_spanned(&l.iter, format!(
+                            "the trip count of a collapsed loop may not depend on `{outer}`: collapsed loops must be rectangular (3.3 section 2.9.1)"
+                        ));
+                    }
+                }
+            }
+        }
+        let uses = scan_stmts(body_stmts, names);
+        for (span, what) in &uses.escapes {
+            if *what == "break" || depth > 1 {
+                self.ctx.error(*span, format!("`{what}` leaves a loop associated with `{}`; every iteration must run (3.3 section 2.9)", d.kind.spelling()));
+            }
+        }
+        spaces
     }
 
     /// Records how the multicore device runs a loop construct (`ACC_INFO`).
@@ -472,104 +492,21 @@ impl<'a> RegionCx<'a> {
         one_chunk: bool,
     ) -> TokenStream {
         let uses = scan_stmts(&body, names);
-        // Reductions: the loop's own, and the region's that the loop updates.
-        let mut reductions: Vec<(RedOp, Ident)> = loop_reductions.to_vec();
-        for (op, v) in &self.region_reductions {
-            if uses.vars.contains_key(&v.to_string()) && !reductions.iter().any(|(_, r)| r == v) {
-                reductions.push((*op, v.clone()));
-            }
-        }
-        // Private per chunk: the loop's private variables and region-private ones it writes.
-        // The host's one chunk is its one gang, which writes the region's own copies.
-        let mut privates: Vec<Ident> = loop_privates.to_vec();
-        for p in self.region_privates.iter().filter(|_| !one_chunk) {
-            let written = uses
-                .vars
-                .get(&p.to_string())
-                .is_some_and(|u| u.is_definitely_written());
-            if written && !privates.contains(p) {
-                privates.push(p.clone());
-            }
-        }
+        let reductions = self.chunk_reductions(&uses, loop_reductions);
+        let privates = self.chunk_privates(&uses, loop_privates, one_chunk);
         let excluded: HashSet<String> = reductions
             .iter()
             .map(|(_, v)| v.to_string())
             .chain(privates.iter().map(|p| p.to_string()))
             .collect();
-
-        // Variables the chunks write are shared through raw views (the loop is independent, so
-        // no two iterations touch the same element: 3.3 section 2.9.6). The chunk body takes
-        // them, and the variables it only reads, as parameters: `&mut T` and `&T`, which the
-        // compiler knows do not alias. Uses become `(*param)`, a place of the original type.
-        let mut shares = Vec::new();
-        let mut map = HashMap::new();
-        let mut params = Vec::new();
-        let mut args = Vec::new();
-        for (name, u) in &uses.vars {
-            if excluded.contains(name) || name.starts_with("__acc") {
-                continue;
-            }
-            let span = u.span.unwrap_or_else(Span::call_site);
-            let var = Ident::new(name, span);
-            let binding = self.env.get(name);
-            let may_write = binding.is_none_or(|b| b.mutable || b.ref_mut);
-            let writes =
-                u.is_definitely_written() || (u.maybe_mut && may_write && binding.is_some());
-            if writes {
-                let view = format_ident!("__acc_sw_{}", name);
-                let param = format_ident!("__acc_w_{}", name);
-                let through_ref = binding.is_some_and(|b| !b.mutable);
-                // A `Vec` goes to the chunks as its slice (`ChunkArg`).
-                let chunk = |place: TokenStream| {
-                    quote!({
-                        #[allow(unused_imports)]
-                        use ::acc::__rt::{ChunkSame as _, ChunkVec as _};
-                        (&::acc::__rt::ChunkArg::of(#place)).chunk()
-                    })
-                };
-                if through_ref {
-                    let p = chunk(quote!(&mut *#var));
-                    shares.push(quote!(let #view = ::acc::__rt::SharedMut::from_raw(#p);));
-                    map.insert(name.clone(), reparse_expr(quote!((&mut *#param))));
-                } else {
-                    let p = chunk(quote!(&mut #var));
-                    shares.push(quote!(let #view = ::acc::__rt::SharedMut::from_raw(#p);));
-                    map.insert(name.clone(), reparse_expr(quote!((*#param))));
-                }
-                params.push(param);
-                args.push(quote!(unsafe { #view.get() }));
-            } else if name
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_lowercase() || c == '_')
-            {
-                // Capitalized names are constants, statics and unit variants: left as they are.
-                let param = format_ident!("__acc_r_{}", name);
-                map.insert(name.clone(), reparse_expr(quote!((*#param))));
-                params.push(param);
-                args.push(quote!({
-                    #[allow(unused_imports)]
-                    use ::acc::__rt::{ChunkRefSame as _, ChunkRefVec as _};
-                    (&::acc::__rt::ChunkRef::of(&#var)).chunk()
-                }));
-            }
-        }
-        if params.len() > 12 {
-            // `::acc::__rt` has `call_0` to `call_12`. Past that: the body reads its variables where they are.
-            let reads: Vec<String> = map
-                .iter()
-                .filter(|(_, e)| quote!(#e).to_string().contains("__acc_r_"))
-                .map(|(n, _)| n.clone())
-                .collect();
-            for n in reads {
-                map.remove(&n);
-            }
-            let keep: Vec<usize> = (0..params.len())
-                .filter(|&i| !params[i].to_string().starts_with("__acc_r_"))
-                .collect();
-            params = keep.iter().map(|&i| params[i].clone()).collect();
-            args = keep.iter().map(|&i| args[i].clone()).collect();
-        }
+        let mut chunk_params = self.chunk_params(&uses, &excluded);
+        chunk_params.fit_call_arity();
+        let ChunkParams {
+            shares,
+            map,
+            params,
+            args,
+        } = chunk_params;
         let space_vars: Vec<Ident> = (0..levels.len())
             .map(|i| format_ident!("__acc_s{}", i))
             .collect();
@@ -582,56 +519,7 @@ impl<'a> RegionCx<'a> {
         } else {
             quote!(::acc::__rt::space::collapsed_trips(&[#(#space_vars.trips()),*]))
         };
-        let inner_label = &levels[levels.len() - 1].label;
-        let inner_pat = &levels[levels.len() - 1].pat;
-        let inner_space = &space_vars[levels.len() - 1];
-        // Loop versioning (see `fastpath`): inner sequential loops, then the chunk's own loop.
-        let mut body = body;
-        fastpath::version_inner_loops(&mut body);
-        let (k0, k1) = if levels.len() == 1 {
-            (quote!(__acc_k0), quote!(__acc_k1))
-        } else {
-            (quote!(__acc_lo), quote!(__acc_hi))
-        };
-        let plan = match (inner_pat, spaces[levels.len() - 1].ops.is_empty()) {
-            (Pat::Ident(pi), true) if pi.by_ref.is_none() && pi.subpat.is_none() => {
-                fastpath::Plan::new(&body, &pi.ident, &excluded)
-            }
-            _ => None,
-        };
-        let run = match plan {
-            None => {
-                quote!(#inner_label for #inner_pat in #inner_space.chunk(#k0, #k1) { #(#body)* })
-            }
-            Some(plan) => {
-                let checks = plan.checks(
-                    &quote!(#inner_space.value(#k0)),
-                    &quote!(#inner_space.value(#k1 - 1)),
-                );
-                let fast = plan.fast_body(&body);
-                quote! {
-                    if #k0 < #k1 && #checks {
-                        #inner_label for #inner_pat in #inner_space.chunk(#k0, #k1) { #(#fast)* }
-                    } else {
-                        #inner_label for #inner_pat in #inner_space.chunk(#k0, #k1) { #(#body)* }
-                    }
-                }
-            }
-        };
-        let iterate = if levels.len() == 1 {
-            run
-        } else {
-            let outer = levels[..levels.len() - 1].iter().enumerate().map(|(i, l)| {
-                let (pat, sv) = (&l.pat, &space_vars[i]);
-                quote!(let #pat = #sv.value(__acc_o[#i]);)
-            });
-            quote! {
-                for (__acc_o, __acc_lo, __acc_hi) in ::acc::__rt::space::CollapsedRuns::new([#(#space_vars.trips()),*], __acc_k0, __acc_k1) {
-                    #(#outer)*
-                    #run
-                }
-            }
-        };
+        let iterate = chunk_iterations(levels, spaces, body, &excluded, &space_vars);
         // Route the chunk's uses of shared variables through their views.
         let mut chunk: Vec<Stmt> = match syn::parse2::<Block>(quote!({ #iterate })) {
             Ok(b) => b.stmts,
@@ -695,6 +583,214 @@ impl<'a> RegionCx<'a> {
             #[allow(unused_variables)]
             for __acc_part in __acc_parts {
                 #(#red_combines)*
+            }
+        }
+    }
+
+    /// Reductions: the loop's own, and the region's that the loop updates.
+    fn chunk_reductions(
+        &self,
+        uses: &Uses,
+        loop_reductions: &[(RedOp, Ident)],
+    ) -> Vec<(RedOp, Ident)> {
+        let mut reductions: Vec<(RedOp, Ident)> = loop_reductions.to_vec();
+        for (op, v) in &self.region_reductions {
+            if uses.vars.contains_key(&v.to_string()) && !reductions.iter().any(|(_, r)| r == v) {
+                reductions.push((*op, v.clone()));
+            }
+        }
+        reductions
+    }
+
+    /// Private per chunk: the loop's private variables and region-private ones it writes.
+    /// The host's one chunk is its one gang, which writes the region's own copies.
+    fn chunk_privates(&self, uses: &Uses, loop_privates: &[Ident], one_chunk: bool) -> Vec<Ident> {
+        let mut privates: Vec<Ident> = loop_privates.to_vec();
+        for p in self.region_privates.iter().filter(|_| !one_chunk) {
+            let written = uses
+                .vars
+                .get(&p.to_string())
+                .is_some_and(|u| u.is_definitely_written());
+            if written && !privates.contains(p) {
+                privates.push(p.clone());
+            }
+        }
+        privates
+    }
+
+    /// Variables the chunks write are shared through raw views (the loop is independent, so
+    /// no two iterations touch the same element: 3.3 section 2.9.6). The chunk body takes
+    /// them, and the variables it only reads, as parameters: `&mut T` and `&T`, which the
+    /// compiler knows do not alias. Uses become `(*param)`, a place of the original type.
+    /// `excluded` are the chunk's reduction variables and private copies, its own.
+    fn chunk_params(&self, uses: &Uses, excluded: &HashSet<String>) -> ChunkParams {
+        let mut shares = Vec::new();
+        let mut map = HashMap::new();
+        let mut params = Vec::new();
+        let mut args = Vec::new();
+        for (name, u) in &uses.vars {
+            if excluded.contains(name) || name.starts_with("__acc") {
+                continue;
+            }
+            let span = u.span.unwrap_or_else(Span::call_site);
+            let var = Ident::new(name, span);
+            let binding = self.env.get(name);
+            let may_write = binding.is_none_or(|b| b.mutable || b.ref_mut);
+            let writes =
+                u.is_definitely_written() || (u.maybe_mut && may_write && binding.is_some());
+            if writes {
+                let view = format_ident!("__acc_sw_{}", name);
+                let param = format_ident!("__acc_w_{}", name);
+                let through_ref = binding.is_some_and(|b| !b.mutable);
+                // A `Vec` goes to the chunks as its slice (`ChunkArg`).
+                let chunk = |place: TokenStream| {
+                    quote!({
+                        #[allow(unused_imports)]
+                        use ::acc::__rt::{ChunkSame as _, ChunkVec as _};
+                        (&::acc::__rt::ChunkArg::of(#place)).chunk()
+                    })
+                };
+                if through_ref {
+                    let p = chunk(quote!(&mut *#var));
+                    shares.push(quote!(let #view = ::acc::__rt::SharedMut::from_raw(#p);));
+                    map.insert(name.clone(), reparse_expr(quote!((&mut *#param))));
+                } else {
+                    let p = chunk(quote!(&mut #var));
+                    shares.push(quote!(let #view = ::acc::__rt::SharedMut::from_raw(#p);));
+                    map.insert(name.clone(), reparse_expr(quote!((*#param))));
+                }
+                params.push(param);
+                args.push(quote!(unsafe { #view.get() }));
+            } else if name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_lowercase() || c == '_')
+            {
+                // Capitalized names are constants, statics and unit variants: left as they are.
+                let param = format_ident!("__acc_r_{}", name);
+                map.insert(name.clone(), reparse_expr(quote!((*#param))));
+                params.push(param);
+                args.push(quote!({
+                    #[allow(unused_imports)]
+                    use ::acc::__rt::{ChunkRefSame as _, ChunkRefVec as _};
+                    (&::acc::__rt::ChunkRef::of(&#var)).chunk()
+                }));
+            }
+        }
+        ChunkParams {
+            shares,
+            map,
+            params,
+            args,
+        }
+    }
+}
+
+/// How many loops of the nest the directive's `collapse` or `tile` takes (1 without either).
+fn nest_depth(dir: Option<&Directive>) -> usize {
+    dir.map_or(1, |d| {
+        d.clauses
+            .iter()
+            .find_map(|c| match &c.args {
+                ClauseArgs::Collapse { n, .. } if c.device_types.is_none() => Some(*n),
+                ClauseArgs::Tile(sizes) if c.device_types.is_none() => Some(sizes.len()),
+                _ => None,
+            })
+            .unwrap_or(1)
+    })
+}
+
+/// How a chunk takes the variables its body uses ([`RegionCx::chunk_params`]).
+struct ChunkParams {
+    /// The views of the variables the chunks write, made before they run.
+    shares: Vec<TokenStream>,
+    /// Each variable the chunk takes, by name: its uses in the chunk, through its parameter.
+    map: HashMap<String, Expr>,
+    /// The chunk's parameters, and the arguments the call passes them.
+    params: Vec<Ident>,
+    args: Vec<TokenStream>,
+}
+
+impl ChunkParams {
+    /// `::acc::__rt` has `call_0` to `call_12`. Past that: the body reads its variables where
+    /// they are, and only the written ones are parameters.
+    fn fit_call_arity(&mut self) {
+        if self.params.len() > 12 {
+            let reads: Vec<String> = self
+                .map
+                .iter()
+                .filter(|(_, e)| quote!(#e).to_string().contains("__acc_r_"))
+                .map(|(n, _)| n.clone())
+                .collect();
+            for n in reads {
+                self.map.remove(&n);
+            }
+            let keep: Vec<usize> = (0..self.params.len())
+                .filter(|&i| !self.params[i].to_string().starts_with("__acc_r_"))
+                .collect();
+            self.params = keep.iter().map(|&i| self.params[i].clone()).collect();
+            self.args = keep.iter().map(|&i| self.args[i].clone()).collect();
+        }
+    }
+}
+
+/// A chunk's iterations of the nest, from `__acc_k0` to `__acc_k1` of its collapsed space
+/// (`space_vars` hold each level's space), the innermost loop versioned where the plan of
+/// `fastpath` proves its accesses in bounds. `excluded` are the chunk's own variables.
+fn chunk_iterations(
+    levels: &[Level],
+    spaces: &[SpaceSpec],
+    body: Vec<Stmt>,
+    excluded: &HashSet<String>,
+    space_vars: &[Ident],
+) -> TokenStream {
+    let inner_label = &levels[levels.len() - 1].label;
+    let inner_pat = &levels[levels.len() - 1].pat;
+    let inner_space = &space_vars[levels.len() - 1];
+    // Loop versioning (see `fastpath`): inner sequential loops, then the chunk's own loop.
+    let mut body = body;
+    fastpath::version_inner_loops(&mut body);
+    let (k0, k1) = if levels.len() == 1 {
+        (quote!(__acc_k0), quote!(__acc_k1))
+    } else {
+        (quote!(__acc_lo), quote!(__acc_hi))
+    };
+    let plan = match (inner_pat, spaces[levels.len() - 1].ops.is_empty()) {
+        (Pat::Ident(pi), true) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+            fastpath::Plan::new(&body, &pi.ident, excluded)
+        }
+        _ => None,
+    };
+    let run = match plan {
+        None => {
+            quote!(#inner_label for #inner_pat in #inner_space.chunk(#k0, #k1) { #(#body)* })
+        }
+        Some(plan) => {
+            let checks = plan.checks(
+                &quote!(#inner_space.value(#k0)),
+                &quote!(#inner_space.value(#k1 - 1)),
+            );
+            let fast = plan.fast_body(&body);
+            quote! {
+                if #k0 < #k1 && #checks {
+                    #inner_label for #inner_pat in #inner_space.chunk(#k0, #k1) { #(#fast)* }
+                } else {
+                    #inner_label for #inner_pat in #inner_space.chunk(#k0, #k1) { #(#body)* }
+                }
+            }
+        }
+    };
+    if levels.len() == 1 {
+        run
+    } else {
+        let outer = levels[..levels.len() - 1].iter().enumerate().map(|(i, l)| {
+            let (pat, sv) = (&l.pat, &space_vars[i]);
+            quote!(let #pat = #sv.value(__acc_o[#i]);)
+        });
+        quote! {
+            for (__acc_o, __acc_lo, __acc_hi) in ::acc::__rt::space::CollapsedRuns::new([#(#space_vars.trips()),*], __acc_k0, __acc_k1) {
+                #(#outer)*
+                #run
             }
         }
     }

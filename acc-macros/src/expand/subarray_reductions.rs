@@ -61,11 +61,58 @@ pub(super) fn lower(
     body: &RegionBody,
     env: &Env,
 ) -> Option<Lowered> {
+    let (vars, own) = reduced_vars(dir, body);
+    if vars.is_empty() {
+        return None;
+    }
+    let parts = parts_of(ctx, &vars, body)?;
+
+    // The directives name the private arrays.
+    let mut dir = dir.clone();
+    rename_in_directive(&mut dir, &parts);
+    let mut names: Vec<&String> = parts.keys().collect();
+    names.sort();
+    for name in names.iter().filter(|n| !own.contains(n)) {
+        let p = &parts[*name];
+        dir.clauses.push(crate::directive::Clause {
+            name: C::Copy,
+            span: p.span,
+            args: ClauseArgs::Vars {
+                modifier: None,
+                vars: vec![crate::directive::VarRef {
+                    name: p.tmp.clone(),
+                    member: None,
+                    subarray: None,
+                    text: p.text.clone(),
+                    span: p.span,
+                }],
+            },
+            device_types: None,
+            devnum: None,
+        });
+    }
+    let body = rewritten_body(ctx, body, &parts)?;
+    let mut env = env.clone();
+    let (before, after) = copies_around(&dir, &parts, &names, &mut env);
+    Some(Lowered {
+        dir,
+        body,
+        env,
+        before,
+        after,
+    })
+}
+
+/// The variables of the `reduction` clauses of the construct and of the loops inside it, and
+/// the names of those the construct itself reduces. Those only its loops reduce are copied in
+/// and out of it (the rule that the construct says what happens to such a variable, 3.3
+/// section 2.6.2, is the user's for `s`, not for acc's private array).
+fn reduced_vars(
+    dir: &Directive,
+    body: &RegionBody,
+) -> (Vec<crate::directive::VarRef>, Vec<String>) {
     let mut vars = Vec::new();
     collect(dir, &mut vars);
-    // The arrays the construct itself reduces; those only its loops reduce are copied in and
-    // out of it (the rule that the construct says what happens to such a variable, 3.3
-    // section 2.6.2, is the user's for `s`, not for acc's private array).
     let own: Vec<String> = vars.iter().map(|v| v.name.to_string()).collect();
     let stmts: Vec<&Stmt> = match body {
         RegionBody::Block(b) => b.stmts.iter().collect(),
@@ -92,40 +139,27 @@ pub(super) fn lower(
     for st in stmts {
         syn::visit::Visit::visit_stmt(&mut Nested(&mut vars), st);
     }
-    if vars.is_empty() {
-        return None;
-    }
+    (vars, own)
+}
 
+/// The arrays reduced over subarrays, by name, each with its private array; `None` when there
+/// are none or one is refused (each refusal's error recorded).
+fn parts_of(
+    ctx: &mut Ctx,
+    vars: &[crate::directive::VarRef],
+    body: &RegionBody,
+) -> Option<HashMap<String, Part>> {
     let bound = bound_in(body);
     let mut parts: HashMap<String, Part> = HashMap::new();
     let mut refused = false;
-    for v in &vars {
+    for v in vars {
         let Some(Expr::Range(r)) = v.subarray.as_deref() else {
             continue;
         };
-        let literal = super::executable::window_length(r);
-        let Some(len) = literal
-            .map(|n| {
-                let n = n as usize;
-                quote::quote!(#n)
-            })
-            .or_else(|| const_length(r))
-        else {
-            ctx.error(v.span, format!(
-                "`{}`: a subarray in `reduction` needs a length known when compiling (`{name}[lo..lo + 4]`, `{name}[0..4]`): acc reduces it as an array of that length on every device (3.3 section 2.5.15)",
-                v.text, name = v.name
-            ));
+        let Some(len) = subarray_length(ctx, v, r) else {
             refused = true;
             continue;
         };
-        if literal == Some(0) {
-            ctx.error(
-                v.span,
-                format!("`{}`: an empty subarray has nothing to reduce", v.text),
-            );
-            refused = true;
-            continue;
-        }
         // The subarray is read and written around the construct, so it is named by variables
         // of the code around it, not by ones the construct binds (a loop's variable, a `let`
         // of the body), nor may the body rebind the array's name.
@@ -174,44 +208,60 @@ pub(super) fn lower(
     if refused || parts.is_empty() {
         return None;
     }
+    Some(parts)
+}
 
-    // The directives name the private arrays.
-    let mut dir = dir.clone();
-    rename_in_directive(&mut dir, &parts);
-    let mut names: Vec<&String> = parts.keys().collect();
-    names.sort();
-    for name in names.iter().filter(|n| !own.contains(n)) {
-        let p = &parts[*name];
-        dir.clauses.push(crate::directive::Clause {
-            name: C::Copy,
-            span: p.span,
-            args: ClauseArgs::Vars {
-                modifier: None,
-                vars: vec![crate::directive::VarRef {
-                    name: p.tmp.clone(),
-                    member: None,
-                    subarray: None,
-                    text: p.text.clone(),
-                    span: p.span,
-                }],
-            },
-            device_types: None,
-            devnum: None,
-        });
+/// The length of the subarray `r` of reduction variable `v`, known when compiling and not
+/// zero; else the error, recorded.
+fn subarray_length(
+    ctx: &mut Ctx,
+    v: &crate::directive::VarRef,
+    r: &syn::ExprRange,
+) -> Option<TokenStream> {
+    let literal = super::executable::window_length(r);
+    let Some(len) = literal
+        .map(|n| {
+            let n = n as usize;
+            quote::quote!(#n)
+        })
+        .or_else(|| const_length(r))
+    else {
+        ctx.error(v.span, format!(
+            "`{}`: a subarray in `reduction` needs a length known when compiling (`{name}[lo..lo + 4]`, `{name}[0..4]`): acc reduces it as an array of that length on every device (3.3 section 2.5.15)",
+            v.text, name = v.name
+        ));
+        return None;
+    };
+    if literal == Some(0) {
+        ctx.error(
+            v.span,
+            format!("`{}`: an empty subarray has nothing to reduce", v.text),
+        );
+        return None;
     }
+    Some(len)
+}
+
+/// The construct's body with each reduced array's uses (and its loops' directives) naming its
+/// private array; `None` where a use cannot be rewritten (the errors recorded).
+fn rewritten_body(
+    ctx: &mut Ctx,
+    body: &RegionBody,
+    parts: &HashMap<String, Part>,
+) -> Option<RegionBody> {
     let mut body = match body {
         RegionBody::Block(b) => RegionBody::Block(b.clone()),
         RegionBody::Loop(f) => RegionBody::Loop(f.clone()),
     };
     let mut rw = Rewrite {
-        parts: &parts,
+        parts,
         errors: Vec::new(),
     };
     match &mut body {
         RegionBody::Block(b) => rw.visit_block_mut(b),
         RegionBody::Loop(f) => {
             for a in &mut f.attrs {
-                rename_in_attr(a, &parts);
+                rename_in_attr(a, parts);
             }
             rw.visit_block_mut(&mut f.body);
         }
@@ -223,18 +273,29 @@ pub(super) fn lower(
         }
         return None;
     }
-    let mut env = env.clone();
+    Some(body)
+}
+
+/// The statements before the construct `dir` (the private arrays, filled from the subarrays)
+/// and after it (the results stored back), for the arrays `names` of `parts`; the private
+/// arrays are added to `env` as mutable bindings.
+fn copies_around(
+    dir: &Directive,
+    parts: &HashMap<String, Part>,
+    names: &[&String],
+    env: &mut Env,
+) -> (TokenStream, TokenStream) {
     let (mut before, mut after) = (TokenStream::new(), TokenStream::new());
     // The device's copy is read and written only where the construct runs on the device: its
     // `if` holds and its `self` does not (3.3 sections 2.5.6, 2.5.7).
-    let (if_cond, _, _) = super::if_async_wait(&dir);
-    let self_cond = super::compute::self_condition(&dir);
+    let (if_cond, _, _) = super::if_async_wait(dir);
+    let self_cond = super::compute::self_condition(dir);
     let on_device = format_ident!("acc_part_on_device");
     before.extend(
         quote_spanned!(Span::call_site()=> let #on_device: bool = #if_cond.unwrap_or(true) && !#self_cond.unwrap_or(false);),
     );
     for name in names {
-        let p = &parts[name];
+        let p = &parts[*name];
         let (tmp, lo, lo_expr, len) = (&p.tmp, &p.lo, &p.lo_expr, &p.len);
         let arr = &p.arr;
         env.insert(
@@ -256,13 +317,7 @@ pub(super) fn lower(
             ::acc::update!(device(#arr[#lo..#lo + #len]), if_present, if(#on_device));
         });
     }
-    Some(Lowered {
-        dir,
-        body,
-        env,
-        before,
-        after,
-    })
+    (before, after)
 }
 
 /// The length of `lo..lo + K` or `..K` (or `0..K`) where `K` is an expression of `const` items
