@@ -313,7 +313,7 @@ impl<'ast> Visit<'ast> for Checker<'_> {
     }
 
     fn visit_stmt(&mut self, st: &'ast Stmt) {
-        use crate::expand::attrs;
+        use crate::directive::attrs;
         if attrs::stmt_attrs(st)
             .iter()
             .any(|a| attrs::directive_of(a) == Some(crate::directive::DirectiveKind::Loop))
@@ -524,7 +524,7 @@ fn device_types_named(stmts: &[Stmt], outer: Option<&crate::directive::Directive
     struct Names(Vec<String>);
     impl<'ast> Visit<'ast> for Names {
         fn visit_stmt(&mut self, st: &'ast Stmt) {
-            for a in crate::expand::attrs::stmt_attrs(st) {
+            for a in crate::directive::attrs::stmt_attrs(st) {
                 if let Some(d) = crate::directive::parsed::loop_of(a) {
                     d.add_named_device_types(&mut self.0);
                 }
@@ -629,8 +629,8 @@ impl Nesting {
 
 impl<'ast> Visit<'ast> for Nesting {
     fn visit_stmt(&mut self, st: &'ast Stmt) {
+        use crate::directive::attrs;
         use crate::directive::DirectiveKind;
-        use crate::expand::attrs;
         let mut pushed = 0;
         for a in attrs::stmt_attrs(st) {
             if attrs::directive_of(a) != Some(DirectiveKind::Loop) {

@@ -138,7 +138,7 @@ const CAPTURE_FORMS: &str = "`atomic capture` takes `{ v = x; x op= e; }` (v get
 /// Parses the statement under `#[acc::atomic(clause)]` into its form, checking R86-R88.
 pub fn parse(dir: &Directive, st: &Stmt) -> syn::Result<Form> {
     let mut st = st.clone();
-    crate::expand::attrs::take_directives(&mut st);
+    crate::directive::attrs::take_directives(&mut st);
     let span = &st;
     match clause(dir) {
         ClauseName::Read => read(&st, span),
@@ -183,7 +183,7 @@ fn same(a: &Expr, b: &Expr) -> bool {
     fn text(e: &Expr) -> String {
         let mut e = unparen(e).clone();
         let mut st = Stmt::Expr(e.clone(), None);
-        crate::expand::attrs::take_directives(&mut st);
+        crate::directive::attrs::take_directives(&mut st);
         if let Stmt::Expr(x, _) = st {
             e = x;
         }

@@ -129,8 +129,8 @@ pub fn path_ident(e: &Expr) -> Option<&Ident> {
 
 /// Whether a statement carries `#[acc::atomic..]`.
 pub fn is_atomic_stmt(st: &Stmt) -> bool {
-    crate::expand::attrs::stmt_attrs(st).iter().any(|a| {
-        crate::expand::attrs::directive_of(a) == Some(crate::directive::DirectiveKind::Atomic)
+    crate::directive::attrs::stmt_attrs(st).iter().any(|a| {
+        crate::directive::attrs::directive_of(a) == Some(crate::directive::DirectiveKind::Atomic)
     })
 }
 

@@ -4,6 +4,7 @@
 //! directive takes (OpenACC 3.3 sections 2.5-2.16, tables D1-D18 of the checklist).
 
 pub mod allowed;
+pub mod attrs;
 pub mod clause;
 pub mod parse;
 pub mod parsed;

@@ -52,7 +52,7 @@ pub fn of_attr(kind: DirectiveKind, attr: &Attribute) -> Parsed {
         .segments
         .last()
         .map_or_else(Span::call_site, |s| s.ident.span());
-    match crate::expand::attrs::attr_args(attr) {
+    match crate::directive::attrs::attr_args(attr) {
         Ok(args) => of_tokens(kind, span, args),
         Err(e) => Err(e),
     }
@@ -77,7 +77,7 @@ pub fn of_tokens(kind: DirectiveKind, span: Span, args: TokenStream) -> Parsed {
 /// Passes that only read a loop's clauses use this; the errors of a malformed one are
 /// reported where the directive is checked ([`crate::expand::Ctx::directive`]).
 pub fn loop_of(attr: &Attribute) -> Option<Rc<Directive>> {
-    (crate::expand::attrs::directive_of(attr) == Some(DirectiveKind::Loop))
+    (crate::directive::attrs::directive_of(attr) == Some(DirectiveKind::Loop))
         .then(|| of_attr(DirectiveKind::Loop, attr).ok())
         .flatten()
 }

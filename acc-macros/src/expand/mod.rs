@@ -2,7 +2,7 @@
 //! (`::acc::__rt`) and runs the region's host twin (docs/design-notes/ir-and-backends.md).
 
 pub mod atomic;
-pub mod attrs;
+pub use crate::directive::attrs;
 pub mod collapse_force;
 pub mod compute;
 pub mod data;
