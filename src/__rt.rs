@@ -231,8 +231,8 @@ pub mod atomic {
     }
 }
 
-pub mod data;
-pub use data::*;
+pub mod data_clauses;
+pub use data_clauses::*;
 
 /// `wait!`.
 pub fn wait_directive(

@@ -284,8 +284,8 @@ pub fn get_property(num: usize, ty: DeviceType, p: Property) -> String {
 }
 
 // The data routines (3.3 sections 3.2.18-3.2.29).
-mod data;
-pub use data::*;
+mod data_routines;
+pub use data_routines::*;
 
 /// Waits for what the current device still runs (a GPU may return from a launch whose
 /// results nothing on the host reads yet before it has run): on queue `q`, or everywhere.

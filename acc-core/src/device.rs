@@ -68,8 +68,8 @@ pub trait Device: Send + Sync + 'static {
     fn launch_kernel(
         &self,
         kernel: &crate::ir::Kernel,
-        args: &mut [crate::ir::launch::KernelArg<'_>],
-    ) -> Result<crate::ir::launch::KernelOutput> {
+        args: &mut [crate::ir::args::KernelArg<'_>],
+    ) -> Result<crate::ir::args::KernelOutput> {
         let _ = (kernel, args);
         Err(crate::Error::Unsupported {
             what: format!(
@@ -86,10 +86,10 @@ pub trait Device: Send + Sync + 'static {
     fn launch_kernel_queued(
         &self,
         kernel: &std::sync::Arc<crate::ir::Kernel>,
-        args: &mut [crate::ir::launch::KernelArg<'_>],
+        args: &mut [crate::ir::args::KernelArg<'_>],
         queue: crate::queue::Queue,
         waits: Option<&[crate::queue::Queue]>,
-    ) -> Result<crate::ir::launch::KernelOutput> {
+    ) -> Result<crate::ir::args::KernelOutput> {
         let _ = (queue, waits);
         self.launch_kernel(kernel.as_ref(), args)
     }

@@ -1,6 +1,6 @@
 //! Integer index expressions as sums of terms with constant coefficients, so that two indices
 //! can be compared symbolically: `a[j * m + i + 1]` is two elements after `a[j * m + i - 1]`
-//! (what [`super::cache`] needs to read a staged window in place of the array).
+//! (what [`super::cache_staging`] needs to read a staged window in place of the array).
 //!
 //! A term is a local, a parameter, an array length, or a product of those (`j * m`), named by
 //! its factors in order; products of sums are multiplied out, so `(j - 1) * m` is `j * m - m`. Locals assigned once, at the top

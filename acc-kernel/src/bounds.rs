@@ -6,7 +6,7 @@
 //! load, a float, a local assigned more than once, arithmetic that may wrap) makes it fail,
 //! never succeed wrongly.
 
-use super::launch::{KernelArg, ScalarValue};
+use super::args::{KernelArg, ScalarValue};
 use super::{
     BinaryOp, Block, Expr, Handle, Kernel, Literal, LocalId, MathFn, ParamId, ParamKind, Scalar,
     Stmt, UnaryOp,

@@ -131,7 +131,7 @@ pub struct KernelBuilder {
     /// The innermost variable of each loop nest whose body is being built, innermost last.
     loop_vars: Vec<LocalId>,
     /// The `cache` directives met so far ([`KernelBuilder::cache`]).
-    caches: Vec<super::cache::Cache>,
+    caches: Vec<super::cache_staging::Cache>,
     result: Option<LocalId>,
     /// Scalar parameters of a 16-bit float type (passed as their f32): their type.
     half_params: Vec<(ParamId, Scalar)>,
@@ -503,7 +503,7 @@ impl KernelBuilder {
 
     /// `acc::cache!(a[start..start + len])` at the top of the body being built (3.3 section
     /// 2.10): the GPU backends may stage that window of `a` in shared memory for the loop
-    /// ([`cache::stage`]). Outside a loop, or on a subslice or a field, it
+    /// ([`cache_staging::stage`]). Outside a loop, or on a subslice or a field, it
     /// stays a hint.
     pub fn cache(&mut self, a: ArrayRef, start: Value, len: u32, line: u32) {
         self.index_type(start);
@@ -511,15 +511,15 @@ impl KernelBuilder {
             return;
         };
         let outcome = if a.local.is_some() {
-            super::cache::CacheOutcome::Hint("it names a private array".into())
+            super::cache_staging::CacheOutcome::Hint("it names a private array".into())
         } else if a.view.is_some() || a.window.is_some() || a.field.is_some() {
-            super::cache::CacheOutcome::Hint(
+            super::cache_staging::CacheOutcome::Hint(
                 "it names a subslice, a field or a partly present array".into(),
             )
         } else {
-            super::cache::CacheOutcome::Pending
+            super::cache_staging::CacheOutcome::Pending
         };
-        self.caches.push(super::cache::Cache {
+        self.caches.push(super::cache_staging::Cache {
             loop_var,
             array: a.id,
             start: start.expr,
@@ -889,7 +889,7 @@ impl KernelBuilder {
             caches: self.caches,
         };
         super::validate::validate(&kernel)?;
-        super::cache::stage(&mut kernel);
+        super::cache_staging::stage(&mut kernel);
         kernel.auto_tiled = super::tile::auto_tile(&mut kernel);
         Ok(kernel)
     }

@@ -6,7 +6,7 @@
 //! device. What cannot be known on the host (a value computed on the device, a float) is
 //! `None`.
 
-use super::launch::{KernelArg, ScalarValue};
+use super::args::{KernelArg, ScalarValue};
 use super::{BinaryOp, Expr, Handle, Kernel, Literal, LocalId, MathFn, ParamKind, Scalar, UnaryOp};
 
 /// The host's view of a kernel's integer values: the arguments, and the locals whose values it

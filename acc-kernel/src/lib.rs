@@ -14,12 +14,12 @@
 #![allow(missing_docs)]
 
 pub mod affine;
+pub mod args;
 pub mod bounds;
 pub mod builder;
-pub mod cache;
+pub mod cache_staging;
 pub mod eval;
 pub mod gang_phases;
-pub mod launch;
 pub mod mapping;
 pub mod math;
 pub mod narrow;
@@ -533,7 +533,7 @@ pub enum ReduceOp {
     /// reduction's local holds the real part and the next local (`local + 1`) the imaginary
     /// part, of the same float type, and the two are combined together,
     /// `(a + bi)(c + di) = (ac - bd) + (ad + bc)i` as num_complex computes it. Its results are
-    /// pairs: partials hold two words per block, and [`launch::KernelOutput::push_partials`]
+    /// pairs: partials hold two words per block, and [`args::KernelOutput::push_partials`]
     /// gives the real part to the reduction's parameter and the imaginary part to the next.
     ComplexMul,
 }
@@ -683,8 +683,8 @@ pub struct Kernel {
     /// ([`tile::auto_tile`]): their `tile` is acc's choice, not a clause.
     pub auto_tiled: Vec<LocalId>,
     /// The region's `cache` directives, with what the GPU backends made of each
-    /// ([`cache::stage`]).
-    pub caches: Vec<cache::Cache>,
+    /// ([`cache_staging::stage`]).
+    pub caches: Vec<cache_staging::Cache>,
 }
 
 /// What an access of an array element (or of a field of a struct element) touches.

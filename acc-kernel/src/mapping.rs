@@ -32,9 +32,9 @@ pub fn describe(k: &Kernel, w: &Caps) -> Vec<LoopMapping> {
     out
 }
 
-/// What became of each `cache` directive ([`super::cache::stage`]), at its line.
+/// What became of each `cache` directive ([`super::cache_staging::stage`]), at its line.
 fn caches(k: &Kernel, w: &Caps, out: &mut Vec<LoopMapping>) {
-    use super::cache::CacheOutcome;
+    use super::cache_staging::CacheOutcome;
     for c in &k.caches {
         let array = k
             .params

@@ -21,7 +21,7 @@ pub fn prove_prepared(
     k: &Kernel,
     prepared: &super::bounds::Prepared,
     (narrowable, allowed): (bool, bool),
-    args: &[super::launch::KernelArg<'_>],
+    args: &[super::args::KernelArg<'_>],
     wide: bool,
 ) -> super::bounds::Proof {
     let may = wide && allowed && narrowable;

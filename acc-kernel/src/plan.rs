@@ -20,8 +20,8 @@ pub use versioning::versioned_arrays;
 
 // The plan's parts, as the emitters read them (they import nothing from the passes that
 // compute them).
+pub use super::args::ReductionSlot;
 pub use super::gang_phases::{BlockReduction, SharedLoop, Step};
-pub use super::launch::ReductionSlot;
 pub use super::segments::Entry;
 pub use super::spill::SpilledArray;
 

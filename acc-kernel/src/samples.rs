@@ -1,8 +1,8 @@
 //! Small kernels built as IR, shared by the backends' tests (feature `samples`): each backend
 //! lowers and runs the same kernels, so none tests a private variant of them.
 
+use super::args::{KernelArg, KernelOutput, ScalarValue};
 use super::builder::{KernelBuilder, Var};
-use super::launch::{KernelArg, KernelOutput, ScalarValue};
 use super::*;
 
 /// A gang/vector loop (what `parallel_loop` gives a kernel).
@@ -107,7 +107,7 @@ pub fn matvec() -> Kernel {
 
 /// A five-point stencil as gang rows over vector columns, the centre row's window named by
 /// `cache(a[c - 1..c + 2])` (3.3 section 2.10), which the GPU backends stage in shared memory
-/// ([`super::cache`]). Parameters: `a` (read), `b` (written), `n` rows, `m` columns (`usize`).
+/// ([`super::cache_staging`]). Parameters: `a` (read), `b` (written), `n` rows, `m` columns (`usize`).
 pub fn stencil_cached() -> Kernel {
     let mut b = KernelBuilder::new("stencil_cached");
     let a = b.param_array("a", Scalar::F32, false);

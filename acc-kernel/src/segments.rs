@@ -18,8 +18,8 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use super::args::{KernelArg, ReductionSlot};
 use super::eval::{wrap, Eval};
-use super::launch::{KernelArg, ReductionSlot};
 use super::*;
 
 pub mod host_loops;
@@ -35,7 +35,7 @@ pub struct Segments {
     /// The slots of the parallel loops' reductions (each with its entry point), in order.
     pub reductions: Vec<ReductionSlot>,
     /// The compute-level reductions whose result comes from a grid entry's partials (the
-    /// others, [`super::launch::sequential_reduction_slots`], come from the locals buffer).
+    /// others, [`super::args::sequential_reduction_slots`], come from the locals buffer).
     pub reduced_in_loops: BTreeSet<LocalId>,
     /// The host loops' variables the device reads, which each launch takes as arguments (in
     /// this order); entry points start by setting them from those arguments.

@@ -562,7 +562,7 @@ fn tiled_nests_expand_to_tile_loops_around_element_loops() {
     assert_eq!(levels.len(), 2);
     assert!(schedule.as_ref().is_some_and(|s| s.vector && !s.gang));
     // Tiles counted for the grid: ceil(37 / 8) * ceil(53 / 8) = 5 * 7.
-    use super::launch::{KernelArg, ScalarValue};
+    use super::args::{KernelArg, ScalarValue};
     let mut out = vec![0u8; 4 * 37 * 53];
     let args = [
         KernelArg::Write(&mut out),
@@ -727,7 +727,7 @@ fn gang_redundant_updates_of_a_reduction_are_read_beside_the_loop_partials() {
     );
     assert!(k.needs_segments());
     let loops = [s.id()].into_iter().collect();
-    let slots = super::launch::sequential_reduction_slots(&k, &loops, |_| Some((Scalar::F64, 8)))
+    let slots = super::args::sequential_reduction_slots(&k, &loops, |_| Some((Scalar::F64, 8)))
         .expect("a scalar");
     assert_eq!(
         (slots.len(), slots[0].local_offset, slots[0].into),

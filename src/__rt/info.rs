@@ -105,7 +105,7 @@ pub(crate) fn kernel_report(
         } else if proof.in_bounds
             && proof.fits_32
             && matches!(ty, DeviceType::Nvidia | DeviceType::Wgpu)
-            && acc_core::gpu::cache::narrowing_enabled()
+            && acc_core::gpu::kernel_cache::narrowing_enabled()
             && acc_core::ir::narrow::narrowable(kernel)
         {
             "proven in bounds for these arguments on the host: the kernel runs without them, its index arithmetic in 32 bits (every index value fits)"

@@ -11,8 +11,8 @@ pub use struct_value::{whole_struct, StructArray, StructValue};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+pub use acc_core::ir::args::{KernelArg, KernelOutput, ScalarValue};
 pub use acc_core::ir::builder::{ArrayRef, KernelBuilder, Value, Var};
-pub use acc_core::ir::launch::{KernelArg, KernelOutput, ScalarValue};
 pub use acc_core::ir::ReduceOp as Op;
 pub use acc_core::ir::{
     AtomicOp, BinaryOp, Elem, Kernel, MathFn, ParamKind, ReduceOp, Scalar, Schedule, UnaryOp,
@@ -660,7 +660,7 @@ pub fn reduce_back<V: DataVar + DataVarMut>(
             }
             dst[..size].copy_from_slice(&value_bytes(value.0, t));
             dst[size..2 * size].copy_from_slice(&value_bytes(value.1, t));
-            super::data::reduction_to_device(device, &*var);
+            super::data_clauses::reduction_to_device(device, &*var);
             return;
         }
         for (part, p) in [(0, i), (1, i + 1)] {
@@ -673,7 +673,7 @@ pub fn reduce_back<V: DataVar + DataVarMut>(
             }
             cell.copy_from_slice(&value_bytes(value, t));
         }
-        super::data::reduction_to_device(device, &*var);
+        super::data_clauses::reduction_to_device(device, &*var);
         return;
     }
     // (The scalars of a 2-D array's rows, row after row.)
@@ -701,7 +701,7 @@ pub fn reduce_back<V: DataVar + DataVarMut>(
                 }
             }
         }
-        super::data::reduction_to_device(device, &*var);
+        super::data_clauses::reduction_to_device(device, &*var);
         return;
     }
     let mut scalar = out
@@ -723,7 +723,7 @@ pub fn reduce_back<V: DataVar + DataVarMut>(
     if dst.len() == bytes.len() {
         dst.copy_from_slice(&bytes);
     }
-    super::data::reduction_to_device(device, &*var);
+    super::data_clauses::reduction_to_device(device, &*var);
 }
 
 /// The region's value, read back from the launch (the kernel arm of a region that ends with

@@ -1,5 +1,5 @@
 //! `cache` (3.3 section 2.10, 2.0 section 2.8): a window of an array that a loop's iterations
-//! read. The GPU devices stage it in shared memory for runs of iterations (`acc_core::ir::cache`);
+//! read. The GPU devices stage it in shared memory for runs of iterations (`acc_core::ir::cache_staging`);
 //! host and multicore run the loop as written. The answers are the same everywhere: the copy
 //! holds the array's values. The sizes leave partial runs at the ends.
 

@@ -11,12 +11,12 @@
 
 use std::sync::Arc;
 
-use super::cache::{KernelCache, Variant};
 use super::grid::{Grid, GridLimits};
+use super::kernel_cache::{KernelCache, Variant};
 use super::layout::LaunchLayout;
 use super::memo::{Dispatches, Kept, Places, Replay};
 use super::status;
-use crate::ir::launch::{KernelArg, KernelOutput, ScalarValue};
+use crate::ir::args::{KernelArg, KernelOutput, ScalarValue};
 use crate::ir::{Kernel, ParamId, ParamKind};
 use crate::observe::{notify, Notify};
 use crate::present::{ElemLayout, Named, Placement, PresentTable};
@@ -275,7 +275,7 @@ pub fn launch<D: GpuDriver>(
 fn place_arguments<D: GpuDriver>(
     driver: &D,
     kernel: &Kernel,
-    found: &super::cache::Found<D::Compiled>,
+    found: &super::kernel_cache::Found<D::Compiled>,
     args: &[KernelArg<'_>],
     launch: &mut D::Launch<'_>,
 ) -> Result<(usize, bool, Vec<Option<Kept>>)> {

@@ -6,7 +6,7 @@
 //! the block count of the grid before it: a fold of partials reads it.
 
 use super::layout::{EntryShape, LaunchLayout};
-use crate::ir::launch::KernelArg;
+use crate::ir::args::KernelArg;
 use crate::Result;
 
 /// A device's grid limits and words.

@@ -2,7 +2,7 @@
 //! entry point runs, the locals buffer, where each reduction's result is, the region's value.
 //! Emitters compute it from the [`Plan`] they lowered ([`LaunchLayout::new`]).
 
-use crate::ir::launch::{sequential_reduction_slots, ReductionSlot};
+use crate::ir::args::{sequential_reduction_slots, ReductionSlot};
 use crate::ir::plan::{EntryPlan, Plan};
 use crate::ir::segments::Program;
 use crate::ir::spill::show_bytes;

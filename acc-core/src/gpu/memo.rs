@@ -5,12 +5,12 @@
 //! host program again; one with exactly the same arguments, which returned without waiting,
 //! is made again as the backend kept it ([`super::GpuDriver::replay`]), without assembling it.
 
-use super::cache::Variant;
 use super::grid::Grid;
-use crate::ir::launch::{KernelArg, ScalarValue};
+use super::kernel_cache::Variant;
+use crate::ir::args::{KernelArg, ScalarValue};
 use crate::present::Placement;
 
-/// One kernel's memo ([`super::cache::Found::memo`]).
+/// One kernel's memo ([`super::kernel_cache::Found::memo`]).
 #[derive(Default)]
 pub struct LaunchMemo {
     pub(super) places: Option<Places>,
@@ -58,7 +58,7 @@ fn replay_word(a: &KernelArg<'_>) -> (usize, u64) {
     match a {
         KernelArg::Read(d) => (d.as_ptr() as usize, d.len() as u64),
         KernelArg::Write(d) => (d.as_ptr() as usize, d.len() as u64),
-        KernelArg::Scalar(_) => (0, super::cache::word(a, true)),
+        KernelArg::Scalar(_) => (0, super::kernel_cache::word(a, true)),
     }
 }
 
@@ -161,5 +161,5 @@ fn program_word(a: &KernelArg<'_>) -> u64 {
         a,
         KernelArg::Scalar(ScalarValue::F32(_) | ScalarValue::F64(_))
     );
-    super::cache::word(a, !float)
+    super::kernel_cache::word(a, !float)
 }

@@ -6,7 +6,7 @@
 //!   locals buffer, reduction slots, region value), computed from the plan.
 //! - [`status`]: the status words a kernel reports an out-of-range access or a cut loop in,
 //!   one layout for every backend, and their decoding into [`Error`](crate::Error)s.
-//! - [`cache`]: loaded kernels by their IR, each with its variants (checked, proven, narrowed)
+//! - [`kernel_cache`]: loaded kernels by their IR, each with its variants (checked, proven, narrowed)
 //!   and the bounds proofs of its last launches.
 //! - [`memo`]: what a launch worked out (array places, grid, dispatches) that the next launch
 //!   of the kernel with the same arrays and sizes reuses.
@@ -18,14 +18,14 @@
 //! A new GPU backend is then an emitter (target text from the plan, a [`LaunchLayout`]) and a
 //! driver (compile, place arguments, dispatch, finish).
 
-pub mod cache;
 pub mod driver;
 pub mod grid;
+pub mod kernel_cache;
 pub mod layout;
 pub mod memo;
 pub mod status;
 
-pub use cache::{KernelCache, Variant};
 pub use driver::{launch, ArrayPlace, GpuDriver, GpuLaunch, Order, Readback};
 pub use grid::{Grid, GridLimits};
+pub use kernel_cache::{KernelCache, Variant};
 pub use layout::{EntryShape, LaunchLayout};

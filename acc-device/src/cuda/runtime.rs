@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 
-use acc_core::ir::launch::{KernelArg as Arg, KernelOutput as Launched, ScalarValue};
+use acc_core::ir::args::{KernelArg as Arg, KernelOutput as Launched, ScalarValue};
 use acc_core::ir::{Kernel, ParamKind};
 use acc_core::present::{BufferId, DeviceMemory, ElemLayout, PresentTable};
 use acc_core::queue::Queue;

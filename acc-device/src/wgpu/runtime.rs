@@ -2,7 +2,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use acc_core::ir::launch::{KernelArg as Arg, KernelOutput as Launched, ScalarValue};
+use acc_core::ir::args::{KernelArg as Arg, KernelOutput as Launched, ScalarValue};
 use acc_core::ir::{Kernel, ParamId, ParamKind, Scalar};
 use acc_core::{DeviceType, Error, Result};
 

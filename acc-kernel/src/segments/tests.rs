@@ -1,6 +1,6 @@
 use super::*;
+use crate::args::ScalarValue;
 use crate::builder::KernelBuilder;
-use crate::launch::ScalarValue;
 use crate::samples;
 
 #[test]

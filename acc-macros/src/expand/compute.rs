@@ -12,7 +12,7 @@ use syn::{Block, Expr, ExprForLoop, Ident, Stmt};
 mod checks;
 
 use super::region::{Mode, RegionCx};
-use super::{attrs, data, if_async_wait, location, opt, Ctx};
+use super::{attrs, data_construct, if_async_wait, location, opt, Ctx};
 use crate::analysis::bindings::Env;
 use crate::analysis::uses::Uses;
 use crate::directive::{ClauseArgs, ClauseName as C, ComputeKind, Directive, DirectiveKind, RedOp};
@@ -262,7 +262,7 @@ fn add_implicit_firstprivates(privates: &mut Vec<Ident>, uses: &Uses, listed: &H
 /// The `default` clause visible here: the construct's own, else the innermost enclosing data
 /// construct's (3.3 section 2.6.2).
 fn visible_default(ctx: &Ctx, dir: &Directive) -> Option<(String, Span)> {
-    super::data::default_clause(dir)
+    super::data_construct::default_clause(dir)
         .or_else(|| ctx.enclosing_default.iter().rev().flatten().next().cloned())
 }
 
@@ -418,8 +418,8 @@ impl Construct<'_> {
         };
         let loc = location(dir.span);
         let clauses = launch_clauses(dir, default_present);
-        let data_vars = data::clause_vars(dir, DATA_CLAUSES, &loc);
-        let data_hosts = data::exit_hosts(dir, DATA_CLAUSES);
+        let data_vars = data_construct::clause_vars(dir, DATA_CLAUSES, &loc);
+        let data_hosts = data_construct::exit_hosts(dir, DATA_CLAUSES);
         let SiteNotes {
             routine_checks,
             var_notes,

@@ -7,7 +7,7 @@ use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
 use syn::{Expr, Ident, Token};
 
-use super::data::{clause_vars, directive_vars};
+use super::data_construct::{clause_vars, directive_vars};
 use super::{if_async_wait, location, opt, Ctx};
 use crate::directive::{ClauseArgs, ClauseName as C, DeviceTypeSel, DirectiveKind};
 

@@ -6,7 +6,7 @@
 
 mod access;
 mod atomic;
-mod cache;
+mod cache_directive;
 mod expr;
 mod ndarray;
 mod routine;

@@ -5,7 +5,7 @@ pub mod atomic;
 pub use crate::directive::attrs;
 pub mod collapse_force;
 pub mod compute;
-pub mod data;
+pub mod data_construct;
 pub mod executable;
 pub mod gang_redundant;
 pub mod iterators;
@@ -57,9 +57,11 @@ impl Ctx {
     /// Enters the scope of the data construct `dir` (its variables, `readonly` ones and
     /// `default`), for the constructs inside it.
     pub fn enter_data(&mut self, dir: &Directive) {
-        self.enclosing_data.push(data::named_vars(dir));
-        self.enclosing_readonly.push(data::readonly_vars(dir));
-        self.enclosing_default.push(data::default_clause(dir));
+        self.enclosing_data.push(data_construct::named_vars(dir));
+        self.enclosing_readonly
+            .push(data_construct::readonly_vars(dir));
+        self.enclosing_default
+            .push(data_construct::default_clause(dir));
     }
 
     /// Leaves the innermost data construct's scope ([`Ctx::enter_data`]).
@@ -361,7 +363,7 @@ fn expand_data_body(ctx: &mut Ctx, kind: DirectiveKind, dir: &Directive, env: En
     HostWalker { ctx, env }.visit_block_mut(&mut f.block);
     ctx.leave_data();
     let body = &f.block;
-    let expanded = data::expand_data_region(ctx, dir, quote!(#body));
+    let expanded = data_construct::expand_data_region(ctx, dir, quote!(#body));
     *f.block = syn::parse2(quote!({ #expanded })).expect("a block");
 }
 
@@ -673,9 +675,9 @@ impl HostWalker<'_> {
                 self.ctx.leave_data();
                 let body = &b.block;
                 let ts = if kind == DirectiveKind::Data {
-                    data::expand_data_region(self.ctx, &dir, quote!(#body))
+                    data_construct::expand_data_region(self.ctx, &dir, quote!(#body))
                 } else {
-                    data::expand_host_data(self.ctx, &dir, quote!(#body))
+                    data_construct::expand_host_data(self.ctx, &dir, quote!(#body))
                 };
                 expr_stmt(ts)
             }
@@ -773,7 +775,7 @@ impl HostWalker<'_> {
             return;
         }
         let _ = span;
-        let region = data::expand_declare_scope(self.ctx, &dir, body.stmts, tail);
+        let region = data_construct::expand_declare_scope(self.ctx, &dir, body.stmts, tail);
         b.stmts.push(Stmt::Expr(reparse_expr(region), None));
     }
 }

@@ -2,8 +2,8 @@
 //! CUDA driver (feature `gpu-tests`). Without a GPU the tests say so and pass, unless
 //! `ACC_REQUIRE_DEVICES` names nvidia (scripts/gpu-test names it).
 
+use acc_core::ir::args::{KernelArg as Arg, ScalarValue};
 use acc_core::ir::builder::KernelBuilder;
-use acc_core::ir::launch::{KernelArg as Arg, ScalarValue};
 use acc_core::ir::samples::GRID;
 use acc_core::ir::*;
 

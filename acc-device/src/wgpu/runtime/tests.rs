@@ -5,7 +5,7 @@ use acc_core::ir::builder::KernelBuilder;
 use acc_core::ir::samples::{reduce, saxpy};
 use acc_core::ir::*;
 
-use acc_core::ir::launch::{KernelArg as Arg, ScalarValue};
+use acc_core::ir::args::{KernelArg as Arg, ScalarValue};
 
 use super::*;
 

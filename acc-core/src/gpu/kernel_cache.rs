@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use crate::ir::args::{KernelArg, ScalarValue};
 use crate::ir::bounds::{self, Prepared, Proof};
-use crate::ir::launch::{KernelArg, ScalarValue};
 use crate::ir::Kernel;
 use crate::Result;
 
