@@ -5,6 +5,9 @@
 
 use std::ffi::OsString;
 
+use crate::device_type::DeviceType;
+use crate::error::Error;
+
 /// Variable `name`, unless unset or blank.
 fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
@@ -116,5 +119,36 @@ pub fn mpi_cuda_aware() -> Option<bool> {
         "1" => Some(true),
         "0" => Some(false),
         _ => None,
+    }
+}
+
+// Device type names are read from the environment, so their parsing lives here (the type
+// itself, in `device_type`, depends on nothing else in the crate).
+impl DeviceType {
+    /// Parses an `ACC_DEVICE_TYPE` value: one of [`DeviceType::NAMES`] (or `default`), in any
+    /// case, with surrounding whitespace ignored (OpenACC 2.0 chapter 4).
+    pub fn parse_env(value: &str) -> Result<DeviceType, Error> {
+        let v = value.trim().to_ascii_lowercase();
+        let ty = match v.as_str() {
+            "host" => DeviceType::Host,
+            "multicore" => DeviceType::Multicore,
+            "nvidia" => DeviceType::Nvidia,
+            "wgpu" => DeviceType::Wgpu,
+            "default" => DeviceType::Default,
+            _ => {
+                return Err(Error::UnknownDeviceType {
+                    value: value.to_string(),
+                    valid: Self::NAMES.join(", "),
+                })
+            }
+        };
+        Ok(ty)
+    }
+}
+
+impl std::str::FromStr for DeviceType {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        DeviceType::parse_env(s)
     }
 }

@@ -2,8 +2,6 @@
 
 use std::fmt;
 
-use crate::error::Error;
-
 /// A kind of device, as named by `ACC_DEVICE_TYPE`, `device_type(..)` clauses and the runtime
 /// routines (`acc_device_t` in the specification).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -54,38 +52,11 @@ impl DeviceType {
     pub fn is_concrete(self) -> bool {
         Self::CONCRETE.contains(&self)
     }
-
-    /// Parses an `ACC_DEVICE_TYPE` value: one of [`DeviceType::NAMES`] (or `default`), in any
-    /// case, with surrounding whitespace ignored (OpenACC 2.0 chapter 4).
-    pub fn parse_env(value: &str) -> Result<DeviceType, Error> {
-        let v = value.trim().to_ascii_lowercase();
-        let ty = match v.as_str() {
-            "host" => DeviceType::Host,
-            "multicore" => DeviceType::Multicore,
-            "nvidia" => DeviceType::Nvidia,
-            "wgpu" => DeviceType::Wgpu,
-            "default" => DeviceType::Default,
-            _ => {
-                return Err(Error::UnknownDeviceType {
-                    value: value.to_string(),
-                    valid: Self::NAMES.join(", "),
-                })
-            }
-        };
-        Ok(ty)
-    }
 }
 
 impl fmt::Display for DeviceType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for DeviceType {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self, Error> {
-        DeviceType::parse_env(s)
     }
 }
 

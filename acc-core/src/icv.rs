@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use crate::device_type::DeviceType;
 use crate::error::Error;
-use crate::queue::ASYNC_NOVAL;
+use crate::queue::{Queue, ASYNC_NOVAL, ASYNC_SYNC};
 
 /// What `ACC_DEVICE_TYPE` and `ACC_DEVICE_NUM` said when the process first asked.
 #[derive(Clone, Debug)]
@@ -169,5 +169,36 @@ mod tests {
         assert_eq!(executing_on(), None);
         inh.run(|| assert_eq!(executing_on(), Some(DeviceType::Multicore)));
         assert_eq!(executing_on(), None);
+    }
+}
+
+// Resolving an async argument reads the default async ICV, so it lives with the ICVs.
+impl Queue {
+    /// Resolves an async argument (`None` for "no async clause") against the calling thread's
+    /// default async ICV.
+    pub fn resolve(arg: Option<i64>) -> crate::Result<Queue> {
+        let Some(v) = arg else {
+            return Ok(Queue::Sync);
+        };
+        let v = if v == ASYNC_NOVAL as i64 {
+            current().default_async as i64
+        } else {
+            v
+        };
+        match v {
+            v if v == ASYNC_SYNC as i64 => Ok(Queue::Sync),
+            // The default async ICV may itself be acc_async_noval: an implementation-chosen queue.
+            v if v == ASYNC_NOVAL as i64 => Ok(Queue::Async(0)),
+            v if (0..=u32::MAX as i64).contains(&v) => Ok(Queue::Async(v as u32)),
+            v => Err(Error::InvalidAsync { value: v }),
+        }
+    }
+
+    /// Checks a queue number given to `wait`: a queue id or `ASYNC_NOVAL`.
+    pub fn for_wait(arg: i64) -> crate::Result<Queue> {
+        match Queue::resolve(Some(arg))? {
+            Queue::Sync => Err(Error::InvalidAsync { value: arg }),
+            q => Ok(q),
+        }
     }
 }

@@ -9,8 +9,6 @@ pub const ASYNC_NOVAL: i32 = -1;
 /// `acc_async_sync`: run synchronously (what no `async` clause means).
 pub const ASYNC_SYNC: i32 = -2;
 
-use crate::error::{Error, Result};
-
 /// Where an operation runs, after resolving `ASYNC_NOVAL` against the default async queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Queue {
@@ -20,33 +18,7 @@ pub enum Queue {
     Async(u32),
 }
 
-impl Queue {
-    /// Resolves an async argument (`None` for "no async clause") against the calling thread's
-    /// default async ICV.
-    pub fn resolve(arg: Option<i64>) -> Result<Queue> {
-        let Some(v) = arg else { return Ok(Queue::Sync) };
-        let v = if v == ASYNC_NOVAL as i64 {
-            crate::icv::current().default_async as i64
-        } else {
-            v
-        };
-        match v {
-            v if v == ASYNC_SYNC as i64 => Ok(Queue::Sync),
-            // The default async ICV may itself be acc_async_noval: an implementation-chosen queue.
-            v if v == ASYNC_NOVAL as i64 => Ok(Queue::Async(0)),
-            v if (0..=u32::MAX as i64).contains(&v) => Ok(Queue::Async(v as u32)),
-            v => Err(Error::InvalidAsync { value: v }),
-        }
-    }
-
-    /// Checks a queue number given to `wait`: a queue id or `ASYNC_NOVAL`.
-    pub fn for_wait(arg: i64) -> Result<Queue> {
-        match Queue::resolve(Some(arg))? {
-            Queue::Sync => Err(Error::InvalidAsync { value: arg }),
-            q => Ok(q),
-        }
-    }
-}
+// `Queue::resolve` and `Queue::for_wait` read the default async ICV: they are in `icv.rs`.
 
 #[cfg(test)]
 mod tests {
