@@ -451,6 +451,36 @@ fn int64_compare_by_halves_matches_the_host() {
         return;
     }
     dev.target.int64_compare_by_halves = true;
+    let (xs, ys) = compare_pairs();
+    for ty in [Scalar::U64, Scalar::I64] {
+        let signed = ty == Scalar::I64;
+        let k = order64_kernel(ty);
+        let mut got_flags = vec![0u32; xs.len()];
+        let mut got_m = vec![0u64; 3 * xs.len()];
+        let start = if signed {
+            ScalarValue::I64(i64::MIN)
+        } else {
+            ScalarValue::U64(0)
+        };
+        let out = dev
+            .launch(
+                &k,
+                &mut [
+                    Arg::Read(bytes(&xs)),
+                    Arg::Read(bytes(&ys)),
+                    Arg::Write(bytes_mut(&mut got_flags)),
+                    Arg::Write(bytes_mut(&mut got_m)),
+                    Arg::Scalar(start),
+                ],
+            )
+            .expect("runs");
+        check_order64(ty, (&xs, &ys), (&got_flags, &got_m), &out.reductions);
+    }
+}
+
+/// Pairs of 64-bit values to compare: every pair of edge values (around the 32-bit halves and
+/// the sign), then pseudo-random ones, half of them sharing the high word.
+fn compare_pairs() -> (Vec<u64>, Vec<u64>) {
     let edges = [
         0u64,
         1,
@@ -487,140 +517,135 @@ fn int64_compare_by_halves_matches_the_host() {
             r.rotate_left(17)
         });
     }
-    for ty in [Scalar::U64, Scalar::I64] {
-        let signed = ty == Scalar::I64;
-        // flags = lt | le << 1 | gt << 2 | ge << 3; m = [min, max, clamp(y, lo, hi)].
-        let mut b = KernelBuilder::new("order64");
-        let x = b.param_array("x", ty, false);
-        let y = b.param_array("y", ty, false);
-        let flags = b.param_array("flags", Scalar::U32, true);
-        let m = b.param_array("m", ty, true);
-        let _ = b.param_scalar("top", ty);
-        let top = b.reduction_local("top", ty, ReduceOp::Max);
-        b.reduce_into(top, ReduceOp::Max, 4);
-        let start = b.lit_int(0, None);
-        let n = b.len(x);
-        b.for_range(
-            "i",
-            Some(Scalar::USize),
-            start,
-            n,
-            false,
-            Some(Schedule::default()),
-            &[(top, ReduceOp::Max)],
-            &[],
-            |b, v| {
-                let mut word = None;
-                for (bit, op) in [BinaryOp::Lt, BinaryOp::Le, BinaryOp::Gt, BinaryOp::Ge]
-                    .into_iter()
-                    .enumerate()
-                {
-                    let i = b.get(v[0]);
-                    let xi = b.load(x, i);
-                    let i = b.get(v[0]);
-                    let yi = b.load(y, i);
-                    let c = b.binary(op, xi, yi);
-                    let c = b.cast(c, Scalar::U32);
-                    let sh = b.lit_int(bit as i128, Some(Scalar::U32));
-                    let c = b.binary(BinaryOp::Shl, c, sh);
-                    word = Some(match word {
-                        None => c,
-                        Some(w) => b.binary(BinaryOp::BitOr, w, c),
-                    });
-                }
-                let i = b.get(v[0]);
-                b.store(flags, i, word.expect("four flags"));
-                for (slot, f) in [MathFn::Min, MathFn::Max, MathFn::Clamp]
-                    .into_iter()
-                    .enumerate()
-                {
-                    let i = b.get(v[0]);
-                    let xi = b.load(x, i);
-                    let i = b.get(v[0]);
-                    let yi = b.load(y, i);
-                    let value = if f == MathFn::Clamp {
-                        let lo = b.lit_int(-(1 << 40), Some(ty));
-                        let lo = if signed {
-                            lo
-                        } else {
-                            b.lit_int(1 << 20, Some(ty))
-                        };
-                        let hi = b.lit_int(1 << 50, Some(ty));
-                        b.math(f, &[yi, lo, hi])
-                    } else {
-                        b.math(f, &[xi, yi])
-                    };
-                    let i = b.get(v[0]);
-                    let three = b.lit_int(3, Some(Scalar::USize));
-                    let at = b.binary(BinaryOp::Mul, i, three);
-                    let s = b.lit_int(slot as i128, Some(Scalar::USize));
-                    let at = b.binary(BinaryOp::Add, at, s);
-                    b.store(m, at, value);
-                }
+    (xs, ys)
+}
+
+/// A kernel comparing `x[i]` with `y[i]` of type `ty`: `flags[i] = lt | le << 1 | gt << 2 |
+/// ge << 3`, `m[3 i..]` = min, max and a clamp, and the max of `x` reduced.
+fn order64_kernel(ty: Scalar) -> Kernel {
+    let signed = ty == Scalar::I64;
+    // flags = lt | le << 1 | gt << 2 | ge << 3; m = [min, max, clamp(y, lo, hi)].
+    let mut b = KernelBuilder::new("order64");
+    let x = b.param_array("x", ty, false);
+    let y = b.param_array("y", ty, false);
+    let flags = b.param_array("flags", Scalar::U32, true);
+    let m = b.param_array("m", ty, true);
+    let _ = b.param_scalar("top", ty);
+    let top = b.reduction_local("top", ty, ReduceOp::Max);
+    b.reduce_into(top, ReduceOp::Max, 4);
+    let start = b.lit_int(0, None);
+    let n = b.len(x);
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        start,
+        n,
+        false,
+        Some(Schedule::default()),
+        &[(top, ReduceOp::Max)],
+        &[],
+        |b, v| {
+            let mut word = None;
+            for (bit, op) in [BinaryOp::Lt, BinaryOp::Le, BinaryOp::Gt, BinaryOp::Ge]
+                .into_iter()
+                .enumerate()
+            {
                 let i = b.get(v[0]);
                 let xi = b.load(x, i);
-                let cur = b.get(top);
-                let next = b.math(MathFn::Max, &[cur, xi]);
-                b.set(top, next);
-            },
-        );
-        let k = b.finish().expect("valid");
-        let mut got_flags = vec![0u32; xs.len()];
-        let mut got_m = vec![0u64; 3 * xs.len()];
-        let start = if signed {
-            ScalarValue::I64(i64::MIN)
-        } else {
-            ScalarValue::U64(0)
-        };
-        let out = dev
-            .launch(
-                &k,
-                &mut [
-                    Arg::Read(bytes(&xs)),
-                    Arg::Read(bytes(&ys)),
-                    Arg::Write(bytes_mut(&mut got_flags)),
-                    Arg::Write(bytes_mut(&mut got_m)),
-                    Arg::Scalar(start),
-                ],
-            )
-            .expect("runs");
-        // The host's answers, on the bits as `u64` or `i64`.
-        let (lo, hi) = if signed {
-            (-(1i128 << 40), 1i128 << 50)
-        } else {
-            (1 << 20, 1 << 50)
-        };
-        let value = |v: u64| if signed { v as i64 as i128 } else { v as i128 };
-        for i in 0..xs.len() {
-            let (a, c) = (value(xs[i]), value(ys[i]));
-            let want = (a < c) as u32
-                | ((a <= c) as u32) << 1
-                | ((a > c) as u32) << 2
-                | ((a >= c) as u32) << 3;
-            assert_eq!(
-                got_flags[i], want,
-                "{ty:?} order of {:#x} and {:#x}",
-                xs[i], ys[i]
-            );
-            let want = [a.min(c), a.max(c), c.clamp(lo, hi)];
-            for (j, w) in want.into_iter().enumerate() {
-                assert_eq!(
-                    value(got_m[3 * i + j]),
-                    w,
-                    "{ty:?} min/max/clamp {j} of {:#x} and {:#x}",
-                    xs[i],
-                    ys[i]
-                );
+                let i = b.get(v[0]);
+                let yi = b.load(y, i);
+                let c = b.binary(op, xi, yi);
+                let c = b.cast(c, Scalar::U32);
+                let sh = b.lit_int(bit as i128, Some(Scalar::U32));
+                let c = b.binary(BinaryOp::Shl, c, sh);
+                word = Some(match word {
+                    None => c,
+                    Some(w) => b.binary(BinaryOp::BitOr, w, c),
+                });
             }
+            let i = b.get(v[0]);
+            b.store(flags, i, word.expect("four flags"));
+            for (slot, f) in [MathFn::Min, MathFn::Max, MathFn::Clamp]
+                .into_iter()
+                .enumerate()
+            {
+                let i = b.get(v[0]);
+                let xi = b.load(x, i);
+                let i = b.get(v[0]);
+                let yi = b.load(y, i);
+                let value = if f == MathFn::Clamp {
+                    let lo = b.lit_int(-(1 << 40), Some(ty));
+                    let lo = if signed {
+                        lo
+                    } else {
+                        b.lit_int(1 << 20, Some(ty))
+                    };
+                    let hi = b.lit_int(1 << 50, Some(ty));
+                    b.math(f, &[yi, lo, hi])
+                } else {
+                    b.math(f, &[xi, yi])
+                };
+                let i = b.get(v[0]);
+                let three = b.lit_int(3, Some(Scalar::USize));
+                let at = b.binary(BinaryOp::Mul, i, three);
+                let s = b.lit_int(slot as i128, Some(Scalar::USize));
+                let at = b.binary(BinaryOp::Add, at, s);
+                b.store(m, at, value);
+            }
+            let i = b.get(v[0]);
+            let xi = b.load(x, i);
+            let cur = b.get(top);
+            let next = b.math(MathFn::Max, &[cur, xi]);
+            b.set(top, next);
+        },
+    );
+    b.finish().expect("valid")
+}
+
+/// Checks `order64_kernel`'s results against the host's, on the bits as `u64` or `i64`.
+fn check_order64(
+    ty: Scalar,
+    (xs, ys): (&[u64], &[u64]),
+    (got_flags, got_m): (&[u32], &[u64]),
+    reductions: &[(u32, ScalarValue)],
+) {
+    let signed = ty == Scalar::I64;
+    // The host's answers, on the bits as `u64` or `i64`.
+    let (lo, hi) = if signed {
+        (-(1i128 << 40), 1i128 << 50)
+    } else {
+        (1 << 20, 1 << 50)
+    };
+    let value = |v: u64| if signed { v as i64 as i128 } else { v as i128 };
+    for i in 0..xs.len() {
+        let (a, c) = (value(xs[i]), value(ys[i]));
+        let want = (a < c) as u32
+            | ((a <= c) as u32) << 1
+            | ((a > c) as u32) << 2
+            | ((a >= c) as u32) << 3;
+        assert_eq!(
+            got_flags[i], want,
+            "{ty:?} order of {:#x} and {:#x}",
+            xs[i], ys[i]
+        );
+        let want = [a.min(c), a.max(c), c.clamp(lo, hi)];
+        for (j, w) in want.into_iter().enumerate() {
+            assert_eq!(
+                value(got_m[3 * i + j]),
+                w,
+                "{ty:?} min/max/clamp {j} of {:#x} and {:#x}",
+                xs[i],
+                ys[i]
+            );
         }
-        let top = xs.iter().map(|&v| value(v)).max().expect("values");
-        let want = if signed {
-            ScalarValue::I64(top as i64)
-        } else {
-            ScalarValue::U64(top as u64)
-        };
-        assert_eq!(out.reductions, vec![(4, want)], "{ty:?} max reduction");
     }
+    let top = xs.iter().map(|&v| value(v)).max().expect("values");
+    let want = if signed {
+        ScalarValue::I64(top as i64)
+    } else {
+        ScalarValue::U64(top as u64)
+    };
+    assert_eq!(reductions, [(4, want)], "{ty:?} max reduction");
 }
 
 /// A tiled nest (a tile per block or workgroup) writes every element once and counts them.
