@@ -31,15 +31,7 @@ fn kernels() -> Vec<(&'static str, Kernel)> {
 }
 
 /// The wgpu target the golden files are written for: an adapter with every feature.
-const WGPU: acc_device::wgsl::Target = acc_device::wgsl::Target {
-    f64: true,
-    int64: true,
-    int64_atomics: true,
-    loop_limit: None,
-    int64_compare_by_halves: false,
-    narrow_usize: false,
-    fast_float: false,
-};
+const WGPU: acc_device::wgsl::Target = acc_device::wgsl::Target::ALL_FEATURES;
 
 fn plan(k: &Kernel) -> String {
     let mut out = String::new();

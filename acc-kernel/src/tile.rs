@@ -615,6 +615,45 @@ fn stage_loads(
     })
 }
 
+/// The arrays `k` stores to or updates anywhere: a tile copies none of them.
+pub(super) fn arrays_written(k: &Kernel) -> HashSet<ParamId> {
+    let mut written = HashSet::new();
+    walk::arrays_written(&k.function.body, &mut written);
+    written
+}
+
+/// A load a tile may copy into shared memory: its array, field, index and element type.
+pub(super) struct CopyableLoad {
+    pub array: ParamId,
+    pub field: Option<FieldId>,
+    pub index: Handle<Expr>,
+    pub ty: Scalar,
+}
+
+/// Load `h` of `k` as a tile may copy it: from an array not in `written`, not an element of a
+/// nested array (`boxes[l].nei[k]`), not of `bool`s (the tile and chunk staging both ask).
+pub(super) fn copyable_load(
+    k: &Kernel,
+    h: Handle<Expr>,
+    written: &HashSet<ParamId>,
+) -> Option<CopyableLoad> {
+    let Expr::Load {
+        array,
+        field,
+        index,
+    } = k.function.exprs[h].clone()
+    else {
+        return None;
+    };
+    let access = k.access(array, field).filter(|a| a.nested.is_none())?;
+    (!written.contains(&array) && access.ty != Scalar::Bool).then_some(CopyableLoad {
+        array,
+        field,
+        index,
+        ty: access.ty,
+    })
+}
+
 /// The loads of a two-level tile's body [`stage_loads`] may copy, in the body's order: those it
 /// makes unconditionally, from arrays the kernel does not write, at an index of the nest's
 /// variables and values the body does not assign, running along one level, not the threads'
@@ -627,13 +666,7 @@ fn loads_to_stage(
     fastest: usize,
     body: &Block,
 ) -> Vec<TileLoad> {
-    let mut written = HashSet::new();
-    walk::for_each_stmt(&k.function.body, &mut |s| match s {
-        Stmt::Store { array, .. } | Stmt::Atomic { array, .. } => {
-            written.insert(*array);
-        }
-        _ => {}
-    });
+    let written = arrays_written(k);
     let vars: Vec<LocalId> = levels.iter().map(|l| l.var).collect();
     let mut loads = Vec::new();
     for s in body.iter() {
@@ -651,21 +684,15 @@ fn loads_to_stage(
     let mut budget = super::gang_phases::SHARED_ARRAY_BYTES;
     let mut staged = Vec::new();
     for h in loads {
-        let Expr::Load {
+        let Some(CopyableLoad {
             array,
             field,
             index,
-        } = f.exprs[h].clone()
+            ty,
+        }) = copyable_load(k, h, &written)
         else {
             continue;
         };
-        // An element of a nested array (`boxes[l].nei[k]`) is not staged.
-        let Some(access) = k.access(array, field).filter(|a| a.nested.is_none()) else {
-            continue;
-        };
-        if written.contains(&array) || access.ty == Scalar::Bool {
-            continue;
-        }
         let mut read = HashSet::new();
         walk::locals_read(f, index, &mut read);
         if read
@@ -685,7 +712,7 @@ fn loads_to_stage(
             continue;
         }
         let (sl, so) = (sizes[*l], sizes[1 - *l]);
-        let bytes = so * (sl + 1) * access.ty.size().max(4);
+        let bytes = so * (sl + 1) * ty.size().max(4);
         if bytes > budget {
             continue;
         }
@@ -695,7 +722,7 @@ fn loads_to_stage(
             array,
             field,
             index,
-            ty: access.ty,
+            ty,
             level: *l,
         });
     }

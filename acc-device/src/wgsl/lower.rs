@@ -81,6 +81,18 @@ pub fn fast_float() -> bool {
 }
 
 impl Target {
+    /// An adapter with every feature and no driver quirk (the golden files and unit tests
+    /// lower for it).
+    pub const ALL_FEATURES: Target = Target {
+        f64: true,
+        int64: true,
+        int64_atomics: true,
+        loop_limit: None,
+        int64_compare_by_halves: false,
+        narrow_usize: false,
+        fast_float: false,
+    };
+
     /// Whether `usize`/`isize` are held at the host's 64 bits (`u64`/`i64`, where shaders have
     /// 64-bit integers and the launch is not [`Target::narrow_usize`]). Otherwise they are
     /// 32-bit words there, and values beyond 32 bits are refused with an error naming them.

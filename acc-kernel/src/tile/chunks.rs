@@ -367,13 +367,7 @@ fn staged_loads(
     varying: &HashSet<LocalId>,
 ) -> Vec<Staged> {
     // The loads to stage.
-    let mut written = HashSet::new();
-    walk::for_each_stmt(&k.function.body, &mut |s| match s {
-        Stmt::Store { array, .. } | Stmt::Atomic { array, .. } => {
-            written.insert(*array);
-        }
-        _ => {}
-    });
+    let written = arrays_written(k);
     let mut loads = Vec::new();
     for s in kb {
         if let Stmt::Assign { value, .. } = s {
@@ -382,21 +376,15 @@ fn staged_loads(
     }
     let mut staged: Vec<Staged> = Vec::new();
     for h in loads {
-        let Expr::Load {
+        let Some(CopyableLoad {
             array,
             field,
             index,
-        } = f.exprs[h].clone()
+            ty,
+        }) = copyable_load(k, h, &written)
         else {
             continue;
         };
-        // An element of a nested array (`boxes[l].nei[k]`) is not staged.
-        let Some(access) = k.access(array, field).filter(|a| a.nested.is_none()) else {
-            continue;
-        };
-        if written.contains(&array) || access.ty == Scalar::Bool {
-            continue;
-        }
         let r = locals_read(f, index);
         if !r.contains(&kl.var)
             || r.iter()
@@ -423,7 +411,7 @@ fn staged_loads(
             array,
             field,
             index,
-            ty: access.ty,
+            ty,
             level,
             along_inner,
         });

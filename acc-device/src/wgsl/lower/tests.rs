@@ -4,23 +4,12 @@ use acc_core::ir::*;
 
 use super::*;
 
-const FULL: Target = Target {
-    f64: true,
-    int64: true,
-    int64_atomics: true,
-    loop_limit: None,
-    int64_compare_by_halves: false,
-    narrow_usize: false,
-    fast_float: false,
-};
+const FULL: Target = Target::ALL_FEATURES;
 const BASIC: Target = Target {
     f64: false,
     int64: false,
     int64_atomics: false,
-    loop_limit: None,
-    int64_compare_by_halves: false,
-    narrow_usize: false,
-    fast_float: false,
+    ..Target::ALL_FEATURES
 };
 
 fn dot(elem: Scalar, op: ReduceOp) -> Kernel {
