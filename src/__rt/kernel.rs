@@ -610,13 +610,12 @@ fn build_kernel(
         });
         // And the variant with 32-bit indices that launches proven in bounds may run.
         if acc_core::ir::narrow::narrowable(&k) {
-            let proven = acc_core::ir::Kernel {
-                unchecked: true,
-                ..k.clone()
+            let narrow = acc_core::ir::plan::Variant {
+                proven: true,
+                narrow: true,
             };
             acc_core::observe::dump("ptx", &format!("{} narrow", k.name), || {
-                match acc_device::ptx::lower_with(&proven, acc_device::ptx::Target { sm: 80 }, true)
-                {
+                match acc_device::ptx::lower_with(&k, acc_device::ptx::Target { sm: 80 }, narrow) {
                     Ok(l) => l.ptx,
                     Err(e) => format!("// acc: not lowered to PTX: {e}\n"),
                 }

@@ -109,12 +109,13 @@ fn param_type(t: Scalar) -> &'static str {
 
 /// Lowers `kernel` to PTX for `target`.
 pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
-    lower_with(kernel, target, false)
+    lower_with(kernel, target, plan::Variant::default())
 }
 
-/// Lowers `kernel` to PTX for `target`, its `usize` arithmetic in 32 bits when `narrow`
-/// ([`acc_core::ir::narrow`]: for a launch whose arguments keep those values within 32 bits).
-pub fn lower_with(kernel: &Kernel, target: Target, narrow: bool) -> Result<Lowered> {
+/// Lowers variant `variant` of `kernel` to PTX for `target`: without bounds checks where
+/// proven, its `usize` arithmetic in 32 bits where narrowed ([`acc_core::ir::narrow`]: for a
+/// launch whose arguments keep those values within 32 bits).
+pub fn lower_with(kernel: &Kernel, target: Target, variant: plan::Variant) -> Result<Lowered> {
     if target.sm < 70 {
         return Err(unsupported(format!(
             "compute capability {}.{} (7.0 or newer is needed)",
@@ -123,14 +124,7 @@ pub fn lower_with(kernel: &Kernel, target: Target, narrow: bool) -> Result<Lower
         )));
     }
     // The passes and every schedule decision, made once (`acc_core::ir::plan`).
-    let prepared = plan::prepare(
-        kernel,
-        plan::Variant {
-            proven: narrow,
-            narrow,
-        },
-    )
-    .map_err(unsupported)?;
+    let prepared = plan::prepare(kernel, variant).map_err(unsupported)?;
     let caps = caps();
     let plan = prepared.plan(&caps);
     let kernel = plan.kernel;

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::memory::{STAGING, STORAGE};
 use super::pool::BufferPool;
-use crate::wgsl::{lower, widened_in_buffers, Binding, Lowered, Target, WORKGROUP_SIZE};
+use crate::wgsl::{lower_variant, widened_in_buffers, Binding, Lowered, Target, WORKGROUP_SIZE};
 
 fn annotate_param(e: Error, name: &str) -> Error {
     match e {

@@ -266,8 +266,19 @@ fn storage_type(t: Scalar, target: Target) -> Result<&'static str> {
 }
 /// Lowers `kernel` for `target`.
 pub fn lower(kernel: &Kernel, target: Target) -> Result<Lowered> {
+    lower_variant(kernel, target, false)
+}
+
+/// Lowers `kernel` for `target`, without bounds checks where `proven` (the launch's accesses
+/// are proven in bounds). A narrowed variant is a target whose `usize` is 32 bits
+/// ([`Target::narrow_usize`]), not the IR's narrowing pass.
+pub fn lower_variant(kernel: &Kernel, target: Target, proven: bool) -> Result<Lowered> {
     // The passes and every schedule decision, made once (`acc_core::ir::plan`).
-    let prepared = plan::prepare(kernel, plan::Variant::default()).map_err(unsupported)?;
+    let variant = plan::Variant {
+        proven,
+        narrow: false,
+    };
+    let prepared = plan::prepare(kernel, variant).map_err(unsupported)?;
     let caps = caps(target);
     let plan = prepared.plan(&caps);
     let kernel = plan.kernel;

@@ -54,18 +54,7 @@ impl GpuDriver for CudaDevice {
         self.ctx
             .bind_to_thread()
             .map_err(|e| cuda_error("binding the context", e))?;
-        let lowered = if variant.proven {
-            lower_with(
-                &Kernel {
-                    unchecked: true,
-                    ..kernel.clone()
-                },
-                self.target,
-                variant.narrow,
-            )?
-        } else {
-            lower_with(kernel, self.target, false)?
-        };
+        let lowered = lower_with(kernel, self.target, variant)?;
         acc_core::observe::dump("ptx", &kernel.name, || lowered.ptx.clone());
         let names = lowered.entry_points.clone();
         let sm = self.target.sm;

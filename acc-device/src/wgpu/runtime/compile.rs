@@ -9,21 +9,11 @@ impl WgpuDevice {
     /// proven in bounds for the launch's arguments, with 32-bit indices where it is narrowed
     /// ([`Target::narrow_usize`]).
     pub(super) fn compile_variant(&self, kernel: &Kernel, variant: Variant) -> Result<Compiled> {
-        let unchecked;
-        let kernel = if variant.proven && !kernel.unchecked {
-            unchecked = Kernel {
-                unchecked: true,
-                ..kernel.clone()
-            };
-            &unchecked
-        } else {
-            kernel
-        };
         let target = Target {
             narrow_usize: variant.narrow,
             ..self.target
         };
-        let lowered = lower(kernel, target)?;
+        let lowered = lower_variant(kernel, target, variant.proven)?;
         acc_core::observe::dump("wgsl", &kernel.name, || lowered.wgsl.clone());
         let module = match &self.spirv {
             Some(spirv) => spirv.module(&self.device, &lowered, &kernel.name)?,

@@ -240,7 +240,7 @@ fn a_loop_longer_than_its_counter_is_an_error() {
     let Some(dev) = device() else { return };
     if !dev.target().wide_usize() {
         // Without 64-bit integers no trip count exceeds the 32-bit counter.
-        assert!(lower(&long_loop(Scalar::U64), dev.target()).is_err());
+        assert!(crate::wgsl::lower(&long_loop(Scalar::U64), dev.target()).is_err());
         return;
     }
     let k = long_loop(Scalar::U64);
