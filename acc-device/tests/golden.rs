@@ -45,7 +45,7 @@ fn plan(k: &Kernel) -> String {
             out.push_str(&format!("  loop {}: {}\n", m.vars.join(", "), m.how));
         }
         // The plan it reads, as the emitters get it.
-        match acc_core::ir::plan::prepare(k, Default::default()) {
+        match acc_core::ir::plan::prepare(k, &caps, Default::default()) {
             Ok(prepared) => {
                 for line in prepared.plan(&caps).outline().lines() {
                     out.push_str(&format!("  {line}\n"));

@@ -873,7 +873,7 @@ impl KernelBuilder {
                 message: format!("kernel `{}`: {}", self.name, self.errors.join("; ")),
             });
         }
-        let mut kernel = Kernel {
+        let kernel = Kernel {
             name: self.name,
             params: self.params,
             function: self.function,
@@ -888,9 +888,8 @@ impl KernelBuilder {
             auto_tiled: Vec::new(),
             caches: self.caches,
         };
+        // The passes run per target, in the plan (`plan::prepare`).
         super::validate::validate(&kernel)?;
-        super::cache_staging::stage(&mut kernel);
-        kernel.auto_tiled = super::tile::auto_tile(&mut kernel);
         Ok(kernel)
     }
 }

@@ -86,9 +86,9 @@ const MAX_WINDOW: u32 = 1 << 16;
 const ROUNDS: [u32; 2] = [512, 256];
 
 /// Rewrites `k` so that the loops [`Cache`] directives top read their windows from shared
-/// memory where they can (see the module's documentation), and records each directive's
-/// [`CacheOutcome`].
-pub fn stage(k: &mut Kernel) {
+/// memory where they can (see the module's documentation), within `shared_bytes`
+/// ([`crate::plan::Caps::shared_array_bytes`]), and records each directive's [`CacheOutcome`].
+pub fn stage(k: &mut Kernel, shared_bytes: u32) {
     if k.caches.is_empty() {
         return;
     }
@@ -106,6 +106,7 @@ pub fn stage(k: &mut Kernel) {
         types,
         written,
         warp_gangs: k.vector_length.is_some_and(|v| v <= 32),
+        shared_bytes,
         used_outside: HashMap::new(),
     };
     let hinted: HashSet<LocalId> = cx.caches.iter().map(|c| c.loop_var).collect();
@@ -151,6 +152,8 @@ struct Cx<'k> {
     /// `vector_length(n)`, n <= 32: a warp per gang iteration, which has no shared memory of
     /// its own.
     warp_gangs: bool,
+    /// The target's shared memory for a block's arrays.
+    shared_bytes: u32,
     /// For each loop a directive tops (by its variable), the locals the kernel uses outside
     /// its body (its reductions included): a copy of the body keeps those.
     used_outside: HashMap<LocalId, HashSet<LocalId>>,
@@ -294,7 +297,7 @@ impl Cx<'_> {
             tile,
             body,
         };
-        match staged.gang_phases_or_why(f) {
+        match staged.gang_phases_or_why(f, self.shared_bytes) {
             Ok(_) => staged,
             Err(why) => {
                 self.revert(&before, &why);
@@ -310,7 +313,7 @@ impl Cx<'_> {
         let Some((staged, _)) = self.shared(f, &s, true) else {
             return s;
         };
-        match staged.gang_phases_or_why(f) {
+        match staged.gang_phases_or_why(f, self.shared_bytes) {
             Ok(_) => staged,
             Err(why) => {
                 self.revert(&before, &why);
@@ -529,14 +532,11 @@ impl Cx<'_> {
                 .map(|&(n, t)| (round + self.caches[n].len - 1) * t.size().max(4))
                 .sum()
         };
-        let Some(round) = ROUNDS
-            .into_iter()
-            .find(|&r| bytes(r) <= super::gang_phases::SHARED_ARRAY_BYTES)
-        else {
+        let Some(round) = ROUNDS.into_iter().find(|&r| bytes(r) <= self.shared_bytes) else {
             for &(n, _) in kept {
                 self.caches[n].outcome = CacheOutcome::Hint(format!(
                 "its copies would take more than the {} bytes of shared memory a block's arrays may hold",
-                super::gang_phases::SHARED_ARRAY_BYTES
+                self.shared_bytes
             ));
             }
             return None;

@@ -94,11 +94,6 @@ pub struct BlockReduction {
     pub first_thread_only: bool,
 }
 
-/// Bytes of shared (workgroup) memory a gang iteration's arrays may take: half of the 16 KiB
-/// every WebGPU adapter has, leaving room for the reductions' and privatized atomics' slots.
-/// An iteration whose arrays need more runs on one thread per iteration instead.
-pub const SHARED_ARRAY_BYTES: u32 = 8192;
-
 impl<'a> GangPhases<'a> {
     /// Every shared loop of the iteration, in the order the steps hold them.
     pub fn loops(&self) -> Vec<&SharedLoop<'a>> {
@@ -126,6 +121,19 @@ impl<'a> GangPhases<'a> {
         self.loops()
             .iter()
             .any(|l| l.block_reductions.iter().any(|r| r.first_thread_only))
+    }
+
+    /// Has every block reduction of the iteration combine into every thread (clears
+    /// [`BlockReduction::first_thread_only`]): where each gang iteration takes a warp, whose
+    /// shuffles leave the total in every lane anyway ([`crate::plan::EntryPlan::of`]).
+    pub fn reduce_into_every_thread(&mut self) {
+        for s in &mut self.steps {
+            if let Step::Shared(l) = s {
+                for r in &mut l.block_reductions {
+                    r.first_thread_only = false;
+                }
+            }
+        }
     }
 
     /// Whether the iteration needs the block to synchronize at all (a barrier, a block
@@ -255,8 +263,8 @@ impl Stmt {
     /// of statements every thread may run (assignments), vector loops, and sequential loops
     /// and `if`s around vector loops, then optionally more code. `None` where the body has
     /// another shape (see [`Stmt::gang_phases_or_why`]).
-    pub fn gang_phases<'a>(&'a self, f: &Function) -> Option<GangPhases<'a>> {
-        self.gang_phases_or_why(f).ok()
+    pub fn gang_phases<'a>(&'a self, f: &Function, shared_bytes: u32) -> Option<GangPhases<'a>> {
+        self.gang_phases_or_why(f, shared_bytes).ok()
     }
 
     /// [`Stmt::gang_phases`], or why the loop's iterations do not each take a block (for
@@ -265,8 +273,13 @@ impl Stmt {
     /// sequential loop or `if` around vector loops must have the same bounds or condition on
     /// every thread; the loops untiled; the code after the last vector loop free of parallel
     /// loops and of `break` and `continue` out of the gang loop; and the gang's arrays that the
-    /// loops use must fit [`GangPhases::shared_arrays`]' rules.
-    pub fn gang_phases_or_why<'a>(&'a self, f: &Function) -> Result<GangPhases<'a>, String> {
+    /// loops use must fit [`GangPhases::shared_arrays`]' rules and the target's `shared_bytes`
+    /// ([`crate::plan::Caps::shared_array_bytes`]).
+    pub fn gang_phases_or_why<'a>(
+        &'a self,
+        f: &Function,
+        shared_bytes: u32,
+    ) -> Result<GangPhases<'a>, String> {
         let Stmt::For {
             schedule: Some(_),
             body,
@@ -314,7 +327,7 @@ impl Stmt {
             post: post.iter().collect(),
             shared_arrays: Vec::new(),
         };
-        phases.shared_arrays = shared_arrays(&phases, f, private)?;
+        phases.shared_arrays = shared_arrays(&phases, f, private, shared_bytes)?;
         uniform_bounds(&phases, f)?;
         let mut phases = share_fills(phases, f);
         first_thread_reductions(&mut phases);
@@ -565,7 +578,7 @@ enum Growth {
 
 /// How `e` grows with `var`, where `changing` holds the locals assigned in the loop's body
 /// (values that may differ between iterations). Integer arithmetic is taken without
-/// overflow, as indices within a private array of at most [`SHARED_ARRAY_BYTES`] are.
+/// overflow, as indices within a private array that fits a block's shared memory are.
 fn increasing(f: &Function, e: Handle<Expr>, var: LocalId, changing: &HashSet<LocalId>) -> Growth {
     use Growth::*;
     let positive =
@@ -724,11 +737,12 @@ fn redundant_stmts<'s>(steps: &'s [Step], out: &mut Vec<&'s Stmt>) {
 /// The arrays of the gang iteration its vector loops share (see [`GangPhases::shared_arrays`]),
 /// or why the iteration cannot run on a block: an array that a loop writes other than at
 /// elements of its own iterations (two threads could write one element), that one loop shares
-/// and another makes private, or arrays beyond [`SHARED_ARRAY_BYTES`].
+/// and another makes private, or arrays beyond the target's `shared_bytes`.
 fn shared_arrays(
     p: &GangPhases,
     f: &Function,
     gang_private: &[LocalId],
+    shared_bytes: u32,
 ) -> Result<Vec<LocalId>, String> {
     // The iteration's own arrays: set by its gang-redundant code or private to the gang loop.
     let mut own: BTreeSet<LocalId> = gang_private
@@ -810,9 +824,9 @@ fn shared_arrays(
             local.ty.size().max(4) * local.len.unwrap_or(0)
         })
         .sum();
-    if bytes > SHARED_ARRAY_BYTES {
+    if bytes > shared_bytes {
         return Err(format!(
-            "the gang's arrays its vector loops share take {bytes} bytes, more than the {SHARED_ARRAY_BYTES} a block may hold in shared memory"
+            "the gang's arrays its vector loops share take {bytes} bytes, more than the {shared_bytes} a block may hold in shared memory"
         ));
     }
     Ok(shared.into_iter().collect())

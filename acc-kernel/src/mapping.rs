@@ -19,11 +19,20 @@ pub struct LoopMapping {
 
 /// The loops of `k` in source order, each with how the GPU backends run it.
 pub fn describe(k: &Kernel, w: &Caps) -> Vec<LoopMapping> {
-    let hosted = super::segments::host_loops::HostLoops::new(k);
     // The plan the backends run (`None` where the kernel cannot be split into entry points,
     // which its lowering reports: each loop is then described from its own decisions).
-    let prepared = super::plan::prepare(k, Variant::default()).ok();
-    let plan = prepared.as_ref().map(|p| p.plan(w));
+    let prepared = super::plan::prepare(k, w, Variant::default());
+    let plan = prepared.as_ref().ok().map(|p| p.plan(w));
+    // The kernel after the target's passes (staged `cache` windows, automatic tiles).
+    let staged;
+    let k = match &prepared {
+        Ok(p) => &p.staged,
+        Err(_) => {
+            staged = super::plan::for_target(k, w);
+            &staged
+        }
+    };
+    let hosted = super::segments::host_loops::HostLoops::new(k);
     let mut out = Vec::new();
     entry_points(k, &k.function.body, &hosted, (w, plan.as_ref()), &mut out);
     caches(k, w, &mut out);
@@ -255,7 +264,7 @@ fn grid_loop(
             levels_of(sched)
         ),
     );
-    let why = match s.gang_phases_or_why(&k.function) {
+    let why = match s.gang_phases_or_why(&k.function, w.shared_array_bytes) {
         Err(why)
             if body.iter().any(
                 |s| matches!(s, Stmt::For { schedule: Some(v), .. } if v.vector || v.worker),
@@ -295,7 +304,7 @@ fn tiled_loop(
         ),
         _ => String::new(),
     };
-    let staging = super::tile::staging(k, s);
+    let staging = super::tile::staging(k, w.shared_array_bytes, s);
     let names: Vec<String> = staging.reads.iter().map(|n| format!("`{n}`")).collect();
     let staged = match &staging.chunked {
         _ if names.is_empty() => String::new(),
@@ -428,7 +437,7 @@ fn gang_loop(
                 ));
             }
             if !block_reductions.is_empty() {
-                let holder = if block_reductions.iter().all(|r| r.first_thread_only) && !warp {
+                let holder = if block_reductions.iter().all(|r| r.first_thread_only) {
                     format!("the {block}'s first {thread} then holding the result, which only the code after the loop reads")
                 } else {
                     format!("every {thread} then holding the result")

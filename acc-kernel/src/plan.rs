@@ -10,12 +10,12 @@ pub use super::gang_phases::GangPhases;
 pub use super::privatize::Privatized;
 use super::segments::Segments;
 pub use super::spill::Spilled;
-use super::{Kernel, LocalId, LoopLevel, ParamId, Scalar, Stmt};
+use super::{FieldId, Kernel, LocalId, LoopLevel, ParamId, Scalar, Stmt};
 
 mod caps;
 mod versioning;
 pub use crate::unroll::unrolls_strided;
-pub use caps::{Caps, ScalarBytes};
+pub use caps::{Caps, ScalarBytes, SHARED_ARRAY_BYTES};
 pub use versioning::versioned_arrays;
 
 // The plan's parts, as the emitters read them (they import nothing from the passes that
@@ -36,55 +36,67 @@ pub struct Variant {
     pub narrow: bool,
 }
 
-/// A kernel after the passes of one variant, with its entry points and expression types: what
-/// a [`Plan`] is made from.
+/// A kernel after the passes of one target and variant, with its entry points and expression
+/// types: what a [`Plan`] is made from.
 #[derive(Debug)]
-pub struct Prepared<'k> {
-    /// The kernel the target runs: tiled nests expanded into tile and element loops
-    /// ([`crate::tile::expand`]), then narrowed where the variant says.
-    pub kernel: Cow<'k, Kernel>,
+pub struct Prepared {
+    /// The kernel after the target's own passes ([`for_target`]: `cache` staging, automatic
+    /// tiles), before the variant's: what ACC_INFO describes loop by loop.
+    pub staged: Kernel,
+    /// The kernel the target runs: `staged` with its tiled nests expanded into tile and
+    /// element loops ([`crate::tile::expand`]), without the checks the variant proves
+    /// needless, narrowed where it says.
+    pub kernel: Kernel,
     /// Its entry points and launch order ([`Segments`]).
     pub segments: Segments,
     /// The type of each of its expressions, from the validator.
     pub types: Vec<Scalar>,
 }
 
-/// Runs the passes on `k` for variant `v`, in this order: bounds checks dropped where proven,
-/// tile expansion, narrowing, type checking (once: everything after reads its types), the
-/// split into entry points. `Err` says what no
-/// entry point can hold yet, or that the IR is invalid (an internal error).
-pub fn prepare(k: &Kernel, v: Variant) -> Result<Prepared<'_>, String> {
-    let kernel = if v.proven && !k.unchecked {
-        let unchecked = Kernel {
-            unchecked: true,
-            ..k.clone()
-        };
-        Cow::Owned(match super::tile::expand(&unchecked) {
-            Cow::Owned(expanded) => expanded,
-            Cow::Borrowed(_) => unchecked,
-        })
-    } else {
-        super::tile::expand(k)
+/// `k` after the passes that depend on the target but not on a launch's arguments, in this
+/// order: `cache` staging ([`crate::cache_staging::stage`]), then automatic tiles
+/// ([`crate::tile::auto_tile`], recorded in [`Kernel::auto_tiled`]), each within the
+/// target's [`Caps::shared_array_bytes`]. The builder runs no pass; the bounds proof reads
+/// the kernel as built, whose accesses these passes keep (a staged copy reads only elements
+/// the loop reads, behind a check of the array's length).
+pub fn for_target(k: &Kernel, caps: &Caps) -> Kernel {
+    let mut staged = k.clone();
+    super::cache_staging::stage(&mut staged, caps.shared_array_bytes);
+    staged.auto_tiled = super::tile::auto_tile(&mut staged, caps.shared_array_bytes);
+    staged
+}
+
+/// Runs the passes on `k` for a target of `caps` and variant `v`, in this order: the
+/// target's passes ([`for_target`]), bounds checks dropped where proven, tile expansion,
+/// narrowing, type checking (once: everything after reads its types), the split into entry
+/// points. `Err` says what no entry point can hold yet, or that the IR is invalid (an
+/// internal error).
+pub fn prepare(k: &Kernel, caps: &Caps, v: Variant) -> Result<Prepared, String> {
+    let staged = for_target(k, caps);
+    let unchecked = v.proven && !staged.unchecked;
+    let mut kernel = match super::tile::expand(&staged, caps.shared_array_bytes) {
+        Cow::Owned(expanded) => expanded,
+        Cow::Borrowed(_) => staged.clone(),
     };
-    let kernel = if v.narrow {
-        Cow::Owned(super::narrow::to_32(&kernel))
-    } else {
-        kernel
-    };
+    kernel.unchecked |= unchecked;
+    if v.narrow {
+        kernel = super::narrow::to_32(&kernel);
+    }
     let types =
         super::validate::expr_types(&kernel).map_err(|e| format!("invalid kernel IR: {e}"))?;
     let segments = Segments::with_types(&kernel, &types)?;
     Ok(Prepared {
+        staged,
         kernel,
         segments,
         types,
     })
 }
 
-impl Prepared<'_> {
+impl Prepared {
     /// The plan of this kernel on a target of `caps`.
     pub fn plan<'a>(&'a self, caps: &'a Caps) -> Plan<'a> {
-        let k = &*self.kernel;
+        let k = &self.kernel;
         Plan {
             kernel: k,
             segments: &self.segments,
@@ -99,6 +111,7 @@ impl Prepared<'_> {
                 })
                 .collect(),
             spilled: Spilled::of(k, |t| caps.elem_bytes.of(t)),
+            atomic_arrays: atomic_arrays(k),
             caps,
         }
     }
@@ -117,6 +130,9 @@ pub struct Plan<'a> {
     pub entries: Vec<EntryPlan<'a>>,
     /// The private arrays kept in device memory, laid out with the target's element sizes.
     pub spilled: Spilled,
+    /// The arrays (and fields) an `atomic` statement updates anywhere in the kernel: a
+    /// target whose language types atomic memory (WGSL's `atomic<..>`) declares these so.
+    pub atomic_arrays: std::collections::BTreeSet<(ParamId, Option<FieldId>)>,
     /// The target.
     pub caps: &'a Caps,
 }
@@ -221,6 +237,17 @@ impl Plan<'_> {
     }
 }
 
+/// The arrays (and fields) an `atomic` statement of `k` updates.
+fn atomic_arrays(k: &Kernel) -> std::collections::BTreeSet<(ParamId, Option<FieldId>)> {
+    let mut out = std::collections::BTreeSet::new();
+    super::walk::for_each_stmt(&k.function.body, &mut |s| {
+        if let Stmt::Atomic { array, field, .. } = s {
+            out.insert((*array, *field));
+        }
+    });
+    out
+}
+
 /// The source line and variable of a parallel loop's outermost level.
 fn first_level(s: &Stmt) -> Option<(u32, LocalId)> {
     match s {
@@ -291,10 +318,16 @@ impl<'a> EntryPlan<'a> {
     /// The decisions for the grid entry running parallel loop `s` of `k` on a target of
     /// `caps`.
     pub fn of(k: &Kernel, s: &'a Stmt, caps: &Caps) -> EntryPlan<'a> {
-        let phases = s.gang_phases(&k.function);
+        let mut phases = s.gang_phases(&k.function, caps.shared_array_bytes);
         let short_vector = phases.as_ref().is_some_and(|p| warp_per_iteration(k, p));
         let (block_threads, gangs_per_block) = match (short_vector, caps.warp_lanes) {
-            (true, Some(lanes)) => (caps.threads, caps.threads / lanes),
+            (true, Some(lanes)) => {
+                // A warp's shuffles leave a reduction's total in every lane.
+                if let Some(p) = &mut phases {
+                    p.reduce_into_every_thread();
+                }
+                (caps.threads, caps.threads / lanes)
+            }
             (true, None) => (32, 1),
             (false, _) => (caps.threads, 1),
         };

@@ -521,7 +521,7 @@ fn tiled_nests_expand_to_tile_loops_around_element_loops() {
     };
     assert_eq!(tile, &[8, 8]);
     assert!(print(&k).contains("tile[8, 8]"), "{}", print(&k));
-    let e = tile::expand(&k);
+    let e = tile::expand(&k, plan::SHARED_ARRAY_BYTES);
     validate(&e).expect("the expansion is valid IR");
     let outer = e.function.body.last().expect("a loop");
     let Stmt::For {
@@ -547,7 +547,7 @@ fn tiled_nests_expand_to_tile_loops_around_element_loops() {
     assert_eq!(reductions.len(), 1);
     // One vector loop over a tile's elements: the split GPU backends run a tile per gang with.
     let phases = outer
-        .gang_phases(&e.function)
+        .gang_phases(&e.function, plan::SHARED_ARRAY_BYTES)
         .filter(|p| !p.synchronizes())
         .expect("tile loops over element loops");
     let [gang_phases::Step::Shared(only)] = phases.steps.as_slice() else {
@@ -583,7 +583,7 @@ fn tiled_nests_expand_to_tile_loops_around_element_loops() {
     // A kernel without tiles is not copied.
     let plain = saxpy();
     assert!(matches!(
-        tile::expand(&plain),
+        tile::expand(&plain, plan::SHARED_ARRAY_BYTES),
         std::borrow::Cow::Borrowed(_)
     ));
 }
@@ -612,7 +612,7 @@ fn tile_levels_follow_the_nest_schedule() {
         ),
     ] {
         let k = tiled(given.clone(), false, false);
-        let e = tile::expand(&k);
+        let e = tile::expand(&k, plan::SHARED_ARRAY_BYTES);
         let Stmt::For { schedule, body, .. } = e.function.body.last().expect("a loop") else {
             panic!("a loop")
         };
@@ -627,7 +627,7 @@ fn tile_levels_follow_the_nest_schedule() {
 #[test]
 fn a_nest_whose_body_assigns_its_bounds_runs_untiled() {
     let k = tiled(None, false, true);
-    let e = tile::expand(&k);
+    let e = tile::expand(&k, plan::SHARED_ARRAY_BYTES);
     let Stmt::For { levels, tile, .. } = e.function.body.last().expect("a loop") else {
         panic!("a loop")
     };
@@ -750,7 +750,7 @@ fn narrowed_kernels_are_valid_ir() {
     let mut narrowed = 0;
     for k in &kernels {
         // As a backend narrows: after tiling.
-        let e = tile::expand(k);
+        let e = tile::expand(k, plan::SHARED_ARRAY_BYTES);
         if !narrow::narrowable(&e) {
             continue;
         }
@@ -829,17 +829,19 @@ fn weighted(trips: Option<i128>) -> Kernel {
 #[test]
 fn flat_loops_over_shared_reads_are_tiled_unless_short() {
     // The inner loop's length is known only at the launch, or is long: tiled by acc.
+    let staged = |k: Kernel| plan::for_target(&k, &plan::Caps::cuda_like());
     for k in [weighted(None), weighted(Some(1000))] {
+        let k = staged(k);
         let Some(Stmt::For { tile, levels, .. }) = k.function.body.last() else {
             panic!("a loop last")
         };
         assert_eq!(k.auto_tiled, vec![levels[0].var], "{}", print(&k));
         assert_eq!(tile, &[tile::AUTO_TILE]);
-        validate(&tile::expand(&k)).expect("the expansion is valid IR");
+        validate(&tile::expand(&k, plan::SHARED_ARRAY_BYTES)).expect("the expansion is valid IR");
     }
     // A short loop of known length (a stencil's taps): left as it is.
-    let short = weighted(Some(3));
+    let short = staged(weighted(Some(3)));
     assert!(short.auto_tiled.is_empty());
     // Loops without such reads are left as they are.
-    assert!(saxpy().auto_tiled.is_empty());
+    assert!(staged(saxpy()).auto_tiled.is_empty());
 }

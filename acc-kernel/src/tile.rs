@@ -47,14 +47,15 @@ pub fn tiles(trips: u64, size: u32) -> u64 {
 }
 
 /// `k` with every tiled nest rewritten as tile loops around element loops; `k` itself when it
-/// has none.
-pub fn expand(k: &Kernel) -> Cow<'_, Kernel> {
+/// has none. What the tiles stage through shared memory fits `shared_bytes`
+/// ([`crate::plan::Caps::shared_array_bytes`]).
+pub fn expand(k: &Kernel, shared_bytes: u32) -> Cow<'_, Kernel> {
     if !has_tile(&k.function.body) {
         return Cow::Borrowed(k);
     }
     let mut out = k.clone();
     let body = std::mem::take(&mut out.function.body);
-    out.function.body = block(k, &mut out.function, body);
+    out.function.body = block(k, shared_bytes, &mut out.function, body);
     Cow::Owned(out)
 }
 
@@ -73,7 +74,7 @@ const AUTO_TILE_MIN_TRIPS: u32 = 64;
 /// fetching each value. Tiling a parallel loop leaves its iterations as they are (3.3 section
 /// 2.9.8), so every device gives the same results. Returns the outermost variables of the
 /// loops it tiled (ACC_INFO says so).
-pub fn auto_tile(k: &mut Kernel) -> Vec<LocalId> {
+pub fn auto_tile(k: &mut Kernel, shared_bytes: u32) -> Vec<LocalId> {
     // The loops that become grid entry points: at the top of the region, or in the body of a
     // loop the host drives (`segments::host_loops`).
     let hosted = super::segments::host_loops::HostLoops::new(k);
@@ -115,13 +116,14 @@ pub fn auto_tile(k: &mut Kernel) -> Vec<LocalId> {
                 && reductions.is_empty()
                 && private.is_empty()
                 && !bounds_assigned(&k.function, levels, body)
-                && chunks::plan(k, &k.function, levels, &[AUTO_TILE], body).is_some_and(|p| {
-                    // A short loop of known length (a stencil's taps) is not worth the
-                    // copies and barriers.
-                    p.shares_reads()
-                        && p.constant_trips(&k.function)
-                            .is_none_or(|n| n >= i128::from(AUTO_TILE_MIN_TRIPS))
-                })
+                && chunks::plan(k, &k.function, levels, &[AUTO_TILE], shared_bytes, body)
+                    .is_some_and(|p| {
+                        // A short loop of known length (a stencil's taps) is not worth the
+                        // copies and barriers.
+                        p.shares_reads()
+                            && p.constant_trips(&k.function)
+                                .is_none_or(|n| n >= i128::from(AUTO_TILE_MIN_TRIPS))
+                    })
             {
                 tiled.push(levels[0].var);
             }
@@ -162,8 +164,8 @@ pub struct TileStaging {
 }
 
 /// What the tiled nest `s` of `k` stages through shared memory (see `stage_loads` and
-/// `chunks`), for ACC_INFO.
-pub fn staging(k: &Kernel, s: &Stmt) -> TileStaging {
+/// `chunks`) within `shared_bytes`, for ACC_INFO.
+pub fn staging(k: &Kernel, shared_bytes: u32, s: &Stmt) -> TileStaging {
     let mut f = k.function.clone();
     match s {
         Stmt::For {
@@ -174,9 +176,9 @@ pub fn staging(k: &Kernel, s: &Stmt) -> TileStaging {
             tile,
             body,
         } if !tile.is_empty() && !bounds_assigned(&f, levels, body) => {
-            let body = block(k, &mut f, body.clone());
+            let body = block(k, shared_bytes, &mut f, body.clone());
             tiled(
-                k,
+                (k, shared_bytes),
                 &mut f,
                 levels.clone(),
                 schedule.clone(),
@@ -199,11 +201,11 @@ fn has_tile(b: &Block) -> bool {
     found
 }
 
-fn block(k: &Kernel, f: &mut Function, b: Block) -> Block {
-    b.into_iter().map(|s| stmt(k, f, s)).collect()
+fn block(k: &Kernel, shared_bytes: u32, f: &mut Function, b: Block) -> Block {
+    b.into_iter().map(|s| stmt(k, shared_bytes, f, s)).collect()
 }
 
-fn stmt(k: &Kernel, f: &mut Function, s: Stmt) -> Stmt {
+fn stmt(k: &Kernel, shared_bytes: u32, f: &mut Function, s: Stmt) -> Stmt {
     match s {
         Stmt::If {
             cond,
@@ -211,11 +213,11 @@ fn stmt(k: &Kernel, f: &mut Function, s: Stmt) -> Stmt {
             reject,
         } => Stmt::If {
             cond,
-            accept: block(k, f, accept),
-            reject: block(k, f, reject),
+            accept: block(k, shared_bytes, f, accept),
+            reject: block(k, shared_bytes, f, reject),
         },
         Stmt::Loop { body } => Stmt::Loop {
-            body: block(k, f, body),
+            body: block(k, shared_bytes, f, body),
         },
         Stmt::For {
             levels,
@@ -225,7 +227,7 @@ fn stmt(k: &Kernel, f: &mut Function, s: Stmt) -> Stmt {
             tile,
             body,
         } => {
-            let body = block(k, f, body);
+            let body = block(k, shared_bytes, f, body);
             if tile.is_empty() || bounds_assigned(f, &levels, &body) {
                 return Stmt::For {
                     levels,
@@ -236,7 +238,17 @@ fn stmt(k: &Kernel, f: &mut Function, s: Stmt) -> Stmt {
                     body,
                 };
             }
-            tiled(k, f, levels, schedule, reductions, private, &tile, body).0
+            tiled(
+                (k, shared_bytes),
+                f,
+                levels,
+                schedule,
+                reductions,
+                private,
+                &tile,
+                body,
+            )
+            .0
         }
         other => other,
     }
@@ -245,7 +257,7 @@ fn stmt(k: &Kernel, f: &mut Function, s: Stmt) -> Stmt {
 /// The nest's tile loops around its element loops (see the module's documentation).
 #[allow(clippy::too_many_arguments)]
 fn tiled(
-    k: &Kernel,
+    (k, shared_bytes): (&Kernel, u32),
     f: &mut Function,
     levels: Vec<LoopLevel>,
     schedule: Option<Schedule>,
@@ -280,7 +292,7 @@ fn tiled(
     // through shared memory.
     if inner.is_some() && reductions.is_empty() && private.is_empty() {
         if let Some(c) = chunks::chunked(
-            k,
+            (k, shared_bytes),
             f,
             &levels,
             sizes,
@@ -305,7 +317,7 @@ fn tiled(
     let mut body = body;
     let staging = match &schedule {
         Some(s) if s.vector || s.worker => stage_loads(
-            k,
+            (k, shared_bytes),
             f,
             &levels,
             sizes,
@@ -539,10 +551,10 @@ struct TileLoad {
 /// threads meet in a shared-memory bank), and the body reads the copy. Only loads the body
 /// makes unconditionally, from arrays the kernel does not write, at an index computed from the
 /// nest's variables and values the body does not assign, are staged, within
-/// [`SHARED_ARRAY_BYTES`](super::gang_phases::SHARED_ARRAY_BYTES).
+/// the target's `shared_bytes`.
 #[allow(clippy::too_many_arguments)]
 fn stage_loads(
-    k: &Kernel,
+    (k, shared_bytes): (&Kernel, u32),
     f: &mut Function,
     levels: &[LoopLevel],
     sizes: &[u32],
@@ -554,7 +566,7 @@ fn stage_loads(
     if levels.len() != 2 {
         return None;
     }
-    let mut staged = loads_to_stage(k, f, levels, sizes, fastest, body);
+    let mut staged = loads_to_stage((k, shared_bytes), f, levels, sizes, fastest, body);
     let &TileLoad { level: l, .. } = staged.first()?;
     // Every staged load runs along the same level (`l`), so one loop fills every stage.
     staged.retain(|s| s.level == l);
@@ -659,7 +671,7 @@ pub(super) fn copyable_load(
 /// variables and values the body does not assign, running along one level, not the threads'
 /// fastest; as many as fit the shared arrays' bytes.
 fn loads_to_stage(
-    k: &Kernel,
+    (k, shared_bytes): (&Kernel, u32),
     f: &Function,
     levels: &[LoopLevel],
     sizes: &[u32],
@@ -681,7 +693,7 @@ fn loads_to_stage(
             unconditional_loads(f, e, &mut loads);
         }
     }
-    let mut budget = super::gang_phases::SHARED_ARRAY_BYTES;
+    let mut budget = shared_bytes;
     let mut staged = Vec::new();
     for h in loads {
         let Some(CopyableLoad {

@@ -148,8 +148,8 @@ mod tests {
 
     fn layout() -> LaunchLayout {
         let k = crate::ir::samples::saxpy(Scalar::F32);
-        let prepared = prepare(&k, Variant::default()).expect("prepared");
         let caps = Caps::cuda_like();
+        let prepared = prepare(&k, &caps, Variant::default()).expect("prepared");
         LaunchLayout::new(&prepared.plan(&caps), (&[], 0), false).expect("layout")
     }
 

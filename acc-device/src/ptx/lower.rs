@@ -124,8 +124,8 @@ pub fn lower_with(kernel: &Kernel, target: Target, variant: plan::Variant) -> Re
         )));
     }
     // The passes and every schedule decision, made once (`acc_core::ir::plan`).
-    let prepared = plan::prepare(kernel, variant).map_err(unsupported)?;
     let caps = caps();
+    let prepared = plan::prepare(kernel, &caps, variant).map_err(unsupported)?;
     let plan = prepared.plan(&caps);
     let kernel = plan.kernel;
     let mut w = Writer {
@@ -161,6 +161,7 @@ pub fn caps() -> plan::Caps {
         block: "block",
         thread: "thread",
         threads: BLOCK_SIZE,
+        shared_array_bytes: plan::SHARED_ARRAY_BYTES,
         warp_lanes: Some(32),
         privatized_types: PRIVATIZED_TYPES,
         update_by_cas,

@@ -298,7 +298,7 @@ impl WgpuDevice {
         // Exact float arithmetic needs the SPIR-V the device writes (`spirv`).
         if info.backend == wgpu::Backend::Vulkan
             && available.contains(wgpu::Features::PASSTHROUGH_SHADERS)
-            && !crate::wgsl::fast_float()
+            && !fast_float()
         {
             features |= wgpu::Features::PASSTHROUGH_SHADERS;
         }
@@ -326,7 +326,7 @@ impl WgpuDevice {
         let limits = device.limits();
         let exact_float = info.backend == wgpu::Backend::Vulkan
             && features.contains(wgpu::Features::PASSTHROUGH_SHADERS)
-            && !crate::wgsl::fast_float();
+            && !fast_float();
         if own {
             // Errors outside a launch's error scopes are reported, not turned into panics.
             device.on_uncaptured_error(Arc::new(|e: wgpu::Error| {
@@ -347,7 +347,7 @@ impl WgpuDevice {
                 .then_some(LLVMPIPE_LOOP_LIMIT),
             int64_compare_by_halves: info.vendor == NVIDIA_VENDOR,
             narrow_usize: false,
-            fast_float: crate::wgsl::fast_float(),
+            fast_float: fast_float(),
         };
         let uploads = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("acc uploads"),
@@ -532,3 +532,10 @@ mod spirv;
 
 use device::QueuedTime;
 pub use device::WgpuBackend;
+
+/// Whether `ACC_FAST_FLOAT=1` asks for the driver's float arithmetic on wgpu
+/// ([`crate::wgsl::Target::fast_float`]), read once.
+fn fast_float() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(acc_core::config::fast_float)
+}

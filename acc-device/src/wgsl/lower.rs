@@ -73,13 +73,6 @@ pub struct Target {
     pub fast_float: bool,
 }
 
-/// Whether `ACC_FAST_FLOAT=1` asks for the driver's float arithmetic on wgpu
-/// ([`Target::fast_float`]), read once.
-pub fn fast_float() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(acc_core::config::fast_float)
-}
-
 impl Target {
     /// An adapter with every feature and no driver quirk (the golden files and unit tests
     /// lower for it).
@@ -278,30 +271,28 @@ pub fn lower_variant(kernel: &Kernel, target: Target, proven: bool) -> Result<Lo
         proven,
         narrow: false,
     };
-    let prepared = plan::prepare(kernel, variant).map_err(unsupported)?;
     let caps = caps(target);
+    let prepared = plan::prepare(kernel, &caps, variant).map_err(unsupported)?;
     let plan = prepared.plan(&caps);
     let kernel = plan.kernel;
-    // Arrays (and fields) an `atomic` statement updates, and struct arrays a statement writes
-    // a narrow field of.
-    let (mut atomic, mut packed_atomic) = (
-        std::collections::BTreeSet::new(),
-        std::collections::BTreeSet::new(),
-    );
+    // The arrays (and fields) an `atomic` statement updates are `atomic<..>` (the plan's
+    // `atomic_arrays`); so are the words of struct arrays whose narrow fields such a statement
+    // or a store writes, since WGSL writes a narrow field by compare-exchange on its word.
+    let atomic = plan.atomic_arrays.clone();
     let packed = |array: ParamId, field: Option<FieldId>| {
         field.is_some() && kernel.access(array, field).is_some_and(|a| is_packed(a.ty))
     };
-    walk::for_each_stmt(&kernel.function.body, &mut |s| match s {
-        Stmt::Atomic { array, field, .. } => {
-            atomic.insert((*array, *field));
+    let mut packed_atomic: std::collections::BTreeSet<ParamId> = atomic
+        .iter()
+        .filter(|&&(array, field)| packed(array, field))
+        .map(|&(array, _)| array)
+        .collect();
+    walk::for_each_stmt(&kernel.function.body, &mut |s| {
+        if let Stmt::Store { array, field, .. } = s {
             if packed(*array, *field) {
                 packed_atomic.insert(*array);
             }
         }
-        Stmt::Store { array, field, .. } if packed(*array, *field) => {
-            packed_atomic.insert(*array);
-        }
-        _ => {}
     });
     let mut w = Writer {
         k: kernel,
@@ -327,6 +318,7 @@ pub fn caps(target: Target) -> plan::Caps {
         block: "workgroup",
         thread: "invocation",
         threads: WORKGROUP_SIZE,
+        shared_array_bytes: plan::SHARED_ARRAY_BYTES,
         warp_lanes: None,
         privatized_types: PRIVATIZED_TYPES,
         update_by_cas,

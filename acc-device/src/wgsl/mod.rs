@@ -10,6 +10,6 @@
 mod lower;
 
 pub use lower::{
-    caps, fast_float, lower, lower_variant, partial_size, widened_in_buffers, Binding, Lowered,
-    ParamSlot, ReductionSlot, Target, PRIVATIZED_TYPES, WORKGROUP_SIZE,
+    caps, lower, lower_variant, partial_size, widened_in_buffers, Binding, Lowered, ParamSlot,
+    ReductionSlot, Target, PRIVATIZED_TYPES, WORKGROUP_SIZE,
 };

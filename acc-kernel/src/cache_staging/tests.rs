@@ -4,13 +4,18 @@ use super::*;
 use crate::builder::KernelBuilder;
 use crate::samples::{stencil_cached, GRID};
 
+/// `k` after the target's passes on a CUDA-like target, as the plan runs them.
+fn staged(k: Kernel) -> Kernel {
+    crate::plan::for_target(&k, &crate::plan::Caps::cuda_like())
+}
+
 fn outcomes(k: &Kernel) -> Vec<CacheOutcome> {
     k.caches.iter().map(|c| c.outcome.clone()).collect()
 }
 
 #[test]
 fn a_gang_rows_window_is_staged_and_its_loads_read_the_copy() {
-    let k = stencil_cached();
+    let k = staged(stencil_cached());
     assert_eq!(
         outcomes(&k),
         vec![CacheOutcome::Staged {
@@ -28,7 +33,7 @@ fn a_gang_rows_window_is_staged_and_its_loads_read_the_copy() {
         .find(|s| matches!(s, Stmt::For { .. }))
         .expect("the gang loop");
     let phases = gang
-        .gang_phases(&k.function)
+        .gang_phases(&k.function, crate::plan::SHARED_ARRAY_BYTES)
         .expect("a block per gang iteration");
     assert_eq!(phases.shared_arrays.len(), 1);
     // The copy and the run reading it, or the run as written where the window is not all
@@ -96,7 +101,7 @@ fn three_point(written: bool, window: (i128, u32)) -> Kernel {
 
 #[test]
 fn a_flat_loop_becomes_a_gang_loop_over_runs() {
-    let k = three_point(false, (-1, 3));
+    let k = staged(three_point(false, (-1, 3)));
     assert_eq!(
         outcomes(&k),
         vec![CacheOutcome::Staged {
@@ -119,7 +124,9 @@ fn a_flat_loop_becomes_a_gang_loop_over_runs() {
         panic!("a loop");
     };
     assert!(sched.gang && !sched.vector);
-    assert!(s.gang_phases(&k.function).is_some());
+    assert!(s
+        .gang_phases(&k.function, crate::plan::SHARED_ARRAY_BYTES)
+        .is_some());
 }
 
 #[test]
@@ -130,6 +137,7 @@ fn what_cannot_be_staged_stays_a_hint_and_the_kernel_as_it_was() {
         // A window that misses the loads: `a[i + 5..i + 8]`.
         (three_point(false, (5, 3)), "no load"),
     ] {
+        let k = staged(k);
         match &k.caches[0].outcome {
             CacheOutcome::Hint(w) => assert!(w.contains(why), "{w}"),
             other => panic!("{other:?}"),

@@ -19,6 +19,11 @@ impl ScalarBytes {
     }
 }
 
+/// The shared-memory budget of both GPU targets today
+/// ([`Caps::shared_array_bytes`]): half of the 16 KiB every WebGPU adapter has. CUDA blocks may
+/// hold 48 KiB; the kernels in `benches/` were tuned with this budget on both.
+pub const SHARED_ARRAY_BYTES: u32 = 8192;
+
 /// A GPU target's capabilities, as the plan reads them ([`super::Prepared::plan`]). Each
 /// backend makes its own (`acc_device::ptx::caps`, `acc_device::wgsl::caps`); nothing in the
 /// plan names a backend.
@@ -30,6 +35,12 @@ pub struct Caps {
     pub thread: &'static str,
     /// Threads per block.
     pub threads: u32,
+    /// Bytes of shared (workgroup) memory the passes may give a block's arrays: a gang
+    /// iteration's arrays, `tile` and automatic tile staging, `cache` windows. The rest of
+    /// what the target offers is left for the reductions' and privatized atomics' slots. An
+    /// iteration whose arrays need more runs on one thread per iteration instead, and a
+    /// window or tile that needs more is not staged.
+    pub shared_array_bytes: u32,
     /// The threads of a warp, where the target can give each gang iteration of a short vector
     /// loop (`vector_length(n)`, n at most 32) a warp of its own, the block's warps taking
     /// consecutive iterations; `None` where it cannot (such a block then has 32 threads).
@@ -67,6 +78,7 @@ impl Caps {
             block: "block",
             thread: "thread",
             threads: 256,
+            shared_array_bytes: SHARED_ARRAY_BYTES,
             warp_lanes: Some(32),
             privatized_types: &[Scalar::I32, Scalar::U32, Scalar::F32],
             update_by_cas: |_, t| t.size() < 4,

@@ -16,8 +16,8 @@ fn every_grid_entry_is_planned_once_and_found_by_its_loop() {
         samples::row_sweeps(),
         samples::stencil_cached(),
     ] {
-        let prepared = prepare(&k, Variant::default()).expect("prepared");
         let c = caps(Some(32));
+        let prepared = prepare(&k, &c, Variant::default()).expect("prepared");
         let plan = prepared.plan(&c);
         assert_eq!(plan.entries.len(), prepared.segments.entries.len());
         for (e, p) in prepared.segments.entries.iter().zip(&plan.entries) {
@@ -37,8 +37,8 @@ fn every_grid_entry_is_planned_once_and_found_by_its_loop() {
 fn a_short_vector_takes_a_warp_or_a_block_of_32() {
     let mut k = samples::softmax();
     k.vector_length = Some(32);
-    let prepared = prepare(&k, Variant::default()).expect("prepared");
     let (warps, none) = (caps(Some(32)), caps(None));
+    let prepared = prepare(&k, &warps, Variant::default()).expect("prepared");
     let grid = |c| {
         prepared
             .plan(c)
@@ -55,8 +55,10 @@ fn a_short_vector_takes_a_warp_or_a_block_of_32() {
 fn a_proven_variant_runs_without_checks() {
     let k = samples::saxpy(Scalar::F32);
     assert!(!k.unchecked);
+    let cuda = Caps::cuda_like();
     let proven = prepare(
         &k,
+        &cuda,
         Variant {
             proven: true,
             narrow: false,
@@ -65,7 +67,7 @@ fn a_proven_variant_runs_without_checks() {
     .expect("prepared");
     assert!(proven.kernel.unchecked);
     assert!(
-        !prepare(&k, Variant::default())
+        !prepare(&k, &cuda, Variant::default())
             .expect("prepared")
             .kernel
             .unchecked
@@ -77,7 +79,7 @@ fn a_proven_variant_runs_without_checks() {
 #[test]
 fn fast_versions_cover_the_arrays_indexed_by_the_loop_variable() {
     let names = |k: &Kernel, caps: &Caps| -> Vec<String> {
-        let prepared = prepare(k, Variant::default()).expect("prepared");
+        let prepared = prepare(k, caps, Variant::default()).expect("prepared");
         let plan = prepared.plan(caps);
         let e = &plan.entries[0];
         e.versioned
@@ -137,4 +139,58 @@ fn counts_by_index() -> Kernel {
         },
     );
     b.finish().expect("counts builds")
+}
+
+/// The target's shared memory decides what the passes stage: a `cache` window that fits 8 KiB
+/// is staged, and left a hint on a target offering less (issue 41: one constant for every
+/// target, decided before any target was known).
+#[test]
+fn the_targets_shared_memory_decides_what_is_staged() {
+    use crate::cache_staging::CacheOutcome;
+    let k = samples::stencil_cached();
+    assert!(
+        k.caches.iter().all(|c| c.outcome == CacheOutcome::Pending),
+        "the builder runs no pass"
+    );
+    let staged = |bytes: u32| {
+        let caps = Caps {
+            shared_array_bytes: bytes,
+            ..Caps::cuda_like()
+        };
+        let prepared = prepare(&k, &caps, Variant::default()).expect("prepared");
+        prepared.staged.caches[0].outcome.clone()
+    };
+    assert!(matches!(
+        staged(SHARED_ARRAY_BYTES),
+        CacheOutcome::Staged { round: 512, .. }
+    ));
+    match staged(1024) {
+        CacheOutcome::Hint(why) => assert!(why.contains("1024 bytes"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Where a gang iteration takes a warp, its reductions' totals are in every lane: the plan
+/// says so, and a target without warps (a block of 32) keeps the first-thread form.
+#[test]
+fn a_warp_per_iteration_reduces_into_every_lane() {
+    let mut k = samples::matvec();
+    let first_thread = |k: &Kernel, c: &Caps| {
+        let prepared = prepare(k, c, Variant::default()).expect("prepared");
+        let plan = prepared.plan(c);
+        let e = plan
+            .entries
+            .iter()
+            .find(|e| e.phases.is_some())
+            .expect("a gang entry");
+        (
+            e.short_vector,
+            e.phases.as_ref().is_some_and(|p| p.first_thread_reductions()),
+        )
+    };
+    let (warps, none) = (caps(Some(32)), caps(None));
+    assert_eq!(first_thread(&k, &warps), (false, true));
+    k.vector_length = Some(32);
+    assert_eq!(first_thread(&k, &warps), (true, false));
+    assert_eq!(first_thread(&k, &none), (true, true));
 }

@@ -134,7 +134,7 @@ impl Plan<'_> {
 /// memory (see the module's documentation), or `None` where [`plan`] finds it does not apply.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn chunked(
-    k: &Kernel,
+    (k, shared_bytes): (&Kernel, u32),
     f: &mut Function,
     levels: &[LoopLevel],
     sizes: &[u32],
@@ -144,7 +144,7 @@ pub(super) fn chunked(
     inner: &Option<Schedule>,
     body: &Block,
 ) -> Option<Chunked> {
-    let plan = plan(k, f, levels, sizes, body)?;
+    let plan = plan(k, f, levels, sizes, shared_bytes, body)?;
     if levels.len() == 1 && !plan.shares_reads() {
         return None;
     }
@@ -186,12 +186,13 @@ pub(super) fn chunked(
 /// variable, at most one of the nest's variables and values the body does not assign (in a
 /// tile of one level, which no other element shares, only where the index runs along the
 /// loop, as threads reading it directly would not be adjacent); and the copies and
-/// accumulators must fit [`SHARED_ARRAY_BYTES`](super::super::gang_phases::SHARED_ARRAY_BYTES).
+/// accumulators must fit the target's `shared_bytes`.
 pub(super) fn plan<'b>(
     k: &Kernel,
     f: &Function,
     levels: &[LoopLevel],
     sizes: &[u32],
+    shared_bytes: u32,
     body: &'b Block,
 ) -> Option<Plan<'b>> {
     if !(1..=2).contains(&levels.len()) {
@@ -226,7 +227,7 @@ pub(super) fn plan<'b>(
         return None;
     }
     let carried = carried_locals(f, &before, kl, kb, after);
-    let chunk = chunk_length(f, sizes, &staged, &carried)?;
+    let chunk = chunk_length(f, sizes, shared_bytes, &staged, &carried)?;
     Some(Plan {
         hoisted,
         before,
@@ -486,6 +487,7 @@ fn carried_locals(
 fn chunk_length(
     f: &Function,
     sizes: &[u32],
+    shared_bytes: u32,
     staged: &[Staged],
     carried: &[LocalId],
 ) -> Option<u32> {
@@ -513,7 +515,7 @@ fn chunk_length(
     } else {
         (2 * longest).clamp(4, 32)
     };
-    while bytes(chunk) > super::super::gang_phases::SHARED_ARRAY_BYTES {
+    while bytes(chunk) > shared_bytes {
         if chunk <= 4 {
             return None;
         }

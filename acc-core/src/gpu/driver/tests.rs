@@ -67,8 +67,8 @@ impl GpuDriver for Fake {
     }
     fn compile(&self, kernel: &Kernel, variant: Variant) -> Result<LaunchLayout> {
         // As the real backends: a proven variant's kernel does not check its accesses.
-        let prepared = crate::ir::plan::prepare(kernel, variant).map_err(internal)?;
         let caps = crate::ir::plan::Caps::cuda_like();
+        let prepared = crate::ir::plan::prepare(kernel, &caps, variant).map_err(internal)?;
         // A checked kernel reports out-of-bounds accesses in its status words.
         LaunchLayout::new(&prepared.plan(&caps), (&[], 0), !variant.proven).map_err(internal)
     }

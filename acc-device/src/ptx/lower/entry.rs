@@ -500,7 +500,7 @@ impl Writer<'_> {
         // last set from the code after it.
         let set = self.reg("%r");
         self.emit(format!("mov.u32 {set}, 0;"));
-        let first_only = !warps && phases.first_thread_reductions();
+        let first_only = phases.first_thread_reductions();
         let g = super::gang::Gang {
             lane: lane.clone(),
             tid: tid.to_string(),
