@@ -44,6 +44,9 @@ mod matmul;
 #[path = "cuda/launch.rs"]
 mod launch;
 
+#[path = "cuda/transfers.rs"]
+mod transfers;
+
 #[path = "cuda/cached.rs"]
 mod cached;
 
@@ -351,7 +354,7 @@ const JACOBI_ITERS: u32 = 10;
 
 /// Whether the pattern `key` runs: all of them, or those `ACC_BENCH_ONLY` lists
 /// (comma-separated: stream, reductions, jacobi, matmul, matvec, spmv, stencil, histogram,
-/// nbody, transpose, scan, softmax, row_smooth, cache, launch).
+/// nbody, transpose, scan, softmax, row_smooth, heat, eliminate, cache, transfers, launch).
 fn wanted(key: &str) -> bool {
     match std::env::var("ACC_BENCH_ONLY") {
         Ok(only) if !only.trim().is_empty() => only.split(',').any(|k| k.trim() == key),
@@ -733,6 +736,17 @@ fn main() {
         ));
     }
 
+    if wanted("transfers") {
+        let t: [Times; 4] = Default::default();
+        let [mut a, mut b, mut c, mut d] = t;
+        transfers::transfers(reps.min(8).max(WARM_UP + 3), &cu, [&mut a, &mut b, &mut c, &mut d]);
+        let bytes = transfers::BYTES as f64;
+        let note = "  (reference: a copy from page-locked memory, the link's speed)";
+        a.report("copyin, 256 MiB", bytes, note);
+        b.report("copyout, 256 MiB", bytes, note);
+        c.report("update device, 256 MiB", bytes, note);
+        d.report("update self, 256 MiB", bytes, note);
+    }
     if wanted("launch") {
         let (mut x, mut y) = (vec![0.0f64; 1], vec![0.0f64; 1]);
         let (mut enqueue, mut complete, mut busy) =

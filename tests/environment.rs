@@ -212,6 +212,42 @@ fn with_a_large_private_array(out: &mut [f64]) {
     }
 }
 
+/// The nests of two independent loops without `gang`, `worker` or `vector` that the GPUs run
+/// as a gang per row, its threads along the row (ACC_INFO says so): `kernels` with `loop
+/// independent` on both loops (Rodinia's hotspot), and `parallel loop` with two inner `loop`s.
+/// An inner loop of 4 literal iterations stays inside each thread.
+#[acc::offload]
+fn nests(a: &[f64], b: &mut [f64], c: &mut [f64], n: usize) {
+    #[acc::kernels(copyin(a), copyout(b))]
+    {
+        #[acc::r#loop(independent)]
+        for i in 0..n {
+            #[acc::r#loop(independent)]
+            for j in 0..n {
+                b[i * n + j] = 2.0 * a[i * n + j];
+            }
+        }
+    }
+    #[acc::parallel_loop(copyin(a), copy(c))]
+    for i in 0..n {
+        #[acc::r#loop]
+        for j in 0..n {
+            c[i * n + j] += a[i * n + j];
+        }
+        #[acc::r#loop]
+        for jj in 0..n {
+            c[i * n + jj] *= 2.0;
+        }
+    }
+    #[acc::parallel_loop(copy(c))]
+    for r in 0..n {
+        #[acc::r#loop]
+        for k in 0..4 {
+            c[r * n + k] += 1.0;
+        }
+    }
+}
+
 /// What a child does, by `ACC_ENV_CASE`.
 fn child(case: &str) {
     match case {
@@ -271,6 +307,15 @@ fn child(case: &str) {
             let x: Vec<i64> = (0..10_000).collect();
             assert_eq!(summed_by_kernels(&x), x.iter().sum::<i64>());
             println!("RECOGNIZED-OK");
+        }
+        "nests" => {
+            let n = 64;
+            let a: Vec<f64> = (0..n * n).map(|k| k as f64).collect();
+            let (mut b, mut c) = (vec![0.0; n * n], vec![0.0; n * n]);
+            nests(&a, &mut b, &mut c, n);
+            assert!((0..n * n).all(|k| b[k] == 2.0 * a[k]));
+            assert!((0..n * n).all(|k| c[k] == 2.0 * a[k] + if k % n < 4 { 1.0 } else { 0.0 }));
+            println!("NESTS-OK");
         }
         "spilled" => {
             let mut out = vec![0.0; 1000];
@@ -572,6 +617,25 @@ fn main() {
             "`s`: reduction(+) (recognized: the loop only updates it with this operator)",
         ] {
             assert!(out.contains(line), "{ty}: missing {line:?} in:\n{out}");
+        }
+        passed += 1;
+    }
+
+    // ACC_INFO: a nest of independent loops without level clauses runs a gang per outer
+    // iteration, its threads along the inner loop; a short literal inner loop does not.
+    for &ty in &types {
+        let out = run_child("nests", &[("ACC_DEVICE_TYPE", ty.name()), ("ACC_INFO", "1")]);
+        assert!(out.contains("NESTS-OK"), "{ty}: {out}");
+        if matches!(ty, DeviceType::Wgpu | DeviceType::Nvidia) {
+            for (line, count) in [
+                ("loop `i`: gang: a ", 2),
+                ("loop `j`: vector: shared by the 256 ", 2),
+                ("loop `jj`: vector: shared by the 256 ", 1),
+                ("loop `r`: gang vector: grid-stride", 1),
+                ("loop `k`: sequential, inside each ", 1),
+            ] {
+                assert_eq!(out.matches(line).count(), count, "{ty}: {line:?} in:\n{out}");
+            }
         }
         passed += 1;
     }

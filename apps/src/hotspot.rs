@@ -61,6 +61,124 @@ fn single_iteration(
     }
 }
 
+/// The same step with the nest spelt `parallel loop collapse(2)`.
+#[acc::offload]
+#[allow(clippy::too_many_arguments)]
+fn single_iteration_collapsed(
+    result: &mut [f64],
+    temp: &[f64],
+    power: &[f64],
+    row: usize,
+    col: usize,
+    step_cap: f64,
+    (r_rx, r_ry, r_rz): (f64, f64, f64),
+) {
+    #[acc::parallel_loop(collapse(2), present(temp, power, result))]
+    for r in 0..row {
+        for c in 0..col {
+            let s = if r == row - 1 { row - 1 } else { r + 1 };
+            let n = if r == 0 { 0 } else { r - 1 };
+            let w = if c == 0 { 0 } else { c - 1 };
+            let e = if c == col - 1 { col - 1 } else { c + 1 };
+            let delta = step_cap
+                * (power[r * col + c]
+                    + (temp[s * col + c] + temp[n * col + c] - 2.0 * temp[r * col + c]) * r_ry
+                    + (temp[r * col + e] + temp[r * col + w] - 2.0 * temp[r * col + c]) * r_rx
+                    + (AMB_TEMP - temp[r * col + c]) * r_rz);
+            result[r * col + c] = temp[r * col + c] + delta;
+        }
+    }
+}
+
+/// The same step with the nest spelt `parallel loop gang` over `loop vector`.
+#[acc::offload]
+#[allow(clippy::too_many_arguments)]
+fn single_iteration_gang_vector(
+    result: &mut [f64],
+    temp: &[f64],
+    power: &[f64],
+    row: usize,
+    col: usize,
+    step_cap: f64,
+    (r_rx, r_ry, r_rz): (f64, f64, f64),
+) {
+    #[acc::parallel_loop(gang, present(temp, power, result))]
+    for r in 0..row {
+        #[acc::r#loop(vector)]
+        for c in 0..col {
+            let s = if r == row - 1 { row - 1 } else { r + 1 };
+            let n = if r == 0 { 0 } else { r - 1 };
+            let w = if c == 0 { 0 } else { c - 1 };
+            let e = if c == col - 1 { col - 1 } else { c + 1 };
+            let delta = step_cap
+                * (power[r * col + c]
+                    + (temp[s * col + c] + temp[n * col + c] - 2.0 * temp[r * col + c]) * r_ry
+                    + (temp[r * col + e] + temp[r * col + w] - 2.0 * temp[r * col + c]) * r_rx
+                    + (AMB_TEMP - temp[r * col + c]) * r_rz);
+            result[r * col + c] = temp[r * col + c] + delta;
+        }
+    }
+}
+
+/// The step's spellings the suite compares (`acc-apps --spellings`).
+type Step = fn(&mut [f64], &[f64], &[f64], usize, usize, f64, (f64, f64, f64));
+
+/// Each spelling of the step: its name and function.
+const SPELLINGS: [(&str, Step); 3] = [
+    ("kernels, loop independent x2 (as written)", single_iteration),
+    ("parallel loop collapse(2)", single_iteration_collapsed),
+    ("parallel loop gang / loop vector", single_iteration_gang_vector),
+];
+
+/// Times each spelling of the step over the same steps in one data region (after one warm-up
+/// step each), checking that every spelling gives the first one's grid: the spelling's name
+/// and its time.
+pub fn spellings(large: bool) -> Result<Vec<(&'static str, std::time::Duration)>, String> {
+    let (n, steps) = size(large);
+    let (start, power) = input(n, n);
+    let (step_cap, r) = coefficients(n, n);
+    let mut out = Vec::new();
+    let mut first: Option<Vec<f64>> = None;
+    for (name, step) in SPELLINGS {
+        let (mut temp, mut result) = (start.clone(), vec![0.0; n * n]);
+        let time = spelling_time(step, (&mut temp, &mut result, &power), (n, steps), step_cap, r);
+        match &first {
+            None => first = Some(temp),
+            Some(want) => {
+                compare(name, &temp, want, 0.0)?;
+            }
+        }
+        out.push((name, time));
+    }
+    Ok(out)
+}
+
+/// `steps` steps of `step` (plus a warm-up step before the clock starts), in one data region.
+#[acc::offload]
+fn spelling_time(
+    step: Step,
+    (temp, result, power): (&mut Vec<f64>, &mut Vec<f64>, &[f64]),
+    (n, steps): (usize, usize),
+    step_cap: f64,
+    r: (f64, f64, f64),
+) -> std::time::Duration {
+    let mut times = Vec::new();
+    #[acc::data(copy(temp, result), copyin(power))]
+    {
+        step(result, temp, power, n, n, step_cap, r);
+        std::mem::swap(temp, result);
+        acc::wait_all().expect("the warm-up step runs");
+        let t = Instant::now();
+        for _ in 1..steps {
+            step(result, temp, power, n, n, step_cap, r);
+            std::mem::swap(temp, result);
+        }
+        acc::wait_all().expect("the steps run");
+        times.push(t.elapsed());
+    }
+    times.iter().sum()
+}
+
 /// The step's coefficients for a grid of `row` x `col`: `step / Cap` and `1/Rx, 1/Ry, 1/Rz`.
 fn coefficients(row: usize, col: usize) -> (f64, (f64, f64, f64)) {
     let grid_height = CHIP_HEIGHT / row as f64;

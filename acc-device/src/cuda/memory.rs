@@ -102,11 +102,29 @@ impl Drop for Pinned {
 }
 
 /// Chunk size of staged transfers.
-const CHUNK: usize = 8 << 20;
+const CHUNK: usize = 16 << 20;
 
-/// Host transfers of large arrays go through two page-locked chunks: the CPU fills (or
-/// empties) one while the copy engine moves the other, instead of the driver staging pageable
-/// memory one synchronous piece at a time.
+/// The bytes each core copies at a time between a chunk and the host's array.
+const STRIPE: usize = 1 << 20;
+
+/// Copies `src` into `dst` (of the same length) with rayon's pool, a stripe per task: one core
+/// copies about 10 GB/s into page-locked memory, less than the link (25-50 GB/s), and a host
+/// array the program has not touched yet (`vec![0.0; n]`) takes a page fault per page on its
+/// first write, which several cores take in parallel.
+fn copy_parallel(dst: &mut [u8], src: &[u8]) {
+    use rayon::prelude::*;
+    if src.len() <= STRIPE {
+        dst.copy_from_slice(src);
+        return;
+    }
+    dst.par_chunks_mut(STRIPE)
+        .zip(src.par_chunks(STRIPE))
+        .for_each(|(d, s)| d.copy_from_slice(s));
+}
+
+/// Host transfers of large arrays go through two page-locked chunks: several cores fill (or
+/// empty) one ([`copy_parallel`]) while the copy engine moves the other, instead of the
+/// driver staging pageable memory one synchronous piece at a time.
 pub struct Staging {
     chunks: Option<[Pinned; 2]>,
 }
@@ -141,7 +159,7 @@ impl Staging {
                         driver::event::synchronize(events[k])
                     })?;
                 }
-                chunks[k].bytes_mut()[..piece.len()].copy_from_slice(piece);
+                copy_parallel(&mut chunks[k].bytes_mut()[..piece.len()], piece);
                 let at = dst + (n * CHUNK) as u64;
                 // SAFETY: the chunk holds `piece.len()` bytes and stays untouched until the
                 // event recorded after the copy completes; `dst` has room (the caller's buffer).
@@ -193,7 +211,7 @@ impl Staging {
                 check("copying out", unsafe {
                     driver::event::synchronize(events[n % 2])
                 })?;
-                piece.copy_from_slice(&chunks[n % 2].bytes()[..piece.len()]);
+                copy_parallel(piece, &chunks[n % 2].bytes()[..piece.len()]);
             }
             Ok(())
         })();
@@ -247,7 +265,7 @@ impl QueuedUploads {
             Some(i) => self.free.swap_remove(i),
             None => Pinned::new(ctx, host.len().next_power_of_two().max(64 << 10))?,
         };
-        copy.bytes_mut()[..host.len()].copy_from_slice(host);
+        copy_parallel(&mut copy.bytes_mut()[..host.len()], host);
         // SAFETY: `copy` holds `host.len()` bytes and is kept untouched (in `busy`) until the
         // event recorded after the transfer has passed; `dst` has room (the caller's buffer).
         check("copying in on a queue", unsafe {

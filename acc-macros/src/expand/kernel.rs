@@ -75,9 +75,9 @@ struct Tr {
     scopes: Vec<HashMap<String, Local>>,
     region_reductions: Vec<(RedOp, Ident)>,
     counter: usize,
-    /// The loop (its address in the syntax tree) that the enclosing `kernels` parallel loop,
-    /// made a gang loop, left to be its vector loop ([`Tr::kernels_vector_loop`]).
-    vector_next: Option<usize>,
+    /// The loops (their addresses in the syntax tree) that the enclosing parallel loop, made
+    /// a gang loop, left to be its vector loops ([`Tr::inner_vector_loops`]).
+    vector_next: Vec<usize>,
     /// In a routine with an early `return`: its result local and its "returned" flag. The
     /// body runs inside a loop that `return` breaks out of, and each loop of the body passes
     /// the break on once the flag is set.

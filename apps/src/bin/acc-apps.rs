@@ -22,6 +22,7 @@ struct Args {
     only: Option<Vec<String>>,
     devices: Vec<DeviceType>,
     reps: usize,
+    spellings: bool,
 }
 
 fn args() -> Result<Args, String> {
@@ -30,11 +31,13 @@ fn args() -> Result<Args, String> {
         only: None,
         devices: vec![DeviceType::Nvidia, DeviceType::Multicore],
         reps: 2,
+        spellings: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--small" => a.large = false,
+            "--spellings" => a.spellings = true,
             "--only" => {
                 a.only = Some(
                     it.next()
@@ -171,6 +174,9 @@ fn main() {
         }
     };
     let mut failed = false;
+    if a.spellings {
+        spellings(&a, &mut failed);
+    }
     let mut rows = Vec::new();
     for p in programs() {
         if a.only
@@ -246,5 +252,31 @@ fn main() {
     }
     if failed {
         std::process::exit(1);
+    }
+}
+
+/// `--spellings`: the same loop nest spelt several ways, each timed on each device.
+fn spellings(a: &Args, failed: &mut bool) {
+    for &ty in &a.devices {
+        if acc::init(ty).is_err() {
+            continue;
+        }
+        acc::set_device_type(ty);
+        match acc_apps::hotspot::spellings(a.large) {
+            Ok(times) => {
+                let best = times.iter().map(|t| secs(t.1)).fold(f64::INFINITY, f64::min);
+                for (name, t) in times {
+                    println!(
+                        "hotspot step on {ty}, {name}: {:.4} s, {:.2}x the best spelling",
+                        secs(t),
+                        secs(t) / best
+                    );
+                }
+            }
+            Err(e) => {
+                println!("hotspot spellings on {ty}: FAILED: {e}");
+                *failed = true;
+            }
+        }
     }
 }

@@ -185,7 +185,7 @@ pub(super) fn routine_body(f: &syn::ItemFn) -> R<TokenStream> {
         scopes: vec![HashMap::new()],
         region_reductions: Vec::new(),
         counter: 0,
-        vector_next: None,
+        vector_next: Vec::new(),
         ret: None,
         device: None,
     };

@@ -505,10 +505,9 @@ impl Tr {
         // the syntax tree, not another of the same name).
         let vector_here = in_parallel
             && levels.len() == 1
-            && self.vector_next == Some(f as *const syn::ExprForLoop as usize);
-        if vector_here {
-            self.vector_next = None;
-        }
+            && self
+                .vector_next
+                .contains(&(f as *const syn::ExprForLoop as usize));
         let schedule = if parallel {
             self.parallel_schedule(dir.as_ref(), &levels, body_stmts)
         } else {
@@ -546,7 +545,7 @@ impl Tr {
         }
         let body = self.stmts(body_stmts, in_parallel || parallel)?;
         if parallel {
-            self.vector_next = None;
+            self.vector_next.clear();
         }
         self.scopes.pop();
         let tile = tile_sizes(dir.as_ref());
@@ -563,9 +562,9 @@ impl Tr {
     }
 
     /// The schedule of a loop that runs in parallel: its `gang`, `worker` and `vector`
-    /// clauses; without any, gang and vector over its iterations, or in `kernels` gang over
-    /// them and vector over an inner loop that is independent too (which it marks as
-    /// [`Tr::vector_next`]).
+    /// clauses; without any, gang and vector over its iterations, or gang over them and
+    /// vector over the inner loops, where they are independent too
+    /// ([`Tr::inner_vector_loops`], which it marks as [`Tr::vector_next`]).
     fn parallel_schedule(
         &mut self,
         dir: Option<&Directive>,
@@ -575,16 +574,12 @@ impl Tr {
         let has = |c| dir.is_some_and(|d| d.general(c).next().is_some());
         let (g, w, v) = (has(C::Gang), has(C::Worker), has(C::Vector));
         let (g, w, v) = if !(g || w || v) {
-            // In `kernels`, a nest whose inner loop is independent too: gang over the
-            // outer, vector over the inner (adjacent threads along the inner loop, which
-            // runs along memory in a row-major nest), as nvc maps it.
-            match (
-                levels.len(),
-                dir.is_none(),
-                self.kernels_vector_loop(body_stmts),
-            ) {
-                (1, true, Some(inner)) => {
-                    self.vector_next = Some(inner);
+            // A nest whose inner loop is independent too: gang over the outer, vector over
+            // the inner (adjacent threads along the inner loop, which runs along memory in a
+            // row-major nest), as nvc maps it.
+            match (levels.len(), self.inner_vector_loops(body_stmts)) {
+                (1, Some(inner)) => {
+                    self.vector_next = inner;
                     (true, false, false)
                 }
                 _ => (true, false, true),
@@ -711,38 +706,79 @@ impl Tr {
         Ok((level_tokens, binds))
     }
 
-    /// In a `kernels` region, the loop in `body` (a parallel loop's body) that may be its vector
-    /// loop, by its address in the syntax tree: the only loop at the body's top level, without
-    /// a directive, over a range, the other statements `let` bindings of plain expressions, and
-    /// its iterations provably independent.
-    fn kernels_vector_loop(&self, body: &[Stmt]) -> Option<usize> {
-        if self.compute != ComputeKind::Kernels {
+    /// The loops in `body` (the body of a parallel loop without `gang`, `worker` or `vector`)
+    /// that may be its vector loops, by their addresses in the syntax tree: the loops at the
+    /// body's top level, the other statements `let` bindings of plain expressions, each loop
+    /// over a range (not a literal one shorter than a warp) and its iterations independent:
+    /// - in `kernels`, a loop without a directive whose iterations the dependence test
+    ///   proves independent;
+    /// - in `kernels` or `parallel`, a `loop` directive without `gang`, `worker`, `vector`,
+    ///   `seq`, `tile` or `collapse`, that is `independent` (in `parallel`, where a loop is
+    ///   independent unless it says `auto`, 3.3 section 2.9.6), or, in `kernels`, proven so.
+    ///
+    /// (Rodinia's hotspot writes `kernels` with `loop independent` on both loops of its
+    /// stencil; with the inner loop left inside each thread it ran 9x slower than CUDA.)
+    fn inner_vector_loops(&self, body: &[Stmt]) -> Option<Vec<usize>> {
+        if !matches!(self.compute, ComputeKind::Kernels | ComputeKind::Parallel) {
             return None;
         }
-        let mut found = None;
+        let mut found = Vec::new();
         for st in body {
             match st {
                 // (An initialiser may hold a loop of its own: `let x = if c { for .. } ..`.)
                 Stmt::Local(l) if !holds_a_loop(l) => {}
-                Stmt::Expr(Expr::ForLoop(f), _) if found.is_none() => found = Some(f),
+                Stmt::Expr(Expr::ForLoop(f), _) => found.push(self.inner_vector_loop(f)?),
                 _ => return None,
             }
         }
-        let f = found?;
+        (!found.is_empty()).then_some(found)
+    }
+
+    /// `f`'s address where it may be a vector loop of [`Tr::inner_vector_loops`].
+    fn inner_vector_loop(&self, f: &syn::ExprForLoop) -> Option<usize> {
+        if f.label.is_some() {
+            return None;
+        }
         let syn::Pat::Ident(p) = &*f.pat else {
             return None;
         };
-        if !f.attrs.is_empty() || !matches!(&*f.expr, Expr::Range(_)) {
+        let Expr::Range(range) = &*f.expr else {
+            return None;
+        };
+        if short_literal_range(range) {
             return None;
         }
-        let reds: std::collections::HashSet<String> = self
-            .region_reductions
-            .iter()
-            .map(|(_, v)| v.to_string())
-            .collect();
-        let name = p.ident.to_string();
-        crate::analysis::depend::provably_independent(&name, &f.body.stmts, &reds)
-            .then_some(f as *const syn::ExprForLoop as usize)
+        let proven = || {
+            let reds: std::collections::HashSet<String> = self
+                .region_reductions
+                .iter()
+                .map(|(_, v)| v.to_string())
+                .collect();
+            crate::analysis::depend::provably_independent(
+                &p.ident.to_string(),
+                &f.body.stmts,
+                &reds,
+            )
+        };
+        let independent = match f.attrs.as_slice() {
+            [] => self.compute == ComputeKind::Kernels && proven(),
+            [a] if attrs::directive_of(a) == Some(DirectiveKind::Loop) => {
+                let parsed = crate::directive::parsed::of_attr(DirectiveKind::Loop, a).ok()?;
+                let d = self.on_device(&parsed);
+                let has = |c| d.general(c).next().is_some();
+                let levelled = [C::Gang, C::Worker, C::Vector, C::Seq, C::Tile]
+                    .into_iter()
+                    .any(has);
+                if levelled || collapse_depth(Some(&d)) > 1 {
+                    return None;
+                }
+                has(C::Independent)
+                    || (self.compute == ComputeKind::Parallel && !has(C::Auto))
+                    || (self.compute == ComputeKind::Kernels && proven())
+            }
+            _ => false,
+        };
+        independent.then_some(f as *const syn::ExprForLoop as usize)
     }
 
     pub(super) fn parallel(
@@ -794,6 +830,24 @@ pub(super) fn private_len(len: &TokenStream, name: &str) -> TokenStream {
         }
         __n.min(u32::MAX as usize) as u32
     })
+}
+
+/// Whether `range` has literal bounds less than a warp (32) apart: too short a loop to give
+/// threads of a block.
+fn short_literal_range(range: &syn::ExprRange) -> bool {
+    let lit = |e: &Option<Box<Expr>>| -> Option<i128> {
+        match e.as_deref() {
+            Some(Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(i),
+                ..
+            })) => i.base10_parse().ok(),
+            _ => None,
+        }
+    };
+    match (lit(&range.start), lit(&range.end)) {
+        (Some(a), Some(b)) => b - a < 32,
+        _ => false,
+    }
 }
 
 /// Whether `let` statement `l` holds a loop (in its initialiser or its `else`).

@@ -72,7 +72,7 @@ pub(super) fn translate(
         scopes: vec![HashMap::new()],
         region_reductions: region_reductions.to_vec(),
         counter: 0,
-        vector_next: None,
+        vector_next: Vec::new(),
         ret: None,
         device,
     };
