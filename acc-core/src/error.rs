@@ -153,6 +153,14 @@ pub enum Error {
         /// What is not supported, and where.
         what: String,
     },
+    /// A launch that returned before the device ran it (its accesses not proven in bounds,
+    /// its status words checked at the device's next synchronization) stopped with `error`.
+    EarlierLaunch {
+        /// The region, as its kernel names it (`needle at src/nw.rs:78:12`).
+        kernel: String,
+        /// What stopped it.
+        error: Box<Error>,
+    },
     /// `ACC_AUTOCOMPARE=abort`: a region's result on its device differs from its host twin's.
     AutocompareMismatch {
         /// The region, the variable, the first differing element and how many differ.
@@ -223,6 +231,24 @@ impl fmt::Display for Error {
                 "index out of bounds: the len is {len} but the index is {index} (array `{array}`)"
             ),
             Error::Unsupported { what } => write!(f, "not supported: {what}"),
+            Error::EarlierLaunch { kernel, error } => {
+                // Kernels are named `function at file:line:column` (or `function_line_gpu`).
+                let region = if let Some((function, at)) = kernel.split_once(" at ") {
+                    format!("the region in `{function}` at {at}")
+                } else if let Some((function, line)) = kernel
+                    .strip_suffix("_gpu")
+                    .and_then(|k| k.rsplit_once('_'))
+                    .filter(|(_, line)| line.parse::<u32>().is_ok())
+                {
+                    format!("the region in `{function}` at line {line}")
+                } else {
+                    format!("the region of kernel `{kernel}`")
+                };
+                write!(
+                    f,
+                    "{error} in {region}, found when the device next synchronized (a region whose accesses are not proven in bounds returns before the device runs it, and reports what stopped it at the next transfer, wait or waiting launch)"
+                )
+            }
             Error::AutocompareMismatch { what } => f.write_str(what),
         }
     }

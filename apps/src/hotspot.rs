@@ -50,10 +50,8 @@ fn single_iteration(
                 let e = if c == col - 1 { col - 1 } else { c + 1 };
                 let delta = step_cap
                     * (power[r * col + c]
-                        + (temp[s * col + c] + temp[n * col + c] - 2.0 * temp[r * col + c])
-                            * r_ry
-                        + (temp[r * col + e] + temp[r * col + w] - 2.0 * temp[r * col + c])
-                            * r_rx
+                        + (temp[s * col + c] + temp[n * col + c] - 2.0 * temp[r * col + c]) * r_ry
+                        + (temp[r * col + e] + temp[r * col + w] - 2.0 * temp[r * col + c]) * r_rx
                         + (AMB_TEMP - temp[r * col + c]) * r_rz);
                 result[r * col + c] = temp[r * col + c] + delta;
             }
@@ -125,9 +123,15 @@ type Step = fn(&mut [f64], &[f64], &[f64], usize, usize, f64, (f64, f64, f64));
 
 /// Each spelling of the step: its name and function.
 const SPELLINGS: [(&str, Step); 3] = [
-    ("kernels, loop independent x2 (as written)", single_iteration),
+    (
+        "kernels, loop independent x2 (as written)",
+        single_iteration,
+    ),
     ("parallel loop collapse(2)", single_iteration_collapsed),
-    ("parallel loop gang / loop vector", single_iteration_gang_vector),
+    (
+        "parallel loop gang / loop vector",
+        single_iteration_gang_vector,
+    ),
 ];
 
 /// Times each spelling of the step over the same steps in one data region (after one warm-up
@@ -141,7 +145,13 @@ pub fn spellings(large: bool) -> Result<Vec<(&'static str, std::time::Duration)>
     let mut first: Option<Vec<f64>> = None;
     for (name, step) in SPELLINGS {
         let (mut temp, mut result) = (start.clone(), vec![0.0; n * n]);
-        let time = spelling_time(step, (&mut temp, &mut result, &power), (n, steps), step_cap, r);
+        let time = spelling_time(
+            step,
+            (&mut temp, &mut result, &power),
+            (n, steps),
+            step_cap,
+            r,
+        );
         match &first {
             None => first = Some(temp),
             Some(want) => {

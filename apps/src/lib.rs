@@ -18,18 +18,11 @@
 use std::time::Duration;
 
 pub mod hotspot;
-// Programs being ported: each behind its own feature until it is verified on every device.
-#[cfg(feature = "kmeans")]
 pub mod kmeans;
-#[cfg(feature = "lavamd")]
 pub mod lavamd;
-#[cfg(feature = "lud")]
 pub mod lud;
-#[cfg(feature = "nw")]
 pub mod nw;
-#[cfg(feature = "pathfinder")]
 pub mod pathfinder;
-#[cfg(feature = "srad")]
 pub mod srad;
 
 /// What one run of a program gives.
@@ -69,24 +62,15 @@ macro_rules! program {
 
 /// Every program of the suite.
 pub fn programs() -> Vec<Program> {
-    #[allow(unused_mut)]
-    let mut all = vec![program!(
-        hotspot,
-        "Rodinia 3.1, OpenACC version (hotspot.c)"
-    )];
-    #[cfg(feature = "kmeans")]
-    all.push(program!(kmeans, kmeans::ORIGIN));
-    #[cfg(feature = "lavamd")]
-    all.push(program!(lavamd, lavamd::ORIGIN));
-    #[cfg(feature = "lud")]
-    all.push(program!(lud, lud::ORIGIN));
-    #[cfg(feature = "nw")]
-    all.push(program!(nw, nw::ORIGIN));
-    #[cfg(feature = "pathfinder")]
-    all.push(program!(pathfinder, pathfinder::ORIGIN));
-    #[cfg(feature = "srad")]
-    all.push(program!(srad, srad::ORIGIN));
-    all
+    vec![
+        program!(hotspot, "Rodinia 3.1, OpenACC version (hotspot.c)"),
+        program!(kmeans, kmeans::ORIGIN),
+        program!(lavamd, lavamd::ORIGIN),
+        program!(lud, lud::ORIGIN),
+        program!(nw, nw::ORIGIN),
+        program!(pathfinder, pathfinder::ORIGIN),
+        program!(srad, srad::ORIGIN),
+    ]
 }
 
 /// The largest difference between `got` and `want` relative to `want`'s magnitude, or an

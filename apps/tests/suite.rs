@@ -84,37 +84,31 @@ fn hotspot() {
     on_each_device("hotspot");
 }
 
-#[cfg(feature = "kmeans")]
 #[test]
 fn kmeans() {
     on_each_device("kmeans");
 }
 
-#[cfg(feature = "lavamd")]
 #[test]
 fn lavamd() {
     on_each_device("lavamd");
 }
 
-#[cfg(feature = "lud")]
 #[test]
 fn lud() {
     on_each_device("lud");
 }
 
-#[cfg(feature = "nw")]
 #[test]
 fn nw() {
     on_each_device("nw");
 }
 
-#[cfg(feature = "pathfinder")]
 #[test]
 fn pathfinder() {
     on_each_device("pathfinder");
 }
 
-#[cfg(feature = "srad")]
 #[test]
 fn srad() {
     on_each_device("srad");

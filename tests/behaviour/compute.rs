@@ -622,6 +622,56 @@ fn out_of_range_indices_panic_at_the_region() {
     });
 }
 
+/// The same copy with its arrays present: a launch that need not wait (nothing to copy back).
+#[acc::offload]
+fn shifted_copy_present(a: &Vec<f32>, b: &mut Vec<f32>, shift: usize) {
+    #[acc::data(copyin(a), copy(b))]
+    {
+        #[acc::parallel_loop(present(a, b))]
+        for i in 0..b.len() {
+            b[i] = a[i + shift];
+        }
+        // Another launch after the one that stops: it runs, and the error still names the
+        // first.
+        #[acc::parallel_loop(present(b))]
+        for i in 0..b.len() {
+            b[i] += 1.0;
+        }
+    }
+}
+
+/// An index out of range in a region whose arrays are present: on nvidia the launch returns
+/// before the GPU runs it (its accesses are not proven in bounds) and the device reports the
+/// error at its next synchronization, here the data region's end, naming the region; the
+/// other devices stop at the region. Every device gives Rust's message.
+#[test]
+fn out_of_range_indices_of_present_arrays_panic_by_the_data_regions_end() {
+    on_each_device(|ty| {
+        let a = vec![1.0f32; 100];
+        let mut b = vec![0.0f32; 100];
+        shifted_copy_present(&a, &mut b, 0);
+        assert!(b.iter().all(|&x| x == 2.0), "on {ty}");
+        let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            shifted_copy_present(&a, &mut b, 3)
+        }))
+        .unwrap_err();
+        let msg = crate::devices::panic_message(&*err);
+        assert!(
+            msg.contains("index out of bounds: the len is 100 but the index is 10"),
+            "on {ty}: {msg}"
+        );
+        if ty == DeviceType::Nvidia {
+            assert!(
+                msg.contains("in the region in `shifted_copy_present` at tests/behaviour/compute.rs:"),
+                "on {ty}: {msg}"
+            );
+        }
+        // The device is usable afterwards.
+        shifted_copy_present(&a, &mut b, 0);
+        assert!(b.iter().all(|&x| x == 2.0), "on {ty}");
+    });
+}
+
 const TAPS: usize = 3;
 
 #[acc::parallel_loop(copyin(x), copyout(y))]

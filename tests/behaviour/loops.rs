@@ -919,3 +919,52 @@ fn filters_stage_their_weights() {
         });
     }
 }
+
+/// In `kernels` a `loop vector` without `independent` is `auto` (3.3 section 2.9.6): a dot
+/// product into a scalar of the gang's iteration without a reduction clause is recognized as
+/// the reduction it is (Rodinia's lud writes it so; shared among a gang's threads without one,
+/// the sum raced); a recurrence, which is no reduction, runs in order in each thread.
+#[acc::offload]
+fn row_dots(a: &[f64], x: &[f64], y: &mut [f64], z: &mut [f64], n: usize) {
+    #[acc::kernels_loop(independent, gang, copyin(a, x), copyout(y))]
+    for i in 0..n {
+        let mut sum = 0.0;
+        #[acc::r#loop(vector(length: 32))]
+        for k in 0..n {
+            sum += a[i * n + k] * x[k];
+        }
+        y[i] = sum;
+    }
+    #[acc::kernels(copyin(a), copyout(z))]
+    {
+        #[acc::r#loop(independent, gang)]
+        for i in 0..n {
+            let mut s = 0.0;
+            #[acc::r#loop(vector)]
+            for k in 0..n {
+                s = s * 0.5 + a[i * n + k];
+            }
+            z[i] = s;
+        }
+    }
+}
+
+#[test]
+fn a_kernels_vector_loop_without_independent_is_auto() {
+    on_each_device(|ty| {
+        let n = 300;
+        let a: Vec<f64> = (0..n * n).map(|k| ((k * 7) % 13) as f64 - 6.0).collect();
+        let x: Vec<f64> = (0..n).map(|k| 1.0 / (1.0 + k as f64)).collect();
+        let (mut y, mut z) = (vec![0.0; n], vec![0.0; n]);
+        row_dots(&a, &x, &mut y, &mut z, n);
+        for i in 0..n {
+            let (mut dot, mut s) = (0.0, 0.0);
+            for k in 0..n {
+                dot += a[i * n + k] * x[k];
+                s = s * 0.5 + a[i * n + k];
+            }
+            assert!((y[i] - dot).abs() <= 1e-12 * dot.abs().max(1.0), "row {i} on {ty}");
+            assert_eq!(z[i], s, "row {i} on {ty}");
+        }
+    });
+}

@@ -83,6 +83,13 @@ pub trait GpuDriver {
     fn wide_usize(&self) -> bool;
     /// The device's grid limits.
     fn grid_limits(&self) -> GridLimits;
+    /// Whether a launch whose only readback would be its status words (its accesses not
+    /// proven in bounds) may return before the device ran it: the driver then checks them at
+    /// its next synchronization and reports what stopped the launch as
+    /// [`crate::Error::EarlierLaunch`]. Otherwise such a launch waits.
+    fn checks_status_later(&self) -> bool {
+        false
+    }
     /// Lowers and loads `variant` of `kernel`.
     fn compile(&self, kernel: &Kernel, variant: Variant) -> Result<Self::Compiled>;
     /// The layout of a compiled kernel.
@@ -212,9 +219,15 @@ pub fn launch<D: GpuDriver>(
         }
     };
     // A launch that copies nothing (every array present) and brings nothing back (no
-    // reduction, no value, no status it could set: its accesses proven in bounds) returns
-    // without waiting.
-    let deferred = !copied && !layout.reads_back() && found.in_bounds;
+    // reduction, no value, and no status it could set: its accesses proven in bounds, or
+    // checked by the driver later) returns without waiting.
+    let deferred = !copied
+        && !layout.reads_back_values()
+        && if layout.status_used {
+            driver.checks_status_later()
+        } else {
+            found.in_bounds
+        };
     let memo = &mut *memo;
     let grid = match memo
         .dispatches

@@ -177,7 +177,12 @@ impl LaunchLayout {
     /// Whether anything of a launch comes back to the host besides arrays: reductions, the
     /// region's value, or status words the kernel may have set.
     pub fn reads_back(&self) -> bool {
-        self.reads_locals() || self.host_partials().next().is_some() || self.status_used
+        self.reads_back_values() || self.status_used
+    }
+
+    /// Whether values come back to the host from a launch: reductions, the region's value.
+    pub fn reads_back_values(&self) -> bool {
+        self.reads_locals() || self.host_partials().next().is_some()
     }
 
     /// Whether every entry point runs on one thread.

@@ -9,6 +9,7 @@
 
 mod buffer;
 mod compile;
+mod deferred_checks;
 mod dispatch;
 mod graph;
 mod memory;

@@ -13,6 +13,7 @@ use acc_core::{DeviceType, Error, Result};
 
 use super::buffer::{self, Buffer};
 use super::compile;
+use super::deferred_checks::DeferredChecks;
 use super::memory::{keep_pool_memory, Pinned, QueuedUploads, Staging};
 use super::module_cache;
 use super::recorded::{self, Recorder};
@@ -42,6 +43,8 @@ enum Partials {
 
 /// A kernel's variant loaded on the device, with the scratch memory its launches reuse.
 pub struct Loaded {
+    /// The kernel as the region built it (for the errors its deferred checks report).
+    kernel: Arc<Kernel>,
     lowered: Lowered,
     /// Its module: loaded, or compiling on a thread of its own ([`compile::Job`]).
     job: Arc<compile::Job>,
@@ -97,6 +100,9 @@ pub struct CudaDevice {
     kernels: acc_core::gpu::KernelCache<Loaded>,
     /// One launch at a time, with what it uses ([`LaunchState`]).
     launching: Mutex<LaunchState>,
+    /// The status words of launches checked at the next synchronization (taken inside the
+    /// launch lock, and alone after a synchronization).
+    checks: Mutex<DeferredChecks>,
     /// The staging buffers of transfers: a lock of its own, taken last (the present table
     /// transfers while holding its own lock, and a launch looks data up in the table).
     staging: Mutex<Staging>,
@@ -186,6 +192,7 @@ impl CudaDevice {
                 values: Vec::new(),
                 params: Vec::new(),
             }),
+            checks: Mutex::new(DeferredChecks::new()),
             staging: Mutex::new(Staging::new()),
             queued_uploads: Mutex::new(QueuedUploads::default()),
             queues: Mutex::new(HashMap::new()),
@@ -215,15 +222,24 @@ impl CudaDevice {
         Ok(())
     }
 
-    /// Waits for launches on the device's own stream that returned before the GPU ran them.
+    /// Waits for launches on the device's own stream that returned before the GPU ran them,
+    /// and reports the first of this thread's that stopped ([`DeferredChecks`]).
     fn settle_main(&self) -> Result<()> {
+        // Counted before the recorded launches are submitted: each counted one has run once
+        // the stream is synchronized.
+        let covered = self.deferred_checks().listed();
         self.flush()?;
-        if self.recorder.pending.swap(false, Ordering::AcqRel) {
+        if self.recorder.pending.swap(false, Ordering::AcqRel) || covered > 0 {
             self.stream
                 .synchronize()
                 .map_err(|e| cuda_error("waiting for earlier kernels", e))?;
         }
-        Ok(())
+        self.deferred_checks().check(covered, &self.name)
+    }
+
+    /// The status words of launches checked at a later synchronization.
+    fn deferred_checks(&self) -> std::sync::MutexGuard<'_, DeferredChecks> {
+        self.checks.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The stream of async queue `n`, made the first time.
@@ -604,6 +620,10 @@ impl DeviceMemory for CudaDevice {
         // keeps that from depending on how the driver frees).
         if let Err(e) = self.settle() {
             acc_core::observe::notify(acc_core::observe::Notify::Alloc, || format!("cuda: {e}"));
+            // Reported by the device's next synchronization that can.
+            if matches!(e, Error::EarlierLaunch { .. }) {
+                self.deferred_checks().keep(e);
+            }
         }
         self.buffers
             .lock()

@@ -201,6 +201,18 @@ fn prepare_body(
         RegionBody::Block(b) => super::iterators::lower_in_stmts(&mut b.stmts),
         RegionBody::Loop(f) => super::iterators::lower_loop(f),
     }
+    // Reductions of the `worker` and `vector` loops inside a `kernels` region's loops.
+    if compute == ComputeKind::Kernels {
+        let found = match &mut body {
+            RegionBody::Block(b) => {
+                super::recognized_reductions::recognize_nested(&mut b.stmts, false)
+            }
+            RegionBody::Loop(f) => {
+                super::recognized_reductions::recognize_nested(&mut f.body.stmts, true)
+            }
+        };
+        ctx.recognized.extend(found);
+    }
     let mut stmts: Vec<Stmt> = match &body {
         RegionBody::Block(b) => b.stmts.clone(),
         RegionBody::Loop(f) => vec![Stmt::Expr(Expr::ForLoop(f.clone()), None)],

@@ -75,6 +75,64 @@ pub fn recognize(stmts: &mut [Stmt]) -> Vec<String> {
     names
 }
 
+/// Adds the recognized reductions to the `worker` and `vector` loops nested in `stmts` (not
+/// `seq` ones): in `kernels`, such a loop without `independent` is `auto` (3.3 section 2.9.6),
+/// and a sum it computes into a scalar of the enclosing iteration is the reduction nvc finds
+/// there (Rodinia's lud writes `loop vector` over a dot product without a reduction clause).
+/// `stmts` are a region's (whose top-level loops are [`recognize`]'s) or, `in_loop`, a loop's
+/// body. Returns the names.
+pub fn recognize_nested(stmts: &mut [Stmt], in_loop: bool) -> Vec<String> {
+    struct Nested {
+        names: Vec<String>,
+    }
+    impl syn::visit_mut::VisitMut for Nested {
+        fn visit_expr_for_loop_mut(&mut self, f: &mut syn::ExprForLoop) {
+            syn::visit_mut::visit_expr_for_loop_mut(self, f);
+            let Some(at) = f
+                .attrs
+                .iter()
+                .position(|a| attrs::directive_of(a) == Some(DirectiveKind::Loop))
+            else {
+                return;
+            };
+            let Ok(d) = crate::directive::parsed::of_attr(DirectiveKind::Loop, &f.attrs[at]) else {
+                return;
+            };
+            if d.has(C::Seq) || !(d.has(C::Vector) || d.has(C::Worker)) {
+                return;
+            }
+            let named: HashSet<String> = d
+                .clauses
+                .iter()
+                .filter(|c| matches!(c.name, C::Reduction | C::Private))
+                .flat_map(|c| c.vars().iter().map(|v| v.name.to_string()))
+                .collect();
+            let found = found_in(f, &named);
+            if found.is_empty() {
+                return;
+            }
+            self.names.extend(found.iter().map(|(n, _)| n.clone()));
+            let clauses = clauses(&found);
+            let args = attrs::attr_args(&f.attrs[at]).unwrap_or_default();
+            let path = f.attrs[at].path().clone();
+            let sep = if args.is_empty() { quote!() } else { quote!(,) };
+            f.attrs[at] = syn::parse_quote!(#[#path(#args #sep #(#clauses),*)]);
+        }
+    }
+    let mut v = Nested { names: Vec::new() };
+    for st in stmts {
+        // Only loops inside the region's own loops: its top-level ones are [`recognize`]'s.
+        if let (false, Stmt::Expr(Expr::ForLoop(f), _)) = (in_loop, &mut *st) {
+            for s in &mut f.body.stmts {
+                syn::visit_mut::VisitMut::visit_stmt_mut(&mut v, s);
+            }
+        } else {
+            syn::visit_mut::VisitMut::visit_stmt_mut(&mut v, st);
+        }
+    }
+    v.names
+}
+
 /// The reductions `kernels` recognizes in loop `f` (see the module docs), but for the names in
 /// `named` (those the loop's clauses already give a data attribute).
 fn found_in(f: &syn::ExprForLoop, named: &HashSet<String>) -> Vec<(String, RedOp)> {
@@ -208,11 +266,40 @@ impl Updates {
     /// (`None` when it is not an update, or its operand reads the name too), with the operand
     /// recorded as other uses; `None` when `e` is not such an assignment.
     fn update(&mut self, e: &Expr) -> Option<(String, Option<RedOp>)> {
+        // `s -= e` and `s = s - e` subtract from a sum: a `+` reduction (the private copy
+        // starts at 0 and the partials are added), as C compilers read it.
+        if let Some((name, operand)) = subtraction(e) {
+            self.visit_expr(operand);
+            let op = (!mentions(operand, &name)).then_some(RedOp::Add);
+            return Some((name, op));
+        }
         let a = assignment(e)?;
         let name = name_of(a.target)?;
         self.visit_expr(a.operand);
         let op = a.op.filter(|_| !mentions(a.operand, &name));
         Some((name, op))
+    }
+}
+
+/// `s -= e` or `s = s - e` of a plain name `s`: the name and `e`.
+fn subtraction(e: &Expr) -> Option<(String, &Expr)> {
+    match strip(e) {
+        Expr::Binary(b) if matches!(b.op, syn::BinOp::SubAssign(_)) => {
+            Some((name_of(&b.left)?, &*b.right))
+        }
+        Expr::Assign(a) => {
+            let name = name_of(&a.left)?;
+            match strip(&a.right) {
+                Expr::Binary(b)
+                    if matches!(b.op, syn::BinOp::Sub(_))
+                        && name_of(&b.left).as_deref() == Some(name.as_str()) =>
+                {
+                    Some((name, &*b.right))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
 
@@ -264,5 +351,54 @@ impl<'ast> Visit<'ast> for Updates {
         if let Some(i) = p.path.get_ident() {
             self.other.insert(i.to_string());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::ToTokens;
+
+    fn block(src: &str) -> Vec<Stmt> {
+        syn::parse_str::<syn::Block>(src).expect("a block").stmts
+    }
+
+    fn text(stmts: &[Stmt]) -> String {
+        stmts
+            .iter()
+            .map(|s| s.to_token_stream().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn a_sum_the_loop_only_adds_to_or_subtracts_from_is_a_sum() {
+        let mut s = block("{ for i in 0..n { t -= x[i]; } for i in 0..n { u = u - x[i]; } }");
+        assert_eq!(recognize(&mut s), ["t", "u"]);
+        let out = text(&s);
+        assert!(out.contains("reduction (+ : t)"), "{out}");
+        assert!(out.contains("reduction (+ : u)"), "{out}");
+        // `u = x[i] - u` is no reduction.
+        let mut s = block("{ for i in 0..n { u = x[i] - u; } }");
+        assert!(recognize(&mut s).is_empty());
+    }
+
+    #[test]
+    fn vector_loops_inside_a_regions_loops_get_their_sums() {
+        let src = "{ for j in 0..n { let mut sum = a[j]; \
+                   #[acc::r#loop(vector(length: 32))] for k in 0..j { sum -= a[k] * b[k]; } \
+                   #[acc::r#loop(seq)] for k in 0..j { sum += a[k]; } \
+                   a[j] = sum; } }";
+        let mut s = block(src);
+        assert_eq!(recognize_nested(&mut s, false), ["sum"]);
+        let out = text(&s);
+        assert!(
+            out.contains("vector (length : 32) , reduction (+ : sum)"),
+            "{out}"
+        );
+        // The `seq` loop keeps its clauses.
+        assert!(out.contains("r#loop (seq)"), "{out}");
+        // A loop without `vector` or `worker` is not shared: left as it is.
+        let mut s = block("{ for j in 0..n { let mut s = 0.0; #[acc::r#loop] for k in 0..n { s += a[k]; } a[j] = s; } }");
+        assert!(recognize_nested(&mut s, false).is_empty());
     }
 }

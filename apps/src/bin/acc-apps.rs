@@ -264,7 +264,10 @@ fn spellings(a: &Args, failed: &mut bool) {
         acc::set_device_type(ty);
         match acc_apps::hotspot::spellings(a.large) {
             Ok(times) => {
-                let best = times.iter().map(|t| secs(t.1)).fold(f64::INFINITY, f64::min);
+                let best = times
+                    .iter()
+                    .map(|t| secs(t.1))
+                    .fold(f64::INFINITY, f64::min);
                 for (name, t) in times {
                     println!(
                         "hotspot step on {ty}, {name}: {:.4} s, {:.2}x the best spelling",

@@ -36,6 +36,9 @@ impl GpuDriver for CudaDevice {
     fn wide_usize(&self) -> bool {
         true
     }
+    fn checks_status_later(&self) -> bool {
+        true
+    }
     fn grid_limits(&self) -> GridLimits {
         GridLimits {
             threads: BLOCK_SIZE,
@@ -118,6 +121,7 @@ impl GpuDriver for CudaDevice {
             });
         }
         Ok(Loaded {
+            kernel: Arc::new(kernel.clone()),
             lowered,
             job,
             scratch: Mutex::new(Scratch {
@@ -154,6 +158,8 @@ impl GpuDriver for CudaDevice {
             recording: None,
             kept: None,
             plain: false,
+            later: None,
+            checked_later: false,
             timed: None,
         })
     }
@@ -251,8 +257,22 @@ pub struct CudaLaunch<'a> {
     /// A launch that need not wait, on the device's stream, untimed, without region locals:
     /// one the recorder may take, and one that can be made again (set in `ready`).
     plain: bool,
+    /// The slot of status words checked at the device's next synchronization
+    /// ([`DeferredChecks`](crate::cuda::deferred_checks::DeferredChecks)), until the launch is
+    /// listed there; such a launch is not made again.
+    later: Option<usize>,
+    checked_later: bool,
     /// `ACC_TIME`: an event before the kernels.
     timed: Option<cudarc::driver::CudaEvent>,
+}
+
+impl Drop for CudaLaunch<'_> {
+    fn drop(&mut self) {
+        // A launch that failed before it was submitted gives its slot back.
+        if let Some(slot) = self.later.take() {
+            self.dev.deferred_checks().abandon(slot);
+        }
+    }
 }
 
 impl CudaLaunch<'_> {
@@ -311,6 +331,18 @@ impl GpuLaunch for CudaLaunch<'_> {
         // behind recorded ones. Any other launch first submits those, in order.
         let rec = &dev.recorder;
         rec.check()?;
+        // A deferred launch that may set status words (its accesses not proven in bounds)
+        // writes them into a slot of its own, checked at the next synchronization; on an async
+        // queue, or with every slot taken, it waits as before.
+        let layout = &loaded.lowered.layout;
+        let mut later = None;
+        if deferred && layout.status_used && matches!(self.order.queue, Queue::Sync) {
+            later = dev.deferred_checks().take(&dev.ctx)?;
+        }
+        let deferred = deferred && (!layout.status_used || later.is_some());
+        self.later = later.map(|(slot, _)| slot);
+        self.checked_later = later.is_some();
+        let later = later.map(|(_, address)| address);
         self.plain = deferred
             && matches!(self.order.queue, Queue::Sync)
             && loaded.lowered.layout.locals_size == 0
@@ -341,7 +373,9 @@ impl GpuLaunch for CudaLaunch<'_> {
         }
         let mut scratch = loaded.scratch.lock().unwrap_or_else(|e| e.into_inner());
         let state = &mut *self.state;
-        state.values.push(state.status.device_address());
+        state
+            .values
+            .push(later.unwrap_or_else(|| state.status.device_address()));
         state
             .values
             .push(scratch.locals.as_ref().map_or(0, |b| dev.address(b)));
@@ -475,7 +509,10 @@ impl GpuLaunch for CudaLaunch<'_> {
     fn replay(&mut self) -> Option<Box<dyn Any + Send>> {
         // Only a launch `ready` could record: on the device's stream, untimed, without region
         // locals (their buffer is cleared before each launch).
-        let dispatches = self.kept.take().filter(|_| self.plain)?;
+        let dispatches = self
+            .kept
+            .take()
+            .filter(|_| self.plain && !self.checked_later)?;
         Some(Box::new(Kept {
             loaded: Arc::clone(&self.loaded),
             dispatches,
@@ -490,6 +527,10 @@ impl GpuLaunch for CudaLaunch<'_> {
                 job: Arc::clone(&self.loaded.job),
                 dispatches,
             });
+        }
+        // Submitted or recorded: listed for the next synchronization to check.
+        if let Some(slot) = self.later.take() {
+            dev.deferred_checks().commit(slot, &self.loaded.kernel);
         }
         if let Some(start) = self.timed.take() {
             if let Some(end) = dev.timing_event(self.stream()) {
@@ -522,10 +563,14 @@ impl GpuLaunch for CudaLaunch<'_> {
             }
             return Ok(None);
         }
+        // Every listed launch was submitted before this one (the launch lock orders them, and
+        // `ready` submitted the recorded ones): each has run once the stream is synchronized.
+        let covered = dev.deferred_checks().listed();
         dev.stream
             .synchronize()
             .map_err(|e| cuda_error("running a kernel", e))?;
         dev.recorder.pending.store(false, Ordering::Release);
+        dev.deferred_checks().check(covered, &dev.name)?;
         for (p, t, back) in &self.copies {
             if let (true, Arg::Write(d)) = (*back, &mut args[*p as usize]) {
                 if !d.is_empty() {

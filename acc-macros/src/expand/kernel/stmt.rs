@@ -511,7 +511,8 @@ impl Tr {
         let schedule = if parallel {
             self.parallel_schedule(dir.as_ref(), &levels, body_stmts)
         } else {
-            inner_schedule(dir.as_ref(), in_parallel, vector_here)
+            let shared = in_parallel && self.may_share(dir.as_ref(), &levels, body_stmts);
+            inner_schedule(dir.as_ref(), shared, vector_here)
         };
         let reductions = self.loop_reductions(dir.as_ref(), parallel, body_stmts);
         let privates = self.loop_privates(dir.as_ref(), body_stmts)?;
@@ -779,6 +780,29 @@ impl Tr {
             _ => false,
         };
         independent.then_some(f as *const syn::ExprForLoop as usize)
+    }
+
+    /// Whether an inner `worker` or `vector` loop may share its iterations among a gang's
+    /// threads: in `parallel` (and routines), unless it says `auto`; in `kernels` (where a loop without
+    /// `independent` or `seq` is `auto`, 3.3 section 2.9.6) or with `auto`, only where it says
+    /// `independent` or the dependence test proves its iterations independent, its own
+    /// reductions and the region's set apart. (Rodinia's lud writes `loop vector` over a dot
+    /// product without a reduction clause in `kernels`: shared, its sum raced.)
+    fn may_share(&self, dir: Option<&Directive>, levels: &[Level], body: &[Stmt]) -> bool {
+        let has = |c| dir.is_some_and(|d| d.general(c).next().is_some());
+        if has(C::Independent) || (self.compute != ComputeKind::Kernels && !has(C::Auto)) {
+            return true;
+        }
+        let mut reds: std::collections::HashSet<String> = self
+            .region_reductions
+            .iter()
+            .map(|(_, v)| v.to_string())
+            .collect();
+        for c in dir.into_iter().flat_map(|d| d.general(C::Reduction)) {
+            reds.extend(c.vars().iter().map(|v| v.name.to_string()));
+        }
+        levels.len() == 1
+            && crate::analysis::depend::provably_independent(&levels[0].0.to_string(), body, &reds)
     }
 
     pub(super) fn parallel(
