@@ -739,7 +739,11 @@ fn main() {
     if wanted("transfers") {
         let t: [Times; 4] = Default::default();
         let [mut a, mut b, mut c, mut d] = t;
-        transfers::transfers(reps.min(8).max(WARM_UP + 3), &cu, [&mut a, &mut b, &mut c, &mut d]);
+        transfers::transfers(
+            reps.min(8).max(WARM_UP + 3),
+            &cu,
+            [&mut a, &mut b, &mut c, &mut d],
+        );
         let bytes = transfers::BYTES as f64;
         let note = "  (reference: a copy from page-locked memory, the link's speed)";
         a.report("copyin, 256 MiB", bytes, note);

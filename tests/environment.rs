@@ -624,7 +624,10 @@ fn main() {
     // ACC_INFO: a nest of independent loops without level clauses runs a gang per outer
     // iteration, its threads along the inner loop; a short literal inner loop does not.
     for &ty in &types {
-        let out = run_child("nests", &[("ACC_DEVICE_TYPE", ty.name()), ("ACC_INFO", "1")]);
+        let out = run_child(
+            "nests",
+            &[("ACC_DEVICE_TYPE", ty.name()), ("ACC_INFO", "1")],
+        );
         assert!(out.contains("NESTS-OK"), "{ty}: {out}");
         if matches!(ty, DeviceType::Wgpu | DeviceType::Nvidia) {
             for (line, count) in [
@@ -634,7 +637,11 @@ fn main() {
                 ("loop `r`: gang vector: grid-stride", 1),
                 ("loop `k`: sequential, inside each ", 1),
             ] {
-                assert_eq!(out.matches(line).count(), count, "{ty}: {line:?} in:\n{out}");
+                assert_eq!(
+                    out.matches(line).count(),
+                    count,
+                    "{ty}: {line:?} in:\n{out}"
+                );
             }
         }
         passed += 1;

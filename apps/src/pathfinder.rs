@@ -5,14 +5,12 @@
 //! The original's directives: `parallel loop` on the column loop, kept, and `data
 //! create(src[0:cols]) copy(dst[0:cols], data[0:rows*cols])` around the time loop, kept but
 //! for `create(src)`, which is `copyout(src[0..cols])` here. After an odd number of steps
-//! (`rows` = 1000 makes 999) the `copy` buffer of `dst` is held by `src`, a `create` variable,
-//! when the region ends; C copies it out to the address the clause entered, but acc copies
-//! out only into the `copy`/`copyout` variables that hold a buffer then, and stops with "`dst`
-//! no longer holds the data its clause made present (moved or resized); its device copy was
-//! not copied out". With `copyout` both rows come back, whichever variable holds each: this
-//! also brings the newest row back after an odd number of steps, which the original leaves
-//! in the `create`d buffer, never copied to the host (it then prints host memory the device
-//! never wrote).
+//! (`rows` = 1000 makes 999) the variables hold each other's rows when the region ends; as in C,
+//! `dst` then gets the row it holds (the older one) and the newest, in the `create`d buffer, is
+//! never copied to the host (the original then prints host memory the device never wrote).
+//! With `copyout(src)` both rows come back, whichever variable holds each, and the port checks
+//! the newest. (acc refused the original's clauses at the region's end until issue 42:
+//! "`dst` no longer holds the data its clause made present".)
 //!
 //! The original's `wall(i, j)` macro is `data[i*rows+j]`, unparenthesised, so `wall(t+1, n)`
 //! reads `data[t + 1*rows + n]`; the port reads row `t + 1`, `data[(t + 1) * cols + n]`, as

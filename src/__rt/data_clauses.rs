@@ -180,6 +180,12 @@ pub fn host_mut<V: DataVarMut + ?Sized>(v: &mut V) -> HostMut<'_> {
 }
 
 impl HostMut<'_> {
+    /// Whether the variable still holds `addr..addr + bytes`.
+    fn holds(&self, addr: usize, bytes: usize) -> bool {
+        let start = self.bytes.as_ptr() as usize;
+        addr >= start && addr + bytes <= start + self.bytes.len()
+    }
+
     /// The part of the variable at `range`, if it still holds it.
     fn part(&mut self, addr: usize, bytes: usize) -> Option<&mut [u8]> {
         let start = self.bytes.as_ptr() as usize;
@@ -260,6 +266,17 @@ impl DataGuard {
             rank.push(k);
             k += e.clause.copies_out() as usize;
         }
+        // Each `copy`/`copyout` variable's own data, by its rank.
+        let own: Vec<(usize, usize)> = entries
+            .iter()
+            .filter(|(e, _)| e.clause.copies_out())
+            .map(|(e, _)| (e.var.range.addr, e.var.range.bytes))
+            .collect();
+        // Whether the `k`-th `copy`/`copyout` variable was swapped away from its own data.
+        let swapped = |h: &[HostMut<'_>], k: usize| {
+            own.get(k)
+                .is_some_and(|&(a, b)| h.get(k).is_some_and(|v| !v.holds(a, b)))
+        };
         let mut first_error = Ok(());
         // The reverse of entering.
         for (i, (e, counted)) in entries.iter().enumerate().rev() {
@@ -268,20 +285,42 @@ impl DataGuard {
             }
             let (addr, bytes) = (e.var.range.addr, e.var.range.bytes);
             let (host, release) = match (&mut hosts, e.clause.copies_out()) {
-                (Some(h), true) => match holder(h, rank[i], addr, bytes) {
-                    Some(host) => (Some(host), Release::Copyout),
-                    None => {
-                        if first_error.is_ok() {
-                            first_error = Err(acc_core::Error::Unsupported {
+                // Another clause's data (`create`, `copyin`) that a `copy`/`copyout` variable
+                // holds now, swapped with it: copied out into that variable, as C copies out
+                // what its pointer points to when the region ends.
+                (Some(h), false) => match h
+                    .iter()
+                    .position(|v| v.holds(addr, bytes))
+                    .filter(|&k| swapped(h, k))
+                {
+                    Some(k) => (h[k].part(addr, bytes), Release::Copyout),
+                    None => (None, Release::Delete),
+                },
+                (Some(h), true) => {
+                    // Swapped with a variable of another clause, whose data this one holds now
+                    // and gets (above); its own data is released, as in C.
+                    let traded = swapped(h, rank[i])
+                        && entries.iter().any(|(o, _)| {
+                            !o.clause.copies_out()
+                                && h.get(rank[i])
+                                    .is_some_and(|v| v.holds(o.var.range.addr, o.var.range.bytes))
+                        });
+                    match holder(h, rank[i], addr, bytes) {
+                        Some(host) => (Some(host), Release::Copyout),
+                        None if traded => (None, Release::Delete),
+                        None => {
+                            if first_error.is_ok() {
+                                first_error = Err(acc_core::Error::Unsupported {
                                 what: format!(
                                     "`{}` (at {}) no longer holds the data its clause made present (moved or resized); its device copy was not copied out",
                                     e.var.name, e.var.location
                                 ),
                             });
+                            }
+                            (None, Release::Delete)
                         }
-                        (None, Release::Delete)
                     }
-                },
+                }
                 _ => (None, Release::Delete),
             };
             let leave = Leave {

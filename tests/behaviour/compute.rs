@@ -662,7 +662,9 @@ fn out_of_range_indices_of_present_arrays_panic_by_the_data_regions_end() {
         );
         if ty == DeviceType::Nvidia {
             assert!(
-                msg.contains("in the region in `shifted_copy_present` at tests/behaviour/compute.rs:"),
+                msg.contains(
+                    "in the region in `shifted_copy_present` at tests/behaviour/compute.rs:"
+                ),
                 "on {ty}: {msg}"
             );
         }

@@ -809,6 +809,48 @@ fn arrays_swapped_inside_a_data_region() {
     });
 }
 
+/// A `copy` array swapped with a `create` one between sweeps (Rodinia's pathfinder swaps its
+/// rows so): at the region's end the `copy` variable gets the data of the buffer it holds then,
+/// as C copies out what its pointer points to, so it holds the last sweep on every device; the
+/// `create` array is scratch.
+#[acc::offload]
+fn swapped_with_scratch(a: &mut Vec<f64>, b: &mut Vec<f64>, steps: usize) {
+    let n = a.len();
+    #[acc::data(copy(a), create(b))]
+    {
+        for _ in 0..steps {
+            #[acc::parallel_loop(present(a, b))]
+            for i in 0..n {
+                b[i] = if i == 0 || i == n - 1 {
+                    a[i]
+                } else {
+                    0.5 * (a[i - 1] + a[i + 1])
+                };
+            }
+            std::mem::swap(a, b);
+        }
+    }
+}
+
+#[test]
+fn a_copy_array_swapped_with_a_create_one_gets_the_last_sweep() {
+    on_each_device(|ty| {
+        for steps in [1, 2, 3] {
+            let start: Vec<f64> = (0..500).map(|i| ((i * 7) % 13) as f64).collect();
+            let mut want = start.clone();
+            for _ in 0..steps {
+                let old = want.clone();
+                for i in 1..want.len() - 1 {
+                    want[i] = 0.5 * (old[i - 1] + old[i + 1]);
+                }
+            }
+            let (mut a, mut b) = (start.clone(), vec![0.0; 500]);
+            swapped_with_scratch(&mut a, &mut b, steps);
+            assert_eq!(a, want, "{steps} sweeps on {ty}");
+        }
+    });
+}
+
 /// The memory routines copy bytes at any offset (wgpu moves whole 4-byte words: the bytes
 /// around a copy keep their values), and device memory in the host's layout cannot hold
 /// elements a device widens (8-bit ones on wgpu).

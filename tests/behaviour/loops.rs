@@ -963,7 +963,10 @@ fn a_kernels_vector_loop_without_independent_is_auto() {
                 dot += a[i * n + k] * x[k];
                 s = s * 0.5 + a[i * n + k];
             }
-            assert!((y[i] - dot).abs() <= 1e-12 * dot.abs().max(1.0), "row {i} on {ty}");
+            assert!(
+                (y[i] - dot).abs() <= 1e-12 * dot.abs().max(1.0),
+                "row {i} on {ty}"
+            );
             assert_eq!(z[i], s, "row {i} on {ty}");
         }
     });
