@@ -291,8 +291,11 @@ pub fn run(row: usize, col: usize, steps: usize) -> Result<Outcome, String> {
     let t = Instant::now();
     compute_tran_temp(&mut result, steps, &mut temp, &power, row, col);
     let time = t.elapsed();
-    let mut want = start;
-    plain(&mut want, &power, row, col, steps);
+    let want = crate::plain_result("hotspot", (row, col, steps), || {
+        let mut want = start;
+        plain(&mut want, &power, row, col, steps);
+        want
+    });
     // The same f64 operations in the same order on every device.
     let worst = compare("hotspot temp", &temp, &want, 1e-12)?;
     Ok(Outcome {

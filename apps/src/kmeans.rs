@@ -253,7 +253,8 @@ pub fn run(npoints: usize) -> Result<Outcome, String> {
         &mut membership,
     );
     let time = t.elapsed();
-    let (want_clusters, want_membership) = plain(&feature, npoints);
+    let (want_clusters, want_membership) =
+        crate::plain_result("kmeans", npoints, || plain(&feature, npoints));
     if let Some(i) = (0..npoints).find(|&i| membership[i] != want_membership[i]) {
         return Err(format!(
             "kmeans membership[{i}] = {}, the plain loops give {}",

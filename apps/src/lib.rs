@@ -73,6 +73,36 @@ pub fn programs() -> Vec<Program> {
     ]
 }
 
+/// What the plain-Rust twin of `program` gives for the input `key` names: computed once per
+/// process and kept, since the benchmark runs each program several times on several devices
+/// and some twins take many seconds at the large sizes (kmeans, lud).
+pub fn plain_result<T: Clone + Send + 'static>(
+    program: &str,
+    key: impl std::fmt::Debug,
+    make: impl FnOnce() -> T,
+) -> T {
+    use std::any::Any;
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    type Kept = Mutex<HashMap<String, Box<dyn Any + Send>>>;
+    static KEPT: OnceLock<Kept> = OnceLock::new();
+    let name = format!("{program} {key:?}");
+    let kept = KEPT.get_or_init(Default::default);
+    if let Some(v) = kept
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&name)
+        .and_then(|b| b.downcast_ref::<T>())
+    {
+        return v.clone();
+    }
+    let v = make();
+    kept.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(name, Box::new(v.clone()));
+    v
+}
+
 /// The largest difference between `got` and `want` relative to `want`'s magnitude, or an
 /// error naming the first element that differs by more than `tolerance`.
 pub fn compare(what: &str, got: &[f64], want: &[f64], tolerance: f64) -> Result<f64, String> {

@@ -193,8 +193,11 @@ pub fn run(n: usize, penalty: i32) -> Result<Outcome, String> {
         penalty,
     );
     let time = t.elapsed();
-    let mut want = start;
-    plain(&mut want, &referrence, max_cols, penalty);
+    let want = crate::plain_result("nw", (n, penalty), || {
+        let mut want = start;
+        plain(&mut want, &referrence, max_cols, penalty);
+        want
+    });
     // Integer scores: the same on every device, element for element.
     if let Some(i) = (0..want.len()).find(|&i| input_itemsets[i] != want[i]) {
         return Err(format!(
