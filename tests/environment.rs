@@ -248,6 +248,28 @@ fn nests(a: &[f64], b: &mut [f64], c: &mut [f64], n: usize) {
     }
 }
 
+/// Two spellings ACC_INFO calls slow, each with what to write instead: a matrix product and a
+/// transpose as `collapse(2)` nests without `tile`.
+#[acc::offload]
+fn slow_spellings(a: &[f64], b: &mut [f64], c: &mut [f64], n: usize) {
+    #[acc::parallel_loop(collapse(2), copyin(a), copyout(b))]
+    for i in 0..n {
+        for j in 0..n {
+            let mut s = 0.0;
+            for m in 0..n {
+                s += a[i * n + m] * a[m * n + j];
+            }
+            b[i * n + j] = s;
+        }
+    }
+    #[acc::parallel_loop(collapse(2), copyin(a), copyout(c))]
+    for i in 0..n {
+        for j in 0..n {
+            c[j * n + i] = a[i * n + j];
+        }
+    }
+}
+
 /// What a child does, by `ACC_ENV_CASE`.
 fn child(case: &str) {
     match case {
@@ -315,6 +337,11 @@ fn child(case: &str) {
             nests(&a, &mut b, &mut c, n);
             assert!((0..n * n).all(|k| b[k] == 2.0 * a[k]));
             assert!((0..n * n).all(|k| c[k] == 2.0 * a[k] + if k % n < 4 { 1.0 } else { 0.0 }));
+            let (mut p, mut t) = (vec![0.0; n * n], vec![0.0; n * n]);
+            slow_spellings(&a, &mut p, &mut t, n);
+            assert!((0..n).all(|i| (0..n).all(|j| t[j * n + i] == a[i * n + j])));
+            let dot = |i: usize, j: usize| (0..n).map(|k| a[i * n + k] * a[k * n + j]).sum::<f64>();
+            assert!((0..n).all(|i| (0..n).all(|j| p[i * n + j] == dot(i, j))));
             println!("NESTS-OK");
         }
         "spilled" => {
@@ -636,6 +663,9 @@ fn main() {
                 ("loop `jj`: vector: shared by the 256 ", 1),
                 ("loop `r`: gang vector: grid-stride", 1),
                 ("loop `k`: sequential, inside each ", 1),
+                ("`tile(16, 16)` would stage those reads through shared memory", 1),
+                ("`tile(32, 32)` would give adjacent threads adjacent stores", 1),
+                ("slow as written", 2),
             ] {
                 assert_eq!(
                     out.matches(line).count(),

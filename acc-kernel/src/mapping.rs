@@ -255,12 +255,15 @@ fn grid_loop(
                 p.name
             )
         });
+    // A spelling known to be slow, and what to write instead.
+    let hint = super::tile::tile_hint(k, levels, body, w.shared_array_bytes)
+        .map_or(String::new(), |h| format!("; slow as written: {h}"));
     push(
         out,
         k,
         levels,
         format!(
-            "{}: grid-stride over {block}s of {threads} {thread}s, an iteration per {thread}{collapsed}{red}{private}",
+            "{}: grid-stride over {block}s of {threads} {thread}s, an iteration per {thread}{collapsed}{red}{private}{hint}",
             levels_of(sched)
         ),
     );

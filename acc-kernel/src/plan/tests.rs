@@ -185,7 +185,9 @@ fn a_warp_per_iteration_reduces_into_every_lane() {
             .expect("a gang entry");
         (
             e.short_vector,
-            e.phases.as_ref().is_some_and(|p| p.first_thread_reductions()),
+            e.phases
+                .as_ref()
+                .is_some_and(|p| p.first_thread_reductions()),
         )
     };
     let (warps, none) = (caps(Some(32)), caps(None));

@@ -11,6 +11,7 @@ mod expr;
 mod ndarray;
 mod routine;
 mod rust_forms;
+mod schedule;
 mod stmt;
 mod struct_values;
 mod translate;
@@ -461,6 +462,39 @@ pub fn has_device_type_sections(stmts: &[Stmt]) -> bool {
     for st in stmts {
         syn::visit::Visit::visit_stmt(&mut f, st);
     }
+    f.0
+}
+
+/// One level of a loop nest: its variable, the range's start and end, whether the range is
+/// inclusive, and the `.rev()` (`None`) and `.step_by(s)` applied to it, in order.
+pub(crate) type Level = (Ident, Box<Expr>, Box<Expr>, bool, Vec<Option<Expr>>);
+
+/// How many loops of the nest the directive's `collapse` or `tile` takes (1 without either).
+pub(crate) fn collapse_depth(dir: Option<&Directive>) -> usize {
+    dir.and_then(|d| {
+        d.clauses.iter().find_map(|c| match &c.args {
+            ClauseArgs::Collapse { n, .. } if c.device_types.is_none() => Some(*n),
+            ClauseArgs::Tile(s) if c.device_types.is_none() => Some(s.len()),
+            _ => None,
+        })
+    })
+    .unwrap_or(1)
+}
+
+/// Whether `let` statement `l` holds a loop (in its initialiser or its `else`).
+pub(crate) fn holds_a_loop(l: &syn::Local) -> bool {
+    struct Find(bool);
+    impl<'a> syn::visit::Visit<'a> for Find {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            if matches!(e, Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_)) {
+                self.0 = true;
+            } else {
+                syn::visit::visit_expr(self, e);
+            }
+        }
+    }
+    let mut f = Find(false);
+    syn::visit::Visit::visit_local(&mut f, l);
     f.0
 }
 
