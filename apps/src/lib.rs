@@ -24,6 +24,15 @@ pub mod lud;
 pub mod nw;
 pub mod pathfinder;
 pub mod srad;
+// Programs being ported: each behind its own feature until it is verified on every device.
+#[cfg(feature = "backprop")]
+pub mod backprop;
+#[cfg(feature = "bfs")]
+pub mod bfs;
+#[cfg(feature = "cg")]
+pub mod cg;
+#[cfg(feature = "ep")]
+pub mod ep;
 
 /// What one run of a program gives.
 #[derive(Clone, Debug)]
@@ -62,7 +71,8 @@ macro_rules! program {
 
 /// Every program of the suite.
 pub fn programs() -> Vec<Program> {
-    vec![
+    #[allow(unused_mut)]
+    let mut all = vec![
         program!(hotspot, "Rodinia 3.1, OpenACC version (hotspot.c)"),
         program!(kmeans, kmeans::ORIGIN),
         program!(lavamd, lavamd::ORIGIN),
@@ -70,7 +80,16 @@ pub fn programs() -> Vec<Program> {
         program!(nw, nw::ORIGIN),
         program!(pathfinder, pathfinder::ORIGIN),
         program!(srad, srad::ORIGIN),
-    ]
+    ];
+    #[cfg(feature = "backprop")]
+    all.push(program!(backprop, backprop::ORIGIN));
+    #[cfg(feature = "bfs")]
+    all.push(program!(bfs, bfs::ORIGIN));
+    #[cfg(feature = "cg")]
+    all.push(program!(cg, cg::ORIGIN));
+    #[cfg(feature = "ep")]
+    all.push(program!(ep, ep::ORIGIN));
+    all
 }
 
 /// What the plain-Rust twin of `program` gives for the input `key` names: computed once per

@@ -73,6 +73,10 @@ fn every_program_is_tested() {
         "nw",
         "pathfinder",
         "srad",
+        "backprop",
+        "bfs",
+        "cg",
+        "ep",
     ];
     for p in acc_apps::programs() {
         assert!(tested.contains(&p.name), "{} has no test here", p.name);
@@ -112,4 +116,28 @@ fn pathfinder() {
 #[test]
 fn srad() {
     on_each_device("srad");
+}
+
+#[cfg(feature = "backprop")]
+#[test]
+fn backprop() {
+    on_each_device("backprop");
+}
+
+#[cfg(feature = "bfs")]
+#[test]
+fn bfs() {
+    on_each_device("bfs");
+}
+
+#[cfg(feature = "cg")]
+#[test]
+fn cg() {
+    on_each_device("cg");
+}
+
+#[cfg(feature = "ep")]
+#[test]
+fn ep() {
+    on_each_device("ep");
 }
