@@ -248,6 +248,21 @@ fn nests(a: &[f64], b: &mut [f64], c: &mut [f64], n: usize) {
     }
 }
 
+/// A matrix-vector product as Rodinia's backprop writes its layers: `parallel loop` over rows,
+/// `loop reduction(+: s)` over a row, the sum stored after it (a gang per row on the GPUs).
+#[acc::offload]
+fn row_sums(a: &[f64], y: &mut [f64], n: usize) {
+    #[acc::parallel_loop(copyin(a), copyout(y))]
+    for row in 0..n {
+        let mut s = 0.0;
+        #[acc::r#loop(reduction(+: s))]
+        for col in 0..n {
+            s += a[row * n + col];
+        }
+        y[row] = 2.0 * s;
+    }
+}
+
 /// Two spellings ACC_INFO calls slow, each with what to write instead: a matrix product and a
 /// transpose as `collapse(2)` nests without `tile`.
 #[acc::offload]
@@ -342,6 +357,9 @@ fn child(case: &str) {
             assert!((0..n).all(|i| (0..n).all(|j| t[j * n + i] == a[i * n + j])));
             let dot = |i: usize, j: usize| (0..n).map(|k| a[i * n + k] * a[k * n + j]).sum::<f64>();
             assert!((0..n).all(|i| (0..n).all(|j| p[i * n + j] == dot(i, j))));
+            let mut y = vec![0.0; n];
+            row_sums(&a, &mut y, n);
+            assert!((0..n).all(|r| y[r] == 2.0 * (0..n).map(|c| a[r * n + c]).sum::<f64>()));
             println!("NESTS-OK");
         }
         "spilled" => {
@@ -666,6 +684,8 @@ fn main() {
                 ("`tile(16, 16)` would stage those reads through shared memory", 1),
                 ("`tile(32, 32)` would give adjacent threads adjacent stores", 1),
                 ("slow as written", 2),
+                ("loop `row`: gang: a ", 1),
+                ("loop `col`: vector: shared by the 256 ", 1),
             ] {
                 assert_eq!(
                     out.matches(line).count(),

@@ -24,11 +24,9 @@ pub mod lud;
 pub mod nw;
 pub mod pathfinder;
 pub mod srad;
-// Programs being ported: each behind its own feature until it is verified on every device.
-#[cfg(feature = "backprop")]
 pub mod backprop;
-#[cfg(feature = "bfs")]
 pub mod bfs;
+// Programs being ported: each behind its own feature until it is verified on every device.
 #[cfg(feature = "cg")]
 pub mod cg;
 #[cfg(feature = "ep")]
@@ -81,9 +79,7 @@ pub fn programs() -> Vec<Program> {
         program!(pathfinder, pathfinder::ORIGIN),
         program!(srad, srad::ORIGIN),
     ];
-    #[cfg(feature = "backprop")]
     all.push(program!(backprop, backprop::ORIGIN));
-    #[cfg(feature = "bfs")]
     all.push(program!(bfs, bfs::ORIGIN));
     #[cfg(feature = "cg")]
     all.push(program!(cg, cg::ORIGIN));

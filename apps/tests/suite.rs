@@ -118,13 +118,11 @@ fn srad() {
     on_each_device("srad");
 }
 
-#[cfg(feature = "backprop")]
 #[test]
 fn backprop() {
     on_each_device("backprop");
 }
 
-#[cfg(feature = "bfs")]
 #[test]
 fn bfs() {
     on_each_device("bfs");

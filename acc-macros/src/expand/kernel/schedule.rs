@@ -36,8 +36,10 @@ impl Tr {
 
     /// The loops in `body` (the body of a parallel loop without `gang`, `worker` or `vector`)
     /// that may be its vector loops, by their addresses in the syntax tree: the loops at the
-    /// body's top level, the other statements `let` bindings of plain expressions, each loop
-    /// over a range (not a literal one shorter than a warp) and its iterations independent:
+    /// body's top level, the other statements `let` bindings and assignments of names before
+    /// and between them and code without loops after the last (a matrix-vector product's
+    /// `y[i] = s`), each loop over a range (not a literal one shorter than a warp) and its
+    /// iterations independent:
     /// - in `kernels`, a loop without a directive whose iterations the dependence test
     ///   proves independent;
     /// - in `kernels` or `parallel`, a `loop` directive without `gang`, `worker`, `vector`,
@@ -51,11 +53,21 @@ impl Tr {
             return None;
         }
         let mut found = Vec::new();
+        // Code after the last loop (`y[i] = s`), which the gang's first thread runs.
+        let mut after = false;
         for st in body {
             match st {
                 // (An initialiser may hold a loop of its own: `let x = if c { for .. } ..`.)
                 Stmt::Local(l) if !holds_a_loop(l) => {}
-                Stmt::Expr(Expr::ForLoop(f), _) => found.push(self.inner_vector_loop(f)?),
+                Stmt::Expr(Expr::ForLoop(f), _) if !after => {
+                    found.push(self.inner_vector_loop(f)?)
+                }
+                // Before or between the loops, assignments of scalars every thread may make
+                // (`s = 0.0`); after the last, code without loops or jumps out of the
+                // iteration.
+                Stmt::Expr(e, _) if straight(e) && (assigns_a_name(e) || !found.is_empty()) => {
+                    after |= !assigns_a_name(e);
+                }
                 _ => return None,
             }
         }
@@ -174,6 +186,49 @@ impl Tr {
             }
         }
     }
+}
+
+/// Whether `e` assigns a plain name (`s = 0.0`, `s += 1.0`).
+fn assigns_a_name(e: &Expr) -> bool {
+    let target = match e {
+        Expr::Assign(a) => &*a.left,
+        Expr::Binary(b) if matches!(
+            b.op,
+            syn::BinOp::AddAssign(_)
+                | syn::BinOp::SubAssign(_)
+                | syn::BinOp::MulAssign(_)
+                | syn::BinOp::DivAssign(_)
+        ) =>
+        {
+            &*b.left
+        }
+        _ => return false,
+    };
+    matches!(target, Expr::Path(p) if p.path.get_ident().is_some())
+}
+
+/// Whether `e` holds no loop, no jump (`break`, `continue`, `return`, `?`) and no macro call.
+fn straight(e: &Expr) -> bool {
+    struct Find(bool);
+    impl<'a> syn::visit::Visit<'a> for Find {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            match e {
+                Expr::ForLoop(_)
+                | Expr::While(_)
+                | Expr::Loop(_)
+                | Expr::Break(_)
+                | Expr::Continue(_)
+                | Expr::Return(_)
+                | Expr::Try(_)
+                | Expr::Macro(_)
+                | Expr::Closure(_) => self.0 = true,
+                _ => syn::visit::visit_expr(self, e),
+            }
+        }
+    }
+    let mut f = Find(false);
+    syn::visit::Visit::visit_expr(&mut f, e);
+    !f.0
 }
 
 /// Whether `range` has literal bounds less than a warp (32) apart: too short a loop to give
