@@ -17,6 +17,10 @@
 
 use std::time::Duration;
 
+pub mod backprop;
+pub mod bfs;
+pub mod cg;
+pub mod ep;
 pub mod hotspot;
 pub mod kmeans;
 pub mod lavamd;
@@ -24,13 +28,6 @@ pub mod lud;
 pub mod nw;
 pub mod pathfinder;
 pub mod srad;
-pub mod backprop;
-pub mod bfs;
-// Programs being ported: each behind its own feature until it is verified on every device.
-#[cfg(feature = "cg")]
-pub mod cg;
-#[cfg(feature = "ep")]
-pub mod ep;
 
 /// What one run of a program gives.
 #[derive(Clone, Debug)]
@@ -81,9 +78,7 @@ pub fn programs() -> Vec<Program> {
     ];
     all.push(program!(backprop, backprop::ORIGIN));
     all.push(program!(bfs, bfs::ORIGIN));
-    #[cfg(feature = "cg")]
     all.push(program!(cg, cg::ORIGIN));
-    #[cfg(feature = "ep")]
     all.push(program!(ep, ep::ORIGIN));
     all
 }

@@ -128,13 +128,11 @@ fn bfs() {
     on_each_device("bfs");
 }
 
-#[cfg(feature = "cg")]
 #[test]
 fn cg() {
     on_each_device("cg");
 }
 
-#[cfg(feature = "ep")]
 #[test]
 fn ep() {
     on_each_device("ep");
