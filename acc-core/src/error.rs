@@ -232,17 +232,10 @@ impl fmt::Display for Error {
             ),
             Error::Unsupported { what } => write!(f, "not supported: {what}"),
             Error::EarlierLaunch { kernel, error } => {
-                // Kernels are named `function at file:line:column` (or `function_line_gpu`).
-                let region = if let Some((function, at)) = kernel.split_once(" at ") {
-                    format!("the region in `{function}` at {at}")
-                } else if let Some((function, line)) = kernel
-                    .strip_suffix("_gpu")
-                    .and_then(|k| k.rsplit_once('_'))
-                    .filter(|(_, line)| line.parse::<u32>().is_ok())
-                {
-                    format!("the region in `{function}` at line {line}")
-                } else {
-                    format!("the region of kernel `{kernel}`")
+                // Kernels are named `function at file:line:column`.
+                let region = match kernel.split_once(" at ") {
+                    Some((function, at)) => format!("the region in `{function}` at {at}"),
+                    None => format!("the region of kernel `{kernel}`"),
                 };
                 write!(
                     f,

@@ -73,12 +73,11 @@ pub fn for_target(k: &Kernel, caps: &Caps) -> Kernel {
 /// internal error).
 pub fn prepare(k: &Kernel, caps: &Caps, v: Variant) -> Result<Prepared, String> {
     let staged = for_target(k, caps);
-    let unchecked = v.proven && !staged.unchecked;
     let mut kernel = match super::tile::expand(&staged, caps.shared_array_bytes) {
         Cow::Owned(expanded) => expanded,
         Cow::Borrowed(_) => staged.clone(),
     };
-    kernel.unchecked |= unchecked;
+    kernel.unchecked |= v.proven;
     if v.narrow {
         kernel = super::narrow::to_32(&kernel);
     }

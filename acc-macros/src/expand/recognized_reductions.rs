@@ -59,18 +59,7 @@ pub fn recognize(stmts: &mut [Stmt]) -> Vec<String> {
             continue;
         }
         names.extend(found.iter().map(|(n, _)| n.clone()));
-        let clauses = clauses(&found);
-        match dir_at {
-            Some(at) => {
-                let args = attrs::attr_args(&f.attrs[at]).unwrap_or_default();
-                let path = f.attrs[at].path().clone();
-                let sep = if args.is_empty() { quote!() } else { quote!(,) };
-                f.attrs[at] = syn::parse_quote!(#[#path(#args #sep #(#clauses),*)]);
-            }
-            None => f
-                .attrs
-                .push(syn::parse_quote!(#[acc::r#loop(#(#clauses),*)])),
-        }
+        add_reductions(f, dir_at, &found);
     }
     names
 }
@@ -112,11 +101,7 @@ pub fn recognize_nested(stmts: &mut [Stmt], in_loop: bool) -> Vec<String> {
                 return;
             }
             self.names.extend(found.iter().map(|(n, _)| n.clone()));
-            let clauses = clauses(&found);
-            let args = attrs::attr_args(&f.attrs[at]).unwrap_or_default();
-            let path = f.attrs[at].path().clone();
-            let sep = if args.is_empty() { quote!() } else { quote!(,) };
-            f.attrs[at] = syn::parse_quote!(#[#path(#args #sep #(#clauses),*)]);
+            add_reductions(f, Some(at), &found);
         }
     }
     let mut v = Nested { names: Vec::new() };
@@ -163,6 +148,23 @@ fn found_in(f: &syn::ExprForLoop, named: &HashSet<String>) -> Vec<(String, RedOp
         }
     }
     found
+}
+
+/// Adds `reduction` clauses for `found` to loop `f`'s `loop` directive (attribute `at`), or a
+/// directive of them where it has none.
+fn add_reductions(f: &mut syn::ExprForLoop, at: Option<usize>, found: &[(String, RedOp)]) {
+    let clauses = clauses(found);
+    match at {
+        Some(at) => {
+            let args = attrs::attr_args(&f.attrs[at]).unwrap_or_default();
+            let path = f.attrs[at].path().clone();
+            let sep = if args.is_empty() { quote!() } else { quote!(,) };
+            f.attrs[at] = syn::parse_quote!(#[#path(#args #sep #(#clauses),*)]);
+        }
+        None => f
+            .attrs
+            .push(syn::parse_quote!(#[acc::r#loop(#(#clauses),*)])),
+    }
 }
 
 /// `reduction(op: name)` clauses for what [`found_in`] found.

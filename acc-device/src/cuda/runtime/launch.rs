@@ -159,7 +159,6 @@ impl GpuDriver for CudaDevice {
             kept: None,
             plain: false,
             later: None,
-            checked_later: false,
             timed: None,
         })
     }
@@ -259,9 +258,8 @@ pub struct CudaLaunch<'a> {
     plain: bool,
     /// The slot of status words checked at the device's next synchronization
     /// ([`DeferredChecks`](crate::cuda::deferred_checks::DeferredChecks)), until the launch is
-    /// listed there; such a launch is not made again.
+    /// listed there (in `finish`, after `replay` is asked): such a launch is not made again.
     later: Option<usize>,
-    checked_later: bool,
     /// `ACC_TIME`: an event before the kernels.
     timed: Option<cudarc::driver::CudaEvent>,
 }
@@ -341,7 +339,6 @@ impl GpuLaunch for CudaLaunch<'_> {
         }
         let deferred = deferred && (!layout.status_used || later.is_some());
         self.later = later.map(|(slot, _)| slot);
-        self.checked_later = later.is_some();
         let later = later.map(|(_, address)| address);
         self.plain = deferred
             && matches!(self.order.queue, Queue::Sync)
@@ -512,7 +509,7 @@ impl GpuLaunch for CudaLaunch<'_> {
         let dispatches = self
             .kept
             .take()
-            .filter(|_| self.plain && !self.checked_later)?;
+            .filter(|_| self.plain && self.later.is_none())?;
         Some(Box::new(Kept {
             loaded: Arc::clone(&self.loaded),
             dispatches,

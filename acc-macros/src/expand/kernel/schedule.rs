@@ -59,9 +59,7 @@ impl Tr {
             match st {
                 // (An initialiser may hold a loop of its own: `let x = if c { for .. } ..`.)
                 Stmt::Local(l) if !holds_a_loop(l) => {}
-                Stmt::Expr(Expr::ForLoop(f), _) if !after => {
-                    found.push(self.inner_vector_loop(f)?)
-                }
+                Stmt::Expr(Expr::ForLoop(f), _) if !after => found.push(self.inner_vector_loop(f)?),
                 // Before or between the loops, assignments of scalars every thread may make
                 // (`s = 0.0`); after the last, code without loops or jumps out of the
                 // iteration.
@@ -192,13 +190,14 @@ impl Tr {
 fn assigns_a_name(e: &Expr) -> bool {
     let target = match e {
         Expr::Assign(a) => &*a.left,
-        Expr::Binary(b) if matches!(
-            b.op,
-            syn::BinOp::AddAssign(_)
-                | syn::BinOp::SubAssign(_)
-                | syn::BinOp::MulAssign(_)
-                | syn::BinOp::DivAssign(_)
-        ) =>
+        Expr::Binary(b)
+            if matches!(
+                b.op,
+                syn::BinOp::AddAssign(_)
+                    | syn::BinOp::SubAssign(_)
+                    | syn::BinOp::MulAssign(_)
+                    | syn::BinOp::DivAssign(_)
+            ) =>
         {
             &*b.left
         }
