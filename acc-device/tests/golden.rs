@@ -27,6 +27,8 @@ fn kernels() -> Vec<(&'static str, Kernel)> {
         ("matmul_tiled", samples::matmul_tiled()),
         ("eliminate", samples::eliminate()),
         ("stencil_cached", samples::stencil_cached()),
+        ("bin_sums", samples::bin_sums()),
+        ("matmul_accumulating", samples::matmul_accumulating()),
     ]
 }
 

@@ -26,6 +26,7 @@ pub mod narrow;
 pub mod plan;
 pub mod print;
 pub mod privatize;
+pub mod promote;
 #[cfg(any(test, feature = "samples"))]
 pub mod samples;
 mod scalar;

@@ -531,11 +531,61 @@ fn inner(k: &Kernel, body: &[Stmt], w: &Caps, why: &str, out: &mut Vec<LoopMappi
                     levels_of(sc),
                     w.thread
                 ),
-                None => format!("sequential, inside each {}", w.thread),
+                None => format!(
+                    "sequential, inside each {}{}",
+                    w.thread,
+                    kept_in_registers(k, s)
+                ),
             };
             push(out, k, levels, how);
         }
     });
+}
+
+/// What sequential loop `s` keeps in registers ([`super::promote`]), in words, or nothing.
+fn kept_in_registers(k: &Kernel, s: &Stmt) -> String {
+    let Stmt::For { levels, body, .. } = s else {
+        return String::new();
+    };
+    let kept = super::promote::candidates(k, levels, body);
+    let mut names: Vec<String> = Vec::new();
+    for p in &kept {
+        let array = k
+            .params
+            .get(p.array as usize)
+            .map_or("?", |a| a.name.as_str());
+        let name = match p.field.and_then(|f| field_name(k, p.array, f)) {
+            Some(field) => format!("`{array}[..].{field}`"),
+            None => format!("`{array}[..]`"),
+        };
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    if names.is_empty() {
+        return String::new();
+    }
+    format!(
+        "; the element{} it accumulates into ({}) kept in registers across it, loaded before it and stored after it",
+        if names.len() == 1 { "" } else { "s" },
+        names.join(", ")
+    )
+}
+
+/// The name of field `f` of `array`'s elements, where it is a plain field.
+fn field_name(k: &Kernel, array: ParamId, f: FieldId) -> Option<String> {
+    let ParamKind::Array {
+        elem: Elem::Struct(l),
+        ..
+    } = k.params.get(array as usize)?.kind
+    else {
+        return None;
+    };
+    let (outer, inner) = split_field(f);
+    if inner.is_some() {
+        return None;
+    }
+    l.fields.get(outer as usize).map(|f| f.name.to_string())
 }
 
 /// Region code outside the parallel loops: an entry point of one thread.

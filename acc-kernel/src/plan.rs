@@ -68,7 +68,7 @@ pub fn for_target(k: &Kernel, caps: &Caps) -> Kernel {
 
 /// Runs the passes on `k` for a target of `caps` and variant `v`, in this order: the
 /// target's passes ([`for_target`]), bounds checks dropped where proven, tile expansion,
-/// narrowing, type checking (once: everything after reads its types), the split into entry
+/// accumulated elements kept in registers ([`super::promote`]), narrowing, type checking (once: everything after reads its types), the split into entry
 /// points. `Err` says what no entry point can hold yet, or that the IR is invalid (an
 /// internal error).
 pub fn prepare(k: &Kernel, caps: &Caps, v: Variant) -> Result<Prepared, String> {
@@ -78,6 +78,7 @@ pub fn prepare(k: &Kernel, caps: &Caps, v: Variant) -> Result<Prepared, String> 
         Cow::Borrowed(_) => staged.clone(),
     };
     kernel.unchecked |= v.proven;
+    super::promote::promote(&mut kernel);
     if v.narrow {
         kernel = super::narrow::to_32(&kernel);
     }
@@ -184,6 +185,12 @@ impl Plan<'_> {
                     String::new()
                 }
             ));
+            if let Some(n) = p.array_rounds {
+                out.push_str(&format!(
+                    "  array reductions combined {n} elements a round: each warp's shuffles, then one {} per element over the warps\n",
+                    c.thread
+                ));
+            }
             if let Some(pr) = p.privatized {
                 let name = self
                     .kernel
@@ -286,6 +293,11 @@ pub struct EntryPlan<'a> {
     /// The variables of the loops a block's threads share that each thread runs written out
     /// ([`Caps::writes_out_short_loops`]): no loop, no fast version.
     pub written_out: Vec<LocalId>,
+    /// How the block combines its threads' copies of each array reduction of the loop:
+    /// `Some(n)`, in rounds of `n` elements, a warp's lanes, each warp's shuffles then one
+    /// thread per element over the warps (two barriers a round); `None`, a tree in shared
+    /// memory per element, where the target has no warps (or the loop no array reduction).
+    pub array_rounds: Option<u32>,
 }
 
 impl<'a> EntryPlan<'a> {
@@ -302,6 +314,7 @@ impl<'a> EntryPlan<'a> {
             unrolled: false,
             versioned: Vec::new(),
             written_out: Vec::new(),
+            array_rounds: None,
         }
     }
 
@@ -366,7 +379,9 @@ impl<'a> EntryPlan<'a> {
             }
             _ => {}
         }
+        let array_rounds = caps.warp_lanes.filter(|_| array_reductions(k, s) > 0);
         EntryPlan {
+            array_rounds,
             single: false,
             phases,
             short_vector,
@@ -378,6 +393,22 @@ impl<'a> EntryPlan<'a> {
             versioned,
             written_out,
         }
+    }
+}
+
+/// The array reductions of parallel loop `s` (its own clause's, element-wise).
+fn array_reductions(k: &Kernel, s: &Stmt) -> usize {
+    match s {
+        Stmt::For { reductions, .. } => reductions
+            .iter()
+            .filter(|r| {
+                k.function
+                    .locals
+                    .get(r.local as usize)
+                    .is_some_and(|l| l.len.is_some())
+            })
+            .count(),
+        _ => 0,
     }
 }
 

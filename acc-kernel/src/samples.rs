@@ -938,3 +938,115 @@ pub fn histogram(elem: Scalar) -> Kernel {
     );
     b.finish().expect("histogram builds")
 }
+
+/// `c += a b` for `n x n` f32 matrices as C writes it without a scalar: a parallel loop over
+/// rows, a sequential loop over columns, and the sum accumulated in `c[i * n + j]` by the
+/// innermost sequential `k` loop ([`super::promote`] keeps the element in a register).
+/// Parameters: `a`, `b` (read), `c` (read and written), `n` (`usize`).
+pub fn matmul_accumulating() -> Kernel {
+    let mut b = KernelBuilder::new("matmul_accumulating");
+    let a = b.param_array("a", Scalar::F32, false);
+    let bm = b.param_array("b", Scalar::F32, false);
+    let c = b.param_array("c", Scalar::F32, true);
+    let n = b.param_scalar("n", Scalar::USize);
+    let parallel = Some(Schedule {
+        gang: true,
+        vector: true,
+        ..Schedule::default()
+    });
+    let start = b.lit_int(0, None);
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        start,
+        n,
+        false,
+        parallel,
+        &[],
+        &[],
+        |b, iv| {
+            let start = b.lit_int(0, None);
+            b.for_range(
+                "j",
+                Some(Scalar::USize),
+                start,
+                n,
+                false,
+                None,
+                &[],
+                &[],
+                |b, jv| {
+                    let start = b.lit_int(0, None);
+                    b.for_range(
+                        "k",
+                        Some(Scalar::USize),
+                        start,
+                        n,
+                        false,
+                        None,
+                        &[],
+                        &[],
+                        |b, kv| {
+                            let at = |b: &mut KernelBuilder, r: Var, c: Var| {
+                                let (r, c) = (b.get(r), b.get(c));
+                                let row = b.binary(BinaryOp::Mul, r, n);
+                                b.binary(BinaryOp::Add, row, c)
+                            };
+                            let (ik, kj, ij) = (
+                                at(b, iv[0], kv[0]),
+                                at(b, kv[0], jv[0]),
+                                at(b, iv[0], jv[0]),
+                            );
+                            let (aik, bkj, cij) = (b.load(a, ik), b.load(bm, kj), b.load(c, ij));
+                            let p = b.binary(BinaryOp::Mul, aik, bkj);
+                            let s = b.binary(BinaryOp::Add, cij, p);
+                            let ij = at(b, iv[0], jv[0]);
+                            b.store(c, ij, s);
+                        },
+                    );
+                },
+            );
+        },
+    );
+    b.finish().expect("valid IR")
+}
+
+/// `for i in 0..x.len() { sums[keys[i] as usize % 40] += x[i]; }` over the grid with
+/// `reduction(+: sums)`, an f32 array of 40 elements (kmeans' per-cluster sums): an
+/// element-wise array reduction of more elements than a warp has lanes. Parameters: `x`
+/// (f32), `keys` (u32), both read, `sums` (f32, the reduction's result).
+pub fn bin_sums() -> Kernel {
+    let mut b = KernelBuilder::new("bin_sums");
+    let x = b.param_array("x", Scalar::F32, false);
+    let keys = b.param_array("keys", Scalar::U32, false);
+    let into = b.param_array("sums", Scalar::F32, true);
+    let sums = b.reduction_local_array("sums", Scalar::F32, 40, ReduceOp::Add);
+    let _ = into;
+    b.reduce_into(sums, ReduceOp::Add, 2);
+    let start = b.lit_int(0, None);
+    let n = b.len(x);
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        start,
+        n,
+        false,
+        GRID,
+        &[(sums, ReduceOp::Add)],
+        &[],
+        |b, v| {
+            let i = b.get(v[0]);
+            let key = b.load(keys, i);
+            let key = b.cast(key, Scalar::USize);
+            let bins = b.lit_int(40, Some(Scalar::USize));
+            let k = b.binary(BinaryOp::Rem, key, bins);
+            let i = b.get(v[0]);
+            let xi = b.load(x, i);
+            let cur = b.get_elem(sums, k);
+            let k = b.binary(BinaryOp::Rem, key, bins);
+            let next = b.binary(BinaryOp::Add, cur, xi);
+            b.set_elem(sums, k, next);
+        },
+    );
+    b.finish().expect("valid IR")
+}

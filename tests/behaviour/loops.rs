@@ -971,3 +971,71 @@ fn a_kernels_vector_loop_without_independent_is_auto() {
         }
     });
 }
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, acc::DeviceCopy)]
+#[repr(C)]
+struct Force {
+    v: f64,
+    x: f64,
+}
+
+/// Sequential loops that accumulate into an array element (`c[i * n + j] += ..`, a struct
+/// field `f[i].v += ..`), which the GPU devices keep in a register across the loop: the same
+/// values in the same order as the host, a loop of no iterations neither reads nor writes its
+/// element (here one past the end), and a loop that also reads another element of the array
+/// keeps its loads and stores.
+#[acc::offload]
+#[allow(clippy::needless_range_loop)]
+fn accumulations(a: &[f64], c: &mut [f64], f: &mut [Force], n: usize, empty: usize) {
+    #[acc::parallel_loop(copyin(a), copy(c, f))]
+    for i in 0..n {
+        for j in 0..n {
+            for k in 0..n {
+                c[i * n + j] += a[i * n + k] * a[k * n + j];
+            }
+        }
+        for k in 0..n {
+            f[i].v += a[i * n + k];
+            f[i].x = f[i].x * 0.5 + f[i].v;
+        }
+        // No iteration: `c[n * n]` is past the end, and must be neither loaded nor stored.
+        for k in 0..empty {
+            c[n * n] += a[k];
+        }
+        // Another element of `c` read in the loop: `c[i * n]` may be `c[i * n + k]`.
+        for k in 1..n {
+            c[i * n + k] += c[i * n + k - 1] * 0.25;
+        }
+    }
+}
+
+#[test]
+fn accumulations_into_array_elements_in_sequential_loops() {
+    on_each_device(|ty| {
+        let n = 70;
+        let a: Vec<f64> = (0..n * n)
+            .map(|k| ((k * 5) % 17) as f64 * 0.125 - 1.0)
+            .collect();
+        let (mut c, mut f) = (vec![1.0; n * n], vec![Force { v: 0.5, x: -1.0 }; n]);
+        accumulations(&a, &mut c, &mut f, n, 0);
+        let (mut c2, mut f2) = (vec![1.0; n * n], vec![Force { v: 0.5, x: -1.0 }; n]);
+        for i in 0..n {
+            for j in 0..n {
+                for k in 0..n {
+                    c2[i * n + j] += a[i * n + k] * a[k * n + j];
+                }
+            }
+            for k in 0..n {
+                f2[i].v += a[i * n + k];
+                f2[i].x = f2[i].x * 0.5 + f2[i].v;
+            }
+            for k in 1..n {
+                c2[i * n + k] += c2[i * n + k - 1] * 0.25;
+            }
+        }
+        // Exact: each element's sums run in the source's order on every device (values of
+        // eighths, products and sums exact in f64 except the last loop's quarters, also exact).
+        assert_eq!(c, c2, "on {ty}");
+        assert_eq!(f, f2, "on {ty}");
+    });
+}

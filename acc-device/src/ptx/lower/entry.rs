@@ -421,7 +421,7 @@ impl Writer<'_> {
                 }
             }
         }
-        self.write_partials(reductions, slots, (&tid, &ctaid))?;
+        self.write_partials(reductions, slots, (&tid, &ctaid), planned.array_rounds)?;
         self.report_bad();
         self.emit("ret;");
         Ok(self.end_entry())
@@ -534,6 +534,7 @@ impl Writer<'_> {
         reductions: &[Reduction],
         slots: &[usize],
         (tid, ctaid): (&str, &str),
+        array_rounds: Option<u32>,
     ) -> Result<()> {
         for (n, (red, &slot)) in reductions.iter().zip(slots).enumerate() {
             let l = &self.k.function.locals[red.local as usize];
@@ -553,13 +554,18 @@ impl Writer<'_> {
                     let v = self.local(red.local)?;
                     self.block_reduce_shuffle(red.op, ty, &v, &tid, &ctaid, slot)?;
                 }
-                Some(n) => {
-                    for e in 0..n {
-                        let addr = self.private_address_const(red.local, e);
-                        let v = self.load_private(red.local, &addr);
-                        self.block_reduce_shared(red.op, ty, &v, &tid, &ctaid, slot, e, n)?;
+                Some(n) => match array_rounds {
+                    Some(round) => {
+                        self.block_reduce_array(red.op, red.local, (tid, ctaid), slot, n, round)?
                     }
-                }
+                    None => {
+                        for e in 0..n {
+                            let addr = self.private_address_const(red.local, e);
+                            let v = self.load_private(red.local, &addr);
+                            self.block_reduce_shared(red.op, ty, &v, tid, ctaid, slot, e, n)?;
+                        }
+                    }
+                },
             }
         }
         Ok(())

@@ -237,6 +237,111 @@ impl Writer<'_> {
         Ok(())
     }
 
+    /// Writes the block's partials of array reduction `l` (of `len` elements) in rounds of
+    /// `round` elements, `round` being a warp's lanes ([`EntryPlan::array_rounds`]): for each
+    /// element of the round, each warp combines its lanes by shuffles and lane 0 puts the
+    /// warp's value in shared memory (a row per warp); after one barrier, thread `t` of the
+    /// first warp combines element `t` of the rows in warp order and writes the partial.
+    /// Two barriers a round, a loop rather than code per element, in a fixed order.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn block_reduce_array(
+        &mut self,
+        op: ReduceOp,
+        l: LocalId,
+        (tid, ctaid): (&str, &str),
+        slot: usize,
+        len: u32,
+        round: u32,
+    ) -> Result<()> {
+        self.shared = true;
+        let ty = self.k.function.locals[l as usize].ty;
+        let warps = BLOCK_SIZE / 32;
+        if warps * round * 8 > BLOCK_SIZE * 8 {
+            return Err(unsupported(
+                "internal error: an array reduction's round does not fit the block's slots",
+            ));
+        }
+        let (lane, warp) = (self.reg("%r"), self.reg("%r"));
+        self.emit(format!("and.b32 {lane}, {tid}, 31;"));
+        self.emit(format!("shr.u32 {warp}, {tid}, 5;"));
+        let (first, e) = (self.reg("%r"), self.reg("%r"));
+        self.emit(format!("mov.u32 {first}, 0;"));
+        let (rounds, done) = (self.label("round"), self.label("rounds_done"));
+        self.emit(format!("{rounds}:"));
+        let p = self.reg("%p");
+        self.emit(format!("setp.ge.u32 {p}, {first}, {len};"));
+        self.emit(format!("@{p} bra {done};"));
+        // The round's elements, every thread taking part in each shuffle.
+        self.emit(format!("mov.u32 {e}, 0;"));
+        let (elements, combined) = (self.label("element"), self.label("elements_done"));
+        self.emit(format!("{elements}:"));
+        let (at, q) = (self.reg("%r"), self.reg("%p"));
+        self.emit(format!("add.u32 {at}, {first}, {e};"));
+        self.emit(format!("setp.ge.u32 {q}, {at}, {len};"));
+        let r = self.reg("%p");
+        self.emit(format!("setp.ge.or.u32 {r}, {e}, {round}, {q};"));
+        self.emit(format!("@{r} bra {combined};"));
+        let wide = self.reg("%rd");
+        self.emit(format!("cvt.u64.u32 {wide}, {at};"));
+        let (_, addr) = self.private_address(l, &wide);
+        let mut v = self.load_private(l, &addr);
+        for off in [16, 8, 4, 2, 1] {
+            let other = self.shuffle_down(&v, ty, off);
+            v = self.combine(op, ty, &v, &other)?;
+        }
+        let skip = self.label("lane0");
+        let z = self.reg("%p");
+        self.emit(format!("setp.ne.u32 {z}, {lane}, 0;"));
+        self.emit(format!("@{z} bra {skip};"));
+        let (row, sa) = (self.reg("%r"), self.reg("%rd"));
+        self.emit(format!("mad.lo.u32 {row}, {warp}, {round}, {e};"));
+        self.emit(format!("mul.wide.u32 {sa}, {row}, 8;"));
+        let base = self.reg("%rd");
+        self.emit(format!("mov.u64 {base}, acc_shared;"));
+        self.emit(format!("add.u64 {sa}, {base}, {sa};"));
+        self.store_word(".shared", &sa, ty, &v)?;
+        self.emit(format!("{skip}:"));
+        self.emit(format!("add.u32 {e}, {e}, 1;"));
+        self.emit(format!("bra {elements};"));
+        self.emit(format!("{combined}:"));
+        self.emit("bar.sync 0;");
+        // Thread t < round combines element `first + t` over the warps' rows.
+        let (mine, out) = (self.reg("%r"), self.label("partial_done"));
+        self.emit(format!("add.u32 {mine}, {first}, {tid};"));
+        let (a, b) = (self.reg("%p"), self.reg("%p"));
+        self.emit(format!("setp.ge.u32 {a}, {tid}, {round};"));
+        self.emit(format!("setp.ge.or.u32 {b}, {mine}, {len}, {a};"));
+        self.emit(format!("@{b} bra {out};"));
+        let base = self.reg("%rd");
+        self.emit(format!("mov.u64 {base}, acc_shared;"));
+        let mut acc = String::new();
+        for w in 0..warps {
+            let (row, sa) = (self.reg("%r"), self.reg("%rd"));
+            self.emit(format!("add.u32 {row}, {tid}, {};", w * round));
+            self.emit(format!("mul.wide.u32 {sa}, {row}, 8;"));
+            self.emit(format!("add.u64 {sa}, {base}, {sa};"));
+            let x = self.load_word(".shared", &sa, ty);
+            acc = if w == 0 {
+                x
+            } else {
+                self.combine(op, ty, &acc, &x)?
+            };
+        }
+        let (pb, pa, idx) = (self.reg("%rd"), self.reg("%rd"), self.reg("%r"));
+        self.emit(format!("ld.param.u64 {pb}, [acc_partials{slot}];"));
+        self.emit(format!("mad.lo.u32 {idx}, {ctaid}, {len}, {mine};"));
+        self.emit(format!("mul.wide.u32 {pa}, {idx}, {};", partial_size(ty)));
+        self.emit(format!("add.u64 {pa}, {pb}, {pa};"));
+        self.store_word(".global", &pa, ty, &acc)?;
+        self.emit(format!("{out}:"));
+        // The rows are written again in the next round once every thread has read them.
+        self.emit("bar.sync 0;");
+        self.emit(format!("add.u32 {first}, {first}, {round};"));
+        self.emit(format!("bra {rounds};"));
+        self.emit(format!("{done}:"));
+        Ok(())
+    }
+
     /// The complex product of pairs of parts `a` and `b` (`ReduceOp::ComplexMul`), in
     /// num_complex's order: `(a.0 b.0 - a.1 b.1, a.0 b.1 + a.1 b.0)`.
     pub(super) fn pair_mul(
