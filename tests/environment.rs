@@ -681,8 +681,14 @@ fn main() {
                 ("loop `jj`: vector: shared by the 256 ", 1),
                 ("loop `r`: gang vector: grid-stride", 1),
                 ("loop `k`: sequential, inside each ", 1),
-                ("`tile(16, 16)` would stage those reads through shared memory", 1),
-                ("`tile(32, 32)` would give adjacent threads adjacent stores", 1),
+                (
+                    "`tile(16, 16)` would stage those reads through shared memory",
+                    1,
+                ),
+                (
+                    "`tile(32, 32)` would give adjacent threads adjacent stores",
+                    1,
+                ),
                 ("slow as written", 2),
                 ("loop `row`: gang: a ", 1),
                 ("loop `col`: vector: shared by the 256 ", 1),
