@@ -912,6 +912,23 @@ fn main() {
     ] {
         assert!(text.contains(line), "acc-info lacks {line:?}:\n{text}");
     }
+    // On an NVIDIA GPU float arithmetic rounds as Rust's unless `ACC_FAST_FLOAT=1` makes f32 fast.
+    if text.contains("compute capability") {
+        assert!(
+            text.contains("float arithmetic: rounded as Rust's (no fused"),
+            "{text}"
+        );
+        let fast = Command::new(&exe)
+            .env_remove("ACC_DEVICE_TYPE")
+            .env("ACC_FAST_FLOAT", "1")
+            .output()
+            .unwrap();
+        let fast = String::from_utf8_lossy(&fast.stdout);
+        assert!(
+            fast.contains("float arithmetic: f32 fast (ACC_FAST_FLOAT=1"),
+            "{fast}"
+        );
+    }
     if required(DeviceType::Wgpu) {
         assert!(
             text.contains("wgpu 0: ") && text.contains("64-bit integers: "),

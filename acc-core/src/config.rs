@@ -70,7 +70,9 @@ pub fn narrow() -> bool {
     var("ACC_NARROW").is_none_or(|v| v.trim() != "0")
 }
 
-/// `ACC_FAST_FLOAT`: `1` lets wgpu's drivers fuse and reassociate float operations.
+/// `ACC_FAST_FLOAT`: `1` trades `f32` exactness for speed: wgpu's drivers may fuse and
+/// reassociate float operations; nvidia fuses multiplies and adds and computes `f32` division,
+/// square root and the common transcendental functions by the GPU's approximate instructions.
 pub fn fast_float() -> bool {
     var("ACC_FAST_FLOAT").is_some_and(|v| v.trim() == "1")
 }

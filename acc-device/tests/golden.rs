@@ -60,7 +60,7 @@ fn plan(k: &Kernel) -> String {
 }
 
 fn outputs(k: &Kernel) -> Vec<(&'static str, String)> {
-    let ptx = acc_device::ptx::lower(k, acc_device::ptx::Target { sm: 90 })
+    let ptx = acc_device::ptx::lower(k, acc_device::ptx::Target::exact(90))
         .map(|l| l.ptx)
         .unwrap_or_else(|e| format!("not lowered: {e}\n"));
     let wgsl = acc_device::wgsl::lower(k, WGPU)

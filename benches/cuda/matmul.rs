@@ -1,4 +1,5 @@
-//! Matrix products: acc's plain loops (collapsed, or tiled 16 x 16 so that each element's `k`
+//! Matrix products: acc's plain loops (collapsed, with the sum in a scalar or accumulated in
+//! `c[i * n + j]` as C programs often write it, or tiled 16 x 16 so that each element's `k`
 //! loop runs in chunks staged through shared memory, with `*` and `+` or with `mul_add`)
 //! against a 16 x 16 shared-memory CUDA kernel, and cuBLAS's SGEMM through PyTorch.
 
@@ -6,7 +7,8 @@ use super::*;
 
 /// C = A B (f32, n x n), acc's version the plain triple loop, either with the two outer loops
 /// collapsed or tiled 16 x 16 (`tiled`: the block then runs each element's `k` loop in chunks
-/// staged through shared memory); the reference tiles through shared memory.
+/// staged through shared memory); collapsed and not `fused`, `in_c` sums into `c[i * n + j]`
+/// rather than a scalar. The reference tiles through shared memory.
 #[allow(clippy::too_many_arguments)]
 #[acc::offload]
 pub(super) fn matmul(
@@ -14,7 +16,7 @@ pub(super) fn matmul(
     b: &Vec<f32>,
     c: &mut Vec<f32>,
     n: usize,
-    (reps, tiled, fused): (usize, bool, bool),
+    (reps, tiled, fused, in_c): (usize, bool, bool, bool),
     cu: &Cuda,
     t: &mut Times,
 ) {
@@ -48,6 +50,16 @@ pub(super) fn matmul(
                             s += a[i * n + k] * b[k * n + j];
                         }
                         c[i * n + j] = s;
+                    }
+                }
+            } else if in_c {
+                #[acc::parallel_loop(collapse(2))]
+                for i in 0..n {
+                    for j in 0..n {
+                        c[i * n + j] = 0.0;
+                        for k in 0..n {
+                            c[i * n + j] += a[i * n + k] * b[k * n + j];
+                        }
                     }
                 }
             } else {
@@ -119,15 +131,24 @@ pub(super) fn bench(scale: usize, reps: usize, cu: &Cuda, ratios: &mut Vec<(&str
     let flops = 2.0 * (g as f64).powi(3);
     let tf = |d: Duration| flops / d.as_secs_f64() / 1e12;
     let mut best = Duration::MAX;
-    for (tiled, fused, name, key) in [
+    for (tiled, fused, in_c, name, key) in [
         (
+            false,
             false,
             false,
             format!("matmul f32 {g}, collapse(2)"),
             "matmul",
         ),
         (
+            false,
+            false,
             true,
+            format!("matmul f32 {g}, collapse(2), c[i * n + j] +="),
+            "matmul_in_c",
+        ),
+        (
+            true,
+            false,
             false,
             format!("matmul f32 {g}, tile(16, 16)"),
             "matmul_tile",
@@ -135,6 +156,7 @@ pub(super) fn bench(scale: usize, reps: usize, cu: &Cuda, ratios: &mut Vec<(&str
         (
             true,
             true,
+            false,
             format!("matmul f32 {g}, tile(16, 16), mul_add"),
             "matmul_tile_fma",
         ),
@@ -146,7 +168,7 @@ pub(super) fn bench(scale: usize, reps: usize, cu: &Cuda, ratios: &mut Vec<(&str
             &b,
             &mut c,
             g,
-            (reps.min(10 + WARM_UP), tiled, fused),
+            (reps.min(10 + WARM_UP), tiled, fused, in_c),
             cu,
             &mut mt,
         );

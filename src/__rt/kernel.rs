@@ -603,7 +603,7 @@ fn build_kernel(
     // kernel of the behaviour suite this way, on a machine without a GPU.
     if device_type != acc_core::DeviceType::Nvidia {
         acc_core::observe::dump("ptx", &k.name, || {
-            match acc_device::ptx::lower(&k, acc_device::ptx::Target { sm: 80 }) {
+            match acc_device::ptx::lower(&k, acc_device::ptx::Target::exact(80)) {
                 Ok(l) => l.ptx,
                 Err(e) => format!("// acc: not lowered to PTX: {e}\n"),
             }
@@ -615,7 +615,7 @@ fn build_kernel(
                 narrow: true,
             };
             acc_core::observe::dump("ptx", &format!("{} narrow", k.name), || {
-                match acc_device::ptx::lower_with(&k, acc_device::ptx::Target { sm: 80 }, narrow) {
+                match acc_device::ptx::lower_with(&k, acc_device::ptx::Target::exact(80), narrow) {
                     Ok(l) => l.ptx,
                     Err(e) => format!("// acc: not lowered to PTX: {e}\n"),
                 }

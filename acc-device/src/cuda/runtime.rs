@@ -176,6 +176,8 @@ impl CudaDevice {
             name,
             target: Target {
                 sm: (major * 10 + minor) as u32,
+                // `ACC_FAST_FLOAT=1`, read when the device opens.
+                fast_float: acc_core::config::fast_float(),
             },
             reduction_blocks: sms * (2048 / BLOCK_SIZE),
             grid_blocks: sms * acc_core::config::cuda_blocks_per_sm().unwrap_or(32),

@@ -18,6 +18,22 @@ pub const BLOCK_SIZE: u32 = 256;
 pub struct Target {
     /// Compute capability as `major * 10 + minor` (70 and newer).
     pub sm: u32,
+    /// `ACC_FAST_FLOAT=1`: `f32` arithmetic as CUDA's `-use_fast_math` gives it: multiplies
+    /// and adds that ptxas may fuse, division and square root to within 2 ulp, and `exp`,
+    /// `exp2`, `ln`, `log2`, `log10`, `sin`, `cos`, `recip` and `1 / sqrt` by the GPU's
+    /// approximate instructions, where the exact forms compute through `f64`. `f64` stays
+    /// exact.
+    pub fast_float: bool,
+}
+
+impl Target {
+    /// Compute capability `sm` with IEEE arithmetic, rounded as the host rounds.
+    pub const fn exact(sm: u32) -> Target {
+        Target {
+            sm,
+            fast_float: false,
+        }
+    }
 }
 
 /// A kernel lowered to PTX.
@@ -151,6 +167,7 @@ pub fn lower_with(kernel: &Kernel, target: Target, variant: plan::Variant) -> Re
         versioned: Vec::new(),
         written_out: Vec::new(),
         host_vars: plan.segments.host_vars.clone(),
+        fast_float: target.fast_float,
     };
     w.module(target, &plan)
 }
@@ -228,6 +245,8 @@ struct Writer<'a> {
     written_out: Vec<LocalId>,
     /// The host loops' variables each launch passes (`acc_hv<n>`, [`Segments::host_vars`]).
     host_vars: Vec<LocalId>,
+    /// `f32` arithmetic by fast instructions ([`Target::fast_float`]).
+    fast_float: bool,
 }
 
 impl Writer<'_> {
@@ -536,6 +555,19 @@ impl Writer<'_> {
             (BinaryOp::Or | BinaryOp::BitOr, Scalar::Bool) => format!("or.pred {d}, {a}, {b};"),
             (BinaryOp::BitXor, Scalar::Bool) => format!("xor.pred {d}, {a}, {b};"),
             (_, Scalar::Bool) => return Err(unsupported(format!("{op:?} on bool"))),
+            // With `ACC_FAST_FLOAT=1`, f32 operations without a rounding mode, which ptxas
+            // may fuse into an fma, and division to within 2 ulp.
+            (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul, Scalar::F32) if self.fast_float => {
+                let name = match op {
+                    BinaryOp::Add => "add",
+                    BinaryOp::Sub => "sub",
+                    _ => "mul",
+                };
+                format!("{name}.f32 {d}, {a}, {b};")
+            }
+            (BinaryOp::Div, Scalar::F32) if self.fast_float => {
+                format!("div.full.f32 {d}, {a}, {b};")
+            }
             // Floats round each operation (`.rn`), so ptxas does not fuse a multiply and an add
             // into an fma: results are the host's, bit for bit.
             (BinaryOp::Add, t) if t.is_float() => format!("add.rn{} {d}, {a}, {b};", r.ty),
@@ -692,6 +724,9 @@ impl Writer<'_> {
             if let Some(v) = fold_float(op, operand, *x, *y) {
                 return self.literal(Literal::Float(operand, v));
             }
+        }
+        if let Some(r) = self.fast_reciprocal_sqrt(op, operand, a, b)? {
+            return Ok(r);
         }
         let x = self.expr(a)?;
         let divisor = match &self.k.function.exprs[b] {

@@ -81,6 +81,14 @@ impl acc_core::Device for CudaDevice {
             ),
             ("f64, 64-bit integers and atomics", "yes".into()),
             (
+                "float arithmetic",
+                if self.target.fast_float {
+                    "f32 fast (ACC_FAST_FLOAT=1: fused multiply-adds, approximate division, square root and transcendentals); f64 rounded as Rust's".into()
+                } else {
+                    "rounded as Rust's (no fused multiply-adds)".into()
+                },
+            ),
+            (
                 "acc launches",
                 format!(
                     "blocks of {BLOCK_SIZE} threads, up to {} blocks",

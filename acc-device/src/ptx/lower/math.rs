@@ -135,8 +135,76 @@ impl Writer<'_> {
         }
     }
 
+    /// `1.0 / x.sqrt()` in f32 with `ACC_FAST_FLOAT=1`: the GPU's reciprocal square root
+    /// (`rsqrt.approx`, as CUDA's `rsqrtf`), where `op` divides literal 1 by a square root.
+    pub(super) fn fast_reciprocal_sqrt(
+        &mut self,
+        op: BinaryOp,
+        t: Scalar,
+        a: Handle<Expr>,
+        b: Handle<Expr>,
+    ) -> Result<Option<String>> {
+        if !(self.fast_float && op == BinaryOp::Div && t == Scalar::F32) {
+            return Ok(None);
+        }
+        let one =
+            matches!(self.k.function.exprs[a], Expr::Literal(Literal::Float(_, v)) if v == 1.0);
+        let Expr::Math(MathFn::Sqrt, args) = &self.k.function.exprs[b] else {
+            return Ok(None);
+        };
+        let [x] = args.as_slice() else {
+            return Ok(None);
+        };
+        if !one {
+            return Ok(None);
+        }
+        let x = self.expr(*x)?;
+        let d = self.reg("%f");
+        self.emit(format!("rsqrt.approx.f32 {d}, {x};"));
+        Ok(Some(d))
+    }
+
+    /// An f32 function by the GPU's approximate instructions (`ACC_FAST_FLOAT=1`), as CUDA's
+    /// fast intrinsics compute it (`__expf`, `__logf`, `__sinf`, ...); `None` for the others.
+    fn fast_math(&mut self, f: MathFn, a: &str) -> Option<String> {
+        // (log2(e), ln(2) and log10(2) in f32.)
+        let (scale_in, op, scale_out) = match f {
+            MathFn::Sqrt => (None, "sqrt.approx.f32", None),
+            MathFn::Exp => (Some("0f3FB8AA3B"), "ex2.approx.ftz.f32", None),
+            MathFn::Exp2 => (None, "ex2.approx.ftz.f32", None),
+            MathFn::Ln => (None, "lg2.approx.ftz.f32", Some("0f3F317218")),
+            MathFn::Log2 => (None, "lg2.approx.ftz.f32", None),
+            MathFn::Log10 => (None, "lg2.approx.ftz.f32", Some("0f3E9A209B")),
+            MathFn::Sin => (None, "sin.approx.ftz.f32", None),
+            MathFn::Cos => (None, "cos.approx.ftz.f32", None),
+            MathFn::Recip => (None, "rcp.approx.ftz.f32", None),
+            _ => return None,
+        };
+        let mut x = a.to_string();
+        if let Some(k) = scale_in {
+            let m = self.reg("%f");
+            self.emit(format!("mul.f32 {m}, {x}, {k};"));
+            x = m;
+        }
+        let d = self.reg("%f");
+        self.emit(format!("{op} {d}, {x};"));
+        if let Some(k) = scale_out {
+            let m = self.reg("%f");
+            self.emit(format!("mul.f32 {m}, {d}, {k};"));
+            return Some(m);
+        }
+        Some(d)
+    }
+
     /// Math functions of std (docs/guide/regions.md).
     pub(super) fn math(&mut self, f: MathFn, t: Scalar, x: &[String]) -> Result<String> {
+        if self.fast_float && t == Scalar::F32 {
+            if let [a] = x {
+                if let Some(d) = self.fast_math(f, a) {
+                    return Ok(d);
+                }
+            }
+        }
         let r = repr(t);
         let float = t.is_float();
         let d = self.reg(r.class);

@@ -70,7 +70,7 @@ fn saxpy_assembles_for_float_and_integer_types() {
         Scalar::U16,
     ] {
         for sm in TARGETS {
-            let l = lower(&saxpy(elem), Target { sm }).unwrap();
+            let l = lower(&saxpy(elem), Target::exact(sm)).unwrap();
             assert_eq!(l.entry_points, ["saxpy_gpu"]);
             assert!(l.ptx.contains(&format!(".target sm_{sm}")), "{}", l.ptx);
             assemble(&l, sm);
@@ -84,7 +84,7 @@ fn saxpy_assembles_for_float_and_integer_types() {
 fn complex_products_reduce_pairs() {
     for elem in [Scalar::F32, Scalar::F64] {
         let k = acc_core::ir::samples::complex_product(elem);
-        let l = lower(&k, Target { sm: 90 }).unwrap();
+        let l = lower(&k, Target::exact(90)).unwrap();
         assert_eq!(
             l.layout.reductions,
             [ReductionSlot {
@@ -119,7 +119,7 @@ fn reductions_assemble_for_every_operator() {
         (Scalar::Bool, ReduceOp::And),
     ];
     for (elem, op) in cases {
-        let l = lower(&reduce(elem, op), Target { sm: 90 }).unwrap();
+        let l = lower(&reduce(elem, op), Target::exact(90)).unwrap();
         assert_eq!(
             l.layout.reductions,
             [ReductionSlot {
@@ -206,14 +206,14 @@ fn control_flow_casts_and_math_assemble() {
     );
     let k = b.finish().expect("valid");
     for sm in TARGETS {
-        let l = lower(&k, Target { sm }).unwrap();
+        let l = lower(&k, Target::exact(sm)).unwrap();
         assemble(&l, sm);
     }
 }
 
 #[test]
 fn an_old_target_is_an_error_naming_it() {
-    let e = lower(&saxpy(Scalar::F32), Target { sm: 60 })
+    let e = lower(&saxpy(Scalar::F32), Target::exact(60))
         .unwrap_err()
         .to_string();
     assert!(e.contains("on nvidia") && e.contains("7.0 or newer"), "{e}");
@@ -256,7 +256,7 @@ fn segmented_regions_assemble_with_local_reductions_and_a_value() {
     let sv = b.get(s);
     b.result(sv);
     let k = b.finish().expect("valid");
-    let l = lower(&k, Target { sm: 90 }).unwrap();
+    let l = lower(&k, Target::exact(90)).unwrap();
     assert_eq!(
         l.layout
             .entries
@@ -274,7 +274,7 @@ fn segmented_regions_assemble_with_local_reductions_and_a_value() {
     );
     assert!(l.layout.locals_size >= 4 && l.layout.result.is_some());
     for sm in TARGETS {
-        assemble(&lower(&k, Target { sm }).unwrap(), sm);
+        assemble(&lower(&k, Target::exact(sm)).unwrap(), sm);
     }
 }
 
@@ -316,11 +316,11 @@ fn private_arrays_and_array_reductions_assemble() {
         },
     );
     let k = b.finish().expect("valid");
-    let l = lower(&k, Target { sm: 90 }).unwrap();
+    let l = lower(&k, Target::exact(90)).unwrap();
     assert_eq!(l.layout.reductions[0].len, 8);
     assert!(l.ptx.contains(".local .align 8 .b8 acc_pa"), "{}", l.ptx);
     for sm in TARGETS {
-        assemble(&lower(&k, Target { sm }).unwrap(), sm);
+        assemble(&lower(&k, Target::exact(sm)).unwrap(), sm);
     }
 }
 
@@ -373,7 +373,7 @@ fn atomics_assemble_native_and_compare_and_swap() {
         );
         let k = b.finish().expect("valid");
         for sm in TARGETS {
-            let l = lower(&k, Target { sm }).unwrap();
+            let l = lower(&k, Target::exact(sm)).unwrap();
             assert!(
                 l.ptx.contains("atom.global") || l.ptx.contains("ld.relaxed"),
                 "{}",
@@ -444,7 +444,7 @@ fn a_gang_loop_around_a_vector_loop_takes_a_block_per_iteration() {
         },
     );
     let k = b.finish().expect("valid");
-    let l = lower(&k, Target { sm: 90 }).unwrap();
+    let l = lower(&k, Target::exact(90)).unwrap();
     assert_eq!(
         l.layout
             .entries
@@ -461,7 +461,7 @@ fn a_gang_loop_around_a_vector_loop_takes_a_block_per_iteration() {
         l.ptx
     );
     for sm in TARGETS {
-        assemble(&lower(&k, Target { sm }).unwrap(), sm);
+        assemble(&lower(&k, Target::exact(sm)).unwrap(), sm);
     }
 }
 
@@ -469,7 +469,7 @@ fn a_gang_loop_around_a_vector_loop_takes_a_block_per_iteration() {
 fn struct_fields_are_addressed_by_stride_and_offset() {
     let k = acc_core::ir::samples::particles();
     for sm in TARGETS {
-        let l = lower(&k, Target { sm }).unwrap();
+        let l = lower(&k, Target::exact(sm)).unwrap();
         // Element i of a 24-byte struct, field `v` at byte 8, `hits` at 16 (atomically).
         assert!(l.ptx.contains(", 24, "), "{}", l.ptx);
         assert!(
@@ -486,7 +486,7 @@ fn struct_fields_are_addressed_by_stride_and_offset() {
 fn unchecked_kernels_access_without_predicates() {
     let mut k = saxpy(Scalar::F64);
     k.unchecked = true;
-    let l = lower(&k, Target { sm: 90 }).unwrap();
+    let l = lower(&k, Target::exact(90)).unwrap();
     let predicated = |op: &str| {
         l.ptx
             .lines()
@@ -509,7 +509,7 @@ fn unchecked_kernels_access_without_predicates() {
 
 #[test]
 fn a_tiled_nest_takes_a_block_per_tile() {
-    let l = lower(&acc_core::ir::samples::tiled(), Target { sm: 90 }).unwrap();
+    let l = lower(&acc_core::ir::samples::tiled(), Target::exact(90)).unwrap();
     assert_eq!(
         l.layout
             .entries
@@ -580,10 +580,10 @@ fn short_inner_sequential_loops_are_unrolled() {
             },
         );
         let k = b.finish().expect("valid");
-        let l = lower(&k, Target { sm: 90 }).unwrap();
+        let l = lower(&k, Target::exact(90)).unwrap();
         assert_eq!(l.ptx.contains("$L_unrolled"), !with_break, "{}", l.ptx);
         for sm in TARGETS {
-            assemble(&lower(&k, Target { sm }).unwrap(), sm);
+            assemble(&lower(&k, Target::exact(sm)).unwrap(), sm);
         }
     }
 }
@@ -593,13 +593,13 @@ fn short_inner_sequential_loops_are_unrolled() {
 #[test]
 fn a_row_sum_the_first_thread_stores_takes_one_barrier_per_row() {
     let k = acc_core::ir::samples::matvec();
-    let l = lower(&k, Target { sm: 90 }).unwrap();
+    let l = lower(&k, Target::exact(90)).unwrap();
     let versions = l.ptx.matches("$L_versions").count().max(1);
     let bars = l.ptx.matches("bar.sync").count();
     assert!(bars <= 2 * versions + 1, "{bars} barriers:\n{}", l.ptx);
     assert!(l.ptx.contains("xor.b32"), "{}", l.ptx);
     for sm in TARGETS {
-        assemble(&lower(&k, Target { sm }).unwrap(), sm);
+        assemble(&lower(&k, Target::exact(sm)).unwrap(), sm);
     }
 }
 
@@ -621,7 +621,7 @@ fn privatized_histograms_are_what_acc_info_says() {
         (Scalar::U16, false),
     ] {
         let k = acc_core::ir::samples::histogram(elem);
-        let l = lower(&k, Target { sm: 90 }).unwrap();
+        let l = lower(&k, Target::exact(90)).unwrap();
         let info: String = describe(&k, words).into_iter().map(|m| m.how).collect();
         assert_eq!(l.ptx.contains("acc_priv"), privatized, "{elem}: {}", l.ptx);
         let capped = privatized || elem == Scalar::U16;
@@ -630,6 +630,74 @@ fn privatized_histograms_are_what_acc_info_says() {
             info.contains("combine in its own shared memory first"),
             privatized,
             "{elem}: {info}"
+        );
+    }
+}
+
+/// `ACC_FAST_FLOAT=1` ([`Target::fast_float`]): f32's `exp`, division, `1 / sqrt` and
+/// multiply-adds by the fast instructions; f64 and the default stay exact.
+#[test]
+fn fast_float_takes_the_approximate_instructions_for_f32_only() {
+    let kernel = |ty: Scalar| {
+        let mut b = KernelBuilder::new("fast");
+        let x = b.param_array("x", ty, false);
+        let y = b.param_array("y", ty, true);
+        let start = b.lit_int(0, None);
+        let n = b.len(x);
+        b.for_range(
+            "i",
+            Some(Scalar::USize),
+            start,
+            n,
+            false,
+            GRID,
+            &[],
+            &[],
+            |b, v| {
+                let i = b.get(v[0]);
+                let xi = b.load(x, i);
+                let one = b.lit_float(1.0, Some(ty));
+                let root = b.math(MathFn::Sqrt, &[xi]);
+                let r = b.binary(BinaryOp::Div, one, root);
+                let e = b.math(MathFn::Exp, &[xi]);
+                let q = b.binary(BinaryOp::Div, e, xi);
+                let p = b.binary(BinaryOp::Mul, q, xi);
+                let s = b.binary(BinaryOp::Add, r, p);
+                let i = b.get(v[0]);
+                b.store(y, i, s);
+            },
+        );
+        b.finish().expect("valid")
+    };
+    let fast = Target {
+        sm: 90,
+        fast_float: true,
+    };
+    let l = lower(&kernel(Scalar::F32), fast).unwrap();
+    for op in [
+        "rsqrt.approx.f32",
+        "ex2.approx.ftz.f32",
+        "div.full.f32",
+        "mul.f32",
+        "add.f32",
+    ] {
+        assert!(l.ptx.contains(op), "{op}:\n{}", l.ptx);
+    }
+    let exact = lower(&kernel(Scalar::F32), Target::exact(90)).unwrap();
+    assert!(!exact.ptx.contains("approx") && exact.ptx.contains("div.rn.f32"));
+    let wide = lower(&kernel(Scalar::F64), fast).unwrap();
+    assert!(!wide.ptx.contains("approx") && wide.ptx.contains("div.rn.f64"));
+    for sm in TARGETS {
+        assemble(
+            &lower(
+                &kernel(Scalar::F32),
+                Target {
+                    sm,
+                    fast_float: true,
+                },
+            )
+            .unwrap(),
+            sm,
         );
     }
 }
