@@ -29,6 +29,8 @@ fn kernels() -> Vec<(&'static str, Kernel)> {
         ("stencil_cached", samples::stencil_cached()),
         ("bin_sums", samples::bin_sums()),
         ("matmul_accumulating", samples::matmul_accumulating()),
+        ("matmul_collapsed", samples::matmul_collapsed()),
+        ("matmul_gang_vector", samples::matmul_gang_vector()),
     ]
 }
 

@@ -326,9 +326,17 @@ fn tiled_loop(
         levels,
         if auto {
             format!(
-                "{}: tiled by acc, {} iterations to a {block} (no `tile` clause), its {threads} {thread}s sharing them{staged}{red}",
+                "{}: tiled by acc, {} iterations to a {block}{} (no `tile` clause), its {threads} {thread}s sharing them{staged}{red}",
                 levels_of(sched),
-                tile.iter().product::<u32>()
+                tile.iter().product::<u32>(),
+                if tile.len() > 1 {
+                    format!(
+                        " ({})",
+                        tile.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(" x ")
+                    )
+                } else {
+                    String::new()
+                }
             )
         } else {
             format!(

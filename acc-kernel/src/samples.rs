@@ -630,7 +630,18 @@ pub fn eliminate() -> Kernel {
 /// chunks staged through shared memory (`tile::chunks`). Parameters: `a`, `b` (read), `c`
 /// (written), `n` (`usize`).
 pub fn matmul_tiled() -> Kernel {
-    let mut b = KernelBuilder::new("matmul_tiled");
+    matmul_nest("matmul_tiled", &[Some(16), Some(16)])
+}
+
+/// `c = a b` as [`matmul_tiled`], with `collapse(2)` instead of `tile(16, 16)`: acc tiles it
+/// 16 x 16 itself (`tile::auto_tile`).
+pub fn matmul_collapsed() -> Kernel {
+    matmul_nest("matmul_collapsed", &[])
+}
+
+/// The matrix product nest with `tile` sizes `tile` (none: collapsed).
+fn matmul_nest(name: &str, tile: &[Option<u32>]) -> Kernel {
+    let mut b = KernelBuilder::new(name);
     let a = b.param_array("a", Scalar::F32, false);
     let bm = b.param_array("b", Scalar::F32, false);
     let c = b.param_array("c", Scalar::F32, true);
@@ -646,7 +657,7 @@ pub fn matmul_tiled() -> Kernel {
             ("i", Some(Scalar::USize), z0, o0, n),
             ("j", Some(Scalar::USize), z1, o1, n),
         ],
-        &[Some(16), Some(16)],
+        tile,
         GRID,
         &[],
         &[],
@@ -1046,6 +1057,83 @@ pub fn bin_sums() -> Kernel {
             let k = b.binary(BinaryOp::Rem, key, bins);
             let next = b.binary(BinaryOp::Add, cur, xi);
             b.set_elem(sums, k, next);
+        },
+    );
+    b.finish().expect("valid IR")
+}
+
+/// `c = a b` for `n x n` f32 matrices as a gang loop over rows around a vector loop over
+/// columns, each element's sum a sequential `k` loop: acc tiles the pair 16 x 16 as it would
+/// `collapse(2)` (`tile::auto_tile`). Parameters: `a`, `b` (read), `c` (written), `n`
+/// (`usize`).
+pub fn matmul_gang_vector() -> Kernel {
+    let mut b = KernelBuilder::new("matmul_gang_vector");
+    let a = b.param_array("a", Scalar::F32, false);
+    let bm = b.param_array("b", Scalar::F32, false);
+    let c = b.param_array("c", Scalar::F32, true);
+    let n = b.param_scalar("n", Scalar::USize);
+    let level = |gang: bool| {
+        Some(Schedule {
+            gang,
+            vector: !gang,
+            ..Schedule::default()
+        })
+    };
+    let start = b.lit_int(0, None);
+    b.for_range(
+        "i",
+        Some(Scalar::USize),
+        start,
+        n,
+        false,
+        level(true),
+        &[],
+        &[],
+        |b, iv| {
+            let start = b.lit_int(0, None);
+            b.for_range(
+                "j",
+                Some(Scalar::USize),
+                start,
+                n,
+                false,
+                level(false),
+                &[],
+                &[],
+                |b, jv| {
+                    let zero = b.lit_float(0.0, Some(Scalar::F32));
+                    let s = b.local("s", Some(Scalar::F32), Some(zero));
+                    let start = b.lit_int(0, None);
+                    b.for_range(
+                        "k",
+                        Some(Scalar::USize),
+                        start,
+                        n,
+                        false,
+                        None,
+                        &[],
+                        &[],
+                        |b, kv| {
+                            let at = |b: &mut KernelBuilder, r: Var, c: Var| {
+                                let (r, c) = (b.get(r), b.get(c));
+                                let row = b.binary(BinaryOp::Mul, r, n);
+                                b.binary(BinaryOp::Add, row, c)
+                            };
+                            let (ik, kj) = (at(b, iv[0], kv[0]), at(b, kv[0], jv[0]));
+                            let (x, y) = (b.load(a, ik), b.load(bm, kj));
+                            let p = b.binary(BinaryOp::Mul, x, y);
+                            let cur = b.get(s);
+                            let next = b.binary(BinaryOp::Add, cur, p);
+                            b.set(s, next);
+                        },
+                    );
+                    let (i, j) = (b.get(iv[0]), b.get(jv[0]));
+                    let row = b.binary(BinaryOp::Mul, i, n);
+                    let ij = b.binary(BinaryOp::Add, row, j);
+                    let sv = b.get(s);
+                    b.store(c, ij, sv);
+                },
+            );
         },
     );
     b.finish().expect("valid IR")

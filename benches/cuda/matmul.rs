@@ -5,10 +5,24 @@
 
 use super::*;
 
-/// C = A B (f32, n x n), acc's version the plain triple loop, either with the two outer loops
-/// collapsed or tiled 16 x 16 (`tiled`: the block then runs each element's `k` loop in chunks
-/// staged through shared memory); collapsed and not `fused`, `in_c` sums into `c[i * n + j]`
-/// rather than a scalar. The reference tiles through shared memory.
+/// How acc's version of the matrix product is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Spelling {
+    /// `collapse(2)`, the sum in a scalar.
+    Collapse,
+    /// `collapse(2)`, the sum accumulated in `c[i * n + j]`.
+    CollapseInC,
+    /// A `gang` loop over rows around a `vector` loop over columns.
+    GangVector,
+    /// `tile(16, 16)`.
+    Tile,
+    /// `tile(16, 16)` with `mul_add`.
+    TileMulAdd,
+}
+
+/// C = A B (f32, n x n), acc's version the plain triple loop as `spelling` writes it (tiled,
+/// the block runs each element's `k` loop in chunks staged through shared memory; acc tiles
+/// the collapsed and gang/vector nests itself). The reference tiles through shared memory.
 #[allow(clippy::too_many_arguments)]
 #[acc::offload]
 pub(super) fn matmul(
@@ -16,7 +30,7 @@ pub(super) fn matmul(
     b: &Vec<f32>,
     c: &mut Vec<f32>,
     n: usize,
-    (reps, tiled, fused, in_c): (usize, bool, bool, bool),
+    (reps, spelling): (usize, Spelling),
     cu: &Cuda,
     t: &mut Times,
 ) {
@@ -28,7 +42,7 @@ pub(super) fn matmul(
     {
         for _ in 0..reps {
             let t0 = Instant::now();
-            if tiled && fused {
+            if spelling == Spelling::TileMulAdd {
                 // `mul_add`: one rounding per step, as CUDA's contracted `s += a * b` (and as
                 // `f32::mul_add` on the host).
                 #[acc::parallel_loop(tile(16, 16))]
@@ -41,7 +55,7 @@ pub(super) fn matmul(
                         c[i * n + j] = s;
                     }
                 }
-            } else if tiled {
+            } else if spelling == Spelling::Tile {
                 #[acc::parallel_loop(tile(16, 16))]
                 for i in 0..n {
                     for j in 0..n {
@@ -52,7 +66,19 @@ pub(super) fn matmul(
                         c[i * n + j] = s;
                     }
                 }
-            } else if in_c {
+            } else if spelling == Spelling::GangVector {
+                #[acc::parallel_loop(gang)]
+                for i in 0..n {
+                    #[acc::r#loop(vector)]
+                    for j in 0..n {
+                        let mut s = 0.0f32;
+                        for k in 0..n {
+                            s += a[i * n + k] * b[k * n + j];
+                        }
+                        c[i * n + j] = s;
+                    }
+                }
+            } else if spelling == Spelling::CollapseInC {
                 #[acc::parallel_loop(collapse(2))]
                 for i in 0..n {
                     for j in 0..n {
@@ -131,32 +157,29 @@ pub(super) fn bench(scale: usize, reps: usize, cu: &Cuda, ratios: &mut Vec<(&str
     let flops = 2.0 * (g as f64).powi(3);
     let tf = |d: Duration| flops / d.as_secs_f64() / 1e12;
     let mut best = Duration::MAX;
-    for (tiled, fused, in_c, name, key) in [
+    for (spelling, name, key) in [
         (
-            false,
-            false,
-            false,
+            Spelling::Collapse,
             format!("matmul f32 {g}, collapse(2)"),
             "matmul",
         ),
         (
-            false,
-            false,
-            true,
+            Spelling::CollapseInC,
             format!("matmul f32 {g}, collapse(2), c[i * n + j] +="),
             "matmul_in_c",
         ),
         (
-            true,
-            false,
-            false,
+            Spelling::GangVector,
+            format!("matmul f32 {g}, gang / vector loops"),
+            "matmul_gang_vector",
+        ),
+        (
+            Spelling::Tile,
             format!("matmul f32 {g}, tile(16, 16)"),
             "matmul_tile",
         ),
         (
-            true,
-            true,
-            false,
+            Spelling::TileMulAdd,
             format!("matmul f32 {g}, tile(16, 16), mul_add"),
             "matmul_tile_fma",
         ),
@@ -168,14 +191,12 @@ pub(super) fn bench(scale: usize, reps: usize, cu: &Cuda, ratios: &mut Vec<(&str
             &b,
             &mut c,
             g,
-            (reps.min(10 + WARM_UP), tiled, fused, in_c),
+            (reps.min(10 + WARM_UP), spelling),
             cu,
             &mut mt,
         );
         let r = mt.report(&name, 0.0, "  (CUDA: 16x16 shared-memory tiles)");
-        if tiled {
-            ratios.push((key, r));
-        }
+        ratios.push((key, r));
         let acc_time = median(mt.acc[WARM_UP..].to_vec());
         best = best.min(acc_time);
         println!(
