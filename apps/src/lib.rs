@@ -19,6 +19,7 @@ use std::time::Duration;
 
 pub mod backprop;
 pub mod bfs;
+pub mod cfd;
 pub mod cg;
 pub mod ep;
 pub mod hotspot;
@@ -80,6 +81,7 @@ pub fn programs() -> Vec<Program> {
     all.push(program!(bfs, bfs::ORIGIN));
     all.push(program!(cg, cg::ORIGIN));
     all.push(program!(ep, ep::ORIGIN));
+    all.push(program!(cfd, cfd::ORIGIN));
     all
 }
 

@@ -77,6 +77,7 @@ fn every_program_is_tested() {
         "bfs",
         "cg",
         "ep",
+        "cfd",
     ];
     for p in acc_apps::programs() {
         assert!(tested.contains(&p.name), "{} has no test here", p.name);
@@ -136,4 +137,9 @@ fn cg() {
 #[test]
 fn ep() {
     on_each_device("ep");
+}
+
+#[test]
+fn cfd() {
+    on_each_device("cfd");
 }
