@@ -263,8 +263,9 @@ fn row_sums(a: &[f64], y: &mut [f64], n: usize) {
     }
 }
 
-/// Two `collapse(2)` nests without `tile`: a matrix product, which acc tiles itself, and a
-/// transpose, which ACC_INFO calls slow, saying what to write instead.
+/// Nests without `tile`: a matrix product as `collapse(2)`, which acc tiles itself, and a
+/// transpose as `collapse(2)` and as gang/vector loops, which ACC_INFO calls slow, saying what
+/// to write instead.
 #[acc::offload]
 fn slow_spellings(a: &[f64], b: &mut [f64], c: &mut [f64], n: usize) {
     #[acc::parallel_loop(collapse(2), copyin(a), copyout(b))]
@@ -281,6 +282,14 @@ fn slow_spellings(a: &[f64], b: &mut [f64], c: &mut [f64], n: usize) {
     for i in 0..n {
         for j in 0..n {
             c[j * n + i] = a[i * n + j];
+        }
+    }
+    // The transpose again as a gang loop over a vector loop: the same hint.
+    #[acc::parallel_loop(gang, copyin(a), copyout(c))]
+    for p in 0..n {
+        #[acc::r#loop(vector)]
+        for q in 0..n {
+            c[q * n + p] = a[p * n + q];
         }
     }
 }
@@ -693,9 +702,10 @@ fn main() {
                 ("each element's loop `m` runs 16 iterations at a time", 1),
                 (
                     "`tile(32, 32)` would give adjacent threads adjacent stores",
-                    1,
+                    2,
                 ),
-                ("slow as written", 1),
+                ("slow as written", 2),
+                ("loop `p`: gang: a ", 1),
                 ("loop `row`: gang: a ", 1),
                 ("loop `col`: vector: shared by the 256 ", 1),
             ] {

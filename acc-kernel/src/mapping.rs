@@ -386,12 +386,16 @@ fn gang_loop(
         (false, true) => (block, 32),
         _ => (block, threads),
     };
+    // A gang loop over one vector loop is the collapsed pair it is: the pair's known slow
+    // spellings, and what to write instead.
+    let hint = super::tile::gang_pair_hint(k, s, w.shared_array_bytes)
+        .map_or(String::new(), |h| format!("; slow as written: {h}"));
     push(
         out,
         k,
         levels,
         format!(
-            "{}: a {block} per iteration (grid-stride over {block}s{}), its scalar code repeated on each of its {thread}s{red}",
+            "{}: a {block} per iteration (grid-stride over {block}s{}), its scalar code repeated on each of its {thread}s{red}{hint}",
             levels_of(sched),
             if short { ", the vector_length being at most 32" } else { "" }
         ),

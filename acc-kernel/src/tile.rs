@@ -213,6 +213,17 @@ pub fn auto_tile(k: &mut Kernel, shared_bytes: u32) -> Vec<LocalId> {
     tiled
 }
 
+/// [`tile_hint`] for a gang loop `s` whose body is one vector loop ([`merge::as_collapsed`]):
+/// what tiling the pair would give (the gang and vector loops of a transpose store far apart
+/// as its `collapse(2)` form does; a matrix product's pair acc tiles itself).
+pub fn gang_pair_hint(k: &Kernel, s: &Stmt, shared_bytes: u32) -> Option<&'static str> {
+    let (_, pair) = merge::as_collapsed(&k.function, s)?;
+    let Stmt::For { levels, body, .. } = &pair else {
+        return None;
+    };
+    tile_hint(k, levels, body, shared_bytes)
+}
+
 /// What a tiled nest stages through shared memory, for ACC_INFO.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TileStaging {
