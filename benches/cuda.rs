@@ -601,18 +601,24 @@ fn main() {
     if wanted("transpose") {
         let g = 16384 / scale.min(8);
         let a: Vec<f32> = (0..g * g).map(|k| (k % 10007) as f32).collect();
-        let mut b = vec![0.0f32; g * g];
-        let mut tt = Times::default();
-        transpose(&a, &mut b, g, reps, &cu, &mut tt);
-        ratios.push((
-            "transpose",
-            tt.report(
-                &format!("transpose {g}x{g} f32, tile(32, 32) (CUDA: shared-memory tiles)"),
-                (8 * g * g) as f64,
-                "",
-            ),
-        ));
-        drop((a, b));
+        for (spelling, key, how) in [
+            (0, "transpose", "tile(32, 32)"),
+            (1, "transpose_collapse", "collapse(2)"),
+            (2, "transpose_gang_vector", "gang / vector loops"),
+        ] {
+            let mut b = vec![0.0f32; g * g];
+            let mut tt = Times::default();
+            transpose(&a, &mut b, g, (reps, spelling), &cu, &mut tt);
+            ratios.push((
+                key,
+                tt.report(
+                    &format!("transpose {g}x{g} f32, {how} (CUDA: shared-memory tiles)"),
+                    (8 * g * g) as f64,
+                    "",
+                ),
+            ));
+        }
+        drop(a);
     }
 
     if wanted("scan") {

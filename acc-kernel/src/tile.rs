@@ -114,16 +114,13 @@ pub fn auto_tile(k: &mut Kernel, shared_bytes: u32) -> Vec<LocalId> {
     let mut merged: Vec<(LocalId, Vec<Stmt>, Stmt)> = Vec::new();
     for s in candidates {
         if k.vector_length.is_none() {
-            if let Some((before, pair)) = merge::as_collapsed(&k.function, s) {
-                let sizes = [AUTO_TILE_2D, AUTO_TILE_2D];
-                if let Stmt::For { levels, body, .. } = &pair {
-                    let worth = !bounds_assigned(&k.function, levels, body)
-                        && chunks::plan(k, &k.function, levels, &sizes, shared_bytes, body)
-                            .is_some_and(|p| {
-                                p.constant_trips(&k.function)
-                                    .is_none_or(|n| n >= i128::from(AUTO_TILE_MIN_TRIPS))
-                            });
-                    if worth {
+            if let Some((before, mut pair)) = merge::as_collapsed(&k.function, s) {
+                if let Stmt::For {
+                    levels, body, tile, ..
+                } = &mut pair
+                {
+                    if let Some(sizes) = auto_sizes(k, levels, body, shared_bytes) {
+                        *tile = sizes;
                         tiled.push(levels[0].var);
                         merged.push((levels[0].var, before, pair));
                         continue;
@@ -140,31 +137,11 @@ pub fn auto_tile(k: &mut Kernel, shared_bytes: u32) -> Vec<LocalId> {
             body,
         } = s
         {
-            // A flat loop takes a block's worth of iterations; a collapsed pair of loops (a
-            // matrix product as `collapse(2)`) tiles 16 x 16, as `tile(16, 16)` would.
-            let sizes = match levels.len() {
-                1 => vec![AUTO_TILE],
-                2 => vec![AUTO_TILE_2D, AUTO_TILE_2D],
-                _ => continue,
-            };
-            if sched.vector
-                && tile.is_empty()
-                && reductions.is_empty()
-                && private.is_empty()
-                && !bounds_assigned(&k.function, levels, body)
-                && chunks::plan(k, &k.function, levels, &sizes, shared_bytes, body).is_some_and(
-                    |p| {
-                        // A short loop of known length (a stencil's taps) is not worth the
-                        // copies and barriers. (A tile of two levels shares the reads along
-                        // each level: `chunks::chunked` asks the one-level tile only.)
-                        (levels.len() > 1 || p.shares_reads())
-                            && p.constant_trips(&k.function)
-                                .is_none_or(|n| n >= i128::from(AUTO_TILE_MIN_TRIPS))
-                    },
-                )
-            {
-                tiled.push(levels[0].var);
-                tiles.push((levels[0].var, sizes));
+            if sched.vector && tile.is_empty() && reductions.is_empty() && private.is_empty() {
+                if let Some(sizes) = auto_sizes(k, levels, body, shared_bytes) {
+                    tiled.push(levels[0].var);
+                    tiles.push((levels[0].var, sizes));
+                }
             }
         }
     }
@@ -180,10 +157,7 @@ pub fn auto_tile(k: &mut Kernel, shared_bytes: u32) -> Vec<LocalId> {
                 _ => None,
             };
             if let Some(m) = merged.iter().position(|(v, _, _)| Some(*v) == first) {
-                let (_, before, mut pair) = merged.remove(m);
-                if let Stmt::For { tile, .. } = &mut pair {
-                    *tile = vec![AUTO_TILE_2D, AUTO_TILE_2D];
-                }
+                let (_, before, pair) = merged.remove(m);
                 let n = before.len();
                 b.splice(at..=at, before.into_iter().chain(std::iter::once(pair)));
                 at += n + 1;
@@ -223,6 +197,50 @@ pub fn gang_pair_hint(k: &Kernel, s: &Stmt, shared_bytes: u32) -> Option<&'stati
     };
     tile_hint(k, levels, body, shared_bytes)
 }
+
+/// The tile [`auto_tile`] gives the untiled nest over `levels` with `body`, where tiling is a
+/// known gain: a flat loop whose iterations each run a sequential loop over data all of them
+/// read ([`AUTO_TILE`]); a pair whose elements each run a sequential loop over data the others
+/// read too (a matrix product: 16 x 16, its loop in chunks through shared memory); a pair whose
+/// stores run along the outer loop (a transpose: 32 x 32, adjacent threads storing adjacent
+/// elements, the reads staged through shared memory). Not a loop known to be shorter than
+/// [`AUTO_TILE_MIN_TRIPS`] (a stencil's taps are not worth the copies and barriers).
+fn auto_sizes(
+    k: &Kernel,
+    levels: &[LoopLevel],
+    body: &Block,
+    shared_bytes: u32,
+) -> Option<Vec<u32>> {
+    if bounds_assigned(&k.function, levels, body) {
+        return None;
+    }
+    let sizes = match levels.len() {
+        1 => vec![AUTO_TILE],
+        2 => vec![AUTO_TILE_2D, AUTO_TILE_2D],
+        _ => return None,
+    };
+    let chunked =
+        chunks::plan(k, &k.function, levels, &sizes, shared_bytes, body).is_some_and(|p| {
+            // (A tile of two levels shares the reads along each level: `chunks::chunked` asks the
+            // one-level tile only.)
+            (levels.len() > 1 || p.shares_reads())
+                && p.constant_trips(&k.function)
+                    .is_none_or(|n| n >= i128::from(AUTO_TILE_MIN_TRIPS))
+        });
+    if chunked {
+        return Some(sizes);
+    }
+    match store_contiguous_level(&k.function, levels, body) {
+        Some(at) if levels.len() == 2 && at + 1 != levels.len() => {
+            Some(vec![AUTO_TILE_TRANSPOSE, AUTO_TILE_TRANSPOSE])
+        }
+        _ => None,
+    }
+}
+
+/// The tile [`auto_tile`] gives each level of a pair whose stores run along the outer loop (a
+/// transpose: 0.04x -> 0.88x of a CUDA transpose with `tile(32, 32)` on an H100).
+pub const AUTO_TILE_TRANSPOSE: u32 = 32;
 
 /// What a tiled nest stages through shared memory, for ACC_INFO.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

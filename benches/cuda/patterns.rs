@@ -84,13 +84,15 @@ pub(super) fn nbody(
     }
 }
 
-/// `b = aᵀ` for n x n f32 matrices, the loop nest tiled 32 x 32.
+/// `b = aᵀ` for n x n f32 matrices, the loop nest spelt `tile(32, 32)` (`spelling` 0),
+/// `collapse(2)` (1) or as a gang loop over a vector loop (2); acc tiles the last two 32 x 32
+/// itself.
 #[acc::offload]
 pub(super) fn transpose(
     a: &Vec<f32>,
     b: &mut Vec<f32>,
     n: usize,
-    reps: usize,
+    (reps, spelling): (usize, u8),
     cu: &Cuda,
     t: &mut Times,
 ) {
@@ -102,10 +104,27 @@ pub(super) fn transpose(
     {
         for _ in 0..reps {
             let t0 = Instant::now();
-            #[acc::parallel_loop(tile(32, 32))]
-            for i in 0..n {
-                for j in 0..n {
-                    b[j * n + i] = a[i * n + j];
+            if spelling == 0 {
+                #[acc::parallel_loop(tile(32, 32))]
+                for i in 0..n {
+                    for j in 0..n {
+                        b[j * n + i] = a[i * n + j];
+                    }
+                }
+            } else if spelling == 1 {
+                #[acc::parallel_loop(collapse(2))]
+                for i in 0..n {
+                    for j in 0..n {
+                        b[j * n + i] = a[i * n + j];
+                    }
+                }
+            } else {
+                #[acc::parallel_loop(gang)]
+                for i in 0..n {
+                    #[acc::r#loop(vector)]
+                    for j in 0..n {
+                        b[j * n + i] = a[i * n + j];
+                    }
                 }
             }
             acc::wait_all().expect("the region runs");
