@@ -78,6 +78,7 @@ fn every_program_is_tested() {
         "cg",
         "ep",
         "cfd",
+        "mg",
     ];
     for p in acc_apps::programs() {
         assert!(tested.contains(&p.name), "{} has no test here", p.name);
@@ -142,4 +143,9 @@ fn ep() {
 #[test]
 fn cfd() {
     on_each_device("cfd");
+}
+
+#[test]
+fn mg() {
+    on_each_device("mg");
 }
