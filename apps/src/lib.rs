@@ -26,6 +26,7 @@ pub mod hotspot;
 pub mod kmeans;
 pub mod lavamd;
 pub mod lud;
+pub mod miniweather;
 pub mod mg;
 pub mod nw;
 pub mod pathfinder;
@@ -84,6 +85,7 @@ pub fn programs() -> Vec<Program> {
     all.push(program!(ep, ep::ORIGIN));
     all.push(program!(cfd, cfd::ORIGIN));
     all.push(program!(mg, mg::ORIGIN));
+    all.push(program!(miniweather, miniweather::ORIGIN));
     all
 }
 

@@ -79,6 +79,7 @@ fn every_program_is_tested() {
         "ep",
         "cfd",
         "mg",
+        "miniweather",
     ];
     for p in acc_apps::programs() {
         assert!(tested.contains(&p.name), "{} has no test here", p.name);
@@ -148,4 +149,9 @@ fn cfd() {
 #[test]
 fn mg() {
     on_each_device("mg");
+}
+
+#[test]
+fn miniweather() {
+    on_each_device("miniweather");
 }

@@ -445,11 +445,26 @@ impl Writer<'_> {
                         self.emit(format!("mov{} {im}, {zero};", repr(ty).bits));
                     }
                 }
-                Some(n) => {
+                Some(n) if n <= 8 => {
                     for e in 0..n {
                         let addr = self.private_address_const(r.local, e);
                         self.store_private(r.local, &addr, &id, "");
                     }
+                }
+                Some(n) => {
+                    // A loop, not code per element (kmeans' 175 elements were 525 lines).
+                    let (e, top, done) =
+                        (self.reg("%rd"), self.label("init"), self.label("inited"));
+                    self.emit(format!("mov.u64 {e}, 0;"));
+                    self.emit(format!("{top}:"));
+                    let p = self.reg("%p");
+                    self.emit(format!("setp.ge.u64 {p}, {e}, {n};"));
+                    self.emit(format!("@{p} bra {done};"));
+                    let (_, addr) = self.private_address(r.local, &e);
+                    self.store_private(r.local, &addr, &id, "");
+                    self.emit(format!("add.u64 {e}, {e}, 1;"));
+                    self.emit(format!("bra {top};"));
+                    self.emit(format!("{done}:"));
                 }
             }
         }
