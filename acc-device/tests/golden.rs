@@ -31,6 +31,7 @@ fn kernels() -> Vec<(&'static str, Kernel)> {
         ("matmul_accumulating", samples::matmul_accumulating()),
         ("matmul_collapsed", samples::matmul_collapsed()),
         ("matmul_gang_vector", samples::matmul_gang_vector()),
+        ("matmul_collapsed_in_c", samples::matmul_collapsed_in_c()),
     ]
 }
 

@@ -886,6 +886,7 @@ impl KernelBuilder {
             result: self.result,
             vector_length: self.vector_length,
             auto_tiled: Vec::new(),
+            kept_in_registers: Vec::new(),
             caches: self.caches,
         };
         // The passes run per target, in the plan (`plan::prepare`).

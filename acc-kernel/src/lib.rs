@@ -683,6 +683,9 @@ pub struct Kernel {
     /// The parallel loops (by their outermost variable) that acc tiled itself
     /// ([`tile::auto_tile`]): their `tile` is acc's choice, not a clause.
     pub auto_tiled: Vec<LocalId>,
+    /// The array elements sequential loops (by their variable) keep in registers
+    /// ([`promote::promote`]): each loop's variable, the array and the field.
+    pub kept_in_registers: Vec<(LocalId, ParamId, Option<FieldId>)>,
     /// The region's `cache` directives, with what the GPU backends made of each
     /// ([`cache_staging::stage`]).
     pub caches: Vec<cache_staging::Cache>,

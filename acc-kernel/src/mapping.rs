@@ -554,19 +554,22 @@ fn inner(k: &Kernel, body: &[Stmt], w: &Caps, why: &str, out: &mut Vec<LoopMappi
     });
 }
 
-/// What sequential loop `s` keeps in registers ([`super::promote`]), in words, or nothing.
+/// What sequential loop `s` keeps in registers ([`Kernel::kept_in_registers`]), in words, or
+/// nothing.
 fn kept_in_registers(k: &Kernel, s: &Stmt) -> String {
-    let Stmt::For { levels, body, .. } = s else {
+    let Stmt::For { levels, .. } = s else {
         return String::new();
     };
-    let kept = super::promote::candidates(k, levels, body);
+    let Some(var) = levels.first().map(|l| l.var) else {
+        return String::new();
+    };
     let mut names: Vec<String> = Vec::new();
-    for p in &kept {
+    for &(_, array_id, field) in k.kept_in_registers.iter().filter(|(v, _, _)| *v == var) {
         let array = k
             .params
-            .get(p.array as usize)
+            .get(array_id as usize)
             .map_or("?", |a| a.name.as_str());
-        let name = match p.field.and_then(|f| field_name(k, p.array, f)) {
+        let name = match field.and_then(|f| field_name(k, array_id, f)) {
             Some(field) => format!("`{array}[..].{field}`"),
             None => format!("`{array}[..]`"),
         };
@@ -578,7 +581,7 @@ fn kept_in_registers(k: &Kernel, s: &Stmt) -> String {
         return String::new();
     }
     format!(
-        "; the element{} it accumulates into ({}) kept in registers across it, loaded before it and stored after it",
+        "; the element{} it accumulates into ({}) kept in registers across it, written back after it",
         if names.len() == 1 { "" } else { "s" },
         names.join(", ")
     )

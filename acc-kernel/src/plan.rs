@@ -54,13 +54,17 @@ pub struct Prepared {
 }
 
 /// `k` after the passes that depend on the target but not on a launch's arguments, in this
-/// order: `cache` staging ([`crate::cache_staging::stage`]), then automatic tiles
+/// order: array elements accumulated in sequential loops kept in registers
+/// ([`crate::promote::promote`], recorded in [`Kernel::kept_in_registers`]), `cache` staging
+/// ([`crate::cache_staging::stage`]), then automatic tiles
 /// ([`crate::tile::auto_tile`], recorded in [`Kernel::auto_tiled`]), each within the
 /// target's [`Caps::shared_array_bytes`]. The builder runs no pass; the bounds proof reads
 /// the kernel as built, whose accesses these passes keep (a staged copy reads only elements
 /// the loop reads, behind a check of the array's length).
 pub fn for_target(k: &Kernel, caps: &Caps) -> Kernel {
     let mut staged = k.clone();
+    // First, so that the tiles see an element accumulated in a loop as the scalar it becomes.
+    super::promote::promote(&mut staged);
     super::cache_staging::stage(&mut staged, caps.shared_array_bytes);
     staged.auto_tiled = super::tile::auto_tile(&mut staged, caps.shared_array_bytes);
     staged
@@ -68,7 +72,7 @@ pub fn for_target(k: &Kernel, caps: &Caps) -> Kernel {
 
 /// Runs the passes on `k` for a target of `caps` and variant `v`, in this order: the
 /// target's passes ([`for_target`]), bounds checks dropped where proven, tile expansion,
-/// accumulated elements kept in registers ([`super::promote`]), narrowing, type checking (once: everything after reads its types), the split into entry
+/// narrowing, type checking (once: everything after reads its types), the split into entry
 /// points. `Err` says what no entry point can hold yet, or that the IR is invalid (an
 /// internal error).
 pub fn prepare(k: &Kernel, caps: &Caps, v: Variant) -> Result<Prepared, String> {
@@ -78,7 +82,6 @@ pub fn prepare(k: &Kernel, caps: &Caps, v: Variant) -> Result<Prepared, String> 
         Cow::Borrowed(_) => staged.clone(),
     };
     kernel.unchecked |= v.proven;
-    super::promote::promote(&mut kernel);
     if v.narrow {
         kernel = super::narrow::to_32(&kernel);
     }

@@ -20,7 +20,10 @@
 //!
 //! Where the loop runs no iteration, neither the load before it nor the store after it runs
 //! (both are under `if trips > 0`), so a bounds error is reported exactly where the loop
-//! would have made it.
+//! would have made it. Where the element is stored just before the loop
+//! (`c[i] = 0.0; for k in .. { c[i] += .. }`), that value starts the local instead of a load,
+//! and the store after the loop is unconditional: the loop is then a sum into a scalar, which
+//! the tiles' chunked form takes (`tile::chunks`).
 
 use std::collections::HashSet;
 
@@ -132,15 +135,48 @@ fn block(k: &mut Kernel, b: &mut Block) -> usize {
             at += 1;
             continue;
         }
-        let trips = levels[0].trips;
+        let (trips, var) = (levels[0].trips, levels[0].var);
+        // A store of the element just before the loop (`c[i] = 0.0; for k { c[i] += .. }`)
+        // becomes the local's first value, and the store after the loop is then unguarded:
+        // with no iteration it writes that value, as the store before did.
+        let store_before = found
+            .first()
+            .filter(|_| found.len() == 1)
+            .and_then(|p| store_before(&k.function, &b[..at], p));
+        let forwarded = store_before.map(|(_, value)| value);
+        k.kept_in_registers
+            .extend(found.iter().map(|p| (var, p.array, p.field)));
         let Stmt::For { body, .. } = &mut b[at] else {
             unreachable!("matched above")
         };
         let (before, after) = rewrite(k, body, trips, &found);
         n += found.len();
-        b.insert(at, before);
-        b.insert(at + 2, after);
-        at += 3;
+        match (forwarded, before, after) {
+            (
+                Some(value),
+                Stmt::If { accept: loads, .. },
+                Stmt::If {
+                    accept: mut stores, ..
+                },
+            ) => {
+                let Some(Stmt::Assign { local, .. }) = loads.first() else {
+                    unreachable!("one load per element")
+                };
+                let (p, _) = store_before.expect("found with the value");
+                b[p] = Stmt::Assign {
+                    local: *local,
+                    value,
+                };
+                let store = stores.pop().expect("one store per element");
+                b.insert(at + 1, store);
+                at += 2;
+            }
+            (_, before, after) => {
+                b.insert(at, before);
+                b.insert(at + 2, after);
+                at += 3;
+            }
+        }
     }
     n
 }
@@ -342,6 +378,41 @@ fn has_parallel_loop(b: &[Stmt]) -> bool {
         );
     });
     found
+}
+
+/// The store of `p`'s element in `before` (the statements before the loop) that the loop's
+/// first iteration would read, and the value it stores: the last statement of `before` but
+/// assignments of locals that neither read the array nor change the element's index (a
+/// range's bounds, `__start` and `__end`). `None` where there is no such store.
+fn store_before(f: &Function, before: &[Stmt], p: &Promoted) -> Option<(usize, Handle<Expr>)> {
+    let mut index_reads = HashSet::new();
+    walk::locals_read(f, p.index, &mut index_reads);
+    for (at, s) in before.iter().enumerate().rev() {
+        match *s {
+            Stmt::Assign { local, value }
+                if !reads_array(f, value, p.array) && !index_reads.contains(&local) => {}
+            Stmt::Store {
+                array,
+                field,
+                index,
+                value,
+            } if array == p.array
+                && field == p.field
+                && same_value(f, index, p.index)
+                && !reads_array(f, value, array) =>
+            {
+                return Some((at, value));
+            }
+            _ => return None,
+        }
+    }
+    None
+}
+
+fn reads_array(f: &Function, h: Handle<Expr>, array: ParamId) -> bool {
+    let mut arrays = HashSet::new();
+    walk::arrays_loaded(f, h, &mut arrays);
+    arrays.contains(&array)
 }
 
 fn has_nested_index(f: &Function, h: Handle<Expr>) -> bool {

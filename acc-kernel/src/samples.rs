@@ -1138,3 +1138,62 @@ pub fn matmul_gang_vector() -> Kernel {
     );
     b.finish().expect("valid IR")
 }
+
+/// `c = a b` as `collapse(2)` written as C often writes it, without a scalar:
+/// `c[i * n + j] = 0; for k in 0..n { c[i * n + j] += a[i * n + k] * b[k * n + j] }`. The
+/// element is kept in a register across the `k` loop (`promote`), which makes the sum a scalar
+/// one, and acc tiles the nest 16 x 16 as for [`matmul_collapsed`]. Parameters: `a`, `b`
+/// (read), `c` (written), `n` (`usize`).
+pub fn matmul_collapsed_in_c() -> Kernel {
+    let mut b = KernelBuilder::new("matmul_collapsed_in_c");
+    let a = b.param_array("a", Scalar::F32, false);
+    let bm = b.param_array("b", Scalar::F32, false);
+    let c = b.param_array("c", Scalar::F32, true);
+    let n = b.param_scalar("n", Scalar::USize);
+    let (z0, o0, z1, o1) = (
+        b.lit_int(0, None),
+        b.lit_int(1, None),
+        b.lit_int(0, None),
+        b.lit_int(1, None),
+    );
+    b.for_tiled(
+        &[
+            ("i", Some(Scalar::USize), z0, o0, n),
+            ("j", Some(Scalar::USize), z1, o1, n),
+        ],
+        &[],
+        GRID,
+        &[],
+        &[],
+        |b, v| {
+            let at = |b: &mut KernelBuilder, r: Var, c: Var| {
+                let (r, c) = (b.get(r), b.get(c));
+                let row = b.binary(BinaryOp::Mul, r, n);
+                b.binary(BinaryOp::Add, row, c)
+            };
+            let ij = at(b, v[0], v[1]);
+            let zero = b.lit_float(0.0, Some(Scalar::F32));
+            b.store(c, ij, zero);
+            let start = b.lit_int(0, None);
+            b.for_range(
+                "k",
+                Some(Scalar::USize),
+                start,
+                n,
+                false,
+                None,
+                &[],
+                &[],
+                |b, w| {
+                    let (ik, kj, ij) = (at(b, v[0], w[0]), at(b, w[0], v[1]), at(b, v[0], v[1]));
+                    let (x, y, cij) = (b.load(a, ik), b.load(bm, kj), b.load(c, ij));
+                    let p = b.binary(BinaryOp::Mul, x, y);
+                    let s = b.binary(BinaryOp::Add, cij, p);
+                    let ij = at(b, v[0], v[1]);
+                    b.store(c, ij, s);
+                },
+            );
+        },
+    );
+    b.finish().expect("valid IR")
+}

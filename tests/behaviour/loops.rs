@@ -1039,3 +1039,44 @@ fn accumulations_into_array_elements_in_sequential_loops() {
         assert_eq!(f, f2, "on {ty}");
     });
 }
+
+/// The C spelling of a matrix product without a scalar, `c[i * n + j] = 0` then `+=` in the
+/// `k` loop, which the GPU devices turn into a sum in a register (and then tile); and the same
+/// with a `k` loop of no iterations, which must leave the value stored before it.
+#[acc::offload]
+fn products_in_c(a: &[f64], c: &mut [f64], d: &mut [f64], n: usize, empty: usize) {
+    #[acc::parallel_loop(collapse(2), copyin(a), copyout(c, d))]
+    for i in 0..n {
+        for j in 0..n {
+            c[i * n + j] = 0.0;
+            for k in 0..n {
+                c[i * n + j] += a[i * n + k] * a[k * n + j];
+            }
+            d[i * n + j] = 5.0;
+            for k in 0..empty {
+                d[i * n + j] += a[k];
+            }
+        }
+    }
+}
+
+#[test]
+fn products_accumulated_in_the_result_array() {
+    on_each_device(|ty| {
+        for n in [1, 17, 70] {
+            let a: Vec<f64> = (0..n * n).map(|k| ((k * 3) % 11) as f64 * 0.25 - 1.0).collect();
+            let (mut c, mut d) = (vec![f64::NAN; n * n], vec![f64::NAN; n * n]);
+            products_in_c(&a, &mut c, &mut d, n, 0);
+            for i in 0..n {
+                for j in 0..n {
+                    let mut s = 0.0;
+                    for k in 0..n {
+                        s += a[i * n + k] * a[k * n + j];
+                    }
+                    assert_eq!(c[i * n + j], s, "({i}, {j}) of {n} on {ty}");
+                }
+            }
+            assert!(d.iter().all(|&v| v == 5.0), "on {ty}");
+        }
+    });
+}

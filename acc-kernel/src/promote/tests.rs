@@ -65,11 +65,15 @@ fn the_plan_runs_the_pass_for_every_target() {
         stores_and_loads_of(&p.kernel, innermost(&p.kernel.function.body), 2),
         0
     );
-    // The kernel as staged (what ACC_INFO and the proofs read) keeps the accesses.
+    // The kernel as staged (what ACC_INFO reads) says which loop keeps what; the kernel as
+    // built (what the bounds proof reads) keeps the accesses.
     assert_eq!(
         stores_and_loads_of(&p.staged, innermost(&p.staged.function.body), 2),
-        2
+        0
     );
+    assert_eq!(p.staged.kept_in_registers.len(), 1);
+    assert!(k.kept_in_registers.is_empty());
+    assert_eq!(stores_and_loads_of(&k, innermost(&k.function.body), 2), 2);
 }
 
 /// A sequential loop `for j in 0..n { body(i, j, x, y) }` in a parallel loop over `i`, in a
@@ -214,10 +218,40 @@ fn acc_info_says_which_elements_a_loop_keeps_in_registers() {
         .find(|m| m.vars == ["k"])
         .expect("the k loop is described");
     assert!(
-        k_loop.how.contains("(`c[..]`) kept in registers across it"),
+        k_loop
+            .how
+            .contains("(`c[..]`) kept in registers across it, written back after it"),
         "{}",
         k_loop.how
     );
     let j_loop = lines.iter().find(|m| m.vars == ["j"]).expect("the j loop");
     assert!(!j_loop.how.contains("registers"), "{}", j_loop.how);
+}
+
+#[test]
+fn a_store_just_before_the_loop_starts_the_local_and_the_store_after_is_unguarded() {
+    let k = samples::matmul_collapsed_in_c();
+    let mut p = k.clone();
+    assert_eq!(promote(&mut p), 1);
+    crate::validate::expr_types(&p).expect("valid after the pass");
+    let Some(Stmt::For { body, .. }) = p
+        .function
+        .body
+        .iter()
+        .find(|s| matches!(s, Stmt::For { .. }))
+    else {
+        panic!("the nest")
+    };
+    // No store of `c` before the `k` loop, one unguarded store after it, no `if`.
+    let at = body
+        .iter()
+        .position(|s| matches!(s, Stmt::For { .. }))
+        .expect("the k loop");
+    assert!(body[..at].iter().all(|s| matches!(s, Stmt::Assign { .. })));
+    assert!(matches!(body[at + 1], Stmt::Store { array: 2, .. }));
+    assert!(!body.iter().any(|s| matches!(s, Stmt::If { .. })));
+    // Which plan::prepare then tiles as the scalar sum it is.
+    let caps = crate::plan::Caps::cuda_like();
+    let staged = crate::plan::for_target(&k, &caps);
+    assert_eq!(staged.auto_tiled.len(), 1);
 }
