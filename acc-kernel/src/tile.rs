@@ -187,7 +187,7 @@ pub fn auto_tile(k: &mut Kernel, shared_bytes: u32) -> Vec<LocalId> {
     tiled
 }
 
-/// [`tile_hint`] for a gang loop `s` whose body is one vector loop ([`merge::as_collapsed`]):
+/// [`tile_hint`] for a gang loop `s` whose body is one vector loop (seen as the pair it is):
 /// what tiling the pair would give (the gang and vector loops of a transpose store far apart
 /// as its `collapse(2)` form does; a matrix product's pair acc tiles itself).
 pub fn gang_pair_hint(k: &Kernel, s: &Stmt, shared_bytes: u32) -> Option<&'static str> {
