@@ -701,8 +701,14 @@ fn main() {
                 ("each element's loop `m` runs 16 iterations at a time", 1),
                 // The transposes, as `collapse(2)` and as gang/vector loops: tiled by acc,
                 // as `tile(32, 32)` would.
-                ("1024 iterations to a block (32 x 32) (no `tile` clause)", if ty == DeviceType::Wgpu { 0 } else { 2 }),
-                ("1024 iterations to a workgroup (32 x 32) (no `tile` clause)", if ty == DeviceType::Wgpu { 2 } else { 0 }),
+                (
+                    "1024 iterations to a block (32 x 32) (no `tile` clause)",
+                    if ty == DeviceType::Wgpu { 0 } else { 2 },
+                ),
+                (
+                    "1024 iterations to a workgroup (32 x 32) (no `tile` clause)",
+                    if ty == DeviceType::Wgpu { 2 } else { 0 },
+                ),
                 ("slow as written", 0),
                 ("loop `row`: gang: a ", 1),
                 ("loop `col`: vector: shared by the 256 ", 1),

@@ -139,9 +139,14 @@ fn block(k: &mut Kernel, b: &mut Block) -> usize {
         // A store of the element just before the loop (`c[i] = 0.0; for k { c[i] += .. }`)
         // becomes the local's first value, and the store after the loop is then unguarded:
         // with no iteration it writes that value, as the store before did.
+        // (Not where the loop's range reads the array: it is computed after the store,
+        // which then no longer reaches memory.)
+        let range = [levels[0].start, levels[0].step, levels[0].trips];
         let store_before = found
             .first()
-            .filter(|_| found.len() == 1)
+            .filter(|p| {
+                found.len() == 1 && !range.iter().any(|&h| reads_array(&k.function, h, p.array))
+            })
             .and_then(|p| store_before(&k.function, &b[..at], p));
         let forwarded = store_before.map(|(_, value)| value);
         k.kept_in_registers

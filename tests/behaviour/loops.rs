@@ -1044,8 +1044,13 @@ fn accumulations_into_array_elements_in_sequential_loops() {
 /// `k` loop, which the GPU devices turn into a sum in a register (and then tile); and the same
 /// with a `k` loop of no iterations, which must leave the value stored before it.
 #[acc::offload]
-fn products_in_c(a: &[f64], c: &mut [f64], d: &mut [f64], n: usize, empty: usize) {
-    #[acc::parallel_loop(collapse(2), copyin(a), copyout(c, d))]
+fn products_in_c(
+    a: &[f64],
+    (c, d, e): (&mut [f64], &mut [f64], &mut [f64]),
+    n: usize,
+    empty: usize,
+) {
+    #[acc::parallel_loop(collapse(2), copyin(a), copyout(c, d, e))]
     for i in 0..n {
         for j in 0..n {
             c[i * n + j] = 0.0;
@@ -1056,6 +1061,11 @@ fn products_in_c(a: &[f64], c: &mut [f64], d: &mut [f64], n: usize, empty: usize
             for k in 0..empty {
                 d[i * n + j] += a[k];
             }
+            // A loop whose range reads the element stored just before it.
+            e[i * n + j] = 2.0;
+            for _ in (e[i * n + j] as usize)..4 {
+                e[i * n + j] += 1.0;
+            }
         }
     }
 }
@@ -1064,9 +1074,15 @@ fn products_in_c(a: &[f64], c: &mut [f64], d: &mut [f64], n: usize, empty: usize
 fn products_accumulated_in_the_result_array() {
     on_each_device(|ty| {
         for n in [1, 17, 70] {
-            let a: Vec<f64> = (0..n * n).map(|k| ((k * 3) % 11) as f64 * 0.25 - 1.0).collect();
-            let (mut c, mut d) = (vec![f64::NAN; n * n], vec![f64::NAN; n * n]);
-            products_in_c(&a, &mut c, &mut d, n, 0);
+            let a: Vec<f64> = (0..n * n)
+                .map(|k| ((k * 3) % 11) as f64 * 0.25 - 1.0)
+                .collect();
+            let (mut c, mut d, mut e) = (
+                vec![f64::NAN; n * n],
+                vec![f64::NAN; n * n],
+                vec![f64::NAN; n * n],
+            );
+            products_in_c(&a, (&mut c, &mut d, &mut e), n, 0);
             for i in 0..n {
                 for j in 0..n {
                     let mut s = 0.0;
@@ -1077,6 +1093,7 @@ fn products_accumulated_in_the_result_array() {
                 }
             }
             assert!(d.iter().all(|&v| v == 5.0), "on {ty}");
+            assert!(e.iter().all(|&v| v == 4.0), "on {ty}");
         }
     });
 }
